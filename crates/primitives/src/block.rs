@@ -1,0 +1,101 @@
+//! Block input types: a block as it arrives (signed transactions) and after sender recovery.
+
+use crate::RecoveryError;
+use alloy_consensus::{transaction::SignerRecoverable, Header, TxEnvelope};
+use alloy_eips::eip4895::Withdrawals;
+use alloy_primitives::{Address, B256};
+use rayon::prelude::*;
+
+/// A block as handed to the executor: header, signed transactions and withdrawals.
+#[derive(Debug, Clone)]
+pub struct BlockInput {
+    /// Block hash as stated by the source (not recomputed).
+    pub hash: B256,
+    /// Consensus header (`gasUsed`, `receiptsRoot`, `logsBloom` are validated against execution).
+    pub header: Header,
+    /// Signed transactions in block order.
+    pub transactions: Vec<TxEnvelope>,
+    /// Senders as stated by the source (RPC `from`), one per transaction; empty if unknown.
+    /// Recovery checks the signature against them.
+    pub claimed_senders: Vec<Address>,
+    /// EIP-4895 withdrawals (Shanghai and later), `None` before.
+    pub withdrawals: Option<Withdrawals>,
+    /// Ommer (uncle) headers. The mainnet data holds only uncle hashes, so this is empty there;
+    /// see `docs/architecture.md` for the effect on block rewards.
+    pub ommers: Vec<Header>,
+}
+
+impl BlockInput {
+    /// Block number.
+    pub fn number(&self) -> u64 {
+        self.header.number
+    }
+
+    /// Recovers every sender (secp256k1 ECDSA, EIP-155 / EIP-2 rules) on the calling thread.
+    ///
+    /// # Errors
+    /// [`RecoveryError`] naming block and transaction index on an invalid signature or a
+    /// sender that differs from [`Self::claimed_senders`].
+    pub fn recover(&self) -> Result<Vec<Address>, RecoveryError> {
+        (0..self.transactions.len())
+            .map(|i| self.recover_one(i))
+            .collect()
+    }
+
+    /// Recovers every sender in parallel on the current rayon pool.
+    ///
+    /// # Errors
+    /// As [`Self::recover`].
+    pub fn par_recover(&self) -> Result<Vec<Address>, RecoveryError> {
+        (0..self.transactions.len())
+            .into_par_iter()
+            .map(|i| self.recover_one(i))
+            .collect()
+    }
+
+    fn recover_one(&self, tx_index: usize) -> Result<Address, RecoveryError> {
+        let tx = &self.transactions[tx_index];
+        let block = self.number();
+        let recovered = tx
+            .recover_signer()
+            .map_err(|_| RecoveryError::InvalidSignature {
+                block,
+                tx_index,
+                tx_hash: *tx.tx_hash(),
+            })?;
+        if let Some(&claimed) = self.claimed_senders.get(tx_index) {
+            if claimed != recovered {
+                return Err(RecoveryError::SenderMismatch {
+                    block,
+                    tx_index,
+                    tx_hash: *tx.tx_hash(),
+                    recovered,
+                    claimed,
+                });
+            }
+        }
+        Ok(recovered)
+    }
+}
+
+/// A block whose senders are recovered: the executor's input.
+#[derive(Debug, Clone)]
+pub struct RecoveredBlock {
+    /// The block.
+    pub block: BlockInput,
+    /// One sender per transaction, in block order.
+    pub senders: Vec<Address>,
+}
+
+impl RecoveredBlock {
+    /// Block number.
+    pub fn number(&self) -> u64 {
+        self.block.header.number
+    }
+
+    /// Sum of the transactions' gas limits (gas); the heaviest-first scheduler orders by it.
+    pub fn gas_limit_of(&self, tx_index: usize) -> u64 {
+        use alloy_consensus::Transaction as _;
+        self.block.transactions[tx_index].gas_limit()
+    }
+}
