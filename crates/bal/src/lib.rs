@@ -1,1 +1,42 @@
-//! placeholder
+//! EIP-7928 Block-Level Access Lists: the pieces gigagas adds around revm's BAL builder.
+//!
+//! - [`writes`]: a BAL's writes grouped by [`BlockAccessIndex`], so that the worker that executed
+//!   transaction `i` can check its own writes against the BAL's entries at index `i + 1`.
+//! - [`merge_fragments`]: rebuilds a block's BAL from per-index fragments produced by parallel
+//!   workers, so its hash can be compared with the given BAL's.
+//! - [`json`]: the execution-spec-tests JSON shape (`--dump-bal`, `--bal`).
+//! - [`BalValidationError`]: every way a BAL can be wrong, naming block, index, account and slot.
+//!
+//! Indices follow EIP-7928: 0 = pre-execution system calls, `i + 1` = transaction `i`,
+//! `n + 1` = post-execution (withdrawals, rewards, requests).
+
+mod error;
+pub mod json;
+mod merge;
+pub mod writes;
+
+pub use alloy_eip7928::{compute_block_access_list_hash, BlockAccessIndex, BlockAccessList};
+pub use error::{BalValidationError, Phase};
+pub use merge::merge_fragments;
+pub use revm::state::bal::Bal;
+
+/// Structural validation of a decoded BAL (EIP-7928 "ordering, uniqueness and determinism":
+/// sorted unique accounts and slots, strictly increasing indices, no index above `n + 1`).
+///
+/// # Errors
+/// [`BalValidationError::Structure`] naming the block and the offending account or slot.
+pub fn validate_structure(
+    block: u64,
+    bal: &[alloy_eip7928::AccountChanges],
+    tx_count: usize,
+) -> Result<(), BalValidationError> {
+    alloy_eip7928::validate_block_access_list(bal, tx_count)
+        .map_err(|source| BalValidationError::Structure { block, source })
+}
+
+/// RLP-encoded size of a BAL in bytes (the EIP-7928 wire form that the header hash commits to).
+pub fn rlp_size(bal: &[alloy_eip7928::AccountChanges]) -> usize {
+    let mut buf = Vec::new();
+    alloy_rlp::encode_list(bal, &mut buf);
+    buf.len()
+}

@@ -1,1 +1,27 @@
-//! placeholder
+//! The BAL-aware block executor stage.
+//!
+//! Data flow (see `docs/architecture.md`):
+//! recovery → BAL preparation → schedule → parallel execution against BAL-positioned state →
+//! ordered commit (receipts, pre/post system calls) → validation (per-transaction writes, BAL
+//! hash, header `gasUsed` / `receiptsRoot` / `logsBloom`).
+//!
+//! Three executors share one [`BlockOutcome`] shape so they can be compared:
+//! - [`baseline::execute_baseline`]: the plain revm loop (one `State`, commit per transaction,
+//!   no BAL builder, no system calls) that throughput is measured against;
+//! - [`sequential::execute_sequential`]: the sequential reference (alloy-evm's Ethereum block
+//!   executor over one revm `State`, commit per transaction) that also builds the block's BAL;
+//! - [`parallel::execute_parallel`]: the parallel executor driven by a BAL.
+
+pub mod baseline;
+mod env;
+mod error;
+mod outcome;
+pub mod parallel;
+pub mod projection;
+mod schedule;
+
+pub mod sequential;
+
+pub use error::ExecutionError;
+pub use outcome::{compare_outcomes, validate_header, BlockOutcome, HeaderCheck, PostStateDiff};
+pub use schedule::{task_order, Scheduler};

@@ -1,6 +1,6 @@
 //! Block input types: a block as it arrives (signed transactions) and after sender recovery.
 
-use crate::RecoveryError;
+use crate::{ChainSpec, RecoveryError};
 use alloy_consensus::{transaction::SignerRecoverable, Header, TxEnvelope};
 use alloy_eips::eip4895::Withdrawals;
 use alloy_primitives::{Address, B256};
@@ -31,38 +31,35 @@ impl BlockInput {
         self.header.number
     }
 
-    /// Recovers every sender (secp256k1 ECDSA, EIP-155 / EIP-2 rules) on the calling thread.
+    /// Recovers every sender (secp256k1 ECDSA, EIP-155 replay protection) on the calling thread.
+    /// EIP-2's low-`s` rule applies from Homestead on; Frontier signatures may have a high `s`.
     ///
     /// # Errors
     /// [`RecoveryError`] naming block and transaction index on an invalid signature or a
     /// sender that differs from [`Self::claimed_senders`].
-    pub fn recover(&self) -> Result<Vec<Address>, RecoveryError> {
-        (0..self.transactions.len())
-            .map(|i| self.recover_one(i))
-            .collect()
+    pub fn recover(&self, chain: &ChainSpec) -> Result<Vec<Address>, RecoveryError> {
+        let low_s = chain.is_homestead(self.number());
+        (0..self.transactions.len()).map(|i| self.recover_one(i, low_s)).collect()
     }
 
     /// Recovers every sender in parallel on the current rayon pool.
     ///
     /// # Errors
     /// As [`Self::recover`].
-    pub fn par_recover(&self) -> Result<Vec<Address>, RecoveryError> {
-        (0..self.transactions.len())
-            .into_par_iter()
-            .map(|i| self.recover_one(i))
-            .collect()
+    pub fn par_recover(&self, chain: &ChainSpec) -> Result<Vec<Address>, RecoveryError> {
+        let low_s = chain.is_homestead(self.number());
+        (0..self.transactions.len()).into_par_iter().map(|i| self.recover_one(i, low_s)).collect()
     }
 
-    fn recover_one(&self, tx_index: usize) -> Result<Address, RecoveryError> {
+    fn recover_one(&self, tx_index: usize, low_s: bool) -> Result<Address, RecoveryError> {
         let tx = &self.transactions[tx_index];
         let block = self.number();
-        let recovered = tx
-            .recover_signer()
-            .map_err(|_| RecoveryError::InvalidSignature {
-                block,
-                tx_index,
-                tx_hash: *tx.tx_hash(),
-            })?;
+        let recovered = if low_s { tx.recover_signer() } else { tx.recover_signer_unchecked() };
+        let recovered = recovered.map_err(|_| RecoveryError::InvalidSignature {
+            block,
+            tx_index,
+            tx_hash: *tx.tx_hash(),
+        })?;
         if let Some(&claimed) = self.claimed_senders.get(tx_index) {
             if claimed != recovered {
                 return Err(RecoveryError::SenderMismatch {

@@ -20,10 +20,7 @@ pub struct ChainSpec {
 impl ChainSpec {
     /// Ethereum mainnet: chain id 1, alloy-hardforks' mainnet activation blocks and timestamps.
     pub fn mainnet() -> Self {
-        Self {
-            chain_id: 1,
-            eth: EthSpec::mainnet(),
-        }
+        Self { chain_id: 1, eth: EthSpec::mainnet() }
     }
 
     /// The revm [`SpecId`] active at a block of this number and timestamp (seconds).
@@ -57,6 +54,13 @@ impl ChainSpec {
         self.eth.is_byzantium_active_at_block(number)
     }
 
+    /// Whether Homestead (EIP-2: signatures with `s` above secp256k1n/2 are invalid) is active
+    /// at block `number`.
+    pub fn is_homestead(&self, number: u64) -> bool {
+        use alloy_hardforks::EthereumHardforks as _;
+        self.eth.is_homestead_active_at_block(number)
+    }
+
     /// Whether Cancun (EIP-6780: SELFDESTRUCT only deletes accounts created in the same
     /// transaction) is active at `timestamp`.
     pub fn is_cancun(&self, timestamp: u64) -> bool {
@@ -66,12 +70,7 @@ impl ChainSpec {
 
     /// The EVM environment (spec id, chain id, block env, blob fee) for executing `header`.
     pub fn evm_env(&self, header: &Header) -> EvmEnv {
-        EvmEnv::for_eth_block(
-            header,
-            &self.eth,
-            self.chain_id,
-            self.blob_params(header.timestamp),
-        )
+        EvmEnv::for_eth_block(header, &self.eth, self.chain_id, self.blob_params(header.timestamp))
     }
 }
 
@@ -84,10 +83,7 @@ mod tests {
         let spec = ChainSpec::mainnet();
         assert_eq!(spec.spec_id(46_147, 1_438_918_233), SpecId::FRONTIER);
         assert_eq!(spec.spec_id(1_150_000, 1_457_981_393), SpecId::HOMESTEAD);
-        assert_eq!(
-            spec.spec_id(4_369_999, 1_508_131_303),
-            SpecId::SPURIOUS_DRAGON
-        );
+        assert_eq!(spec.spec_id(4_369_999, 1_508_131_303), SpecId::SPURIOUS_DRAGON);
         assert_eq!(spec.spec_id(4_370_000, 1_508_131_331), SpecId::BYZANTIUM);
         // Muir Glacier (9,200,000) maps to Istanbul.
         assert_eq!(spec.spec_id(9_200_000, 1_577_953_849), SpecId::ISTANBUL);

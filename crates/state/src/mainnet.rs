@@ -70,10 +70,7 @@ fn open(path: &Path) -> Result<Vec<u8>, LoadError> {
     let mut buf = Vec::new();
     File::open(path)
         .and_then(|f| BufReader::new(f).read_to_end(&mut buf))
-        .map_err(|source| LoadError::Io {
-            path: path.to_owned(),
-            source,
-        })?;
+        .map_err(|source| LoadError::Io { path: path.to_owned(), source })?;
     Ok(buf)
 }
 
@@ -91,11 +88,7 @@ pub fn parse_json<T: DeserializeOwned>(path: &Path, bytes: &[u8]) -> Result<T, L
 }
 
 fn malformed(path: &Path, field: impl Into<String>, reason: impl Into<String>) -> LoadError {
-    LoadError::Malformed {
-        path: path.to_owned(),
-        field: field.into(),
-        reason: reason.into(),
-    }
+    LoadError::Malformed { path: path.to_owned(), field: field.into(), reason: reason.into() }
 }
 
 /// Reads `bytecodes.json.gz` (`{code_hash: "0x<code>"}`), checking each code's keccak256.
@@ -113,11 +106,7 @@ pub fn load_bytecodes(path: &Path) -> Result<HashMap<B256, Bytecode>, LoadError>
         .into_par_iter()
         .map(|(hash, code)| {
             if keccak256(&code) != hash {
-                return Err(malformed(
-                    path,
-                    hash.to_string(),
-                    "code does not hash to its key",
-                ));
+                return Err(malformed(path, hash.to_string(), "code does not hash to its key"));
             }
             Ok((hash, Bytecode::new_raw(code)))
         })
@@ -132,9 +121,7 @@ pub fn load_block_hashes(path: &Path) -> Result<BTreeMap<u64, B256>, LoadError> 
     let raw: BTreeMap<String, B256> = parse_json(path, &open(path)?)?;
     raw.into_iter()
         .map(|(k, v)| {
-            k.parse::<u64>()
-                .map(|n| (n, v))
-                .map_err(|e| malformed(path, k, e.to_string()))
+            k.parse::<u64>().map(|n| (n, v)).map_err(|e| malformed(path, k, e.to_string()))
         })
         .collect()
 }
@@ -150,9 +137,7 @@ pub fn load_block(path: &Path) -> Result<BlockInput, LoadError> {
         // The RPC block flattens its header, which hides the failing field: parse the header
         // alone to name it.
         LoadError::Malformed { ref field, .. } if field == "." => {
-            parse_json::<alloy_consensus::Header>(path, &bytes)
-                .err()
-                .unwrap_or(e)
+            parse_json::<alloy_consensus::Header>(path, &bytes).err().unwrap_or(e)
         }
         e => e,
     })?;
@@ -163,10 +148,8 @@ pub fn load_block(path: &Path) -> Result<BlockInput, LoadError> {
             "expected full transaction objects, not hashes",
         ));
     };
-    let (transactions, claimed_senders): (Vec<_>, Vec<Address>) = txs
-        .iter()
-        .map(|tx| (tx.inner.inner().clone(), tx.inner.signer()))
-        .unzip();
+    let (transactions, claimed_senders): (Vec<_>, Vec<Address>) =
+        txs.iter().map(|tx| (tx.inner.inner().clone(), tx.inner.signer())).unzip();
     Ok(BlockInput {
         hash: rpc.header.hash,
         header: rpc.header.inner,
@@ -214,21 +197,12 @@ pub fn block_numbers(dir: &Path) -> Result<Vec<u64>, LoadError> {
         return Err(LoadError::MissingDir(dir.to_owned()));
     }
     let blocks = dir.join("blocks");
-    let entries = std::fs::read_dir(&blocks).map_err(|source| LoadError::Io {
-        path: blocks.clone(),
-        source,
-    })?;
+    let entries = std::fs::read_dir(&blocks)
+        .map_err(|source| LoadError::Io { path: blocks.clone(), source })?;
     let mut numbers = Vec::new();
     for entry in entries {
-        let entry = entry.map_err(|source| LoadError::Io {
-            path: blocks.clone(),
-            source,
-        })?;
-        if let Some(n) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u64>().ok())
-        {
+        let entry = entry.map_err(|source| LoadError::Io { path: blocks.clone(), source })?;
+        if let Some(n) = entry.file_name().to_str().and_then(|s| s.parse::<u64>().ok()) {
             numbers.push(n);
         }
     }
@@ -260,10 +234,7 @@ pub fn load(
             let pre_state =
                 load_pre_state(&base.join("pre_state.json"), &contracts, &block_hashes)?;
             on_block();
-            Ok(MainnetBlock {
-                block,
-                pre_state: Arc::new(pre_state),
-            })
+            Ok(MainnetBlock { block, pre_state: Arc::new(pre_state) })
         })
         .collect()
 }

@@ -47,11 +47,7 @@ impl PreState {
         contracts: Arc<HashMap<B256, Bytecode>>,
         block_hashes: Arc<BTreeMap<u64, B256>>,
     ) -> Self {
-        Self {
-            accounts: HashMap::default(),
-            contracts,
-            block_hashes,
-        }
+        Self { accounts: HashMap::default(), contracts, block_hashes }
     }
 
     /// Inserts an account. `code_hash` must be in the shared contracts map unless it is the
@@ -68,11 +64,7 @@ impl PreState {
         storage: HashMap<U256, U256>,
     ) -> Result<(), StateError> {
         let info = if code_hash == revm::primitives::KECCAK_EMPTY || code_hash == B256::ZERO {
-            AccountInfo {
-                balance,
-                nonce,
-                ..Default::default()
-            }
+            AccountInfo { balance, nonce, ..Default::default() }
         } else {
             let code = self
                 .contracts
@@ -100,12 +92,14 @@ impl PreState {
         self.accounts.get(address).map(|a| &a.info)
     }
 
+    /// The storage slots held for `address` (slot → value), empty for an unknown account.
+    pub fn slots(&self, address: &Address) -> impl Iterator<Item = (&U256, &U256)> {
+        self.accounts.get(address).into_iter().flat_map(|a| a.storage.iter())
+    }
+
     /// Value of a storage slot (zero when absent).
     pub fn slot(&self, address: &Address, slot: &U256) -> U256 {
-        self.accounts
-            .get(address)
-            .and_then(|a| a.storage.get(slot).copied())
-            .unwrap_or_default()
+        self.accounts.get(address).and_then(|a| a.storage.get(slot).copied()).unwrap_or_default()
     }
 }
 
@@ -120,10 +114,7 @@ impl DatabaseRef for PreState {
         if code_hash == revm::primitives::KECCAK_EMPTY {
             return Ok(Bytecode::default());
         }
-        self.contracts
-            .get(&code_hash)
-            .cloned()
-            .ok_or(StateError::MissingCode(code_hash))
+        self.contracts.get(&code_hash).cloned().ok_or(StateError::MissingCode(code_hash))
     }
 
     fn storage_ref(&self, address: Address, index: U256) -> Result<U256, Self::Error> {
@@ -131,9 +122,6 @@ impl DatabaseRef for PreState {
     }
 
     fn block_hash_ref(&self, number: u64) -> Result<B256, Self::Error> {
-        self.block_hashes
-            .get(&number)
-            .copied()
-            .ok_or(StateError::MissingBlockHash(number))
+        self.block_hashes.get(&number).copied().ok_or(StateError::MissingBlockHash(number))
     }
 }

@@ -46,18 +46,12 @@ fn malformed_block_names_file_and_field() {
     let tmp = copy_block(&data_dir(), 46147);
     let path = tmp.path().join("blocks/46147/block.json");
     let text = std::fs::read_to_string(&path).unwrap();
-    std::fs::write(
-        &path,
-        text.replacen("\"gasUsed\":\"0x5208\"", "\"gasUsed\":\"zz\"", 1),
-    )
-    .unwrap();
+    std::fs::write(&path, text.replacen("\"gasUsed\":\"0x5208\"", "\"gasUsed\":\"zz\"", 1))
+        .unwrap();
     let err = mainnet::load(tmp.path(), None, &|| {}).unwrap_err();
     let msg = err.to_string();
     assert!(matches!(err, LoadError::Malformed { .. }), "{msg}");
-    assert!(
-        msg.contains("blocks/46147/block.json") && msg.contains("gasUsed"),
-        "{msg}"
-    );
+    assert!(msg.contains("blocks/46147/block.json") && msg.contains("gasUsed"), "{msg}");
 }
 
 #[test]
@@ -65,30 +59,17 @@ fn malformed_pre_state_names_file_and_field() {
     let tmp = copy_block(&data_dir(), 46147);
     let path = tmp.path().join("blocks/46147/pre_state.json");
     let text = std::fs::read_to_string(&path).unwrap();
-    std::fs::write(
-        &path,
-        text.replacen("\"nonce\":", "\"nonce\":\"x\",\"_\":", 1),
-    )
-    .unwrap();
-    let msg = mainnet::load(tmp.path(), None, &|| {})
-        .unwrap_err()
-        .to_string();
-    assert!(
-        msg.contains("pre_state.json") && msg.contains("nonce"),
-        "{msg}"
-    );
+    std::fs::write(&path, text.replacen("\"nonce\":", "\"nonce\":\"x\",\"_\":", 1)).unwrap();
+    let msg = mainnet::load(tmp.path(), None, &|| {}).unwrap_err().to_string();
+    assert!(msg.contains("pre_state.json") && msg.contains("nonce"), "{msg}");
 }
 
 #[test]
 fn missing_file_and_folder_are_named() {
     let tmp = copy_block(&data_dir(), 46147);
     std::fs::remove_file(tmp.path().join("block_hashes.json")).unwrap();
-    let msg = mainnet::load(tmp.path(), None, &|| {})
-        .unwrap_err()
-        .to_string();
+    let msg = mainnet::load(tmp.path(), None, &|| {}).unwrap_err().to_string();
     assert!(msg.contains("block_hashes.json"), "{msg}");
-    let msg = mainnet::load(&tmp.path().join("nope"), None, &|| {})
-        .unwrap_err()
-        .to_string();
+    let msg = mainnet::load(&tmp.path().join("nope"), None, &|| {}).unwrap_err().to_string();
     assert!(msg.contains("not found"), "{msg}");
 }

@@ -1,0 +1,244 @@
+//! A BAL's writes grouped by block access index.
+
+use crate::{BalValidationError, Phase};
+use alloy_eip7928::AccountChanges;
+use alloy_primitives::{keccak256, Address, B256, U256};
+use revm::state::bal::Bal;
+use std::{cmp::Ordering, fmt};
+
+/// The state item a write changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Item {
+    /// Account balance (wei).
+    Balance,
+    /// Account nonce.
+    Nonce,
+    /// Account code (compared by code hash).
+    Code,
+    /// A storage slot.
+    Storage(U256),
+}
+
+impl fmt::Display for Item {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Balance => f.write_str("balance"),
+            Self::Nonce => f.write_str("nonce"),
+            Self::Code => f.write_str("code"),
+            Self::Storage(slot) => write!(f, "storage slot {slot:#x}"),
+        }
+    }
+}
+
+/// The post-value of a write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Value {
+    /// Balance (wei) or storage value.
+    Word(U256),
+    /// Nonce.
+    Nonce(u64),
+    /// keccak256 of the new code.
+    CodeHash(B256),
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Word(v) => write!(f, "{v:#x}"),
+            Self::Nonce(n) => write!(f, "{n}"),
+            Self::CodeHash(h) => write!(f, "code {h}"),
+        }
+    }
+}
+
+/// One write: account, item, post-value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Write {
+    /// Account written.
+    pub address: Address,
+    /// Field or slot written.
+    pub item: Item,
+    /// Value after the write.
+    pub value: Value,
+}
+
+impl Write {
+    fn key(&self) -> (Address, Item) {
+        (self.address, self.item)
+    }
+}
+
+/// All writes of a BAL, grouped by block access index (`0..=n+1`), each group sorted by
+/// (account, item).
+#[derive(Debug, Clone, Default)]
+pub struct IndexedWrites {
+    by_index: Vec<Vec<Write>>,
+}
+
+impl IndexedWrites {
+    /// Groups the writes of `bal`, a BAL for a block of `tx_count` transactions. Indices above
+    /// `n + 1` must have been rejected by [`crate::validate_structure`] first; they are ignored.
+    pub fn from_alloy(bal: &[AccountChanges], tx_count: usize) -> Self {
+        let mut by_index = vec![Vec::new(); tx_count + 2];
+        let mut push = |index: u64, write: Write| {
+            if let Some(group) = by_index.get_mut(index as usize) {
+                group.push(write);
+            }
+        };
+        for account in bal {
+            let address = account.address;
+            for c in &account.balance_changes {
+                push(
+                    c.block_access_index.0,
+                    Write { address, item: Item::Balance, value: Value::Word(c.post_balance) },
+                );
+            }
+            for c in &account.nonce_changes {
+                push(
+                    c.block_access_index.0,
+                    Write { address, item: Item::Nonce, value: Value::Nonce(c.new_nonce) },
+                );
+            }
+            for c in &account.code_changes {
+                let hash = keccak256(c.new_code());
+                push(
+                    c.block_access_index.0,
+                    Write { address, item: Item::Code, value: Value::CodeHash(hash) },
+                );
+            }
+            for slot in &account.storage_changes {
+                for c in &slot.changes {
+                    push(
+                        c.block_access_index.0,
+                        Write {
+                            address,
+                            item: Item::Storage(slot.slot),
+                            value: Value::Word(c.new_value),
+                        },
+                    );
+                }
+            }
+        }
+        for group in &mut by_index {
+            group.sort_unstable_by_key(Write::key);
+        }
+        Self { by_index }
+    }
+
+    /// The writes at `index`, sorted by (account, item); empty past `n + 1`.
+    pub fn at(&self, index: u64) -> &[Write] {
+        self.by_index.get(index as usize).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// Total number of writes.
+    pub fn len(&self) -> usize {
+        self.by_index.iter().map(Vec::len).sum()
+    }
+
+    /// Whether the BAL has no writes at all.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The writes recorded in a BAL fragment (all at one index), sorted by (account, item).
+pub fn fragment_writes(fragment: &Bal) -> Vec<Write> {
+    let mut out = Vec::new();
+    for (&address, account) in &fragment.accounts {
+        let info = &account.account_info;
+        out.extend(info.balance.writes.iter().map(|(_, v)| Write {
+            address,
+            item: Item::Balance,
+            value: Value::Word(*v),
+        }));
+        out.extend(info.nonce.writes.iter().map(|(_, v)| Write {
+            address,
+            item: Item::Nonce,
+            value: Value::Nonce(*v),
+        }));
+        out.extend(info.code.writes.iter().map(|(_, (h, _))| Write {
+            address,
+            item: Item::Code,
+            value: Value::CodeHash(*h),
+        }));
+        for (slot, writes) in &account.storage.storage {
+            out.extend(writes.writes.iter().map(|(_, v)| Write {
+                address,
+                item: Item::Storage(*slot),
+                value: Value::Word(*v),
+            }));
+        }
+    }
+    out.sort_unstable_by_key(Write::key);
+    out
+}
+
+/// Compares the writes the BAL declares at one index (`expected`) with those execution made
+/// (`found`), both sorted by (account, item).
+///
+/// # Errors
+/// The first difference as [`BalValidationError::WriteMismatch`].
+pub fn check_writes(
+    block: u64,
+    phase: Phase,
+    expected: &[Write],
+    found: &[Write],
+) -> Result<(), BalValidationError> {
+    let mismatch = |address, item: Item, e: Option<Value>, f: Option<Value>| {
+        BalValidationError::WriteMismatch {
+            block,
+            phase,
+            address,
+            item: item.to_string(),
+            expected: e.map(|v| v.to_string()),
+            found: f.map(|v| v.to_string()),
+        }
+    };
+    let (mut e, mut f) = (expected.iter().peekable(), found.iter().peekable());
+    loop {
+        match (e.peek(), f.peek()) {
+            (None, None) => return Ok(()),
+            (Some(x), None) => return Err(mismatch(x.address, x.item, Some(x.value), None)),
+            (None, Some(y)) => return Err(mismatch(y.address, y.item, None, Some(y.value))),
+            (Some(x), Some(y)) => match x.key().cmp(&y.key()) {
+                Ordering::Less => return Err(mismatch(x.address, x.item, Some(x.value), None)),
+                Ordering::Greater => return Err(mismatch(y.address, y.item, None, Some(y.value))),
+                Ordering::Equal if x.value != y.value => {
+                    return Err(mismatch(x.address, x.item, Some(x.value), Some(y.value)))
+                }
+                Ordering::Equal => {
+                    e.next();
+                    f.next();
+                }
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(a: u8, item: Item, v: u64) -> Write {
+        Write { address: Address::with_last_byte(a), item, value: Value::Word(U256::from(v)) }
+    }
+
+    #[test]
+    fn check_writes_names_first_difference() {
+        let base = vec![w(1, Item::Balance, 5), w(2, Item::Storage(U256::from(7)), 9)];
+        assert!(check_writes(1, Phase::Tx(0), &base, &base).is_ok());
+
+        let mut changed = base.clone();
+        changed[1].value = Value::Word(U256::from(10));
+        let err = check_writes(1, Phase::Tx(3), &base, &changed).unwrap_err().to_string();
+        assert!(
+            err.contains("tx 3") && err.contains("slot 0x7") && err.contains("BAL says 0x9"),
+            "{err}"
+        );
+
+        let err = check_writes(1, Phase::Tx(0), &base[..1], &base).unwrap_err();
+        assert!(matches!(err, BalValidationError::WriteMismatch { expected: None, .. }), "{err}");
+        let err = check_writes(1, Phase::Tx(0), &base, &base[..1]).unwrap_err();
+        assert!(matches!(err, BalValidationError::WriteMismatch { found: None, .. }), "{err}");
+    }
+}

@@ -1,0 +1,260 @@
+//! The result of executing a block, header validation and comparison of two results.
+
+use crate::ExecutionError;
+use alloy_consensus::{proofs::calculate_receipt_root, ReceiptEnvelope, TxReceipt};
+use alloy_eip7928::AccountChanges;
+use alloy_primitives::{Address, Bloom, B256, U256};
+use gigagas_primitives::{BlockInput, ChainSpec};
+use gigagas_state::PreState;
+use revm::{database::BundleState, primitives::KECCAK_EMPTY};
+use std::collections::BTreeMap;
+
+/// Final account values after a block, for one account that the block changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccountPost {
+    /// Balance (wei).
+    pub balance: U256,
+    /// Nonce.
+    pub nonce: u64,
+    /// keccak256 of the code (the empty-code hash for none).
+    pub code_hash: B256,
+    /// Slots whose final value differs from the pre-state: slot → value.
+    pub storage: BTreeMap<U256, U256>,
+}
+
+/// The post-state diff of a block: every account whose balance, nonce, code or storage ends
+/// different from the pre-state. A non-existent account counts as balance 0, nonce 0, no code
+/// (an EIP-7928 BAL cannot tell "destroyed" from "empty").
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PostStateDiff(pub BTreeMap<Address, AccountPost>);
+
+fn pre_info(pre: &PreState, address: &Address) -> (U256, u64, B256) {
+    pre.account(address).map(|a| (a.balance, a.nonce, a.code_hash)).unwrap_or((
+        U256::ZERO,
+        0,
+        KECCAK_EMPTY,
+    ))
+}
+
+impl PostStateDiff {
+    /// The diff of a sequential run, from revm's bundle state (merged transitions).
+    pub fn from_bundle(bundle: &BundleState, pre: &PreState) -> Self {
+        let mut out = BTreeMap::new();
+        for (address, account) in &bundle.state {
+            let (balance, nonce, code_hash) = account
+                .info
+                .as_ref()
+                .map(|i| (i.balance, i.nonce, i.code_hash))
+                .unwrap_or((U256::ZERO, 0, KECCAK_EMPTY));
+            let mut storage = BTreeMap::new();
+            if account.status.was_destroyed() {
+                for (slot, value) in pre.slots(address) {
+                    if !value.is_zero() && !account.storage.contains_key(slot) {
+                        storage.insert(*slot, U256::ZERO);
+                    }
+                }
+            }
+            for (slot, s) in &account.storage {
+                if s.present_value != pre.slot(address, slot) {
+                    storage.insert(*slot, s.present_value);
+                }
+            }
+            let post = AccountPost { balance, nonce, code_hash, storage };
+            if (balance, nonce, code_hash) != pre_info(pre, address) || !post.storage.is_empty() {
+                out.insert(*address, post);
+            }
+        }
+        Self(out)
+    }
+
+    /// The diff that a BAL implies: the last write of every item, over the pre-state.
+    pub fn from_bal(bal: &[AccountChanges], pre: &PreState) -> Self {
+        let mut out = BTreeMap::new();
+        for account in bal {
+            let address = account.address;
+            let (pre_balance, pre_nonce, pre_code) = pre_info(pre, &address);
+            let balance = account.balance_changes.last().map_or(pre_balance, |c| c.post_balance);
+            let nonce = account.nonce_changes.last().map_or(pre_nonce, |c| c.new_nonce);
+            let code_hash = account
+                .code_changes
+                .last()
+                .map_or(pre_code, |c| alloy_primitives::keccak256(c.new_code()));
+            let code_hash = if code_hash == B256::ZERO { KECCAK_EMPTY } else { code_hash };
+            let storage: BTreeMap<U256, U256> = account
+                .storage_changes
+                .iter()
+                .filter_map(|s| {
+                    let v = s.changes.last()?.new_value;
+                    (v != pre.slot(&address, &s.slot)).then_some((s.slot, v))
+                })
+                .collect();
+            if (balance, nonce, code_hash) != (pre_balance, pre_nonce, pre_code)
+                || !storage.is_empty()
+            {
+                out.insert(address, AccountPost { balance, nonce, code_hash, storage });
+            }
+        }
+        Self(out)
+    }
+
+    /// The first difference from `other`, as "account A: field: x vs y", or `None` if equal.
+    pub fn first_difference(&self, other: &Self) -> Option<String> {
+        let keys: std::collections::BTreeSet<_> = self.0.keys().chain(other.0.keys()).collect();
+        for address in keys {
+            match (self.0.get(address), other.0.get(address)) {
+                (Some(a), Some(b)) if a == b => continue,
+                (Some(a), Some(b)) => {
+                    if (a.balance, a.nonce, a.code_hash) != (b.balance, b.nonce, b.code_hash) {
+                        return Some(format!(
+                            "account {address}: (balance, nonce, code) {:#x}/{}/{} vs {:#x}/{}/{}",
+                            a.balance, a.nonce, a.code_hash, b.balance, b.nonce, b.code_hash
+                        ));
+                    }
+                    let slots: std::collections::BTreeSet<_> =
+                        a.storage.keys().chain(b.storage.keys()).collect();
+                    for slot in slots {
+                        let (x, y) = (a.storage.get(slot), b.storage.get(slot));
+                        if x != y {
+                            return Some(format!(
+                                "account {address} slot {slot:#x}: {x:?} vs {y:?}"
+                            ));
+                        }
+                    }
+                }
+                (a, b) => {
+                    return Some(format!(
+                        "account {address}: changed {} vs {}",
+                        a.is_some(),
+                        b.is_some()
+                    ))
+                }
+            }
+        }
+        None
+    }
+}
+
+/// What executing one block produced.
+#[derive(Debug, Clone)]
+pub struct BlockOutcome {
+    /// Block number.
+    pub number: u64,
+    /// Gas used by the block (gas).
+    pub gas_used: u64,
+    /// Gas used by each transaction (gas), in block order.
+    pub tx_gas_used: Vec<u64>,
+    /// Receipts in block order (EIP-658 status form).
+    pub receipts: Vec<ReceiptEnvelope>,
+    /// The block's BAL as execution produced it (built or rebuilt), canonically ordered.
+    pub bal: Vec<AccountChanges>,
+    /// keccak256(rlp(bal)).
+    pub bal_hash: B256,
+    /// Changes against the pre-state.
+    pub post_state: PostStateDiff,
+    /// Set when the parallel executor had to re-execute the block in order, with the reason.
+    pub fallback: Option<String>,
+}
+
+impl BlockOutcome {
+    /// OR of all receipts' blooms (the header's `logsBloom`).
+    pub fn logs_bloom(&self) -> Bloom {
+        self.receipts.iter().fold(Bloom::ZERO, |acc, r| acc | r.bloom())
+    }
+}
+
+/// Which header fields a block was checked against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeaderCheck {
+    /// `receiptsRoot` was rebuilt and matched. `false` before Byzantium, whose receipts carry an
+    /// intermediate state root that a partial pre-state cannot give; `gasUsed`, `logsBloom` and
+    /// the per-receipt gas and logs are still checked there.
+    pub receipts_root: bool,
+    /// `blockAccessListHash` was present (Amsterdam) and matched.
+    pub bal_hash: bool,
+}
+
+/// Checks `outcome` against `block`'s header: `gasUsed`, `logsBloom`, `receiptsRoot`
+/// (Byzantium and later) and `blockAccessListHash` (when the header has one).
+///
+/// # Errors
+/// [`ExecutionError::Header`] naming the field, with header and execution values.
+pub fn validate_header(
+    chain: &ChainSpec,
+    block: &BlockInput,
+    outcome: &BlockOutcome,
+) -> Result<HeaderCheck, ExecutionError> {
+    let number = block.number();
+    let h = &block.header;
+    let err = |field, expected: String, found: String| ExecutionError::Header {
+        block: number,
+        field,
+        expected,
+        found,
+    };
+    if h.gas_used != outcome.gas_used {
+        return Err(err("gasUsed", h.gas_used.to_string(), outcome.gas_used.to_string()));
+    }
+    let bloom = outcome.logs_bloom();
+    if h.logs_bloom != bloom {
+        return Err(err("logsBloom", h.logs_bloom.to_string(), bloom.to_string()));
+    }
+    let receipts_root = chain.is_byzantium(number);
+    if receipts_root {
+        let root = calculate_receipt_root(&outcome.receipts);
+        if h.receipts_root != root {
+            return Err(err("receiptsRoot", h.receipts_root.to_string(), root.to_string()));
+        }
+    }
+    let bal_hash = match h.block_access_list_hash {
+        Some(expected) if expected != outcome.bal_hash => {
+            return Err(err(
+                "blockAccessListHash",
+                expected.to_string(),
+                outcome.bal_hash.to_string(),
+            ))
+        }
+        Some(_) => true,
+        None => false,
+    };
+    Ok(HeaderCheck { receipts_root, bal_hash })
+}
+
+/// Compares a parallel outcome with the sequential reference of the same block: gas used,
+/// receipts (status, cumulative gas, logs), BAL hash and post-state diff.
+///
+/// # Errors
+/// [`ExecutionError::Divergence`] naming the first difference (tx index, account, slot).
+pub fn compare_outcomes(
+    reference: &BlockOutcome,
+    parallel: &BlockOutcome,
+) -> Result<(), ExecutionError> {
+    let div = |what, detail| ExecutionError::Divergence { block: reference.number, what, detail };
+    if reference.gas_used != parallel.gas_used {
+        return Err(div("gas used", format!("{} vs {}", reference.gas_used, parallel.gas_used)));
+    }
+    if reference.receipts.len() != parallel.receipts.len() {
+        return Err(div(
+            "receipts",
+            format!("{} vs {} receipts", reference.receipts.len(), parallel.receipts.len()),
+        ));
+    }
+    if let Some(i) =
+        (0..reference.receipts.len()).find(|&i| reference.receipts[i] != parallel.receipts[i])
+    {
+        return Err(div(
+            "receipts",
+            format!("tx {i}: {:?} vs {:?}", reference.receipts[i], parallel.receipts[i]),
+        ));
+    }
+    if reference.bal_hash != parallel.bal_hash {
+        let diff = alloy_eip7928::BalDiff::between(&reference.bal, &parallel.bal);
+        return Err(div(
+            "BAL hash",
+            format!("{} vs {}: {diff:?}", reference.bal_hash, parallel.bal_hash),
+        ));
+    }
+    if let Some(d) = reference.post_state.first_difference(&parallel.post_state) {
+        return Err(div("post-state", d));
+    }
+    Ok(())
+}

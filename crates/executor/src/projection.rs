@@ -1,0 +1,1 @@
+//! Critical-path projection (filled in below).

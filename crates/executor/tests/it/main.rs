@@ -1,0 +1,4 @@
+//! Integration tests of the executor over the 52 mainnet blocks in `../shared/data/mainnet`.
+
+mod common;
+mod sequential;

@@ -1,0 +1,27 @@
+//! The sequential reference reproduces every header.
+
+use crate::common::data;
+use gigagas_executor::{baseline::execute_baseline, validate_header};
+
+#[test]
+fn sequential_reference_matches_all_52_headers() {
+    let d = data();
+    let mut receipts_root_checked = 0;
+    for (b, outcome) in d.blocks.iter().zip(&d.reference) {
+        let check = validate_header(&d.chain, &b.block, outcome).unwrap_or_else(|e| panic!("{e}"));
+        receipts_root_checked += check.receipts_root as usize;
+        assert_eq!(outcome.tx_gas_used.iter().sum::<u64>(), outcome.gas_used);
+    }
+    assert_eq!(d.reference.len(), 52);
+    // 12 blocks predate Byzantium (status-code receipts), see ../shared/data/README.md.
+    assert_eq!(receipts_root_checked, 40);
+}
+
+#[test]
+fn baseline_gas_matches_header() {
+    let d = data();
+    for (b, s) in d.blocks.iter().zip(&d.senders) {
+        let gas = execute_baseline(&d.chain, &b.block, s, &b.pre_state).unwrap();
+        assert_eq!(gas, b.block.header.gas_used, "block {}", b.block.number());
+    }
+}
