@@ -61,6 +61,13 @@ impl ChainSpec {
         self.eth.is_homestead_active_at_block(number)
     }
 
+    /// Whether Spurious Dragon (EIP-161: an empty account counts as non-existent and is removed
+    /// when touched) is active at block `number`.
+    pub fn is_spurious_dragon(&self, number: u64) -> bool {
+        use alloy_hardforks::EthereumHardforks as _;
+        self.eth.is_spurious_dragon_active_at_block(number)
+    }
+
     /// Whether Cancun (EIP-6780: SELFDESTRUCT only deletes accounts created in the same
     /// transaction) is active at `timestamp`.
     pub fn is_cancun(&self, timestamp: u64) -> bool {

@@ -1,3 +1,206 @@
 //! The parallel executor: every transaction runs against the pre-state positioned at its BAL
-//! index, without waiting for the transactions before it.
-pub mod run;
+//! index (`i + 1`), without waiting for the transactions before it.
+//!
+//! One run processes its blocks in batches of `batch` blocks (a megablock of K blocks is one
+//! parallel unit; every block executes against its own pre-state and BAL). Per batch:
+//! 1. **prepare** (parallel over blocks): structural BAL validation, conversion to revm's BAL,
+//!    writes grouped by index, pre-Cancun self-destruct markers;
+//! 2. **execute** (parallel over transactions, claimed in [`Scheduler`] order by `threads`
+//!    workers): each worker keeps one revm `State` + EVM per block, sets the BAL index and runs
+//!    the transaction without committing, then checks its writes against the BAL at that index;
+//! 3. **commit** (run by the worker that finishes a block's last transaction, overlapping other
+//!    blocks' execution): pre-execution system calls at index 0, receipts in order, post-execution
+//!    at `n + 1`, BAL rebuilt from all fragments and its hash compared with the given BAL's.
+
+mod commit;
+mod prepare;
+mod worker;
+
+use crate::{BlockOutcome, ExecutionError, Scheduler};
+use alloy_primitives::Address;
+use gigagas_bal::BlockAccessList;
+use gigagas_primitives::{BlockInput, ChainSpec};
+use gigagas_state::PreState;
+use std::{
+    sync::{
+        atomic::{AtomicU64, AtomicUsize, Ordering},
+        Mutex, OnceLock,
+    },
+    time::{Duration, Instant},
+};
+
+/// One block handed to the parallel executor.
+#[derive(Debug, Clone, Copy)]
+pub struct ParallelBlock<'a> {
+    /// The block.
+    pub block: &'a BlockInput,
+    /// Recovered senders, one per transaction.
+    pub senders: &'a [Address],
+    /// The state before the block.
+    pub pre_state: &'a PreState,
+    /// The block's BAL (given with the block, or built by the sequential reference).
+    pub bal: &'a BlockAccessList,
+    /// Gas used per transaction from an earlier run; needed by [`Scheduler::GasUsed`].
+    pub gas_used_hint: Option<&'a [u64]>,
+}
+
+/// How to run the parallel executor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParallelConfig {
+    /// Worker threads.
+    pub threads: usize,
+    /// Claim order.
+    pub scheduler: Scheduler,
+    /// Blocks per megablock (1 = block by block).
+    pub batch: usize,
+}
+
+/// Timings and results of one parallel run.
+#[derive(Debug)]
+pub struct ParallelRun {
+    /// One result per input block, in input order.
+    pub outcomes: Vec<Result<BlockOutcome, ExecutionError>>,
+    /// Execution latency of every transaction (nanoseconds), per block.
+    pub tx_nanos: Vec<Vec<u64>>,
+    /// Time of each block's ordered commit + validation (nanoseconds).
+    pub commit_nanos: Vec<u64>,
+    /// Time of each block's BAL preparation (nanoseconds).
+    pub prepare_nanos: Vec<u64>,
+    /// Wall-clock time of the whole run (all batches), excluding thread-pool creation.
+    pub wall: Duration,
+}
+
+impl ParallelRun {
+    /// The longest single-transaction latency of the run.
+    pub fn longest_tx(&self) -> Duration {
+        Duration::from_nanos(self.tx_nanos.iter().flatten().copied().max().unwrap_or(0))
+    }
+}
+
+/// Per-block state shared by the workers of a batch.
+struct Shared<'a> {
+    chain: &'a ChainSpec,
+    blocks: &'a [ParallelBlock<'a>],
+    prepared: Vec<Result<prepare::Prepared, ExecutionError>>,
+    tasks: Vec<(u32, u32)>,
+    next: AtomicUsize,
+    remaining: Vec<AtomicUsize>,
+    results: Vec<Vec<Mutex<Option<Result<worker::TxExec, ExecutionError>>>>>,
+    nanos: Vec<Vec<AtomicU64>>,
+    outcomes: Vec<OnceLock<(Result<BlockOutcome, ExecutionError>, u64)>>,
+}
+
+/// Executes `blocks` in parallel with `config`, in batches of `config.batch` blocks.
+///
+/// Never panics on bad input: a block whose BAL or transactions are wrong yields its
+/// [`ExecutionError`] in [`ParallelRun::outcomes`]; the other blocks are unaffected.
+///
+/// # Panics
+/// If the rayon thread pool cannot be built (out of threads).
+pub fn execute_parallel(
+    chain: &ChainSpec,
+    blocks: &[ParallelBlock<'_>],
+    config: ParallelConfig,
+) -> ParallelRun {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(config.threads.max(1))
+        .thread_name(|i| format!("gigagas-exec-{i}"))
+        .build()
+        .expect("build executor thread pool");
+    let mut run = ParallelRun {
+        outcomes: Vec::with_capacity(blocks.len()),
+        tx_nanos: Vec::with_capacity(blocks.len()),
+        commit_nanos: Vec::with_capacity(blocks.len()),
+        prepare_nanos: Vec::with_capacity(blocks.len()),
+        wall: Duration::ZERO,
+    };
+    let start = Instant::now();
+    for batch in blocks.chunks(config.batch.max(1)) {
+        run_batch(&pool, chain, batch, config.scheduler, &mut run);
+    }
+    run.wall = start.elapsed();
+    run
+}
+
+fn run_batch<'a>(
+    pool: &rayon::ThreadPool,
+    chain: &'a ChainSpec,
+    blocks: &'a [ParallelBlock<'a>],
+    scheduler: Scheduler,
+    run: &mut ParallelRun,
+) {
+    use rayon::prelude::*;
+    let prepared: Vec<(Result<prepare::Prepared, ExecutionError>, u64)> = pool.install(|| {
+        blocks
+            .par_iter()
+            .map(|b| {
+                let t = Instant::now();
+                let p = prepare::prepare(chain, b);
+                (p, t.elapsed().as_nanos() as u64)
+            })
+            .collect()
+    });
+    let (prepared, prepare_nanos): (Vec<_>, Vec<_>) = prepared.into_iter().unzip();
+
+    // Blocks whose BAL failed preparation take no part in execution.
+    let weights: Vec<Vec<u64>> = blocks
+        .iter()
+        .zip(&prepared)
+        .map(|(b, p)| match (p, scheduler) {
+            (Err(_), _) => Vec::new(),
+            (Ok(_), Scheduler::Ols) => vec![0; b.block.transactions.len()],
+            (Ok(_), Scheduler::GasLimit) => (0..b.block.transactions.len())
+                .map(|i| alloy_consensus::Transaction::gas_limit(&b.block.transactions[i]))
+                .collect(),
+            (Ok(_), Scheduler::GasUsed) => match b.gas_used_hint {
+                Some(h) => h.to_vec(),
+                None => (0..b.block.transactions.len())
+                    .map(|i| alloy_consensus::Transaction::gas_limit(&b.block.transactions[i]))
+                    .collect(),
+            },
+        })
+        .collect();
+    let weight_refs: Vec<&[u64]> = weights.iter().map(Vec::as_slice).collect();
+    let shared = Shared {
+        chain,
+        blocks,
+        tasks: crate::task_order(scheduler, &weight_refs),
+        next: AtomicUsize::new(0),
+        remaining: weights.iter().map(|w| AtomicUsize::new(w.len())).collect(),
+        results: weights.iter().map(|w| (0..w.len()).map(|_| Mutex::new(None)).collect()).collect(),
+        nanos: weights.iter().map(|w| (0..w.len()).map(|_| AtomicU64::new(0)).collect()).collect(),
+        outcomes: blocks.iter().map(|_| OnceLock::new()).collect(),
+        prepared,
+    };
+
+    pool.broadcast(|_| worker::work(&shared));
+    // Blocks without transactions have no last transaction to trigger their commit.
+    for (b, cell) in shared.outcomes.iter().enumerate() {
+        if shared.prepared[b].is_ok() && shared.remaining[b].load(Ordering::Acquire) == 0 {
+            let _ = cell.get_or_init(|| commit::timed_commit(&shared, b));
+        }
+    }
+
+    let Shared { prepared, nanos, outcomes, .. } = shared;
+    for (b, ((prep, cell), nanos)) in prepared.into_iter().zip(outcomes).zip(nanos).enumerate() {
+        let tx_nanos: Vec<u64> = nanos.into_iter().map(AtomicU64::into_inner).collect();
+        let (outcome, commit_nanos) = match prep {
+            Err(e) => (Err(e), 0),
+            Ok(_) => cell.into_inner().unwrap_or_else(|| {
+                // Unreachable unless a worker panicked; report rather than lose the block.
+                (
+                    Err(ExecutionError::Evm {
+                        block: blocks[b].block.number(),
+                        phase: gigagas_bal::Phase::PostExecution,
+                        reason: "block was not committed".into(),
+                    }),
+                    0,
+                )
+            }),
+        };
+        run.outcomes.push(outcome);
+        run.tx_nanos.push(tx_nanos);
+        run.commit_nanos.push(commit_nanos);
+        run.prepare_nanos.push(prepare_nanos[b]);
+    }
+}

@@ -34,3 +34,23 @@ pub(crate) fn data() -> &'static Data {
         Data { chain, blocks, senders, reference }
     })
 }
+
+/// The blocks as parallel-executor input, driven by the reference BALs unless `bals` is given.
+pub(crate) fn parallel_blocks<'a>(
+    d: &'a Data,
+    bals: Option<&'a [gigagas_bal::BlockAccessList]>,
+) -> Vec<gigagas_executor::parallel::ParallelBlock<'a>> {
+    d.blocks
+        .iter()
+        .zip(&d.senders)
+        .zip(&d.reference)
+        .enumerate()
+        .map(|(i, ((b, s), r))| gigagas_executor::parallel::ParallelBlock {
+            block: &b.block,
+            senders: s,
+            pre_state: &b.pre_state,
+            bal: bals.map_or(&r.bal, |x| &x[i]),
+            gas_used_hint: Some(&r.tx_gas_used),
+        })
+        .collect()
+}

@@ -1,0 +1,87 @@
+//! Per-block BAL preparation before execution.
+
+use super::ParallelBlock;
+use crate::ExecutionError;
+use alloy_primitives::{map::HashMap, Address, B256};
+use gigagas_bal::{
+    compute_block_access_list_hash, validate_structure, writes::IndexedWrites, Bal,
+    BalValidationError,
+};
+use gigagas_primitives::ChainSpec;
+use revm::state::Account;
+use std::sync::Arc;
+
+/// A block's BAL made ready for the workers.
+pub(super) struct Prepared {
+    /// revm's form, shared by every worker `State` of this block.
+    pub(super) bal: Arc<Bal>,
+    /// Writes grouped by index, for the per-transaction checks.
+    pub(super) writes: IndexedWrites,
+    /// keccak256(rlp(given BAL)).
+    pub(super) hash: B256,
+    /// Before Cancun: accounts the BAL shows destroyed (code set to empty) → the index of the
+    /// first destroying write. See [`Prepared::stale_view`].
+    pub(super) destroyed: HashMap<Address, u64>,
+    /// Before Spurious Dragon an empty account differs from a non-existent one.
+    pub(super) empty_is_dead: bool,
+}
+
+pub(super) fn prepare(
+    chain: &ChainSpec,
+    b: &ParallelBlock<'_>,
+) -> Result<Prepared, ExecutionError> {
+    let number = b.block.number();
+    let n = b.block.transactions.len();
+    validate_structure(number, b.bal, n)?;
+    let bal = Bal::clone_from_alloy(b.bal)
+        .map_err(|e| BalValidationError::InvalidCode { block: number, reason: e.to_string() })?;
+    let mut destroyed = HashMap::default();
+    if !chain.is_cancun(b.block.header.timestamp) {
+        for account in b.bal {
+            for change in &account.code_changes {
+                if change.new_code().is_empty() {
+                    // Changes are sorted by index: keep the first destruction.
+                    destroyed.entry(account.address).or_insert(change.block_access_index.0);
+                }
+            }
+        }
+    }
+    Ok(Prepared {
+        bal: Arc::new(bal),
+        writes: IndexedWrites::from_alloy(b.bal, n),
+        hash: compute_block_access_list_hash(b.bal),
+        destroyed,
+        empty_is_dead: chain.is_spurious_dragon(number),
+    })
+}
+
+impl Prepared {
+    /// Whether the transaction at BAL `index` saw `account` differently from in-order execution.
+    ///
+    /// An EIP-7928 BAL cannot say "destroyed". After a pre-Cancun SELFDESTRUCT at index `d`, a
+    /// later transaction positioned by the BAL sees the account as existing and empty (not as
+    /// non-existent), and any slot that no write at or after `d` covers with its pre-block value
+    /// instead of zero. Before Spurious Dragon existence alone changes gas, so any touch counts;
+    /// afterwards an empty account is dead anyway, and only such a non-zero storage read differs.
+    pub(super) fn stale_view(&self, address: &Address, account: &Account, index: u64) -> bool {
+        let Some(&destroyed_at) = self.destroyed.get(address) else { return false };
+        if destroyed_at >= index {
+            return false;
+        }
+        if !self.empty_is_dead {
+            return true;
+        }
+        let slots = self.bal.accounts.get(address).map(|a| &a.storage.storage);
+        account.storage.iter().any(|(slot, value)| {
+            if value.original_value.is_zero() {
+                return false;
+            }
+            // Index of the last write to this slot before the transaction.
+            let last_write = slots
+                .and_then(|s| s.get(slot))
+                .and_then(|w| w.writes.iter().rev().find(|(i, _)| i.0 < index))
+                .map(|(i, _)| i.0);
+            last_write.is_none_or(|i| i < destroyed_at)
+        })
+    }
+}

@@ -1,0 +1,88 @@
+//! The worker loop: claim a transaction, execute it against BAL-positioned state, check its
+//! writes, and commit the block when it was the block's last transaction.
+
+use super::{commit, Shared};
+use crate::{
+    env::{block_evm, map_evm_error, BlockEvm, PreStateDb},
+    ExecutionError,
+};
+use alloy_evm::{Evm, FromRecoveredTx};
+use alloy_primitives::{map::HashMap, Address};
+use gigagas_bal::{
+    writes::{check_writes, fragment_writes},
+    Bal, BlockAccessIndex, Phase,
+};
+use revm::{
+    context::{
+        result::{ExecutionResult, HaltReason, ResultAndState},
+        TxEnv,
+    },
+    database::State,
+};
+use std::{sync::atomic::Ordering, time::Instant};
+
+/// A transaction executed by a worker, not yet committed.
+pub(super) struct TxExec {
+    /// revm's result (status, gas, logs, output).
+    pub(super) result: ExecutionResult<HaltReason>,
+    /// What revm's BAL builder records for this transaction alone (reads and writes at `i + 1`).
+    pub(super) fragment: Bal,
+    /// Set when the transaction touched an account that the BAL shows destroyed by an earlier
+    /// transaction (pre-Cancun): its view of that account is not the in-order one.
+    pub(super) stale_view: Option<Address>,
+}
+
+/// Runs on every thread of the pool until the batch's task list is exhausted.
+pub(super) fn work(shared: &Shared<'_>) {
+    let mut evms = HashMap::default();
+    loop {
+        let k = shared.next.fetch_add(1, Ordering::Relaxed);
+        let Some(&(b, i)) = shared.tasks.get(k) else { break };
+        let (b, i) = (b as usize, i as usize);
+        let start = Instant::now();
+        let result = execute_tx(shared, &mut evms, b, i);
+        shared.nanos[b][i].store(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        *shared.results[b][i].lock().unwrap_or_else(|p| p.into_inner()) = Some(result);
+        if shared.remaining[b].fetch_sub(1, Ordering::AcqRel) == 1 {
+            let _ = shared.outcomes[b].get_or_init(|| commit::timed_commit(shared, b));
+        }
+    }
+}
+
+fn execute_tx<'a>(
+    shared: &Shared<'a>,
+    evms: &mut HashMap<usize, BlockEvm<PreStateDb<'a>>>,
+    b: usize,
+    i: usize,
+) -> Result<TxExec, ExecutionError> {
+    let pb = &shared.blocks[b];
+    let number = pb.block.number();
+    let prep = shared.prepared[b].as_ref().map_err(Clone::clone)?;
+    // One State + EVM per (worker, block): nothing is ever committed to it, so its cache holds
+    // pre-block values only and the BAL overlay positions every read at the current index.
+    let evm = evms.entry(b).or_insert_with(|| {
+        let state =
+            State::builder().with_database_ref(pb.pre_state).with_bal(prep.bal.clone()).build();
+        block_evm(shared.chain, pb.block, state)
+    });
+    let index = BlockAccessIndex::from_tx_index(i as u64);
+    evm.db_mut().set_bal_index(index);
+    let tx_env = TxEnv::from_recovered_tx(&pb.block.transactions[i], pb.senders[i]);
+    let ResultAndState { result, state } =
+        evm.transact(tx_env).map_err(|e| map_evm_error(number, Phase::Tx(i), e))?;
+
+    let mut fragment = Bal::new();
+    let mut stale_view = None;
+    for (address, account) in &state {
+        fragment.update_account(index, *address, account);
+        if prep.stale_view(address, account, index.0) {
+            stale_view = Some(*address);
+        }
+    }
+    // A stale view is settled by the in-order fallback at commit; otherwise the writes must be
+    // exactly the BAL's writes at this index.
+    if stale_view.is_none() {
+        check_writes(number, Phase::Tx(i), prep.writes.at(index.0), &fragment_writes(&fragment))?;
+    }
+    Ok(TxExec { result, fragment, stale_view })
+}
