@@ -33,6 +33,19 @@ fn commit(shared: &Shared<'_>, b: usize) -> Result<BlockOutcome, ExecutionError>
     let number = pb.block.number();
     let n = pb.block.transactions.len();
 
+    // Index 0 first, so that errors come out in BAL index order: pre-execution system calls
+    // (EIP-4788 beacon root, EIP-2935 history).
+    let pre_fragment = {
+        let mut state = bal_state(pb, prep);
+        {
+            let mut ex = block_executor(shared.chain, pb.block, &mut state);
+            ex.apply_pre_execution_changes()
+                .map_err(|e| map_block_error(number, Phase::PreExecution, e))?;
+        }
+        state.take_built_bal().unwrap_or_default()
+    };
+    check_writes(number, Phase::PreExecution, prep.writes.at(0), &fragment_writes(&pre_fragment))?;
+
     let mut txs: Vec<TxExec> = Vec::with_capacity(n);
     for (i, cell) in shared.results[b].iter().enumerate() {
         match cell.lock().unwrap_or_else(|p| p.into_inner()).take() {
@@ -56,18 +69,6 @@ fn commit(shared: &Shared<'_>, b: usize) -> Result<BlockOutcome, ExecutionError>
         );
         return fallback(shared.chain, pb, prep, reason);
     }
-
-    // Index 0: pre-execution system calls (EIP-4788 beacon root, EIP-2935 history).
-    let pre_fragment = {
-        let mut state = bal_state(pb, prep);
-        {
-            let mut ex = block_executor(shared.chain, pb.block, &mut state);
-            ex.apply_pre_execution_changes()
-                .map_err(|e| map_block_error(number, Phase::PreExecution, e))?;
-        }
-        state.take_built_bal().unwrap_or_default()
-    };
-    check_writes(number, Phase::PreExecution, prep.writes.at(0), &fragment_writes(&pre_fragment))?;
 
     // Transactions in order (cumulative gas, receipts), then index n + 1: rewards, withdrawals,
     // EIP-7002/7251 requests.

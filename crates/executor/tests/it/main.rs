@@ -3,3 +3,4 @@
 mod common;
 mod parallel;
 mod sequential;
+mod tamper;
