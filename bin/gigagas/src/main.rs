@@ -1,1 +1,46 @@
-fn main() {}
+//! `gigagas`: a BAL-aware parallel Ethereum execution client.
+//!
+//! Subcommands: `bench` (the executor on real mainnet blocks). The node, import, conformance,
+//! network simulation and hardware sizing commands arrive with their issues.
+
+mod bench;
+mod report;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// gigagas: Ethereum execution with EIP-7928 Block-Level Access Lists.
+#[derive(Debug, Parser)]
+#[command(name = "gigagas", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Execute mainnet blocks sequentially and in parallel, validate every block, and report
+    /// Mgas/s against plain sequential revm measured in the same run.
+    Bench(bench::BenchArgs),
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Bench(args) => bench::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

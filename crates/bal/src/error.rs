@@ -105,4 +105,14 @@ pub enum BalValidationError {
         /// revm's decode error.
         reason: String,
     },
+    /// The BAL lists an account or slot that no transaction or system call touched.
+    #[error("block {block}: BAL lists account {address}{} but execution never touched it", slot.map(|s| format!(" slot {s:#x}")).unwrap_or_default())]
+    Untouched {
+        /// Block number.
+        block: u64,
+        /// Account listed.
+        address: Address,
+        /// Slot listed, when the account itself was touched but this slot was not.
+        slot: Option<alloy_primitives::U256>,
+    },
 }

@@ -78,3 +78,47 @@ mod tests {
         assert_eq!(from_json(&text).unwrap(), bal);
     }
 }
+
+/// A BAL file that could not be read.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {reason}")]
+pub struct BalFileError {
+    /// The file.
+    pub path: std::path::PathBuf,
+    /// What is wrong (I/O error, or the JSON field that failed).
+    pub reason: String,
+}
+
+/// The file a block's BAL lives in under a `--dump-bal` / `--bal` folder: `DIR/<number>.json`.
+pub fn file_for(dir: &std::path::Path, number: u64) -> std::path::PathBuf {
+    dir.join(format!("{number}.json"))
+}
+
+/// Reads `DIR/<number>.json`.
+///
+/// # Errors
+/// [`BalFileError`] naming the file, and the field for malformed JSON.
+pub fn read_file(dir: &std::path::Path, number: u64) -> Result<BlockAccessList, BalFileError> {
+    let path = file_for(dir, number);
+    let bytes = std::fs::read(&path)
+        .map_err(|e| BalFileError { path: path.clone(), reason: e.to_string() })?;
+    from_json(&bytes).map_err(|reason| BalFileError { path, reason })
+}
+
+/// Writes `bal` to `DIR/<number>.json` in the fixture shape, creating `dir` if needed.
+///
+/// # Errors
+/// [`BalFileError`] naming the file on an I/O error.
+pub fn write_file(
+    dir: &std::path::Path,
+    number: u64,
+    bal: &[AccountChanges],
+) -> Result<(), BalFileError> {
+    let path = file_for(dir, number);
+    let err = |e: std::io::Error| BalFileError { path: path.clone(), reason: e.to_string() };
+    std::fs::create_dir_all(dir).map_err(err)?;
+    let text = serde_json::to_vec_pretty(&to_fixture_json(bal))
+        .map_err(std::io::Error::from)
+        .map_err(err)?;
+    std::fs::write(&path, text).map_err(err)
+}

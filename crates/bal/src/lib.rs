@@ -2,8 +2,7 @@
 //!
 //! - [`writes`]: a BAL's writes grouped by [`BlockAccessIndex`], so that the worker that executed
 //!   transaction `i` can check its own writes against the BAL's entries at index `i + 1`.
-//! - [`merge_fragments`]: rebuilds a block's BAL from per-index fragments produced by parallel
-//!   workers, so its hash can be compared with the given BAL's.
+//! - [`BalKeys`]: which listed accounts and slots execution touched (catches phantom reads).
 //! - [`json`]: the execution-spec-tests JSON shape (`--dump-bal`, `--bal`).
 //! - [`BalValidationError`]: every way a BAL can be wrong, naming block, index, account and slot.
 //!
@@ -12,12 +11,12 @@
 
 mod error;
 pub mod json;
-mod merge;
+mod keys;
 pub mod writes;
 
 pub use alloy_eip7928::{compute_block_access_list_hash, BlockAccessIndex, BlockAccessList};
 pub use error::{BalValidationError, Phase};
-pub use merge::merge_fragments;
+pub use keys::BalKeys;
 pub use revm::state::bal::Bal;
 
 /// Structural validation of a decoded BAL (EIP-7928 "ordering, uniqueness and determinism":

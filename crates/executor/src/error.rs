@@ -81,7 +81,8 @@ impl ExecutionError {
                 | BalValidationError::WriteMismatch { block, .. }
                 | BalValidationError::NotInBal { block, .. }
                 | BalValidationError::HashMismatch { block, .. }
-                | BalValidationError::InvalidCode { block, .. } => *block,
+                | BalValidationError::InvalidCode { block, .. }
+                | BalValidationError::Untouched { block, .. } => *block,
             },
             Self::Recovery(RecoveryError::InvalidSignature { block, .. })
             | Self::Recovery(RecoveryError::SenderMismatch { block, .. }) => *block,

@@ -6,7 +6,7 @@ use alloy_eip7928::AccountChanges;
 use alloy_primitives::{Address, Bloom, B256, U256};
 use gigagas_primitives::{BlockInput, ChainSpec};
 use gigagas_state::PreState;
-use revm::{database::BundleState, primitives::KECCAK_EMPTY};
+use revm::{database::states::CacheState, primitives::KECCAK_EMPTY};
 use std::collections::BTreeMap;
 
 /// Final account values after a block, for one account that the block changed.
@@ -37,31 +37,33 @@ fn pre_info(pre: &PreState, address: &Address) -> (U256, u64, B256) {
 }
 
 impl PostStateDiff {
-    /// The diff of a sequential run, from revm's bundle state (merged transitions).
-    pub fn from_bundle(bundle: &BundleState, pre: &PreState) -> Self {
+    /// The diff of a sequential run, from the final contents of revm's `State` cache (every
+    /// account the block loaded, with its values after the block).
+    pub fn from_cache(cache: &CacheState, pre: &PreState) -> Self {
         let mut out = BTreeMap::new();
-        for (address, account) in &bundle.state {
+        for (address, account) in &cache.accounts {
             let (balance, nonce, code_hash) = account
-                .info
+                .account
                 .as_ref()
-                .map(|i| (i.balance, i.nonce, i.code_hash))
+                .map(|a| (a.info.balance, a.info.nonce, a.info.code_hash))
                 .unwrap_or((U256::ZERO, 0, KECCAK_EMPTY));
             let mut storage = BTreeMap::new();
-            if account.status.was_destroyed() {
+            let cached = account.account.as_ref().map(|a| &a.storage);
+            // A destroyed or re-created account no longer has its pre-block slots.
+            if account.status.is_storage_known() {
                 for (slot, value) in pre.slots(address) {
-                    if !value.is_zero() && !account.storage.contains_key(slot) {
+                    if !value.is_zero() && !cached.is_some_and(|s| s.contains_key(slot)) {
                         storage.insert(*slot, U256::ZERO);
                     }
                 }
             }
-            for (slot, s) in &account.storage {
-                if s.present_value != pre.slot(address, slot) {
-                    storage.insert(*slot, s.present_value);
+            for (slot, value) in cached.into_iter().flatten() {
+                if *value != pre.slot(address, slot) {
+                    storage.insert(*slot, *value);
                 }
             }
-            let post = AccountPost { balance, nonce, code_hash, storage };
-            if (balance, nonce, code_hash) != pre_info(pre, address) || !post.storage.is_empty() {
-                out.insert(*address, post);
+            if (balance, nonce, code_hash) != pre_info(pre, address) || !storage.is_empty() {
+                out.insert(*address, AccountPost { balance, nonce, code_hash, storage });
             }
         }
         Self(out)
@@ -145,9 +147,11 @@ pub struct BlockOutcome {
     pub tx_gas_used: Vec<u64>,
     /// Receipts in block order (EIP-658 status form).
     pub receipts: Vec<ReceiptEnvelope>,
-    /// The block's BAL as execution produced it (built or rebuilt), canonically ordered.
-    pub bal: Vec<AccountChanges>,
-    /// keccak256(rlp(bal)).
+    /// The BAL that revm's builder recorded during sequential execution, canonically ordered.
+    /// `None` from the parallel executor: its BAL is the given one, verified entry by entry.
+    pub bal: Option<Vec<AccountChanges>>,
+    /// keccak256(rlp(BAL)) of the block's BAL: built (sequential) or given and verified
+    /// (parallel).
     pub bal_hash: B256,
     /// Changes against the pre-state.
     pub post_state: PostStateDiff,
@@ -247,10 +251,15 @@ pub fn compare_outcomes(
         ));
     }
     if reference.bal_hash != parallel.bal_hash {
-        let diff = alloy_eip7928::BalDiff::between(&reference.bal, &parallel.bal);
+        let diff = match (&reference.bal, &parallel.bal) {
+            (Some(a), Some(b)) => {
+                format!(": {:?}", alloy_eip7928::BalDiff::between(a, b).first_diff)
+            }
+            _ => String::new(),
+        };
         return Err(div(
             "BAL hash",
-            format!("{} vs {}: {diff:?}", reference.bal_hash, parallel.bal_hash),
+            format!("{} vs {}{diff}", reference.bal_hash, parallel.bal_hash),
         ));
     }
     if let Some(d) = reference.post_state.first_difference(&parallel.post_state) {

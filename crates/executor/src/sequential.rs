@@ -11,7 +11,7 @@ use alloy_primitives::Address;
 use gigagas_bal::{compute_block_access_list_hash, BlockAccessIndex, Phase};
 use gigagas_primitives::{BlockInput, ChainSpec};
 use gigagas_state::PreState;
-use revm::database::{states::bundle_state::BundleRetention, State};
+use revm::database::State;
 
 /// Executes `block` in order against `pre_state` as reth does (pre-execution system calls,
 /// transactions committed one by one, post-execution rewards / withdrawals / requests) and builds
@@ -52,8 +52,6 @@ pub fn execute_sequential(
             ex.finish().map_err(|e| map_block_error(number, Phase::PostExecution, e))?;
         (result, tx_gas_used)
     };
-    state.merge_transitions(BundleRetention::PlainState);
-    let bundle = state.take_bundle();
     let bal = state.take_built_alloy_bal().unwrap_or_default();
     Ok(BlockOutcome {
         number,
@@ -61,8 +59,8 @@ pub fn execute_sequential(
         tx_gas_used,
         receipts: result.receipts,
         bal_hash: compute_block_access_list_hash(&bal),
-        post_state: PostStateDiff::from_bundle(&bundle, pre_state),
-        bal,
+        post_state: PostStateDiff::from_cache(&state.cache, pre_state),
+        bal: Some(bal),
         fallback: None,
     })
 }

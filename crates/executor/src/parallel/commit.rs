@@ -4,17 +4,18 @@ use super::{prepare::Prepared, worker::TxExec, ParallelBlock, Shared};
 use crate::{
     env::{block_executor, map_block_error},
     sequential::execute_sequential,
-    BlockOutcome, ExecutionError, PostStateDiff,
+    BlockOutcome, ExecutionError,
 };
-use alloy_consensus::Transaction as _;
-use alloy_evm::{block::BlockExecutor, eth::EthTxResult};
+use alloy_consensus::{
+    Eip658Value, Receipt, ReceiptEnvelope, ReceiptWithBloom, Transaction as _, TxType,
+};
+use alloy_evm::{block::BlockExecutor, Evm};
 use gigagas_bal::{
-    compute_block_access_list_hash, merge_fragments,
     writes::{check_writes, fragment_writes},
-    BalValidationError, BlockAccessIndex, Phase,
+    Bal, BalValidationError, BlockAccessIndex, Phase,
 };
 use gigagas_primitives::ChainSpec;
-use revm::{context::result::ResultAndState, database::State};
+use revm::{context_interface::Cfg, database::State};
 use std::time::Instant;
 
 /// [`commit`] with its duration in nanoseconds.
@@ -25,6 +26,21 @@ pub(super) fn timed_commit(
     let start = Instant::now();
     let outcome = commit(shared, b);
     (outcome, start.elapsed().as_nanos() as u64)
+}
+
+/// Checks a system-phase fragment (index 0 or `n + 1`) against the BAL and marks its keys.
+fn check_system_fragment(
+    number: u64,
+    phase: Phase,
+    index: u64,
+    prep: &Prepared,
+    fragment: &Bal,
+) -> Result<(), ExecutionError> {
+    for (address, account) in &fragment.accounts {
+        prep.keys.touch(number, phase, address, account.storage.storage.keys())?;
+    }
+    check_writes(number, phase, prep.writes.at(index), &fragment_writes(fragment))?;
+    Ok(())
 }
 
 fn commit(shared: &Shared<'_>, b: usize) -> Result<BlockOutcome, ExecutionError> {
@@ -44,7 +60,7 @@ fn commit(shared: &Shared<'_>, b: usize) -> Result<BlockOutcome, ExecutionError>
         }
         state.take_built_bal().unwrap_or_default()
     };
-    check_writes(number, Phase::PreExecution, prep.writes.at(0), &fragment_writes(&pre_fragment))?;
+    check_system_fragment(number, Phase::PreExecution, 0, prep, &pre_fragment)?;
 
     let mut txs: Vec<TxExec> = Vec::with_capacity(n);
     for (i, cell) in shared.results[b].iter().enumerate() {
@@ -70,60 +86,72 @@ fn commit(shared: &Shared<'_>, b: usize) -> Result<BlockOutcome, ExecutionError>
         return fallback(shared.chain, pb, prep, reason);
     }
 
-    // Transactions in order (cumulative gas, receipts), then index n + 1: rewards, withdrawals,
-    // EIP-7002/7251 requests.
+    // Transactions in order: block gas limit, cumulative gas, receipts. This is what alloy-evm's
+    // `EthBlockExecutor::commit_transaction` does, minus the logs bloom (already computed by the
+    // workers) and minus the state commit (the BAL already positions index n + 1).
     let post_index = BlockAccessIndex::new(n as u64 + 1);
     let mut state = bal_state(pb, prep);
     state.set_bal_index(post_index);
+    let mut ex = block_executor(shared.chain, pb.block, &mut state);
+    let (amsterdam, gas_cap) = {
+        let cfg = ex.evm().cfg_env();
+        (cfg.enable_amsterdam_eip8037, cfg.tx_gas_limit_cap())
+    };
+    let cancun = shared.chain.is_cancun(pb.block.header.timestamp);
     let mut tx_gas_used = Vec::with_capacity(n);
-    let mut fragments = Vec::with_capacity(n + 2);
-    let result = {
-        let mut ex = block_executor(shared.chain, pb.block, &mut state);
-        for (i, (tx, t)) in pb.block.transactions.iter().zip(txs).enumerate() {
-            let available = pb.block.header.gas_limit.saturating_sub(ex.cumulative_tx_gas_used);
-            if tx.gas_limit() > available {
-                return Err(ExecutionError::GasLimitExceeded {
-                    block: number,
-                    tx_index: i,
-                    gas_limit: tx.gas_limit(),
-                    available,
-                });
-            }
-            tx_gas_used.push(t.result.tx_gas_used());
-            fragments.push(t.fragment);
-            ex.commit_transaction(EthTxResult {
-                result: ResultAndState { result: t.result, state: Default::default() },
-                blob_gas_used: tx.blob_gas_used().unwrap_or_default(),
-                tx_type: tx.tx_type(),
+    let mut receipts = Vec::with_capacity(n);
+    for (i, (tx, t)) in pb.block.transactions.iter().zip(txs).enumerate() {
+        let used = if amsterdam { ex.block_regular_gas_used } else { ex.cumulative_tx_gas_used };
+        let available = pb.block.header.gas_limit.saturating_sub(used);
+        if tx.gas_limit().min(gas_cap) > available {
+            return Err(ExecutionError::GasLimitExceeded {
+                block: number,
+                tx_index: i,
+                gas_limit: tx.gas_limit(),
+                available,
             });
         }
-        ex.finish().map_err(|e| map_block_error(number, Phase::PostExecution, e))?.1
-    };
-    let post_fragment = state.take_built_bal().unwrap_or_default();
-    check_writes(
-        number,
-        Phase::PostExecution,
-        prep.writes.at(post_index.0),
-        &fragment_writes(&post_fragment),
-    )?;
-
-    // The BAL of this execution must be the given BAL (catches e.g. phantom reads).
-    let rebuilt = merge_fragments(
-        std::iter::once(&pre_fragment).chain(&fragments).chain(std::iter::once(&post_fragment)),
-    )
-    .into_alloy_bal();
-    let bal_hash = compute_block_access_list_hash(&rebuilt);
-    if bal_hash != prep.hash {
-        return Err(hash_mismatch(number, prep.hash, bal_hash, pb, &rebuilt));
+        let gas = t.result.gas();
+        ex.cumulative_tx_gas_used += gas.tx_gas_used();
+        ex.block_regular_gas_used += gas.block_regular_gas_used();
+        ex.block_state_gas_used += gas.block_state_gas_used();
+        if cancun {
+            ex.blob_gas_used += tx.blob_gas_used().unwrap_or_default();
+        }
+        tx_gas_used.push(gas.tx_gas_used());
+        let receipt = ReceiptWithBloom {
+            receipt: Receipt {
+                status: Eip658Value::Eip658(t.result.is_success()),
+                cumulative_gas_used: ex.cumulative_tx_gas_used,
+                logs: t.result.into_logs(),
+            },
+            logs_bloom: t.logs_bloom,
+        };
+        receipts.push(match tx.tx_type() {
+            TxType::Legacy => ReceiptEnvelope::Legacy(receipt),
+            TxType::Eip2930 => ReceiptEnvelope::Eip2930(receipt),
+            TxType::Eip1559 => ReceiptEnvelope::Eip1559(receipt),
+            TxType::Eip4844 => ReceiptEnvelope::Eip4844(receipt),
+            TxType::Eip7702 => ReceiptEnvelope::Eip7702(receipt),
+        });
     }
+    ex.receipts = receipts;
+    // Index n + 1: rewards, withdrawals, EIP-6110 deposits, EIP-7002/7251 requests.
+    let result = ex.finish().map_err(|e| map_block_error(number, Phase::PostExecution, e))?.1;
+    let post_fragment = state.take_built_bal().unwrap_or_default();
+    check_system_fragment(number, Phase::PostExecution, post_index.0, prep, &post_fragment)?;
+
+    // Every write matched at its index; every listed account and slot must have been touched.
+    // Together: execution's BAL is the given BAL, so its hash is the given hash.
+    prep.keys.check_all_touched(number)?;
     Ok(BlockOutcome {
         number,
         gas_used: result.gas_used,
         tx_gas_used,
         receipts: result.receipts,
-        post_state: PostStateDiff::from_bal(&rebuilt, pb.pre_state),
-        bal: rebuilt,
-        bal_hash,
+        post_state: prep.post_state.clone(),
+        bal: None,
+        bal_hash: prep.hash,
         fallback: None,
     })
 }
@@ -140,23 +168,6 @@ fn bal_state<'a>(
         .build()
 }
 
-fn hash_mismatch(
-    block: u64,
-    expected: alloy_primitives::B256,
-    found: alloy_primitives::B256,
-    pb: &ParallelBlock<'_>,
-    rebuilt: &[alloy_eip7928::AccountChanges],
-) -> ExecutionError {
-    let diff = alloy_eip7928::BalDiff::between(pb.bal, rebuilt);
-    BalValidationError::HashMismatch {
-        block,
-        expected,
-        found,
-        diff: diff.first_diff.map_or_else(|| "no account differs".into(), |d| format!("{d:?}")),
-    }
-    .into()
-}
-
 /// In-order re-execution of a block whose parallel view was not the in-order one; the BAL it
 /// builds must still hash to the given BAL's hash.
 fn fallback(
@@ -167,13 +178,18 @@ fn fallback(
 ) -> Result<BlockOutcome, ExecutionError> {
     let mut outcome = execute_sequential(chain, pb.block, pb.senders, pb.pre_state)?;
     if outcome.bal_hash != prep.hash {
-        return Err(hash_mismatch(
-            pb.block.number(),
-            prep.hash,
-            outcome.bal_hash,
-            pb,
-            &outcome.bal,
-        ));
+        let diff = outcome
+            .bal
+            .as_deref()
+            .and_then(|built| alloy_eip7928::BalDiff::between(pb.bal, built).first_diff)
+            .map_or_else(|| "no account differs".into(), |d| format!("{d:?}"));
+        return Err(BalValidationError::HashMismatch {
+            block: pb.block.number(),
+            expected: prep.hash,
+            found: outcome.bal_hash,
+            diff,
+        }
+        .into());
     }
     outcome.fallback = Some(reason);
     Ok(outcome)

@@ -1,10 +1,10 @@
 //! Per-block BAL preparation before execution.
 
 use super::ParallelBlock;
-use crate::ExecutionError;
+use crate::{ExecutionError, PostStateDiff};
 use alloy_primitives::{map::HashMap, Address, B256};
 use gigagas_bal::{
-    compute_block_access_list_hash, validate_structure, writes::IndexedWrites, Bal,
+    compute_block_access_list_hash, validate_structure, writes::IndexedWrites, Bal, BalKeys,
     BalValidationError,
 };
 use gigagas_primitives::ChainSpec;
@@ -17,8 +17,12 @@ pub(super) struct Prepared {
     pub(super) bal: Arc<Bal>,
     /// Writes grouped by index, for the per-transaction checks.
     pub(super) writes: IndexedWrites,
+    /// Which listed accounts and slots execution touched.
+    pub(super) keys: BalKeys,
     /// keccak256(rlp(given BAL)).
     pub(super) hash: B256,
+    /// The post-state the BAL implies; execution's if every check passes.
+    pub(super) post_state: PostStateDiff,
     /// Before Cancun: accounts the BAL shows destroyed (code set to empty) → the index of the
     /// first destroying write. See [`Prepared::stale_view`].
     pub(super) destroyed: HashMap<Address, u64>,
@@ -33,8 +37,20 @@ pub(super) fn prepare(
     let number = b.block.number();
     let n = b.block.transactions.len();
     validate_structure(number, b.bal, n)?;
-    let bal = Bal::clone_from_alloy(b.bal)
-        .map_err(|e| BalValidationError::InvalidCode { block: number, reason: e.to_string() })?;
+    let ((bal, writes), (keys, (hash, post_state))) = rayon::join(
+        || (Bal::clone_from_alloy(b.bal), IndexedWrites::from_alloy(b.bal, n)),
+        || {
+            (
+                BalKeys::new(b.bal),
+                rayon::join(
+                    || compute_block_access_list_hash(b.bal),
+                    || PostStateDiff::from_bal(b.bal, b.pre_state),
+                ),
+            )
+        },
+    );
+    let bal =
+        bal.map_err(|e| BalValidationError::InvalidCode { block: number, reason: e.to_string() })?;
     let mut destroyed = HashMap::default();
     if !chain.is_cancun(b.block.header.timestamp) {
         for account in b.bal {
@@ -48,8 +64,10 @@ pub(super) fn prepare(
     }
     Ok(Prepared {
         bal: Arc::new(bal),
-        writes: IndexedWrites::from_alloy(b.bal, n),
-        hash: compute_block_access_list_hash(b.bal),
+        writes,
+        keys,
+        hash,
+        post_state,
         destroyed,
         empty_is_dead: chain.is_spurious_dragon(number),
     })

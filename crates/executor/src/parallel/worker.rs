@@ -7,7 +7,7 @@ use crate::{
     ExecutionError,
 };
 use alloy_evm::{Evm, FromRecoveredTx};
-use alloy_primitives::{map::HashMap, Address};
+use alloy_primitives::{logs_bloom, map::HashMap, Address, Bloom};
 use gigagas_bal::{
     writes::{check_writes, fragment_writes},
     Bal, BlockAccessIndex, Phase,
@@ -25,8 +25,8 @@ use std::{sync::atomic::Ordering, time::Instant};
 pub(super) struct TxExec {
     /// revm's result (status, gas, logs, output).
     pub(super) result: ExecutionResult<HaltReason>,
-    /// What revm's BAL builder records for this transaction alone (reads and writes at `i + 1`).
-    pub(super) fragment: Bal,
+    /// Bloom of the result's logs, computed here rather than on the commit's critical path.
+    pub(super) logs_bloom: Bloom,
     /// Set when the transaction touched an account that the BAL shows destroyed by an earlier
     /// transaction (pre-Cancun): its view of that account is not the in-order one.
     pub(super) stale_view: Option<Address>,
@@ -79,10 +79,14 @@ fn execute_tx<'a>(
             stale_view = Some(*address);
         }
     }
-    // A stale view is settled by the in-order fallback at commit; otherwise the writes must be
-    // exactly the BAL's writes at this index.
+    // A stale view is settled by the in-order fallback at commit. Otherwise every account and
+    // slot touched must be listed, and the writes must be exactly the BAL's at this index.
     if stale_view.is_none() {
+        for (address, account) in &state {
+            prep.keys.touch(number, Phase::Tx(i), address, account.storage.keys())?;
+        }
         check_writes(number, Phase::Tx(i), prep.writes.at(index.0), &fragment_writes(&fragment))?;
     }
-    Ok(TxExec { result, fragment, stale_view })
+    let logs_bloom = logs_bloom(result.logs());
+    Ok(TxExec { result, logs_bloom, stale_view })
 }

@@ -49,7 +49,7 @@ pub(crate) fn parallel_blocks<'a>(
             block: &b.block,
             senders: s,
             pre_state: &b.pre_state,
-            bal: bals.map_or(&r.bal, |x| &x[i]),
+            bal: bals.map_or_else(|| r.bal.as_ref().expect("sequential builds a BAL"), |x| &x[i]),
             gas_used_hint: Some(&r.tx_gas_used),
         })
         .collect()

@@ -20,7 +20,8 @@ fn position(d: &Data, number: u64) -> usize {
 fn run_tampered(number: u64, tamper: impl FnOnce(&mut BlockAccessList)) -> ExecutionError {
     let d = data();
     let at = position(d, number);
-    let mut bals: Vec<BlockAccessList> = d.reference.iter().map(|r| r.bal.clone()).collect();
+    let mut bals: Vec<BlockAccessList> =
+        d.reference.iter().map(|r| r.bal.clone().unwrap()).collect();
     tamper(&mut bals[at]);
     let blocks = parallel_blocks(d, Some(&bals));
     for threads in [1, 2] {
@@ -71,7 +72,12 @@ fn expect_write_mismatch(
 ) {
     match err {
         ExecutionError::Bal(BalValidationError::WriteMismatch {
-            phase: p, address, item: it, expected, found, ..
+            phase: p,
+            address,
+            item: it,
+            expected,
+            found,
+            ..
         }) => {
             assert_eq!(*p, phase, "{err}");
             assert_eq!(*address, acc.address, "{err}");
@@ -89,7 +95,7 @@ fn expect_write_mismatch(
 #[test]
 fn changed_storage_value_is_rejected() {
     let d = data();
-    let bal = &d.reference[position(d, BLOCK)].bal;
+    let bal = d.reference[position(d, BLOCK)].bal.as_ref().unwrap();
     let (a, s, c) = first_tx_storage_write(bal, tx_count(BLOCK));
     let change = &bal[a].storage_changes[s].changes[c];
     let tx = change.block_access_index.0 as usize - 1;
@@ -105,7 +111,7 @@ fn changed_storage_value_is_rejected() {
 #[test]
 fn dropped_balance_write_is_rejected() {
     let d = data();
-    let bal = &d.reference[position(d, BLOCK)].bal;
+    let bal = d.reference[position(d, BLOCK)].bal.as_ref().unwrap();
     let n = tx_count(BLOCK);
     let (a, c) = bal
         .iter()
@@ -127,7 +133,7 @@ fn dropped_balance_write_is_rejected() {
 #[test]
 fn phantom_storage_write_is_rejected() {
     let d = data();
-    let bal = &d.reference[position(d, BLOCK)].bal;
+    let bal = d.reference[position(d, BLOCK)].bal.as_ref().unwrap();
     // A slot that the block only reads gets a write at tx 0's index.
     let (a, r) = bal
         .iter()
@@ -142,23 +148,32 @@ fn phantom_storage_write_is_rejected() {
         let at = acc.storage_changes.partition_point(|s| s.slot < slot);
         acc.storage_changes.insert(at, alloy_eip7928::SlotChanges::new(slot, vec![change]));
     });
-    expect_write_mismatch(&err, Phase::Tx(0), &bal[a], &format!("storage slot {slot:#x}"), true, false);
+    expect_write_mismatch(
+        &err,
+        Phase::Tx(0),
+        &bal[a],
+        &format!("storage slot {slot:#x}"),
+        true,
+        false,
+    );
 }
 
 #[test]
 fn write_moved_to_another_index_is_rejected() {
     let d = data();
-    let bal = &d.reference[position(d, BLOCK)].bal;
+    let bal = d.reference[position(d, BLOCK)].bal.as_ref().unwrap();
     let n = tx_count(BLOCK);
     // A storage write by tx i whose slot has no other change: move it to a later free index.
     let (a, s) = bal
         .iter()
         .enumerate()
         .find_map(|(a, acc)| {
-            acc.storage_changes.iter().position(|sc| {
-                sc.changes.len() == 1 && (1..n).contains(&sc.changes[0].block_access_index.0)
-            })
-            .map(|s| (a, s))
+            acc.storage_changes
+                .iter()
+                .position(|sc| {
+                    sc.changes.len() == 1 && (1..n).contains(&sc.changes[0].block_access_index.0)
+                })
+                .map(|s| (a, s))
         })
         .unwrap();
     let from = bal[a].storage_changes[s].changes[0].block_access_index.0;
@@ -173,14 +188,16 @@ fn write_moved_to_another_index_is_rejected() {
 #[test]
 fn slot_missing_from_reads_is_rejected() {
     let d = data();
-    let bal = &d.reference[position(d, BLOCK)].bal;
+    let bal = d.reference[position(d, BLOCK)].bal.as_ref().unwrap();
     let a = bal.iter().position(|acc| !acc.storage_reads.is_empty()).unwrap();
     let slot = bal[a].storage_reads[0];
     let err = run_tampered(BLOCK, |bal| {
         bal[a].storage_reads.remove(0);
     });
     match &err {
-        ExecutionError::Bal(BalValidationError::NotInBal { address, slot: Some(s), phase, .. }) => {
+        ExecutionError::Bal(BalValidationError::NotInBal {
+            address, slot: Some(s), phase, ..
+        }) => {
             assert_eq!(*address, bal[a].address, "{err}");
             assert_eq!(*s, slot, "{err}");
             assert!(matches!(phase, Phase::Tx(_) | Phase::PreExecution | Phase::PostExecution));
@@ -193,7 +210,7 @@ fn slot_missing_from_reads_is_rejected() {
 #[test]
 fn account_missing_from_bal_is_rejected() {
     let d = data();
-    let bal = &d.reference[position(d, BLOCK)].bal;
+    let bal = d.reference[position(d, BLOCK)].bal.as_ref().unwrap();
     // An account that is only read (no changes at all).
     let a = bal.iter().position(|acc| !acc.has_changes() && acc.storage_reads.is_empty()).unwrap();
     let address = bal[a].address;
@@ -207,15 +224,16 @@ fn account_missing_from_bal_is_rejected() {
 }
 
 #[test]
-fn extra_read_is_rejected_by_hash() {
+fn phantom_read_is_rejected() {
     let d = data();
-    let bal = &d.reference[position(d, BLOCK)].bal;
+    let bal = d.reference[position(d, BLOCK)].bal.as_ref().unwrap();
     let a = bal.iter().position(|acc| acc.storage_reads.is_empty()).unwrap();
     let err = run_tampered(BLOCK, |bal| {
         bal[a].storage_reads.push(U256::from(0x1234_5678u64));
     });
     assert!(
-        matches!(&err, ExecutionError::Bal(BalValidationError::HashMismatch { .. })),
+        matches!(&err, ExecutionError::Bal(BalValidationError::Untouched { address, slot: Some(s), .. })
+            if *address == bal[a].address && *s == U256::from(0x1234_5678u64)),
         "{err}"
     );
 }
@@ -223,13 +241,16 @@ fn extra_read_is_rejected_by_hash() {
 #[test]
 fn wrong_withdrawal_balance_is_rejected_post_execution() {
     let d = data();
-    let bal = &d.reference[position(d, BLOCK)].bal;
+    let bal = d.reference[position(d, BLOCK)].bal.as_ref().unwrap();
     let post = tx_count(BLOCK) + 1;
     let (a, c) = bal
         .iter()
         .enumerate()
         .find_map(|(a, acc)| {
-            acc.balance_changes.iter().position(|ch| ch.block_access_index.0 == post).map(|c| (a, c))
+            acc.balance_changes
+                .iter()
+                .position(|ch| ch.block_access_index.0 == post)
+                .map(|c| (a, c))
         })
         .unwrap();
     let err = run_tampered(BLOCK, |bal| {
@@ -243,7 +264,7 @@ fn wrong_withdrawal_balance_is_rejected_post_execution() {
 #[test]
 fn phantom_pre_execution_write_is_rejected() {
     let d = data();
-    let bal = &d.reference[position(d, BLOCK)].bal;
+    let bal = d.reference[position(d, BLOCK)].bal.as_ref().unwrap();
     let a = bal
         .iter()
         .position(|acc| acc.balance_changes.first().is_some_and(|c| c.block_access_index.0 > 0))
@@ -253,6 +274,23 @@ fn phantom_pre_execution_write_is_rejected() {
         bal[a].balance_changes.insert(0, change);
     });
     expect_write_mismatch(&err, Phase::PreExecution, &bal[a], "balance", true, false);
+}
+
+#[test]
+fn phantom_account_is_rejected() {
+    let d = data();
+    let bal = d.reference[position(d, BLOCK)].bal.as_ref().unwrap();
+    let phantom = alloy_primitives::Address::repeat_byte(0xee);
+    assert!(bal.iter().all(|a| a.address != phantom));
+    let err = run_tampered(BLOCK, |bal| {
+        let at = bal.partition_point(|a| a.address < phantom);
+        bal.insert(at, AccountChanges::new(phantom));
+    });
+    assert!(
+        matches!(&err, ExecutionError::Bal(BalValidationError::Untouched { address, slot: None, .. })
+            if *address == phantom),
+        "{err}"
+    );
 }
 
 #[test]

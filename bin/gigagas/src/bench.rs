@@ -1,0 +1,449 @@
+//! `gigagas bench`: the executor on the mainnet blocks, validated and timed.
+
+use crate::report::{self, Report, RunRow};
+use alloy_primitives::Address;
+use gigagas_bal::{json as bal_json, BlockAccessList};
+use gigagas_executor::{
+    baseline::execute_baseline,
+    compare_outcomes,
+    parallel::{execute_parallel, ParallelBlock, ParallelConfig, ParallelRun},
+    projection::{project, BlockCost},
+    sequential::execute_sequential,
+    validate_header, BlockOutcome, ExecutionError, Scheduler,
+};
+use gigagas_primitives::ChainSpec;
+use gigagas_state::mainnet::{self, MainnetBlock};
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+use std::{
+    collections::BTreeSet,
+    path::PathBuf,
+    process::ExitCode,
+    time::{Duration, Instant},
+};
+
+/// Arguments of `gigagas bench`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct BenchArgs {
+    /// Folder of mainnet blocks: blocks/<number>/{block,pre_state}.json, bytecodes.json.gz,
+    /// block_hashes.json.
+    #[arg(long, default_value = "../shared/data/mainnet")]
+    data: PathBuf,
+    /// Worker thread counts, comma-separated [default: the machine's cores].
+    #[arg(long, value_delimiter = ',')]
+    threads: Vec<usize>,
+    /// Claim order: ols, gas-limit, gas-used or all.
+    #[arg(long, default_value = "all")]
+    scheduler: String,
+    /// Blocks per megablock, comma-separated numbers or `all`.
+    #[arg(long, value_delimiter = ',', default_value = "1,all")]
+    batch: Vec<String>,
+    /// Timed repetitions of every run; medians are reported.
+    #[arg(long, default_value_t = 5)]
+    repeat: usize,
+    /// Put sender recovery inside every measured region.
+    #[arg(long)]
+    include_recovery: bool,
+    /// Project 1–32 threads from measured per-transaction latencies.
+    #[arg(long)]
+    project: bool,
+    /// Write each block's BAL (built by the sequential reference) to DIR/<number>.json.
+    #[arg(long, value_name = "DIR")]
+    dump_bal: Option<PathBuf>,
+    /// Execute with the BALs in DIR/<number>.json instead of the built ones.
+    #[arg(long, value_name = "DIR")]
+    bal: Option<PathBuf>,
+    /// Only these block numbers, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    blocks: Vec<u64>,
+    /// Print one JSON object instead of tables.
+    #[arg(long)]
+    json: bool,
+}
+
+/// A failure that stops the bench before any block was judged.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum BenchError {
+    #[error(transparent)]
+    Load(#[from] mainnet::LoadError),
+    #[error(transparent)]
+    BalFile(#[from] bal_json::BalFileError),
+    #[error("{0}")]
+    Args(String),
+}
+
+fn median(mut xs: Vec<Duration>) -> Duration {
+    xs.sort_unstable();
+    xs.get(xs.len() / 2).copied().unwrap_or_default()
+}
+
+fn bar(len: u64, msg: &'static str) -> ProgressBar {
+    let pb = ProgressBar::new(len);
+    pb.set_style(
+        ProgressStyle::with_template("{msg:>10} [{bar:40}] {pos}/{len} {elapsed}")
+            .expect("static template")
+            .progress_chars("=> "),
+    );
+    pb.set_message(msg);
+    pb
+}
+
+fn pool(threads: usize) -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("build thread pool")
+}
+
+/// Recovers all senders on `pool`.
+fn recover_all(
+    pool: &rayon::ThreadPool,
+    chain: &ChainSpec,
+    data: &[MainnetBlock],
+) -> Result<Vec<Vec<Address>>, ExecutionError> {
+    pool.install(|| {
+        data.par_iter().map(|b| b.block.par_recover(chain).map_err(Into::into)).collect()
+    })
+}
+
+pub(crate) fn run(args: BenchArgs) -> Result<ExitCode, BenchError> {
+    let chain = ChainSpec::mainnet();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = if args.threads.is_empty() { vec![cores] } else { args.threads.clone() };
+    if threads.contains(&0) {
+        return Err(BenchError::Args("--threads must be at least 1".into()));
+    }
+    let schedulers: Vec<Scheduler> = match args.scheduler.as_str() {
+        "all" => Scheduler::ALL.to_vec(),
+        s => vec![s.parse().map_err(BenchError::Args)?],
+    };
+    let repeat = args.repeat.max(1);
+
+    let only = (!args.blocks.is_empty()).then_some(args.blocks.as_slice());
+    let total = match only {
+        Some(o) => o.len() as u64,
+        None => mainnet::block_numbers(&args.data)?.len() as u64,
+    };
+    let pb = bar(total, "loading");
+    let data = mainnet::load(&args.data, only, &|| pb.inc(1))?;
+    pb.finish_and_clear();
+    let n_blocks = data.len();
+    let batches: Vec<usize> = args
+        .batch
+        .iter()
+        .map(|b| match b.as_str() {
+            "all" => Ok(n_blocks.max(1)),
+            s => s.parse::<usize>().ok().filter(|&k| k > 0).ok_or_else(|| {
+                BenchError::Args(format!("--batch: `{s}` is not a positive number or `all`"))
+            }),
+        })
+        .collect::<Result<BTreeSet<_>, _>>()?
+        .into_iter()
+        .collect();
+    let gas: u64 = data.iter().map(|b| b.block.header.gas_used).sum();
+    let txs: usize = data.iter().map(|b| b.block.transactions.len()).sum();
+
+    let runs_total =
+        (2 + threads.len() * schedulers.len() * batches.len() + args.project as usize) * repeat + 2;
+    let progress = bar(runs_total as u64, "running");
+    let mut failures: Vec<String> = Vec::new();
+
+    // Sender recovery, timed on its own (parallel on the most threads, and on one thread).
+    let max_threads = *threads.iter().max().unwrap_or(&1);
+    let recovery_pool = pool(max_threads);
+    let one_pool = pool(1);
+    let mut recovery_times = Vec::new();
+    let mut senders = Vec::new();
+    for _ in 0..repeat {
+        let t = Instant::now();
+        match recover_all(&recovery_pool, &chain, &data) {
+            Ok(s) => senders = s,
+            Err(e) => {
+                progress.finish_and_clear();
+                eprintln!("error: {e}");
+                return Ok(ExitCode::FAILURE);
+            }
+        }
+        recovery_times.push(t.elapsed());
+    }
+    let recovery_parallel = median(recovery_times);
+    let recovery_single = {
+        let t = Instant::now();
+        let _ = recover_all(&one_pool, &chain, &data);
+        t.elapsed()
+    };
+    progress.inc(1);
+
+    // The sequential reference: validated once, against the headers.
+    let mut reference: Vec<Option<BlockOutcome>> = Vec::with_capacity(n_blocks);
+    let mut receipts_root_checked = 0;
+    for (b, s) in data.iter().zip(&senders) {
+        match execute_sequential(&chain, &b.block, s, &b.pre_state)
+            .and_then(|o| validate_header(&chain, &b.block, &o).map(|c| (o, c)))
+        {
+            Ok((o, check)) => {
+                receipts_root_checked += check.receipts_root as usize;
+                reference.push(Some(o));
+            }
+            Err(e) => {
+                failures.push(format!("sequential reference: {e}"));
+                reference.push(None);
+            }
+        }
+    }
+    progress.inc(1);
+
+    if let Some(dir) = &args.dump_bal {
+        for (b, r) in data.iter().zip(&reference) {
+            if let Some(r) = r {
+                if let Some(bal) = &r.bal {
+                    bal_json::write_file(dir, b.block.number(), bal)?;
+                }
+            }
+        }
+    }
+    let given_bals: Option<Vec<BlockAccessList>> = match &args.bal {
+        Some(dir) => Some(
+            data.iter()
+                .map(|b| bal_json::read_file(dir, b.block.number()))
+                .collect::<Result<_, _>>()?,
+        ),
+        None => None,
+    };
+
+    // Baseline and sequential pipeline, timed.
+    let mut baseline_times = Vec::new();
+    let mut sequential_times = Vec::new();
+    for _ in 0..repeat {
+        let t = Instant::now();
+        let rec = args.include_recovery.then(|| recover_all(&one_pool, &chain, &data));
+        for (b, s) in data.iter().zip(&senders) {
+            let _ = execute_baseline(&chain, &b.block, s, &b.pre_state);
+        }
+        drop(rec);
+        baseline_times.push(t.elapsed());
+        progress.inc(1);
+        let t = Instant::now();
+        let rec = args.include_recovery.then(|| recover_all(&one_pool, &chain, &data));
+        for (b, s) in data.iter().zip(&senders) {
+            let _ = execute_sequential(&chain, &b.block, s, &b.pre_state);
+        }
+        drop(rec);
+        sequential_times.push(t.elapsed());
+        progress.inc(1);
+    }
+    let baseline = median(baseline_times);
+    let sequential = median(sequential_times);
+
+    // Parallel runs.
+    let empty: BlockAccessList = Vec::new();
+    let inputs: Vec<ParallelBlock<'_>> = data
+        .iter()
+        .zip(&senders)
+        .zip(&reference)
+        .enumerate()
+        .map(|(i, ((b, s), r))| ParallelBlock {
+            block: &b.block,
+            senders: s,
+            pre_state: &b.pre_state,
+            bal: match (&given_bals, r) {
+                (Some(g), _) => &g[i],
+                (None, Some(r)) => r.bal.as_ref().unwrap_or(&empty),
+                (None, None) => &empty,
+            },
+            gas_used_hint: r.as_ref().map(|r| r.tx_gas_used.as_slice()),
+        })
+        .collect();
+    let mut rows = Vec::new();
+    let mut bad_blocks = BTreeSet::new();
+    for &t in &threads {
+        let rec_pool = pool(t);
+        for &scheduler in &schedulers {
+            for &batch in &batches {
+                let config = ParallelConfig { threads: t, scheduler, batch };
+                let mut walls = Vec::new();
+                let mut longest = Vec::new();
+                let mut fallbacks = BTreeSet::new();
+                for _ in 0..repeat {
+                    let rec = args.include_recovery.then(|| {
+                        let t = Instant::now();
+                        let _ = recover_all(&rec_pool, &chain, &data);
+                        t.elapsed()
+                    });
+                    let run = execute_parallel(&chain, &inputs, config);
+                    walls.push(run.wall + rec.unwrap_or_default());
+                    longest.push(run.longest_tx());
+                    check_run(
+                        &chain,
+                        &data,
+                        &reference,
+                        &run,
+                        &mut failures,
+                        &mut bad_blocks,
+                        &mut fallbacks,
+                    );
+                    progress.inc(1);
+                }
+                let seconds = median(walls).as_secs_f64();
+                rows.push(RunRow {
+                    threads: t,
+                    scheduler,
+                    batch,
+                    gas,
+                    seconds,
+                    mgas_per_s: gas as f64 / 1e6 / seconds,
+                    speedup: baseline.as_secs_f64() / seconds,
+                    vs_sequential: sequential.as_secs_f64() / seconds,
+                    longest_tx_ms: median(longest).as_secs_f64() * 1e3,
+                    fallback_blocks: fallbacks.into_iter().collect(),
+                });
+            }
+        }
+    }
+
+    // Projection from one-thread latencies (median over the repetitions).
+    let projection = if args.project {
+        let mut runs = Vec::new();
+        for _ in 0..repeat {
+            let config = ParallelConfig { threads: 1, scheduler: Scheduler::Ols, batch: n_blocks };
+            runs.push(execute_parallel(&chain, &inputs, config));
+            progress.inc(1);
+        }
+        let costs = block_costs(&data, &reference, &runs);
+        if std::env::var("GIGAGAS_DEBUG_STAGES").is_ok() {
+            let sum = |f: &dyn Fn(&BlockCost) -> u64| costs.iter().map(f).sum::<u64>() as f64 / 1e6;
+            eprintln!(
+                "stages: prepare {:.1} ms, execute {:.1} ms, commit {:.1} ms",
+                sum(&|c| c.prepare_nanos),
+                sum(&|c| c.tx_nanos.iter().sum()),
+                sum(&|c| c.commit_nanos)
+            );
+            let mut v: Vec<_> = costs
+                .iter()
+                .zip(&data)
+                .map(|(c, b)| (c.commit_nanos / 1000, c.prepare_nanos / 1000, b.block.number()))
+                .collect();
+            v.sort();
+            eprintln!("top commits (us): {:?}", &v[v.len() - 8..]);
+        }
+        Some(report::projection_rows(
+            &costs,
+            &batches_for_projection(n_blocks),
+            baseline,
+            &rows,
+            project,
+        ))
+    } else {
+        None
+    };
+    progress.finish_and_clear();
+
+    let blocks_validated =
+        n_blocks - bad_blocks.len().max(reference.iter().filter(|r| r.is_none()).count());
+    let report = Report {
+        blocks: n_blocks,
+        transactions: txs,
+        gas,
+        blocks_validated,
+        receipts_root_checked,
+        repeat,
+        include_recovery: args.include_recovery,
+        cores,
+        recovery_parallel_s: recovery_parallel.as_secs_f64(),
+        recovery_single_s: recovery_single.as_secs_f64(),
+        recovery_threads: max_threads,
+        baseline_s: baseline.as_secs_f64(),
+        sequential_s: sequential.as_secs_f64(),
+        runs: rows,
+        projection,
+        peak_rss_mb: report::peak_rss_mb(),
+        failures: failures.clone(),
+        bal_source: args.bal.as_ref().map(|p| p.display().to_string()),
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report).expect("report serializes"));
+    } else {
+        report::print_tables(&report);
+    }
+    if failures.is_empty() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        for f in failures.iter().take(20) {
+            eprintln!("FAILED: {f}");
+        }
+        Ok(ExitCode::FAILURE)
+    }
+}
+
+fn batches_for_projection(n_blocks: usize) -> Vec<usize> {
+    let mut b: Vec<usize> = [1, 2, 5, 10, 25].into_iter().filter(|&k| k < n_blocks).collect();
+    b.push(n_blocks.max(1));
+    b
+}
+
+/// Validates every block of a parallel run against the reference and the header.
+fn check_run(
+    chain: &ChainSpec,
+    data: &[MainnetBlock],
+    reference: &[Option<BlockOutcome>],
+    run: &ParallelRun,
+    failures: &mut Vec<String>,
+    bad_blocks: &mut BTreeSet<u64>,
+    fallbacks: &mut BTreeSet<u64>,
+) {
+    for ((b, r), outcome) in data.iter().zip(reference).zip(&run.outcomes) {
+        let number = b.block.number();
+        let checked = outcome.as_ref().map_err(Clone::clone).and_then(|o| {
+            if let Some(r) = r {
+                compare_outcomes(r, o)?;
+            }
+            validate_header(chain, &b.block, o)?;
+            Ok(o)
+        });
+        match checked {
+            Ok(o) => {
+                if o.fallback.is_some() {
+                    fallbacks.insert(number);
+                }
+            }
+            Err(e) => {
+                if bad_blocks.insert(number) {
+                    failures.push(format!("parallel: {e}"));
+                }
+            }
+        }
+    }
+}
+
+/// Per-block costs for the projection: median over `runs` of each latency.
+fn block_costs(
+    data: &[MainnetBlock],
+    reference: &[Option<BlockOutcome>],
+    runs: &[ParallelRun],
+) -> Vec<BlockCost> {
+    let med = |mut v: Vec<u64>| {
+        v.sort_unstable();
+        v.get(v.len() / 2).copied().unwrap_or(0)
+    };
+    data.iter()
+        .enumerate()
+        .map(|(bi, b)| {
+            let n = b.block.transactions.len();
+            let tx_nanos = (0..n)
+                .map(|i| med(runs.iter().filter_map(|r| r.tx_nanos[bi].get(i).copied()).collect()))
+                .collect();
+            BlockCost {
+                gas: b.block.header.gas_used,
+                tx_nanos,
+                tx_gas_limit: b
+                    .block
+                    .transactions
+                    .iter()
+                    .map(alloy_consensus::Transaction::gas_limit)
+                    .collect(),
+                tx_gas_used: reference[bi]
+                    .as_ref()
+                    .map_or_else(|| vec![0; n], |r| r.tx_gas_used.clone()),
+                commit_nanos: med(runs.iter().map(|r| r.commit_nanos[bi]).collect()),
+                prepare_nanos: med(runs.iter().map(|r| r.prepare_nanos[bi]).collect()),
+            }
+        })
+        .collect()
+}

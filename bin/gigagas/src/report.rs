@@ -1,0 +1,258 @@
+//! The bench report: tables for people, one JSON object for scripts.
+
+use gigagas_executor::{
+    projection::{BlockCost, Projection},
+    Scheduler,
+};
+use serde::Serialize;
+use std::time::Duration;
+
+/// One measured parallel configuration (medians over the repetitions).
+#[derive(Debug, Serialize)]
+pub(crate) struct RunRow {
+    pub(crate) threads: usize,
+    #[serde(serialize_with = "ser_scheduler")]
+    pub(crate) scheduler: Scheduler,
+    pub(crate) batch: usize,
+    pub(crate) gas: u64,
+    pub(crate) seconds: f64,
+    pub(crate) mgas_per_s: f64,
+    /// Against the plain revm loop measured in the same run.
+    pub(crate) speedup: f64,
+    /// Against the sequential reference pipeline measured in the same run.
+    pub(crate) vs_sequential: f64,
+    pub(crate) longest_tx_ms: f64,
+    /// Blocks re-executed in order (pre-Cancun SELFDESTRUCT then access).
+    pub(crate) fallback_blocks: Vec<u64>,
+}
+
+fn ser_scheduler<S: serde::Serializer>(s: &Scheduler, ser: S) -> Result<S::Ok, S::Error> {
+    ser.serialize_str(s.name())
+}
+
+/// One projected configuration.
+#[derive(Debug, Serialize)]
+pub(crate) struct ProjectionRow {
+    pub(crate) threads: usize,
+    #[serde(serialize_with = "ser_scheduler")]
+    pub(crate) scheduler: Scheduler,
+    pub(crate) batch: usize,
+    pub(crate) seconds: f64,
+    pub(crate) mgas_per_s: f64,
+    /// Against the plain revm loop measured in this run.
+    pub(crate) speedup: f64,
+    pub(crate) longest_tx_share: f64,
+    /// The published study's speedup over its own 1-thread run at these threads (batch 1, or a
+    /// ~50-block megablock), from ../shared/MISSION.md.
+    pub(crate) published_speedup: Option<f64>,
+}
+
+/// A measured run next to its projection.
+#[derive(Debug, Serialize)]
+pub(crate) struct ProjectionCheck {
+    pub(crate) threads: usize,
+    #[serde(serialize_with = "ser_scheduler")]
+    pub(crate) scheduler: Scheduler,
+    pub(crate) batch: usize,
+    pub(crate) measured_s: f64,
+    pub(crate) projected_s: f64,
+    /// (projected − measured) / measured, in percent.
+    pub(crate) error_pct: f64,
+}
+
+/// Everything `gigagas bench` found.
+#[derive(Debug, Serialize)]
+pub(crate) struct Report {
+    pub(crate) blocks: usize,
+    pub(crate) transactions: usize,
+    pub(crate) gas: u64,
+    pub(crate) blocks_validated: usize,
+    pub(crate) receipts_root_checked: usize,
+    pub(crate) repeat: usize,
+    pub(crate) include_recovery: bool,
+    pub(crate) cores: usize,
+    pub(crate) recovery_parallel_s: f64,
+    pub(crate) recovery_single_s: f64,
+    pub(crate) recovery_threads: usize,
+    /// Plain revm loop (one State, commit per tx, no BAL builder), seconds.
+    pub(crate) baseline_s: f64,
+    /// Sequential reference pipeline (alloy-evm block executor + BAL builder), seconds.
+    pub(crate) sequential_s: f64,
+    pub(crate) runs: Vec<RunRow>,
+    #[serde(skip_serializing_if = "Option::is_none", flatten)]
+    pub(crate) projection: Option<ProjectionJson>,
+    pub(crate) peak_rss_mb: Option<f64>,
+    pub(crate) failures: Vec<String>,
+    pub(crate) bal_source: Option<String>,
+}
+
+/// `projection` and `projection_check` as top-level JSON fields.
+#[derive(Debug, Serialize)]
+pub(crate) struct ProjectionJson {
+    pub(crate) projection: Vec<ProjectionRow>,
+    pub(crate) projection_check: Vec<ProjectionCheck>,
+}
+
+/// Published Mgas/s (../shared/MISSION.md): per block and for a 50-block megablock.
+const PUBLISHED_PER_BLOCK: [(usize, f64); 5] =
+    [(1, 1258.0), (2, 2460.0), (4, 3753.0), (8, 4824.0), (16, 5084.0)];
+const PUBLISHED_MEGABLOCK: [(usize, f64); 5] =
+    [(1, 1440.0), (2, 2793.0), (4, 5167.0), (8, 9095.0), (16, 14001.0)];
+
+fn published_speedup(threads: usize, batch: usize, n_blocks: usize) -> Option<f64> {
+    let table = if batch == 1 {
+        &PUBLISHED_PER_BLOCK
+    } else if batch == n_blocks && n_blocks >= 25 {
+        &PUBLISHED_MEGABLOCK
+    } else {
+        return None;
+    };
+    let one = table[0].1;
+    table.iter().find(|(t, _)| *t == threads).map(|(_, m)| m / one)
+}
+
+/// Projects every (threads, scheduler, batch) and checks the projection against `measured`.
+pub(crate) fn projection_rows(
+    costs: &[BlockCost],
+    batches: &[usize],
+    baseline: Duration,
+    measured: &[RunRow],
+    project: fn(&[BlockCost], usize, Scheduler, usize) -> Projection,
+) -> ProjectionJson {
+    let n_blocks = costs.len();
+    let mut rows = Vec::new();
+    for threads in [1, 2, 4, 8, 16, 32] {
+        for scheduler in Scheduler::ALL {
+            for &batch in batches {
+                let p = project(costs, threads, scheduler, batch);
+                rows.push(ProjectionRow {
+                    threads,
+                    scheduler,
+                    batch,
+                    seconds: p.seconds,
+                    mgas_per_s: p.mgas_per_s,
+                    speedup: baseline.as_secs_f64() / p.seconds,
+                    longest_tx_share: p.longest_tx_share,
+                    published_speedup: published_speedup(threads, batch, n_blocks),
+                });
+            }
+        }
+    }
+    let checks = measured
+        .iter()
+        .map(|m| {
+            let p = project(costs, m.threads, m.scheduler, m.batch);
+            ProjectionCheck {
+                threads: m.threads,
+                scheduler: m.scheduler,
+                batch: m.batch,
+                measured_s: m.seconds,
+                projected_s: p.seconds,
+                error_pct: (p.seconds - m.seconds) / m.seconds * 100.0,
+            }
+        })
+        .collect();
+    ProjectionJson { projection: rows, projection_check: checks }
+}
+
+/// Peak resident set size of this process (MiB), from `/proc/self/status` `VmHWM`.
+pub(crate) fn peak_rss_mb() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}
+
+pub(crate) fn print_tables(r: &Report) {
+    println!(
+        "gigagas bench: {} blocks, {} transactions, {:.1} Mgas; {} cores; medians of {} runs{}",
+        r.blocks,
+        r.transactions,
+        r.gas as f64 / 1e6,
+        r.cores,
+        r.repeat,
+        if r.include_recovery { "; sender recovery inside the measured region" } else { "" }
+    );
+    println!(
+        "validated: {}/{} blocks (gasUsed, logsBloom, receipts; receiptsRoot on {} post-Byzantium \
+         blocks; BAL hash and post-state equal to the sequential reference){}",
+        r.blocks_validated,
+        r.blocks,
+        r.receipts_root_checked,
+        r.bal_source.as_ref().map(|s| format!("; BALs from {s}")).unwrap_or_default()
+    );
+    println!(
+        "sender recovery: {:.1} ms on {} threads, {:.1} ms on 1 thread",
+        r.recovery_parallel_s * 1e3,
+        r.recovery_threads,
+        r.recovery_single_s * 1e3
+    );
+    let mgas = |s: f64| r.gas as f64 / 1e6 / s;
+    println!(
+        "baseline (plain revm loop):        {:>8.1} ms  {:>8.1} Mgas/s  1.00x",
+        r.baseline_s * 1e3,
+        mgas(r.baseline_s)
+    );
+    println!(
+        "sequential reference (+BAL build): {:>8.1} ms  {:>8.1} Mgas/s  {:.2}x",
+        r.sequential_s * 1e3,
+        mgas(r.sequential_s),
+        r.baseline_s / r.sequential_s
+    );
+    println!();
+    println!(
+        "{:>7} {:>9} {:>5} {:>9} {:>8} {:>8} {:>10} {:>9}  fallback",
+        "threads", "scheduler", "batch", "Mgas/s", "speedup", "vs seq", "longest tx", "total"
+    );
+    for row in &r.runs {
+        println!(
+            "{:>7} {:>9} {:>5} {:>9.1} {:>7.2}x {:>7.2}x {:>8.2}ms {:>7.1}ms  {}",
+            row.threads,
+            row.scheduler.name(),
+            row.batch,
+            row.mgas_per_s,
+            row.speedup,
+            row.vs_sequential,
+            row.longest_tx_ms,
+            row.seconds * 1e3,
+            row.fallback_blocks.iter().map(u64::to_string).collect::<Vec<_>>().join(",")
+        );
+    }
+    if let Some(p) = &r.projection {
+        println!();
+        println!("projection from 1-thread per-transaction latencies (critical-path simulation):");
+        println!(
+            "{:>7} {:>9} {:>5} {:>9} {:>8} {:>12} {:>10}",
+            "threads", "scheduler", "batch", "Mgas/s", "speedup", "longest tx %", "published"
+        );
+        for row in &p.projection {
+            println!(
+                "{:>7} {:>9} {:>5} {:>9.1} {:>7.2}x {:>11.1}% {:>10}",
+                row.threads,
+                row.scheduler.name(),
+                row.batch,
+                row.mgas_per_s,
+                row.speedup,
+                row.longest_tx_share * 100.0,
+                row.published_speedup.map(|s| format!("{s:.2}x")).unwrap_or_default()
+            );
+        }
+        println!();
+        println!("projection vs measured:");
+        for c in &p.projection_check {
+            println!(
+                "  {:>2} threads {:>9} batch {:>3}: measured {:>7.1} ms, projected {:>7.1} ms ({:+.1}%)",
+                c.threads,
+                c.scheduler.name(),
+                c.batch,
+                c.measured_s * 1e3,
+                c.projected_s * 1e3,
+                c.error_pct
+            );
+        }
+    }
+    if let Some(rss) = r.peak_rss_mb {
+        println!();
+        println!("peak RSS: {rss:.0} MiB");
+    }
+}
