@@ -175,9 +175,10 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode, BenchError> {
     let mut reference: Vec<Option<BlockOutcome>> = Vec::with_capacity(n_blocks);
     let mut receipts_root_checked = 0;
     for (b, s) in data.iter().zip(&senders) {
-        match execute_sequential(&chain, &b.block, s, &b.pre_state)
-            .and_then(|o| validate_header(&chain, &b.block, &o).map(|c| (o, c)))
-        {
+        match execute_sequential(&chain, &b.block, s, &b.pre_state).and_then(|o| {
+            let bal = o.bal.as_deref().unwrap_or_default();
+            validate_header(&chain, &b.block, &o, bal).map(|c| (o, c))
+        }) {
             Ok((o, check)) => {
                 receipts_root_checked += check.receipts_root as usize;
                 reference.push(Some(o));
@@ -252,7 +253,7 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode, BenchError> {
         })
         .collect();
     let mut rows = Vec::new();
-    let mut bad_blocks = BTreeSet::new();
+    let mut tally = Tally::default();
     for &t in &threads {
         let rec_pool = pool(t);
         for &scheduler in &schedulers {
@@ -270,15 +271,8 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode, BenchError> {
                     let run = execute_parallel(&chain, &inputs, config);
                     walls.push(run.wall + rec.unwrap_or_default());
                     longest.push(run.longest_tx());
-                    check_run(
-                        &chain,
-                        &data,
-                        &reference,
-                        &run,
-                        &mut failures,
-                        &mut bad_blocks,
-                        &mut fallbacks,
-                    );
+                    fallbacks
+                        .extend(check_run(&chain, &data, &reference, &inputs, &run, &mut tally));
                     progress.inc(1);
                 }
                 let seconds = median(walls).as_secs_f64();
@@ -335,8 +329,12 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode, BenchError> {
     };
     progress.finish_and_clear();
 
-    let blocks_validated =
-        n_blocks - bad_blocks.len().max(reference.iter().filter(|r| r.is_none()).count());
+    for (b, r) in data.iter().zip(&reference) {
+        if r.is_none() {
+            tally.bad_blocks.insert(b.block.number());
+        }
+    }
+    let blocks_validated = n_blocks - tally.bad_blocks.len();
     let report = Report {
         blocks: n_blocks,
         transactions: txs,
@@ -378,23 +376,31 @@ fn batches_for_projection(n_blocks: usize) -> Vec<usize> {
     b
 }
 
-/// Validates every block of a parallel run against the reference and the header.
+/// Failures seen so far, one per block.
+#[derive(Default)]
+struct Tally {
+    failures: Vec<String>,
+    bad_blocks: BTreeSet<u64>,
+}
+
+/// Validates every block of a parallel run against the reference and the header; returns the
+/// blocks that fell back to in-order execution.
 fn check_run(
     chain: &ChainSpec,
     data: &[MainnetBlock],
     reference: &[Option<BlockOutcome>],
+    inputs: &[ParallelBlock<'_>],
     run: &ParallelRun,
-    failures: &mut Vec<String>,
-    bad_blocks: &mut BTreeSet<u64>,
-    fallbacks: &mut BTreeSet<u64>,
-) {
-    for ((b, r), outcome) in data.iter().zip(reference).zip(&run.outcomes) {
+    tally: &mut Tally,
+) -> BTreeSet<u64> {
+    let mut fallbacks = BTreeSet::new();
+    for (((b, r), outcome), input) in data.iter().zip(reference).zip(&run.outcomes).zip(inputs) {
         let number = b.block.number();
         let checked = outcome.as_ref().map_err(Clone::clone).and_then(|o| {
             if let Some(r) = r {
-                compare_outcomes(r, o)?;
+                compare_outcomes(r, o, input.bal)?;
             }
-            validate_header(chain, &b.block, o)?;
+            validate_header(chain, &b.block, o, input.bal)?;
             Ok(o)
         });
         match checked {
@@ -404,12 +410,13 @@ fn check_run(
                 }
             }
             Err(e) => {
-                if bad_blocks.insert(number) {
-                    failures.push(format!("parallel: {e}"));
+                if tally.bad_blocks.insert(number) {
+                    tally.failures.push(format!("parallel: {e}"));
                 }
             }
         }
     }
+    fallbacks
 }
 
 /// Per-block costs for the projection: median over `runs` of each latency.

@@ -1,11 +1,9 @@
 //! Shared EVM plumbing: block execution context, EVM construction and error mapping.
 
-use crate::ExecutionError;
+use crate::{receipt::MemoReceiptBuilder, ExecutionError};
 use alloy_evm::{
     block::BlockExecutionError,
-    eth::{
-        receipt_builder::AlloyReceiptBuilder, spec::EthSpec, EthBlockExecutionCtx, EthBlockExecutor,
-    },
+    eth::{spec::EthSpec, EthBlockExecutionCtx, EthBlockExecutor},
     precompiles::PrecompilesMap,
     EthEvm, EthEvmFactory, EvmFactory,
 };
@@ -29,7 +27,7 @@ pub(crate) type BlockEvm<DB> = EthEvm<DB, NoOpInspector, PrecompilesMap>;
 
 /// alloy-evm's Ethereum block executor over `DB`.
 pub(crate) type BlockExec<'a, DB> =
-    EthBlockExecutor<'a, BlockEvm<DB>, &'a EthSpec, AlloyReceiptBuilder>;
+    EthBlockExecutor<'a, BlockEvm<DB>, &'a EthSpec, MemoReceiptBuilder>;
 
 /// alloy-evm's execution context of `block` (parent hash, beacon root, withdrawals).
 /// Ommer headers are not in the mainnet data set, so ommers are empty (see docs/architecture.md).
@@ -64,7 +62,7 @@ pub(crate) fn block_executor<'a, DB: alloy_evm::block::StateDB>(
         block_evm(chain, block, db),
         block_ctx(block),
         &chain.eth,
-        AlloyReceiptBuilder::default(),
+        MemoReceiptBuilder::default(),
     )
 }
 

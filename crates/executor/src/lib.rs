@@ -18,6 +18,7 @@ mod error;
 mod outcome;
 pub mod parallel;
 pub mod projection;
+mod receipt;
 mod schedule;
 
 pub mod sequential;

@@ -42,6 +42,10 @@ impl PostStateDiff {
     pub fn from_cache(cache: &CacheState, pre: &PreState) -> Self {
         let mut out = BTreeMap::new();
         for (address, account) in &cache.accounts {
+            // Loaded and never changed: equal to the pre-state.
+            if account.status.is_not_modified() {
+                continue;
+            }
             let (balance, nonce, code_hash) = account
                 .account
                 .as_ref()
@@ -150,9 +154,6 @@ pub struct BlockOutcome {
     /// The BAL that revm's builder recorded during sequential execution, canonically ordered.
     /// `None` from the parallel executor: its BAL is the given one, verified entry by entry.
     pub bal: Option<Vec<AccountChanges>>,
-    /// keccak256(rlp(BAL)) of the block's BAL: built (sequential) or given and verified
-    /// (parallel).
-    pub bal_hash: B256,
     /// Changes against the pre-state.
     pub post_state: PostStateDiff,
     /// Set when the parallel executor had to re-execute the block in order, with the reason.
@@ -178,7 +179,9 @@ pub struct HeaderCheck {
 }
 
 /// Checks `outcome` against `block`'s header: `gasUsed`, `logsBloom`, `receiptsRoot`
-/// (Byzantium and later) and `blockAccessListHash` (when the header has one).
+/// (Byzantium and later) and, when the header has one, `blockAccessListHash` against
+/// keccak256(rlp(`bal`)), where `bal` is the block's BAL as execution verified it (the built one
+/// for the sequential reference, the given one for the parallel executor).
 ///
 /// # Errors
 /// [`ExecutionError::Header`] naming the field, with header and execution values.
@@ -186,6 +189,7 @@ pub fn validate_header(
     chain: &ChainSpec,
     block: &BlockInput,
     outcome: &BlockOutcome,
+    bal: &[AccountChanges],
 ) -> Result<HeaderCheck, ExecutionError> {
     let number = block.number();
     let h = &block.header;
@@ -210,27 +214,29 @@ pub fn validate_header(
         }
     }
     let bal_hash = match h.block_access_list_hash {
-        Some(expected) if expected != outcome.bal_hash => {
-            return Err(err(
-                "blockAccessListHash",
-                expected.to_string(),
-                outcome.bal_hash.to_string(),
-            ))
+        Some(expected) => {
+            let found = alloy_eip7928::compute_block_access_list_hash(bal);
+            if expected != found {
+                return Err(err("blockAccessListHash", expected.to_string(), found.to_string()));
+            }
+            true
         }
-        Some(_) => true,
         None => false,
     };
     Ok(HeaderCheck { receipts_root, bal_hash })
 }
 
 /// Compares a parallel outcome with the sequential reference of the same block: gas used,
-/// receipts (status, cumulative gas, logs), BAL hash and post-state diff.
+/// receipts (status, cumulative gas, logs), BAL and post-state diff. `parallel_bal` is the BAL
+/// the parallel executor was given (and verified); an outcome that carries its own BAL (the
+/// in-order fallback) is compared by that one.
 ///
 /// # Errors
 /// [`ExecutionError::Divergence`] naming the first difference (tx index, account, slot).
 pub fn compare_outcomes(
     reference: &BlockOutcome,
     parallel: &BlockOutcome,
+    parallel_bal: &[AccountChanges],
 ) -> Result<(), ExecutionError> {
     let div = |what, detail| ExecutionError::Divergence { block: reference.number, what, detail };
     if reference.gas_used != parallel.gas_used {
@@ -250,17 +256,11 @@ pub fn compare_outcomes(
             format!("tx {i}: {:?} vs {:?}", reference.receipts[i], parallel.receipts[i]),
         ));
     }
-    if reference.bal_hash != parallel.bal_hash {
-        let diff = match (&reference.bal, &parallel.bal) {
-            (Some(a), Some(b)) => {
-                format!(": {:?}", alloy_eip7928::BalDiff::between(a, b).first_diff)
-            }
-            _ => String::new(),
-        };
-        return Err(div(
-            "BAL hash",
-            format!("{} vs {}{diff}", reference.bal_hash, parallel.bal_hash),
-        ));
+    let reference_bal = reference.bal.as_deref().unwrap_or_default();
+    let parallel_bal = parallel.bal.as_deref().unwrap_or(parallel_bal);
+    if reference_bal != parallel_bal {
+        let diff = alloy_eip7928::BalDiff::between(reference_bal, parallel_bal);
+        return Err(div("BAL", format!("{:?}", diff.first_diff)));
     }
     if let Some(d) = reference.post_state.first_difference(&parallel.post_state) {
         return Err(div("post-state", d));

@@ -8,7 +8,7 @@ use crate::{
 use alloy_consensus::transaction::Recovered;
 use alloy_evm::{block::BlockExecutor, Evm};
 use alloy_primitives::Address;
-use gigagas_bal::{compute_block_access_list_hash, BlockAccessIndex, Phase};
+use gigagas_bal::{BlockAccessIndex, Phase};
 use gigagas_primitives::{BlockInput, ChainSpec};
 use gigagas_state::PreState;
 use revm::database::State;
@@ -58,7 +58,6 @@ pub fn execute_sequential(
         gas_used: result.gas_used,
         tx_gas_used,
         receipts: result.receipts,
-        bal_hash: compute_block_access_list_hash(&bal),
         post_state: PostStateDiff::from_cache(&state.cache, pre_state),
         bal: Some(bal),
         fallback: None,

@@ -3,14 +3,14 @@
 use super::{prepare::Prepared, worker::TxExec, ParallelBlock, Shared};
 use crate::{
     env::{block_executor, map_block_error},
+    receipt::receipt_envelope,
     sequential::execute_sequential,
     BlockOutcome, ExecutionError,
 };
-use alloy_consensus::{
-    Eip658Value, Receipt, ReceiptEnvelope, ReceiptWithBloom, Transaction as _, TxType,
-};
+use alloy_consensus::Transaction as _;
 use alloy_evm::{block::BlockExecutor, Evm};
 use gigagas_bal::{
+    compute_block_access_list_hash,
     writes::{check_writes, fragment_writes},
     Bal, BalValidationError, BlockAccessIndex, Phase,
 };
@@ -83,7 +83,7 @@ fn commit(shared: &Shared<'_>, b: usize) -> Result<BlockOutcome, ExecutionError>
             "tx {i} touches account {address}, destroyed earlier in the block (pre-Cancun \
              SELFDESTRUCT): re-executed in order"
         );
-        return fallback(shared.chain, pb, prep, reason);
+        return fallback(shared.chain, pb, reason);
     }
 
     // Transactions in order: block gas limit, cumulative gas, receipts. This is what alloy-evm's
@@ -119,21 +119,14 @@ fn commit(shared: &Shared<'_>, b: usize) -> Result<BlockOutcome, ExecutionError>
             ex.blob_gas_used += tx.blob_gas_used().unwrap_or_default();
         }
         tx_gas_used.push(gas.tx_gas_used());
-        let receipt = ReceiptWithBloom {
-            receipt: Receipt {
-                status: Eip658Value::Eip658(t.result.is_success()),
-                cumulative_gas_used: ex.cumulative_tx_gas_used,
-                logs: t.result.into_logs(),
-            },
-            logs_bloom: t.logs_bloom,
-        };
-        receipts.push(match tx.tx_type() {
-            TxType::Legacy => ReceiptEnvelope::Legacy(receipt),
-            TxType::Eip2930 => ReceiptEnvelope::Eip2930(receipt),
-            TxType::Eip1559 => ReceiptEnvelope::Eip1559(receipt),
-            TxType::Eip4844 => ReceiptEnvelope::Eip4844(receipt),
-            TxType::Eip7702 => ReceiptEnvelope::Eip7702(receipt),
-        });
+        let success = t.result.is_success();
+        receipts.push(receipt_envelope(
+            tx.tx_type(),
+            success,
+            ex.cumulative_tx_gas_used,
+            t.result.into_logs(),
+            t.logs_bloom,
+        ));
     }
     ex.receipts = receipts;
     // Index n + 1: rewards, withdrawals, EIP-6110 deposits, EIP-7002/7251 requests.
@@ -142,7 +135,7 @@ fn commit(shared: &Shared<'_>, b: usize) -> Result<BlockOutcome, ExecutionError>
     check_system_fragment(number, Phase::PostExecution, post_index.0, prep, &post_fragment)?;
 
     // Every write matched at its index; every listed account and slot must have been touched.
-    // Together: execution's BAL is the given BAL, so its hash is the given hash.
+    // Together: execution's BAL is the given BAL.
     prep.keys.check_all_touched(number)?;
     Ok(BlockOutcome {
         number,
@@ -151,7 +144,6 @@ fn commit(shared: &Shared<'_>, b: usize) -> Result<BlockOutcome, ExecutionError>
         receipts: result.receipts,
         post_state: prep.post_state.clone(),
         bal: None,
-        bal_hash: prep.hash,
         fallback: None,
     })
 }
@@ -169,25 +161,21 @@ fn bal_state<'a>(
 }
 
 /// In-order re-execution of a block whose parallel view was not the in-order one; the BAL it
-/// builds must still hash to the given BAL's hash.
+/// builds must equal the given BAL.
 fn fallback(
     chain: &ChainSpec,
     pb: &ParallelBlock<'_>,
-    prep: &Prepared,
     reason: String,
 ) -> Result<BlockOutcome, ExecutionError> {
     let mut outcome = execute_sequential(chain, pb.block, pb.senders, pb.pre_state)?;
-    if outcome.bal_hash != prep.hash {
-        let diff = outcome
-            .bal
-            .as_deref()
-            .and_then(|built| alloy_eip7928::BalDiff::between(pb.bal, built).first_diff)
-            .map_or_else(|| "no account differs".into(), |d| format!("{d:?}"));
+    let built = outcome.bal.as_deref().unwrap_or_default();
+    if built != pb.bal {
+        let diff = alloy_eip7928::BalDiff::between(pb.bal, built).first_diff;
         return Err(BalValidationError::HashMismatch {
             block: pb.block.number(),
-            expected: prep.hash,
-            found: outcome.bal_hash,
-            diff,
+            expected: compute_block_access_list_hash(pb.bal),
+            found: compute_block_access_list_hash(built),
+            diff: diff.map_or_else(|| "no account differs".into(), |d| format!("{d:?}")),
         }
         .into());
     }

@@ -77,6 +77,9 @@ impl ParallelRun {
     }
 }
 
+/// Where a worker leaves a transaction's result for the block's commit to take.
+type TxSlot = Mutex<Option<Result<worker::TxExec, ExecutionError>>>;
+
 /// Per-block state shared by the workers of a batch.
 struct Shared<'a> {
     chain: &'a ChainSpec,
@@ -85,7 +88,7 @@ struct Shared<'a> {
     tasks: Vec<(u32, u32)>,
     next: AtomicUsize,
     remaining: Vec<AtomicUsize>,
-    results: Vec<Vec<Mutex<Option<Result<worker::TxExec, ExecutionError>>>>>,
+    results: Vec<Vec<TxSlot>>,
     nanos: Vec<Vec<AtomicU64>>,
     outcomes: Vec<OnceLock<(Result<BlockOutcome, ExecutionError>, u64)>>,
 }

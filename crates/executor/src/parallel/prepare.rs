@@ -2,11 +2,8 @@
 
 use super::ParallelBlock;
 use crate::{ExecutionError, PostStateDiff};
-use alloy_primitives::{map::HashMap, Address, B256};
-use gigagas_bal::{
-    compute_block_access_list_hash, validate_structure, writes::IndexedWrites, Bal, BalKeys,
-    BalValidationError,
-};
+use alloy_primitives::{map::HashMap, Address};
+use gigagas_bal::{validate_structure, writes::IndexedWrites, Bal, BalKeys, BalValidationError};
 use gigagas_primitives::ChainSpec;
 use revm::state::Account;
 use std::sync::Arc;
@@ -19,8 +16,6 @@ pub(super) struct Prepared {
     pub(super) writes: IndexedWrites,
     /// Which listed accounts and slots execution touched.
     pub(super) keys: BalKeys,
-    /// keccak256(rlp(given BAL)).
-    pub(super) hash: B256,
     /// The post-state the BAL implies; execution's if every check passes.
     pub(super) post_state: PostStateDiff,
     /// Before Cancun: accounts the BAL shows destroyed (code set to empty) → the index of the
@@ -37,17 +32,9 @@ pub(super) fn prepare(
     let number = b.block.number();
     let n = b.block.transactions.len();
     validate_structure(number, b.bal, n)?;
-    let ((bal, writes), (keys, (hash, post_state))) = rayon::join(
+    let ((bal, writes), (keys, post_state)) = rayon::join(
         || (Bal::clone_from_alloy(b.bal), IndexedWrites::from_alloy(b.bal, n)),
-        || {
-            (
-                BalKeys::new(b.bal),
-                rayon::join(
-                    || compute_block_access_list_hash(b.bal),
-                    || PostStateDiff::from_bal(b.bal, b.pre_state),
-                ),
-            )
-        },
+        || (BalKeys::new(b.bal), PostStateDiff::from_bal(b.bal, b.pre_state)),
     );
     let bal =
         bal.map_err(|e| BalValidationError::InvalidCode { block: number, reason: e.to_string() })?;
@@ -66,7 +53,6 @@ pub(super) fn prepare(
         bal: Arc::new(bal),
         writes,
         keys,
-        hash,
         post_state,
         destroyed,
         empty_is_dead: chain.is_spurious_dragon(number),

@@ -4,10 +4,11 @@
 use super::{commit, Shared};
 use crate::{
     env::{block_evm, map_evm_error, BlockEvm, PreStateDb},
+    receipt::BloomMemo,
     ExecutionError,
 };
 use alloy_evm::{Evm, FromRecoveredTx};
-use alloy_primitives::{logs_bloom, map::HashMap, Address, Bloom};
+use alloy_primitives::{map::HashMap, Address, Bloom};
 use gigagas_bal::{
     writes::{check_writes, fragment_writes},
     Bal, BlockAccessIndex, Phase,
@@ -35,12 +36,13 @@ pub(super) struct TxExec {
 /// Runs on every thread of the pool until the batch's task list is exhausted.
 pub(super) fn work(shared: &Shared<'_>) {
     let mut evms = HashMap::default();
+    let mut blooms = BloomMemo::default();
     loop {
         let k = shared.next.fetch_add(1, Ordering::Relaxed);
         let Some(&(b, i)) = shared.tasks.get(k) else { break };
         let (b, i) = (b as usize, i as usize);
         let start = Instant::now();
-        let result = execute_tx(shared, &mut evms, b, i);
+        let result = execute_tx(shared, &mut evms, &mut blooms, b, i);
         shared.nanos[b][i].store(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
         *shared.results[b][i].lock().unwrap_or_else(|p| p.into_inner()) = Some(result);
         if shared.remaining[b].fetch_sub(1, Ordering::AcqRel) == 1 {
@@ -52,6 +54,7 @@ pub(super) fn work(shared: &Shared<'_>) {
 fn execute_tx<'a>(
     shared: &Shared<'a>,
     evms: &mut HashMap<usize, BlockEvm<PreStateDb<'a>>>,
+    blooms: &mut BloomMemo,
     b: usize,
     i: usize,
 ) -> Result<TxExec, ExecutionError> {
@@ -87,6 +90,6 @@ fn execute_tx<'a>(
         }
         check_writes(number, Phase::Tx(i), prep.writes.at(index.0), &fragment_writes(&fragment))?;
     }
-    let logs_bloom = logs_bloom(result.logs());
+    let logs_bloom = blooms.logs_bloom(result.logs());
     Ok(TxExec { result, logs_bloom, stale_view })
 }

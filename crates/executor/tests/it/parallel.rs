@@ -13,10 +13,13 @@ fn check_all(scheduler: Scheduler, batch: usize, threads: usize) {
     let run = execute_parallel(&d.chain, &blocks, ParallelConfig { threads, scheduler, batch });
     assert_eq!(run.outcomes.len(), 52);
     let mut fallbacks = Vec::new();
-    for ((b, reference), outcome) in d.blocks.iter().zip(&d.reference).zip(&run.outcomes) {
+    for (((b, reference), outcome), input) in
+        d.blocks.iter().zip(&d.reference).zip(&run.outcomes).zip(&blocks)
+    {
         let outcome = outcome.as_ref().unwrap_or_else(|e| panic!("{scheduler}/{batch}: {e}"));
-        compare_outcomes(reference, outcome).unwrap_or_else(|e| panic!("{scheduler}/{batch}: {e}"));
-        validate_header(&d.chain, &b.block, outcome).unwrap_or_else(|e| panic!("{e}"));
+        compare_outcomes(reference, outcome, input.bal)
+            .unwrap_or_else(|e| panic!("{scheduler}/{batch}: {e}"));
+        validate_header(&d.chain, &b.block, outcome, input.bal).unwrap_or_else(|e| panic!("{e}"));
         if outcome.fallback.is_some() {
             fallbacks.push(outcome.number);
         }

@@ -1,0 +1,36 @@
+# gigagas — self-documenting Makefile: `make help` lists the targets.
+.DEFAULT_GOAL := help
+CARGO ?= cargo
+DATA ?= ../shared/data/mainnet
+GIGAGAS := target/release/gigagas
+BENCH_ARGS ?= --threads 1,2 --scheduler all --batch 1,all --repeat 11 --project
+
+.PHONY: help deps build run test bench lint fmt
+
+help: ## List the targets
+	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  make %-16s %s\n", $$1, $$2}'
+
+deps: ## Install the system packages the build needs (a C compiler for secp256k1, blst, c-kzg)
+	@command -v cc >/dev/null 2>&1 || (apt-get update && apt-get install -y build-essential)
+	@command -v cargo >/dev/null 2>&1 || { echo "cargo not found: install Rust from https://rustup.rs"; exit 1; }
+
+build: deps ## Build the gigagas binary (release)
+	$(CARGO) build --release -p gigagas
+
+run: build ## Execute the 52 mainnet blocks sequentially and in parallel, validate them, print Mgas/s and the projection
+	$(GIGAGAS) bench --data $(DATA) --project
+
+test: deps ## Run all tests (release profile: the blocks execute in seconds)
+	$(CARGO) test --release --workspace
+
+bench: build ## Benchmarks recorded in docs/benchmarks.md: the bench command (JSON) and criterion
+	$(GIGAGAS) bench --data $(DATA) $(BENCH_ARGS) --json > target/bench.json
+	$(GIGAGAS) bench --data $(DATA) $(BENCH_ARGS)
+	$(CARGO) bench -p gigagas-executor --bench executor
+
+lint: ## cargo fmt --check and clippy -D warnings, as CI runs them
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
+
+fmt: ## Format the code
+	$(CARGO) fmt --all

@@ -1,0 +1,89 @@
+//! Criterion benchmarks of the executors over the 52 mainnet blocks (555.8 Mgas), all measured
+//! in one process so that ratios compare like with like. Throughput is reported in gas/s.
+//!
+//! `cargo bench -p gigagas-executor --bench executor` (or `make bench`).
+
+#![allow(missing_docs)]
+
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use gigagas_executor::{
+    baseline::execute_baseline,
+    parallel::{execute_parallel, ParallelBlock, ParallelConfig},
+    sequential::execute_sequential,
+    Scheduler,
+};
+use gigagas_primitives::ChainSpec;
+use gigagas_state::mainnet;
+use std::time::Duration;
+
+fn executors(c: &mut Criterion) {
+    let dir = mainnet::default_dir();
+    assert!(dir.is_dir(), "../shared/data/mainnet is missing ({})", dir.display());
+    let chain = ChainSpec::mainnet();
+    let data = mainnet::load(&dir, None, &|| {}).expect("load mainnet data");
+    let senders: Vec<_> =
+        data.iter().map(|b| b.block.par_recover(&chain).expect("recover")).collect();
+    let reference: Vec<_> = data
+        .iter()
+        .zip(&senders)
+        .map(|(b, s)| execute_sequential(&chain, &b.block, s, &b.pre_state).expect("sequential"))
+        .collect();
+    let inputs: Vec<ParallelBlock<'_>> = data
+        .iter()
+        .zip(&senders)
+        .zip(&reference)
+        .map(|((b, s), r)| ParallelBlock {
+            block: &b.block,
+            senders: s,
+            pre_state: &b.pre_state,
+            bal: r.bal.as_ref().expect("sequential builds a BAL"),
+            gas_used_hint: Some(&r.tx_gas_used),
+        })
+        .collect();
+    let gas: u64 = data.iter().map(|b| b.block.header.gas_used).sum();
+
+    let mut group = c.benchmark_group("mainnet-52");
+    group.throughput(Throughput::Elements(gas));
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(8))
+        .warm_up_time(Duration::from_secs(2));
+    group.bench_function("baseline", |b| {
+        b.iter(|| {
+            for (blk, s) in data.iter().zip(&senders) {
+                execute_baseline(&chain, &blk.block, s, &blk.pre_state).expect("baseline");
+            }
+        })
+    });
+    group.bench_function("sequential", |b| {
+        b.iter(|| {
+            for (blk, s) in data.iter().zip(&senders) {
+                execute_sequential(&chain, &blk.block, s, &blk.pre_state).expect("sequential");
+            }
+        })
+    });
+    for (threads, scheduler, batch) in [
+        (1, Scheduler::Ols, 52),
+        (2, Scheduler::Ols, 1),
+        (2, Scheduler::GasUsed, 1),
+        (2, Scheduler::Ols, 52),
+        (2, Scheduler::GasUsed, 52),
+    ] {
+        let config = ParallelConfig { threads, scheduler, batch };
+        group.bench_function(format!("parallel/{threads}t/{scheduler}/batch{batch}"), |b| {
+            b.iter_batched(
+                || (),
+                |()| {
+                    let run = execute_parallel(&chain, &inputs, config);
+                    assert!(run.outcomes.iter().all(Result::is_ok));
+                    run
+                },
+                BatchSize::PerIteration,
+            )
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, executors);
+criterion_main!(benches);
