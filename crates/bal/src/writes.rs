@@ -119,8 +119,12 @@ impl IndexedWrites {
                 }
             }
         }
+        // Accounts come sorted by address and each account's items in `Item` order, so every
+        // group is already sorted (for a BAL that passed `validate_structure`).
         for group in &mut by_index {
-            group.sort_unstable_by_key(Write::key);
+            if !group.is_sorted_by_key(Write::key) {
+                group.sort_unstable_by_key(Write::key);
+            }
         }
         Self { by_index }
     }

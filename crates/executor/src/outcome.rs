@@ -7,7 +7,6 @@ use alloy_primitives::{Address, Bloom, B256, U256};
 use gigagas_primitives::{BlockInput, ChainSpec};
 use gigagas_state::PreState;
 use revm::{database::states::CacheState, primitives::KECCAK_EMPTY};
-use std::collections::BTreeMap;
 
 /// Final account values after a block, for one account that the block changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,15 +17,15 @@ pub struct AccountPost {
     pub nonce: u64,
     /// keccak256 of the code (the empty-code hash for none).
     pub code_hash: B256,
-    /// Slots whose final value differs from the pre-state: slot → value.
-    pub storage: BTreeMap<U256, U256>,
+    /// Slots whose final value differs from the pre-state, as (slot, value), sorted by slot.
+    pub storage: Vec<(U256, U256)>,
 }
 
 /// The post-state diff of a block: every account whose balance, nonce, code or storage ends
-/// different from the pre-state. A non-existent account counts as balance 0, nonce 0, no code
-/// (an EIP-7928 BAL cannot tell "destroyed" from "empty").
+/// different from the pre-state, sorted by address. A non-existent account counts as balance 0,
+/// nonce 0, no code (an EIP-7928 BAL cannot tell "destroyed" from "empty").
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PostStateDiff(pub BTreeMap<Address, AccountPost>);
+pub struct PostStateDiff(pub Vec<(Address, AccountPost)>);
 
 fn pre_info(pre: &PreState, address: &Address) -> (U256, u64, B256) {
     pre.account(address).map(|a| (a.balance, a.nonce, a.code_hash)).unwrap_or((
@@ -40,7 +39,7 @@ impl PostStateDiff {
     /// The diff of a sequential run, from the final contents of revm's `State` cache (every
     /// account the block loaded, with its values after the block).
     pub fn from_cache(cache: &CacheState, pre: &PreState) -> Self {
-        let mut out = BTreeMap::new();
+        let mut out = Vec::new();
         for (address, account) in &cache.accounts {
             // Loaded and never changed: equal to the pre-state.
             if account.status.is_not_modified() {
@@ -51,31 +50,36 @@ impl PostStateDiff {
                 .as_ref()
                 .map(|a| (a.info.balance, a.info.nonce, a.info.code_hash))
                 .unwrap_or((U256::ZERO, 0, KECCAK_EMPTY));
-            let mut storage = BTreeMap::new();
             let cached = account.account.as_ref().map(|a| &a.storage);
+            let mut storage: Vec<(U256, U256)> = cached
+                .into_iter()
+                .flatten()
+                .filter(|(slot, value)| **value != pre.slot(address, slot))
+                .map(|(slot, value)| (*slot, *value))
+                .collect();
             // A destroyed or re-created account no longer has its pre-block slots.
             if account.status.is_storage_known() {
-                for (slot, value) in pre.slots(address) {
-                    if !value.is_zero() && !cached.is_some_and(|s| s.contains_key(slot)) {
-                        storage.insert(*slot, U256::ZERO);
-                    }
-                }
+                storage.extend(
+                    pre.slots(address)
+                        .filter(|(slot, value)| {
+                            !value.is_zero() && !cached.is_some_and(|s| s.contains_key(*slot))
+                        })
+                        .map(|(slot, _)| (*slot, U256::ZERO)),
+                );
             }
-            for (slot, value) in cached.into_iter().flatten() {
-                if *value != pre.slot(address, slot) {
-                    storage.insert(*slot, *value);
-                }
-            }
+            storage.sort_unstable_by_key(|(slot, _)| *slot);
             if (balance, nonce, code_hash) != pre_info(pre, address) || !storage.is_empty() {
-                out.insert(*address, AccountPost { balance, nonce, code_hash, storage });
+                out.push((*address, AccountPost { balance, nonce, code_hash, storage }));
             }
         }
+        out.sort_unstable_by_key(|(address, _)| *address);
         Self(out)
     }
 
-    /// The diff that a BAL implies: the last write of every item, over the pre-state.
+    /// The diff that a BAL implies: the last write of every item, over the pre-state. Linear in
+    /// the BAL's size (the BAL is sorted by address and slot).
     pub fn from_bal(bal: &[AccountChanges], pre: &PreState) -> Self {
-        let mut out = BTreeMap::new();
+        let mut out = Vec::new();
         for account in bal {
             let address = account.address;
             let (pre_balance, pre_nonce, pre_code) = pre_info(pre, &address);
@@ -85,8 +89,7 @@ impl PostStateDiff {
                 .code_changes
                 .last()
                 .map_or(pre_code, |c| alloy_primitives::keccak256(c.new_code()));
-            let code_hash = if code_hash == B256::ZERO { KECCAK_EMPTY } else { code_hash };
-            let storage: BTreeMap<U256, U256> = account
+            let storage: Vec<(U256, U256)> = account
                 .storage_changes
                 .iter()
                 .filter_map(|s| {
@@ -97,7 +100,7 @@ impl PostStateDiff {
             if (balance, nonce, code_hash) != (pre_balance, pre_nonce, pre_code)
                 || !storage.is_empty()
             {
-                out.insert(address, AccountPost { balance, nonce, code_hash, storage });
+                out.push((address, AccountPost { balance, nonce, code_hash, storage }));
             }
         }
         Self(out)
@@ -105,38 +108,46 @@ impl PostStateDiff {
 
     /// The first difference from `other`, as "account A: field: x vs y", or `None` if equal.
     pub fn first_difference(&self, other: &Self) -> Option<String> {
-        let keys: std::collections::BTreeSet<_> = self.0.keys().chain(other.0.keys()).collect();
-        for address in keys {
-            match (self.0.get(address), other.0.get(address)) {
-                (Some(a), Some(b)) if a == b => continue,
-                (Some(a), Some(b)) => {
-                    if (a.balance, a.nonce, a.code_hash) != (b.balance, b.nonce, b.code_hash) {
-                        return Some(format!(
-                            "account {address}: (balance, nonce, code) {:#x}/{}/{} vs {:#x}/{}/{}",
-                            a.balance, a.nonce, a.code_hash, b.balance, b.nonce, b.code_hash
-                        ));
-                    }
-                    let slots: std::collections::BTreeSet<_> =
-                        a.storage.keys().chain(b.storage.keys()).collect();
-                    for slot in slots {
-                        let (x, y) = (a.storage.get(slot), b.storage.get(slot));
-                        if x != y {
-                            return Some(format!(
-                                "account {address} slot {slot:#x}: {x:?} vs {y:?}"
-                            ));
-                        }
-                    }
+        let (mut a, mut b) = (self.0.iter().peekable(), other.0.iter().peekable());
+        loop {
+            let (x, y) = match (a.peek(), b.peek()) {
+                (None, None) => return None,
+                (Some((addr, _)), None) => {
+                    return Some(format!("account {addr}: only left changed"))
                 }
-                (a, b) => {
-                    return Some(format!(
-                        "account {address}: changed {} vs {}",
-                        a.is_some(),
-                        b.is_some()
-                    ))
+                (None, Some((addr, _))) => {
+                    return Some(format!("account {addr}: only right changed"))
                 }
+                (Some(x), Some(y)) => (*x, *y),
+            };
+            match x.0.cmp(&y.0) {
+                std::cmp::Ordering::Less => {
+                    return Some(format!("account {}: changed true vs false", x.0))
+                }
+                std::cmp::Ordering::Greater => {
+                    return Some(format!("account {}: changed false vs true", y.0))
+                }
+                std::cmp::Ordering::Equal => {}
             }
+            let (address, p, q) = (x.0, &x.1, &y.1);
+            if (p.balance, p.nonce, p.code_hash) != (q.balance, q.nonce, q.code_hash) {
+                return Some(format!(
+                    "account {address}: (balance, nonce, code) {:#x}/{}/{} vs {:#x}/{}/{}",
+                    p.balance, p.nonce, p.code_hash, q.balance, q.nonce, q.code_hash
+                ));
+            }
+            if p.storage != q.storage {
+                let i = p.storage.iter().zip(&q.storage).position(|(l, r)| l != r);
+                let i = i.unwrap_or(p.storage.len().min(q.storage.len()));
+                return Some(format!(
+                    "account {address}: storage entry {i}: {:?} vs {:?}",
+                    p.storage.get(i),
+                    q.storage.get(i)
+                ));
+            }
+            a.next();
+            b.next();
         }
-        None
     }
 }
 

@@ -1,10 +1,11 @@
 //! Critical-path projection: replays the parallel executor's schedule on `threads` simulated
 //! workers, from per-transaction latencies measured in a real run.
 //!
-//! The model is the executor itself (see [`crate::parallel`]): per batch, BAL preparation is
-//! spread over the workers; then each free worker claims the next transaction in scheduler
-//! order; the worker that finishes a block's last transaction runs that block's commit. Batches
-//! run one after another. Memory bandwidth, cache contention and thread wake-up are not
+//! The model is the executor itself (see [`crate::parallel`]): per batch, each free worker
+//! claims the next transaction in scheduler order; the first claim of a block also prepares its
+//! BAL; the worker that finishes a block's last transaction runs that block's commit. Batches
+//! run one after another. (A worker that waits for another worker's preparation of the same
+//! block is not modelled.) Memory bandwidth, cache contention and thread wake-up are not
 //! modelled, so the projection is an upper bound that the measured 1- and 2-thread runs check.
 
 use crate::{task_order, Scheduler};
@@ -56,7 +57,6 @@ pub fn project(
     let mut total = 0u64;
     let mut longest = 0u64;
     for chunk in blocks.chunks(batch.max(1)) {
-        total += list_schedule(chunk.iter().map(|b| b.prepare_nanos), threads);
         total += simulate_batch(chunk, threads, scheduler);
         longest += chunk.iter().flat_map(|b| b.tx_nanos.iter().copied()).max().unwrap_or(0);
     }
@@ -72,18 +72,6 @@ pub fn project(
     }
 }
 
-/// Makespan of independent jobs claimed in order by `threads` workers (nanoseconds).
-fn list_schedule(jobs: impl Iterator<Item = u64>, threads: usize) -> u64 {
-    let mut free: BinaryHeap<Reverse<u64>> = (0..threads).map(|_| Reverse(0)).collect();
-    let mut end = 0;
-    for d in jobs {
-        let Reverse(t) = free.pop().unwrap_or(Reverse(0));
-        end = end.max(t + d);
-        free.push(Reverse(t + d));
-    }
-    end
-}
-
 fn simulate_batch(blocks: &[BlockCost], threads: usize, scheduler: Scheduler) -> u64 {
     let weights: Vec<&[u64]> = blocks
         .iter()
@@ -94,9 +82,7 @@ fn simulate_batch(blocks: &[BlockCost], threads: usize, scheduler: Scheduler) ->
         .collect();
     let tasks = task_order(scheduler, &weights);
     let mut remaining: Vec<usize> = blocks.iter().map(|b| b.tx_nanos.len()).collect();
-    // Empty blocks are committed after the workers finish, as the executor does.
-    let mut tail: u64 =
-        blocks.iter().filter(|b| b.tx_nanos.is_empty()).map(|b| b.commit_nanos).sum();
+    let mut prepared = vec![false; blocks.len()];
     // (time the worker becomes free, worker, block whose transaction it just finished)
     let mut events: BinaryHeap<Reverse<(u64, usize, Option<usize>)>> =
         (0..threads).map(|w| Reverse((0, w, None))).collect();
@@ -113,17 +99,17 @@ fn simulate_batch(blocks: &[BlockCost], threads: usize, scheduler: Scheduler) ->
         }
         if let Some(&(b, i)) = tasks.get(next) {
             next += 1;
-            let d = blocks[b as usize].tx_nanos[i as usize];
-            events.push(Reverse((t + d, w, Some(b as usize))));
+            let b = b as usize;
+            let mut d = blocks[b].tx_nanos[i as usize];
+            if !std::mem::replace(&mut prepared[b], true) {
+                d += blocks[b].prepare_nanos;
+            }
+            events.push(Reverse((t + d, w, Some(b))));
         }
     }
-    if tail > 0 {
-        tail = list_schedule(
-            blocks.iter().filter(|b| b.tx_nanos.is_empty()).map(|b| b.commit_nanos),
-            threads,
-        );
-    }
-    end + tail
+    // Empty blocks are prepared and committed after the workers finish, as the executor does.
+    let empty = blocks.iter().filter(|b| b.tx_nanos.is_empty());
+    end + empty.map(|b| b.prepare_nanos + b.commit_nanos).sum::<u64>()
 }
 
 #[cfg(test)]

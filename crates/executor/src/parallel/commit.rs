@@ -45,7 +45,7 @@ fn check_system_fragment(
 
 fn commit(shared: &Shared<'_>, b: usize) -> Result<BlockOutcome, ExecutionError> {
     let pb = &shared.blocks[b];
-    let prep = shared.prepared[b].as_ref().map_err(Clone::clone)?;
+    let prep = shared.prepared(b)?;
     let number = pb.block.number();
     let n = pb.block.transactions.len();
 

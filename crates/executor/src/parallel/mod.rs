@@ -2,12 +2,13 @@
 //! index (`i + 1`), without waiting for the transactions before it.
 //!
 //! One run processes its blocks in batches of `batch` blocks (a megablock of K blocks is one
-//! parallel unit; every block executes against its own pre-state and BAL). Per batch:
-//! 1. **prepare** (parallel over blocks): structural BAL validation, conversion to revm's BAL,
-//!    writes grouped by index, pre-Cancun self-destruct markers;
-//! 2. **execute** (parallel over transactions, claimed in [`Scheduler`] order by `threads`
-//!    workers): each worker keeps one revm `State` + EVM per block, sets the BAL index and runs
-//!    the transaction without committing, then checks its writes against the BAL at that index;
+//! parallel unit; every block executes against its own pre-state and BAL). Per batch, `threads`
+//! workers claim transactions in [`Scheduler`] order:
+//! 1. **prepare** (by the first worker that claims one of the block's transactions; no barrier):
+//!    structural BAL validation, conversion to revm's BAL, writes grouped by index, the key
+//!    coverage index, the implied post-state, pre-Cancun self-destruct markers;
+//! 2. **execute**: each worker keeps one revm `State` + EVM per block, sets the BAL index and runs
+//!    the transaction without committing, then checks its reads and writes against the BAL;
 //! 3. **commit** (run by the worker that finishes a block's last transaction, overlapping other
 //!    blocks' execution): pre-execution system calls at index 0, receipts in order, post-execution
 //!    at `n + 1`, BAL rebuilt from all fragments and its hash compared with the given BAL's.
@@ -23,7 +24,7 @@ use gigagas_primitives::{BlockInput, ChainSpec};
 use gigagas_state::PreState;
 use std::{
     sync::{
-        atomic::{AtomicU64, AtomicUsize, Ordering},
+        atomic::{AtomicU64, AtomicUsize},
         Mutex, OnceLock,
     },
     time::{Duration, Instant},
@@ -80,17 +81,33 @@ impl ParallelRun {
 /// Where a worker leaves a transaction's result for the block's commit to take.
 type TxSlot = Mutex<Option<Result<worker::TxExec, ExecutionError>>>;
 
+/// A block's prepared BAL, made by the first worker that needs it, with its time (ns).
+type PrepareSlot = OnceLock<(Result<prepare::Prepared, ExecutionError>, u64)>;
+
 /// Per-block state shared by the workers of a batch.
 struct Shared<'a> {
     chain: &'a ChainSpec,
     blocks: &'a [ParallelBlock<'a>],
-    prepared: Vec<Result<prepare::Prepared, ExecutionError>>,
+    prepared: Vec<PrepareSlot>,
     tasks: Vec<(u32, u32)>,
     next: AtomicUsize,
     remaining: Vec<AtomicUsize>,
     results: Vec<Vec<TxSlot>>,
     nanos: Vec<Vec<AtomicU64>>,
     outcomes: Vec<OnceLock<(Result<BlockOutcome, ExecutionError>, u64)>>,
+}
+
+impl Shared<'_> {
+    /// Block `b`'s prepared BAL. The first worker to ask prepares it; a worker asking meanwhile
+    /// waits for it. No barrier: other blocks' transactions keep running.
+    fn prepared(&self, b: usize) -> Result<&prepare::Prepared, ExecutionError> {
+        let (prepared, _) = self.prepared[b].get_or_init(|| {
+            let start = Instant::now();
+            let prepared = prepare::prepare(self.chain, &self.blocks[b]);
+            (prepared, start.elapsed().as_nanos() as u64)
+        });
+        prepared.as_ref().map_err(Clone::clone)
+    }
 }
 
 /// Executes `blocks` in parallel with `config`, in batches of `config.batch` blocks.
@@ -132,78 +149,49 @@ fn run_batch<'a>(
     scheduler: Scheduler,
     run: &mut ParallelRun,
 ) {
-    use rayon::prelude::*;
-    let prepared: Vec<(Result<prepare::Prepared, ExecutionError>, u64)> = pool.install(|| {
-        blocks
-            .par_iter()
-            .map(|b| {
-                let t = Instant::now();
-                let p = prepare::prepare(chain, b);
-                (p, t.elapsed().as_nanos() as u64)
-            })
-            .collect()
-    });
-    let (prepared, prepare_nanos): (Vec<_>, Vec<_>) = prepared.into_iter().unzip();
-
-    // Blocks whose BAL failed preparation take no part in execution.
+    let gas_limits = |b: &ParallelBlock<'_>| -> Vec<u64> {
+        b.block.transactions.iter().map(alloy_consensus::Transaction::gas_limit).collect()
+    };
     let weights: Vec<Vec<u64>> = blocks
         .iter()
-        .zip(&prepared)
-        .map(|(b, p)| match (p, scheduler) {
-            (Err(_), _) => Vec::new(),
-            (Ok(_), Scheduler::Ols) => vec![0; b.block.transactions.len()],
-            (Ok(_), Scheduler::GasLimit) => (0..b.block.transactions.len())
-                .map(|i| alloy_consensus::Transaction::gas_limit(&b.block.transactions[i]))
-                .collect(),
-            (Ok(_), Scheduler::GasUsed) => match b.gas_used_hint {
-                Some(h) => h.to_vec(),
-                None => (0..b.block.transactions.len())
-                    .map(|i| alloy_consensus::Transaction::gas_limit(&b.block.transactions[i]))
-                    .collect(),
-            },
+        .map(|b| match scheduler {
+            Scheduler::Ols => vec![0; b.block.transactions.len()],
+            Scheduler::GasLimit => gas_limits(b),
+            Scheduler::GasUsed => b.gas_used_hint.map_or_else(|| gas_limits(b), <[u64]>::to_vec),
         })
         .collect();
     let weight_refs: Vec<&[u64]> = weights.iter().map(Vec::as_slice).collect();
     let shared = Shared {
         chain,
         blocks,
+        prepared: blocks.iter().map(|_| OnceLock::new()).collect(),
         tasks: crate::task_order(scheduler, &weight_refs),
         next: AtomicUsize::new(0),
         remaining: weights.iter().map(|w| AtomicUsize::new(w.len())).collect(),
         results: weights.iter().map(|w| (0..w.len()).map(|_| Mutex::new(None)).collect()).collect(),
         nanos: weights.iter().map(|w| (0..w.len()).map(|_| AtomicU64::new(0)).collect()).collect(),
         outcomes: blocks.iter().map(|_| OnceLock::new()).collect(),
-        prepared,
     };
 
     pool.broadcast(|_| worker::work(&shared));
     // Blocks without transactions have no last transaction to trigger their commit.
     for (b, cell) in shared.outcomes.iter().enumerate() {
-        if shared.prepared[b].is_ok() && shared.remaining[b].load(Ordering::Acquire) == 0 {
+        if blocks[b].block.transactions.is_empty() {
             let _ = cell.get_or_init(|| commit::timed_commit(&shared, b));
         }
     }
 
     let Shared { prepared, nanos, outcomes, .. } = shared;
     for (b, ((prep, cell), nanos)) in prepared.into_iter().zip(outcomes).zip(nanos).enumerate() {
-        let tx_nanos: Vec<u64> = nanos.into_iter().map(AtomicU64::into_inner).collect();
-        let (outcome, commit_nanos) = match prep {
-            Err(e) => (Err(e), 0),
-            Ok(_) => cell.into_inner().unwrap_or_else(|| {
-                // Unreachable unless a worker panicked; report rather than lose the block.
-                (
-                    Err(ExecutionError::Evm {
-                        block: blocks[b].block.number(),
-                        phase: gigagas_bal::Phase::PostExecution,
-                        reason: "block was not committed".into(),
-                    }),
-                    0,
-                )
-            }),
-        };
+        let (outcome, commit_nanos) = cell.into_inner().unwrap_or_else(|| {
+            // Unreachable unless a worker panicked; report rather than lose the block.
+            let reason = "block was not committed".into();
+            let phase = gigagas_bal::Phase::PostExecution;
+            (Err(ExecutionError::Evm { block: blocks[b].block.number(), phase, reason }), 0)
+        });
         run.outcomes.push(outcome);
-        run.tx_nanos.push(tx_nanos);
+        run.tx_nanos.push(nanos.into_iter().map(AtomicU64::into_inner).collect());
         run.commit_nanos.push(commit_nanos);
-        run.prepare_nanos.push(prepare_nanos[b]);
+        run.prepare_nanos.push(prep.into_inner().map_or(0, |(_, ns)| ns));
     }
 }

@@ -60,7 +60,7 @@ fn execute_tx<'a>(
 ) -> Result<TxExec, ExecutionError> {
     let pb = &shared.blocks[b];
     let number = pb.block.number();
-    let prep = shared.prepared[b].as_ref().map_err(Clone::clone)?;
+    let prep = shared.prepared(b)?;
     // One State + EVM per (worker, block): nothing is ever committed to it, so its cache holds
     // pre-block values only and the BAL overlay positions every read at the current index.
     let evm = evms.entry(b).or_insert_with(|| {
