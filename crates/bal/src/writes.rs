@@ -3,7 +3,7 @@
 use crate::{BalValidationError, Phase};
 use alloy_eip7928::AccountChanges;
 use alloy_primitives::{keccak256, Address, B256, U256};
-use revm::state::bal::Bal;
+use revm::state::bal::{AccountBal, Bal};
 use std::{cmp::Ordering, fmt};
 
 /// The state item a write changes.
@@ -149,7 +149,16 @@ impl IndexedWrites {
 pub fn fragment_writes(fragment: &Bal) -> Vec<Write> {
     let mut out = Vec::new();
     for (&address, account) in &fragment.accounts {
-        let info = &account.account_info;
+        account_writes(address, account, &mut out);
+    }
+    out.sort_unstable_by_key(Write::key);
+    out
+}
+
+/// Appends the writes that `account`'s BAL entry records (all at one index) to `out`, unsorted.
+pub fn account_writes(address: Address, account: &AccountBal, out: &mut Vec<Write>) {
+    let info = &account.account_info;
+    {
         out.extend(info.balance.writes.iter().map(|(_, v)| Write {
             address,
             item: Item::Balance,
@@ -173,8 +182,11 @@ pub fn fragment_writes(fragment: &Bal) -> Vec<Write> {
             }));
         }
     }
-    out.sort_unstable_by_key(Write::key);
-    out
+}
+
+/// Sorts writes by (account, item), the order [`check_writes`] expects.
+pub fn sort_writes(writes: &mut [Write]) {
+    writes.sort_unstable_by_key(Write::key);
 }
 
 /// Compares the writes the BAL declares at one index (`expected`) with those execution made

@@ -1,11 +1,10 @@
 //! Critical-path projection: replays the parallel executor's schedule on `threads` simulated
 //! workers, from per-transaction latencies measured in a real run.
 //!
-//! The model is the executor itself (see [`crate::parallel`]): per batch, each free worker
-//! claims the next transaction in scheduler order; the first claim of a block also prepares its
-//! BAL; the worker that finishes a block's last transaction runs that block's commit. Batches
-//! run one after another. (A worker that waits for another worker's preparation of the same
-//! block is not modelled.) Memory bandwidth, cache contention and thread wake-up are not
+//! The model is the executor itself (see [`crate::parallel`]): per batch, free workers first
+//! claim the blocks' BAL preparations, then the transactions in scheduler order; the worker that
+//! finishes a block's last transaction runs that block's commit. Batches run one after another.
+//! (A worker that waits for another worker's preparation of the same block is not modelled.) Memory bandwidth, cache contention and thread wake-up are not
 //! modelled, so the projection is an upper bound that the measured 1- and 2-thread runs check.
 
 use crate::{task_order, Scheduler};
@@ -82,7 +81,11 @@ fn simulate_batch(blocks: &[BlockCost], threads: usize, scheduler: Scheduler) ->
         .collect();
     let tasks = task_order(scheduler, &weights);
     let mut remaining: Vec<usize> = blocks.iter().map(|b| b.tx_nanos.len()).collect();
-    let mut prepared = vec![false; blocks.len()];
+    // Preparations first, then transactions: (block, Some(tx)) or (block, None) to prepare.
+    let jobs: Vec<(usize, Option<usize>)> = (0..blocks.len())
+        .map(|b| (b, None))
+        .chain(tasks.iter().map(|&(b, i)| (b as usize, Some(i as usize))))
+        .collect();
     // (time the worker becomes free, worker, block whose transaction it just finished)
     let mut events: BinaryHeap<Reverse<(u64, usize, Option<usize>)>> =
         (0..threads).map(|w| Reverse((0, w, None))).collect();
@@ -97,19 +100,16 @@ fn simulate_batch(blocks: &[BlockCost], threads: usize, scheduler: Scheduler) ->
                 continue;
             }
         }
-        if let Some(&(b, i)) = tasks.get(next) {
-            next += 1;
-            let b = b as usize;
-            let mut d = blocks[b].tx_nanos[i as usize];
-            if !std::mem::replace(&mut prepared[b], true) {
-                d += blocks[b].prepare_nanos;
-            }
-            events.push(Reverse((t + d, w, Some(b))));
+        match jobs.get(next) {
+            Some(&(b, Some(i))) => events.push(Reverse((t + blocks[b].tx_nanos[i], w, Some(b)))),
+            Some(&(b, None)) => events.push(Reverse((t + blocks[b].prepare_nanos, w, None))),
+            None => {}
         }
+        next += 1;
     }
-    // Empty blocks are prepared and committed after the workers finish, as the executor does.
+    // Empty blocks are committed after the workers finish, as the executor does.
     let empty = blocks.iter().filter(|b| b.tx_nanos.is_empty());
-    end + empty.map(|b| b.prepare_nanos + b.commit_nanos).sum::<u64>()
+    end + empty.map(|b| b.commit_nanos).sum::<u64>()
 }
 
 #[cfg(test)]

@@ -4,8 +4,8 @@
 //! One run processes its blocks in batches of `batch` blocks (a megablock of K blocks is one
 //! parallel unit; every block executes against its own pre-state and BAL). Per batch, `threads`
 //! workers claim transactions in [`Scheduler`] order:
-//! 1. **prepare** (by the first worker that claims one of the block's transactions; no barrier):
-//!    structural BAL validation, conversion to revm's BAL, writes grouped by index, the key
+//! 1. **prepare** (claimed as tasks ahead of the transactions; a worker that needs a block still
+//!    being prepared waits for it, others go on): structural BAL validation, conversion to revm's BAL, writes grouped by index, the key
 //!    coverage index, the implied post-state, pre-Cancun self-destruct markers;
 //! 2. **execute**: each worker keeps one revm `State` + EVM per block, sets the BAL index and runs
 //!    the transaction without committing, then checks its reads and writes against the BAL;
@@ -78,6 +78,10 @@ impl ParallelRun {
     }
 }
 
+/// The task index that stands for "prepare this block's BAL" rather than a transaction. The
+/// preparations are claimed first, so workers prepare blocks in parallel and rarely wait for one.
+const PREPARE: u32 = u32::MAX;
+
 /// Where a worker leaves a transaction's result for the block's commit to take.
 type TxSlot = Mutex<Option<Result<worker::TxExec, ExecutionError>>>;
 
@@ -89,6 +93,7 @@ struct Shared<'a> {
     chain: &'a ChainSpec,
     blocks: &'a [ParallelBlock<'a>],
     prepared: Vec<PrepareSlot>,
+    /// `(block, tx)` in claim order, preceded by one `(block, PREPARE)` per block.
     tasks: Vec<(u32, u32)>,
     next: AtomicUsize,
     remaining: Vec<AtomicUsize>,
@@ -165,7 +170,10 @@ fn run_batch<'a>(
         chain,
         blocks,
         prepared: blocks.iter().map(|_| OnceLock::new()).collect(),
-        tasks: crate::task_order(scheduler, &weight_refs),
+        tasks: (0..blocks.len() as u32)
+            .map(|b| (b, PREPARE))
+            .chain(crate::task_order(scheduler, &weight_refs))
+            .collect(),
         next: AtomicUsize::new(0),
         remaining: weights.iter().map(|w| AtomicUsize::new(w.len())).collect(),
         results: weights.iter().map(|w| (0..w.len()).map(|_| Mutex::new(None)).collect()).collect(),

@@ -10,8 +10,8 @@ use crate::{
 use alloy_evm::{Evm, FromRecoveredTx};
 use alloy_primitives::{map::HashMap, Address, Bloom};
 use gigagas_bal::{
-    writes::{check_writes, fragment_writes},
-    Bal, BlockAccessIndex, Phase,
+    writes::{account_writes, check_writes, sort_writes},
+    BlockAccessIndex, Phase,
 };
 use revm::{
     context::{
@@ -19,6 +19,7 @@ use revm::{
         TxEnv,
     },
     database::State,
+    state::bal::AccountBal,
 };
 use std::{sync::atomic::Ordering, time::Instant};
 
@@ -40,6 +41,11 @@ pub(super) fn work(shared: &Shared<'_>) {
     loop {
         let k = shared.next.fetch_add(1, Ordering::Relaxed);
         let Some(&(b, i)) = shared.tasks.get(k) else { break };
+        if i == super::PREPARE {
+            // An error is kept in the slot and reported by the block's transactions and commit.
+            let _ = shared.prepared(b as usize);
+            continue;
+        }
         let (b, i) = (b as usize, i as usize);
         let start = Instant::now();
         let result = execute_tx(shared, &mut evms, &mut blooms, b, i);
@@ -74,21 +80,23 @@ fn execute_tx<'a>(
     let ResultAndState { result, state } =
         evm.transact(tx_env).map_err(|e| map_evm_error(number, Phase::Tx(i), e))?;
 
-    let mut fragment = Bal::new();
-    let mut stale_view = None;
-    for (address, account) in &state {
-        fragment.update_account(index, *address, account);
-        if prep.stale_view(address, account, index.0) {
-            stale_view = Some(*address);
-        }
-    }
     // A stale view is settled by the in-order fallback at commit. Otherwise every account and
-    // slot touched must be listed, and the writes must be exactly the BAL's at this index.
+    // slot touched must be listed, and the writes must be exactly the BAL's at this index: what
+    // revm's BAL builder records for this transaction alone.
+    let stale_view = state
+        .iter()
+        .find(|(address, account)| prep.stale_view(address, account, index.0))
+        .map(|(address, _)| *address);
     if stale_view.is_none() {
+        let mut writes = Vec::new();
         for (address, account) in &state {
             prep.keys.touch(number, Phase::Tx(i), address, account.storage.keys())?;
+            let mut entry = AccountBal::default();
+            entry.update(index, account);
+            account_writes(*address, &entry, &mut writes);
         }
-        check_writes(number, Phase::Tx(i), prep.writes.at(index.0), &fragment_writes(&fragment))?;
+        sort_writes(&mut writes);
+        check_writes(number, Phase::Tx(i), prep.writes.at(index.0), &writes)?;
     }
     let logs_bloom = blooms.logs_bloom(result.logs());
     Ok(TxExec { result, logs_bloom, stale_view })
