@@ -82,6 +82,10 @@ impl ParallelRun {
 /// preparations are claimed first, so workers prepare blocks in parallel and rarely wait for one.
 const PREPARE: u32 = u32::MAX;
 
+/// The task index that stands for "prepare this block of the next batch": claimed last, so the
+/// workers left idle by a batch's tail prepare the next batch (pipelining block by block runs).
+const PREPARE_NEXT: u32 = u32::MAX - 1;
+
 /// Where a worker leaves a transaction's result for the block's commit to take.
 type TxSlot = Mutex<Option<Result<worker::TxExec, ExecutionError>>>;
 
@@ -93,8 +97,11 @@ struct Shared<'a> {
     chain: &'a ChainSpec,
     blocks: &'a [ParallelBlock<'a>],
     prepared: Vec<PrepareSlot>,
-    /// `(block, tx)` in claim order, preceded by one `(block, PREPARE)` per block.
+    /// `(block, tx)` in claim order, preceded by one `(block, PREPARE)` per block and followed
+    /// by one `(next-batch block, PREPARE_NEXT)` per block of the next batch.
     tasks: Vec<(u32, u32)>,
+    next_blocks: &'a [ParallelBlock<'a>],
+    next_prepared: Vec<PrepareSlot>,
     next: AtomicUsize,
     remaining: Vec<AtomicUsize>,
     results: Vec<Vec<TxSlot>>,
@@ -106,13 +113,26 @@ impl Shared<'_> {
     /// Block `b`'s prepared BAL. The first worker to ask prepares it; a worker asking meanwhile
     /// waits for it. No barrier: other blocks' transactions keep running.
     fn prepared(&self, b: usize) -> Result<&prepare::Prepared, ExecutionError> {
-        let (prepared, _) = self.prepared[b].get_or_init(|| {
-            let start = Instant::now();
-            let prepared = prepare::prepare(self.chain, &self.blocks[b]);
-            (prepared, start.elapsed().as_nanos() as u64)
-        });
+        let (prepared, _) = timed_prepare(&self.prepared[b], self.chain, &self.blocks[b]);
         prepared.as_ref().map_err(Clone::clone)
     }
+
+    /// Prepares block `b` of the next batch ahead of time.
+    fn prepare_next(&self, b: usize) {
+        timed_prepare(&self.next_prepared[b], self.chain, &self.next_blocks[b]);
+    }
+}
+
+fn timed_prepare<'s>(
+    slot: &'s PrepareSlot,
+    chain: &ChainSpec,
+    block: &ParallelBlock<'_>,
+) -> &'s (Result<prepare::Prepared, ExecutionError>, u64) {
+    slot.get_or_init(|| {
+        let start = Instant::now();
+        let prepared = prepare::prepare(chain, block);
+        (prepared, start.elapsed().as_nanos() as u64)
+    })
 }
 
 /// Executes `blocks` in parallel with `config`, in batches of `config.batch` blocks.
@@ -140,20 +160,31 @@ pub fn execute_parallel(
         wall: Duration::ZERO,
     };
     let start = Instant::now();
-    for batch in blocks.chunks(config.batch.max(1)) {
-        run_batch(&pool, chain, batch, config.scheduler, &mut run);
+    let batches: Vec<&[ParallelBlock<'_>]> = blocks.chunks(config.batch.max(1)).collect();
+    let mut prepared = new_slots(batches.first().map_or(0, |b| b.len()));
+    for (k, batch) in batches.iter().enumerate() {
+        let next = batches.get(k + 1).copied().unwrap_or_default();
+        prepared = run_batch(&pool, chain, batch, prepared, next, config.scheduler, &mut run);
     }
     run.wall = start.elapsed();
     run
 }
 
+fn new_slots(n: usize) -> Vec<PrepareSlot> {
+    (0..n).map(|_| OnceLock::new()).collect()
+}
+
+/// Runs one batch; `prepared` holds its blocks' preparations made so far (by the previous
+/// batch's tail). Returns the preparations made for `next`.
 fn run_batch<'a>(
     pool: &rayon::ThreadPool,
     chain: &'a ChainSpec,
     blocks: &'a [ParallelBlock<'a>],
+    prepared: Vec<PrepareSlot>,
+    next: &'a [ParallelBlock<'a>],
     scheduler: Scheduler,
     run: &mut ParallelRun,
-) {
+) -> Vec<PrepareSlot> {
     let gas_limits = |b: &ParallelBlock<'_>| -> Vec<u64> {
         b.block.transactions.iter().map(alloy_consensus::Transaction::gas_limit).collect()
     };
@@ -169,11 +200,14 @@ fn run_batch<'a>(
     let shared = Shared {
         chain,
         blocks,
-        prepared: blocks.iter().map(|_| OnceLock::new()).collect(),
+        prepared,
         tasks: (0..blocks.len() as u32)
             .map(|b| (b, PREPARE))
             .chain(crate::task_order(scheduler, &weight_refs))
+            .chain((0..next.len() as u32).map(|b| (b, PREPARE_NEXT)))
             .collect(),
+        next_blocks: next,
+        next_prepared: new_slots(next.len()),
         next: AtomicUsize::new(0),
         remaining: weights.iter().map(|w| AtomicUsize::new(w.len())).collect(),
         results: weights.iter().map(|w| (0..w.len()).map(|_| Mutex::new(None)).collect()).collect(),
@@ -189,7 +223,7 @@ fn run_batch<'a>(
         }
     }
 
-    let Shared { prepared, nanos, outcomes, .. } = shared;
+    let Shared { prepared, nanos, outcomes, next_prepared, .. } = shared;
     for (b, ((prep, cell), nanos)) in prepared.into_iter().zip(outcomes).zip(nanos).enumerate() {
         let (outcome, commit_nanos) = cell.into_inner().unwrap_or_else(|| {
             // Unreachable unless a worker panicked; report rather than lose the block.
@@ -202,4 +236,5 @@ fn run_batch<'a>(
         run.commit_nanos.push(commit_nanos);
         run.prepare_nanos.push(prep.into_inner().map_or(0, |(_, ns)| ns));
     }
+    next_prepared
 }

@@ -41,9 +41,13 @@ pub(super) fn work(shared: &Shared<'_>) {
     loop {
         let k = shared.next.fetch_add(1, Ordering::Relaxed);
         let Some(&(b, i)) = shared.tasks.get(k) else { break };
+        // A preparation's error stays in its slot; the block's transactions and commit report it.
         if i == super::PREPARE {
-            // An error is kept in the slot and reported by the block's transactions and commit.
             let _ = shared.prepared(b as usize);
+            continue;
+        }
+        if i == super::PREPARE_NEXT {
+            shared.prepare_next(b as usize);
             continue;
         }
         let (b, i) = (b as usize, i as usize);
