@@ -293,6 +293,7 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode, BenchError> {
     }
 
     // Projection from one-thread latencies (median over the repetitions).
+    let mut stages = None;
     let projection = if args.project {
         let mut runs = Vec::new();
         for _ in 0..repeat {
@@ -301,22 +302,12 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode, BenchError> {
             progress.inc(1);
         }
         let costs = block_costs(&data, &reference, &runs);
-        if std::env::var("GIGAGAS_DEBUG_STAGES").is_ok() {
-            let sum = |f: &dyn Fn(&BlockCost) -> u64| costs.iter().map(f).sum::<u64>() as f64 / 1e6;
-            eprintln!(
-                "stages: prepare {:.1} ms, execute {:.1} ms, commit {:.1} ms",
-                sum(&|c| c.prepare_nanos),
-                sum(&|c| c.tx_nanos.iter().sum()),
-                sum(&|c| c.commit_nanos)
-            );
-            let mut v: Vec<_> = costs
-                .iter()
-                .zip(&data)
-                .map(|(c, b)| (c.commit_nanos / 1000, c.prepare_nanos / 1000, b.block.number()))
-                .collect();
-            v.sort();
-            eprintln!("top commits (us): {:?}", &v[v.len() - 8..]);
-        }
+        let sum = |f: fn(&BlockCost) -> u64| costs.iter().map(f).sum::<u64>() as f64 / 1e6;
+        stages = Some(report::Stages {
+            prepare_ms: sum(|c| c.prepare_nanos),
+            execute_ms: sum(|c| c.tx_nanos.iter().sum()),
+            commit_ms: sum(|c| c.commit_nanos),
+        });
         Some(report::projection_rows(
             &costs,
             &batches_for_projection(n_blocks),
@@ -329,6 +320,7 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode, BenchError> {
     };
     progress.finish_and_clear();
 
+    failures.append(&mut tally.failures);
     for (b, r) in data.iter().zip(&reference) {
         if r.is_none() {
             tally.bad_blocks.insert(b.block.number());
@@ -351,6 +343,7 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode, BenchError> {
         sequential_s: sequential.as_secs_f64(),
         runs: rows,
         projection,
+        stages,
         peak_rss_mb: report::peak_rss_mb(),
         failures: failures.clone(),
         bal_source: args.bal.as_ref().map(|p| p.display().to_string()),

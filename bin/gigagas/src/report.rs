@@ -81,9 +81,22 @@ pub(crate) struct Report {
     pub(crate) runs: Vec<RunRow>,
     #[serde(skip_serializing_if = "Option::is_none", flatten)]
     pub(crate) projection: Option<ProjectionJson>,
+    /// Stage breakdown of the one-thread calibration run (with `--project`).
+    pub(crate) stages: Option<Stages>,
     pub(crate) peak_rss_mb: Option<f64>,
     pub(crate) failures: Vec<String>,
     pub(crate) bal_source: Option<String>,
+}
+
+/// Where a one-thread parallel run spends its time: sums over all blocks (milliseconds).
+#[derive(Debug, Serialize)]
+pub(crate) struct Stages {
+    /// BAL preparation (validation, conversion, indexes, implied post-state).
+    pub(crate) prepare_ms: f64,
+    /// Transactions: EVM plus per-transaction BAL checks and logs bloom.
+    pub(crate) execute_ms: f64,
+    /// Ordered commits: system calls, receipts, coverage check.
+    pub(crate) commit_ms: f64,
 }
 
 /// `projection` and `projection_check` as top-level JSON fields.
@@ -235,6 +248,13 @@ pub(crate) fn print_tables(r: &Report) {
                 row.speedup,
                 row.longest_tx_share * 100.0,
                 row.published_speedup.map(|s| format!("{s:.2}x")).unwrap_or_default()
+            );
+        }
+        if let Some(st) = &r.stages {
+            println!();
+            println!(
+                "one-thread stages: prepare {:.1} ms, execute {:.1} ms, commit {:.1} ms",
+                st.prepare_ms, st.execute_ms, st.commit_ms
             );
         }
         println!();

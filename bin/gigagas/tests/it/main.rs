@@ -1,0 +1,125 @@
+//! End-to-end tests of `gigagas bench` on real mainnet blocks: `--json`, `--dump-bal`, `--bal`
+//! with a faithful, a tampered and a malformed BAL file, and a missing data folder.
+
+use std::{
+    path::{Path, PathBuf},
+    process::{Command, Output},
+};
+
+fn data_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/mainnet");
+    assert!(
+        dir.is_dir(),
+        "../shared/data/mainnet is missing ({}): these tests need the shared data beside the project",
+        dir.display()
+    );
+    dir
+}
+
+/// A Frontier block with a SELFDESTRUCT fallback and a Cancun block with withdrawals.
+const BLOCKS: &str = "116525,19426587";
+
+fn bench(extra: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gigagas"))
+        .arg("bench")
+        .arg("--data")
+        .arg(data_dir())
+        .args(["--blocks", BLOCKS, "--threads", "1,2", "--repeat", "1", "--batch", "1,all"])
+        .args(extra)
+        .output()
+        .expect("run gigagas")
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("stdout is not JSON ({e}); stderr: {}", String::from_utf8_lossy(&out.stderr))
+    })
+}
+
+#[test]
+fn json_report_and_bal_round_trip() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().to_str().unwrap();
+    let out = bench(&["--json", "--project", "--dump-bal", dir]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report = json(&out);
+    assert_eq!(report["blocks_validated"], 2);
+    let runs = report["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2 * 3 * 2, "threads x schedulers x batches");
+    for run in runs {
+        for key in ["threads", "scheduler", "batch", "gas", "seconds", "mgas_per_s", "speedup"] {
+            assert!(!run[key].is_null(), "run lacks {key}: {run}");
+        }
+        assert_eq!(run["fallback_blocks"], serde_json::json!([116525]));
+    }
+    assert!(report["projection"].as_array().is_some_and(|p| !p.is_empty()));
+
+    // The dumped BAL is in the execution-spec-tests shape.
+    let text = std::fs::read_to_string(tmp.path().join("19426587.json")).unwrap();
+    for key in [
+        "\"address\"",
+        "\"storageChanges\"",
+        "\"slotChanges\"",
+        "\"blockAccessIndex\"",
+        "\"postValue\"",
+        "\"storageReads\"",
+        "\"balanceChanges\"",
+        "\"postBalance\"",
+        "\"nonceChanges\"",
+        "\"postNonce\"",
+        "\"codeChanges\"",
+    ] {
+        assert!(text.contains(key), "dumped BAL lacks {key}");
+    }
+
+    // Executing with the dumped BALs validates the same blocks.
+    let out = bench(&["--json", "--bal", dir]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(json(&out)["blocks_validated"], 2);
+
+    // A tampered balance is rejected, naming block, transaction and account.
+    let path = tmp.path().join("19426587.json");
+    let mut bal: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let (address, index) = bal
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find_map(|a| {
+            let address = a["address"].as_str().unwrap().to_owned();
+            let change = a["balanceChanges"].as_array_mut()?.first_mut()?;
+            let index = change["blockAccessIndex"].as_str().unwrap().to_owned();
+            change["postBalance"] = serde_json::json!("0x1");
+            Some((address, index))
+        })
+        .unwrap();
+    std::fs::write(&path, serde_json::to_vec(&bal).unwrap()).unwrap();
+    let out = bench(&["--json", "--bal", dir]);
+    assert!(!out.status.success(), "a tampered BAL must fail the run");
+    assert_eq!(json(&out)["blocks_validated"], 1);
+    let stderr = String::from_utf8_lossy(&out.stderr).to_lowercase();
+    assert!(
+        stderr.contains("block 19426587") && stderr.contains(&address.to_lowercase()),
+        "{stderr}"
+    );
+    let index = u64::from_str_radix(index.trim_start_matches("0x"), 16).unwrap();
+    let phase = if index == 0 { "pre-execution".to_owned() } else { format!("(index {index})") };
+    assert!(stderr.contains(&phase) || stderr.contains("post-execution"), "{stderr}");
+
+    // A malformed file is named with the failing field.
+    std::fs::write(&path, br#"[{"address": "0xzz"}]"#).unwrap();
+    let out = bench(&["--bal", dir]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("19426587.json") && stderr.contains("address"), "{stderr}");
+}
+
+#[test]
+fn missing_data_folder_is_named() {
+    let out = Command::new(env!("CARGO_BIN_EXE_gigagas"))
+        .args(["bench", "--data", "/nonexistent/mainnet", "--repeat", "1"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("/nonexistent/mainnet") && stderr.contains("not found"), "{stderr}");
+}
