@@ -209,31 +209,6 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode, BenchError> {
         None => None,
     };
 
-    // Baseline and sequential pipeline, timed.
-    let mut baseline_times = Vec::new();
-    let mut sequential_times = Vec::new();
-    for _ in 0..repeat {
-        let t = Instant::now();
-        let rec = args.include_recovery.then(|| recover_all(&one_pool, &chain, &data));
-        for (b, s) in data.iter().zip(&senders) {
-            let _ = execute_baseline(&chain, &b.block, s, &b.pre_state);
-        }
-        drop(rec);
-        baseline_times.push(t.elapsed());
-        progress.inc(1);
-        let t = Instant::now();
-        let rec = args.include_recovery.then(|| recover_all(&one_pool, &chain, &data));
-        for (b, s) in data.iter().zip(&senders) {
-            let _ = execute_sequential(&chain, &b.block, s, &b.pre_state);
-        }
-        drop(rec);
-        sequential_times.push(t.elapsed());
-        progress.inc(1);
-    }
-    let baseline = median(baseline_times);
-    let sequential = median(sequential_times);
-
-    // Parallel runs.
     let empty: BlockAccessList = Vec::new();
     let inputs: Vec<ParallelBlock<'_>> = data
         .iter()
@@ -252,56 +227,88 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode, BenchError> {
             gas_used_hint: r.as_ref().map(|r| r.tx_gas_used.as_slice()),
         })
         .collect();
-    let mut rows = Vec::new();
-    let mut tally = Tally::default();
-    for &t in &threads {
-        let rec_pool = pool(t);
+
+    // Every timed job runs once per round, round after round, so that slow drifts of the
+    // machine's speed hit all of them alike; medians over the rounds are reported.
+    let mut jobs = vec![Job::Baseline, Job::Sequential];
+    for &threads in &threads {
         for &scheduler in &schedulers {
             for &batch in &batches {
-                let config = ParallelConfig { threads: t, scheduler, batch };
-                let mut walls = Vec::new();
-                let mut longest = Vec::new();
-                let mut fallbacks = BTreeSet::new();
-                for _ in 0..repeat {
+                jobs.push(Job::Parallel(ParallelConfig { threads, scheduler, batch }));
+            }
+        }
+    }
+    let calibration = ParallelConfig { threads: 1, scheduler: Scheduler::Ols, batch: n_blocks };
+    if args.project {
+        jobs.push(Job::Calibrate(calibration));
+    }
+    let pools: Vec<(usize, rayon::ThreadPool)> = threads.iter().map(|&t| (t, pool(t))).collect();
+    let recovery_pool_for =
+        |t: usize| pools.iter().find(|(n, _)| *n == t).map_or(&one_pool, |(_, p)| p);
+    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); jobs.len()];
+    let mut longest: Vec<Vec<Duration>> = vec![Vec::new(); jobs.len()];
+    let mut fallbacks: Vec<BTreeSet<u64>> = vec![BTreeSet::new(); jobs.len()];
+    let mut calibration_runs = Vec::new();
+    let mut tally = Tally::default();
+    for _ in 0..repeat {
+        for (j, job) in jobs.iter().enumerate() {
+            match *job {
+                Job::Baseline | Job::Sequential => {
+                    let t = Instant::now();
+                    let rec = args.include_recovery.then(|| recover_all(&one_pool, &chain, &data));
+                    for (b, s) in data.iter().zip(&senders) {
+                        if matches!(job, Job::Baseline) {
+                            let _ = execute_baseline(&chain, &b.block, s, &b.pre_state);
+                        } else {
+                            let _ = execute_sequential(&chain, &b.block, s, &b.pre_state);
+                        }
+                    }
+                    drop(rec);
+                    times[j].push(t.elapsed());
+                }
+                Job::Parallel(config) | Job::Calibrate(config) => {
                     let rec = args.include_recovery.then(|| {
                         let t = Instant::now();
-                        let _ = recover_all(&rec_pool, &chain, &data);
+                        let _ = recover_all(recovery_pool_for(config.threads), &chain, &data);
                         t.elapsed()
                     });
                     let run = execute_parallel(&chain, &inputs, config);
-                    walls.push(run.wall + rec.unwrap_or_default());
-                    longest.push(run.longest_tx());
-                    fallbacks
+                    times[j].push(run.wall + rec.unwrap_or_default());
+                    longest[j].push(run.longest_tx());
+                    fallbacks[j]
                         .extend(check_run(&chain, &data, &reference, &inputs, &run, &mut tally));
-                    progress.inc(1);
+                    if matches!(job, Job::Calibrate(_)) {
+                        calibration_runs.push(run);
+                    }
                 }
-                let seconds = median(walls).as_secs_f64();
-                rows.push(RunRow {
-                    threads: t,
-                    scheduler,
-                    batch,
-                    gas,
-                    seconds,
-                    mgas_per_s: gas as f64 / 1e6 / seconds,
-                    speedup: baseline.as_secs_f64() / seconds,
-                    vs_sequential: sequential.as_secs_f64() / seconds,
-                    longest_tx_ms: median(longest).as_secs_f64() * 1e3,
-                    fallback_blocks: fallbacks.into_iter().collect(),
-                });
             }
+            progress.inc(1);
         }
+    }
+    let baseline = median(times[0].clone());
+    let sequential = median(times[1].clone());
+    let mut rows = Vec::new();
+    for (j, job) in jobs.iter().enumerate() {
+        let Job::Parallel(config) = *job else { continue };
+        let seconds = median(times[j].clone()).as_secs_f64();
+        rows.push(RunRow {
+            threads: config.threads,
+            scheduler: config.scheduler,
+            batch: config.batch,
+            gas,
+            seconds,
+            mgas_per_s: gas as f64 / 1e6 / seconds,
+            speedup: baseline.as_secs_f64() / seconds,
+            vs_sequential: sequential.as_secs_f64() / seconds,
+            longest_tx_ms: median(longest[j].clone()).as_secs_f64() * 1e3,
+            fallback_blocks: fallbacks[j].iter().copied().collect(),
+        });
     }
 
     // Projection from one-thread latencies (median over the repetitions).
     let mut stages = None;
     let projection = if args.project {
-        let mut runs = Vec::new();
-        for _ in 0..repeat {
-            let config = ParallelConfig { threads: 1, scheduler: Scheduler::Ols, batch: n_blocks };
-            runs.push(execute_parallel(&chain, &inputs, config));
-            progress.inc(1);
-        }
-        let costs = block_costs(&data, &reference, &runs);
+        let costs = block_costs(&data, &reference, &calibration_runs);
         let sum = |f: fn(&BlockCost) -> u64| costs.iter().map(f).sum::<u64>() as f64 / 1e6;
         stages = Some(report::Stages {
             prepare_ms: sum(|c| c.prepare_nanos),
@@ -367,6 +374,19 @@ fn batches_for_projection(n_blocks: usize) -> Vec<usize> {
     let mut b: Vec<usize> = [1, 2, 5, 10, 25].into_iter().filter(|&k| k < n_blocks).collect();
     b.push(n_blocks.max(1));
     b
+}
+
+/// One timed job of a round.
+#[derive(Debug, Clone, Copy)]
+enum Job {
+    /// The plain revm loop.
+    Baseline,
+    /// The sequential reference pipeline.
+    Sequential,
+    /// A parallel configuration that the report lists.
+    Parallel(ParallelConfig),
+    /// The one-thread run whose latencies feed the projection.
+    Calibrate(ParallelConfig),
 }
 
 /// Failures seen so far, one per block.
