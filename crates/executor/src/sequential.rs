@@ -31,7 +31,6 @@ pub fn execute_sequential(
     let n = block.transactions.len();
     let mut state = State::builder()
         .with_database_ref(pre_state)
-        .with_bundle_update()
         .with_bal_builder()
         .build();
     let (result, tx_gas_used) = {
