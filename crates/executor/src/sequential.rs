@@ -29,10 +29,7 @@ pub fn execute_sequential(
 ) -> Result<BlockOutcome, ExecutionError> {
     let number = block.number();
     let n = block.transactions.len();
-    let mut state = State::builder()
-        .with_database_ref(pre_state)
-        .with_bal_builder()
-        .build();
+    let mut state = State::builder().with_database_ref(pre_state).with_bal_builder().build();
     let (result, tx_gas_used) = {
         let mut ex = block_executor(chain, block, &mut state);
         ex.evm_mut().db_mut().set_bal_index(BlockAccessIndex::PRE_EXECUTION);

@@ -36,7 +36,7 @@ pub(super) struct TxExec {
 
 /// Runs on every thread of the pool until the batch's task list is exhausted.
 pub(super) fn work(shared: &Shared<'_>) {
-    let mut evms = HashMap::default();
+    let mut evms: HashMap<usize, BlockEvm<PreStateDb<'_>>> = HashMap::default();
     let mut blooms = BloomMemo::default();
     loop {
         let k = shared.next.fetch_add(1, Ordering::Relaxed);
@@ -51,6 +51,11 @@ pub(super) fn work(shared: &Shared<'_>) {
             continue;
         }
         let (b, i) = (b as usize, i as usize);
+        // Free the States of blocks whose transactions are all done: keeps the batch's memory
+        // (and page faults) near one State per worker and active block.
+        if evms.len() > 2 {
+            evms.retain(|&blk, _| blk == b || shared.remaining[blk].load(Ordering::Relaxed) > 0);
+        }
         let start = Instant::now();
         let result = execute_tx(shared, &mut evms, &mut blooms, b, i);
         shared.nanos[b][i].store(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
