@@ -91,7 +91,8 @@ pub(crate) struct Report {
 /// Where a one-thread parallel run spends its time: sums over all blocks (milliseconds).
 #[derive(Debug, Serialize)]
 pub(crate) struct Stages {
-    /// BAL preparation (validation, conversion, indexes, implied post-state).
+    /// BAL preparation (validation, conversion, indexes, implied post-state), plus the run's time
+    /// outside any measured span.
     pub(crate) prepare_ms: f64,
     /// Transactions: EVM plus per-transaction BAL checks and logs bloom.
     pub(crate) execute_ms: f64,
@@ -233,7 +234,7 @@ pub(crate) fn print_tables(r: &Report) {
     }
     if let Some(p) = &r.projection {
         println!();
-        println!("projection from 1-thread per-transaction latencies (critical-path simulation):");
+        println!("projection from the per-transaction latencies of a 1-thread run (critical-path simulation):");
         println!(
             "{:>7} {:>9} {:>5} {:>9} {:>8} {:>12} {:>10}",
             "threads", "scheduler", "batch", "Mgas/s", "speedup", "longest tx %", "published"
@@ -253,7 +254,7 @@ pub(crate) fn print_tables(r: &Report) {
         if let Some(st) = &r.stages {
             println!();
             println!(
-                "one-thread stages: prepare {:.1} ms, execute {:.1} ms, commit {:.1} ms",
+                "one-thread stages: prepare (+ unattributed) {:.1} ms, execute {:.1} ms, commit {:.1} ms",
                 st.prepare_ms, st.execute_ms, st.commit_ms
             );
         }
