@@ -42,6 +42,12 @@ fn run_tampered(number: u64, tamper: impl FnOnce(&mut BlockAccessList)) -> Execu
     err
 }
 
+/// The BAL the sequential reference built for [`BLOCK`].
+fn reference_bal() -> &'static BlockAccessList {
+    let d = data();
+    d.reference[position(d, BLOCK)].bal.as_ref().expect("sequential builds a BAL")
+}
+
 fn tx_count(number: u64) -> u64 {
     let d = data();
     d.blocks[position(d, number)].block.transactions.len() as u64
@@ -94,8 +100,7 @@ fn expect_write_mismatch(
 
 #[test]
 fn changed_storage_value_is_rejected() {
-    let d = data();
-    let bal = d.reference[position(d, BLOCK)].bal.as_ref().unwrap();
+    let bal = reference_bal();
     let (a, s, c) = first_tx_storage_write(bal, tx_count(BLOCK));
     let change = &bal[a].storage_changes[s].changes[c];
     let tx = change.block_access_index.0 as usize - 1;
@@ -110,8 +115,7 @@ fn changed_storage_value_is_rejected() {
 
 #[test]
 fn dropped_balance_write_is_rejected() {
-    let d = data();
-    let bal = d.reference[position(d, BLOCK)].bal.as_ref().unwrap();
+    let bal = reference_bal();
     let n = tx_count(BLOCK);
     let (a, c) = bal
         .iter()
@@ -132,8 +136,7 @@ fn dropped_balance_write_is_rejected() {
 
 #[test]
 fn phantom_storage_write_is_rejected() {
-    let d = data();
-    let bal = d.reference[position(d, BLOCK)].bal.as_ref().unwrap();
+    let bal = reference_bal();
     // A slot that the block only reads gets a write at tx 0's index.
     let (a, r) = bal
         .iter()
@@ -160,8 +163,7 @@ fn phantom_storage_write_is_rejected() {
 
 #[test]
 fn write_moved_to_another_index_is_rejected() {
-    let d = data();
-    let bal = d.reference[position(d, BLOCK)].bal.as_ref().unwrap();
+    let bal = reference_bal();
     let n = tx_count(BLOCK);
     // A storage write by tx i whose slot has no other change: move it to a later free index.
     let (a, s) = bal
@@ -187,8 +189,7 @@ fn write_moved_to_another_index_is_rejected() {
 
 #[test]
 fn slot_missing_from_reads_is_rejected() {
-    let d = data();
-    let bal = d.reference[position(d, BLOCK)].bal.as_ref().unwrap();
+    let bal = reference_bal();
     let a = bal.iter().position(|acc| !acc.storage_reads.is_empty()).unwrap();
     let slot = bal[a].storage_reads[0];
     let err = run_tampered(BLOCK, |bal| {
@@ -209,8 +210,7 @@ fn slot_missing_from_reads_is_rejected() {
 
 #[test]
 fn account_missing_from_bal_is_rejected() {
-    let d = data();
-    let bal = d.reference[position(d, BLOCK)].bal.as_ref().unwrap();
+    let bal = reference_bal();
     // An account that is only read (no changes at all).
     let a = bal.iter().position(|acc| !acc.has_changes() && acc.storage_reads.is_empty()).unwrap();
     let address = bal[a].address;
@@ -225,8 +225,7 @@ fn account_missing_from_bal_is_rejected() {
 
 #[test]
 fn phantom_read_is_rejected() {
-    let d = data();
-    let bal = d.reference[position(d, BLOCK)].bal.as_ref().unwrap();
+    let bal = reference_bal();
     let a = bal.iter().position(|acc| acc.storage_reads.is_empty()).unwrap();
     let err = run_tampered(BLOCK, |bal| {
         bal[a].storage_reads.push(U256::from(0x1234_5678u64));
@@ -240,8 +239,7 @@ fn phantom_read_is_rejected() {
 
 #[test]
 fn wrong_withdrawal_balance_is_rejected_post_execution() {
-    let d = data();
-    let bal = d.reference[position(d, BLOCK)].bal.as_ref().unwrap();
+    let bal = reference_bal();
     let post = tx_count(BLOCK) + 1;
     let (a, c) = bal
         .iter()
@@ -263,8 +261,7 @@ fn wrong_withdrawal_balance_is_rejected_post_execution() {
 /// so index 0 has no writes here: a phantom write at index 0 must be rejected as pre-execution.
 #[test]
 fn phantom_pre_execution_write_is_rejected() {
-    let d = data();
-    let bal = d.reference[position(d, BLOCK)].bal.as_ref().unwrap();
+    let bal = reference_bal();
     let a = bal
         .iter()
         .position(|acc| acc.balance_changes.first().is_some_and(|c| c.block_access_index.0 > 0))
@@ -278,8 +275,7 @@ fn phantom_pre_execution_write_is_rejected() {
 
 #[test]
 fn phantom_account_is_rejected() {
-    let d = data();
-    let bal = d.reference[position(d, BLOCK)].bal.as_ref().unwrap();
+    let bal = reference_bal();
     let phantom = alloy_primitives::Address::repeat_byte(0xee);
     assert!(bal.iter().all(|a| a.address != phantom));
     let err = run_tampered(BLOCK, |bal| {
