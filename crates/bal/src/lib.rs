@@ -32,10 +32,3 @@ pub fn validate_structure(
     alloy_eip7928::validate_block_access_list(bal, tx_count)
         .map_err(|source| BalValidationError::Structure { block, source })
 }
-
-/// RLP-encoded size of a BAL in bytes (the EIP-7928 wire form that the header hash commits to).
-pub fn rlp_size(bal: &[alloy_eip7928::AccountChanges]) -> usize {
-    let mut buf = Vec::new();
-    alloy_rlp::encode_list(bal, &mut buf);
-    buf.len()
-}

@@ -74,25 +74,3 @@ impl BlockInput {
         Ok(recovered)
     }
 }
-
-/// A block whose senders are recovered: the executor's input.
-#[derive(Debug, Clone)]
-pub struct RecoveredBlock {
-    /// The block.
-    pub block: BlockInput,
-    /// One sender per transaction, in block order.
-    pub senders: Vec<Address>,
-}
-
-impl RecoveredBlock {
-    /// Block number.
-    pub fn number(&self) -> u64 {
-        self.block.header.number
-    }
-
-    /// Sum of the transactions' gas limits (gas); the heaviest-first scheduler orders by it.
-    pub fn gas_limit_of(&self, tx_index: usize) -> u64 {
-        use alloy_consensus::Transaction as _;
-        self.block.transactions[tx_index].gas_limit()
-    }
-}

@@ -9,6 +9,6 @@ mod block;
 mod chain_spec;
 mod error;
 
-pub use block::{BlockInput, RecoveredBlock};
+pub use block::BlockInput;
 pub use chain_spec::ChainSpec;
 pub use error::RecoveryError;

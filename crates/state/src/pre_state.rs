@@ -82,11 +82,6 @@ impl PreState {
         self.accounts.len()
     }
 
-    /// Number of storage slots held, over all accounts.
-    pub fn slot_count(&self) -> usize {
-        self.accounts.values().map(|a| a.storage.len()).sum()
-    }
-
     /// Account info (balance, nonce, code hash, code) of `address`, `None` if it does not exist.
     pub fn account(&self, address: &Address) -> Option<&AccountInfo> {
         self.accounts.get(address).map(|a| &a.info)
