@@ -7,7 +7,7 @@ use gigagas_executor::{
     baseline::execute_baseline,
     compare_outcomes,
     parallel::{execute_parallel, ParallelBlock, ParallelConfig, ParallelRun},
-    projection::{project, BlockCost},
+    projection::BlockCost,
     sequential::execute_sequential,
     validate_header, BlockOutcome, ExecutionError, Scheduler,
 };
@@ -315,13 +315,7 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode, BenchError> {
             execute_ms: sum(|c| c.tx_nanos.iter().sum()),
             commit_ms: sum(|c| c.commit_nanos),
         });
-        Some(report::projection_rows(
-            &costs,
-            &batches_for_projection(n_blocks),
-            baseline,
-            &rows,
-            project,
-        ))
+        Some(report::projection_rows(&costs, &batches_for_projection(n_blocks), baseline, &rows))
     } else {
         None
     };

@@ -1,7 +1,7 @@
 //! The bench report: tables for people, one JSON object for scripts.
 
 use gigagas_executor::{
-    projection::{BlockCost, Projection},
+    projection::{project, BlockCost},
     Scheduler,
 };
 use serde::Serialize;
@@ -131,7 +131,6 @@ pub(crate) fn projection_rows(
     batches: &[usize],
     baseline: Duration,
     measured: &[RunRow],
-    project: fn(&[BlockCost], usize, Scheduler, usize) -> Projection,
 ) -> ProjectionJson {
     let n_blocks = costs.len();
     let mut rows = Vec::new();

@@ -133,16 +133,6 @@ impl IndexedWrites {
     pub fn at(&self, index: u64) -> &[Write] {
         self.by_index.get(index as usize).map(Vec::as_slice).unwrap_or(&[])
     }
-
-    /// Total number of writes.
-    pub fn len(&self) -> usize {
-        self.by_index.iter().map(Vec::len).sum()
-    }
-
-    /// Whether the BAL has no writes at all.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 /// The writes recorded in a BAL fragment (all at one index), sorted by (account, item).
@@ -158,29 +148,20 @@ pub fn fragment_writes(fragment: &Bal) -> Vec<Write> {
 /// Appends the writes that `account`'s BAL entry records (all at one index) to `out`, unsorted.
 pub fn account_writes(address: Address, account: &AccountBal, out: &mut Vec<Write>) {
     let info = &account.account_info;
-    {
-        out.extend(info.balance.writes.iter().map(|(_, v)| Write {
-            address,
-            item: Item::Balance,
-            value: Value::Word(*v),
-        }));
-        out.extend(info.nonce.writes.iter().map(|(_, v)| Write {
-            address,
-            item: Item::Nonce,
-            value: Value::Nonce(*v),
-        }));
-        out.extend(info.code.writes.iter().map(|(_, (h, _))| Write {
-            address,
-            item: Item::Code,
-            value: Value::CodeHash(*h),
-        }));
-        for (slot, writes) in &account.storage.storage {
-            out.extend(writes.writes.iter().map(|(_, v)| Write {
-                address,
-                item: Item::Storage(*slot),
-                value: Value::Word(*v),
-            }));
-        }
+    let word = |item, v: &U256| Write { address, item, value: Value::Word(*v) };
+    out.extend(info.balance.writes.iter().map(|(_, v)| word(Item::Balance, v)));
+    out.extend(info.nonce.writes.iter().map(|(_, v)| Write {
+        address,
+        item: Item::Nonce,
+        value: Value::Nonce(*v),
+    }));
+    out.extend(info.code.writes.iter().map(|(_, (h, _))| Write {
+        address,
+        item: Item::Code,
+        value: Value::CodeHash(*h),
+    }));
+    for (slot, writes) in &account.storage.storage {
+        out.extend(writes.writes.iter().map(|(_, v)| word(Item::Storage(*slot), v)));
     }
 }
 
