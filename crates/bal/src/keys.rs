@@ -50,7 +50,12 @@ impl BalKeys {
     }
 
     fn mark(&self, id: u32) {
-        self.seen[id as usize / 64].fetch_or(1 << (id % 64), Ordering::Relaxed);
+        let (word, bit) = (&self.seen[id as usize / 64], 1 << (id % 64));
+        // Most keys are touched many times: read first, so that workers do not keep taking the
+        // cache line exclusive for a bit already set.
+        if word.load(Ordering::Relaxed) & bit == 0 {
+            word.fetch_or(bit, Ordering::Relaxed);
+        }
     }
 
     /// Marks `address` and its `slots` as touched by `phase`.

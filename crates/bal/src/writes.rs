@@ -3,7 +3,10 @@
 use crate::{BalValidationError, Phase};
 use alloy_eip7928::AccountChanges;
 use alloy_primitives::{keccak256, Address, B256, U256};
-use revm::state::bal::{AccountBal, Bal};
+use revm::state::{
+    bal::{AccountBal, Bal},
+    Account, AccountInfo,
+};
 use std::{cmp::Ordering, fmt};
 
 /// The state item a write changes.
@@ -165,6 +168,39 @@ pub fn account_writes(address: Address, account: &AccountBal, out: &mut Vec<Writ
     }
 }
 
+/// Appends the writes that one transaction's changes to `account` amount to, unsorted: exactly
+/// what revm's BAL builder records for them at the transaction's index
+/// (`AccountBal::update` on an empty entry, then [`account_writes`]), without building the
+/// builder's maps. A field or slot is written when its value after the transaction differs from
+/// its value before; a locally self-destructed account is written as empty with all its touched
+/// slots zeroed.
+pub fn state_writes(address: Address, account: &Account, out: &mut Vec<Write>) {
+    let original = account.original_info();
+    let destroyed = account.is_selfdestructed_locally();
+    let empty;
+    let info = if destroyed {
+        empty = AccountInfo::default();
+        &empty
+    } else {
+        &account.info
+    };
+    if info.balance != original.balance {
+        out.push(Write { address, item: Item::Balance, value: Value::Word(info.balance) });
+    }
+    if info.nonce != original.nonce {
+        out.push(Write { address, item: Item::Nonce, value: Value::Nonce(info.nonce) });
+    }
+    if info.code_hash != original.code_hash {
+        out.push(Write { address, item: Item::Code, value: Value::CodeHash(info.code_hash) });
+    }
+    for (slot, value) in &account.storage {
+        let present = if destroyed { U256::ZERO } else { value.present_value };
+        if present != value.original_value {
+            out.push(Write { address, item: Item::Storage(*slot), value: Value::Word(present) });
+        }
+    }
+}
+
 /// Sorts writes by (account, item), the order [`check_writes`] expects.
 pub fn sort_writes(writes: &mut [Write]) {
     writes.sort_unstable_by_key(Write::key);
@@ -237,5 +273,56 @@ mod tests {
         assert!(matches!(err, BalValidationError::WriteMismatch { expected: None, .. }), "{err}");
         let err = check_writes(1, Phase::Tx(0), &base, &base[..1]).unwrap_err();
         assert!(matches!(err, BalValidationError::WriteMismatch { found: None, .. }), "{err}");
+    }
+
+    /// `state_writes` must record exactly what revm's builder records for one transaction.
+    #[test]
+    fn state_writes_equal_builder_writes() {
+        use revm::state::{Bytecode, EvmStorageSlot, TransactionId};
+        let builder = |address: Address, account: &Account| {
+            let mut entry = AccountBal::default();
+            entry.update(crate::BlockAccessIndex::new(1), account);
+            let mut out = Vec::new();
+            account_writes(address, &entry, &mut out);
+            sort_writes(&mut out);
+            out
+        };
+        let direct = |address: Address, account: &Account| {
+            let mut out = Vec::new();
+            state_writes(address, account, &mut out);
+            sort_writes(&mut out);
+            out
+        };
+        let address = Address::with_last_byte(9);
+        let mut account = Account::default();
+        *account.original_info_mut() = AccountInfo {
+            balance: U256::from(100),
+            nonce: 3,
+            ..AccountInfo::default()
+        };
+        let code = Bytecode::new_raw(vec![0x60, 0x00].into());
+        account.info = AccountInfo {
+            balance: U256::from(40),
+            nonce: 3,
+            code_hash: code.hash_slow(),
+            code: Some(code),
+            account_id: None,
+        };
+        for (slot, original, present) in [(1u64, 5u64, 5u64), (2, 0, 7), (3, 8, 0), (4, 6, 2)] {
+            account.storage.insert(
+                U256::from(slot),
+                EvmStorageSlot::new_changed(U256::from(original), U256::from(present), TransactionId::ZERO),
+            );
+        }
+        let found = direct(address, &account);
+        assert_eq!(found, builder(address, &account));
+        // Balance, code and three changed slots; the nonce and slot 1 are unchanged.
+        assert_eq!(found.len(), 5, "{found:?}");
+
+        account.mark_selfdestructed_locally();
+        let found = direct(address, &account);
+        assert_eq!(found, builder(address, &account));
+        // Balance to zero and the three slots with non-zero pre-transaction values to zero.
+        assert_eq!(found.len(), 5, "{found:?}");
     }
 }

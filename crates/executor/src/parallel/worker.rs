@@ -10,7 +10,7 @@ use crate::{
 use alloy_evm::{Evm, FromRecoveredTx};
 use alloy_primitives::{map::HashMap, Address, Bloom};
 use gigagas_bal::{
-    writes::{account_writes, check_writes, sort_writes},
+    writes::{check_writes, sort_writes, state_writes},
     BlockAccessIndex, Phase,
 };
 use revm::{
@@ -19,7 +19,6 @@ use revm::{
         TxEnv,
     },
     database::State,
-    state::bal::AccountBal,
 };
 use std::{sync::atomic::Ordering, time::Instant};
 
@@ -100,9 +99,7 @@ fn execute_tx<'a>(
         let mut writes = Vec::new();
         for (address, account) in &state {
             prep.keys.touch(number, Phase::Tx(i), address, account.storage.keys())?;
-            let mut entry = AccountBal::default();
-            entry.update(index, account);
-            account_writes(*address, &entry, &mut writes);
+            state_writes(*address, account, &mut writes);
         }
         sort_writes(&mut writes);
         check_writes(number, Phase::Tx(i), prep.writes.at(index.0), &writes)?;
