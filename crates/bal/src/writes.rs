@@ -295,11 +295,8 @@ mod tests {
         };
         let address = Address::with_last_byte(9);
         let mut account = Account::default();
-        *account.original_info_mut() = AccountInfo {
-            balance: U256::from(100),
-            nonce: 3,
-            ..AccountInfo::default()
-        };
+        *account.original_info_mut() =
+            AccountInfo { balance: U256::from(100), nonce: 3, ..AccountInfo::default() };
         let code = Bytecode::new_raw(vec![0x60, 0x00].into());
         account.info = AccountInfo {
             balance: U256::from(40),
@@ -311,7 +308,11 @@ mod tests {
         for (slot, original, present) in [(1u64, 5u64, 5u64), (2, 0, 7), (3, 8, 0), (4, 6, 2)] {
             account.storage.insert(
                 U256::from(slot),
-                EvmStorageSlot::new_changed(U256::from(original), U256::from(present), TransactionId::ZERO),
+                EvmStorageSlot::new_changed(
+                    U256::from(original),
+                    U256::from(present),
+                    TransactionId::ZERO,
+                ),
             );
         }
         let found = direct(address, &account);

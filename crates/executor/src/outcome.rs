@@ -51,16 +51,21 @@ impl PostStateDiff {
                 .map(|a| (a.info.balance, a.info.nonce, a.info.code_hash))
                 .unwrap_or((U256::ZERO, 0, KECCAK_EMPTY));
             let cached = account.account.as_ref().map(|a| &a.storage);
+            let pre_storage = pre.storage(address);
+            let pre_slot =
+                |slot: &U256| pre_storage.and_then(|s| s.get(slot).copied()).unwrap_or_default();
             let mut storage: Vec<(U256, U256)> = cached
                 .into_iter()
                 .flatten()
-                .filter(|(slot, value)| **value != pre.slot(address, slot))
+                .filter(|(slot, value)| **value != pre_slot(slot))
                 .map(|(slot, value)| (*slot, *value))
                 .collect();
             // A destroyed or re-created account no longer has its pre-block slots.
             if account.status.is_storage_known() {
                 storage.extend(
-                    pre.slots(address)
+                    pre_storage
+                        .into_iter()
+                        .flatten()
                         .filter(|(slot, value)| {
                             !value.is_zero() && !cached.is_some_and(|s| s.contains_key(*slot))
                         })
@@ -89,12 +94,14 @@ impl PostStateDiff {
                 .code_changes
                 .last()
                 .map_or(pre_code, |c| alloy_primitives::keccak256(c.new_code()));
+            let pre_storage = pre.storage(&address);
             let storage: Vec<(U256, U256)> = account
                 .storage_changes
                 .iter()
                 .filter_map(|s| {
                     let v = s.changes.last()?.new_value;
-                    (v != pre.slot(&address, &s.slot)).then_some((s.slot, v))
+                    let old = pre_storage.and_then(|m| m.get(&s.slot).copied()).unwrap_or_default();
+                    (v != old).then_some((s.slot, v))
                 })
                 .collect();
             if (balance, nonce, code_hash) != (pre_balance, pre_nonce, pre_code)

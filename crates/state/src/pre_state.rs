@@ -87,9 +87,10 @@ impl PreState {
         self.accounts.get(address).map(|a| &a.info)
     }
 
-    /// The storage slots held for `address` (slot → value), empty for an unknown account.
-    pub fn slots(&self, address: &Address) -> impl Iterator<Item = (&U256, &U256)> {
-        self.accounts.get(address).into_iter().flat_map(|a| a.storage.iter())
+    /// The storage held for `address` (slot → value; an absent slot is zero), `None` for an
+    /// unknown account. One account lookup for many slot lookups.
+    pub fn storage(&self, address: &Address) -> Option<&HashMap<U256, U256>> {
+        self.accounts.get(address).map(|a| &a.storage)
     }
 
     /// Value of a storage slot (zero when absent).

@@ -5,7 +5,7 @@ use crate::{
     env::{block_executor, map_block_error},
     receipt::receipt_envelope,
     sequential::execute_sequential,
-    BlockOutcome, ExecutionError,
+    BlockOutcome, ExecutionError, PostStateDiff,
 };
 use alloy_consensus::Transaction as _;
 use alloy_evm::{block::BlockExecutor, Evm};
@@ -142,7 +142,8 @@ fn commit(shared: &Shared<'_>, b: usize) -> Result<BlockOutcome, ExecutionError>
         gas_used: result.gas_used,
         tx_gas_used,
         receipts: result.receipts,
-        post_state: prep.post_state.clone(),
+        // The post-state the BAL implies, now that every check passed: execution's.
+        post_state: PostStateDiff::from_bal(pb.bal, pb.pre_state),
         bal: None,
         fallback: None,
     })

@@ -22,6 +22,7 @@ use alloy_primitives::Address;
 use gigagas_bal::BlockAccessList;
 use gigagas_primitives::{BlockInput, ChainSpec};
 use gigagas_state::PreState;
+use rayon::iter::{IntoParallelIterator, ParallelIterator};
 use std::{
     sync::{
         atomic::{AtomicU64, AtomicUsize},
@@ -224,6 +225,7 @@ fn run_batch<'a>(
     }
 
     let Shared { prepared, nanos, outcomes, next_prepared, .. } = shared;
+    let mut spent = Vec::with_capacity(prepared.len());
     for (b, ((prep, cell), nanos)) in prepared.into_iter().zip(outcomes).zip(nanos).enumerate() {
         let (outcome, commit_nanos) = cell.into_inner().unwrap_or_else(|| {
             // Unreachable unless a worker panicked; report rather than lose the block.
@@ -234,7 +236,12 @@ fn run_batch<'a>(
         run.outcomes.push(outcome);
         run.tx_nanos.push(nanos.into_iter().map(AtomicU64::into_inner).collect());
         run.commit_nanos.push(commit_nanos);
-        run.prepare_nanos.push(prep.into_inner().map_or(0, |(_, ns)| ns));
+        let (prep, ns) = prep.into_inner().map_or((None, 0), |(p, ns)| (Some(p), ns));
+        run.prepare_nanos.push(ns);
+        spent.push(prep);
     }
+    // Freeing a megablock's BAL indexes is tens of thousands of deallocations: spread them over
+    // the workers rather than leaving them to this thread.
+    pool.install(|| spent.into_par_iter().for_each(drop));
     next_prepared
 }

@@ -1,7 +1,7 @@
 //! Per-block BAL preparation before execution.
 
 use super::ParallelBlock;
-use crate::{ExecutionError, PostStateDiff};
+use crate::ExecutionError;
 use alloy_primitives::{map::HashMap, Address};
 use gigagas_bal::{validate_structure, writes::IndexedWrites, Bal, BalKeys, BalValidationError};
 use gigagas_primitives::ChainSpec;
@@ -16,8 +16,6 @@ pub(super) struct Prepared {
     pub(super) writes: IndexedWrites,
     /// Which listed accounts and slots execution touched.
     pub(super) keys: BalKeys,
-    /// The post-state the BAL implies; execution's if every check passes.
-    pub(super) post_state: PostStateDiff,
     /// Before Cancun: accounts the BAL shows destroyed (code set to empty) → the index of the
     /// first destroying write. See [`Prepared::stale_view`].
     pub(super) destroyed: HashMap<Address, u64>,
@@ -32,9 +30,9 @@ pub(super) fn prepare(
     let number = b.block.number();
     let n = b.block.transactions.len();
     validate_structure(number, b.bal, n)?;
-    let ((bal, writes), (keys, post_state)) = rayon::join(
+    let ((bal, writes), keys) = rayon::join(
         || (Bal::clone_from_alloy(b.bal), IndexedWrites::from_alloy(b.bal, n)),
-        || (BalKeys::new(b.bal), PostStateDiff::from_bal(b.bal, b.pre_state)),
+        || BalKeys::new(b.bal),
     );
     let bal =
         bal.map_err(|e| BalValidationError::InvalidCode { block: number, reason: e.to_string() })?;
@@ -53,7 +51,6 @@ pub(super) fn prepare(
         bal: Arc::new(bal),
         writes,
         keys,
-        post_state,
         destroyed,
         empty_is_dead: chain.is_spurious_dragon(number),
     })

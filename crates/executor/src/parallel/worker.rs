@@ -10,7 +10,7 @@ use crate::{
 use alloy_evm::{Evm, FromRecoveredTx};
 use alloy_primitives::{map::HashMap, Address, Bloom};
 use gigagas_bal::{
-    writes::{check_writes, sort_writes, state_writes},
+    writes::{check_writes, sort_writes, state_writes, Write},
     BlockAccessIndex, Phase,
 };
 use revm::{
@@ -37,6 +37,7 @@ pub(super) struct TxExec {
 pub(super) fn work(shared: &Shared<'_>) {
     let mut evms: HashMap<usize, BlockEvm<PreStateDb<'_>>> = HashMap::default();
     let mut blooms = BloomMemo::default();
+    let mut writes = Vec::new();
     loop {
         let k = shared.next.fetch_add(1, Ordering::Relaxed);
         let Some(&(b, i)) = shared.tasks.get(k) else { break };
@@ -56,7 +57,7 @@ pub(super) fn work(shared: &Shared<'_>) {
             evms.retain(|&blk, _| blk == b || shared.remaining[blk].load(Ordering::Relaxed) > 0);
         }
         let start = Instant::now();
-        let result = execute_tx(shared, &mut evms, &mut blooms, b, i);
+        let result = execute_tx(shared, &mut evms, &mut blooms, &mut writes, b, i);
         shared.nanos[b][i].store(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
         *shared.results[b][i].lock().unwrap_or_else(|p| p.into_inner()) = Some(result);
         if shared.remaining[b].fetch_sub(1, Ordering::AcqRel) == 1 {
@@ -69,6 +70,7 @@ fn execute_tx<'a>(
     shared: &Shared<'a>,
     evms: &mut HashMap<usize, BlockEvm<PreStateDb<'a>>>,
     blooms: &mut BloomMemo,
+    writes: &mut Vec<Write>,
     b: usize,
     i: usize,
 ) -> Result<TxExec, ExecutionError> {
@@ -96,13 +98,13 @@ fn execute_tx<'a>(
         .find(|(address, account)| prep.stale_view(address, account, index.0))
         .map(|(address, _)| *address);
     if stale_view.is_none() {
-        let mut writes = Vec::new();
+        writes.clear();
         for (address, account) in &state {
             prep.keys.touch(number, Phase::Tx(i), address, account.storage.keys())?;
-            state_writes(*address, account, &mut writes);
+            state_writes(*address, account, writes);
         }
-        sort_writes(&mut writes);
-        check_writes(number, Phase::Tx(i), prep.writes.at(index.0), &writes)?;
+        sort_writes(writes);
+        check_writes(number, Phase::Tx(i), prep.writes.at(index.0), writes)?;
     }
     let logs_bloom = blooms.logs_bloom(result.logs());
     Ok(TxExec { result, logs_bloom, stale_view })
