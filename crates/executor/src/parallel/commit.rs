@@ -142,8 +142,14 @@ fn commit(shared: &Shared<'_>, b: usize) -> Result<BlockOutcome, ExecutionError>
         gas_used: result.gas_used,
         tx_gas_used,
         receipts: result.receipts,
-        // The post-state the BAL implies, now that every check passed: execution's.
-        post_state: PostStateDiff::from_bal(pb.bal, pb.pre_state),
+        // The post-state the BAL implies, now that every check passed: execution's. Only the
+        // block's one commit takes it.
+        post_state: prep
+            .post_state
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .unwrap_or_else(|| PostStateDiff::from_bal(pb.bal, pb.pre_state)),
         bal: None,
         fallback: None,
     })

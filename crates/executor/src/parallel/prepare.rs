@@ -1,12 +1,12 @@
 //! Per-block BAL preparation before execution.
 
 use super::ParallelBlock;
-use crate::ExecutionError;
+use crate::{ExecutionError, PostStateDiff};
 use alloy_primitives::{map::HashMap, Address};
 use gigagas_bal::{validate_structure, writes::IndexedWrites, Bal, BalKeys, BalValidationError};
 use gigagas_primitives::ChainSpec;
 use revm::state::Account;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// A block's BAL made ready for the workers.
 pub(super) struct Prepared {
@@ -16,6 +16,9 @@ pub(super) struct Prepared {
     pub(super) writes: IndexedWrites,
     /// Which listed accounts and slots execution touched.
     pub(super) keys: BalKeys,
+    /// The post-state the BAL implies (execution's once every check passes), computed ahead of
+    /// the commit, which takes it.
+    pub(super) post_state: Mutex<Option<PostStateDiff>>,
     /// Before Cancun: accounts the BAL shows destroyed (code set to empty) → the index of the
     /// first destroying write. See [`Prepared::stale_view`].
     pub(super) destroyed: HashMap<Address, u64>,
@@ -30,9 +33,9 @@ pub(super) fn prepare(
     let number = b.block.number();
     let n = b.block.transactions.len();
     validate_structure(number, b.bal, n)?;
-    let ((bal, writes), keys) = rayon::join(
+    let ((bal, writes), (keys, post_state)) = rayon::join(
         || (Bal::clone_from_alloy(b.bal), IndexedWrites::from_alloy(b.bal, n)),
-        || BalKeys::new(b.bal),
+        || (BalKeys::new(b.bal), PostStateDiff::from_bal(b.bal, b.pre_state)),
     );
     let bal =
         bal.map_err(|e| BalValidationError::InvalidCode { block: number, reason: e.to_string() })?;
@@ -51,6 +54,7 @@ pub(super) fn prepare(
         bal: Arc::new(bal),
         writes,
         keys,
+        post_state: Mutex::new(Some(post_state)),
         destroyed,
         empty_is_dead: chain.is_spurious_dragon(number),
     })
