@@ -8,7 +8,7 @@ use gigagas_executor::{
     compare_outcomes,
     parallel::{execute_parallel, ParallelBlock, ParallelConfig, ParallelRun},
     projection::BlockCost,
-    sequential::execute_sequential,
+    sequential::{execute_sequential, execute_sequential_without_bal},
     validate_header, BlockOutcome, ExecutionError, Scheduler,
 };
 use gigagas_primitives::ChainSpec;
@@ -230,7 +230,7 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode, BenchError> {
 
     // Every timed job runs once per round, round after round, so that slow drifts of the
     // machine's speed hit all of them alike; medians over the rounds are reported.
-    let mut jobs = vec![Job::Baseline, Job::Sequential];
+    let mut jobs = vec![Job::Baseline, Job::Sequential, Job::SequentialWithoutBal];
     for &threads in &threads {
         for &scheduler in &schedulers {
             for &batch in &batches {
@@ -253,14 +253,15 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode, BenchError> {
     for _ in 0..repeat {
         for (j, job) in jobs.iter().enumerate() {
             match *job {
-                Job::Baseline | Job::Sequential => {
+                Job::Baseline | Job::Sequential | Job::SequentialWithoutBal => {
                     let t = Instant::now();
                     let rec = args.include_recovery.then(|| recover_all(&one_pool, &chain, &data));
                     for (b, s) in data.iter().zip(&senders) {
-                        if matches!(job, Job::Baseline) {
-                            let _ = execute_baseline(&chain, &b.block, s, &b.pre_state);
-                        } else {
-                            let _ = execute_sequential(&chain, &b.block, s, &b.pre_state);
+                        let (block, pre) = (&b.block, &b.pre_state);
+                        match job {
+                            Job::Baseline => drop(execute_baseline(&chain, block, s, pre)),
+                            Job::Sequential => drop(execute_sequential(&chain, block, s, pre)),
+                            _ => drop(execute_sequential_without_bal(&chain, block, s, pre)),
                         }
                     }
                     drop(rec);
@@ -287,6 +288,7 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode, BenchError> {
     }
     let baseline = median(times[0].clone());
     let sequential = median(times[1].clone());
+    let sequential_without_bal = median(times[2].clone());
     let mut rows = Vec::new();
     for (j, job) in jobs.iter().enumerate() {
         let Job::Parallel(config) = *job else { continue };
@@ -342,6 +344,7 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode, BenchError> {
         recovery_threads: max_threads,
         baseline_s: baseline.as_secs_f64(),
         sequential_s: sequential.as_secs_f64(),
+        sequential_without_bal_s: sequential_without_bal.as_secs_f64(),
         runs: rows,
         projection,
         stages,
@@ -377,6 +380,8 @@ enum Job {
     Baseline,
     /// The sequential reference pipeline.
     Sequential,
+    /// The sequential pipeline without the BAL builder.
+    SequentialWithoutBal,
     /// A parallel configuration that the report lists.
     Parallel(ParallelConfig),
     /// The one-thread run whose latencies feed the projection.

@@ -78,6 +78,8 @@ pub(crate) struct Report {
     pub(crate) baseline_s: f64,
     /// Sequential reference pipeline (alloy-evm block executor + BAL builder), seconds.
     pub(crate) sequential_s: f64,
+    /// The same pipeline without revm's BAL builder, seconds: what the builder costs.
+    pub(crate) sequential_without_bal_s: f64,
     pub(crate) runs: Vec<RunRow>,
     #[serde(skip_serializing_if = "Option::is_none", flatten)]
     pub(crate) projection: Option<ProjectionJson>,
@@ -205,6 +207,12 @@ pub(crate) fn print_tables(r: &Report) {
         "baseline (plain revm loop):        {:>8.1} ms  {:>8.1} Mgas/s  1.00x",
         r.baseline_s * 1e3,
         mgas(r.baseline_s)
+    );
+    println!(
+        "sequential, no BAL builder:        {:>8.1} ms  {:>8.1} Mgas/s  {:.2}x",
+        r.sequential_without_bal_s * 1e3,
+        mgas(r.sequential_without_bal_s),
+        r.baseline_s / r.sequential_without_bal_s
     );
     println!(
         "sequential reference (+BAL build): {:>8.1} ms  {:>8.1} Mgas/s  {:.2}x",

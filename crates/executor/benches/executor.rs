@@ -9,7 +9,7 @@ use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughpu
 use gigagas_executor::{
     baseline::execute_baseline,
     parallel::{execute_parallel, ParallelBlock, ParallelConfig},
-    sequential::execute_sequential,
+    sequential::{execute_sequential, execute_sequential_without_bal},
     Scheduler,
 };
 use gigagas_primitives::ChainSpec;
@@ -59,6 +59,14 @@ fn executors(c: &mut Criterion) {
         b.iter(|| {
             for (blk, s) in data.iter().zip(&senders) {
                 execute_sequential(&chain, &blk.block, s, &blk.pre_state).expect("sequential");
+            }
+        })
+    });
+    group.bench_function("sequential-without-bal-builder", |b| {
+        b.iter(|| {
+            for (blk, s) in data.iter().zip(&senders) {
+                execute_sequential_without_bal(&chain, &blk.block, s, &blk.pre_state)
+                    .expect("sequential");
             }
         })
     });

@@ -27,9 +27,36 @@ pub fn execute_sequential(
     senders: &[Address],
     pre_state: &PreState,
 ) -> Result<BlockOutcome, ExecutionError> {
+    execute_in_order(chain, block, senders, pre_state, true)
+}
+
+/// [`execute_sequential`] without revm's BAL builder: the same block execution, receipts and
+/// post-state, with [`BlockOutcome::bal`] `None`. What a node needs for blocks that come without
+/// a BAL and whose BAL it does not have to produce; `gigagas bench` times it to show what the
+/// builder costs.
+///
+/// # Errors
+/// As [`execute_sequential`].
+pub fn execute_sequential_without_bal(
+    chain: &ChainSpec,
+    block: &BlockInput,
+    senders: &[Address],
+    pre_state: &PreState,
+) -> Result<BlockOutcome, ExecutionError> {
+    execute_in_order(chain, block, senders, pre_state, false)
+}
+
+fn execute_in_order(
+    chain: &ChainSpec,
+    block: &BlockInput,
+    senders: &[Address],
+    pre_state: &PreState,
+    build_bal: bool,
+) -> Result<BlockOutcome, ExecutionError> {
     let number = block.number();
     let n = block.transactions.len();
-    let mut state = State::builder().with_database_ref(pre_state).with_bal_builder().build();
+    let mut state =
+        State::builder().with_database_ref(pre_state).with_bal_builder_if(build_bal).build();
     let (result, tx_gas_used) = {
         let mut ex = block_executor(chain, block, &mut state);
         ex.evm_mut().db_mut().set_bal_index(BlockAccessIndex::PRE_EXECUTION);
@@ -48,14 +75,14 @@ pub fn execute_sequential(
             ex.finish().map_err(|e| map_block_error(number, Phase::PostExecution, e))?;
         (result, tx_gas_used)
     };
-    let bal = state.take_built_alloy_bal().unwrap_or_default();
+    let bal = state.take_built_alloy_bal();
     Ok(BlockOutcome {
         number,
         gas_used: result.gas_used,
         tx_gas_used,
         receipts: result.receipts,
         post_state: PostStateDiff::from_cache(&state.cache, pre_state),
-        bal: Some(bal),
+        bal,
         fallback: None,
     })
 }

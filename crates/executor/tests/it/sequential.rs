@@ -26,3 +26,22 @@ fn baseline_gas_matches_header() {
         assert_eq!(gas, b.block.header.gas_used, "block {}", b.block.number());
     }
 }
+
+#[test]
+fn sequential_without_bal_builder_executes_identically() {
+    let d = data();
+    for ((b, s), reference) in d.blocks.iter().zip(&d.senders).zip(&d.reference) {
+        let outcome = gigagas_executor::sequential::execute_sequential_without_bal(
+            &d.chain,
+            &b.block,
+            s,
+            &b.pre_state,
+        )
+        .unwrap();
+        let number = b.block.number();
+        assert!(outcome.bal.is_none(), "block {number}");
+        assert_eq!(outcome.tx_gas_used, reference.tx_gas_used, "block {number}");
+        assert_eq!(outcome.receipts, reference.receipts, "block {number}");
+        assert_eq!(outcome.post_state, reference.post_state, "block {number}");
+    }
+}
