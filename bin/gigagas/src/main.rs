@@ -1,10 +1,12 @@
 //! `gigagas`: a BAL-aware parallel Ethereum execution client.
 //!
-//! Subcommands: `bench` (the executor on real mainnet blocks). The node, import, conformance,
-//! network simulation and hardware sizing commands arrive with their issues.
+//! Subcommands: `bench` (the executor on real mainnet blocks), `test-fixtures` (conformance
+//! suites through the pipeline). The node, import, network simulation and hardware sizing
+//! commands arrive with their issues.
 
 mod bench;
 mod report;
+mod test_fixtures;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -22,6 +24,10 @@ enum Command {
     /// Execute mainnet blocks sequentially and in parallel, validate every block, and report
     /// Mgas/s against plain sequential revm measured in the same run.
     Bench(bench::BenchArgs),
+    /// Run Ethereum BlockchainTests fixtures (files or folders) through the pipeline: header
+    /// checks, BAL built by the sequential executor, parallel execution driven by it, receipts
+    /// root, logs bloom and state root. Exit code 1 if any case fails.
+    TestFixtures(test_fixtures::TestFixturesArgs),
 }
 
 fn main() -> ExitCode {
@@ -34,7 +40,8 @@ fn main() -> ExitCode {
         .init();
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Bench(args) => bench::run(args),
+        Command::Bench(args) => bench::run(args).map_err(|e| e.to_string()),
+        Command::TestFixtures(args) => test_fixtures::run(args).map_err(|e| e.to_string()),
     };
     match result {
         Ok(code) => code,

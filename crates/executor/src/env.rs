@@ -3,12 +3,12 @@
 use crate::{receipt::MemoReceiptBuilder, ExecutionError};
 use alloy_evm::{
     block::BlockExecutionError,
-    eth::{spec::EthSpec, EthBlockExecutionCtx, EthBlockExecutor},
+    eth::{EthBlockExecutionCtx, EthBlockExecutor},
     precompiles::PrecompilesMap,
     EthEvm, EthEvmFactory, EvmFactory,
 };
 use gigagas_bal::{BalValidationError, Phase};
-use gigagas_primitives::{BlockInput, ChainSpec};
+use gigagas_primitives::{BlockInput, ChainSpec, ForkSchedule};
 use gigagas_state::{PreState, StateError};
 use revm::{
     context::result::EVMError,
@@ -27,7 +27,7 @@ pub(crate) type BlockEvm<DB> = EthEvm<DB, NoOpInspector, PrecompilesMap>;
 
 /// alloy-evm's Ethereum block executor over `DB`.
 pub(crate) type BlockExec<'a, DB> =
-    EthBlockExecutor<'a, BlockEvm<DB>, &'a EthSpec, MemoReceiptBuilder>;
+    EthBlockExecutor<'a, BlockEvm<DB>, &'a ForkSchedule, MemoReceiptBuilder>;
 
 /// alloy-evm's execution context of `block` (parent hash, beacon root, withdrawals).
 /// Ommer headers are not in the mainnet data set, so ommers are empty (see docs/architecture.md).

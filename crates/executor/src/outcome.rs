@@ -37,12 +37,16 @@ fn pre_info(pre: &PreState, address: &Address) -> (U256, u64, B256) {
 
 impl PostStateDiff {
     /// The diff of a sequential run, from the final contents of revm's `State` cache (every
-    /// account the block loaded, with its values after the block).
+    /// account the block loaded, with its values after the block). Accounts the block deleted
+    /// are left out: see [`PostStateDiff::deleted_from_cache`].
     pub fn from_cache(cache: &CacheState, pre: &PreState) -> Self {
         let mut out = Vec::new();
         for (address, account) in &cache.accounts {
-            // Loaded and never changed: equal to the pre-state.
-            if account.status.is_not_modified() {
+            // Loaded and never changed: equal to the pre-state. Deleted accounts are listed in
+            // `BlockOutcome::deleted` instead.
+            if account.status.is_not_modified()
+                || (account.account.is_none() && pre.account(address).is_some())
+            {
                 continue;
             }
             let (balance, nonce, code_hash) = account
@@ -79,6 +83,19 @@ impl PostStateDiff {
         }
         out.sort_unstable_by_key(|(address, _)| *address);
         Self(out)
+    }
+
+    /// The accounts of the pre-state that `cache` (a sequential run's revm `State` cache) no
+    /// longer holds: deleted by the block. Sorted.
+    pub fn deleted_from_cache(cache: &CacheState, pre: &PreState) -> Vec<Address> {
+        let mut out: Vec<Address> = cache
+            .accounts
+            .iter()
+            .filter(|(address, a)| a.account.is_none() && pre.account(address).is_some())
+            .map(|(address, _)| *address)
+            .collect();
+        out.sort_unstable();
+        out
     }
 
     /// The diff that a BAL implies: the last write of every item, over the pre-state. Linear in
@@ -174,6 +191,13 @@ pub struct BlockOutcome {
     pub bal: Option<Vec<AccountChanges>>,
     /// Changes against the pre-state.
     pub post_state: PostStateDiff,
+    /// Accounts that existed before the block and do not after it (EIP-161 removal of touched
+    /// empty accounts, SELFDESTRUCT), sorted; [`BlockOutcome::post_state`] leaves them out and
+    /// the state-root stage removes them with their storage. An EIP-7928 BAL cannot say
+    /// "deleted": the sequential reference reads this from its `State`, the parallel executor
+    /// from its workers (accounts a transaction left touched and empty, or self-destructed,
+    /// that existed before the block and end it empty).
+    pub deleted: Vec<alloy_primitives::Address>,
     /// Set when the parallel executor had to re-execute the block in order, with the reason.
     pub fallback: Option<String>,
 }
@@ -282,6 +306,12 @@ pub fn compare_outcomes(
     }
     if let Some(d) = reference.post_state.first_difference(&parallel.post_state) {
         return Err(div("post-state", d));
+    }
+    if reference.deleted != parallel.deleted {
+        return Err(div(
+            "deleted accounts",
+            format!("{:?} vs {:?}", reference.deleted, parallel.deleted),
+        ));
     }
     Ok(())
 }

@@ -82,6 +82,7 @@ fn execute_in_order(
         tx_gas_used,
         receipts: result.receipts,
         post_state: PostStateDiff::from_cache(&state.cache, pre_state),
+        deleted: PostStateDiff::deleted_from_cache(&state.cache, pre_state),
         bal,
         fallback: None,
     })

@@ -1,9 +1,43 @@
 //! Chain specification: fork schedule and the EVM environment of a block.
 
 use alloy_consensus::Header;
-use alloy_eips::eip7840::BlobParams;
-use alloy_evm::{eth::spec::EthSpec, spec_by_timestamp_and_block_number, EvmEnv};
+use alloy_eips::{eip6110::MAINNET_DEPOSIT_CONTRACT_ADDRESS, eip7840::BlobParams};
+use alloy_evm::{eth::spec::EthExecutorSpec, spec_by_timestamp_and_block_number, EvmEnv};
+use alloy_hardforks::{EthereumChainHardforks, EthereumHardfork, EthereumHardforks, ForkCondition};
+use alloy_primitives::{Address, U256};
 use revm::primitives::hardfork::SpecId;
+
+/// A fork schedule plus the EIP-6110 deposit contract: what alloy-evm's Ethereum block executor
+/// reads (it implements alloy-evm's `EthExecutorSpec`). Like alloy-evm's `EthSpec`, but buildable
+/// for any schedule, e.g. a test network with every fork active at genesis.
+#[derive(Debug, Clone)]
+pub struct ForkSchedule {
+    hardforks: EthereumChainHardforks,
+    deposit_contract: Option<Address>,
+}
+
+impl ForkSchedule {
+    /// A schedule from `(fork, activation)` pairs; `deposit_contract` is where EIP-6110 deposit
+    /// logs are read from (Prague and later), `None` for no deposit requests.
+    pub fn new(
+        forks: impl IntoIterator<Item = (EthereumHardfork, ForkCondition)>,
+        deposit_contract: Option<Address>,
+    ) -> Self {
+        Self { hardforks: EthereumChainHardforks::new(forks), deposit_contract }
+    }
+}
+
+impl EthereumHardforks for ForkSchedule {
+    fn ethereum_fork_activation(&self, fork: EthereumHardfork) -> ForkCondition {
+        self.hardforks.ethereum_fork_activation(fork)
+    }
+}
+
+impl EthExecutorSpec for ForkSchedule {
+    fn deposit_contract_address(&self) -> Option<Address> {
+        self.deposit_contract
+    }
+}
 
 /// A chain's fork schedule plus the parameters needed to build a block's EVM environment.
 ///
@@ -14,13 +48,41 @@ pub struct ChainSpec {
     /// EIP-155 chain id (1 for mainnet).
     pub chain_id: u64,
     /// Fork activation schedule and deposit contract, as alloy-evm's executor reads them.
-    pub eth: EthSpec,
+    pub eth: ForkSchedule,
 }
 
 impl ChainSpec {
     /// Ethereum mainnet: chain id 1, alloy-hardforks' mainnet activation blocks and timestamps.
     pub fn mainnet() -> Self {
-        Self { chain_id: 1, eth: EthSpec::mainnet() }
+        Self {
+            chain_id: 1,
+            eth: ForkSchedule {
+                hardforks: EthereumChainHardforks::mainnet(),
+                deposit_contract: Some(MAINNET_DEPOSIT_CONTRACT_ADDRESS),
+            },
+        }
+    }
+
+    /// A test network (chain id 1, as ethereum/tests use) on which `fork` and every fork before
+    /// it are active from genesis: block-numbered forks at block 0, the Merge at total difficulty
+    /// 0, timestamp forks at time 0. This is what a BlockchainTests `network` name such as
+    /// `"Cancun"` means. The deposit contract is mainnet's.
+    pub fn from_genesis_fork(fork: EthereumHardfork) -> Self {
+        let forks = EthereumHardfork::VARIANTS.iter().take_while(|f| **f <= fork).map(|&f| {
+            let condition = if f < EthereumHardfork::Paris {
+                ForkCondition::Block(0)
+            } else if f == EthereumHardfork::Paris {
+                ForkCondition::TTD {
+                    activation_block_number: 0,
+                    fork_block: None,
+                    total_difficulty: U256::ZERO,
+                }
+            } else {
+                ForkCondition::Timestamp(0)
+            };
+            (f, condition)
+        });
+        Self { chain_id: 1, eth: ForkSchedule::new(forks, Some(MAINNET_DEPOSIT_CONTRACT_ADDRESS)) }
     }
 
     /// The revm [`SpecId`] active at a block of this number and timestamp (seconds).
@@ -34,7 +96,6 @@ impl ChainSpec {
     /// Blob parameters (target/max blobs, base-fee update fraction) active at `timestamp`, or
     /// `None` before Cancun (EIP-4844, EIP-7840).
     pub fn blob_params(&self, timestamp: u64) -> Option<BlobParams> {
-        use alloy_hardforks::EthereumHardforks as _;
         if self.eth.is_osaka_active_at_timestamp(timestamp) {
             Some(BlobParams::osaka())
         } else if self.eth.is_prague_active_at_timestamp(timestamp) {
@@ -50,28 +111,24 @@ impl ChainSpec {
     /// receipts carry an intermediate state root, so a receipts root cannot be rebuilt without
     /// the full state trie.
     pub fn is_byzantium(&self, number: u64) -> bool {
-        use alloy_hardforks::EthereumHardforks as _;
         self.eth.is_byzantium_active_at_block(number)
     }
 
     /// Whether Homestead (EIP-2: signatures with `s` above secp256k1n/2 are invalid) is active
     /// at block `number`.
     pub fn is_homestead(&self, number: u64) -> bool {
-        use alloy_hardforks::EthereumHardforks as _;
         self.eth.is_homestead_active_at_block(number)
     }
 
     /// Whether Spurious Dragon (EIP-161: an empty account counts as non-existent and is removed
     /// when touched) is active at block `number`.
     pub fn is_spurious_dragon(&self, number: u64) -> bool {
-        use alloy_hardforks::EthereumHardforks as _;
         self.eth.is_spurious_dragon_active_at_block(number)
     }
 
     /// Whether Cancun (EIP-6780: SELFDESTRUCT only deletes accounts created in the same
     /// transaction) is active at `timestamp`.
     pub fn is_cancun(&self, timestamp: u64) -> bool {
-        use alloy_hardforks::EthereumHardforks as _;
         self.eth.is_cancun_active_at_timestamp(timestamp)
     }
 
@@ -98,5 +155,16 @@ mod tests {
         assert_eq!(spec.spec_id(19_426_587, 1_710_338_135), SpecId::CANCUN);
         assert!(!spec.is_byzantium(4_369_999));
         assert!(spec.is_byzantium(4_370_000));
+    }
+
+    #[test]
+    fn genesis_fork_network_activates_forks_up_to_it() {
+        let cancun = ChainSpec::from_genesis_fork(EthereumHardfork::Cancun);
+        assert_eq!(cancun.spec_id(0, 0), SpecId::CANCUN);
+        assert_eq!(cancun.spec_id(10, 10_000), SpecId::CANCUN);
+        assert!(cancun.is_spurious_dragon(0) && cancun.is_cancun(0));
+        assert_eq!(cancun.blob_params(0), Some(BlobParams::cancun()));
+        let prague = ChainSpec::from_genesis_fork(EthereumHardfork::Prague);
+        assert_eq!(prague.spec_id(1, 1), SpecId::PRAGUE);
     }
 }

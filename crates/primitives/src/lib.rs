@@ -1,14 +1,14 @@
 //! Shared types of gigagas: the chain specification (fork schedule), the block input handed to
 //! the executor, and sender recovery.
 //!
-//! The fork schedule is alloy-hardforks' mainnet schedule as exposed by alloy-evm's
-//! [`EthSpec`](alloy_evm::eth::spec::EthSpec): Frontier through Cancun by block number / timestamp,
-//! and the later forks (Prague, Osaka, BPO, Amsterdam) ready for the conformance suites.
+//! The fork schedule is alloy-hardforks' (mainnet's: Frontier through Cancun by block number /
+//! timestamp, with the later forks Prague, Osaka, BPO, Amsterdam ready), or any schedule built
+//! with [`ForkSchedule`], such as a test network with its fork active from genesis.
 
 mod block;
 mod chain_spec;
 mod error;
 
 pub use block::BlockInput;
-pub use chain_spec::ChainSpec;
+pub use chain_spec::{ChainSpec, ForkSchedule};
 pub use error::RecoveryError;

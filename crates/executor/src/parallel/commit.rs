@@ -9,12 +9,14 @@ use crate::{
 };
 use alloy_consensus::Transaction as _;
 use alloy_evm::{block::BlockExecutor, Evm};
+use alloy_primitives::Address;
 use gigagas_bal::{
     compute_block_access_list_hash,
     writes::{check_writes, fragment_writes},
     Bal, BalValidationError, BlockAccessIndex, Phase,
 };
 use gigagas_primitives::ChainSpec;
+use revm::primitives::KECCAK_EMPTY;
 use revm::{context_interface::Cfg, database::State};
 use std::time::Instant;
 
@@ -137,22 +139,45 @@ fn commit(shared: &Shared<'_>, b: usize) -> Result<BlockOutcome, ExecutionError>
     // Every write matched at its index; every listed account and slot must have been touched.
     // Together: execution's BAL is the given BAL.
     prep.keys.check_all_touched(number)?;
+    // The post-state the BAL implies, now that every check passed: execution's. Only the block's
+    // one commit takes it.
+    let mut post_state = prep
+        .post_state
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take()
+        .unwrap_or_else(|| PostStateDiff::from_bal(pb.bal, pb.pre_state));
+    let deleted = deleted_accounts(shared, b, &mut post_state);
     Ok(BlockOutcome {
         number,
         gas_used: result.gas_used,
         tx_gas_used,
         receipts: result.receipts,
-        // The post-state the BAL implies, now that every check passed: execution's. Only the
-        // block's one commit takes it.
-        post_state: prep
-            .post_state
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take()
-            .unwrap_or_else(|| PostStateDiff::from_bal(pb.bal, pb.pre_state)),
+        post_state,
         bal: None,
+        deleted,
         fallback: None,
     })
+}
+
+/// The accounts the block deleted: those a transaction left touched-and-empty or
+/// self-destructed that existed before the block and end it empty. They leave `post_state`.
+fn deleted_accounts(shared: &Shared<'_>, b: usize, post_state: &mut PostStateDiff) -> Vec<Address> {
+    let pre = shared.blocks[b].pre_state;
+    let mut deleted =
+        std::mem::take(&mut *shared.emptied[b].lock().unwrap_or_else(|p| p.into_inner()));
+    deleted.sort_unstable();
+    deleted.dedup();
+    deleted.retain(|address| {
+        let Some(before) = pre.account(address) else { return false };
+        let after = post_state.0.binary_search_by_key(address, |(a, _)| *a).ok();
+        match after.map(|i| &post_state.0[i].1) {
+            Some(p) => p.balance.is_zero() && p.nonce == 0 && p.code_hash == KECCAK_EMPTY,
+            None => before.is_empty(),
+        }
+    });
+    post_state.0.retain(|(address, _)| deleted.binary_search(address).is_err());
+    deleted
 }
 
 /// A `State` over the block's pre-state, positioned by its BAL, recording a BAL fragment.

@@ -106,6 +106,9 @@ struct Shared<'a> {
     next: AtomicUsize,
     remaining: Vec<AtomicUsize>,
     results: Vec<Vec<TxSlot>>,
+    /// Per block: accounts some transaction left touched and empty (Spurious Dragon and
+    /// later) or self-destructed; the commit keeps those that existed before and end empty.
+    emptied: Vec<Mutex<Vec<Address>>>,
     nanos: Vec<Vec<AtomicU64>>,
     outcomes: Vec<OnceLock<(Result<BlockOutcome, ExecutionError>, u64)>>,
 }
@@ -212,6 +215,7 @@ fn run_batch<'a>(
         next: AtomicUsize::new(0),
         remaining: weights.iter().map(|w| AtomicUsize::new(w.len())).collect(),
         results: weights.iter().map(|w| (0..w.len()).map(|_| Mutex::new(None)).collect()).collect(),
+        emptied: blocks.iter().map(|_| Mutex::new(Vec::new())).collect(),
         nanos: weights.iter().map(|w| (0..w.len()).map(|_| AtomicU64::new(0)).collect()).collect(),
         outcomes: blocks.iter().map(|_| OnceLock::new()).collect(),
     };

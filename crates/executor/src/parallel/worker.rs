@@ -106,6 +106,17 @@ fn execute_tx<'a>(
         sort_writes(writes);
         check_writes(number, Phase::Tx(i), prep.writes.at(index.0), writes)?;
     }
+    // Deletions a BAL cannot express: revm removes such accounts when it commits.
+    let emptied: Vec<Address> = state
+        .iter()
+        .filter(|(_, a)| {
+            a.is_selfdestructed() || (prep.empty_is_dead && a.is_touched() && a.is_empty())
+        })
+        .map(|(address, _)| *address)
+        .collect();
+    if !emptied.is_empty() {
+        shared.emptied[b].lock().unwrap_or_else(|p| p.into_inner()).extend(emptied);
+    }
     let logs_bloom = blooms.logs_bloom(result.logs());
     Ok(TxExec { result, logs_bloom, stale_view })
 }

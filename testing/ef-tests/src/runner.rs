@@ -1,0 +1,159 @@
+//! Runs one BlockchainTests case through gigagas' pipeline: header checks, sequential execution
+//! that builds the BAL, parallel execution driven by that BAL (both must agree), header
+//! commitments, and the state-root stage.
+
+use crate::{
+    fixture::{BlockchainTest, FixtureBlock},
+    header::check_header,
+    state::WorldState,
+};
+use alloy_consensus::{Block, Header, TxEnvelope};
+use alloy_hardforks::EthereumHardfork;
+use alloy_primitives::{map::HashMap, B256};
+use alloy_rlp::Decodable;
+use gigagas_executor::{
+    compare_outcomes,
+    parallel::{execute_parallel, ParallelBlock, ParallelConfig},
+    sequential::execute_sequential,
+    validate_header, Scheduler,
+};
+use gigagas_primitives::{BlockInput, ChainSpec};
+use std::{collections::BTreeMap, sync::Arc};
+
+/// How many ancestors `BLOCKHASH` can see.
+const BLOCKHASH_WINDOW: u64 = 256;
+
+/// A block the chain accepted, with the state after it.
+#[derive(Debug, Clone)]
+struct Imported {
+    header: Header,
+    state: WorldState,
+    /// Hashes of this block and its ancestors within the `BLOCKHASH` window, by number.
+    hashes: Arc<BTreeMap<u64, B256>>,
+}
+
+/// Runs `test` with the parallel executor on `threads` workers.
+///
+/// # Errors
+/// The first reason the test fails: a valid block rejected (with its index and the reason), an
+/// invalid block accepted, a wrong head, or a post-state that differs (naming the account and
+/// field).
+pub fn run_test(test: &BlockchainTest, threads: usize) -> Result<(), String> {
+    let fork: EthereumHardfork =
+        test.network.parse().map_err(|_| format!("unknown network {}", test.network))?;
+    let chain = ChainSpec::from_genesis_fork(fork);
+    let genesis = decode_block(&test.genesis_rlp).map_err(|e| format!("genesis: {e}"))?;
+    let state = WorldState::from_fixture(&test.pre);
+    let root = state.state_root();
+    if root != genesis.header.state_root {
+        return Err(format!("genesis state root {root}, header has {}", genesis.header.state_root));
+    }
+    let genesis_hash = genesis.header.hash_slow();
+    let mut imported: HashMap<B256, Imported> = HashMap::default();
+    imported.insert(
+        genesis_hash,
+        Imported {
+            hashes: Arc::new(BTreeMap::from([(genesis.header.number, genesis_hash)])),
+            header: genesis.header,
+            state,
+        },
+    );
+    for (i, block) in test.blocks.iter().enumerate() {
+        match (import(&chain, &imported, block, threads), &block.expect_exception) {
+            (Ok((hash, next)), None) => {
+                imported.insert(hash, next);
+            }
+            (Ok(_), Some(exception)) => {
+                return Err(format!("block {i}: accepted, but must be rejected ({exception})"))
+            }
+            (Err(reason), None) => return Err(format!("block {i}: rejected: {reason}")),
+            (Err(_), Some(_)) => {}
+        }
+    }
+    let head = imported
+        .get(&test.lastblockhash)
+        .ok_or_else(|| format!("head {} was not imported", test.lastblockhash))?;
+    if let Some(expected) = &test.post_state {
+        if let Some(diff) = head.state.first_difference(expected) {
+            return Err(format!("post state: {diff}"));
+        }
+    }
+    if let Some(expected) = test.post_state_hash {
+        let root = head.state.state_root();
+        if root != expected {
+            return Err(format!("post state root {root}, expected {expected}"));
+        }
+    }
+    Ok(())
+}
+
+/// Decodes a block, requiring the whole input to be one RLP block.
+fn decode_block(rlp: &[u8]) -> Result<Block<TxEnvelope>, String> {
+    let mut buf = rlp;
+    let block = Block::<TxEnvelope>::decode(&mut buf).map_err(|e| format!("RLP: {e}"))?;
+    if !buf.is_empty() {
+        return Err(format!("RLP: {} trailing bytes", buf.len()));
+    }
+    Ok(block)
+}
+
+/// Validates and executes one block on top of its parent; returns its hash and the imported
+/// block, or why it is invalid.
+fn import(
+    chain: &ChainSpec,
+    imported: &HashMap<B256, Imported>,
+    fixture: &FixtureBlock,
+    threads: usize,
+) -> Result<(B256, Imported), String> {
+    let block = decode_block(&fixture.rlp)?;
+    let hash = block.header.hash_slow();
+    let parent = imported
+        .get(&block.header.parent_hash)
+        .ok_or_else(|| format!("unknown parent {}", block.header.parent_hash))?;
+    check_header(chain, &parent.header, &block.header, &block.body)?;
+
+    let input = BlockInput {
+        hash,
+        header: block.header,
+        transactions: block.body.transactions,
+        claimed_senders: Vec::new(),
+        withdrawals: block.body.withdrawals,
+        ommers: block.body.ommers,
+    };
+    let senders = input.par_recover(chain).map_err(|e| e.to_string())?;
+    let pre_state = parent.state.pre_state(parent.hashes.clone()).map_err(|e| e.to_string())?;
+
+    // The sequential reference builds the BAL; the parallel executor runs driven by it.
+    let reference =
+        execute_sequential(chain, &input, &senders, &pre_state).map_err(|e| e.to_string())?;
+    let Some(bal) = reference.bal.as_ref() else { return Err("no BAL built".into()) };
+    validate_header(chain, &input, &reference, bal).map_err(|e| e.to_string())?;
+    let parallel_input = ParallelBlock {
+        block: &input,
+        senders: &senders,
+        pre_state: &pre_state,
+        bal,
+        gas_used_hint: Some(&reference.tx_gas_used),
+    };
+    let config = ParallelConfig { threads, scheduler: Scheduler::Ols, batch: 1 };
+    let mut run = execute_parallel(chain, &[parallel_input], config);
+    let parallel = run.outcomes.pop().ok_or("no parallel outcome")?.map_err(|e| e.to_string())?;
+    compare_outcomes(&reference, &parallel, bal).map_err(|e| e.to_string())?;
+    validate_header(chain, &input, &parallel, bal).map_err(|e| e.to_string())?;
+
+    // State-root stage: the post-state diff applied to the parent's full state.
+    let mut state = parent.state.clone();
+    let codes = bal.iter().flat_map(|a| a.code_changes.iter().map(|c| c.new_code()));
+    state.apply(&reference.post_state, &reference.deleted, codes);
+    let root = state.state_root();
+    if root != input.header.state_root {
+        return Err(format!("state root {root}, header has {}", input.header.state_root));
+    }
+
+    let mut hashes = (*parent.hashes).clone();
+    hashes.insert(input.header.number, hash);
+    while hashes.len() as u64 > BLOCKHASH_WINDOW {
+        hashes.pop_first();
+    }
+    Ok((hash, Imported { header: input.header, state, hashes: Arc::new(hashes) }))
+}

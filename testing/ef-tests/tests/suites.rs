@@ -1,0 +1,91 @@
+//! The conformance suites in ../shared/data run through the pipeline, and tampered fixtures are
+//! rejected.
+
+use gigagas_ef_tests::{fixture::read_file, run_path, run_test, summarize, CaseStatus, SkipList};
+use std::path::PathBuf;
+
+fn data_dir(suite: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data").join(suite);
+    assert!(
+        dir.is_dir(),
+        "{} is missing: these tests need the shared conformance data (../shared/data beside \
+         the repository, see ../shared/data/README.md)",
+        dir.display()
+    );
+    dir
+}
+
+fn skip_list() -> SkipList {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/skip.txt")).unwrap();
+    SkipList::parse(&text).unwrap()
+}
+
+#[test]
+fn ethereum_tests_pass_except_the_skip_list() {
+    let dir = data_dir("ethereum-tests/BlockchainTests");
+    let results = run_path(&dir, &skip_list(), 2, &|_| {}).unwrap();
+    let failures: Vec<String> = results
+        .iter()
+        .filter_map(|r| match &r.status {
+            CaseStatus::Failed(reason) => Some(format!("{}: {}: {reason}", r.file, r.name)),
+            _ => None,
+        })
+        .collect();
+    assert!(failures.is_empty(), "{} failures, first: {}", failures.len(), failures[0]);
+    let summary = summarize(&results);
+    let passed: usize = summary.iter().map(|s| s.passed).sum();
+    let skipped: usize = summary.iter().map(|s| s.skipped).sum();
+    // 3,902 cases in the snapshot (../shared/data/ethereum-tests/SOURCE.txt).
+    assert_eq!(passed + skipped, 3902);
+    assert!(skipped <= 15, "{skipped} skipped");
+}
+
+fn example() -> gigagas_ef_tests::fixture::BlockchainTest {
+    let file = data_dir("ethereum-tests/BlockchainTests/ValidBlocks/bcExample")
+        .join("basefeeExample.json");
+    read_file(&file).unwrap().into_values().next().unwrap()
+}
+
+#[test]
+fn wrong_post_state_is_reported_with_the_account() {
+    let mut test = example();
+    assert_eq!(run_test(&test, 2), Ok(()));
+    let post = test.post_state.as_mut().unwrap();
+    let (address, account) = post.iter_mut().next().unwrap();
+    let address = *address;
+    account.balance += alloy_primitives::U256::from(1);
+    let err = run_test(&test, 2).unwrap_err();
+    assert!(err.contains(&address.to_string()) && err.contains("balance"), "{err}");
+}
+
+#[test]
+fn block_with_wrong_state_root_is_rejected() {
+    let mut test = example();
+    // The header's stateRoot is the 4th field of the header list: flip one byte of it.
+    let mut block: alloy_consensus::Block<alloy_consensus::TxEnvelope> =
+        alloy_rlp::Decodable::decode(&mut test.blocks[0].rlp.as_ref()).unwrap();
+    block.header.state_root.0[0] ^= 1;
+    test.blocks[0].rlp = alloy_rlp::encode(&block).into();
+    let err = run_test(&test, 2).unwrap_err();
+    assert!(err.contains("block 0: rejected: state root"), "{err}");
+
+    // The same block marked as invalid passes: it must be rejected, and the head is genesis.
+    test.blocks[0].expect_exception = Some("BlockException.INVALID_STATE_ROOT".into());
+    let err = run_test(&test, 2).unwrap_err();
+    assert!(err.contains("was not imported") || err.contains("post state"), "{err}");
+}
+
+#[test]
+fn malformed_fixture_names_file_and_field() {
+    let dir = tempfile_dir();
+    let file = dir.join("bad.json");
+    std::fs::write(&file, r#"{"t": {"network": "Cancun", "genesisRLP": "0xzz"}}"#).unwrap();
+    let err = read_file(&file).unwrap_err().to_string();
+    assert!(err.contains("bad.json") && err.contains("t.genesisRLP"), "{err}");
+}
+
+fn tempfile_dir() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("gigagas-ef-tests-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
