@@ -5,7 +5,7 @@ use alloy_eips::{eip6110::MAINNET_DEPOSIT_CONTRACT_ADDRESS, eip7840::BlobParams}
 use alloy_evm::{eth::spec::EthExecutorSpec, spec_by_timestamp_and_block_number, EvmEnv};
 use alloy_hardforks::{EthereumChainHardforks, EthereumHardfork, EthereumHardforks, ForkCondition};
 use alloy_primitives::{Address, U256};
-use revm::primitives::hardfork::SpecId;
+use revm::{context_interface::cfg::GasParams, primitives::hardfork::SpecId};
 
 /// A fork schedule plus the EIP-6110 deposit contract: what alloy-evm's Ethereum block executor
 /// reads (it implements alloy-evm's `EthExecutorSpec`). Like alloy-evm's `EthSpec`, but buildable
@@ -49,6 +49,12 @@ pub struct ChainSpec {
     pub chain_id: u64,
     /// Fork activation schedule and deposit contract, as alloy-evm's executor reads them.
     pub eth: ForkSchedule,
+    /// bal-devnet execution rules: from Osaka on, the EVM runs revm's `AMSTERDAM` rules without
+    /// EIP-8037 (state-creation gas) and EIP-2780 (lower intrinsic gas), on Osaka's gas table —
+    /// i.e. EIP-7708 transfer logs and EIP-7778 block gas without refunds — while the block's
+    /// system calls stay Osaka's (no EIP-8282 builder requests). What the EIP-7928 fixtures of
+    /// execution-spec-tests tests-bal@v5.0.0 were filled for. `false` everywhere else.
+    pub bal_devnet: bool,
 }
 
 impl ChainSpec {
@@ -60,6 +66,7 @@ impl ChainSpec {
                 hardforks: EthereumChainHardforks::mainnet(),
                 deposit_contract: Some(MAINNET_DEPOSIT_CONTRACT_ADDRESS),
             },
+            bal_devnet: false,
         }
     }
 
@@ -82,7 +89,11 @@ impl ChainSpec {
             };
             (f, condition)
         });
-        Self { chain_id: 1, eth: ForkSchedule::new(forks, Some(MAINNET_DEPOSIT_CONTRACT_ADDRESS)) }
+        Self {
+            chain_id: 1,
+            eth: ForkSchedule::new(forks, Some(MAINNET_DEPOSIT_CONTRACT_ADDRESS)),
+            bal_devnet: false,
+        }
     }
 
     /// The revm [`SpecId`] active at a block of this number and timestamp (seconds).
@@ -94,9 +105,15 @@ impl ChainSpec {
     }
 
     /// Blob parameters (target/max blobs, base-fee update fraction) active at `timestamp`, or
-    /// `None` before Cancun (EIP-4844, EIP-7840).
+    /// `None` before Cancun (EIP-4844, EIP-7840; EIP-7892 blob-parameter-only forks BPO1 and
+    /// BPO2 with mainnet's values).
     pub fn blob_params(&self, timestamp: u64) -> Option<BlobParams> {
-        if self.eth.is_osaka_active_at_timestamp(timestamp) {
+        let active = |fork| self.eth.ethereum_fork_activation(fork).active_at_timestamp(timestamp);
+        if active(EthereumHardfork::Bpo2) {
+            Some(BlobParams::bpo2())
+        } else if active(EthereumHardfork::Bpo1) {
+            Some(BlobParams::bpo1())
+        } else if self.eth.is_osaka_active_at_timestamp(timestamp) {
             Some(BlobParams::osaka())
         } else if self.eth.is_prague_active_at_timestamp(timestamp) {
             Some(BlobParams::prague())
@@ -134,7 +151,19 @@ impl ChainSpec {
 
     /// The EVM environment (spec id, chain id, block env, blob fee) for executing `header`.
     pub fn evm_env(&self, header: &Header) -> EvmEnv {
-        EvmEnv::for_eth_block(header, &self.eth, self.chain_id, self.blob_params(header.timestamp))
+        let mut env = EvmEnv::for_eth_block(
+            header,
+            &self.eth,
+            self.chain_id,
+            self.blob_params(header.timestamp),
+        );
+        if self.bal_devnet && env.cfg_env.spec.is_enabled_in(SpecId::OSAKA) {
+            env.cfg_env.spec = SpecId::AMSTERDAM;
+            env.cfg_env.enable_amsterdam_eip8037 = false;
+            env.cfg_env.enable_amsterdam_eip2780 = false;
+            env.cfg_env.set_gas_params(GasParams::new_spec(SpecId::OSAKA));
+        }
+        env
     }
 }
 

@@ -52,6 +52,9 @@ pub struct FixtureBlock {
     pub rlp: Bytes,
     /// Set when the block must be rejected; the fixture's name for the reason.
     pub expect_exception: Option<String>,
+    /// The block's EIP-7928 access list (Amsterdam fixtures), which the header's
+    /// `blockAccessListHash` commits to.
+    pub block_access_list: Option<gigagas_bal::BlockAccessList>,
 }
 
 /// Errors reading a fixture file.

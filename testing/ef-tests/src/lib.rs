@@ -11,5 +11,5 @@ mod runner;
 pub mod state;
 mod suite;
 
-pub use runner::run_test;
+pub use runner::{run_test, AmsterdamRules, RunOptions};
 pub use suite::{run_path, summarize, CaseResult, CaseStatus, FolderSummary, SkipList};

@@ -32,16 +32,55 @@ struct Imported {
     hashes: Arc<BTreeMap<u64, B256>>,
 }
 
-/// Runs `test` with the parallel executor on `threads` workers.
+/// Which EVM rules a fixture whose network is `Amsterdam` runs under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AmsterdamRules {
+    /// bal-devnet: Osaka blocks (BPO2 blob parameters, Osaka system calls) whose EVM runs revm's
+    /// `AMSTERDAM` without EIP-8037 and EIP-2780 on Osaka's gas table — EIP-7928 plus EIP-7708
+    /// (transfer logs) and EIP-7778 (block gas without refunds). What the EIP-7928 fixtures of
+    /// execution-spec-tests `tests-bal@v5.0.0` were filled for. See `ChainSpec::bal_devnet`.
+    #[default]
+    Bal,
+    /// revm 43 / alloy-evm 0.39's `AMSTERDAM` as they are, which also enable later Glamsterdam
+    /// drafts (EIP-2780 lower intrinsic gas, EIP-8037 state gas, EIP-8282 builder requests).
+    Revm,
+}
+
+/// How to run fixtures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunOptions {
+    /// Worker threads of the parallel executor.
+    pub threads: usize,
+    /// Rules for `Amsterdam` fixtures.
+    pub amsterdam: AmsterdamRules,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        Self { threads: 2, amsterdam: AmsterdamRules::default() }
+    }
+}
+
+/// The chain a fixture's `network` names: every fork up to it active from genesis.
+fn chain_for(network: &str, options: &RunOptions) -> Result<ChainSpec, String> {
+    let fork: EthereumHardfork =
+        network.parse().map_err(|_| format!("unknown network {network}"))?;
+    Ok(match (fork, options.amsterdam) {
+        (EthereumHardfork::Amsterdam, AmsterdamRules::Bal) => {
+            ChainSpec { bal_devnet: true, ..ChainSpec::from_genesis_fork(EthereumHardfork::Bpo2) }
+        }
+        _ => ChainSpec::from_genesis_fork(fork),
+    })
+}
+
+/// Runs `test` through the pipeline with `options`.
 ///
 /// # Errors
 /// The first reason the test fails: a valid block rejected (with its index and the reason), an
 /// invalid block accepted, a wrong head, or a post-state that differs (naming the account and
 /// field).
-pub fn run_test(test: &BlockchainTest, threads: usize) -> Result<(), String> {
-    let fork: EthereumHardfork =
-        test.network.parse().map_err(|_| format!("unknown network {}", test.network))?;
-    let chain = ChainSpec::from_genesis_fork(fork);
+pub fn run_test(test: &BlockchainTest, options: &RunOptions) -> Result<(), String> {
+    let chain = chain_for(&test.network, options)?;
     let genesis = decode_block(&test.genesis_rlp).map_err(|e| format!("genesis: {e}"))?;
     let state = WorldState::from_fixture(&test.pre);
     let root = state.state_root();
@@ -59,7 +98,7 @@ pub fn run_test(test: &BlockchainTest, threads: usize) -> Result<(), String> {
         },
     );
     for (i, block) in test.blocks.iter().enumerate() {
-        match (import(&chain, &imported, block, threads), &block.expect_exception) {
+        match (import(&chain, &imported, block, options.threads), &block.expect_exception) {
             (Ok((hash, next)), None) => {
                 imported.insert(hash, next);
             }
@@ -123,10 +162,21 @@ fn import(
     let senders = input.par_recover(chain).map_err(|e| e.to_string())?;
     let pre_state = parent.state.pre_state(parent.hashes.clone()).map_err(|e| e.to_string())?;
 
-    // The sequential reference builds the BAL; the parallel executor runs driven by it.
+    // The sequential reference builds the BAL; the parallel executor runs driven by it, or by
+    // the block's own BAL when it comes with one, which must then equal the built one.
     let reference =
         execute_sequential(chain, &input, &senders, &pre_state).map_err(|e| e.to_string())?;
-    let Some(bal) = reference.bal.as_ref() else { return Err("no BAL built".into()) };
+    let Some(built) = reference.bal.as_ref() else { return Err("no BAL built".into()) };
+    let bal = match &fixture.block_access_list {
+        Some(given) => {
+            if given != built {
+                let diff = alloy_eip7928::BalDiff::between(given, built).first_diff;
+                return Err(format!("block access list differs from the built one: {diff:?}"));
+            }
+            given
+        }
+        None => built,
+    };
     validate_header(chain, &input, &reference, bal).map_err(|e| e.to_string())?;
     let parallel_input = ParallelBlock {
         block: &input,

@@ -1,6 +1,9 @@
 //! Walking fixture files and folders, the skip list, and per-folder summaries.
 
-use crate::{fixture::read_file, runner::run_test};
+use crate::{
+    fixture::read_file,
+    runner::{run_test, RunOptions},
+};
 use serde::Serialize;
 use std::{
     collections::BTreeMap,
@@ -91,7 +94,7 @@ fn json_files(path: &Path) -> std::io::Result<Vec<PathBuf>> {
 }
 
 /// Runs every test case of the BlockchainTests files under `path` (a file or a folder, walked
-/// recursively), the parallel executor on `threads` workers. `on_case` is called after each case
+/// recursively), with `options`. `on_case` is called after each case
 /// (for progress). A file that cannot be read or parsed counts as one failed case naming it.
 ///
 /// # Errors
@@ -99,7 +102,7 @@ fn json_files(path: &Path) -> std::io::Result<Vec<PathBuf>> {
 pub fn run_path(
     path: &Path,
     skip: &SkipList,
-    threads: usize,
+    options: &RunOptions,
     on_case: &dyn Fn(&CaseResult),
 ) -> std::io::Result<Vec<CaseResult>> {
     let root = if path.is_file() { path.parent().unwrap_or(path) } else { path };
@@ -128,7 +131,7 @@ pub fn run_path(
         for (name, test) in tests {
             let status = match skip.reason(&rel, &name) {
                 Some(reason) => CaseStatus::Skipped(reason.to_string()),
-                None => match run_test(&test, threads) {
+                None => match run_test(&test, options) {
                     Ok(()) => CaseStatus::Passed,
                     Err(reason) => CaseStatus::Failed(reason),
                 },

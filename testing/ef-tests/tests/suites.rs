@@ -1,7 +1,9 @@
 //! The conformance suites in ../shared/data run through the pipeline, and tampered fixtures are
 //! rejected.
 
-use gigagas_ef_tests::{fixture::read_file, run_path, run_test, summarize, CaseStatus, SkipList};
+use gigagas_ef_tests::{
+    fixture::read_file, run_path, run_test, summarize, CaseStatus, RunOptions, SkipList,
+};
 use std::path::PathBuf;
 
 fn data_dir(suite: &str) -> PathBuf {
@@ -23,7 +25,7 @@ fn skip_list() -> SkipList {
 #[test]
 fn ethereum_tests_pass_except_the_skip_list() {
     let dir = data_dir("ethereum-tests/BlockchainTests");
-    let results = run_path(&dir, &skip_list(), 2, &|_| {}).unwrap();
+    let results = run_path(&dir, &skip_list(), &RunOptions::default(), &|_| {}).unwrap();
     let failures: Vec<String> = results
         .iter()
         .filter_map(|r| match &r.status {
@@ -49,12 +51,12 @@ fn example() -> gigagas_ef_tests::fixture::BlockchainTest {
 #[test]
 fn wrong_post_state_is_reported_with_the_account() {
     let mut test = example();
-    assert_eq!(run_test(&test, 2), Ok(()));
+    assert_eq!(run_test(&test, &RunOptions::default()), Ok(()));
     let post = test.post_state.as_mut().unwrap();
     let (address, account) = post.iter_mut().next().unwrap();
     let address = *address;
     account.balance += alloy_primitives::U256::from(1);
-    let err = run_test(&test, 2).unwrap_err();
+    let err = run_test(&test, &RunOptions::default()).unwrap_err();
     assert!(err.contains(&address.to_string()) && err.contains("balance"), "{err}");
 }
 
@@ -66,12 +68,12 @@ fn block_with_wrong_state_root_is_rejected() {
         alloy_rlp::Decodable::decode(&mut test.blocks[0].rlp.as_ref()).unwrap();
     block.header.state_root.0[0] ^= 1;
     test.blocks[0].rlp = alloy_rlp::encode(&block).into();
-    let err = run_test(&test, 2).unwrap_err();
+    let err = run_test(&test, &RunOptions::default()).unwrap_err();
     assert!(err.contains("block 0: rejected: state root"), "{err}");
 
     // The same block marked as invalid passes: it must be rejected, and the head is genesis.
     test.blocks[0].expect_exception = Some("BlockException.INVALID_STATE_ROOT".into());
-    let err = run_test(&test, 2).unwrap_err();
+    let err = run_test(&test, &RunOptions::default()).unwrap_err();
     assert!(err.contains("was not imported") || err.contains("post state"), "{err}");
 }
 
@@ -88,4 +90,36 @@ fn tempfile_dir() -> PathBuf {
     let dir = std::env::temp_dir().join(format!("gigagas-ef-tests-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+#[test]
+fn eest_amsterdam_bal_fixtures_pass_except_the_skip_list() {
+    let dir = data_dir("eest-amsterdam");
+    let results = run_path(&dir, &skip_list(), &RunOptions::default(), &|_| {}).unwrap();
+    let failures: Vec<String> = results
+        .iter()
+        .filter_map(|r| match &r.status {
+            CaseStatus::Failed(reason) => Some(format!("{}: {}: {reason}", r.file, r.name)),
+            _ => None,
+        })
+        .collect();
+    assert!(failures.is_empty(), "{} failures, first: {}", failures.len(), failures[0]);
+    let passed = results.iter().filter(|r| r.status == CaseStatus::Passed).count();
+    assert_eq!(results.len(), 120);
+    assert!(passed >= 103, "{passed} passed");
+    // The four invalid-BAL files are among the passes: their blocks were rejected.
+    for file in ["test_bal_invalid_account.json", "test_bal_invalid_duplicate_account.json"] {
+        assert!(results.iter().any(|r| r.file == file && r.status == CaseStatus::Passed), "{file}");
+    }
+}
+
+#[test]
+fn amsterdam_block_with_a_wrong_bal_is_rejected() {
+    let file = data_dir("eest-amsterdam").join("test_bal_4788_empty_block.json");
+    let mut test = read_file(&file).unwrap().into_values().next().unwrap();
+    assert_eq!(run_test(&test, &RunOptions::default()), Ok(()));
+    let bal = test.blocks[0].block_access_list.as_mut().unwrap();
+    bal[0].storage_reads.pop();
+    let err = run_test(&test, &RunOptions::default()).unwrap_err();
+    assert!(err.contains("block access list differs"), "{err}");
 }
