@@ -24,5 +24,7 @@ mod schedule;
 pub mod sequential;
 
 pub use error::ExecutionError;
-pub use outcome::{compare_outcomes, validate_header, BlockOutcome, HeaderCheck, PostStateDiff};
+pub use outcome::{
+    compare_outcomes, validate_header, AccountPost, BlockOutcome, HeaderCheck, PostStateDiff,
+};
 pub use schedule::{task_order, Scheduler};

@@ -77,7 +77,13 @@ impl PostStateDiff {
                 );
             }
             storage.sort_unstable_by_key(|(slot, _)| *slot);
-            if (balance, nonce, code_hash) != pre_info(pre, address) || !storage.is_empty() {
+            // Before Spurious Dragon an account created empty (CREATE returning no code) exists:
+            // it changes the state although its values equal "non-existent".
+            let created = account.account.is_some() && pre.account(address).is_none();
+            if (balance, nonce, code_hash) != pre_info(pre, address)
+                || !storage.is_empty()
+                || created
+            {
                 out.push((*address, AccountPost { balance, nonce, code_hash, storage }));
             }
         }
@@ -136,20 +142,20 @@ impl PostStateDiff {
         loop {
             let (x, y) = match (a.peek(), b.peek()) {
                 (None, None) => return None,
-                (Some((addr, _)), None) => {
-                    return Some(format!("account {addr}: only left changed"))
+                (Some((addr, post)), None) => {
+                    return Some(format!("account {addr}: only left changed, to {post:?}"))
                 }
-                (None, Some((addr, _))) => {
-                    return Some(format!("account {addr}: only right changed"))
+                (None, Some((addr, post))) => {
+                    return Some(format!("account {addr}: only right changed, to {post:?}"))
                 }
                 (Some(x), Some(y)) => (*x, *y),
             };
             match x.0.cmp(&y.0) {
                 std::cmp::Ordering::Less => {
-                    return Some(format!("account {}: changed true vs false", x.0))
+                    return Some(format!("account {}: only left changed, to {:?}", x.0, x.1))
                 }
                 std::cmp::Ordering::Greater => {
-                    return Some(format!("account {}: changed false vs true", y.0))
+                    return Some(format!("account {}: only right changed, to {:?}", y.0, y.1))
                 }
                 std::cmp::Ordering::Equal => {}
             }
@@ -198,6 +204,9 @@ pub struct BlockOutcome {
     /// from its workers (accounts a transaction left touched and empty, or self-destructed,
     /// that existed before the block and end it empty).
     pub deleted: Vec<alloy_primitives::Address>,
+    /// EIP-7685 execution-layer requests (Prague and later; empty before), whose hash the
+    /// header's `requestsHash` commits to.
+    pub requests: alloy_eips::eip7685::Requests,
     /// Set when the parallel executor had to re-execute the block in order, with the reason.
     pub fallback: Option<String>,
 }
@@ -221,7 +230,7 @@ pub struct HeaderCheck {
 }
 
 /// Checks `outcome` against `block`'s header: `gasUsed`, `logsBloom`, `receiptsRoot`
-/// (Byzantium and later) and, when the header has one, `blockAccessListHash` against
+/// (Byzantium and later), `requestsHash` (Prague and later) and, when the header has one, `blockAccessListHash` against
 /// keccak256(rlp(`bal`)), where `bal` is the block's BAL as execution verified it (the built one
 /// for the sequential reference, the given one for the parallel executor).
 ///
@@ -253,6 +262,12 @@ pub fn validate_header(
         let root = calculate_receipt_root(&outcome.receipts);
         if h.receipts_root != root {
             return Err(err("receiptsRoot", h.receipts_root.to_string(), root.to_string()));
+        }
+    }
+    if let Some(expected) = h.requests_hash {
+        let found = outcome.requests.requests_hash();
+        if expected != found {
+            return Err(err("requestsHash", expected.to_string(), found.to_string()));
         }
     }
     let bal_hash = match h.block_access_list_hash {
@@ -306,6 +321,12 @@ pub fn compare_outcomes(
     }
     if let Some(d) = reference.post_state.first_difference(&parallel.post_state) {
         return Err(div("post-state", d));
+    }
+    if reference.requests != parallel.requests {
+        return Err(div(
+            "requests",
+            format!("{:?} vs {:?}", reference.requests, parallel.requests),
+        ));
     }
     if reference.deleted != parallel.deleted {
         return Err(div(

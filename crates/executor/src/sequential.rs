@@ -84,6 +84,7 @@ fn execute_in_order(
         post_state: PostStateDiff::from_cache(&state.cache, pre_state),
         deleted: PostStateDiff::deleted_from_cache(&state.cache, pre_state),
         bal,
+        requests: result.requests,
         fallback: None,
     })
 }

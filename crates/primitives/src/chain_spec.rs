@@ -55,6 +55,20 @@ pub struct ChainSpec {
     /// system calls stay Osaka's (no EIP-8282 builder requests). What the EIP-7928 fixtures of
     /// execution-spec-tests tests-bal@v5.0.0 were filled for. `false` everywhere else.
     pub bal_devnet: bool,
+    /// EIP-7840 blob parameters per fork that changes them (Cancun, Prague, Osaka, BPO1–BPO5);
+    /// mainnet's values unless a genesis file's `blobSchedule` says otherwise.
+    pub blob_schedule: Vec<(EthereumHardfork, BlobParams)>,
+}
+
+/// Mainnet's EIP-7840 / EIP-7892 blob parameters.
+fn mainnet_blob_schedule() -> Vec<(EthereumHardfork, BlobParams)> {
+    vec![
+        (EthereumHardfork::Cancun, BlobParams::cancun()),
+        (EthereumHardfork::Prague, BlobParams::prague()),
+        (EthereumHardfork::Osaka, BlobParams::osaka()),
+        (EthereumHardfork::Bpo1, BlobParams::bpo1()),
+        (EthereumHardfork::Bpo2, BlobParams::bpo2()),
+    ]
 }
 
 impl ChainSpec {
@@ -67,6 +81,79 @@ impl ChainSpec {
                 deposit_contract: Some(MAINNET_DEPOSIT_CONTRACT_ADDRESS),
             },
             bal_devnet: false,
+            blob_schedule: mainnet_blob_schedule(),
+        }
+    }
+
+    /// The chain a geth-format genesis `config` describes: chain id, fork blocks (`homesteadBlock`
+    /// … `mergeNetsplitBlock`), the Merge (`terminalTotalDifficulty`), fork times
+    /// (`shanghaiTime` … `bpo5Time`, `amsterdamTime`), `depositContractAddress` and
+    /// `blobSchedule` (target, max, `baseFeeUpdateFraction` per fork; the other EIP-7840 fields
+    /// keep the fork's mainnet values).
+    pub fn from_genesis_config(config: &alloy_genesis::ChainConfig) -> Self {
+        use EthereumHardfork as F;
+        let block = |f, b: Option<u64>| b.map(|b| (f, ForkCondition::Block(b)));
+        let time = |f, t: Option<u64>| t.map(|t| (f, ForkCondition::Timestamp(t)));
+        let merge = config.terminal_total_difficulty.map(|ttd| {
+            let activation_block_number = config.merge_netsplit_block.unwrap_or(0);
+            let condition = ForkCondition::TTD {
+                activation_block_number,
+                fork_block: None,
+                total_difficulty: ttd,
+            };
+            (F::Paris, condition)
+        });
+        let forks = [
+            Some((F::Frontier, ForkCondition::Block(0))),
+            block(F::Homestead, config.homestead_block),
+            block(F::Dao, config.dao_fork_block),
+            block(F::Tangerine, config.eip150_block),
+            block(F::SpuriousDragon, config.eip158_block),
+            block(F::Byzantium, config.byzantium_block),
+            block(F::Constantinople, config.constantinople_block),
+            block(F::Petersburg, config.petersburg_block),
+            block(F::Istanbul, config.istanbul_block),
+            block(F::MuirGlacier, config.muir_glacier_block),
+            block(F::Berlin, config.berlin_block),
+            block(F::London, config.london_block),
+            block(F::ArrowGlacier, config.arrow_glacier_block),
+            block(F::GrayGlacier, config.gray_glacier_block),
+            merge,
+            time(F::Shanghai, config.shanghai_time),
+            time(F::Cancun, config.cancun_time),
+            time(F::Prague, config.prague_time),
+            time(F::Osaka, config.osaka_time),
+            time(F::Bpo1, config.bpo1_time),
+            time(F::Bpo2, config.bpo2_time),
+            time(F::Bpo3, config.bpo3_time),
+            time(F::Bpo4, config.bpo4_time),
+            time(F::Bpo5, config.bpo5_time),
+            time(F::Amsterdam, config.amsterdam_time),
+        ];
+        let mut blob_schedule = mainnet_blob_schedule();
+        for (name, params) in &config.blob_schedule {
+            let Ok(fork) = name.parse::<EthereumHardfork>() else { continue };
+            // Later forks inherit the EIP-7918 / EIP-7594 fields of the last mainnet fork.
+            let base = blob_schedule
+                .iter()
+                .rev()
+                .find(|(f, _)| *f <= fork)
+                .map_or(BlobParams::cancun(), |(_, p)| *p);
+            let merged = BlobParams {
+                target_blob_count: params.target_blob_count,
+                max_blob_count: params.max_blob_count,
+                update_fraction: params.update_fraction,
+                ..base
+            };
+            blob_schedule.retain(|(f, _)| *f != fork);
+            blob_schedule.push((fork, merged));
+        }
+        blob_schedule.sort_by_key(|(f, _)| *f);
+        Self {
+            chain_id: config.chain_id,
+            eth: ForkSchedule::new(forks.into_iter().flatten(), config.deposit_contract_address),
+            bal_devnet: false,
+            blob_schedule,
         }
     }
 
@@ -93,6 +180,7 @@ impl ChainSpec {
             chain_id: 1,
             eth: ForkSchedule::new(forks, Some(MAINNET_DEPOSIT_CONTRACT_ADDRESS)),
             bal_devnet: false,
+            blob_schedule: mainnet_blob_schedule(),
         }
     }
 
@@ -105,23 +193,16 @@ impl ChainSpec {
     }
 
     /// Blob parameters (target/max blobs, base-fee update fraction) active at `timestamp`, or
-    /// `None` before Cancun (EIP-4844, EIP-7840; EIP-7892 blob-parameter-only forks BPO1 and
-    /// BPO2 with mainnet's values).
+    /// `None` before Cancun (EIP-4844, EIP-7840; EIP-7892 blob-parameter-only forks), from
+    /// [`ChainSpec::blob_schedule`].
     pub fn blob_params(&self, timestamp: u64) -> Option<BlobParams> {
-        let active = |fork| self.eth.ethereum_fork_activation(fork).active_at_timestamp(timestamp);
-        if active(EthereumHardfork::Bpo2) {
-            Some(BlobParams::bpo2())
-        } else if active(EthereumHardfork::Bpo1) {
-            Some(BlobParams::bpo1())
-        } else if self.eth.is_osaka_active_at_timestamp(timestamp) {
-            Some(BlobParams::osaka())
-        } else if self.eth.is_prague_active_at_timestamp(timestamp) {
-            Some(BlobParams::prague())
-        } else if self.eth.is_cancun_active_at_timestamp(timestamp) {
-            Some(BlobParams::cancun())
-        } else {
-            None
-        }
+        self.blob_schedule
+            .iter()
+            .rev()
+            .find(|(fork, _)| {
+                self.eth.ethereum_fork_activation(*fork).active_at_timestamp(timestamp)
+            })
+            .map(|(_, params)| *params)
     }
 
     /// Whether Byzantium (EIP-658 status-code receipts) is active at block `number`. Before it,

@@ -3,10 +3,14 @@
 
 use alloy_consensus::{
     constants::EMPTY_OMMER_ROOT_HASH,
-    proofs::{calculate_transaction_root, calculate_withdrawals_root},
+    proofs::{calculate_ommers_root, calculate_transaction_root, calculate_withdrawals_root},
     BlockBody, Header, Transaction as _, TxEnvelope,
 };
-use alloy_eips::{eip1559::BaseFeeParams, eip4844::DATA_GAS_PER_BLOB};
+use alloy_eips::{
+    eip1559::{BaseFeeParams, INITIAL_BASE_FEE},
+    eip4844::DATA_GAS_PER_BLOB,
+};
+use alloy_hardforks::EthereumHardforks as _;
 use gigagas_primitives::ChainSpec;
 
 /// Gas limit bound divisor (Yellow Paper eq. 47): the limit moves by less than 1/1024 per block.
@@ -18,7 +22,11 @@ const MAX_GAS_LIMIT: u64 = 0x7fff_ffff_ffff_ffff;
 /// The most extra data a header may carry (bytes).
 const MAX_EXTRA_DATA: usize = 32;
 
-/// Checks `header` and `body` against `parent` as a post-merge (Paris and later) client does.
+/// Checks `header` and `body` against `parent` as reth does: number, timestamp, gas limit
+/// bounds (doubled target at the London block), gas used, extra data, base fee (EIP-1559),
+/// transactions, withdrawals (EIP-4895) and blob gas (EIP-4844) fields; after the Merge no
+/// difficulty, nonce or ommers (EIP-3675), before it the ommers hash (the proof-of-work seal
+/// is not verified).
 ///
 /// # Errors
 /// A sentence naming the failed rule with the header's and the expected values.
@@ -40,11 +48,16 @@ pub fn check_header(
     if header.gas_limit > MAX_GAS_LIMIT {
         return Err(format!("gas limit {} above 2^63-1", header.gas_limit));
     }
-    let bound = parent.gas_limit / GAS_LIMIT_BOUND_DIVISOR;
-    if header.gas_limit.abs_diff(parent.gas_limit) >= bound || header.gas_limit < MIN_GAS_LIMIT {
+    // EIP-1559: at the London block the gas target doubles the parent's limit and the base fee
+    // starts at 1 gwei.
+    let london = chain.eth.is_london_active_at_block(header.number);
+    let london_block = london && !chain.eth.is_london_active_at_block(parent.number);
+    let parent_limit = if london_block { parent.gas_limit * 2 } else { parent.gas_limit };
+    let bound = parent_limit / GAS_LIMIT_BOUND_DIVISOR;
+    if header.gas_limit.abs_diff(parent_limit) >= bound || header.gas_limit < MIN_GAS_LIMIT {
         return Err(format!(
             "gas limit {} outside parent's {} ± {}",
-            header.gas_limit, parent.gas_limit, bound
+            header.gas_limit, parent_limit, bound
         ));
     }
     if header.gas_used > header.gas_limit {
@@ -53,18 +66,31 @@ pub fn check_header(
     if header.extra_data.len() > MAX_EXTRA_DATA {
         return Err(format!("extra data of {} bytes (max 32)", header.extra_data.len()));
     }
-    // The Merge (EIP-3675): no proof of work, no ommers.
-    if !header.difficulty.is_zero() {
-        return Err(format!("difficulty {} after the merge", header.difficulty));
+    if chain.eth.is_paris_active_at_block(header.number) {
+        // The Merge (EIP-3675): no proof of work, no ommers.
+        if !header.difficulty.is_zero() {
+            return Err(format!("difficulty {} after the merge", header.difficulty));
+        }
+        if !header.nonce.is_zero() {
+            return Err(format!("nonce {} after the merge", header.nonce));
+        }
+        if header.ommers_hash != EMPTY_OMMER_ROOT_HASH || !body.ommers.is_empty() {
+            return Err("ommers after the merge".into());
+        }
+    } else {
+        // Proof of work: the seal (ethash) is not verified; the ommers must match their hash.
+        let ommers_hash = calculate_ommers_root(&body.ommers);
+        if header.ommers_hash != ommers_hash {
+            return Err(format!("ommers hash {}, body gives {ommers_hash}", header.ommers_hash));
+        }
     }
-    if !header.nonce.is_zero() {
-        return Err(format!("nonce {} after the merge", header.nonce));
-    }
-    if header.ommers_hash != EMPTY_OMMER_ROOT_HASH || !body.ommers.is_empty() {
-        return Err("ommers after the merge".into());
-    }
-    // EIP-1559.
-    let expected_base_fee = parent.next_block_base_fee(BaseFeeParams::ethereum());
+    let expected_base_fee = if london_block {
+        Some(INITIAL_BASE_FEE)
+    } else if london {
+        parent.next_block_base_fee(BaseFeeParams::ethereum())
+    } else {
+        None
+    };
     if header.base_fee_per_gas != expected_base_fee {
         return Err(format!(
             "base fee {:?}, parent implies {:?}",

@@ -11,5 +11,5 @@ mod runner;
 pub mod state;
 mod suite;
 
-pub use runner::{run_test, AmsterdamRules, RunOptions};
+pub use runner::{genesis_header, run_chain, run_test, AmsterdamRules, ChainBlock, RunOptions};
 pub use suite::{run_path, summarize, CaseResult, CaseStatus, FolderSummary, SkipList};

@@ -2,11 +2,7 @@
 //! that builds the BAL, parallel execution driven by that BAL (both must agree), header
 //! commitments, and the state-root stage.
 
-use crate::{
-    fixture::{BlockchainTest, FixtureBlock},
-    header::check_header,
-    state::WorldState,
-};
+use crate::{fixture::BlockchainTest, header::check_header, state::WorldState};
 use alloy_consensus::{Block, Header, TxEnvelope};
 use alloy_hardforks::EthereumHardfork;
 use alloy_primitives::{map::HashMap, B256};
@@ -98,7 +94,14 @@ pub fn run_test(test: &BlockchainTest, options: &RunOptions) -> Result<(), Strin
         },
     );
     for (i, block) in test.blocks.iter().enumerate() {
-        match (import(&chain, &imported, block, options.threads), &block.expect_exception) {
+        let imported_block = import(
+            &chain,
+            &imported,
+            &block.rlp,
+            block.block_access_list.as_ref(),
+            options.threads,
+        );
+        match (imported_block, &block.expect_exception) {
             (Ok((hash, next)), None) => {
                 imported.insert(hash, next);
             }
@@ -141,10 +144,11 @@ fn decode_block(rlp: &[u8]) -> Result<Block<TxEnvelope>, String> {
 fn import(
     chain: &ChainSpec,
     imported: &HashMap<B256, Imported>,
-    fixture: &FixtureBlock,
+    rlp: &[u8],
+    given_bal: Option<&gigagas_bal::BlockAccessList>,
     threads: usize,
 ) -> Result<(B256, Imported), String> {
-    let block = decode_block(&fixture.rlp)?;
+    let block = decode_block(rlp)?;
     let hash = block.header.hash_slow();
     let parent = imported
         .get(&block.header.parent_hash)
@@ -167,7 +171,7 @@ fn import(
     let reference =
         execute_sequential(chain, &input, &senders, &pre_state).map_err(|e| e.to_string())?;
     let Some(built) = reference.bal.as_ref() else { return Err("no BAL built".into()) };
-    let bal = match &fixture.block_access_list {
+    let bal = match given_bal {
         Some(given) => {
             if given != built {
                 let diff = alloy_eip7928::BalDiff::between(given, built).first_diff;
@@ -206,4 +210,105 @@ fn import(
         hashes.pop_first();
     }
     Ok((hash, Imported { header: input.header, state, hashes: Arc::new(hashes) }))
+}
+
+/// The result of importing one block of a chain file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChainBlock {
+    /// Position in the file (0-based).
+    pub index: usize,
+    /// Block number, when the block decoded.
+    pub number: Option<u64>,
+    /// Transactions in the block.
+    pub transactions: usize,
+    /// `Ok` when the block is valid: header checks, execution (sequential and parallel),
+    /// receipts root, logs bloom, requests hash and state root all match.
+    pub result: Result<(), String>,
+}
+
+/// The genesis header a geth-format genesis file describes, for a chain whose forks active at
+/// genesis are given by `chain`: `state_root` is the root of `alloc`.
+pub fn genesis_header(
+    genesis: &alloy_genesis::Genesis,
+    chain: &ChainSpec,
+    state_root: B256,
+) -> Header {
+    use alloy_consensus::constants::{EMPTY_OMMER_ROOT_HASH, EMPTY_ROOT_HASH};
+    use alloy_hardforks::EthereumHardforks as _;
+    let (number, timestamp) = (genesis.number.unwrap_or(0), genesis.timestamp);
+    let london = chain.eth.is_london_active_at_block(number);
+    let shanghai = chain.eth.is_shanghai_active_at_timestamp(timestamp);
+    let cancun = chain.eth.is_cancun_active_at_timestamp(timestamp);
+    let prague = chain.eth.is_prague_active_at_timestamp(timestamp);
+    Header {
+        parent_hash: genesis.parent_hash.unwrap_or_default(),
+        ommers_hash: EMPTY_OMMER_ROOT_HASH,
+        beneficiary: genesis.coinbase,
+        state_root,
+        transactions_root: EMPTY_ROOT_HASH,
+        receipts_root: EMPTY_ROOT_HASH,
+        withdrawals_root: shanghai.then_some(EMPTY_ROOT_HASH),
+        logs_bloom: Default::default(),
+        difficulty: genesis.difficulty,
+        number,
+        gas_limit: genesis.gas_limit,
+        gas_used: 0,
+        timestamp,
+        extra_data: genesis.extra_data.clone(),
+        mix_hash: genesis.mix_hash,
+        nonce: genesis.nonce.into(),
+        base_fee_per_gas: london.then(|| {
+            genesis.base_fee_per_gas.map_or(alloy_eips::eip1559::INITIAL_BASE_FEE, |f| f as u64)
+        }),
+        blob_gas_used: cancun.then(|| genesis.blob_gas_used.unwrap_or(0)),
+        excess_blob_gas: cancun.then(|| genesis.excess_blob_gas.unwrap_or(0)),
+        parent_beacon_block_root: cancun.then_some(B256::ZERO),
+        requests_hash: prague.then_some(alloy_eips::eip7685::EMPTY_REQUESTS_HASH),
+        ..Default::default()
+    }
+}
+
+/// Imports `chain_rlp` (RLP blocks back to back, like geth's `export`) on top of the geth-format
+/// `genesis`, each block through the same pipeline as [`run_test`]. Blocks whose parent was
+/// rejected are rejected too.
+///
+/// # Errors
+/// When the genesis state root cannot be built or the file does not decode at all.
+pub fn run_chain(
+    genesis: &alloy_genesis::Genesis,
+    chain_rlp: &[u8],
+    options: &RunOptions,
+) -> Result<Vec<ChainBlock>, String> {
+    let chain = ChainSpec::from_genesis_config(&genesis.config);
+    let state = WorldState::from_genesis(&genesis.alloc);
+    let header = genesis_header(genesis, &chain, state.state_root());
+    let genesis_hash = header.hash_slow();
+    let mut imported: HashMap<B256, Imported> = HashMap::default();
+    imported.insert(
+        genesis_hash,
+        Imported {
+            hashes: Arc::new(BTreeMap::from([(header.number, genesis_hash)])),
+            header,
+            state,
+        },
+    );
+    let mut out = Vec::new();
+    let mut buf = chain_rlp;
+    while !buf.is_empty() {
+        let start = buf;
+        let header = alloy_rlp::Header::decode(&mut buf).map_err(|e| format!("chain RLP: {e}"))?;
+        buf = &buf[header.payload_length..];
+        let rlp = &start[..start.len() - buf.len()];
+        let decoded = decode_block(rlp).ok();
+        let result = import(&chain, &imported, rlp, None, options.threads).map(|(hash, next)| {
+            imported.insert(hash, next);
+        });
+        out.push(ChainBlock {
+            index: out.len(),
+            number: decoded.as_ref().map(|b| b.header.number),
+            transactions: decoded.as_ref().map_or(0, |b| b.body.transactions.len()),
+            result,
+        });
+    }
+    Ok(out)
 }

@@ -56,6 +56,25 @@ impl WorldState {
         state
     }
 
+    /// The state a geth-format genesis `alloc` describes.
+    pub fn from_genesis(alloc: &BTreeMap<Address, alloy_genesis::GenesisAccount>) -> Self {
+        let mut state = Self::default();
+        for (address, account) in alloc {
+            let code_hash = state.add_code(account.code.as_ref().unwrap_or(&Bytes::new()));
+            let storage = account.storage.iter().flatten().filter(|(_, v)| !v.is_zero());
+            state.accounts.insert(
+                *address,
+                WorldAccount {
+                    balance: account.balance,
+                    nonce: account.nonce.unwrap_or(0),
+                    code_hash,
+                    storage: storage.map(|(k, v)| ((*k).into(), (*v).into())).collect(),
+                },
+            );
+        }
+        state
+    }
+
     /// Remembers `code` and returns its hash.
     fn add_code(&mut self, code: &Bytes) -> B256 {
         if code.is_empty() {

@@ -107,6 +107,15 @@ pub fn run_path(
 ) -> std::io::Result<Vec<CaseResult>> {
     let root = if path.is_file() { path.parent().unwrap_or(path) } else { path };
     let mut results = Vec::new();
+    // A chain folder (hive's layout: genesis.json + chain.rlp): one case per block.
+    let (genesis, chain) = (path.join("genesis.json"), path.join("chain.rlp"));
+    if genesis.is_file() && chain.is_file() {
+        for r in run_chain_dir(&genesis, &chain, options) {
+            on_case(&r);
+            results.push(r);
+        }
+        return Ok(results);
+    }
     for file in json_files(path)? {
         let rel = file.strip_prefix(root).unwrap_or(&file).to_string_lossy().replace('\\', "/");
         let folder = Path::new(&rel)
@@ -177,4 +186,49 @@ pub fn summarize(results: &[CaseResult]) -> Vec<FolderSummary> {
         }
     }
     by_folder.into_values().collect()
+}
+
+/// Imports a chain folder's `chain.rlp` on its `genesis.json`; one case per block.
+fn run_chain_dir(genesis: &Path, chain: &Path, options: &RunOptions) -> Vec<CaseResult> {
+    let folder = "chain.rlp".to_string();
+    let file = chain.display().to_string();
+    let fail = |reason: String| {
+        vec![CaseResult {
+            folder: folder.clone(),
+            file: file.clone(),
+            name: String::new(),
+            status: CaseStatus::Failed(reason),
+        }]
+    };
+    let genesis_json = match std::fs::read(genesis) {
+        Ok(bytes) => bytes,
+        Err(e) => return fail(format!("{}: {e}", genesis.display())),
+    };
+    let de = &mut serde_json::Deserializer::from_slice(&genesis_json);
+    let genesis_value: alloy_genesis::Genesis = match serde_path_to_error::deserialize(de) {
+        Ok(g) => g,
+        Err(e) => return fail(format!("{}: field {}: {}", genesis.display(), e.path(), e.inner())),
+    };
+    let rlp = match std::fs::read(chain) {
+        Ok(bytes) => bytes,
+        Err(e) => return fail(format!("{}: {e}", chain.display())),
+    };
+    match crate::runner::run_chain(&genesis_value, &rlp, options) {
+        Err(reason) => fail(reason),
+        Ok(blocks) => blocks
+            .into_iter()
+            .map(|b| CaseResult {
+                folder: folder.clone(),
+                file: file.clone(),
+                name: match b.number {
+                    Some(n) => format!("block {n} ({} txs)", b.transactions),
+                    None => format!("block at position {}", b.index),
+                },
+                status: match b.result {
+                    Ok(()) => CaseStatus::Passed,
+                    Err(reason) => CaseStatus::Failed(reason),
+                },
+            })
+            .collect(),
+    }
 }

@@ -123,3 +123,15 @@ fn amsterdam_block_with_a_wrong_bal_is_rejected() {
     let err = run_test(&test, &RunOptions::default()).unwrap_err();
     assert!(err.contains("block access list differs"), "{err}");
 }
+
+#[test]
+fn execution_apis_chain_imports_with_every_root_verified() {
+    let dir = data_dir("execution-apis/tests");
+    let results = run_path(&dir, &skip_list(), &RunOptions::default(), &|_| {}).unwrap();
+    assert_eq!(results.len(), 54, "54 blocks in chain.rlp");
+    for r in &results {
+        assert_eq!(r.status, CaseStatus::Passed, "{}", r.name);
+    }
+    // The chain crosses every fork from Frontier rules to Osaka and BPO2.
+    assert!(results.last().unwrap().name.starts_with("block 54 "), "{}", results[53].name);
+}

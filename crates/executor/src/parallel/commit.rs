@@ -1,15 +1,15 @@
 //! Ordered commit and validation of one block after all its transactions ran.
 
-use super::{prepare::Prepared, worker::TxExec, ParallelBlock, Shared};
+use super::{prepare::Prepared, worker::TxExec, Existence, ParallelBlock, Shared};
 use crate::{
     env::{block_executor, map_block_error},
     receipt::receipt_envelope,
     sequential::execute_sequential,
-    BlockOutcome, ExecutionError, PostStateDiff,
+    AccountPost, BlockOutcome, ExecutionError, PostStateDiff,
 };
 use alloy_consensus::Transaction as _;
 use alloy_evm::{block::BlockExecutor, Evm};
-use alloy_primitives::Address;
+use alloy_primitives::{Address, U256};
 use gigagas_bal::{
     compute_block_access_list_hash,
     writes::{check_writes, fragment_writes},
@@ -147,7 +147,7 @@ fn commit(shared: &Shared<'_>, b: usize) -> Result<BlockOutcome, ExecutionError>
         .unwrap_or_else(|p| p.into_inner())
         .take()
         .unwrap_or_else(|| PostStateDiff::from_bal(pb.bal, pb.pre_state));
-    let deleted = deleted_accounts(shared, b, &mut post_state);
+    let deleted = settle_existence(shared, b, &mut post_state);
     Ok(BlockOutcome {
         number,
         gas_used: result.gas_used,
@@ -156,27 +156,52 @@ fn commit(shared: &Shared<'_>, b: usize) -> Result<BlockOutcome, ExecutionError>
         post_state,
         bal: None,
         deleted,
+        requests: result.requests,
         fallback: None,
     })
 }
 
-/// The accounts the block deleted: those a transaction left touched-and-empty or
-/// self-destructed that existed before the block and end it empty. They leave `post_state`.
-fn deleted_accounts(shared: &Shared<'_>, b: usize, post_state: &mut PostStateDiff) -> Vec<Address> {
+/// Settles the existence changes of the block's transactions (replayed in index order, the
+/// last one per account wins): an account removed last that existed before the block and ends
+/// it empty is deleted (it leaves `post_state`); an account created last that did not exist
+/// before stays, even empty (it enters `post_state`). Returns the deleted accounts, sorted.
+fn settle_existence(shared: &Shared<'_>, b: usize, post_state: &mut PostStateDiff) -> Vec<Address> {
     let pre = shared.blocks[b].pre_state;
-    let mut deleted =
-        std::mem::take(&mut *shared.emptied[b].lock().unwrap_or_else(|p| p.into_inner()));
-    deleted.sort_unstable();
-    deleted.dedup();
-    deleted.retain(|address| {
-        let Some(before) = pre.account(address) else { return false };
-        let after = post_state.0.binary_search_by_key(address, |(a, _)| *a).ok();
-        match after.map(|i| &post_state.0[i].1) {
-            Some(p) => p.balance.is_zero() && p.nonce == 0 && p.code_hash == KECCAK_EMPTY,
-            None => before.is_empty(),
+    let mut changes =
+        std::mem::take(&mut *shared.existence[b].lock().unwrap_or_else(|p| p.into_inner()));
+    changes.sort_unstable_by_key(|&(index, address, _)| (address, index));
+    let mut deleted = Vec::new();
+    let mut created = Vec::new();
+    for (k, &(_, address, change)) in changes.iter().enumerate() {
+        if changes.get(k + 1).is_some_and(|next| next.1 == address) {
+            continue; // not the account's last change
         }
-    });
+        let post = post_state.0.binary_search_by_key(&address, |(a, _)| *a).ok();
+        let post = post.map(|i| &post_state.0[i].1);
+        match (change, pre.account(&address)) {
+            (Existence::Removed, Some(before)) => {
+                let empty_after = post.map_or(before.is_empty(), |p| {
+                    p.balance.is_zero() && p.nonce == 0 && p.code_hash == KECCAK_EMPTY
+                });
+                if empty_after {
+                    deleted.push(address);
+                }
+            }
+            (Existence::Created, None) if post.is_none() => created.push(address),
+            _ => {}
+        }
+    }
     post_state.0.retain(|(address, _)| deleted.binary_search(address).is_err());
+    for address in created {
+        let empty = AccountPost {
+            balance: U256::ZERO,
+            nonce: 0,
+            code_hash: KECCAK_EMPTY,
+            storage: Vec::new(),
+        };
+        post_state.0.push((address, empty));
+    }
+    post_state.0.sort_unstable_by_key(|(a, _)| *a);
     deleted
 }
 

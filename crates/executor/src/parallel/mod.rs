@@ -87,6 +87,16 @@ const PREPARE: u32 = u32::MAX;
 /// workers left idle by a batch's tail prepare the next batch (pipelining block by block runs).
 const PREPARE_NEXT: u32 = u32::MAX - 1;
 
+/// A change of an account's existence by one transaction, as revm's `State` commits it
+/// (`CacheState::apply_account_state`): something an EIP-7928 BAL cannot express.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Existence {
+    /// Created by CREATE: exists afterwards, even empty (possible before EIP-161).
+    Created,
+    /// Self-destructed, or touched while empty (EIP-161): does not exist afterwards.
+    Removed,
+}
+
 /// Where a worker leaves a transaction's result for the block's commit to take.
 type TxSlot = Mutex<Option<Result<worker::TxExec, ExecutionError>>>;
 
@@ -106,9 +116,9 @@ struct Shared<'a> {
     next: AtomicUsize,
     remaining: Vec<AtomicUsize>,
     results: Vec<Vec<TxSlot>>,
-    /// Per block: accounts some transaction left touched and empty (Spurious Dragon and
-    /// later) or self-destructed; the commit keeps those that existed before and end empty.
-    emptied: Vec<Mutex<Vec<Address>>>,
+    /// Per block: how transactions changed accounts' existence, as revm's `State` commit would
+    /// apply it; the commit replays them in index order. See [`Existence`].
+    existence: Vec<Mutex<Vec<(u32, Address, Existence)>>>,
     nanos: Vec<Vec<AtomicU64>>,
     outcomes: Vec<OnceLock<(Result<BlockOutcome, ExecutionError>, u64)>>,
 }
@@ -215,7 +225,7 @@ fn run_batch<'a>(
         next: AtomicUsize::new(0),
         remaining: weights.iter().map(|w| AtomicUsize::new(w.len())).collect(),
         results: weights.iter().map(|w| (0..w.len()).map(|_| Mutex::new(None)).collect()).collect(),
-        emptied: blocks.iter().map(|_| Mutex::new(Vec::new())).collect(),
+        existence: blocks.iter().map(|_| Mutex::new(Vec::new())).collect(),
         nanos: weights.iter().map(|w| (0..w.len()).map(|_| AtomicU64::new(0)).collect()).collect(),
         outcomes: blocks.iter().map(|_| OnceLock::new()).collect(),
     };

@@ -1,7 +1,7 @@
 //! The worker loop: claim a transaction, execute it against BAL-positioned state, check its
 //! writes, and commit the block when it was the block's last transaction.
 
-use super::{commit, Shared};
+use super::{commit, Existence, Shared};
 use crate::{
     env::{block_evm, map_evm_error, BlockEvm, PreStateDb},
     receipt::BloomMemo,
@@ -106,16 +106,25 @@ fn execute_tx<'a>(
         sort_writes(writes);
         check_writes(number, Phase::Tx(i), prep.writes.at(index.0), writes)?;
     }
-    // Deletions a BAL cannot express: revm removes such accounts when it commits.
-    let emptied: Vec<Address> = state
+    // Existence changes a BAL cannot express, classified as revm's `State` commit does.
+    let existence: Vec<(u32, Address, Existence)> = state
         .iter()
-        .filter(|(_, a)| {
-            a.is_selfdestructed() || (prep.empty_is_dead && a.is_touched() && a.is_empty())
+        .filter(|(_, a)| a.is_touched())
+        .filter_map(|(address, a)| {
+            let change = if a.is_selfdestructed() {
+                Existence::Removed
+            } else if a.is_created() {
+                Existence::Created
+            } else if a.is_empty() {
+                Existence::Removed
+            } else {
+                return None;
+            };
+            Some((i as u32, *address, change))
         })
-        .map(|(address, _)| *address)
         .collect();
-    if !emptied.is_empty() {
-        shared.emptied[b].lock().unwrap_or_else(|p| p.into_inner()).extend(emptied);
+    if !existence.is_empty() {
+        shared.existence[b].lock().unwrap_or_else(|p| p.into_inner()).extend(existence);
     }
     let logs_bloom = blooms.logs_bloom(result.logs());
     Ok(TxExec { result, logs_bloom, stale_view })
