@@ -1,11 +1,12 @@
 # gigagas — self-documenting Makefile: `make help` lists the targets.
 .DEFAULT_GOAL := help
 CARGO ?= cargo
-DATA ?= ../shared/data/mainnet
+SHARED ?= ../shared
+DATA ?= $(SHARED)/data/mainnet
 GIGAGAS := target/release/gigagas
 BENCH_ARGS ?= --threads 1,2 --scheduler all --batch 1,all --repeat 11 --project
 
-.PHONY: help deps build run test bench lint fmt
+.PHONY: help deps build run test test-fixtures bench lint fmt
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  make %-16s %s\n", $$1, $$2}'
@@ -22,6 +23,11 @@ run: build ## Execute the 52 mainnet blocks sequentially and in parallel, valida
 
 test: deps ## Run all tests (release profile: the blocks execute in seconds)
 	$(CARGO) test --release --workspace
+
+test-fixtures: build ## Conformance suites through the pipeline (ethereum/tests, execution-apis chain, EEST Amsterdam); tables in docs/conformance.md
+	$(GIGAGAS) test-fixtures $(SHARED)/data/ethereum-tests/BlockchainTests
+	$(GIGAGAS) test-fixtures $(SHARED)/data/execution-apis/tests
+	$(GIGAGAS) test-fixtures $(SHARED)/data/eest-amsterdam
 
 bench: build ## Benchmarks recorded in docs/benchmarks.md: the bench command (JSON) and criterion
 	$(GIGAGAS) bench --data $(DATA) $(BENCH_ARGS) --json > target/bench.json

@@ -122,7 +122,9 @@ pub fn run_path(
             .parent()
             .map(|p| p.to_string_lossy().into_owned())
             .filter(|p| !p.is_empty())
-            .unwrap_or_else(|| ".".into());
+            .unwrap_or_else(|| {
+                root.file_name().map_or(".".into(), |n| n.to_string_lossy().into_owned())
+            });
         let tests = match read_file(&file) {
             Ok(tests) => tests,
             Err(e) => {
