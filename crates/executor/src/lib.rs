@@ -25,6 +25,7 @@ pub mod sequential;
 
 pub use error::ExecutionError;
 pub use outcome::{
-    compare_outcomes, validate_header, AccountPost, BlockOutcome, HeaderCheck, PostStateDiff,
+    compare_outcomes, validate_header, AccountExistence, AccountPost, BlockOutcome, HeaderCheck,
+    PostStateDiff,
 };
 pub use schedule::{task_order, Scheduler};

@@ -181,6 +181,16 @@ impl PostStateDiff {
     }
 }
 
+/// A change of an account's existence by one transaction, as revm's `State` commits it
+/// (`CacheState::apply_account_state`): something an EIP-7928 BAL cannot express.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum AccountExistence {
+    /// Created by CREATE: exists afterwards, even empty (possible before EIP-161).
+    Created,
+    /// Self-destructed, or touched while empty (EIP-161): does not exist afterwards if empty.
+    Removed,
+}
+
 /// What executing one block produced.
 #[derive(Debug, Clone)]
 pub struct BlockOutcome {
@@ -204,6 +214,12 @@ pub struct BlockOutcome {
     /// from its workers (accounts a transaction left touched and empty, or self-destructed,
     /// that existed before the block and end it empty).
     pub deleted: Vec<alloy_primitives::Address>,
+    /// Per transaction, as `(BAL index, account, change)` sorted by index then account: the
+    /// existence changes the parallel executor's workers saw. What, with the BAL's writes at
+    /// each index, rebuilds the state after every transaction (pre-Byzantium receipts carry its
+    /// root). Empty from the sequential reference, whose `State` keeps only the block's net
+    /// effect ([`BlockOutcome::deleted`]).
+    pub existence: Vec<(u64, alloy_primitives::Address, AccountExistence)>,
     /// EIP-7685 execution-layer requests (Prague and later; empty before), whose hash the
     /// header's `requestsHash` commits to.
     pub requests: alloy_eips::eip7685::Requests,

@@ -85,6 +85,7 @@ fn execute_in_order(
         deleted: PostStateDiff::deleted_from_cache(&state.cache, pre_state),
         bal,
         requests: result.requests,
+        existence: Vec::new(),
         fallback: None,
     })
 }

@@ -195,6 +195,12 @@ fn import(
     compare_outcomes(&reference, &parallel, bal).map_err(|e| e.to_string())?;
     validate_header(chain, &input, &parallel, bal).map_err(|e| e.to_string())?;
 
+    // Before Byzantium a receipt carries the state root after its transaction: rebuild each
+    // from the BAL's writes and the executor's existence changes at its index.
+    if !chain.is_byzantium(input.header.number) && !input.transactions.is_empty() {
+        check_pre_byzantium_receipts(&parent.state, bal, &parallel, &input.header)?;
+    }
+
     // State-root stage: the post-state diff applied to the parent's full state.
     let mut state = parent.state.clone();
     let codes = bal.iter().flat_map(|a| a.code_changes.iter().map(|c| c.new_code()));
@@ -311,4 +317,40 @@ pub fn run_chain(
         });
     }
     Ok(out)
+}
+
+/// Rebuilds pre-Byzantium receipts (intermediate state root, cumulative gas, bloom, logs), the
+/// state after transaction `i` being `parent` with indices 0..=i+1 applied
+/// ([`WorldState::apply_index`]), and compares their root with the header's `receiptsRoot`.
+fn check_pre_byzantium_receipts(
+    parent: &WorldState,
+    bal: &[alloy_eip7928::AccountChanges],
+    outcome: &gigagas_executor::BlockOutcome,
+    header: &Header,
+) -> Result<(), String> {
+    use alloy_consensus::{Eip658Value, ReceiptEnvelope};
+    let mut state = parent.clone();
+    state.apply_index(bal, &outcome.existence, 0);
+    let mut receipts = Vec::with_capacity(outcome.receipts.len());
+    for (i, receipt) in outcome.receipts.iter().enumerate() {
+        state.apply_index(bal, &outcome.existence, i as u64 + 1);
+        let mut r = receipt.clone();
+        let root = Eip658Value::PostState(state.state_root());
+        match &mut r {
+            ReceiptEnvelope::Legacy(r)
+            | ReceiptEnvelope::Eip2930(r)
+            | ReceiptEnvelope::Eip1559(r)
+            | ReceiptEnvelope::Eip4844(r)
+            | ReceiptEnvelope::Eip7702(r) => r.receipt.status = root,
+        }
+        receipts.push(r);
+    }
+    let root = alloy_consensus::proofs::calculate_receipt_root(&receipts);
+    if root != header.receipts_root {
+        return Err(format!(
+            "receipts root {root} (intermediate state roots rebuilt per transaction), header has {}",
+            header.receipts_root
+        ));
+    }
+    Ok(())
 }

@@ -29,6 +29,18 @@ pub struct WorldAccount {
     pub storage: BTreeMap<U256, U256>,
 }
 
+impl WorldAccount {
+    /// A new account: no balance, nonce 0, no code, no storage.
+    pub fn empty() -> Self {
+        Self { balance: U256::ZERO, nonce: 0, code_hash: KECCAK_EMPTY, storage: BTreeMap::new() }
+    }
+
+    /// EIP-161 emptiness: no balance, nonce 0, no code (storage does not count).
+    pub fn is_empty(&self) -> bool {
+        self.balance.is_zero() && self.nonce == 0 && self.code_hash == KECCAK_EMPTY
+    }
+}
+
 /// Every account of a chain at one block, with the code of every contract seen so far.
 #[derive(Debug, Clone, Default)]
 pub struct WorldState {
@@ -140,6 +152,68 @@ impl WorldState {
                     account.storage.remove(slot);
                 } else {
                     account.storage.insert(*slot, *value);
+                }
+            }
+        }
+    }
+
+    /// Applies one transaction's changes: the writes a BAL records at `index` (balances, nonces,
+    /// code, slots), then the existence changes the executor saw at that index (an account
+    /// created stays even empty; an account removed goes if it is empty). Rebuilds the state
+    /// after each transaction, whose root pre-Byzantium receipts carry.
+    pub fn apply_index(
+        &mut self,
+        bal: &[alloy_eip7928::AccountChanges],
+        existence: &[(u64, Address, gigagas_executor::AccountExistence)],
+        index: u64,
+    ) {
+        use gigagas_executor::AccountExistence;
+        for account in bal {
+            let at = |i: alloy_eip7928::BlockAccessIndex| i.0 == index;
+            let balance = account.balance_changes.iter().find(|c| at(c.block_access_index));
+            let nonce = account.nonce_changes.iter().find(|c| at(c.block_access_index));
+            let code = account.code_changes.iter().find(|c| at(c.block_access_index));
+            let slots: Vec<(U256, U256)> = account
+                .storage_changes
+                .iter()
+                .filter_map(|s| {
+                    s.changes
+                        .iter()
+                        .find(|c| at(c.block_access_index))
+                        .map(|c| (s.slot, c.new_value))
+                })
+                .collect();
+            if balance.is_none() && nonce.is_none() && code.is_none() && slots.is_empty() {
+                continue;
+            }
+            let code_hash = code.map(|c| self.add_code(c.new_code()));
+            let entry = self.accounts.entry(account.address).or_insert_with(WorldAccount::empty);
+            if let Some(c) = balance {
+                entry.balance = c.post_balance;
+            }
+            if let Some(c) = nonce {
+                entry.nonce = c.new_nonce;
+            }
+            if let Some(hash) = code_hash {
+                entry.code_hash = hash;
+            }
+            for (slot, value) in slots {
+                if value.is_zero() {
+                    entry.storage.remove(&slot);
+                } else {
+                    entry.storage.insert(slot, value);
+                }
+            }
+        }
+        for (_, address, change) in existence.iter().filter(|(i, _, _)| *i == index) {
+            match change {
+                AccountExistence::Created => {
+                    self.accounts.entry(*address).or_insert_with(WorldAccount::empty);
+                }
+                AccountExistence::Removed => {
+                    if self.accounts.get(address).is_some_and(WorldAccount::is_empty) {
+                        self.accounts.remove(address);
+                    }
                 }
             }
         }

@@ -1,11 +1,11 @@
 //! Ordered commit and validation of one block after all its transactions ran.
 
-use super::{prepare::Prepared, worker::TxExec, Existence, ParallelBlock, Shared};
+use super::{prepare::Prepared, worker::TxExec, ParallelBlock, Shared};
 use crate::{
     env::{block_executor, map_block_error},
     receipt::receipt_envelope,
     sequential::execute_sequential,
-    AccountPost, BlockOutcome, ExecutionError, PostStateDiff,
+    AccountExistence as Existence, AccountPost, BlockOutcome, ExecutionError, PostStateDiff,
 };
 use alloy_consensus::Transaction as _;
 use alloy_evm::{block::BlockExecutor, Evm};
@@ -147,7 +147,7 @@ fn commit(shared: &Shared<'_>, b: usize) -> Result<BlockOutcome, ExecutionError>
         .unwrap_or_else(|p| p.into_inner())
         .take()
         .unwrap_or_else(|| PostStateDiff::from_bal(pb.bal, pb.pre_state));
-    let deleted = settle_existence(shared, b, &mut post_state);
+    let (deleted, existence) = settle_existence(shared, b, &mut post_state);
     Ok(BlockOutcome {
         number,
         gas_used: result.gas_used,
@@ -157,6 +157,7 @@ fn commit(shared: &Shared<'_>, b: usize) -> Result<BlockOutcome, ExecutionError>
         bal: None,
         deleted,
         requests: result.requests,
+        existence,
         fallback: None,
     })
 }
@@ -164,8 +165,13 @@ fn commit(shared: &Shared<'_>, b: usize) -> Result<BlockOutcome, ExecutionError>
 /// Settles the existence changes of the block's transactions (replayed in index order, the
 /// last one per account wins): an account removed last that existed before the block and ends
 /// it empty is deleted (it leaves `post_state`); an account created last that did not exist
-/// before stays, even empty (it enters `post_state`). Returns the deleted accounts, sorted.
-fn settle_existence(shared: &Shared<'_>, b: usize, post_state: &mut PostStateDiff) -> Vec<Address> {
+/// before stays, even empty (it enters `post_state`). Returns the deleted accounts, sorted, and
+/// all changes as `(index, account, change)` sorted by index.
+fn settle_existence(
+    shared: &Shared<'_>,
+    b: usize,
+    post_state: &mut PostStateDiff,
+) -> (Vec<Address>, Vec<(u64, Address, Existence)>) {
     let pre = shared.blocks[b].pre_state;
     let mut changes =
         std::mem::take(&mut *shared.existence[b].lock().unwrap_or_else(|p| p.into_inner()));
@@ -202,7 +208,10 @@ fn settle_existence(shared: &Shared<'_>, b: usize, post_state: &mut PostStateDif
         post_state.0.push((address, empty));
     }
     post_state.0.sort_unstable_by_key(|(a, _)| *a);
-    deleted
+    let mut by_index: Vec<(u64, Address, Existence)> =
+        changes.into_iter().map(|(i, a, c)| (u64::from(i) + 1, a, c)).collect();
+    by_index.sort_unstable();
+    (deleted, by_index)
 }
 
 /// A `State` over the block's pre-state, positioned by its BAL, recording a BAL fragment.

@@ -17,7 +17,7 @@ mod commit;
 mod prepare;
 mod worker;
 
-use crate::{BlockOutcome, ExecutionError, Scheduler};
+use crate::{AccountExistence as Existence, BlockOutcome, ExecutionError, Scheduler};
 use alloy_primitives::Address;
 use gigagas_bal::BlockAccessList;
 use gigagas_primitives::{BlockInput, ChainSpec};
@@ -86,16 +86,6 @@ const PREPARE: u32 = u32::MAX;
 /// The task index that stands for "prepare this block of the next batch": claimed last, so the
 /// workers left idle by a batch's tail prepare the next batch (pipelining block by block runs).
 const PREPARE_NEXT: u32 = u32::MAX - 1;
-
-/// A change of an account's existence by one transaction, as revm's `State` commits it
-/// (`CacheState::apply_account_state`): something an EIP-7928 BAL cannot express.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Existence {
-    /// Created by CREATE: exists afterwards, even empty (possible before EIP-161).
-    Created,
-    /// Self-destructed, or touched while empty (EIP-161): does not exist afterwards.
-    Removed,
-}
 
 /// Where a worker leaves a transaction's result for the block's commit to take.
 type TxSlot = Mutex<Option<Result<worker::TxExec, ExecutionError>>>;
