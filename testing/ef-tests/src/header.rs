@@ -21,6 +21,23 @@ const MIN_GAS_LIMIT: u64 = 5000;
 const MAX_GAS_LIMIT: u64 = 0x7fff_ffff_ffff_ffff;
 /// The most extra data a header may carry (bytes).
 const MAX_EXTRA_DATA: usize = 32;
+/// EIP-7934 (Osaka): the largest RLP-encoded block, `MAX_BLOCK_SIZE` (10 MiB) minus the 2 MiB
+/// margin kept for the beacon block (bytes).
+pub const MAX_RLP_BLOCK_SIZE: usize = 10_485_760 - 2_097_152;
+
+/// EIP-7934: from Osaka on, a block whose RLP encoding is longer than [`MAX_RLP_BLOCK_SIZE`]
+/// bytes is invalid.
+///
+/// # Errors
+/// The block's size and the limit.
+pub fn check_block_size(chain: &ChainSpec, header: &Header, rlp_len: usize) -> Result<(), String> {
+    if chain.eth.is_osaka_active_at_timestamp(header.timestamp) && rlp_len > MAX_RLP_BLOCK_SIZE {
+        return Err(format!(
+            "block RLP of {rlp_len} bytes above the EIP-7934 limit of {MAX_RLP_BLOCK_SIZE}"
+        ));
+    }
+    Ok(())
+}
 
 /// Checks `header` and `body` against `parent` as reth does: number, timestamp, gas limit
 /// bounds (doubled target at the London block), gas used, extra data, base fee (EIP-1559),
@@ -143,4 +160,21 @@ pub fn check_header(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloy_hardforks::EthereumHardfork;
+
+    #[test]
+    fn block_size_limit_applies_from_osaka() {
+        let header = Header::default();
+        let osaka = ChainSpec::from_genesis_fork(EthereumHardfork::Osaka);
+        let prague = ChainSpec::from_genesis_fork(EthereumHardfork::Prague);
+        assert!(check_block_size(&osaka, &header, MAX_RLP_BLOCK_SIZE).is_ok());
+        let err = check_block_size(&osaka, &header, MAX_RLP_BLOCK_SIZE + 1).unwrap_err();
+        assert!(err.contains("EIP-7934"), "{err}");
+        assert!(check_block_size(&prague, &header, MAX_RLP_BLOCK_SIZE + 1).is_ok());
+    }
 }

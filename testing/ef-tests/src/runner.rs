@@ -2,7 +2,11 @@
 //! that builds the BAL, parallel execution driven by that BAL (both must agree), header
 //! commitments, and the state-root stage.
 
-use crate::{fixture::BlockchainTest, header::check_header, state::WorldState};
+use crate::{
+    fixture::BlockchainTest,
+    header::{check_block_size, check_header},
+    state::WorldState,
+};
 use alloy_consensus::{Block, Header, TxEnvelope};
 use alloy_hardforks::EthereumHardfork;
 use alloy_primitives::{map::HashMap, B256};
@@ -154,6 +158,7 @@ fn import(
         .get(&block.header.parent_hash)
         .ok_or_else(|| format!("unknown parent {}", block.header.parent_hash))?;
     check_header(chain, &parent.header, &block.header, &block.body)?;
+    check_block_size(chain, &block.header, rlp.len())?;
 
     let input = BlockInput {
         hash,
