@@ -11,8 +11,10 @@ BENCH_ARGS ?= --threads 1,2 --scheduler all --batch 1,all --repeat 11 --project
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  make %-16s %s\n", $$1, $$2}'
 
-deps: ## Install the system packages the build needs (a C compiler for secp256k1, blst, c-kzg)
-	@command -v cc >/dev/null 2>&1 || (apt-get update && apt-get install -y build-essential)
+deps: ## Install the system packages the build needs (C/C++ compilers for secp256k1, blst, c-kzg and RocksDB; libclang for RocksDB's bindings)
+	@command -v c++ >/dev/null 2>&1 || (apt-get update && apt-get install -y build-essential)
+	@ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || ls /usr/lib/x86_64-linux-gnu/libclang*.so* >/dev/null 2>&1 || \
+		(apt-get update && apt-get install -y libclang-dev)
 	@command -v cargo >/dev/null 2>&1 || { echo "cargo not found: install Rust from https://rustup.rs"; exit 1; }
 
 build: deps ## Build the gigagas binary (release)

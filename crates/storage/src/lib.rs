@@ -1,0 +1,290 @@
+//! gigagas storage on RocksDB.
+//!
+//! One column family per table (flat accounts, flat storage, bytecodes, headers, bodies,
+//! receipts, BALs, trie nodes, meta). Every block is committed in **one atomic write batch**
+//! together with the head pointer, so a process killed at any moment reopens at the last block
+//! whose batch was written, with nothing of a later block visible (RocksDB's write-ahead log
+//! replays whole batches only). Blocks must be committed in order: `number == head + 1`.
+//!
+//! Keys: block tables by the 8-byte big-endian block number; accounts by address (20 bytes);
+//! storage by address ‖ slot (20 + 32 bytes, slot big-endian, so one account's slots are
+//! contiguous and a whole account's storage is one range); bytecodes by code hash.
+
+use alloy_primitives::{Address, B256, U256};
+use rocksdb::{ColumnFamilyDescriptor, Options, WriteBatch, DB};
+use std::path::{Path, PathBuf};
+
+/// Column family names, in the order they are created.
+pub const COLUMN_FAMILIES: [&str; 9] =
+    [ACCOUNTS, STORAGE, BYTECODES, HEADERS, BODIES, RECEIPTS, BALS, TRIE_NODES, META];
+/// Flat accounts: address → [`AccountRecord`] (72 bytes).
+pub const ACCOUNTS: &str = "accounts";
+/// Flat storage: address ‖ slot → value (32 bytes big-endian); zero values are not stored.
+pub const STORAGE: &str = "storage";
+/// Contract code: code hash → bytes.
+pub const BYTECODES: &str = "bytecodes";
+/// Block headers: number → RLP.
+pub const HEADERS: &str = "headers";
+/// Block bodies: number → RLP.
+pub const BODIES: &str = "bodies";
+/// Receipts: number → RLP of the block's receipts.
+pub const RECEIPTS: &str = "receipts";
+/// EIP-7928 block access lists: number → RLP.
+pub const BALS: &str = "bals";
+/// State trie nodes (for the state-root stage): path or hash → node RLP.
+pub const TRIE_NODES: &str = "trie_nodes";
+/// Meta: the head pointer.
+pub const META: &str = "meta";
+
+const HEAD_KEY: &[u8] = b"head";
+
+/// Balance, nonce and code hash of an account, as stored in [`ACCOUNTS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AccountRecord {
+    /// Nonce.
+    pub nonce: u64,
+    /// Balance (wei).
+    pub balance: U256,
+    /// keccak256 of the code (the empty-code hash for none).
+    pub code_hash: B256,
+}
+
+impl AccountRecord {
+    /// The 72-byte encoding: nonce (8, big-endian) ‖ balance (32, big-endian) ‖ code hash (32).
+    pub fn encode(&self) -> [u8; 72] {
+        let mut out = [0u8; 72];
+        out[..8].copy_from_slice(&self.nonce.to_be_bytes());
+        out[8..40].copy_from_slice(&self.balance.to_be_bytes::<32>());
+        out[40..].copy_from_slice(self.code_hash.as_slice());
+        out
+    }
+
+    /// Decodes [`AccountRecord::encode`]'s format; `None` if `bytes` is not 72 bytes long.
+    pub fn decode(bytes: &[u8]) -> Option<Self> {
+        let bytes: &[u8; 72] = bytes.try_into().ok()?;
+        Some(Self {
+            nonce: u64::from_be_bytes(bytes[..8].try_into().ok()?),
+            balance: U256::from_be_slice(&bytes[8..40]),
+            code_hash: B256::from_slice(&bytes[40..]),
+        })
+    }
+}
+
+/// Everything one block changes, written atomically by [`Storage::commit_block`].
+#[derive(Debug, Clone, Default)]
+pub struct BlockCommit<'a> {
+    /// Block number; must be the head's number + 1 (0 for the first block of an empty store).
+    pub number: u64,
+    /// Block hash.
+    pub hash: B256,
+    /// RLP of the header.
+    pub header: &'a [u8],
+    /// RLP of the body.
+    pub body: &'a [u8],
+    /// RLP of the receipts.
+    pub receipts: &'a [u8],
+    /// RLP of the block's EIP-7928 BAL, when it has one.
+    pub bal: Option<&'a [u8]>,
+    /// Accounts whose storage is cleared before `storage` is applied (deleted or re-created).
+    pub wiped: &'a [Address],
+    /// New account values; `None` deletes the account.
+    pub accounts: &'a [(Address, Option<AccountRecord>)],
+    /// New slot values; zero deletes the slot.
+    pub storage: &'a [(Address, U256, U256)],
+    /// New contract code: (code hash, bytes).
+    pub codes: &'a [(B256, &'a [u8])],
+}
+
+/// Errors of the store. Every variant names what it was doing.
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    /// RocksDB failed.
+    #[error("rocksdb at {path}: {what}: {source}")]
+    Db {
+        /// The database folder.
+        path: PathBuf,
+        /// The operation.
+        what: &'static str,
+        /// RocksDB's error.
+        source: rocksdb::Error,
+    },
+    /// A stored value does not decode.
+    #[error("corrupt {table} entry {key}: {reason}")]
+    Corrupt {
+        /// Column family.
+        table: &'static str,
+        /// Key, hex.
+        key: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A block was committed out of order.
+    #[error("block {number} cannot follow head {head:?}: blocks are committed in order")]
+    NonContiguous {
+        /// The head (number) before the commit, if any.
+        head: Option<u64>,
+        /// The block offered.
+        number: u64,
+    },
+}
+
+/// The RocksDB store.
+#[derive(Debug)]
+pub struct Storage {
+    db: DB,
+    path: PathBuf,
+}
+
+fn storage_key(address: &Address, slot: &U256) -> [u8; 52] {
+    let mut key = [0u8; 52];
+    key[..20].copy_from_slice(address.as_slice());
+    key[20..].copy_from_slice(&slot.to_be_bytes::<32>());
+    key
+}
+
+impl Storage {
+    /// Opens (or creates) the store in `path`, with all column families.
+    ///
+    /// # Errors
+    /// [`StorageError::Db`] when RocksDB cannot open it.
+    pub fn open(path: &Path) -> Result<Self, StorageError> {
+        let mut options = Options::default();
+        options.create_if_missing(true);
+        options.create_missing_column_families(true);
+        let families = COLUMN_FAMILIES
+            .iter()
+            .map(|name| ColumnFamilyDescriptor::new(*name, Options::default()));
+        let db = DB::open_cf_descriptors(&options, path, families).map_err(|source| {
+            StorageError::Db { path: path.to_path_buf(), what: "open", source }
+        })?;
+        Ok(Self { db, path: path.to_path_buf() })
+    }
+
+    fn cf(&self, name: &'static str) -> &rocksdb::ColumnFamily {
+        // Every family in COLUMN_FAMILIES is created by `open`.
+        self.db.cf_handle(name).expect("column family created by Storage::open")
+    }
+
+    fn db_err(&self, what: &'static str) -> impl FnOnce(rocksdb::Error) -> StorageError + '_ {
+        move |source| StorageError::Db { path: self.path.clone(), what, source }
+    }
+
+    fn get(&self, table: &'static str, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
+        self.db.get_cf(self.cf(table), key).map_err(self.db_err("read"))
+    }
+
+    /// The last committed block: (number, hash), `None` for an empty store.
+    ///
+    /// # Errors
+    /// [`StorageError::Db`], or [`StorageError::Corrupt`] for a malformed head pointer.
+    pub fn head(&self) -> Result<Option<(u64, B256)>, StorageError> {
+        let Some(bytes) = self.get(META, HEAD_KEY)? else { return Ok(None) };
+        if bytes.len() != 40 {
+            return Err(StorageError::Corrupt {
+                table: META,
+                key: "head".into(),
+                reason: format!("{} bytes, expected 40", bytes.len()),
+            });
+        }
+        let number = u64::from_be_bytes(bytes[..8].try_into().expect("8 bytes"));
+        Ok(Some((number, B256::from_slice(&bytes[8..]))))
+    }
+
+    /// Writes everything `commit` holds, and the head pointer, in one atomic write batch.
+    ///
+    /// # Errors
+    /// [`StorageError::NonContiguous`] unless `commit.number` follows the head;
+    /// [`StorageError::Db`] when the write fails (then nothing of the block is written).
+    pub fn commit_block(&self, commit: &BlockCommit<'_>) -> Result<(), StorageError> {
+        let head = self.head()?.map(|(n, _)| n);
+        let expected = head.map_or(0, |n| n + 1);
+        if commit.number != expected {
+            return Err(StorageError::NonContiguous { head, number: commit.number });
+        }
+        let key = commit.number.to_be_bytes();
+        let mut batch = WriteBatch::default();
+        batch.put_cf(self.cf(HEADERS), key, commit.header);
+        batch.put_cf(self.cf(BODIES), key, commit.body);
+        batch.put_cf(self.cf(RECEIPTS), key, commit.receipts);
+        if let Some(bal) = commit.bal {
+            batch.put_cf(self.cf(BALS), key, bal);
+        }
+        for address in commit.wiped {
+            // [address ‖ 0…0, address ‖ ff…ff ‖ 00): every 52-byte key of the account.
+            let from = storage_key(address, &U256::ZERO);
+            let mut to = [0xffu8; 53];
+            to[..20].copy_from_slice(address.as_slice());
+            to[52] = 0;
+            batch.delete_range_cf(self.cf(STORAGE), &from[..], &to[..]);
+        }
+        for (address, account) in commit.accounts {
+            match account {
+                Some(a) => batch.put_cf(self.cf(ACCOUNTS), address, a.encode()),
+                None => batch.delete_cf(self.cf(ACCOUNTS), address),
+            }
+        }
+        for (address, slot, value) in commit.storage {
+            let key = storage_key(address, slot);
+            if value.is_zero() {
+                batch.delete_cf(self.cf(STORAGE), key);
+            } else {
+                batch.put_cf(self.cf(STORAGE), key, value.to_be_bytes::<32>());
+            }
+        }
+        for (hash, code) in commit.codes {
+            batch.put_cf(self.cf(BYTECODES), hash, code);
+        }
+        let mut head_value = [0u8; 40];
+        head_value[..8].copy_from_slice(&key);
+        head_value[8..].copy_from_slice(commit.hash.as_slice());
+        batch.put_cf(self.cf(META), HEAD_KEY, head_value);
+        self.db.write(batch).map_err(self.db_err("commit block"))
+    }
+
+    /// The account at `address`, `None` if it does not exist.
+    ///
+    /// # Errors
+    /// [`StorageError::Db`], or [`StorageError::Corrupt`] for a malformed record.
+    pub fn account(&self, address: &Address) -> Result<Option<AccountRecord>, StorageError> {
+        let Some(bytes) = self.get(ACCOUNTS, address.as_slice())? else { return Ok(None) };
+        AccountRecord::decode(&bytes).map(Some).ok_or_else(|| StorageError::Corrupt {
+            table: ACCOUNTS,
+            key: address.to_string(),
+            reason: format!("{} bytes, expected 72", bytes.len()),
+        })
+    }
+
+    /// The value of `slot` of `address` (zero when absent).
+    ///
+    /// # Errors
+    /// [`StorageError::Db`], or [`StorageError::Corrupt`] for a malformed value.
+    pub fn storage(&self, address: &Address, slot: &U256) -> Result<U256, StorageError> {
+        let key = storage_key(address, slot);
+        let Some(bytes) = self.get(STORAGE, &key)? else { return Ok(U256::ZERO) };
+        U256::try_from_be_slice(&bytes).ok_or_else(|| StorageError::Corrupt {
+            table: STORAGE,
+            key: format!("{address}/{slot:#x}"),
+            reason: format!("{} bytes", bytes.len()),
+        })
+    }
+
+    /// Contract code by hash.
+    ///
+    /// # Errors
+    /// [`StorageError::Db`].
+    pub fn bytecode(&self, hash: &B256) -> Result<Option<Vec<u8>>, StorageError> {
+        self.get(BYTECODES, hash.as_slice())
+    }
+
+    /// A block table's entry (`HEADERS`, `BODIES`, `RECEIPTS` or `BALS`) for block `number`.
+    ///
+    /// # Errors
+    /// [`StorageError::Db`].
+    pub fn block_entry(
+        &self,
+        table: &'static str,
+        number: u64,
+    ) -> Result<Option<Vec<u8>>, StorageError> {
+        self.get(table, &number.to_be_bytes())
+    }
+}
