@@ -87,24 +87,12 @@ pub fn run_test(test: &BlockchainTest, options: &RunOptions) -> Result<(), Strin
     if root != genesis.header.state_root {
         return Err(format!("genesis state root {root}, header has {}", genesis.header.state_root));
     }
-    let genesis_hash = genesis.header.hash_slow();
-    let mut imported: HashMap<B256, Imported> = HashMap::default();
-    imported.insert(
-        genesis_hash,
-        Imported {
-            hashes: Arc::new(BTreeMap::from([(genesis.header.number, genesis_hash)])),
-            header: genesis.header,
-            state,
-        },
-    );
+    let mut imported = chain_from_genesis(genesis.header, state);
     for (i, block) in test.blocks.iter().enumerate() {
-        let imported_block = import(
-            &chain,
-            &imported,
-            &block.rlp,
-            block.block_access_list.as_ref(),
-            options.threads,
-        );
+        let imported_block = decode_block(&block.rlp).and_then(|decoded| {
+            let bal = block.block_access_list.as_ref();
+            import(&chain, &imported, decoded, block.rlp.len(), bal, options.threads)
+        });
         match (imported_block, &block.expect_exception) {
             (Ok((hash, next)), None) => {
                 imported.insert(hash, next);
@@ -133,6 +121,13 @@ pub fn run_test(test: &BlockchainTest, options: &RunOptions) -> Result<(), Strin
     Ok(())
 }
 
+/// The imported blocks of a chain that holds only its genesis block, keyed by hash.
+fn chain_from_genesis(header: Header, state: WorldState) -> HashMap<B256, Imported> {
+    let hash = header.hash_slow();
+    let hashes = Arc::new(BTreeMap::from([(header.number, hash)]));
+    HashMap::from_iter([(hash, Imported { header, state, hashes })])
+}
+
 /// Decodes a block, requiring the whole input to be one RLP block.
 fn decode_block(rlp: &[u8]) -> Result<Block<TxEnvelope>, String> {
     let mut buf = rlp;
@@ -148,17 +143,17 @@ fn decode_block(rlp: &[u8]) -> Result<Block<TxEnvelope>, String> {
 fn import(
     chain: &ChainSpec,
     imported: &HashMap<B256, Imported>,
-    rlp: &[u8],
+    block: Block<TxEnvelope>,
+    rlp_len: usize,
     given_bal: Option<&gigagas_bal::BlockAccessList>,
     threads: usize,
 ) -> Result<(B256, Imported), String> {
-    let block = decode_block(rlp)?;
     let hash = block.header.hash_slow();
     let parent = imported
         .get(&block.header.parent_hash)
         .ok_or_else(|| format!("unknown parent {}", block.header.parent_hash))?;
     check_header(chain, &parent.header, &block.header, &block.body)?;
-    check_block_size(chain, &block.header, rlp.len())?;
+    check_block_size(chain, &block.header, rlp_len)?;
 
     let input = BlockInput {
         hash,
@@ -293,16 +288,7 @@ pub fn run_chain(
     let chain = ChainSpec::from_genesis_config(&genesis.config);
     let state = WorldState::from_genesis(&genesis.alloc);
     let header = genesis_header(genesis, &chain, state.state_root());
-    let genesis_hash = header.hash_slow();
-    let mut imported: HashMap<B256, Imported> = HashMap::default();
-    imported.insert(
-        genesis_hash,
-        Imported {
-            hashes: Arc::new(BTreeMap::from([(header.number, genesis_hash)])),
-            header,
-            state,
-        },
-    );
+    let mut imported = chain_from_genesis(header, state);
     let mut out = Vec::new();
     let mut buf = chain_rlp;
     while !buf.is_empty() {
@@ -310,16 +296,18 @@ pub fn run_chain(
         let header = alloy_rlp::Header::decode(&mut buf).map_err(|e| format!("chain RLP: {e}"))?;
         buf = &buf[header.payload_length..];
         let rlp = &start[..start.len() - buf.len()];
-        let decoded = decode_block(rlp).ok();
-        let result = import(&chain, &imported, rlp, None, options.threads).map(|(hash, next)| {
-            imported.insert(hash, next);
-        });
-        out.push(ChainBlock {
-            index: out.len(),
-            number: decoded.as_ref().map(|b| b.header.number),
-            transactions: decoded.as_ref().map_or(0, |b| b.body.transactions.len()),
-            result,
-        });
+        let (number, transactions, result) = match decode_block(rlp) {
+            Ok(block) => {
+                let (number, transactions) = (block.header.number, block.body.transactions.len());
+                let result = import(&chain, &imported, block, rlp.len(), None, options.threads)
+                    .map(|(hash, next)| {
+                        imported.insert(hash, next);
+                    });
+                (Some(number), transactions, result)
+            }
+            Err(reason) => (None, 0, Err(reason)),
+        };
+        out.push(ChainBlock { index: out.len(), number, transactions, result });
     }
     Ok(out)
 }

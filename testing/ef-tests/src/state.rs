@@ -138,12 +138,7 @@ impl WorldState {
             self.accounts.remove(address);
         }
         for (address, post) in &diff.0 {
-            let account = self.accounts.entry(*address).or_insert_with(|| WorldAccount {
-                balance: U256::ZERO,
-                nonce: 0,
-                code_hash: KECCAK_EMPTY,
-                storage: BTreeMap::new(),
-            });
+            let account = self.accounts.entry(*address).or_insert_with(WorldAccount::empty);
             account.balance = post.balance;
             account.nonce = post.nonce;
             account.code_hash = post.code_hash;
