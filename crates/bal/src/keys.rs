@@ -60,6 +60,10 @@ impl BalKeys {
 
     /// Marks `address` and its `slots` as touched by `phase`.
     ///
+    /// `position` is the account's position in the BAL when the caller already knows it (revm's
+    /// `AccountInfo::account_id`, set when the account was loaded through the BAL): it is
+    /// checked against `address` and saves the hash lookup.
+    ///
     /// # Errors
     /// [`BalValidationError::NotInBal`] when the BAL does not list the account or a slot (e.g. a
     /// slot of a contract created in this transaction, which revm reads without asking the BAL).
@@ -68,9 +72,12 @@ impl BalKeys {
         block: u64,
         phase: Phase,
         address: &Address,
+        position: Option<usize>,
         slots: impl IntoIterator<Item = &'a U256>,
     ) -> Result<(), BalValidationError> {
-        let Some(&a) = self.accounts.get(address) else {
+        let known = position.filter(|&p| self.addresses.get(p) == Some(address));
+        let Some(a) = known.map(|p| p as u32).or_else(|| self.accounts.get(address).copied())
+        else {
             return Err(BalValidationError::NotInBal {
                 block,
                 phase,

@@ -72,24 +72,54 @@ impl Write {
 }
 
 /// All writes of a BAL, grouped by block access index (`0..=n+1`), each group sorted by
-/// (account, item).
+/// (account, item). Stored flat: group `i` is `writes[starts[i]..starts[i + 1]]`.
 #[derive(Debug, Clone, Default)]
 pub struct IndexedWrites {
-    by_index: Vec<Vec<Write>>,
+    writes: Vec<Write>,
+    starts: Vec<u32>,
 }
 
 impl IndexedWrites {
     /// Groups the writes of `bal`, a BAL for a block of `tx_count` transactions. Indices above
     /// `n + 1` must have been rejected by [`crate::validate_structure`] first; they are ignored.
-    pub fn from_alloy(bal: &[AccountChanges], tx_count: usize) -> Self {
-        let mut by_index = vec![Vec::new(); tx_count + 2];
-        let mut push = |index: u64, write: Write| {
-            if let Some(group) = by_index.get_mut(index as usize) {
-                group.push(write);
+    ///
+    /// `decoded` is revm's form of the same BAL ([`Bal::clone_from_alloy`], accounts in the same
+    /// order): the code hashes it already computed are reused rather than hashing every
+    /// deployed code again.
+    pub fn from_alloy(bal: &[AccountChanges], decoded: &Bal, tx_count: usize) -> Self {
+        let groups = tx_count + 2;
+        // Counting sort by index: one pass to size the groups, one to place the writes.
+        let mut starts = vec![0u32; groups + 1];
+        let mut count = |index: u64| {
+            if index < groups as u64 {
+                starts[index as usize + 1] += 1;
             }
         };
         for account in bal {
+            account.balance_changes.iter().for_each(|c| count(c.block_access_index.0));
+            account.nonce_changes.iter().for_each(|c| count(c.block_access_index.0));
+            account.code_changes.iter().for_each(|c| count(c.block_access_index.0));
+            for slot in &account.storage_changes {
+                slot.changes.iter().for_each(|c| count(c.block_access_index.0));
+            }
+        }
+        for i in 1..starts.len() {
+            starts[i] += starts[i - 1];
+        }
+        let total = starts[groups] as usize;
+        let mut next: Vec<u32> = starts[..groups].to_vec();
+        let placeholder =
+            Write { address: Address::ZERO, item: Item::Balance, value: Value::Nonce(0) };
+        let mut writes = vec![placeholder; total];
+        let mut push = |index: u64, write: Write| {
+            if let Some(slot) = next.get_mut(index as usize) {
+                writes[*slot as usize] = write;
+                *slot += 1;
+            }
+        };
+        for (k, account) in bal.iter().enumerate() {
             let address = account.address;
+            let decoded = decoded.accounts.get_index(k).map(|(_, a)| a);
             for c in &account.balance_changes {
                 push(
                     c.block_access_index.0,
@@ -103,7 +133,8 @@ impl IndexedWrites {
                 );
             }
             for c in &account.code_changes {
-                let hash = keccak256(c.new_code());
+                let hash = code_hash_at(decoded, c.block_access_index.0)
+                    .unwrap_or_else(|| keccak256(c.new_code()));
                 push(
                     c.block_access_index.0,
                     Write { address, item: Item::Code, value: Value::CodeHash(hash) },
@@ -124,18 +155,29 @@ impl IndexedWrites {
         }
         // Accounts come sorted by address and each account's items in `Item` order, so every
         // group is already sorted (for a BAL that passed `validate_structure`).
-        for group in &mut by_index {
+        for w in starts.windows(2) {
+            let group = &mut writes[w[0] as usize..w[1] as usize];
             if !group.is_sorted_by_key(Write::key) {
                 group.sort_unstable_by_key(Write::key);
             }
         }
-        Self { by_index }
+        Self { writes, starts }
     }
 
     /// The writes at `index`, sorted by (account, item); empty past `n + 1`.
     pub fn at(&self, index: u64) -> &[Write] {
-        self.by_index.get(index as usize).map(Vec::as_slice).unwrap_or(&[])
+        let i = index as usize;
+        match (self.starts.get(i), self.starts.get(i + 1)) {
+            (Some(&a), Some(&b)) => &self.writes[a as usize..b as usize],
+            _ => &[],
+        }
     }
+}
+
+/// The code hash that `account` (revm's BAL entry) records as written at block access `index`,
+/// if any: the hash [`Bal::clone_from_alloy`] computed when decoding the code.
+pub fn code_hash_at(account: Option<&AccountBal>, index: u64) -> Option<B256> {
+    account?.account_info.code.writes.iter().find(|(i, _)| i.0 == index).map(|(_, (h, _))| *h)
 }
 
 /// The writes recorded in a BAL fragment (all at one index), sorted by (account, item).

@@ -39,7 +39,7 @@ fn check_system_fragment(
     fragment: &Bal,
 ) -> Result<(), ExecutionError> {
     for (address, account) in &fragment.accounts {
-        prep.keys.touch(number, phase, address, account.storage.storage.keys())?;
+        prep.keys.touch(number, phase, address, None, account.storage.storage.keys())?;
     }
     check_writes(number, phase, prep.writes.at(index), &fragment_writes(fragment))?;
     Ok(())
@@ -146,7 +146,7 @@ fn commit(shared: &Shared<'_>, b: usize) -> Result<BlockOutcome, ExecutionError>
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .take()
-        .unwrap_or_else(|| PostStateDiff::from_bal(pb.bal, pb.pre_state));
+        .unwrap_or_else(|| PostStateDiff::from_bal(pb.bal, &prep.bal, pb.pre_state));
     let (deleted, existence) = settle_existence(shared, b, &mut post_state);
     Ok(BlockOutcome {
         number,

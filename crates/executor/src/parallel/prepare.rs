@@ -33,12 +33,14 @@ pub(super) fn prepare(
     let number = b.block.number();
     let n = b.block.transactions.len();
     validate_structure(number, b.bal, n)?;
-    let ((bal, writes), (keys, post_state)) = rayon::join(
-        || (Bal::clone_from_alloy(b.bal), IndexedWrites::from_alloy(b.bal, n)),
-        || (BalKeys::new(b.bal), PostStateDiff::from_bal(b.bal, b.pre_state)),
-    );
+    let (bal, keys) = rayon::join(|| Bal::clone_from_alloy(b.bal), || BalKeys::new(b.bal));
     let bal =
         bal.map_err(|e| BalValidationError::InvalidCode { block: number, reason: e.to_string() })?;
+    // Both reuse the code hashes decoding computed.
+    let (writes, post_state) = rayon::join(
+        || IndexedWrites::from_alloy(b.bal, &bal, n),
+        || PostStateDiff::from_bal(b.bal, &bal, b.pre_state),
+    );
     let mut destroyed = HashMap::default();
     if !chain.is_cancun(b.block.header.timestamp) {
         for account in b.bal {

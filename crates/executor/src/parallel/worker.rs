@@ -100,7 +100,8 @@ fn execute_tx<'a>(
     if stale_view.is_none() {
         writes.clear();
         for (address, account) in &state {
-            prep.keys.touch(number, Phase::Tx(i), address, account.storage.keys())?;
+            let position = account.info.account_id.map(|id| id.get());
+            prep.keys.touch(number, Phase::Tx(i), address, position, account.storage.keys())?;
             state_writes(*address, account, writes);
         }
         sort_writes(writes);
