@@ -1,10 +1,12 @@
 //! `gigagas`: a BAL-aware parallel Ethereum execution client.
 //!
 //! Subcommands: `bench` (the executor on real mainnet blocks), `test-fixtures` (conformance
-//! suites through the pipeline). The node, import, network simulation and hardware sizing
+//! suites through the pipeline), `proofs-check` (the state-root stage on mainnet blocks with
+//! proofs). The node, import, network simulation and hardware sizing
 //! commands arrive with their issues.
 
 mod bench;
+mod proofs_check;
 mod report;
 mod test_fixtures;
 
@@ -28,6 +30,11 @@ enum Command {
     /// checks, BAL built by the sequential executor, parallel execution driven by it, receipts
     /// root, logs bloom and state root. Exit code 1 if any case fails.
     TestFixtures(test_fixtures::TestFixturesArgs),
+    /// Check the state-root stage on mainnet blocks with `eth_getProof` answers
+    /// (../shared/data/mainnet-proofs): verify the parent's proofs, execute the block, apply its
+    /// post-state diff to a sparse trie of the proof nodes, compare the root with the header's
+    /// `stateRoot`. One line per block; exit code 1 on any mismatch.
+    ProofsCheck(proofs_check::ProofsCheckArgs),
 }
 
 fn main() -> ExitCode {
@@ -42,6 +49,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Bench(args) => bench::run(args).map_err(|e| e.to_string()),
         Command::TestFixtures(args) => test_fixtures::run(args).map_err(|e| e.to_string()),
+        Command::ProofsCheck(args) => proofs_check::run(args),
     };
     match result {
         Ok(code) => code,

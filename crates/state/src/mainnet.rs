@@ -66,7 +66,7 @@ struct PreAccountJson {
     storage: BTreeMap<U256, U256>,
 }
 
-fn open(path: &Path) -> Result<Vec<u8>, LoadError> {
+pub(crate) fn open(path: &Path) -> Result<Vec<u8>, LoadError> {
     let mut buf = Vec::new();
     File::open(path)
         .and_then(|f| BufReader::new(f).read_to_end(&mut buf))
@@ -87,7 +87,11 @@ pub fn parse_json<T: DeserializeOwned>(path: &Path, bytes: &[u8]) -> Result<T, L
     })
 }
 
-fn malformed(path: &Path, field: impl Into<String>, reason: impl Into<String>) -> LoadError {
+pub(crate) fn malformed(
+    path: &Path,
+    field: impl Into<String>,
+    reason: impl Into<String>,
+) -> LoadError {
     LoadError::Malformed { path: path.to_owned(), field: field.into(), reason: reason.into() }
 }
 
@@ -131,7 +135,6 @@ pub fn load_block_hashes(path: &Path) -> Result<BTreeMap<u64, B256>, LoadError> 
 /// # Errors
 /// [`LoadError`] naming the file and field.
 pub fn load_block(path: &Path) -> Result<BlockInput, LoadError> {
-    type RpcBlock = alloy_rpc_types_eth::Block<alloy_rpc_types_eth::Transaction<TxEnvelope>>;
     let bytes = open(path)?;
     let rpc: RpcBlock = parse_json(path, &bytes).map_err(|e| match e {
         // The RPC block flattens its header, which hides the failing field: parse the header
@@ -141,6 +144,18 @@ pub fn load_block(path: &Path) -> Result<BlockInput, LoadError> {
         }
         e => e,
     })?;
+    block_from_rpc(path, rpc)
+}
+
+/// An `eth_getBlockByNumber` answer with full transactions, as a [`BlockInput`] (each
+/// transaction's claimed `from` kept for the sender-recovery check).
+pub type RpcBlock = alloy_rpc_types_eth::Block<alloy_rpc_types_eth::Transaction<TxEnvelope>>;
+
+/// Converts an RPC block read from `path` (named in errors).
+///
+/// # Errors
+/// [`LoadError::Malformed`] when the block carries transaction hashes instead of objects.
+pub fn block_from_rpc(path: &Path, rpc: RpcBlock) -> Result<BlockInput, LoadError> {
     let Some(txs) = rpc.transactions.as_transactions() else {
         return Err(malformed(
             path,

@@ -123,3 +123,5 @@ fn missing_data_folder_is_named() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("/nonexistent/mainnet") && stderr.contains("not found"), "{stderr}");
 }
+
+mod proofs_check;

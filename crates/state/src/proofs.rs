@@ -1,0 +1,135 @@
+//! Loader for `../shared/data/mainnet-proofs/block-<number>.json.gz` (recorded RPC answers of
+//! risc0/zeth, see the data README): the block and its parent, `eth_getProof` answers for every
+//! account the block touches at the parent (verifiable against the parent's `stateRoot`) and at
+//! the block itself (against the block's `stateRoot`), and the touched accounts' code.
+
+use crate::mainnet::{block_from_rpc, malformed, open, parse_json, LoadError, RpcBlock};
+use alloy_primitives::{keccak256, map::HashMap, Address, Bytes, B256, U256};
+use gigagas_primitives::BlockInput;
+use revm::state::Bytecode;
+use serde::Deserialize;
+use std::{io::Read, path::Path};
+
+#[derive(Deserialize)]
+struct BlockKey {
+    block_no: u64,
+}
+
+#[derive(Deserialize)]
+struct AccountKey {
+    block_no: u64,
+    #[allow(dead_code)]
+    address: Address,
+}
+
+#[derive(Deserialize)]
+struct ProofFile {
+    full_blocks: Vec<(BlockKey, RpcBlock)>,
+    proofs: Vec<(BlockKey, alloy_rpc_types_eth::EIP1186AccountProofResponse)>,
+    code: Vec<(AccountKey, Bytes)>,
+}
+
+/// One account as `eth_getProof` answered for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProvenAccount {
+    /// The account.
+    pub address: Address,
+    /// Balance (wei).
+    pub balance: U256,
+    /// Nonce.
+    pub nonce: u64,
+    /// keccak256 of its code.
+    pub code_hash: B256,
+    /// Root of its storage trie.
+    pub storage_hash: B256,
+    /// The proven slots as (slot, value).
+    pub storage: Vec<(U256, U256)>,
+}
+
+/// A block of the proofs data set.
+#[derive(Debug, Clone)]
+pub struct ProofBlock {
+    /// The block.
+    pub block: BlockInput,
+    /// Its parent (the pre-state root is `parent.header.state_root`).
+    pub parent: BlockInput,
+    /// The accounts proven at the parent.
+    pub pre_accounts: Vec<ProvenAccount>,
+    /// The accounts proven at the block.
+    pub post_accounts: Vec<ProvenAccount>,
+    /// Every node of the account and storage proofs at the parent (RLP).
+    pub pre_nodes: Vec<Bytes>,
+    /// Every node of the account and storage proofs at the block (RLP): they hold the siblings
+    /// that a deletion collapses into.
+    pub post_nodes: Vec<Bytes>,
+    /// The touched accounts' code, by code hash (keccak-checked).
+    pub contracts: HashMap<B256, Bytecode>,
+}
+
+/// Reads one `block-<number>.json.gz`.
+///
+/// # Errors
+/// [`LoadError`] naming the file and the field: not gzip, not the expected JSON, the block or its
+/// parent missing, a code whose hash is not the one proven.
+pub fn load_proof_block(path: &Path) -> Result<ProofBlock, LoadError> {
+    let gz = open(path)?;
+    let mut json = Vec::new();
+    flate2::read::GzDecoder::new(&gz[..])
+        .read_to_end(&mut json)
+        .map_err(|e| malformed(path, ".", format!("not gzip: {e}")))?;
+    let file: ProofFile = parse_json(path, &json)?;
+    let mut blocks: Vec<(u64, RpcBlock)> =
+        file.full_blocks.into_iter().map(|(k, b)| (k.block_no, b)).collect();
+    blocks.sort_by_key(|(n, _)| *n);
+    let [(parent_no, parent), (number, block)] = <[_; 2]>::try_from(blocks).map_err(|b| {
+        malformed(path, "full_blocks", format!("expected 2 blocks, found {}", b.len()))
+    })?;
+    if parent_no + 1 != number {
+        return Err(malformed(
+            path,
+            "full_blocks",
+            format!("{parent_no} is not the parent of {number}"),
+        ));
+    }
+    let (block, parent) = (block_from_rpc(path, block)?, block_from_rpc(path, parent)?);
+    let (mut pre_accounts, mut post_accounts) = (Vec::new(), Vec::new());
+    let (mut pre_nodes, mut post_nodes) = (Vec::new(), Vec::new());
+    for (k, p) in file.proofs {
+        let (accounts, nodes) = match k.block_no {
+            n if n == parent_no => (&mut pre_accounts, &mut pre_nodes),
+            n if n == number => (&mut post_accounts, &mut post_nodes),
+            n => return Err(malformed(path, "proofs", format!("proof at unexpected block {n}"))),
+        };
+        nodes.extend(p.account_proof);
+        let mut storage = Vec::with_capacity(p.storage_proof.len());
+        for s in p.storage_proof {
+            nodes.extend(s.proof);
+            storage.push((U256::from_be_bytes(s.key.as_b256().0), s.value));
+        }
+        accounts.push(ProvenAccount {
+            address: p.address,
+            balance: p.balance,
+            nonce: p.nonce,
+            code_hash: p.code_hash,
+            storage_hash: p.storage_hash,
+            storage,
+        });
+    }
+    let mut contracts = HashMap::default();
+    for (k, code) in file.code {
+        if k.block_no == parent_no && !code.is_empty() {
+            contracts.insert(keccak256(&code), Bytecode::new_raw(code));
+        }
+    }
+    for a in &pre_accounts {
+        let empty = a.code_hash == revm::primitives::KECCAK_EMPTY || a.code_hash == B256::ZERO;
+        if !empty && !contracts.contains_key(&a.code_hash) {
+            return Err(malformed(
+                path,
+                format!("code.{}", a.address),
+                format!("no code hashing to the proven code hash {}", a.code_hash),
+            ));
+        }
+    }
+    Ok(ProofBlock { block, parent, pre_accounts, post_accounts, pre_nodes, post_nodes, contracts })
+}

@@ -1,0 +1,15 @@
+//! Merkle Patricia tries for the state-root stage (Yellow Paper appendix D, with the
+//! keccak256-keyed "secure" tries Ethereum uses for accounts and storage).
+//!
+//! [`Trie`] holds only the nodes an update needs: the rest stays as [`Node::Hash`] references
+//! that are resolved on demand from a [`NodeSource`] — the proof nodes of `eth_getProof`
+//! answers, or the trie nodes a database stores. Updating a few keys and asking for the root
+//! therefore costs the touched paths, not the whole trie. [`state_root::update_state_root`]
+//! applies a block's post-state diff to the account trie and to each changed account's
+//! storage trie (storage tries in parallel) and yields the new state root.
+
+pub mod mpt;
+pub mod state_root;
+
+pub use mpt::{Node, NodeSource, ProofNodes, Trie, TrieError};
+pub use state_root::{update_state_root, AccountUpdate, StateRootError, StateRootUpdate};

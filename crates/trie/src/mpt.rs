@@ -1,0 +1,688 @@
+//! A Merkle Patricia trie whose unvisited subtrees stay as hash references.
+//!
+//! Node encoding follows the Yellow Paper, appendix D: leaves and extensions are 2-item RLP lists
+//! with a hex-prefix encoded path, branches 17-item lists (the 17th, the value, is always empty
+//! in Ethereum's fixed-length-key tries and is rejected here), and a child whose RLP is shorter
+//! than 32 bytes is embedded in its parent instead of referenced by hash. alloy-trie's node
+//! types do the RLP; this module does the structure: lookup, insert, delete with the collapse
+//! rules, and the root hash.
+
+use alloy_primitives::{
+    keccak256,
+    map::{HashMap, HashSet},
+    Bytes, B256,
+};
+use alloy_rlp::{Decodable, EMPTY_STRING_CODE};
+use alloy_trie::{
+    nodes::{BranchNodeRef, ExtensionNodeRef, LeafNodeRef, RlpNode, TrieNode},
+    Nibbles, TrieMask, EMPTY_ROOT_HASH,
+};
+use std::fmt::Write as _;
+
+/// Where the RLP of a node referenced by hash comes from.
+pub trait NodeSource {
+    /// The RLP encoding of the node whose keccak256 is `hash`, or `None` when the source does
+    /// not hold it.
+    ///
+    /// # Errors
+    /// A source that can fail (a database) reports why as text; the trie wraps it in
+    /// [`TrieError::Source`].
+    fn node(&self, hash: &B256) -> Result<Option<Bytes>, String>;
+
+    /// Whether the source knows, without holding it, that the node `hash` is a branch (e.g. the
+    /// child of an extension in a proof). A deletion that leaves a branch with a single child
+    /// only needs that child's kind when the child is not a branch. Default: no knowledge.
+    fn is_branch(&self, _hash: &B256) -> bool {
+        false
+    }
+}
+
+/// A pool of trie nodes keyed by their keccak256, e.g. every node of a set of `eth_getProof`
+/// answers (account proofs and storage proofs can share one pool: a node is found by its hash
+/// whichever trie it belongs to).
+#[derive(Debug, Clone, Default)]
+pub struct ProofNodes {
+    nodes: HashMap<B256, Bytes>,
+    branches: HashSet<B256>,
+}
+
+impl ProofNodes {
+    /// Adds proof nodes (each one node's RLP), keyed by their keccak256.
+    pub fn extend<I: IntoIterator<Item = Bytes>>(&mut self, nodes: I) {
+        for node in nodes {
+            self.nodes.insert(keccak256(&node), node);
+        }
+    }
+
+    /// Adds, for every leaf and extension among `nodes`, the same node with its key shortened
+    /// by 1, 2, … nibbles.
+    ///
+    /// Deleting a key can leave a branch with one child, which then merges into its parent
+    /// position: the trie must know whether that sibling is a leaf, an extension or a branch,
+    /// but a proof of the pre-state only names it by hash. The proofs of the post-state (at the
+    /// block itself) contain the merged node, whose key is the sibling's key with the branch
+    /// nibble in front. Shortening it rebuilds the sibling as it was, and since nodes are looked
+    /// up by hash, a candidate is used only if it is exactly the node referenced. A sibling that
+    /// was a branch appears as the child of a one-nibble extension: its hash is remembered as a
+    /// branch ([`NodeSource::is_branch`]).
+    pub fn extend_collapse_candidates<'a>(&mut self, nodes: impl IntoIterator<Item = &'a Bytes>) {
+        let mut buf = Vec::with_capacity(128);
+        let add = |r: RlpNode, buf: &[u8], map: &mut HashMap<B256, Bytes>| {
+            if let Some(hash) = r.as_hash() {
+                map.entry(hash).or_insert_with(|| Bytes::copy_from_slice(buf));
+            }
+        };
+        for node in nodes {
+            let Ok(decoded) = decode_node(node) else { continue };
+            match decoded {
+                Node::Leaf { key, value } => {
+                    for j in 1..key.len() {
+                        buf.clear();
+                        let r = LeafNodeRef::new(&key.slice(j..), &value).rlp(&mut buf);
+                        add(r, &buf, &mut self.nodes);
+                    }
+                }
+                Node::Extension { key, child } => {
+                    // An extension's child is a branch: a sibling that was this child needs
+                    // no more than that.
+                    if let Node::Hash(hash) = *child {
+                        self.branches.insert(hash);
+                    }
+                    let mut child_buf = Vec::new();
+                    let child = encode(&child, &mut child_buf, &mut |_, _| {});
+                    for j in 1..key.len() {
+                        buf.clear();
+                        let r = ExtensionNodeRef::new(&key.slice(j..), &child).rlp(&mut buf);
+                        add(r, &buf, &mut self.nodes);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Number of distinct nodes held.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Whether no node is held.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+}
+
+impl NodeSource for ProofNodes {
+    fn node(&self, hash: &B256) -> Result<Option<Bytes>, String> {
+        Ok(self.nodes.get(hash).cloned())
+    }
+
+    fn is_branch(&self, hash: &B256) -> bool {
+        self.branches.contains(hash)
+    }
+}
+
+/// Why a trie operation failed. Paths are nibbles from the root, written in hex.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TrieError {
+    /// The operation needs a node the source does not hold: a proof that does not cover the
+    /// key, or (for a deletion that collapses a branch) the remaining sibling.
+    #[error("trie node {hash} at path 0x{path} is missing from the node source")]
+    MissingNode {
+        /// Path of the node from the root.
+        path: String,
+        /// Its hash.
+        hash: B256,
+    },
+    /// A node's RLP does not decode as a trie node.
+    #[error("trie node {hash} does not decode: {reason}")]
+    Decode {
+        /// The node's hash.
+        hash: B256,
+        /// The decoder's message.
+        reason: String,
+    },
+    /// The node source failed.
+    #[error("node source failed on {hash}: {reason}")]
+    Source {
+        /// The node asked for.
+        hash: B256,
+        /// The source's message.
+        reason: String,
+    },
+    /// A key that ends inside a branch or is a prefix of another key: impossible with the
+    /// fixed-length (32-byte keccak) keys of Ethereum's tries.
+    #[error("key 0x{key} is a prefix of another key (branch values are not supported)")]
+    PrefixKey {
+        /// The key.
+        key: String,
+    },
+}
+
+/// A trie node, resolved or not.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Node {
+    /// No node (the empty trie, or an empty branch slot).
+    #[default]
+    Empty,
+    /// A leaf: the rest of the key and the value (an RLP string's payload, e.g. an encoded
+    /// account or storage value).
+    Leaf {
+        /// Remaining key nibbles.
+        key: Nibbles,
+        /// The value bytes.
+        value: Vec<u8>,
+    },
+    /// An extension: a shared key segment and the child below it.
+    Extension {
+        /// Shared nibbles.
+        key: Nibbles,
+        /// The child (a branch once resolved).
+        child: Box<Node>,
+    },
+    /// A branch: one child per nibble.
+    Branch {
+        /// The 16 children; [`Node::Empty`] where absent.
+        children: Box<[Node; 16]>,
+    },
+    /// A subtree known only by its hash, resolved from the [`NodeSource`] when an operation
+    /// reaches it.
+    Hash(B256),
+}
+
+fn hex(nibbles: &Nibbles) -> String {
+    let mut s = String::with_capacity(nibbles.len());
+    for n in nibbles.iter() {
+        let _ = write!(s, "{n:x}");
+    }
+    s
+}
+
+fn with(path: &Nibbles, nibble: u8) -> Nibbles {
+    let mut p = *path;
+    p.push(nibble);
+    p
+}
+
+fn one_nibble(nibble: u8) -> Nibbles {
+    Nibbles::from_nibbles([nibble])
+}
+
+/// Decodes one node's RLP; embedded children are decoded too, hashed ones become
+/// [`Node::Hash`].
+fn decode_node(rlp: &[u8]) -> alloy_rlp::Result<Node> {
+    let child = |r: &RlpNode| match r.as_hash() {
+        Some(hash) => Ok(Node::Hash(hash)),
+        None => decode_node(r.as_slice()),
+    };
+    Ok(match TrieNode::decode(&mut &rlp[..])? {
+        TrieNode::EmptyRoot => Node::Empty,
+        TrieNode::Leaf(leaf) => Node::Leaf { key: leaf.key, value: leaf.value },
+        TrieNode::Extension(ext) => {
+            Node::Extension { key: ext.key, child: Box::new(child(&ext.child)?) }
+        }
+        TrieNode::Branch(branch) => {
+            let mut children: Box<[Node; 16]> = Box::default();
+            let mut stack = branch.stack.iter();
+            for i in 0..16u8 {
+                if branch.state_mask.is_bit_set(i) {
+                    let r = stack
+                        .next()
+                        .ok_or(alloy_rlp::Error::Custom("branch mask and children disagree"))?;
+                    children[i as usize] = child(r)?;
+                }
+            }
+            Node::Branch { children }
+        }
+    })
+}
+
+/// Replaces a [`Node::Hash`] by the node it references.
+fn resolve(node: &mut Node, path: &Nibbles, src: &dyn NodeSource) -> Result<(), TrieError> {
+    if let Node::Hash(hash) = *node {
+        let rlp = src
+            .node(&hash)
+            .map_err(|reason| TrieError::Source { hash, reason })?
+            .ok_or_else(|| TrieError::MissingNode { path: hex(path), hash })?;
+        *node = decode_node(&rlp).map_err(|e| TrieError::Decode { hash, reason: e.to_string() })?;
+    }
+    Ok(())
+}
+
+/// A Merkle Patricia trie over a [`NodeSource`]: starts as its root hash and resolves nodes as
+/// operations walk into them.
+#[derive(Debug, Clone, Default)]
+pub struct Trie {
+    root: Node,
+}
+
+impl Trie {
+    /// The trie whose root hash is `root` (the empty trie for [`EMPTY_ROOT_HASH`]).
+    pub fn new(root: B256) -> Self {
+        Self { root: if root == EMPTY_ROOT_HASH { Node::Empty } else { Node::Hash(root) } }
+    }
+
+    /// The value stored at `key` (full-length nibbles), resolving the path on the way.
+    ///
+    /// # Errors
+    /// [`TrieError::MissingNode`] when the source lacks a node on the path (a proof of
+    /// absence ends at a node that diverges from the key, so absence is provable).
+    pub fn get(
+        &mut self,
+        key: &Nibbles,
+        src: &dyn NodeSource,
+    ) -> Result<Option<Vec<u8>>, TrieError> {
+        let mut node = &mut self.root;
+        let mut path = Nibbles::new();
+        let mut rest = *key;
+        loop {
+            resolve(node, &path, src)?;
+            match node {
+                Node::Empty => return Ok(None),
+                Node::Leaf { key, value } => {
+                    return Ok((*key == rest).then(|| value.clone()));
+                }
+                Node::Extension { key, child } => {
+                    if !rest.starts_with(key) {
+                        return Ok(None);
+                    }
+                    path = path.join(key);
+                    rest = rest.slice(key.len()..);
+                    node = child;
+                }
+                Node::Branch { children } => {
+                    let Some(i) = rest.first() else {
+                        return Err(TrieError::PrefixKey { key: hex(key) });
+                    };
+                    path.push(i);
+                    rest = rest.slice(1..);
+                    node = &mut children[i as usize];
+                }
+                Node::Hash(_) => unreachable!("resolved above"),
+            }
+        }
+    }
+
+    /// The proof of `key` as `eth_getProof` (EIP-1186) returns it: the RLP of every node on
+    /// the key's path that is referenced by hash, root first (embedded nodes travel inside
+    /// their parent). Proves presence (ends at the leaf) or absence (ends where the path
+    /// diverges).
+    ///
+    /// # Errors
+    /// [`TrieError::MissingNode`] when the source lacks a node on the path.
+    pub fn proof(&mut self, key: &Nibbles, src: &dyn NodeSource) -> Result<Vec<Bytes>, TrieError> {
+        let mut out = Vec::new();
+        let mut buf = Vec::with_capacity(600);
+        let mut node = &mut self.root;
+        let mut path = Nibbles::new();
+        let mut rest = *key;
+        loop {
+            resolve(node, &path, src)?;
+            let r = encode(node, &mut buf, &mut |_, _| {});
+            if r.is_hash() || out.is_empty() {
+                out.push(Bytes::copy_from_slice(&buf));
+            }
+            match node {
+                Node::Empty | Node::Leaf { .. } | Node::Hash(_) => return Ok(out),
+                Node::Extension { key, child } => {
+                    if !rest.starts_with(key) {
+                        return Ok(out);
+                    }
+                    path = path.join(key);
+                    rest = rest.slice(key.len()..);
+                    node = child;
+                }
+                Node::Branch { children } => {
+                    let Some(i) = rest.first() else { return Ok(out) };
+                    path.push(i);
+                    rest = rest.slice(1..);
+                    node = &mut children[i as usize];
+                }
+            }
+        }
+    }
+
+    /// Sets `key` to `value` (non-empty; use [`Trie::remove`] for deletion).
+    ///
+    /// # Errors
+    /// [`TrieError::MissingNode`] when the source lacks a node on the key's path.
+    pub fn insert(
+        &mut self,
+        key: &Nibbles,
+        value: Vec<u8>,
+        src: &dyn NodeSource,
+    ) -> Result<(), TrieError> {
+        insert_at(&mut self.root, Nibbles::new(), *key, value, src)
+    }
+
+    /// Deletes `key`; returns whether it was present.
+    ///
+    /// # Errors
+    /// [`TrieError::MissingNode`] when the source lacks a node on the key's path, or the
+    /// remaining sibling when the deletion leaves a branch with a single child (the branch
+    /// then collapses into that child, whose kind must be known).
+    pub fn remove(&mut self, key: &Nibbles, src: &dyn NodeSource) -> Result<bool, TrieError> {
+        remove_at(&mut self.root, Nibbles::new(), *key, src)
+    }
+
+    /// The root hash: keccak256 of the root node's RLP ([`EMPTY_ROOT_HASH`] when empty).
+    pub fn root(&self) -> B256 {
+        if self.root == Node::Empty {
+            return EMPTY_ROOT_HASH;
+        }
+        let mut buf = Vec::with_capacity(600);
+        let r = encode(&self.root, &mut buf, &mut |_, _| {});
+        r.as_hash().unwrap_or_else(|| keccak256(r.as_slice()))
+    }
+
+    /// The root hash, and every node of 32 bytes or more that is resolved in memory, as
+    /// (keccak256, RLP), the root included even when shorter: what a database of trie nodes
+    /// must store so that [`Trie::new`] over it can later resolve them.
+    pub fn root_with_nodes(&self) -> (B256, Vec<(B256, Vec<u8>)>) {
+        if self.root == Node::Empty {
+            return (EMPTY_ROOT_HASH, Vec::new());
+        }
+        let mut nodes = Vec::new();
+        let mut buf = Vec::with_capacity(600);
+        let r = encode(&self.root, &mut buf, &mut |hash, rlp| nodes.push((hash, rlp.to_vec())));
+        let root = match r.as_hash() {
+            Some(hash) => hash,
+            None => {
+                let hash = keccak256(r.as_slice());
+                nodes.push((hash, r.as_slice().to_vec()));
+                hash
+            }
+        };
+        (root, nodes)
+    }
+}
+
+fn insert_at(
+    node: &mut Node,
+    path: Nibbles,
+    key: Nibbles,
+    value: Vec<u8>,
+    src: &dyn NodeSource,
+) -> Result<(), TrieError> {
+    resolve(node, &path, src)?;
+    match node {
+        Node::Empty => *node = Node::Leaf { key, value },
+        Node::Leaf { key: old_key, value: old_value } => {
+            if *old_key == key {
+                *old_value = value;
+                return Ok(());
+            }
+            let common = old_key.common_prefix_length(&key);
+            if common == old_key.len() || common == key.len() {
+                return Err(TrieError::PrefixKey { key: hex(&path.join(&key)) });
+            }
+            let mut children: Box<[Node; 16]> = Box::default();
+            children[old_key.get_unchecked(common) as usize] =
+                Node::Leaf { key: old_key.slice(common + 1..), value: std::mem::take(old_value) };
+            children[key.get_unchecked(common) as usize] =
+                Node::Leaf { key: key.slice(common + 1..), value };
+            *node = extension_over(key.slice(..common), Node::Branch { children });
+        }
+        Node::Extension { key: ext_key, child } => {
+            let common = ext_key.common_prefix_length(&key);
+            if common == ext_key.len() {
+                let below = path.join(ext_key);
+                return insert_at(child, below, key.slice(common..), value, src);
+            }
+            if common == key.len() {
+                return Err(TrieError::PrefixKey { key: hex(&path.join(&key)) });
+            }
+            let mut children: Box<[Node; 16]> = Box::default();
+            let rest = ext_key.slice(common + 1..);
+            let old_child = std::mem::take(child.as_mut());
+            children[ext_key.get_unchecked(common) as usize] = extension_over(rest, old_child);
+            children[key.get_unchecked(common) as usize] =
+                Node::Leaf { key: key.slice(common + 1..), value };
+            *node = extension_over(ext_key.slice(..common), Node::Branch { children });
+        }
+        Node::Branch { children } => {
+            let Some(i) = key.first() else {
+                return Err(TrieError::PrefixKey { key: hex(&path) });
+            };
+            return insert_at(
+                &mut children[i as usize],
+                with(&path, i),
+                key.slice(1..),
+                value,
+                src,
+            );
+        }
+        Node::Hash(_) => unreachable!("resolved above"),
+    }
+    Ok(())
+}
+
+/// `child` under an extension of `key`, or `child` itself when `key` is empty.
+fn extension_over(key: Nibbles, child: Node) -> Node {
+    if key.is_empty() {
+        child
+    } else {
+        Node::Extension { key, child: Box::new(child) }
+    }
+}
+
+fn remove_at(
+    node: &mut Node,
+    path: Nibbles,
+    key: Nibbles,
+    src: &dyn NodeSource,
+) -> Result<bool, TrieError> {
+    resolve(node, &path, src)?;
+    match node {
+        Node::Empty => Ok(false),
+        Node::Leaf { key: leaf_key, .. } => {
+            if *leaf_key == key {
+                *node = Node::Empty;
+                Ok(true)
+            } else {
+                Ok(false)
+            }
+        }
+        Node::Extension { key: ext_key, child } => {
+            if !key.starts_with(ext_key) {
+                return Ok(false);
+            }
+            let below = path.join(ext_key);
+            let removed = remove_at(child, below, key.slice(ext_key.len()..), src)?;
+            if removed {
+                // The child was a branch; it may have collapsed into a leaf or an extension,
+                // which merges into this extension.
+                let ext_key = *ext_key;
+                *node = match std::mem::take(child.as_mut()) {
+                    Node::Empty => Node::Empty,
+                    Node::Leaf { key, value } => Node::Leaf { key: ext_key.join(&key), value },
+                    Node::Extension { key, child } => {
+                        Node::Extension { key: ext_key.join(&key), child }
+                    }
+                    other => Node::Extension { key: ext_key, child: Box::new(other) },
+                };
+            }
+            Ok(removed)
+        }
+        Node::Branch { children } => {
+            let Some(i) = key.first() else { return Ok(false) };
+            let removed =
+                remove_at(&mut children[i as usize], with(&path, i), key.slice(1..), src)?;
+            if removed {
+                collapse_branch(node, &path, src)?;
+            }
+            Ok(removed)
+        }
+        Node::Hash(_) => unreachable!("resolved above"),
+    }
+}
+
+/// A branch left with one child becomes that child, its nibble prepended to the child's key.
+fn collapse_branch(node: &mut Node, path: &Nibbles, src: &dyn NodeSource) -> Result<(), TrieError> {
+    let Node::Branch { children } = node else { return Ok(()) };
+    let mut present = children.iter().enumerate().filter(|(_, c)| **c != Node::Empty);
+    let (Some((i, _)), None) = (present.next(), present.next()) else { return Ok(()) };
+    let i = i as u8;
+    // The sibling's kind decides the shape: it must be resolved (the proof of the block's own
+    // state provides it when the pre-state proofs do not), unless it is known to be a branch.
+    if let Err(e) = resolve(&mut children[i as usize], &with(path, i), src) {
+        match children[i as usize] {
+            Node::Hash(hash) if src.is_branch(&hash) => {}
+            _ => return Err(e),
+        }
+    }
+    *node = match std::mem::take(&mut children[i as usize]) {
+        Node::Leaf { key, value } => Node::Leaf { key: one_nibble(i).join(&key), value },
+        Node::Extension { key, child } => Node::Extension { key: one_nibble(i).join(&key), child },
+        branch => Node::Extension { key: one_nibble(i), child: Box::new(branch) },
+    };
+    Ok(())
+}
+
+/// RLP-encodes `node` bottom-up; returns its reference (hash, or the RLP itself when shorter
+/// than 32 bytes) and reports every hashed node to `sink` as (hash, RLP).
+fn encode(node: &Node, buf: &mut Vec<u8>, sink: &mut dyn FnMut(B256, &[u8])) -> RlpNode {
+    let r = match node {
+        Node::Empty => return RlpNode::from_rlp(&[EMPTY_STRING_CODE]),
+        Node::Hash(hash) => return RlpNode::word_rlp(hash),
+        Node::Leaf { key, value } => {
+            buf.clear();
+            LeafNodeRef::new(key, value).rlp(buf)
+        }
+        Node::Extension { key, child } => {
+            let child = encode(child, buf, sink);
+            buf.clear();
+            ExtensionNodeRef::new(key, &child).rlp(buf)
+        }
+        Node::Branch { children } => {
+            let mut stack = Vec::with_capacity(16);
+            let mut mask = TrieMask::default();
+            for (i, child) in children.iter().enumerate() {
+                if *child != Node::Empty {
+                    stack.push(encode(child, buf, sink));
+                    mask.set_bit(i as u8);
+                }
+            }
+            buf.clear();
+            BranchNodeRef::new(&stack, mask).rlp(buf)
+        }
+    };
+    if let Some(hash) = r.as_hash() {
+        sink(hash, buf);
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloy_primitives::U256;
+    use alloy_trie::root::storage_root_unhashed;
+    use rand::{rngs::StdRng, Rng, SeedableRng};
+
+    fn key(slot: U256) -> Nibbles {
+        Nibbles::unpack(keccak256(B256::from(slot)))
+    }
+
+    fn value(v: U256) -> Vec<u8> {
+        alloy_rlp::encode(v)
+    }
+
+    fn oracle(map: &std::collections::BTreeMap<U256, U256>) -> B256 {
+        storage_root_unhashed(map.iter().map(|(k, v)| (B256::from(*k), *v)))
+    }
+
+    /// Random inserts, overwrites and deletes against alloy-trie's `HashBuilder` root of the
+    /// same contents; then the stored nodes alone (a fresh trie over them) give the same
+    /// lookups and accept further updates.
+    #[test]
+    fn matches_hash_builder_under_random_updates() {
+        let mut rng = StdRng::seed_from_u64(7);
+        let none = ProofNodes::default();
+        let mut trie = Trie::new(EMPTY_ROOT_HASH);
+        let mut map = std::collections::BTreeMap::new();
+        for round in 0..400 {
+            let slot = U256::from(rng.random_range(0..300u64));
+            if rng.random_bool(0.3) {
+                let was = map.remove(&slot).is_some();
+                assert_eq!(trie.remove(&key(slot), &none).unwrap(), was, "round {round}");
+            } else {
+                let v = U256::from(rng.random_range(1..u64::MAX));
+                map.insert(slot, v);
+                trie.insert(&key(slot), value(v), &none).unwrap();
+            }
+            assert_eq!(trie.root(), oracle(&map), "round {round}");
+        }
+        let (root, nodes) = trie.root_with_nodes();
+        let mut pool = ProofNodes::default();
+        pool.extend(nodes.into_iter().map(|(_, rlp)| Bytes::from(rlp)));
+        let mut stored = Trie::new(root);
+        for (slot, v) in &map {
+            assert_eq!(stored.get(&key(*slot), &pool).unwrap(), Some(value(*v)));
+        }
+        for slot in map.keys().take(20).copied().collect::<Vec<_>>() {
+            assert!(stored.remove(&key(slot), &pool).unwrap());
+            map.remove(&slot);
+        }
+        stored.insert(&key(U256::from(1_000_000)), value(U256::from(5)), &pool).unwrap();
+        map.insert(U256::from(1_000_000), U256::from(5));
+        assert_eq!(stored.root(), oracle(&map));
+    }
+
+    /// A deletion that collapses a branch onto a sibling leaf: the pre-state proof of the
+    /// deleted key names the sibling only by hash, so the deletion fails on it; the post-state
+    /// proof of the same key holds the merged leaf, from which the sibling is rebuilt.
+    #[test]
+    fn deletion_siblings_come_from_post_state_proofs() {
+        let none = ProofNodes::default();
+        let mut collapsed = 0;
+        for target in 0..200u64 {
+            let mut full = Trie::new(EMPTY_ROOT_HASH);
+            for i in 0..200u64 {
+                full.insert(&key(U256::from(i)), value(U256::from(i + 1)), &none).unwrap();
+            }
+            let pre_root = full.root();
+            let k = key(U256::from(target));
+            let pre_proof = full.proof(&k, &none).unwrap();
+            assert!(full.remove(&k, &none).unwrap());
+            let post_root = full.root();
+            let post_proof = full.proof(&k, &none).unwrap();
+
+            let mut pool = ProofNodes::default();
+            pool.extend(pre_proof);
+            let mut sparse = Trie::new(pre_root);
+            match sparse.clone().remove(&k, &pool) {
+                Ok(_) => assert_eq!(sparse.clone_root_after_remove(&k, &pool), post_root),
+                Err(TrieError::MissingNode { .. }) => collapsed += 1,
+                Err(e) => panic!("{e}"),
+            }
+            pool.extend(post_proof.iter().cloned());
+            pool.extend_collapse_candidates(&post_proof);
+            assert!(sparse.remove(&k, &pool).unwrap());
+            assert_eq!(sparse.root(), post_root, "target {target}");
+        }
+        assert!(collapsed > 0, "no deletion needed a sibling: the test shows nothing");
+    }
+
+    impl Trie {
+        fn clone_root_after_remove(&self, k: &Nibbles, src: &dyn NodeSource) -> B256 {
+            let mut t = self.clone();
+            t.remove(k, src).unwrap();
+            t.root()
+        }
+    }
+
+    /// Deleting from a trie known only by its root needs the nodes on the path: without them
+    /// the error names the missing node, never a wrong root.
+    #[test]
+    fn missing_nodes_are_reported() {
+        let none = ProofNodes::default();
+        let mut trie = Trie::new(EMPTY_ROOT_HASH);
+        for i in 0..50u64 {
+            trie.insert(&key(U256::from(i)), value(U256::from(i + 1)), &none).unwrap();
+        }
+        let mut blind = Trie::new(trie.root());
+        let err = blind.remove(&key(U256::from(3)), &none).unwrap_err();
+        assert!(matches!(err, TrieError::MissingNode { ref path, .. } if path.is_empty()), "{err}");
+    }
+}
