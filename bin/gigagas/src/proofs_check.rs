@@ -253,7 +253,7 @@ pub(crate) fn account_updates(outcome: &BlockOutcome) -> Vec<AccountUpdate> {
         .map(|(address, post)| AccountUpdate {
             address: *address,
             info: Some((post.nonce, post.balance, post.code_hash)),
-            wiped: false,
+            wiped: outcome.wiped.binary_search(address).is_ok(),
             storage: post.storage.clone(),
         })
         .collect();

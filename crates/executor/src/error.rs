@@ -13,6 +13,14 @@ pub enum ExecutionError {
     /// A signature does not recover, or recovers to another sender than the input claims.
     #[error(transparent)]
     Recovery(#[from] RecoveryError),
+    /// The pre-state could not answer a read outside the EVM (a backed state's source failed).
+    #[error("block {block}: pre-state: {source}")]
+    State {
+        /// Block number.
+        block: u64,
+        /// The state's error.
+        source: gigagas_state::StateError,
+    },
     /// The EVM rejected a transaction (nonce, balance, intrinsic gas, ...).
     #[error("block {block}: {phase}: invalid transaction: {reason}")]
     InvalidTransaction {
@@ -90,7 +98,8 @@ impl ExecutionError {
             | Self::Evm { block, .. }
             | Self::GasLimitExceeded { block, .. }
             | Self::Header { block, .. }
-            | Self::Divergence { block, .. } => *block,
+            | Self::Divergence { block, .. }
+            | Self::State { block, .. } => *block,
         }
     }
 }

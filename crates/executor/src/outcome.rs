@@ -6,7 +6,7 @@ use alloy_eip7928::AccountChanges;
 use alloy_primitives::{Address, Bloom, B256, U256};
 use gigagas_bal::writes::code_hash_at;
 use gigagas_primitives::{BlockInput, ChainSpec};
-use gigagas_state::PreState;
+use gigagas_state::{PreState, StateError};
 use revm::{database::states::CacheState, primitives::KECCAK_EMPTY, state::bal::Bal};
 
 /// Final account values after a block, for one account that the block changed.
@@ -28,19 +28,18 @@ pub struct AccountPost {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PostStateDiff(pub Vec<(Address, AccountPost)>);
 
-fn pre_info(pre: &PreState, address: &Address) -> (U256, u64, B256) {
-    pre.account(address).map(|a| (a.balance, a.nonce, a.code_hash)).unwrap_or((
-        U256::ZERO,
-        0,
-        KECCAK_EMPTY,
-    ))
+fn pre_info(pre: &PreState, address: &Address) -> Result<(U256, u64, B256), StateError> {
+    Ok(pre.account_values(address)?.unwrap_or((U256::ZERO, 0, KECCAK_EMPTY)))
 }
 
 impl PostStateDiff {
     /// The diff of a sequential run, from the final contents of revm's `State` cache (every
     /// account the block loaded, with its values after the block). Accounts the block deleted
     /// are left out: see [`PostStateDiff::deleted_from_cache`].
-    pub fn from_cache(cache: &CacheState, pre: &PreState) -> Self {
+    ///
+    /// # Errors
+    /// [`StateError`] when a backed pre-state's source fails on a pre-block value.
+    pub fn from_cache(cache: &CacheState, pre: &PreState) -> Result<Self, StateError> {
         let mut out = Vec::new();
         for (address, account) in &cache.accounts {
             // Loaded and never changed: equal to the pre-state. Deleted accounts are listed in
@@ -56,32 +55,30 @@ impl PostStateDiff {
                 .map(|a| (a.info.balance, a.info.nonce, a.info.code_hash))
                 .unwrap_or((U256::ZERO, 0, KECCAK_EMPTY));
             let cached = account.account.as_ref().map(|a| &a.storage);
-            let pre_storage = pre.storage(address);
-            let pre_slot =
-                |slot: &U256| pre_storage.and_then(|s| s.get(slot).copied()).unwrap_or_default();
-            let mut storage: Vec<(U256, U256)> = cached
-                .into_iter()
-                .flatten()
-                .filter(|(slot, value)| **value != pre_slot(slot))
-                .map(|(slot, value)| (*slot, *value))
-                .collect();
-            // A destroyed or re-created account no longer has its pre-block slots.
+            let mut storage = Vec::new();
+            for (slot, value) in cached.into_iter().flatten() {
+                if *value != pre.slot(address, slot)? {
+                    storage.push((*slot, *value));
+                }
+            }
+            // A destroyed or re-created account no longer has its pre-block slots (those known
+            // in memory; a backed state's stored slots are wiped by `BlockOutcome::wiped`).
             if account.status.is_storage_known() {
                 storage.extend(
-                    pre_storage
+                    pre.known_storage(address)
                         .into_iter()
-                        .flatten()
                         .filter(|(slot, value)| {
-                            !value.is_zero() && !cached.is_some_and(|s| s.contains_key(*slot))
+                            !value.is_zero() && !cached.is_some_and(|s| s.contains_key(slot))
                         })
-                        .map(|(slot, _)| (*slot, U256::ZERO)),
+                        .map(|(slot, _)| (slot, U256::ZERO)),
                 );
             }
             storage.sort_unstable_by_key(|(slot, _)| *slot);
             // Before Spurious Dragon an account created empty (CREATE returning no code) exists:
             // it changes the state although its values equal "non-existent".
-            let created = account.account.is_some() && pre.account(address).is_none();
-            if (balance, nonce, code_hash) != pre_info(pre, address)
+            let before = pre.account_values(address)?;
+            let created = account.account.is_some() && before.is_none();
+            if (balance, nonce, code_hash) != before.unwrap_or((U256::ZERO, 0, KECCAK_EMPTY))
                 || !storage.is_empty()
                 || created
             {
@@ -89,7 +86,23 @@ impl PostStateDiff {
             }
         }
         out.sort_unstable_by_key(|(address, _)| *address);
-        Self(out)
+        Ok(Self(out))
+    }
+
+    /// Accounts of a sequential run whose pre-block storage the block destroyed while the
+    /// account exists after it (self-destructed and re-created, or created over an existing
+    /// account): their stored slots must be wiped before the block's writes apply. Sorted.
+    pub fn wiped_from_cache(cache: &CacheState, pre: &PreState) -> Vec<Address> {
+        let mut out: Vec<Address> = cache
+            .accounts
+            .iter()
+            .filter(|(address, a)| {
+                a.account.is_some() && a.status.is_storage_known() && pre.account(address).is_some()
+            })
+            .map(|(address, _)| *address)
+            .collect();
+        out.sort_unstable();
+        out
     }
 
     /// The accounts of the pre-state that `cache` (a sequential run's revm `State` cache) no
@@ -108,11 +121,18 @@ impl PostStateDiff {
     /// The diff that a BAL implies: the last write of every item, over the pre-state. Linear in
     /// the BAL's size (the BAL is sorted by address and slot). `decoded` is revm's form of the
     /// same BAL, whose code hashes are reused (no code is hashed twice).
-    pub fn from_bal(bal: &[AccountChanges], decoded: &Bal, pre: &PreState) -> Self {
+    ///
+    /// # Errors
+    /// [`StateError`] when a backed pre-state's source fails on a pre-block value.
+    pub fn from_bal(
+        bal: &[AccountChanges],
+        decoded: &Bal,
+        pre: &PreState,
+    ) -> Result<Self, StateError> {
         let mut out = Vec::new();
         for (k, account) in bal.iter().enumerate() {
             let address = account.address;
-            let (pre_balance, pre_nonce, pre_code) = pre_info(pre, &address);
+            let (pre_balance, pre_nonce, pre_code) = pre_info(pre, &address)?;
             let balance = account.balance_changes.last().map_or(pre_balance, |c| c.post_balance);
             let nonce = account.nonce_changes.last().map_or(pre_nonce, |c| c.new_nonce);
             let code_hash = account.code_changes.last().map_or(pre_code, |c| {
@@ -120,23 +140,20 @@ impl PostStateDiff {
                 code_hash_at(decoded, c.block_access_index.0)
                     .unwrap_or_else(|| alloy_primitives::keccak256(c.new_code()))
             });
-            let pre_storage = pre.storage(&address);
-            let storage: Vec<(U256, U256)> = account
-                .storage_changes
-                .iter()
-                .filter_map(|s| {
-                    let v = s.changes.last()?.new_value;
-                    let old = pre_storage.and_then(|m| m.get(&s.slot).copied()).unwrap_or_default();
-                    (v != old).then_some((s.slot, v))
-                })
-                .collect();
+            let mut storage = Vec::new();
+            for s in &account.storage_changes {
+                let Some(last) = s.changes.last() else { continue };
+                if last.new_value != pre.slot(&address, &s.slot)? {
+                    storage.push((s.slot, last.new_value));
+                }
+            }
             if (balance, nonce, code_hash) != (pre_balance, pre_nonce, pre_code)
                 || !storage.is_empty()
             {
                 out.push((address, AccountPost { balance, nonce, code_hash, storage }));
             }
         }
-        Self(out)
+        Ok(Self(out))
     }
 
     /// The first difference from `other`, as "account A: field: x vs y", or `None` if equal.
@@ -217,6 +234,12 @@ pub struct BlockOutcome {
     /// from its workers (accounts a transaction left touched and empty, or self-destructed,
     /// that existed before the block and end it empty).
     pub deleted: Vec<alloy_primitives::Address>,
+    /// Accounts whose pre-block storage the block destroyed though they exist after it
+    /// (self-destructed and re-created): a store wipes their slots before applying
+    /// [`BlockOutcome::post_state`], the state root starts their storage trie empty. From the
+    /// sequential reference (and the parallel executor's in-order fallback, the only parallel
+    /// path on which this can happen: before Cancun); empty otherwise.
+    pub wiped: Vec<alloy_primitives::Address>,
     /// Per transaction, as `(BAL index, account, change)` sorted by index then account: the
     /// existence changes the parallel executor's workers saw. What, with the BAL's writes at
     /// each index, rebuilds the state after every transaction (pre-Byzantium receipts carry its

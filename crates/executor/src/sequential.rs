@@ -81,8 +81,10 @@ fn execute_in_order(
         gas_used: result.gas_used,
         tx_gas_used,
         receipts: result.receipts,
-        post_state: PostStateDiff::from_cache(&state.cache, pre_state),
+        post_state: PostStateDiff::from_cache(&state.cache, pre_state)
+            .map_err(|source| ExecutionError::State { block: number, source })?,
         deleted: PostStateDiff::deleted_from_cache(&state.cache, pre_state),
+        wiped: PostStateDiff::wiped_from_cache(&state.cache, pre_state),
         bal,
         requests: result.requests,
         existence: Vec::new(),

@@ -1,12 +1,21 @@
-//! In-memory pre-block state.
+//! Pre-block state: held in memory, or read through from a [`StateSource`] (a database) with a
+//! shared concurrent cache.
 
 use alloy_primitives::{map::HashMap, Address, B256, U256};
+use dashmap::DashMap;
 use revm::{
     database_interface::DBErrorMarker,
     state::{AccountInfo, Bytecode},
     DatabaseRef,
 };
-use std::{collections::BTreeMap, sync::Arc};
+use std::{
+    collections::BTreeMap,
+    fmt,
+    sync::{
+        atomic::{AtomicU64, Ordering},
+        Arc,
+    },
+};
 
 /// A read from [`PreState`] that the state cannot answer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -17,6 +26,69 @@ pub enum StateError {
     /// An account names a code hash whose bytecode the state does not hold.
     #[error("bytecode {0} is not in the pre-state")]
     MissingCode(B256),
+    /// The backing [`StateSource`] failed (e.g. a database read).
+    #[error("state source: {0}")]
+    Source(String),
+}
+
+/// Where a backed [`PreState`] reads what it does not hold: the flat state of a database as of
+/// the parent block. Implementations must be safe to call from every worker thread at once.
+pub trait StateSource: Send + Sync + fmt::Debug {
+    /// Balance, nonce and code hash of `address` (code not loaded), `None` if it does not
+    /// exist.
+    ///
+    /// # Errors
+    /// [`StateError::Source`] when the read fails.
+    fn account(&self, address: &Address) -> Result<Option<AccountInfo>, StateError>;
+    /// Value of `slot` of `address` (zero when absent).
+    ///
+    /// # Errors
+    /// [`StateError::Source`] when the read fails.
+    fn storage(&self, address: &Address, slot: &U256) -> Result<U256, StateError>;
+    /// Code by hash, `None` when unknown.
+    ///
+    /// # Errors
+    /// [`StateError::Source`] when the read fails.
+    fn code(&self, hash: &B256) -> Result<Option<Bytecode>, StateError>;
+    /// Hash of the canonical block `number`, `None` when unknown.
+    ///
+    /// # Errors
+    /// [`StateError::Source`] when the read fails.
+    fn block_hash(&self, number: u64) -> Result<Option<B256>, StateError>;
+    /// Many accounts at once (a database's multi-get); by default one by one.
+    ///
+    /// # Errors
+    /// As [`StateSource::account`].
+    fn accounts(&self, addresses: &[Address]) -> Result<Vec<Option<AccountInfo>>, StateError> {
+        addresses.iter().map(|a| self.account(a)).collect()
+    }
+    /// Many slots at once (a database's multi-get); by default one by one.
+    ///
+    /// # Errors
+    /// As [`StateSource::storage`].
+    fn slots(&self, keys: &[(Address, U256)]) -> Result<Vec<U256>, StateError> {
+        keys.iter().map(|(a, s)| self.storage(a, s)).collect()
+    }
+}
+
+/// Read-through cache over a [`StateSource`], shared by every thread executing the block.
+#[derive(Debug)]
+struct Backing {
+    source: Arc<dyn StateSource>,
+    accounts: DashMap<Address, Option<AccountInfo>, alloy_primitives::map::DefaultHashBuilder>,
+    storage: DashMap<(Address, U256), U256, alloy_primitives::map::DefaultHashBuilder>,
+    codes: DashMap<B256, Bytecode, alloy_primitives::map::DefaultHashBuilder>,
+    hits: AtomicU64,
+    misses: AtomicU64,
+}
+
+/// Reads answered by a backed [`PreState`]'s cache (`hits`) and by its source (`misses`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    /// Account, slot and code reads answered from memory.
+    pub hits: u64,
+    /// Reads that went to the source.
+    pub misses: u64,
 }
 
 impl DBErrorMarker for StateError {}
@@ -28,16 +100,20 @@ struct PreAccount {
     storage: HashMap<U256, U256>,
 }
 
-/// The state a block executes against, held in memory.
+/// The state a block executes against.
 ///
-/// Holds only what a block reads or writes (an account absent here does not exist; a slot absent
-/// from an account's storage is zero). Read-only once built, so one `PreState` is shared by all
-/// worker threads through `&PreState` (revm's [`DatabaseRef`]).
+/// In memory ([`PreState::new`]): holds only what a block reads or writes (an account absent
+/// here does not exist; a slot absent from an account's storage is zero). Backed
+/// ([`PreState::backed`]): what it does not hold is read from a [`StateSource`] through a
+/// concurrent cache that keeps every value read, so each key reaches the source once per
+/// block. Either way one `PreState` is shared by all worker threads through `&PreState`
+/// (revm's [`DatabaseRef`]).
 #[derive(Debug, Clone, Default)]
 pub struct PreState {
     accounts: HashMap<Address, PreAccount>,
     contracts: Arc<HashMap<B256, Bytecode>>,
     block_hashes: Arc<BTreeMap<u64, B256>>,
+    backing: Option<Arc<Backing>>,
 }
 
 impl PreState {
@@ -47,7 +123,76 @@ impl PreState {
         contracts: Arc<HashMap<B256, Bytecode>>,
         block_hashes: Arc<BTreeMap<u64, B256>>,
     ) -> Self {
-        Self { accounts: HashMap::default(), contracts, block_hashes }
+        Self { accounts: HashMap::default(), contracts, block_hashes, backing: None }
+    }
+
+    /// A state that reads everything from `source` (through a concurrent cache, empty at
+    /// first).
+    pub fn backed(source: Arc<dyn StateSource>) -> Self {
+        let backing = Backing {
+            source,
+            accounts: DashMap::default(),
+            storage: DashMap::default(),
+            codes: DashMap::default(),
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+        };
+        Self { backing: Some(Arc::new(backing)), ..Self::default() }
+    }
+
+    /// Whether reads go through to a [`StateSource`].
+    pub fn is_backed(&self) -> bool {
+        self.backing.is_some()
+    }
+
+    /// Cache hits and misses of a backed state (zero for an in-memory one).
+    pub fn cache_stats(&self) -> CacheStats {
+        self.backing.as_ref().map_or_else(CacheStats::default, |b| CacheStats {
+            hits: b.hits.load(Ordering::Relaxed),
+            misses: b.misses.load(Ordering::Relaxed),
+        })
+    }
+
+    /// Fetches `addresses` and `slots` from the source in two batched reads and keeps them in
+    /// the cache (the BAL-hinted "batch" I/O: every key the block's BAL names, before
+    /// execution starts). Keys already cached are skipped. No-op for an in-memory state.
+    ///
+    /// # Errors
+    /// [`StateError::Source`] when a read fails.
+    pub fn prefetch(
+        &self,
+        addresses: &[Address],
+        slots: &[(Address, U256)],
+    ) -> Result<(), StateError> {
+        let Some(b) = &self.backing else { return Ok(()) };
+        let addresses: Vec<Address> =
+            addresses.iter().filter(|a| !b.accounts.contains_key(*a)).copied().collect();
+        for (address, info) in addresses.iter().zip(b.source.accounts(&addresses)?) {
+            b.accounts.insert(*address, info);
+        }
+        let slots: Vec<(Address, U256)> =
+            slots.iter().filter(|k| !b.storage.contains_key(*k)).copied().collect();
+        for (key, value) in slots.iter().zip(b.source.slots(&slots)?) {
+            b.storage.insert(*key, value);
+        }
+        b.misses.fetch_add((addresses.len() + slots.len()) as u64, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Seeds the cache of a backed state with known pre-block values (the "full" BAL design:
+    /// the values travel with the block, nothing is read). No-op for an in-memory state.
+    pub fn seed(
+        &self,
+        accounts: &[(Address, Option<AccountInfo>)],
+        slots: &[((Address, U256), U256)],
+    ) {
+        let Some(b) = &self.backing else { return };
+        for (address, info) in accounts {
+            b.accounts.insert(*address, info.clone());
+        }
+        for (key, value) in slots {
+            b.storage.insert(*key, *value);
+        }
     }
 
     /// Inserts an account. `code_hash` must be in the shared contracts map unless it is the
@@ -77,25 +222,61 @@ impl PreState {
         Ok(())
     }
 
-    /// Number of accounts held.
+    /// Number of accounts held in memory (for a backed state: read so far).
     pub fn account_count(&self) -> usize {
-        self.accounts.len()
+        self.accounts.len() + self.backing.as_ref().map_or(0, |b| b.accounts.len())
     }
 
-    /// Account info (balance, nonce, code hash, code) of `address`, `None` if it does not exist.
-    pub fn account(&self, address: &Address) -> Option<&AccountInfo> {
-        self.accounts.get(address).map(|a| &a.info)
+    /// Balance, nonce and code hash of `address` before the block, `None` if it does not exist.
+    ///
+    /// # Errors
+    /// [`StateError::Source`] when a backed state's source fails.
+    pub fn account_values(
+        &self,
+        address: &Address,
+    ) -> Result<Option<(U256, u64, B256)>, StateError> {
+        Ok(self.basic_ref(*address)?.map(|a| (a.balance, a.nonce, a.code_hash)))
     }
 
-    /// The storage held for `address` (slot → value; an absent slot is zero), `None` for an
-    /// unknown account. One account lookup for many slot lookups.
-    pub fn storage(&self, address: &Address) -> Option<&HashMap<U256, U256>> {
-        self.accounts.get(address).map(|a| &a.storage)
+    /// Whether `address` exists before the block.
+    ///
+    /// # Errors
+    /// [`StateError::Source`] when a backed state's source fails.
+    pub fn exists(&self, address: &Address) -> Result<bool, StateError> {
+        Ok(self.account_values(address)?.is_some())
     }
 
-    /// Value of a storage slot (zero when absent).
-    pub fn slot(&self, address: &Address, slot: &U256) -> U256 {
-        self.accounts.get(address).and_then(|a| a.storage.get(slot).copied()).unwrap_or_default()
+    /// Account info (balance, nonce, code hash, code) of an account held in memory, `None` if
+    /// it does not exist or (backed state) was never read.
+    pub fn account(&self, address: &Address) -> Option<AccountInfo> {
+        if let Some(a) = self.accounts.get(address) {
+            return Some(a.info.clone());
+        }
+        self.backing.as_ref()?.accounts.get(address)?.clone()
+    }
+
+    /// The slots of `address` known in memory as (slot, value): all the block touches for an
+    /// in-memory state; for a backed state only those read so far.
+    pub fn known_storage(&self, address: &Address) -> Vec<(U256, U256)> {
+        let mut out: Vec<(U256, U256)> = self
+            .accounts
+            .get(address)
+            .map(|a| a.storage.iter().map(|(k, v)| (*k, *v)).collect())
+            .unwrap_or_default();
+        if let Some(b) = &self.backing {
+            out.extend(
+                b.storage.iter().filter(|e| e.key().0 == *address).map(|e| (e.key().1, *e.value())),
+            );
+        }
+        out
+    }
+
+    /// Value of a storage slot before the block (zero when absent).
+    ///
+    /// # Errors
+    /// [`StateError::Source`] when a backed state's source fails.
+    pub fn slot(&self, address: &Address, slot: &U256) -> Result<U256, StateError> {
+        self.storage_ref(*address, *slot)
     }
 }
 
@@ -103,21 +284,58 @@ impl DatabaseRef for PreState {
     type Error = StateError;
 
     fn basic_ref(&self, address: Address) -> Result<Option<AccountInfo>, Self::Error> {
-        Ok(self.accounts.get(&address).map(|a| a.info.clone()))
+        if let Some(a) = self.accounts.get(&address) {
+            return Ok(Some(a.info.clone()));
+        }
+        let Some(b) = &self.backing else { return Ok(None) };
+        if let Some(info) = b.accounts.get(&address) {
+            b.hits.fetch_add(1, Ordering::Relaxed);
+            return Ok(info.clone());
+        }
+        b.misses.fetch_add(1, Ordering::Relaxed);
+        let info = b.source.account(&address)?;
+        b.accounts.insert(address, info.clone());
+        Ok(info)
     }
 
     fn code_by_hash_ref(&self, code_hash: B256) -> Result<Bytecode, Self::Error> {
         if code_hash == revm::primitives::KECCAK_EMPTY {
             return Ok(Bytecode::default());
         }
-        self.contracts.get(&code_hash).cloned().ok_or(StateError::MissingCode(code_hash))
+        if let Some(code) = self.contracts.get(&code_hash) {
+            return Ok(code.clone());
+        }
+        let Some(b) = &self.backing else { return Err(StateError::MissingCode(code_hash)) };
+        if let Some(code) = b.codes.get(&code_hash) {
+            b.hits.fetch_add(1, Ordering::Relaxed);
+            return Ok(code.clone());
+        }
+        b.misses.fetch_add(1, Ordering::Relaxed);
+        let code = b.source.code(&code_hash)?.ok_or(StateError::MissingCode(code_hash))?;
+        b.codes.insert(code_hash, code.clone());
+        Ok(code)
     }
 
     fn storage_ref(&self, address: Address, index: U256) -> Result<U256, Self::Error> {
-        Ok(self.slot(&address, &index))
+        if let Some(a) = self.accounts.get(&address) {
+            return Ok(a.storage.get(&index).copied().unwrap_or_default());
+        }
+        let Some(b) = &self.backing else { return Ok(U256::ZERO) };
+        if let Some(v) = b.storage.get(&(address, index)) {
+            b.hits.fetch_add(1, Ordering::Relaxed);
+            return Ok(*v);
+        }
+        b.misses.fetch_add(1, Ordering::Relaxed);
+        let v = b.source.storage(&address, &index)?;
+        b.storage.insert((address, index), v);
+        Ok(v)
     }
 
     fn block_hash_ref(&self, number: u64) -> Result<B256, Self::Error> {
-        self.block_hashes.get(&number).copied().ok_or(StateError::MissingBlockHash(number))
+        if let Some(hash) = self.block_hashes.get(&number) {
+            return Ok(*hash);
+        }
+        let Some(b) = &self.backing else { return Err(StateError::MissingBlockHash(number)) };
+        b.source.block_hash(number)?.ok_or(StateError::MissingBlockHash(number))
     }
 }

@@ -146,7 +146,8 @@ fn commit(shared: &Shared<'_>, b: usize) -> Result<BlockOutcome, ExecutionError>
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .take()
-        .unwrap_or_else(|| PostStateDiff::from_bal(pb.bal, &prep.bal, pb.pre_state));
+        .map_or_else(|| PostStateDiff::from_bal(pb.bal, &prep.bal, pb.pre_state), Ok)
+        .map_err(|source| ExecutionError::State { block: number, source })?;
     let (deleted, existence) = settle_existence(shared, b, &mut post_state);
     Ok(BlockOutcome {
         number,
@@ -156,6 +157,7 @@ fn commit(shared: &Shared<'_>, b: usize) -> Result<BlockOutcome, ExecutionError>
         post_state,
         bal: None,
         deleted,
+        wiped: Vec::new(),
         requests: result.requests,
         existence,
         fallback: None,

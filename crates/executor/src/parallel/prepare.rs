@@ -41,6 +41,8 @@ pub(super) fn prepare(
         || IndexedWrites::from_alloy(b.bal, &bal, n),
         || PostStateDiff::from_bal(b.bal, &bal, b.pre_state),
     );
+    let post_state =
+        post_state.map_err(|source| ExecutionError::State { block: number, source })?;
     let mut destroyed = HashMap::default();
     if !chain.is_cancun(b.block.header.timestamp) {
         for account in b.bal {
