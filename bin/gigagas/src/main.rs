@@ -2,10 +2,11 @@
 //!
 //! Subcommands: `bench` (the executor on real mainnet blocks), `test-fixtures` (conformance
 //! suites through the pipeline), `proofs-check` (the state-root stage on mainnet blocks with
-//! proofs). The node, import, network simulation and hardware sizing
-//! commands arrive with their issues.
+//! proofs), `init` and `import` (a RocksDB datadir from a genesis file and RLP blocks). The node,
+//! network simulation and hardware sizing commands arrive with their issues.
 
 mod bench;
+mod import;
 mod proofs_check;
 mod report;
 mod test_fixtures;
@@ -35,6 +36,13 @@ enum Command {
     /// post-state diff to a sparse trie of the proof nodes, compare the root with the header's
     /// `stateRoot`. One line per block; exit code 1 on any mismatch.
     ProofsCheck(proofs_check::ProofsCheckArgs),
+    /// Create a datadir (RocksDB) from a geth-format genesis file: state, trie nodes of the
+    /// genesis state root, block 0.
+    Init(import::InitArgs),
+    /// Import RLP blocks into a datadir: header checks, execution over the stored state, state
+    /// root from the stored trie nodes, one atomic commit per block; progress with blocks/s and
+    /// Mgas/s. Exit code 1 when a block is invalid (those before it stay).
+    Import(import::ImportArgs),
 }
 
 fn main() -> ExitCode {
@@ -50,6 +58,8 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench::run(args).map_err(|e| e.to_string()),
         Command::TestFixtures(args) => test_fixtures::run(args).map_err(|e| e.to_string()),
         Command::ProofsCheck(args) => proofs_check::run(args),
+        Command::Init(args) => import::init(args),
+        Command::Import(args) => import::import(args),
     };
     match result {
         Ok(code) => code,

@@ -8,7 +8,7 @@
 
 use alloy_primitives::{keccak256, map::HashMap, Address, B256, U256};
 use clap::Args;
-use gigagas_executor::{sequential::execute_sequential, validate_header, BlockOutcome};
+use gigagas_executor::{sequential::execute_sequential, validate_header};
 use gigagas_primitives::ChainSpec;
 use gigagas_state::{
     proofs::{load_proof_block, ProofBlock, ProvenAccount},
@@ -156,7 +156,7 @@ fn check(chain: &ChainSpec, file: &Path, r: &mut BlockCheck) -> Result<(), Strin
     let bal = outcome.bal.clone().unwrap_or_default();
     validate_header(chain, &data.block, &outcome, &bal).map_err(|e| e.to_string())?;
 
-    let updates = account_updates(&outcome);
+    let updates = gigagas_stages::import::account_updates(&outcome);
     r.accounts_updated = updates.len();
     r.slots_updated = updates.iter().map(|u| u.storage.len()).sum();
     let start = Instant::now();
@@ -241,30 +241,6 @@ fn verify_account(
         }
     }
     Ok(true)
-}
-
-/// The block's changes as state-trie updates: changed accounts with their changed slots, and
-/// deleted accounts.
-pub(crate) fn account_updates(outcome: &BlockOutcome) -> Vec<AccountUpdate> {
-    let mut updates: Vec<AccountUpdate> = outcome
-        .post_state
-        .0
-        .iter()
-        .map(|(address, post)| AccountUpdate {
-            address: *address,
-            info: Some((post.nonce, post.balance, post.code_hash)),
-            wiped: outcome.wiped.binary_search(address).is_ok(),
-            storage: post.storage.clone(),
-        })
-        .collect();
-    updates.extend(outcome.deleted.iter().map(|address| AccountUpdate {
-        address: *address,
-        info: None,
-        wiped: true,
-        storage: Vec::new(),
-    }));
-    updates.sort_by_key(|u| u.address);
-    updates
 }
 
 /// On a root mismatch: the first account whose values after our execution differ from the

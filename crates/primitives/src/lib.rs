@@ -8,6 +8,7 @@
 mod block;
 mod chain_spec;
 mod error;
+pub mod header;
 
 pub use block::BlockInput;
 pub use chain_spec::{ChainSpec, ForkSchedule};

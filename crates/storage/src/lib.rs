@@ -11,6 +11,8 @@
 //! contiguous and a whole account's storage is one range); bytecodes by code hash.
 
 use alloy_primitives::{Address, B256, U256};
+use gigagas_state::{StateError, StateSource};
+use revm::state::{AccountInfo, Bytecode};
 use rocksdb::{ColumnFamilyDescriptor, Options, WriteBatch, DB};
 use std::path::{Path, PathBuf};
 
@@ -31,7 +33,9 @@ pub const BODIES: &str = "bodies";
 pub const RECEIPTS: &str = "receipts";
 /// EIP-7928 block access lists: number → RLP.
 pub const BALS: &str = "bals";
-/// State trie nodes (for the state-root stage): path or hash → node RLP.
+/// State trie nodes (account trie and storage tries) for the state-root stage: keccak256 of a
+/// node → its RLP. Content-addressed, so nodes of all tries and of every block share one table
+/// (nodes no longer referenced are kept: no pruning yet).
 pub const TRIE_NODES: &str = "trie_nodes";
 /// Meta: the head pointer.
 pub const META: &str = "meta";
@@ -93,6 +97,8 @@ pub struct BlockCommit<'a> {
     pub storage: &'a [(Address, U256, U256)],
     /// New contract code: (code hash, bytes).
     pub codes: &'a [(B256, &'a [u8])],
+    /// New trie nodes from the state-root stage: (keccak256, RLP).
+    pub trie_nodes: &'a [(B256, Vec<u8>)],
 }
 
 /// Errors of the store. Every variant names what it was doing.
@@ -234,6 +240,9 @@ impl Storage {
         for (hash, code) in commit.codes {
             batch.put_cf(self.cf(BYTECODES), hash, code);
         }
+        for (hash, node) in commit.trie_nodes {
+            batch.put_cf(self.cf(TRIE_NODES), hash, node);
+        }
         let mut head_value = [0u8; 40];
         head_value[..8].copy_from_slice(&key);
         head_value[8..].copy_from_slice(commit.hash.as_slice());
@@ -276,6 +285,101 @@ impl Storage {
         self.get(BYTECODES, hash.as_slice())
     }
 
+    /// Writes a META entry (e.g. the datadir's genesis file) outside any block.
+    ///
+    /// # Errors
+    /// [`StorageError::Db`].
+    pub fn put_meta(&self, key: &[u8], value: &[u8]) -> Result<(), StorageError> {
+        self.db.put_cf(self.cf(META), key, value).map_err(self.db_err("write meta"))
+    }
+
+    /// A META entry.
+    ///
+    /// # Errors
+    /// [`StorageError::Db`].
+    pub fn meta(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
+        self.get(META, key)
+    }
+
+    /// Many accounts in one RocksDB multi-get, in the order asked.
+    ///
+    /// # Errors
+    /// [`StorageError::Db`], or [`StorageError::Corrupt`] for a malformed record.
+    pub fn accounts(
+        &self,
+        addresses: &[Address],
+    ) -> Result<Vec<Option<AccountRecord>>, StorageError> {
+        let cf = self.cf(ACCOUNTS);
+        self.db
+            .multi_get_cf(addresses.iter().map(|a| (cf, a.as_slice())))
+            .into_iter()
+            .zip(addresses)
+            .map(|(r, address)| {
+                let Some(bytes) = r.map_err(self.db_err("multi-get accounts"))? else {
+                    return Ok(None);
+                };
+                AccountRecord::decode(&bytes).map(Some).ok_or_else(|| StorageError::Corrupt {
+                    table: ACCOUNTS,
+                    key: address.to_string(),
+                    reason: format!("{} bytes, expected 72", bytes.len()),
+                })
+            })
+            .collect()
+    }
+
+    /// Many slots in one RocksDB multi-get, in the order asked (zero when absent).
+    ///
+    /// # Errors
+    /// [`StorageError::Db`], or [`StorageError::Corrupt`] for a malformed value.
+    pub fn slots(&self, keys: &[(Address, U256)]) -> Result<Vec<U256>, StorageError> {
+        let cf = self.cf(STORAGE);
+        let raw: Vec<[u8; 52]> = keys.iter().map(|(a, s)| storage_key(a, s)).collect();
+        self.db
+            .multi_get_cf(raw.iter().map(|k| (cf, &k[..])))
+            .into_iter()
+            .zip(keys)
+            .map(|(r, (address, slot))| {
+                let Some(bytes) = r.map_err(self.db_err("multi-get storage"))? else {
+                    return Ok(U256::ZERO);
+                };
+                U256::try_from_be_slice(&bytes).ok_or_else(|| StorageError::Corrupt {
+                    table: STORAGE,
+                    key: format!("{address}/{slot:#x}"),
+                    reason: format!("{} bytes", bytes.len()),
+                })
+            })
+            .collect()
+    }
+
+    /// A trie node by its keccak256.
+    ///
+    /// # Errors
+    /// [`StorageError::Db`].
+    pub fn trie_node(&self, hash: &B256) -> Result<Option<Vec<u8>>, StorageError> {
+        self.get(TRIE_NODES, hash.as_slice())
+    }
+
+    /// Hash of the stored block `number` (keccak256 of its header's RLP), `None` when absent.
+    ///
+    /// # Errors
+    /// [`StorageError::Db`].
+    pub fn block_hash(&self, number: u64) -> Result<Option<B256>, StorageError> {
+        Ok(self.block_entry(HEADERS, number)?.map(|rlp| alloy_primitives::keccak256(&rlp)))
+    }
+
+    /// Empties RocksDB's block cache and drops the memtables to disk, so that the next reads
+    /// come from the files (for cold-cache measurements; the OS page cache is dropped
+    /// separately).
+    ///
+    /// # Errors
+    /// [`StorageError::Db`] when the flush fails.
+    pub fn flush(&self) -> Result<(), StorageError> {
+        for name in COLUMN_FAMILIES {
+            self.db.flush_cf(self.cf(name)).map_err(self.db_err("flush"))?;
+        }
+        Ok(())
+    }
+
     /// A block table's entry (`HEADERS`, `BODIES`, `RECEIPTS` or `BALS`) for block `number`.
     ///
     /// # Errors
@@ -286,5 +390,58 @@ impl Storage {
         number: u64,
     ) -> Result<Option<Vec<u8>>, StorageError> {
         self.get(table, &number.to_be_bytes())
+    }
+}
+
+impl gigagas_trie::NodeSource for Storage {
+    fn node(&self, hash: &B256) -> Result<Option<alloy_primitives::Bytes>, String> {
+        self.trie_node(hash).map(|n| n.map(Into::into)).map_err(|e| e.to_string())
+    }
+}
+
+fn state_err(e: StorageError) -> StateError {
+    StateError::Source(e.to_string())
+}
+
+fn info(record: AccountRecord) -> AccountInfo {
+    AccountInfo {
+        balance: record.balance,
+        nonce: record.nonce,
+        code_hash: record.code_hash,
+        code: None,
+        ..Default::default()
+    }
+}
+
+/// The flat state as of the head block, for a backed [`gigagas_state::PreState`]. Reads go to
+/// RocksDB (its block cache, then the files); the pre-state's own cache keeps each value once
+/// read, shared by every worker of the block.
+impl StateSource for Storage {
+    fn account(&self, address: &Address) -> Result<Option<AccountInfo>, StateError> {
+        Ok(Storage::account(self, address).map_err(state_err)?.map(info))
+    }
+
+    fn storage(&self, address: &Address, slot: &U256) -> Result<U256, StateError> {
+        Storage::storage(self, address, slot).map_err(state_err)
+    }
+
+    fn code(&self, hash: &B256) -> Result<Option<Bytecode>, StateError> {
+        Ok(self.bytecode(hash).map_err(state_err)?.map(|b| Bytecode::new_raw(b.into())))
+    }
+
+    fn block_hash(&self, number: u64) -> Result<Option<B256>, StateError> {
+        Storage::block_hash(self, number).map_err(state_err)
+    }
+
+    fn accounts(&self, addresses: &[Address]) -> Result<Vec<Option<AccountInfo>>, StateError> {
+        Ok(Storage::accounts(self, addresses)
+            .map_err(state_err)?
+            .into_iter()
+            .map(|r| r.map(info))
+            .collect())
+    }
+
+    fn slots(&self, keys: &[(Address, U256)]) -> Result<Vec<U256>, StateError> {
+        Storage::slots(self, keys).map_err(state_err)
     }
 }

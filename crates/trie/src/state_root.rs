@@ -12,6 +12,9 @@ use alloy_primitives::{keccak256, Address, B256, U256};
 use alloy_trie::{Nibbles, TrieAccount, EMPTY_ROOT_HASH};
 use rayon::prelude::*;
 
+/// A trie node as (keccak256, RLP).
+pub type EncodedNode = (B256, Vec<u8>);
+
 /// One account's change in a block.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AccountUpdate {
@@ -64,6 +67,9 @@ pub struct StateRootUpdate {
     /// Every account's storage root after the block, for the accounts updated (sorted by
     /// address).
     pub storage_roots: Vec<(Address, B256)>,
+    /// The nodes of the updated paths, as (keccak256, RLP), account trie and storage tries
+    /// together: what a node store adds so that the next block resolves from it.
+    pub nodes: Vec<EncodedNode>,
 }
 
 /// Applies `updates` to the state whose root is `parent_root`, resolving nodes from `src`, and
@@ -96,7 +102,7 @@ pub fn update_state_root<S: NodeSource + Sync>(
         current.push((key, account));
     }
     // Storage tries in parallel.
-    let storage_roots: Vec<B256> = updates
+    let storage: Vec<(B256, Vec<EncodedNode>)> = updates
         .par_iter()
         .zip(&current)
         .map(|(u, (_, account))| {
@@ -105,7 +111,7 @@ pub fn update_state_root<S: NodeSource + Sync>(
                 _ => EMPTY_ROOT_HASH,
             };
             if u.info.is_none() || u.storage.is_empty() {
-                return Ok(old);
+                return Ok((old, Vec::new()));
             }
             let mut trie = Trie::new(old);
             for (slot, value) in &u.storage {
@@ -117,9 +123,17 @@ pub fn update_state_root<S: NodeSource + Sync>(
                 };
                 r.map_err(|source| StateRootError::Storage { address: u.address, source })?;
             }
-            Ok(trie.root())
+            Ok(trie.root_with_nodes())
         })
         .collect::<Result<_, StateRootError>>()?;
+    let mut nodes = Vec::new();
+    let storage_roots: Vec<B256> = storage
+        .into_iter()
+        .map(|(root, n)| {
+            nodes.extend(n);
+            root
+        })
+        .collect();
     for ((u, (key, _)), storage_root) in updates.iter().zip(&current).zip(&storage_roots) {
         let r = match u.info {
             Some((nonce, balance, code_hash)) => {
@@ -133,7 +147,9 @@ pub fn update_state_root<S: NodeSource + Sync>(
     let mut storage_roots: Vec<(Address, B256)> =
         updates.iter().map(|u| u.address).zip(storage_roots).collect();
     storage_roots.sort_unstable();
-    Ok(StateRootUpdate { root: accounts.root(), storage_roots })
+    let (root, account_nodes) = accounts.root_with_nodes();
+    nodes.extend(account_nodes);
+    Ok(StateRootUpdate { root, storage_roots, nodes })
 }
 
 #[cfg(test)]

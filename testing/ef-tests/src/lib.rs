@@ -6,10 +6,12 @@
 //! `gigagas test-fixtures` prints them as a table or JSON.
 
 pub mod fixture;
-pub mod header;
+/// The header checks, now in `gigagas-primitives` (the node uses them too).
+pub use gigagas_primitives::header;
 mod runner;
 pub mod state;
 mod suite;
 
-pub use runner::{genesis_header, run_chain, run_test, AmsterdamRules, ChainBlock, RunOptions};
+pub use gigagas_primitives::header::genesis_header;
+pub use runner::{run_chain, run_test, AmsterdamRules, ChainBlock, RunOptions};
 pub use suite::{run_path, summarize, CaseResult, CaseStatus, FolderSummary, SkipList};

@@ -4,7 +4,7 @@
 
 use crate::{
     fixture::BlockchainTest,
-    header::{check_block_size, check_header},
+    header::{check_block_size, check_header, genesis_header},
     state::WorldState,
 };
 use alloy_consensus::{Block, Header, TxEnvelope};
@@ -230,48 +230,6 @@ pub struct ChainBlock {
     /// `Ok` when the block is valid: header checks, execution (sequential and parallel),
     /// receipts root, logs bloom, requests hash and state root all match.
     pub result: Result<(), String>,
-}
-
-/// The genesis header a geth-format genesis file describes, for a chain whose forks active at
-/// genesis are given by `chain`: `state_root` is the root of `alloc`.
-pub fn genesis_header(
-    genesis: &alloy_genesis::Genesis,
-    chain: &ChainSpec,
-    state_root: B256,
-) -> Header {
-    use alloy_consensus::constants::{EMPTY_OMMER_ROOT_HASH, EMPTY_ROOT_HASH};
-    use alloy_hardforks::EthereumHardforks as _;
-    let (number, timestamp) = (genesis.number.unwrap_or(0), genesis.timestamp);
-    let london = chain.eth.is_london_active_at_block(number);
-    let shanghai = chain.eth.is_shanghai_active_at_timestamp(timestamp);
-    let cancun = chain.eth.is_cancun_active_at_timestamp(timestamp);
-    let prague = chain.eth.is_prague_active_at_timestamp(timestamp);
-    Header {
-        parent_hash: genesis.parent_hash.unwrap_or_default(),
-        ommers_hash: EMPTY_OMMER_ROOT_HASH,
-        beneficiary: genesis.coinbase,
-        state_root,
-        transactions_root: EMPTY_ROOT_HASH,
-        receipts_root: EMPTY_ROOT_HASH,
-        withdrawals_root: shanghai.then_some(EMPTY_ROOT_HASH),
-        logs_bloom: Default::default(),
-        difficulty: genesis.difficulty,
-        number,
-        gas_limit: genesis.gas_limit,
-        gas_used: 0,
-        timestamp,
-        extra_data: genesis.extra_data.clone(),
-        mix_hash: genesis.mix_hash,
-        nonce: genesis.nonce.into(),
-        base_fee_per_gas: london.then(|| {
-            genesis.base_fee_per_gas.map_or(alloy_eips::eip1559::INITIAL_BASE_FEE, |f| f as u64)
-        }),
-        blob_gas_used: cancun.then(|| genesis.blob_gas_used.unwrap_or(0)),
-        excess_blob_gas: cancun.then(|| genesis.excess_blob_gas.unwrap_or(0)),
-        parent_beacon_block_root: cancun.then_some(B256::ZERO),
-        requests_hash: prague.then_some(alloy_eips::eip7685::EMPTY_REQUESTS_HASH),
-        ..Default::default()
-    }
 }
 
 /// Imports `chain_rlp` (RLP blocks back to back, like geth's `export`) on top of the geth-format

@@ -124,4 +124,5 @@ fn missing_data_folder_is_named() {
     assert!(stderr.contains("/nonexistent/mainnet") && stderr.contains("not found"), "{stderr}");
 }
 
+mod import;
 mod proofs_check;

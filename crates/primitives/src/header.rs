@@ -1,6 +1,7 @@
 //! The header and body checks a post-merge execution client makes before executing a block
 //! (what reth's `EthBeaconConsensus` checks against the parent and the body).
 
+use crate::ChainSpec;
 use alloy_consensus::{
     constants::EMPTY_OMMER_ROOT_HASH,
     proofs::{calculate_ommers_root, calculate_transaction_root, calculate_withdrawals_root},
@@ -11,7 +12,6 @@ use alloy_eips::{
     eip4844::DATA_GAS_PER_BLOB,
 };
 use alloy_hardforks::EthereumHardforks as _;
-use gigagas_primitives::ChainSpec;
 
 /// Gas limit bound divisor (Yellow Paper eq. 47): the limit moves by less than 1/1024 per block.
 const GAS_LIMIT_BOUND_DIVISOR: u64 = 1024;
@@ -160,6 +160,48 @@ pub fn check_header(
         }
     }
     Ok(())
+}
+
+/// The genesis header a geth-format genesis file describes, for a chain whose forks active at
+/// genesis are given by `chain`: `state_root` is the root of `alloc`.
+pub fn genesis_header(
+    genesis: &alloy_genesis::Genesis,
+    chain: &ChainSpec,
+    state_root: alloy_primitives::B256,
+) -> Header {
+    use alloy_consensus::constants::{EMPTY_OMMER_ROOT_HASH, EMPTY_ROOT_HASH};
+    use alloy_hardforks::EthereumHardforks as _;
+    let (number, timestamp) = (genesis.number.unwrap_or(0), genesis.timestamp);
+    let london = chain.eth.is_london_active_at_block(number);
+    let shanghai = chain.eth.is_shanghai_active_at_timestamp(timestamp);
+    let cancun = chain.eth.is_cancun_active_at_timestamp(timestamp);
+    let prague = chain.eth.is_prague_active_at_timestamp(timestamp);
+    Header {
+        parent_hash: genesis.parent_hash.unwrap_or_default(),
+        ommers_hash: EMPTY_OMMER_ROOT_HASH,
+        beneficiary: genesis.coinbase,
+        state_root,
+        transactions_root: EMPTY_ROOT_HASH,
+        receipts_root: EMPTY_ROOT_HASH,
+        withdrawals_root: shanghai.then_some(EMPTY_ROOT_HASH),
+        logs_bloom: Default::default(),
+        difficulty: genesis.difficulty,
+        number,
+        gas_limit: genesis.gas_limit,
+        gas_used: 0,
+        timestamp,
+        extra_data: genesis.extra_data.clone(),
+        mix_hash: genesis.mix_hash,
+        nonce: genesis.nonce.into(),
+        base_fee_per_gas: london.then(|| {
+            genesis.base_fee_per_gas.map_or(alloy_eips::eip1559::INITIAL_BASE_FEE, |f| f as u64)
+        }),
+        blob_gas_used: cancun.then(|| genesis.blob_gas_used.unwrap_or(0)),
+        excess_blob_gas: cancun.then(|| genesis.excess_blob_gas.unwrap_or(0)),
+        parent_beacon_block_root: cancun.then_some(alloy_primitives::B256::ZERO),
+        requests_hash: prague.then_some(alloy_eips::eip7685::EMPTY_REQUESTS_HASH),
+        ..Default::default()
+    }
 }
 
 #[cfg(test)]

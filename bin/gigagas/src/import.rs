@@ -1,0 +1,189 @@
+//! `gigagas init` and `gigagas import`: a datadir on RocksDB from a genesis file, then blocks
+//! from an RLP file, every block executed and its state root verified before it is committed.
+
+use clap::Args;
+use gigagas_stages::{import_blocks, init_genesis, ImportedBlock};
+use gigagas_storage::Storage;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+use std::{path::PathBuf, process::ExitCode, sync::Arc, time::Instant};
+
+/// Arguments of `gigagas init`.
+#[derive(Debug, Args)]
+pub(crate) struct InitArgs {
+    /// Geth-format genesis file (`config`, `alloc`, header fields).
+    #[arg(long)]
+    genesis: PathBuf,
+    /// Data directory (created when missing).
+    #[arg(long)]
+    datadir: PathBuf,
+}
+
+/// Arguments of `gigagas import`.
+#[derive(Debug, Args)]
+pub(crate) struct ImportArgs {
+    /// RLP file of blocks back to back (geth `export` format).
+    file: PathBuf,
+    /// Data directory initialized by `gigagas init`.
+    #[arg(long)]
+    datadir: PathBuf,
+    /// Print one JSON object (totals and one entry per block) instead of the summary.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `init`.
+pub(crate) fn init(args: InitArgs) -> Result<ExitCode, String> {
+    let json =
+        std::fs::read(&args.genesis).map_err(|e| format!("{}: {e}", args.genesis.display()))?;
+    let store = Storage::open(&args.datadir).map_err(|e| e.to_string())?;
+    let init = init_genesis(&store, &json).map_err(|e| e.to_string())?;
+    let verb = if init.already_initialized { "already initialized with" } else { "initialized:" };
+    println!(
+        "{} {verb} genesis {} (block {}, state root {}, {} accounts, {} slots)",
+        args.datadir.display(),
+        init.hash,
+        init.header.number,
+        init.header.state_root,
+        init.accounts,
+        init.slots
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Debug, Serialize)]
+struct BlockJson {
+    number: u64,
+    hash: String,
+    imported: bool,
+    transactions: usize,
+    gas_used: u64,
+    execution_ms: f64,
+    state_root_ms: f64,
+    commit_ms: f64,
+    cache_hits: u64,
+    cache_misses: u64,
+    accounts_changed: usize,
+    slots_changed: usize,
+}
+
+#[derive(Debug, Serialize)]
+struct ImportJson {
+    blocks_imported: usize,
+    blocks_skipped: usize,
+    gas: u64,
+    seconds: f64,
+    blocks_per_s: f64,
+    mgas_per_s: f64,
+    execution_s: f64,
+    state_root_s: f64,
+    commit_s: f64,
+    head: Option<u64>,
+    error: Option<String>,
+    blocks: Vec<BlockJson>,
+}
+
+/// Runs `import`: exit code 0 when every block imported, 1 when one failed (the blocks before it
+/// stay committed).
+pub(crate) fn import(args: ImportArgs) -> Result<ExitCode, String> {
+    let rlp = std::fs::read(&args.file).map_err(|e| format!("{}: {e}", args.file.display()))?;
+    let not_initialized = || {
+        format!(
+            "{}: datadir not initialized: run `gigagas init --genesis FILE --datadir DIR` first",
+            args.datadir.display()
+        )
+    };
+    if !args.datadir.is_dir() {
+        return Err(not_initialized());
+    }
+    let store = Arc::new(Storage::open(&args.datadir).map_err(|e| e.to_string())?);
+    if store.head().map_err(|e| e.to_string())?.is_none() {
+        return Err(not_initialized());
+    }
+    let bar = ProgressBar::new_spinner();
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {elapsed} {pos} blocks  {msg}")
+            .expect("static template"),
+    );
+    if args.json {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    let start = Instant::now();
+    let mut gas = 0u64;
+    let mut done = 0u64;
+    let result = import_blocks(&store, &rlp, &mut |b: &ImportedBlock| {
+        if b.imported {
+            gas += b.gas_used;
+            done += 1;
+        }
+        let secs = start.elapsed().as_secs_f64().max(1e-9);
+        bar.set_message(format!(
+            "block {}  {:.1} blocks/s  {:.1} Mgas/s",
+            b.number,
+            done as f64 / secs,
+            gas as f64 / secs / 1e6
+        ));
+        bar.inc(1);
+    });
+    bar.finish_and_clear();
+    let seconds = start.elapsed().as_secs_f64();
+    let (blocks, error) = match result {
+        Ok(blocks) => (blocks, None),
+        Err(e) => (Vec::new(), Some(e.to_string())),
+    };
+    let head = store.head().map_err(|e| e.to_string())?.map(|(n, _)| n);
+    let imported: Vec<&ImportedBlock> = blocks.iter().filter(|b| b.imported).collect();
+    let sum = |f: fn(&ImportedBlock) -> f64| imported.iter().map(|b| f(b)).fold(0.0, |a, x| a + x);
+    let report = ImportJson {
+        blocks_imported: if error.is_some() { done as usize } else { imported.len() },
+        blocks_skipped: blocks.len() - imported.len(),
+        gas,
+        seconds,
+        blocks_per_s: done as f64 / seconds,
+        mgas_per_s: gas as f64 / seconds / 1e6,
+        execution_s: sum(|b| b.execution.as_secs_f64()),
+        state_root_s: sum(|b| b.state_root.as_secs_f64()),
+        commit_s: sum(|b| b.commit.as_secs_f64()),
+        head,
+        error,
+        blocks: blocks
+            .iter()
+            .map(|b| BlockJson {
+                number: b.number,
+                hash: b.hash.to_string(),
+                imported: b.imported,
+                transactions: b.transactions,
+                gas_used: b.gas_used,
+                execution_ms: b.execution.as_secs_f64() * 1e3,
+                state_root_ms: b.state_root.as_secs_f64() * 1e3,
+                commit_ms: b.commit.as_secs_f64() * 1e3,
+                cache_hits: b.cache.hits,
+                cache_misses: b.cache.misses,
+                accounts_changed: b.accounts_changed,
+                slots_changed: b.slots_changed,
+            })
+            .collect(),
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?);
+    } else {
+        println!(
+            "imported {} blocks ({} already stored) in {:.3} s: {:.1} blocks/s, {:.2} Mgas/s; \
+             execution {:.3} s, state root {:.3} s, commit {:.3} s (state root and commit overlap \
+             the next block's execution); head {}",
+            report.blocks_imported,
+            report.blocks_skipped,
+            seconds,
+            report.blocks_per_s,
+            report.mgas_per_s,
+            report.execution_s,
+            report.state_root_s,
+            report.commit_s,
+            head.map_or_else(|| "-".into(), |h| h.to_string())
+        );
+        if let Some(e) = &report.error {
+            println!("error: {e}");
+        }
+    }
+    Ok(if report.error.is_none() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}

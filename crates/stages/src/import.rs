@@ -1,0 +1,377 @@
+//! `import`: RLP blocks on top of the stored head, executed, state-rooted and committed, with
+//! the state root and commit of block N overlapping the execution of block N + 1.
+
+use crate::{
+    genesis::stored_chain_spec,
+    overlay::{Overlay, PendingDiff},
+};
+use alloy_consensus::{Block, BlockBody, Header, TxEnvelope};
+use alloy_primitives::{Address, Bytes, B256, U256};
+use alloy_rlp::Decodable;
+use gigagas_executor::{
+    sequential::execute_sequential, validate_header, BlockOutcome, ExecutionError,
+};
+use gigagas_primitives::{
+    header::{check_block_size, check_header},
+    BlockInput, ChainSpec,
+};
+use gigagas_state::{CacheStats, PreState};
+use gigagas_storage::{AccountRecord, BlockCommit, Storage, StorageError, HEADERS};
+use gigagas_trie::{update_state_root, AccountUpdate, StateRootError};
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+/// Why an import (or `init`) stopped. Blocks before the failing one stay committed.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// The genesis file does not parse (or its state root cannot be built).
+    #[error("genesis: {0}")]
+    Genesis(String),
+    /// The datadir has no genesis.
+    #[error("datadir not initialized: run `gigagas init --genesis FILE --datadir DIR` first")]
+    NotInitialized,
+    /// `init` on a datadir that holds another chain.
+    #[error("the datadir holds another chain (head {head} {head_hash}), not the one of genesis {genesis}")]
+    OtherChain {
+        /// Stored head number.
+        head: u64,
+        /// Stored head hash.
+        head_hash: B256,
+        /// Hash of the genesis offered.
+        genesis: B256,
+    },
+    /// The store failed.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// The block file does not decode.
+    #[error("block file, block {index} (byte {offset}): {reason}")]
+    Decode {
+        /// Position of the block in the file (0-based).
+        index: usize,
+        /// Byte offset of the block.
+        offset: usize,
+        /// The decoder's message.
+        reason: String,
+    },
+    /// A block fails a header or body check, or does not extend the chain.
+    #[error("block {number}: {reason}")]
+    Invalid {
+        /// Block number.
+        number: u64,
+        /// What is wrong.
+        reason: String,
+    },
+    /// Execution failed or disagrees with the header (gas used, receipts root, logs bloom,
+    /// requests hash).
+    #[error(transparent)]
+    Execution(#[from] ExecutionError),
+    /// The state-root stage lacks a stored trie node.
+    #[error("block {number}: state-root stage: {source}")]
+    Trie {
+        /// Block number.
+        number: u64,
+        /// The trie's error.
+        source: StateRootError,
+    },
+    /// The computed state root differs from the header's.
+    #[error("block {number}: state root {found}, header has {expected}")]
+    StateRoot {
+        /// Block number.
+        number: u64,
+        /// The header's `stateRoot`.
+        expected: B256,
+        /// Ours.
+        found: B256,
+    },
+}
+
+/// One imported block, with stage timings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportedBlock {
+    /// Block number.
+    pub number: u64,
+    /// Block hash.
+    pub hash: B256,
+    /// Transactions.
+    pub transactions: usize,
+    /// Gas used (gas).
+    pub gas_used: u64,
+    /// `false` when the block was already stored (same hash) and skipped.
+    pub imported: bool,
+    /// Sender recovery, execution and header checks.
+    pub execution: Duration,
+    /// State-root stage (trie updates and hashing).
+    pub state_root: Duration,
+    /// The atomic write of the block.
+    pub commit: Duration,
+    /// Reads answered by the block's shared state cache vs by the store.
+    pub cache: CacheStats,
+    /// Accounts and slots the block changed.
+    pub accounts_changed: usize,
+    /// Slots changed.
+    pub slots_changed: usize,
+}
+
+/// A block executed and checked, not yet state-rooted nor committed.
+struct Executed {
+    block: ImportedBlock,
+    parent_root: B256,
+    header: Header,
+    diff: Arc<PendingDiff>,
+    updates: Vec<AccountUpdate>,
+    records: Vec<(Address, Option<AccountRecord>)>,
+    storage: Vec<(Address, U256, U256)>,
+    wiped: Vec<Address>,
+    codes: Vec<(B256, Bytes)>,
+    header_rlp: Vec<u8>,
+    body_rlp: Vec<u8>,
+    receipts_rlp: Vec<u8>,
+    bal_rlp: Vec<u8>,
+}
+
+/// The block's changes as state-trie updates: changed accounts with their changed slots (and
+/// whether their stored storage is wiped first), and deleted accounts.
+pub fn account_updates(outcome: &BlockOutcome) -> Vec<AccountUpdate> {
+    let mut updates: Vec<AccountUpdate> = outcome
+        .post_state
+        .0
+        .iter()
+        .map(|(address, post)| AccountUpdate {
+            address: *address,
+            info: Some((post.nonce, post.balance, post.code_hash)),
+            wiped: outcome.wiped.binary_search(address).is_ok(),
+            storage: post.storage.clone(),
+        })
+        .collect();
+    updates.extend(outcome.deleted.iter().map(|address| AccountUpdate {
+        address: *address,
+        info: None,
+        wiped: true,
+        storage: Vec::new(),
+    }));
+    updates.sort_by_key(|u| u.address);
+    updates
+}
+
+/// Imports the RLP blocks of `blocks_rlp` (back to back, as geth's `export` writes them) on top
+/// of the head of `store`, which `init` must have initialized. Blocks already stored with the
+/// same hash are skipped. `on_block` is called after each block is committed.
+///
+/// Each block: parent linkage and header checks against the parent (gas limit, base fee, blob
+/// gas, timestamps, roots of the body), EIP-7934 size; sender recovery; execution by the
+/// sequential reference against the stored state (read through the block's shared cache) with
+/// its BAL built; `gasUsed`, `receiptsRoot`, `logsBloom`, `requestsHash` against the header;
+/// state root from the stored trie nodes against `stateRoot`; one atomic commit of header,
+/// body, receipts, BAL, flat state and new trie nodes. The state root and commit of a block run
+/// while the next block executes.
+///
+/// # Errors
+/// The first [`ImportError`]; the blocks before it stay committed.
+pub fn import_blocks(
+    store: &Arc<Storage>,
+    blocks_rlp: &[u8],
+    on_block: &mut dyn FnMut(&ImportedBlock),
+) -> Result<Vec<ImportedBlock>, ImportError> {
+    let chain = stored_chain_spec(store)?;
+    let (mut head_number, _) = store.head()?.ok_or(ImportError::NotInitialized)?;
+    let mut head_header = stored_header(store, head_number)?;
+    let mut pending: Option<Executed> = None;
+    let mut out = Vec::new();
+    let mut buf = blocks_rlp;
+    let mut index = 0;
+    while !buf.is_empty() {
+        let offset = blocks_rlp.len() - buf.len();
+        let start = buf;
+        let block = Block::<TxEnvelope>::decode(&mut buf).map_err(|e| ImportError::Decode {
+            index,
+            offset,
+            reason: e.to_string(),
+        })?;
+        let rlp_len = start.len() - buf.len();
+        index += 1;
+        let number = block.header.number;
+        if number <= head_number && pending.is_none() {
+            // Already stored: skipped when it is the same block.
+            let hash = block.header.hash_slow();
+            if store.block_hash(number)? != Some(hash) {
+                return Err(ImportError::Invalid {
+                    number,
+                    reason: format!(
+                        "a different block {number} is already stored (no reorgs on import)"
+                    ),
+                });
+            }
+            let skipped = ImportedBlock {
+                number,
+                hash,
+                transactions: block.body.transactions.len(),
+                gas_used: block.header.gas_used,
+                imported: false,
+                execution: Duration::ZERO,
+                state_root: Duration::ZERO,
+                commit: Duration::ZERO,
+                cache: CacheStats::default(),
+                accounts_changed: 0,
+                slots_changed: 0,
+            };
+            on_block(&skipped);
+            out.push(skipped);
+            continue;
+        }
+        let parent = pending.as_ref().map_or(&head_header, |p| &p.header).clone();
+        let diff = pending.as_ref().map(|p| p.diff.clone());
+        let previous = pending.take();
+        let (executed, committed) = rayon::join(
+            || execute(&chain, store, &parent, diff, block, rlp_len),
+            || previous.map(|p| finish(store, p)).transpose(),
+        );
+        if let Some(done) = committed? {
+            head_number = done.number;
+            on_block(&done);
+            out.push(done);
+        }
+        let executed = executed?;
+        head_header = parent;
+        pending = Some(executed);
+    }
+    if let Some(p) = pending {
+        let done = finish(store, p)?;
+        on_block(&done);
+        out.push(done);
+    }
+    Ok(out)
+}
+
+fn stored_header(store: &Storage, number: u64) -> Result<Header, ImportError> {
+    let rlp = store.block_entry(HEADERS, number)?.ok_or(ImportError::NotInitialized)?;
+    Header::decode(&mut &rlp[..]).map_err(|e| {
+        ImportError::Storage(StorageError::Corrupt {
+            table: HEADERS,
+            key: number.to_string(),
+            reason: e.to_string(),
+        })
+    })
+}
+
+/// The execution stage of one block on top of `parent` (committed, or pending with `diff`).
+fn execute(
+    chain: &ChainSpec,
+    store: &Arc<Storage>,
+    parent: &Header,
+    diff: Option<Arc<PendingDiff>>,
+    block: Block<TxEnvelope>,
+    rlp_len: usize,
+) -> Result<Executed, ImportError> {
+    let start = Instant::now();
+    let number = block.header.number;
+    let invalid = |reason: String| ImportError::Invalid { number, reason };
+    let parent_hash = parent.hash_slow();
+    if block.header.parent_hash != parent_hash || number != parent.number + 1 {
+        return Err(invalid(format!(
+            "does not extend the head {} {parent_hash} (parent hash {})",
+            parent.number, block.header.parent_hash
+        )));
+    }
+    check_header(chain, parent, &block.header, &block.body).map_err(invalid)?;
+    check_block_size(chain, &block.header, rlp_len).map_err(invalid)?;
+    let header_rlp = alloy_rlp::encode(&block.header);
+    let body_rlp = alloy_rlp::encode(&block.body);
+    let hash = block.header.hash_slow();
+    let Block { header, body: BlockBody { transactions, ommers, withdrawals } } = block;
+    let input =
+        BlockInput { hash, header, transactions, claimed_senders: Vec::new(), withdrawals, ommers };
+    let senders = input.par_recover(chain).map_err(ExecutionError::from)?;
+    let pre_state = PreState::backed(Arc::new(Overlay { store: store.clone(), diff }));
+    let outcome = execute_sequential(chain, &input, &senders, &pre_state)?;
+    let bal = outcome.bal.clone().unwrap_or_default();
+    validate_header(chain, &input, &outcome, &bal)?;
+
+    let updates = account_updates(&outcome);
+    let mut diff = PendingDiff { number, hash, ..Default::default() };
+    let mut records = Vec::with_capacity(updates.len());
+    let mut storage = Vec::new();
+    let mut wiped = Vec::new();
+    for u in &updates {
+        let record =
+            u.info.map(|(nonce, balance, code_hash)| AccountRecord { nonce, balance, code_hash });
+        records.push((u.address, record));
+        diff.accounts.insert(u.address, u.info);
+        if u.wiped {
+            wiped.push(u.address);
+            diff.cleared.insert(u.address);
+        }
+        for (slot, value) in &u.storage {
+            storage.push((u.address, *slot, *value));
+            diff.storage.insert((u.address, *slot), *value);
+        }
+    }
+    let codes: Vec<(B256, Bytes)> = bal
+        .iter()
+        .flat_map(|a| a.code_changes.iter())
+        .filter(|c| !c.new_code().is_empty())
+        .map(|c| (alloy_primitives::keccak256(c.new_code()), c.new_code().clone()))
+        .collect();
+    diff.codes.extend(codes.iter().cloned());
+    let imported = ImportedBlock {
+        number,
+        hash,
+        transactions: input.transactions.len(),
+        gas_used: outcome.gas_used,
+        imported: true,
+        execution: start.elapsed(),
+        state_root: Duration::ZERO,
+        commit: Duration::ZERO,
+        cache: pre_state.cache_stats(),
+        accounts_changed: updates.len(),
+        slots_changed: storage.len(),
+    };
+    Ok(Executed {
+        block: imported,
+        parent_root: parent.state_root,
+        header: input.header,
+        diff: Arc::new(diff),
+        updates,
+        records,
+        storage,
+        wiped,
+        codes,
+        header_rlp,
+        body_rlp,
+        receipts_rlp: alloy_rlp::encode(&outcome.receipts),
+        bal_rlp: alloy_rlp::encode(&bal),
+    })
+}
+
+/// The state-root stage and the commit of an executed block (its parent committed).
+fn finish(store: &Arc<Storage>, e: Executed) -> Result<ImportedBlock, ImportError> {
+    let number = e.block.number;
+    let start = Instant::now();
+    let root = update_state_root(e.parent_root, &e.updates, &**store)
+        .map_err(|source| ImportError::Trie { number, source })?;
+    let state_root = start.elapsed();
+    if root.root != e.header.state_root {
+        return Err(ImportError::StateRoot {
+            number,
+            expected: e.header.state_root,
+            found: root.root,
+        });
+    }
+    let start = Instant::now();
+    let codes: Vec<(B256, &[u8])> = e.codes.iter().map(|(h, c)| (*h, &c[..])).collect();
+    store.commit_block(&BlockCommit {
+        number,
+        hash: e.block.hash,
+        header: &e.header_rlp,
+        body: &e.body_rlp,
+        receipts: &e.receipts_rlp,
+        bal: Some(&e.bal_rlp),
+        wiped: &e.wiped,
+        accounts: &e.records,
+        storage: &e.storage,
+        codes: &codes,
+        trie_nodes: &root.nodes,
+    })?;
+    Ok(ImportedBlock { state_root, commit: start.elapsed(), ..e.block })
+}

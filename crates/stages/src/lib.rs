@@ -1,0 +1,20 @@
+//! gigagas stages: what turns blocks into a stored chain.
+//!
+//! - [`genesis`]: `init` — a geth-format genesis file becomes block 0 of a [`Storage`]: flat
+//!   state, trie nodes of the genesis state root, header, and the genesis file itself (the chain
+//!   specification of the datadir).
+//! - [`import`]: blocks on top of the stored head, each through the execution stage (the
+//!   sequential reference over the stored state, read through a shared cache; header checks;
+//!   `gasUsed`, receipts root, logs bloom, requests hash) and the state-root stage (the block's
+//!   diff applied to the stored trie nodes, storage tries in parallel), then committed
+//!   atomically. The state root of block N and the commit overlap with the execution of block
+//!   N + 1, which reads N's changes from an in-memory overlay until N is committed.
+//!
+//! [`Storage`]: gigagas_storage::Storage
+
+pub mod genesis;
+pub mod import;
+mod overlay;
+
+pub use genesis::{init_genesis, stored_chain_spec, GenesisInit};
+pub use import::{import_blocks, ImportError, ImportedBlock};

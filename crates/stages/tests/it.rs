@@ -1,0 +1,72 @@
+//! `init` + `import` of the execution-apis chain (54 blocks from genesis through Osaka/BPO2) on
+//! RocksDB: every block's header checks, execution results and state root verified; re-import
+//! skips; a block with a wrong state root stops the import with the blocks before it kept.
+
+use alloy_consensus::{Block, TxEnvelope};
+use alloy_rlp::Decodable;
+use gigagas_stages::{import::ImportError, import_blocks, init_genesis};
+use gigagas_storage::Storage;
+use std::{path::PathBuf, sync::Arc};
+
+fn suite() -> PathBuf {
+    let dir =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/execution-apis/tests");
+    assert!(
+        dir.is_dir(),
+        "../shared/data/execution-apis is missing ({}): these tests need the shared data beside the project",
+        dir.display()
+    );
+    dir
+}
+
+fn blocks(rlp: &[u8]) -> Vec<Block<TxEnvelope>> {
+    let mut buf = rlp;
+    let mut out = Vec::new();
+    while !buf.is_empty() {
+        out.push(Block::<TxEnvelope>::decode(&mut buf).unwrap());
+    }
+    out
+}
+
+#[test]
+fn execution_apis_chain_imports_with_every_state_root_verified() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(Storage::open(dir.path()).unwrap());
+    let genesis = std::fs::read(suite().join("genesis.json")).unwrap();
+    let init = init_genesis(&store, &genesis).unwrap();
+    assert!(!init.already_initialized);
+    assert_eq!(store.head().unwrap(), Some((0, init.hash)));
+    assert!(init_genesis(&store, &genesis).unwrap().already_initialized);
+
+    let rlp = std::fs::read(suite().join("chain.rlp")).unwrap();
+    let expected = blocks(&rlp);
+    let mut seen = 0;
+    let imported = import_blocks(&store, &rlp, &mut |_| seen += 1).unwrap();
+    assert_eq!(imported.len(), expected.len());
+    assert_eq!(seen, expected.len());
+    let last = expected.last().unwrap();
+    assert_eq!(store.head().unwrap(), Some((last.header.number, last.header.hash_slow())));
+    assert!(imported.iter().all(|b| b.imported));
+    assert!(imported.iter().any(|b| b.transactions > 0 && b.cache.misses > 0));
+
+    // Again: every block is already there.
+    let again = import_blocks(&store, &rlp, &mut |_| {}).unwrap();
+    assert!(again.iter().all(|b| !b.imported));
+}
+
+#[test]
+fn wrong_state_root_stops_the_import_at_that_block() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(Storage::open(dir.path()).unwrap());
+    init_genesis(&store, &std::fs::read(suite().join("genesis.json")).unwrap()).unwrap();
+    let mut chain = blocks(&std::fs::read(suite().join("chain.rlp")).unwrap());
+    chain.truncate(4);
+    chain[3].header.state_root = alloy_primitives::B256::repeat_byte(0x11);
+    let rlp: Vec<u8> = chain.iter().flat_map(alloy_rlp::encode).collect();
+    let err = import_blocks(&store, &rlp, &mut |_| {}).unwrap_err();
+    match err {
+        ImportError::StateRoot { number, .. } => assert_eq!(number, chain[3].header.number),
+        other => panic!("expected a state-root error, got {other}"),
+    }
+    assert_eq!(store.head().unwrap().map(|h| h.0), Some(chain[2].header.number));
+}
