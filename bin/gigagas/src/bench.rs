@@ -28,37 +28,57 @@ pub(crate) struct BenchArgs {
     /// Folder of mainnet blocks: blocks/<number>/{block,pre_state}.json, bytecodes.json.gz,
     /// block_hashes.json.
     #[arg(long, default_value = "../shared/data/mainnet")]
-    data: PathBuf,
+    pub(crate) data: PathBuf,
     /// Worker thread counts, comma-separated [default: the machine's cores].
     #[arg(long, value_delimiter = ',')]
-    threads: Vec<usize>,
+    pub(crate) threads: Vec<usize>,
     /// Claim order: ols, gas-limit, gas-used or all.
     #[arg(long, default_value = "all")]
-    scheduler: String,
+    pub(crate) scheduler: String,
     /// Blocks per megablock, comma-separated numbers or `all`.
     #[arg(long, value_delimiter = ',', default_value = "1,all")]
-    batch: Vec<String>,
+    pub(crate) batch: Vec<String>,
     /// Timed repetitions of every run; medians are reported.
     #[arg(long, default_value_t = 5)]
-    repeat: usize,
+    pub(crate) repeat: usize,
     /// Put sender recovery inside every measured region.
     #[arg(long)]
-    include_recovery: bool,
+    pub(crate) include_recovery: bool,
     /// Project 1–32 threads from measured per-transaction latencies.
     #[arg(long)]
-    project: bool,
+    pub(crate) project: bool,
     /// Write each block's BAL (built by the sequential reference) to DIR/<number>.json.
     #[arg(long, value_name = "DIR")]
-    dump_bal: Option<PathBuf>,
+    pub(crate) dump_bal: Option<PathBuf>,
     /// Execute with the BALs in DIR/<number>.json instead of the built ones.
     #[arg(long, value_name = "DIR")]
-    bal: Option<PathBuf>,
+    pub(crate) bal: Option<PathBuf>,
     /// Only these block numbers, comma-separated.
     #[arg(long, value_delimiter = ',')]
-    blocks: Vec<u64>,
+    pub(crate) blocks: Vec<u64>,
     /// Print one JSON object instead of tables.
     #[arg(long)]
-    json: bool,
+    pub(crate) json: bool,
+    /// Where the pre-state lives: `memory` (loaded from the data folder) or `rocksdb` (each
+    /// block's pre-state in a RocksDB under --db, loaded once; runs compare each I/O design
+    /// with the in-memory run of the same blocks).
+    #[arg(long, default_value = "memory", value_parser = ["memory", "rocksdb"])]
+    pub(crate) state: String,
+    /// With `--state rocksdb`: BAL-hinted I/O designs, comma-separated: `full` (pre-block values
+    /// of every read travel with the block: no reads during execution), `batch` (every key the
+    /// BAL names fetched by multi-get before execution), `parallel` (workers read on demand
+    /// through the shared cache), `prewarm` (as parallel, plus one thread fetching the BAL's keys
+    /// block by block while the workers run).
+    #[arg(long, value_delimiter = ',', default_value = "full,batch,parallel,prewarm")]
+    pub(crate) io: Vec<String>,
+    /// With `--state rocksdb`: also run cold (OS page cache dropped with `sync; echo 3 >
+    /// /proc/sys/vm/drop_caches`, RocksDB reopened with an empty block cache, before every
+    /// timed run); needs root.
+    #[arg(long)]
+    pub(crate) cold: bool,
+    /// With `--state rocksdb`: folder of the per-block databases [default: target/bench-db].
+    #[arg(long)]
+    pub(crate) db: Option<PathBuf>,
 }
 
 /// A failure that stops the bench before any block was judged.
@@ -72,12 +92,12 @@ pub(crate) enum BenchError {
     Args(String),
 }
 
-fn median(mut xs: Vec<Duration>) -> Duration {
+pub(crate) fn median(mut xs: Vec<Duration>) -> Duration {
     xs.sort_unstable();
     xs.get(xs.len() / 2).copied().unwrap_or_default()
 }
 
-fn bar(len: u64, msg: &'static str) -> ProgressBar {
+pub(crate) fn bar(len: u64, msg: &'static str) -> ProgressBar {
     let pb = ProgressBar::new(len);
     pb.set_style(
         ProgressStyle::with_template("{msg:>10} [{bar:40}] {pos}/{len} {elapsed}")
@@ -88,12 +108,12 @@ fn bar(len: u64, msg: &'static str) -> ProgressBar {
     pb
 }
 
-fn pool(threads: usize) -> rayon::ThreadPool {
+pub(crate) fn pool(threads: usize) -> rayon::ThreadPool {
     rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("build thread pool")
 }
 
 /// Recovers all senders on `pool`.
-fn recover_all(
+pub(crate) fn recover_all(
     pool: &rayon::ThreadPool,
     chain: &ChainSpec,
     data: &[MainnetBlock],
@@ -104,6 +124,9 @@ fn recover_all(
 }
 
 pub(crate) fn run(args: BenchArgs) -> Result<ExitCode, BenchError> {
+    if args.state == "rocksdb" {
+        return crate::bench_io::run(args);
+    }
     let chain = ChainSpec::mainnet();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let threads = if args.threads.is_empty() { vec![cores] } else { args.threads.clone() };

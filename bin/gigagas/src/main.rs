@@ -6,6 +6,7 @@
 //! network simulation and hardware sizing commands arrive with their issues.
 
 mod bench;
+mod bench_io;
 mod import;
 mod proofs_check;
 mod report;

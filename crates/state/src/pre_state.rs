@@ -62,6 +62,13 @@ pub trait StateSource: Send + Sync + fmt::Debug {
     fn accounts(&self, addresses: &[Address]) -> Result<Vec<Option<AccountInfo>>, StateError> {
         addresses.iter().map(|a| self.account(a)).collect()
     }
+    /// Many codes at once (a database's multi-get); by default one by one.
+    ///
+    /// # Errors
+    /// As [`StateSource::code`].
+    fn codes(&self, hashes: &[B256]) -> Result<Vec<Option<Bytecode>>, StateError> {
+        hashes.iter().map(|h| self.code(h)).collect()
+    }
     /// Many slots at once (a database's multi-get); by default one by one.
     ///
     /// # Errors
@@ -140,6 +147,20 @@ impl PreState {
         Self { backing: Some(Arc::new(backing)), ..Self::default() }
     }
 
+    /// The same state with `BLOCKHASH` answered from `block_hashes` first (number → hash).
+    pub fn with_block_hashes(mut self, block_hashes: Arc<BTreeMap<u64, B256>>) -> Self {
+        self.block_hashes = block_hashes;
+        self
+    }
+
+    /// The accounts held in memory with their slots (for copying an in-memory state into a
+    /// database).
+    pub fn held_accounts(
+        &self,
+    ) -> impl Iterator<Item = (&Address, &AccountInfo, &HashMap<U256, U256>)> {
+        self.accounts.iter().map(|(a, p)| (a, &p.info, &p.storage))
+    }
+
     /// Whether reads go through to a [`StateSource`].
     pub fn is_backed(&self) -> bool {
         self.backing.is_some()
@@ -153,9 +174,9 @@ impl PreState {
         })
     }
 
-    /// Fetches `addresses` and `slots` from the source in two batched reads and keeps them in
-    /// the cache (the BAL-hinted "batch" I/O: every key the block's BAL names, before
-    /// execution starts). Keys already cached are skipped. No-op for an in-memory state.
+    /// Fetches `addresses`, their code and `slots` from the source in three batched reads and
+    /// keeps them in the cache (the BAL-hinted "batch" I/O: every key the block's BAL names,
+    /// before execution starts). Keys already cached are skipped. No-op for an in-memory state.
     ///
     /// # Errors
     /// [`StateError::Source`] when a read fails.
@@ -167,15 +188,34 @@ impl PreState {
         let Some(b) = &self.backing else { return Ok(()) };
         let addresses: Vec<Address> =
             addresses.iter().filter(|a| !b.accounts.contains_key(*a)).copied().collect();
+        let mut code_hashes = Vec::new();
         for (address, info) in addresses.iter().zip(b.source.accounts(&addresses)?) {
+            if let Some(i) = &info {
+                if i.code_hash != revm::primitives::KECCAK_EMPTY
+                    && !self.contracts.contains_key(&i.code_hash)
+                    && !b.codes.contains_key(&i.code_hash)
+                {
+                    code_hashes.push(i.code_hash);
+                }
+            }
             b.accounts.insert(*address, info);
+        }
+        code_hashes.sort_unstable();
+        code_hashes.dedup();
+        for (hash, code) in code_hashes.iter().zip(b.source.codes(&code_hashes)?) {
+            if let Some(code) = code {
+                b.codes.insert(*hash, code);
+            }
         }
         let slots: Vec<(Address, U256)> =
             slots.iter().filter(|k| !b.storage.contains_key(*k)).copied().collect();
         for (key, value) in slots.iter().zip(b.source.slots(&slots)?) {
             b.storage.insert(*key, value);
         }
-        b.misses.fetch_add((addresses.len() + slots.len()) as u64, Ordering::Relaxed);
+        b.misses.fetch_add(
+            (addresses.len() + code_hashes.len() + slots.len()) as u64,
+            Ordering::Relaxed,
+        );
         Ok(())
     }
 
@@ -185,8 +225,12 @@ impl PreState {
         &self,
         accounts: &[(Address, Option<AccountInfo>)],
         slots: &[((Address, U256), U256)],
+        codes: &[(B256, Bytecode)],
     ) {
         let Some(b) = &self.backing else { return };
+        for (hash, code) in codes {
+            b.codes.insert(*hash, code.clone());
+        }
         for (address, info) in accounts {
             b.accounts.insert(*address, info.clone());
         }

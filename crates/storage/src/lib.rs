@@ -285,6 +285,30 @@ impl Storage {
         self.get(BYTECODES, hash.as_slice())
     }
 
+    /// Writes flat state outside any block, in one batch (loading a snapshot, e.g. a benchmark's
+    /// pre-state): accounts, non-zero slots and code.
+    ///
+    /// # Errors
+    /// [`StorageError::Db`].
+    pub fn write_state(
+        &self,
+        accounts: &[(Address, AccountRecord)],
+        storage: &[(Address, U256, U256)],
+        codes: &[(B256, &[u8])],
+    ) -> Result<(), StorageError> {
+        let mut batch = WriteBatch::default();
+        for (address, record) in accounts {
+            batch.put_cf(self.cf(ACCOUNTS), address, record.encode());
+        }
+        for (address, slot, value) in storage.iter().filter(|(_, _, v)| !v.is_zero()) {
+            batch.put_cf(self.cf(STORAGE), storage_key(address, slot), value.to_be_bytes::<32>());
+        }
+        for (hash, code) in codes {
+            batch.put_cf(self.cf(BYTECODES), hash, code);
+        }
+        self.db.write(batch).map_err(self.db_err("write state"))
+    }
+
     /// Writes a META entry (e.g. the datadir's genesis file) outside any block.
     ///
     /// # Errors
@@ -443,5 +467,17 @@ impl StateSource for Storage {
 
     fn slots(&self, keys: &[(Address, U256)]) -> Result<Vec<U256>, StateError> {
         Storage::slots(self, keys).map_err(state_err)
+    }
+
+    fn codes(&self, hashes: &[B256]) -> Result<Vec<Option<Bytecode>>, StateError> {
+        let cf = self.cf(BYTECODES);
+        self.db
+            .multi_get_cf(hashes.iter().map(|h| (cf, h.as_slice())))
+            .into_iter()
+            .map(|r| {
+                r.map(|code| code.map(|c| Bytecode::new_raw(c.into())))
+                    .map_err(|e| StateError::Source(e.to_string()))
+            })
+            .collect()
     }
 }

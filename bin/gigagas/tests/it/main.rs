@@ -126,3 +126,39 @@ fn missing_data_folder_is_named() {
 
 mod import;
 mod proofs_check;
+
+/// `--state rocksdb`: each I/O design validates the blocks; `full` reads nothing from the
+/// database during the run, `batch` and `parallel` do; BAL sizes are ordered full > batch >
+/// parallel.
+#[test]
+fn rocksdb_state_with_each_io_design() {
+    let db = tempfile::tempdir().unwrap();
+    let out = bench(&[
+        "--state",
+        "rocksdb",
+        "--io",
+        "full,batch,parallel,prewarm",
+        "--db",
+        db.path().to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report = json(&out);
+    assert_eq!(report["blocks_validated"], 2);
+    assert_eq!(report["failures"].as_array().unwrap().len(), 0);
+    for run in report["runs"].as_array().unwrap() {
+        let reads = run["db_reads"].as_u64().unwrap();
+        match run["io"].as_str().unwrap() {
+            "full" => assert_eq!(reads, 0, "{run}"),
+            _ => assert!(reads > 0, "{run}"),
+        }
+    }
+    for s in report["bal_sizes"].as_array().unwrap() {
+        let (f, b, p) = (
+            s["full"].as_u64().unwrap(),
+            s["batch"].as_u64().unwrap(),
+            s["parallel"].as_u64().unwrap(),
+        );
+        assert!(f > b && b >= p, "{s}");
+    }
+}
