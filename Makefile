@@ -6,7 +6,7 @@ DATA ?= $(SHARED)/data/mainnet
 GIGAGAS := target/release/gigagas
 BENCH_ARGS ?= --threads 1,2 --scheduler all --batch 1,all --repeat 11 --project
 
-.PHONY: help deps build run test test-fixtures bench lint fmt
+.PHONY: help deps build run test test-fixtures import proofs-check bench-io bench lint fmt
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  make %-16s %s\n", $$1, $$2}'
@@ -30,6 +30,17 @@ test-fixtures: build ## Conformance suites through the pipeline (ethereum/tests,
 	$(GIGAGAS) test-fixtures $(SHARED)/data/ethereum-tests/BlockchainTests
 	$(GIGAGAS) test-fixtures $(SHARED)/data/execution-apis/tests
 	$(GIGAGAS) test-fixtures $(SHARED)/data/eest-amsterdam
+
+import: build ## init + import the execution-apis chain into target/datadir (header checks, execution, every state root verified)
+	rm -rf target/datadir
+	$(GIGAGAS) init --genesis $(SHARED)/data/execution-apis/tests/genesis.json --datadir target/datadir
+	$(GIGAGAS) import $(SHARED)/data/execution-apis/tests/chain.rlp --datadir target/datadir
+
+proofs-check: build ## State roots of the mainnet-proofs blocks from their eth_getProof data
+	$(GIGAGAS) proofs-check $(SHARED)/data/mainnet-proofs
+
+bench-io: build ## BAL-hinted I/O on RocksDB (full, batch, parallel, prewarm; warm and cold) and BAL sizes
+	$(GIGAGAS) bench --data $(DATA) --state rocksdb --threads 1,2 --batch 1,all --repeat 5 --cold
 
 bench: build ## Benchmarks recorded in docs/benchmarks.md: the bench command (JSON) and criterion
 	$(GIGAGAS) bench --data $(DATA) $(BENCH_ARGS) --json > target/bench.json
