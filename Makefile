@@ -6,7 +6,7 @@ DATA ?= $(SHARED)/data/mainnet
 GIGAGAS := target/release/gigagas
 BENCH_ARGS ?= --threads 1,2 --scheduler all --batch 1,all --repeat 11 --project
 
-.PHONY: help deps build run test test-fixtures import proofs-check bench-io bench lint fmt
+.PHONY: help deps build run test test-fixtures import proofs-check bench-io worst-io bench lint fmt
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  make %-16s %s\n", $$1, $$2}'
@@ -41,6 +41,9 @@ proofs-check: build ## State roots of the mainnet-proofs blocks from their eth_g
 
 bench-io: build ## BAL-hinted I/O on RocksDB (full, batch, parallel, prewarm; warm and cold) and BAL sizes
 	$(GIGAGAS) bench --data $(DATA) --state rocksdb --threads 1,2 --batch 1,all --repeat 5 --cold
+
+worst-io: build ## Worst-case I/O: random SLOADs over a 10M-slot RocksDB, 64M and 640M gas blocks, batch vs parallel, warm and cold
+	$(GIGAGAS) worst-io --slots 10000000 --gas 64000000,640000000 --threads 1,2 --repeat 3 --cold
 
 bench: build ## Benchmarks recorded in docs/benchmarks.md: the bench command (JSON) and criterion
 	$(GIGAGAS) bench --data $(DATA) $(BENCH_ARGS) --json > target/bench.json

@@ -26,12 +26,12 @@ use std::{
 };
 
 /// Keys and pre-block values a block's BAL names.
-struct BlockKeys {
-    accounts: Vec<Address>,
-    slots: Vec<(Address, U256)>,
+pub(crate) struct BlockKeys {
+    pub(crate) accounts: Vec<Address>,
+    pub(crate) slots: Vec<(Address, U256)>,
 }
 
-fn keys(bal: &[AccountChanges]) -> BlockKeys {
+pub(crate) fn keys(bal: &[AccountChanges]) -> BlockKeys {
     let accounts = bal.iter().map(|a| a.address).collect();
     let slots = bal
         .iter()
@@ -48,21 +48,21 @@ fn keys(bal: &[AccountChanges]) -> BlockKeys {
 
 /// RLP size (bytes) of a block's BAL in each design.
 #[derive(Debug, Clone, Copy, Serialize)]
-struct BalSizes {
+pub(crate) struct BalSizes {
     number: u64,
     /// Writes and read keys, pre-block values of every account and slot listed.
-    full: usize,
+    pub(crate) full: usize,
     /// EIP-7928 as specified: writes and read keys.
-    batch: usize,
+    pub(crate) batch: usize,
     /// Writes only (no storage reads, no read-only accounts).
-    parallel: usize,
+    pub(crate) parallel: usize,
 }
 
 fn list_len(payload: usize) -> usize {
     alloy_rlp::length_of_length(payload) + payload
 }
 
-fn bal_sizes(number: u64, bal: &Vec<AccountChanges>, pre: &PreState) -> BalSizes {
+pub(crate) fn bal_sizes(number: u64, bal: &Vec<AccountChanges>, pre: &PreState) -> BalSizes {
     let batch = alloy_rlp::encode(bal).len();
     let writes_only: Vec<AccountChanges> = bal
         .iter()
@@ -147,7 +147,7 @@ fn open_all(paths: &[PathBuf]) -> Result<Vec<Arc<Storage>>, String> {
 }
 
 /// Drops the OS page cache (root only).
-fn drop_page_cache() -> Result<(), String> {
+pub(crate) fn drop_page_cache() -> Result<(), String> {
     let status = std::process::Command::new("sh")
         .args(["-c", "sync && echo 3 > /proc/sys/vm/drop_caches"])
         .status()

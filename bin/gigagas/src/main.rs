@@ -11,6 +11,7 @@ mod import;
 mod proofs_check;
 mod report;
 mod test_fixtures;
+mod worst_io;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -44,6 +45,10 @@ enum Command {
     /// root from the stored trie nodes, one atomic commit per block; progress with blocks/s and
     /// Mgas/s. Exit code 1 when a block is invalid (those before it stay).
     Import(import::ImportArgs),
+    /// Worst-case I/O: 16M-gas transactions of SLOADs at random keys over a RocksDB of millions
+    /// of slots; blocks of 64M and 640M gas with batch and parallel BAL-hinted I/O, warm and
+    /// cold; BAL size per design.
+    WorstIo(worst_io::WorstIoArgs),
 }
 
 fn main() -> ExitCode {
@@ -61,6 +66,7 @@ fn main() -> ExitCode {
         Command::ProofsCheck(args) => proofs_check::run(args),
         Command::Init(args) => import::init(args),
         Command::Import(args) => import::import(args),
+        Command::WorstIo(args) => worst_io::run(args),
     };
     match result {
         Ok(code) => code,

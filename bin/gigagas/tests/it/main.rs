@@ -162,3 +162,41 @@ fn rocksdb_state_with_each_io_design() {
         assert!(f > b && b >= p, "{s}");
     }
 }
+
+/// `gigagas worst-io` on a small database: the parallel executor with batch and parallel I/O
+/// equals the sequential reference; every transaction reads ~7,360 distinct cold slots, which the
+/// EIP-7928 BAL lists and the writes-only BAL does not.
+#[test]
+fn worst_case_io_blocks_validate() {
+    let db = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_gigagas"))
+        .args([
+            "worst-io",
+            "--slots",
+            "50000",
+            "--gas",
+            "32000000",
+            "--threads",
+            "1,2",
+            "--repeat",
+            "1",
+            "--json",
+        ])
+        .arg("--db")
+        .arg(db.path())
+        .output()
+        .expect("run gigagas");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report = json(&out);
+    assert_eq!(report["failures"].as_array().unwrap().len(), 0);
+    let block = &report["blocks"][0];
+    assert_eq!(block["transactions"], 2);
+    assert_eq!(block["gas_used"], 32_000_000);
+    let slots = block["slots_read"].as_u64().unwrap();
+    assert!((14_000..15_000).contains(&slots), "{slots} slots read");
+    assert!(
+        block["bal_bytes_batch"].as_u64().unwrap()
+            > 100 * block["bal_bytes_parallel"].as_u64().unwrap()
+    );
+    assert_eq!(report["runs"].as_array().unwrap().len(), 4);
+}
