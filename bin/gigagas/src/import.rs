@@ -2,7 +2,7 @@
 //! from an RLP file, every block executed and its state root verified before it is committed.
 
 use clap::Args;
-use gigagas_stages::{import_blocks, init_genesis, ImportedBlock};
+use gigagas_stages::{import_blocks_with, init_genesis, merge_updates, ImportedBlock};
 use gigagas_storage::Storage;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
@@ -30,6 +30,12 @@ pub(crate) struct ImportArgs {
     /// Print one JSON object (totals and one entry per block) instead of the summary.
     #[arg(long)]
     json: bool,
+    /// After the import, also compute the state root once per megablock of K consecutive
+    /// imported blocks (their diffs merged, applied to the stored trie nodes of the state before
+    /// the first), check it against the last block's `stateRoot`, and time it against the
+    /// blocks' own state-root stages. Comma-separated sizes.
+    #[arg(long, value_delimiter = ',')]
+    megablock: Vec<usize>,
 }
 
 /// Runs `init`.
@@ -80,7 +86,47 @@ struct ImportJson {
     commit_s: f64,
     head: Option<u64>,
     error: Option<String>,
+    megablocks: Vec<MegablockJson>,
     blocks: Vec<BlockJson>,
+}
+
+#[derive(Debug, Serialize)]
+struct MegablockJson {
+    /// Blocks per megablock.
+    size: usize,
+    /// Megablocks computed (whole chunks of `size` imported blocks).
+    count: usize,
+    /// How many roots equal the last block's `stateRoot`.
+    roots_matching: usize,
+    /// Mean state-root time per megablock (ms).
+    mean_ms: f64,
+    /// Mean of the summed per-block state-root times of the same blocks (ms).
+    per_block_sum_ms: f64,
+}
+
+fn megablock_roots(
+    store: &Storage,
+    imported: &[&ImportedBlock],
+    size: usize,
+) -> Result<MegablockJson, String> {
+    let (mut times, mut sums, mut matching) = (Vec::new(), Vec::new(), 0);
+    for chunk in imported.chunks_exact(size) {
+        let merged = merge_updates(chunk.iter().map(|b| b.updates.as_deref().unwrap_or_default()));
+        let start = Instant::now();
+        let root = gigagas_trie::update_state_root(chunk[0].parent_state_root, &merged, store)
+            .map_err(|e| format!("megablock from block {}: {e}", chunk[0].number))?;
+        times.push(start.elapsed().as_secs_f64() * 1e3);
+        sums.push(chunk.iter().map(|b| b.state_root.as_secs_f64() * 1e3).sum::<f64>());
+        matching += usize::from(root.root == chunk[size - 1].post_state_root);
+    }
+    let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len().max(1) as f64;
+    Ok(MegablockJson {
+        size,
+        count: times.len(),
+        roots_matching: matching,
+        mean_ms: mean(&times),
+        per_block_sum_ms: mean(&sums),
+    })
 }
 
 /// Runs `import`: exit code 0 when every block imported, 1 when one failed (the blocks before it
@@ -111,7 +157,8 @@ pub(crate) fn import(args: ImportArgs) -> Result<ExitCode, String> {
     let start = Instant::now();
     let mut gas = 0u64;
     let mut done = 0u64;
-    let result = import_blocks(&store, &rlp, &mut |b: &ImportedBlock| {
+    let keep = !args.megablock.is_empty();
+    let result = import_blocks_with(&store, &rlp, keep, &mut |b: &ImportedBlock| {
         if b.imported {
             gas += b.gas_used;
             done += 1;
@@ -134,6 +181,12 @@ pub(crate) fn import(args: ImportArgs) -> Result<ExitCode, String> {
     let head = store.head().map_err(|e| e.to_string())?.map(|(n, _)| n);
     let imported: Vec<&ImportedBlock> = blocks.iter().filter(|b| b.imported).collect();
     let sum = |f: fn(&ImportedBlock) -> f64| imported.iter().map(|b| f(b)).fold(0.0, |a, x| a + x);
+    let megablocks = args
+        .megablock
+        .iter()
+        .filter(|&&k| k > 0)
+        .map(|&k| megablock_roots(&store, &imported, k))
+        .collect::<Result<Vec<_>, _>>()?;
     let report = ImportJson {
         blocks_imported: if error.is_some() { done as usize } else { imported.len() },
         blocks_skipped: blocks.len() - imported.len(),
@@ -146,6 +199,7 @@ pub(crate) fn import(args: ImportArgs) -> Result<ExitCode, String> {
         commit_s: sum(|b| b.commit.as_secs_f64()),
         head,
         error,
+        megablocks,
         blocks: blocks
             .iter()
             .map(|b| BlockJson {
@@ -181,6 +235,13 @@ pub(crate) fn import(args: ImportArgs) -> Result<ExitCode, String> {
             report.commit_s,
             head.map_or_else(|| "-".into(), |h| h.to_string())
         );
+        for m in &report.megablocks {
+            println!(
+                "megablocks of {}: {} computed, {} roots equal the last block's stateRoot; {:.3} ms \
+                 per megablock vs {:.3} ms for its blocks' own state roots",
+                m.size, m.count, m.roots_matching, m.mean_ms, m.per_block_sum_ms
+            );
+        }
         if let Some(e) = &report.error {
             println!("error: {e}");
         }

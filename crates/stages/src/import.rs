@@ -112,6 +112,13 @@ pub struct ImportedBlock {
     pub accounts_changed: usize,
     /// Slots changed.
     pub slots_changed: usize,
+    /// State root of the parent (the trie the block's updates apply to).
+    pub parent_state_root: B256,
+    /// The block's state root (verified when `imported`).
+    pub post_state_root: B256,
+    /// The block's state-trie updates, when the import was asked to keep them
+    /// ([`import_blocks_with`]): e.g. to compute megablock state roots afterwards.
+    pub updates: Option<Vec<AccountUpdate>>,
 }
 
 /// A block executed and checked, not yet state-rooted nor committed.
@@ -174,6 +181,20 @@ pub fn import_blocks(
     blocks_rlp: &[u8],
     on_block: &mut dyn FnMut(&ImportedBlock),
 ) -> Result<Vec<ImportedBlock>, ImportError> {
+    import_blocks_with(store, blocks_rlp, false, on_block)
+}
+
+/// [`import_blocks`], keeping each block's state-trie updates in
+/// [`ImportedBlock::updates`] when `keep_updates` is set.
+///
+/// # Errors
+/// As [`import_blocks`].
+pub fn import_blocks_with(
+    store: &Arc<Storage>,
+    blocks_rlp: &[u8],
+    keep_updates: bool,
+    on_block: &mut dyn FnMut(&ImportedBlock),
+) -> Result<Vec<ImportedBlock>, ImportError> {
     let chain = stored_chain_spec(store)?;
     let (mut head_number, _) = store.head()?.ok_or(ImportError::NotInitialized)?;
     let mut head_header = stored_header(store, head_number)?;
@@ -215,6 +236,9 @@ pub fn import_blocks(
                 cache: CacheStats::default(),
                 accounts_changed: 0,
                 slots_changed: 0,
+                parent_state_root: B256::ZERO,
+                post_state_root: block.header.state_root,
+                updates: None,
             };
             on_block(&skipped);
             out.push(skipped);
@@ -224,7 +248,7 @@ pub fn import_blocks(
         let diff = pending.as_ref().map(|p| p.diff.clone());
         let previous = pending.take();
         let (executed, committed) = rayon::join(
-            || execute(&chain, store, &parent, diff, block, rlp_len),
+            || execute(&chain, store, &parent, diff, block, rlp_len, keep_updates),
             || previous.map(|p| finish(store, p)).transpose(),
         );
         if let Some(done) = committed? {
@@ -263,6 +287,7 @@ fn execute(
     diff: Option<Arc<PendingDiff>>,
     block: Block<TxEnvelope>,
     rlp_len: usize,
+    keep_updates: bool,
 ) -> Result<Executed, ImportError> {
     let start = Instant::now();
     let number = block.header.number;
@@ -326,6 +351,9 @@ fn execute(
         cache: pre_state.cache_stats(),
         accounts_changed: updates.len(),
         slots_changed: storage.len(),
+        parent_state_root: parent.state_root,
+        post_state_root: input.header.state_root,
+        updates: keep_updates.then(|| updates.clone()),
     };
     Ok(Executed {
         block: imported,
@@ -374,4 +402,43 @@ fn finish(store: &Arc<Storage>, e: Executed) -> Result<ImportedBlock, ImportErro
         trie_nodes: &root.nodes,
     })?;
     Ok(ImportedBlock { state_root, commit: start.elapsed(), ..e.block })
+}
+
+/// The updates of consecutive blocks merged into one diff, as a megablock applies them: per
+/// account the last block's values; a block that deletes the account or wipes its storage drops
+/// the slots written before it; later slot values override earlier ones.
+pub fn merge_updates<'a>(
+    blocks: impl IntoIterator<Item = &'a [AccountUpdate]>,
+) -> Vec<AccountUpdate> {
+    use std::collections::{btree_map::Entry, BTreeMap};
+    let mut merged: BTreeMap<Address, (AccountUpdate, BTreeMap<U256, U256>)> = BTreeMap::new();
+    for updates in blocks {
+        for u in updates {
+            let (m, slots) = match merged.entry(u.address) {
+                Entry::Vacant(v) => v.insert((
+                    AccountUpdate {
+                        address: u.address,
+                        info: None,
+                        wiped: false,
+                        storage: Vec::new(),
+                    },
+                    BTreeMap::new(),
+                )),
+                Entry::Occupied(o) => o.into_mut(),
+            };
+            if u.wiped || u.info.is_none() {
+                m.wiped = true;
+                slots.clear();
+            }
+            m.info = u.info;
+            slots.extend(u.storage.iter().copied());
+        }
+    }
+    merged
+        .into_values()
+        .map(|(mut u, slots)| {
+            u.storage = slots.into_iter().collect();
+            u
+        })
+        .collect()
 }

@@ -17,4 +17,4 @@ pub mod import;
 mod overlay;
 
 pub use genesis::{init_genesis, stored_chain_spec, GenesisInit};
-pub use import::{import_blocks, ImportError, ImportedBlock};
+pub use import::{import_blocks, import_blocks_with, merge_updates, ImportError, ImportedBlock};

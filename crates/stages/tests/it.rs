@@ -4,7 +4,9 @@
 
 use alloy_consensus::{Block, TxEnvelope};
 use alloy_rlp::Decodable;
-use gigagas_stages::{import::ImportError, import_blocks, init_genesis};
+use gigagas_stages::{
+    import::ImportError, import_blocks, import_blocks_with, init_genesis, merge_updates,
+};
 use gigagas_storage::Storage;
 use std::{path::PathBuf, sync::Arc};
 
@@ -69,4 +71,24 @@ fn wrong_state_root_stops_the_import_at_that_block() {
         other => panic!("expected a state-root error, got {other}"),
     }
     assert_eq!(store.head().unwrap().map(|h| h.0), Some(chain[2].header.number));
+}
+
+/// Megablock state roots: the merged diffs of 2, 5 and all 54 consecutive blocks applied to the
+/// stored trie of the state before them give each last block's `stateRoot`.
+#[test]
+fn megablock_state_roots_equal_the_last_headers() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(Storage::open(dir.path()).unwrap());
+    init_genesis(&store, &std::fs::read(suite().join("genesis.json")).unwrap()).unwrap();
+    let rlp = std::fs::read(suite().join("chain.rlp")).unwrap();
+    let imported = import_blocks_with(&store, &rlp, true, &mut |_| {}).unwrap();
+    for size in [2, 5, imported.len()] {
+        for chunk in imported.chunks_exact(size) {
+            let merged = merge_updates(chunk.iter().map(|b| b.updates.as_deref().unwrap()));
+            let root =
+                gigagas_trie::update_state_root(chunk[0].parent_state_root, &merged, &*store)
+                    .unwrap();
+            assert_eq!(root.root, chunk[size - 1].post_state_root, "blocks {}..", chunk[0].number);
+        }
+    }
 }
