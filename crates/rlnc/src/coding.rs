@@ -29,6 +29,14 @@ pub enum RlncError {
     /// All coefficients are zero: the chunk carries nothing.
     #[error("zero coefficient vector")]
     ZeroVector,
+    /// Fewer Pedersen generators than scalars per chunk.
+    #[error("{generators} generators for chunks of {m} scalars")]
+    TooFewGenerators {
+        /// Generators available.
+        generators: usize,
+        /// Scalars per chunk.
+        m: usize,
+    },
     /// Recoding needs at least one held chunk.
     #[error("nothing to recode")]
     NothingToRecode,

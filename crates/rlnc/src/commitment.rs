@@ -61,9 +61,16 @@ impl Generators {
         &self.points
     }
 
-    /// `Σ v_j · G_j` (`v` of length m).
+    /// `Σ v_j · G_j` over the first `v.len()` generators (the precomputed table when `v` uses
+    /// all of them). `v` longer than the generators is a caller error: only the first
+    /// [`Generators::len`] entries count.
     pub fn commit(&self, v: &[Scalar]) -> RistrettoPoint {
-        self.table.vartime_multiscalar_mul(v)
+        if v.len() == self.points.len() {
+            self.table.vartime_multiscalar_mul(v)
+        } else {
+            let k = v.len().min(self.points.len());
+            RistrettoPoint::vartime_multiscalar_mul(&v[..k], &self.points[..k])
+        }
     }
 
     /// The commitments of the source chunks (the proposer's work: N multiscalar

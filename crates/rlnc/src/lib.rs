@@ -11,12 +11,16 @@
 //! `N` independent chunks.
 //!
 //! [`Generators`] commit to chunks (Pedersen vector commitments over Ristretto255) and check a
-//! coded chunk against the proposer's commitments, one by one or folded in a batch. BLS
-//! signatures over the commitments, the wire format and the receiver pipeline follow (issue 5).
+//! coded chunk against the proposer's commitments, one by one or folded in a batch. A
+//! [`Proposer`] signs the commitments (BLS12-381, blst); [`Message`] is the wire format and
+//! [`Receiver`] checks messages in the proposal's order (well-formedness, signature once per
+//! block, independence before any curve work, commitment) with typed errors ([`MessageError`]).
 
 mod coding;
 pub mod commitment;
+pub mod message;
 
 pub use commitment::Generators;
+pub use message::{block_id, Message, MessageError, Proposer, Received, Receiver};
 
 pub use coding::{recode, Chunks, CodedChunk, Decoder, RlncError, BYTES_PER_SCALAR};
