@@ -74,7 +74,8 @@ fn gf256(c: &mut Criterion) {
         });
         group.bench_function(BenchmarkId::new("decode", name), |b| {
             b.iter(|| {
-                let mut d = rlnc::full::Decoder::new(encoder.get_piece_byte_len(), n).expect("valid");
+                let mut d =
+                    rlnc::full::Decoder::new(encoder.get_piece_byte_len(), n).expect("valid");
                 for p in &pieces {
                     if d.is_already_decoded() {
                         break;

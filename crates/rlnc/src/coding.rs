@@ -1,6 +1,7 @@
 //! Chunking, coding, recoding and incremental decoding over the Ristretto255 scalar field.
 
-use curve25519_dalek::Scalar;
+use crate::field::{from_canonical_bytes, to_bytes, Element};
+use ark_ff::{AdditiveGroup, Field, UniformRand};
 use rand_core::{CryptoRng, RngCore};
 
 /// Bytes of block data per scalar: 31, so every packed scalar is canonical (below ℓ).
@@ -60,7 +61,7 @@ pub enum RlncError {
 /// A block split into `N` source chunks of `m` scalars each.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Chunks {
-    chunks: Vec<Vec<Scalar>>,
+    chunks: Vec<Vec<Element>>,
 }
 
 impl Chunks {
@@ -80,8 +81,8 @@ impl Chunks {
         bytes.extend_from_slice(&(block.len() as u64).to_le_bytes());
         bytes.extend_from_slice(block);
         bytes.resize(n * m * BYTES_PER_SCALAR, 0);
-        let words: Vec<Scalar> = bytes.chunks_exact(BYTES_PER_SCALAR).map(pack).collect();
-        Ok(Self { chunks: words.chunks_exact(m).map(<[Scalar]>::to_vec).collect() })
+        let words: Vec<Element> = bytes.chunks_exact(BYTES_PER_SCALAR).map(pack).collect();
+        Ok(Self { chunks: words.chunks_exact(m).map(<[Element]>::to_vec).collect() })
     }
 
     /// Number of chunks (N).
@@ -96,15 +97,15 @@ impl Chunks {
 
     /// Source chunk `i` as a coded chunk with unit coefficient vector `e_i`.
     pub fn source(&self, i: usize) -> CodedChunk {
-        let mut coefficients = vec![Scalar::ZERO; self.n()];
-        coefficients[i] = Scalar::ONE;
+        let mut coefficients = vec![Element::ZERO; self.n()];
+        coefficients[i] = Element::ONE;
         CodedChunk { coefficients, data: self.chunks[i].clone() }
     }
 
     /// A random linear combination of all source chunks (what the proposer sends).
     pub fn random_combination<R: RngCore + CryptoRng>(&self, rng: &mut R) -> CodedChunk {
-        let coefficients: Vec<Scalar> = (0..self.n()).map(|_| Scalar::random(rng)).collect();
-        let mut data = vec![Scalar::ZERO; self.m()];
+        let coefficients: Vec<Element> = (0..self.n()).map(|_| Element::rand(rng)).collect();
+        let mut data = vec![Element::ZERO; self.m()];
         for (c, chunk) in coefficients.iter().zip(&self.chunks) {
             axpy(&mut data, c, chunk);
         }
@@ -112,17 +113,16 @@ impl Chunks {
     }
 }
 
-fn pack(word: &[u8]) -> Scalar {
+fn pack(word: &[u8]) -> Element {
     let mut b = [0u8; 32];
     b[..BYTES_PER_SCALAR].copy_from_slice(word);
-    // Below 2^248 < ℓ: canonical as it is.
-    Scalar::from_bytes_mod_order(b)
+    from_canonical_bytes(&b).expect("below 2^248 < ℓ")
 }
 
 /// `y += a · x`.
-fn axpy(y: &mut [Scalar], a: &Scalar, x: &[Scalar]) {
+fn axpy(y: &mut [Element], a: &Element, x: &[Element]) {
     for (y, x) in y.iter_mut().zip(x) {
-        *y += a * x;
+        *y += *a * x;
     }
 }
 
@@ -130,9 +130,9 @@ fn axpy(y: &mut [Scalar], a: &Scalar, x: &[Scalar]) {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CodedChunk {
     /// One coefficient per source chunk (N).
-    pub coefficients: Vec<Scalar>,
+    pub coefficients: Vec<Element>,
     /// The combined data (m scalars).
-    pub data: Vec<Scalar>,
+    pub data: Vec<Element>,
 }
 
 /// A fresh random combination of `held` chunks, its coefficients tracked (what a relay
@@ -146,11 +146,11 @@ pub fn recode<R: RngCore + CryptoRng>(
 ) -> Result<CodedChunk, RlncError> {
     let first = held.first().ok_or(RlncError::NothingToRecode)?;
     let mut out = CodedChunk {
-        coefficients: vec![Scalar::ZERO; first.coefficients.len()],
-        data: vec![Scalar::ZERO; first.data.len()],
+        coefficients: vec![Element::ZERO; first.coefficients.len()],
+        data: vec![Element::ZERO; first.data.len()],
     };
     for chunk in held {
-        let r = Scalar::random(rng);
+        let r = Element::rand(rng);
         axpy(&mut out.coefficients, &r, &chunk.coefficients);
         axpy(&mut out.data, &r, &chunk.data);
     }
@@ -190,17 +190,17 @@ impl Decoder {
     /// Reduces `coefficients` against the rows held; the residue is zero iff the chunk is
     /// linearly dependent on them. Costs N² field operations and no data work: a receiver calls
     /// it before verifying or storing the data.
-    pub fn is_useful(&self, coefficients: &[Scalar]) -> bool {
+    pub fn is_useful(&self, coefficients: &[Element]) -> bool {
         let mut c = coefficients.to_vec();
         for (pivot, row) in &self.rows {
             let f = c[*pivot];
-            if f != Scalar::ZERO {
+            if f != Element::ZERO {
                 for (x, y) in c.iter_mut().zip(&row.coefficients) {
                     *x -= f * y;
                 }
             }
         }
-        c.iter().any(|x| *x != Scalar::ZERO)
+        c.iter().any(|x| *x != Element::ZERO)
     }
 
     /// Adds a chunk; returns whether it raised the rank (a dependent chunk is dropped).
@@ -217,7 +217,7 @@ impl Decoder {
                 found_m: chunk.data.len(),
             });
         }
-        if chunk.coefficients.iter().all(|c| *c == Scalar::ZERO) {
+        if chunk.coefficients.iter().all(|c| *c == Element::ZERO) {
             return Err(RlncError::ZeroVector);
         }
         if !self.is_useful(&chunk.coefficients) {
@@ -226,19 +226,20 @@ impl Decoder {
         // Eliminate the held pivots from the new row.
         for (pivot, row) in &self.rows {
             let f = chunk.coefficients[*pivot];
-            if f != Scalar::ZERO {
+            if f != Element::ZERO {
                 axpy(&mut chunk.coefficients, &-f, &row.coefficients);
                 axpy(&mut chunk.data, &-f, &row.data);
             }
         }
-        let pivot = chunk.coefficients.iter().position(|c| *c != Scalar::ZERO).expect("useful row");
-        let inv = chunk.coefficients[pivot].invert();
+        let pivot =
+            chunk.coefficients.iter().position(|c| *c != Element::ZERO).expect("useful row");
+        let inv = chunk.coefficients[pivot].inverse().expect("pivot is non-zero");
         chunk.coefficients.iter_mut().for_each(|c| *c *= inv);
         chunk.data.iter_mut().for_each(|d| *d *= inv);
         // Clear the new pivot column from the held rows.
         for (_, row) in &mut self.rows {
             let f = row.coefficients[pivot];
-            if f != Scalar::ZERO {
+            if f != Element::ZERO {
                 axpy(&mut row.coefficients, &-f, &chunk.coefficients);
                 axpy(&mut row.data, &-f, &chunk.data);
             }
@@ -260,7 +261,7 @@ impl Decoder {
         ordered.sort_by_key(|(pivot, _)| *pivot);
         let mut bytes = Vec::with_capacity(self.n * self.m * BYTES_PER_SCALAR);
         for (index, s) in ordered.iter().flat_map(|(_, r)| &r.data).enumerate() {
-            let b = s.to_bytes();
+            let b = to_bytes(s);
             if b[BYTES_PER_SCALAR] != 0 {
                 return Err(RlncError::NotBlockData { index });
             }
@@ -333,7 +334,7 @@ mod tests {
         let chunks = Chunks::from_block(b"hello", 2).unwrap();
         let mut d = Decoder::new(2, chunks.m());
         let mut zero = chunks.source(0);
-        zero.coefficients = vec![Scalar::ZERO; 2];
+        zero.coefficients = vec![Element::ZERO; 2];
         assert_eq!(d.add(zero), Err(RlncError::ZeroVector));
         let mut short = chunks.source(0);
         short.coefficients.pop();
@@ -341,7 +342,8 @@ mod tests {
         assert_eq!(Chunks::from_block(b"x", 0), Err(RlncError::NoChunks));
         // Data that is not a packed block: a scalar using its 32nd byte.
         let mut fake = Decoder::new(1, 1);
-        fake.add(CodedChunk { coefficients: vec![Scalar::ONE], data: vec![-Scalar::ONE] }).unwrap();
+        fake.add(CodedChunk { coefficients: vec![Element::ONE], data: vec![-Element::ONE] })
+            .unwrap();
         assert!(matches!(fake.decode(), Err(RlncError::NotBlockData { index: 0 })));
     }
 }

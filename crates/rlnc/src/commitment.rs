@@ -7,7 +7,11 @@
 //! `v = Σ b_i · chunk_i` satisfies `commit(v) = Σ b_i · C_i` where `C_i = commit(chunk_i)`:
 //! a receiver checks every chunk against the proposer's `N` commitments without decoding.
 
-use crate::coding::CodedChunk;
+use crate::{
+    coding::CodedChunk,
+    field::{to_scalar, Element},
+};
+use ark_ff::{AdditiveGroup, UniformRand};
 use curve25519_dalek::{
     ristretto::VartimeRistrettoPrecomputation,
     traits::{VartimeMultiscalarMul, VartimePrecomputedMultiscalarMul},
@@ -64,7 +68,8 @@ impl Generators {
     /// `Σ v_j · G_j` over the first `v.len()` generators (the precomputed table when `v` uses
     /// all of them). `v` longer than the generators is a caller error: only the first
     /// [`Generators::len`] entries count.
-    pub fn commit(&self, v: &[Scalar]) -> RistrettoPoint {
+    pub fn commit(&self, v: &[Element]) -> RistrettoPoint {
+        let v: Vec<Scalar> = v.iter().map(to_scalar).collect();
         if v.len() == self.points.len() {
             self.table.vartime_multiscalar_mul(v)
         } else {
@@ -81,8 +86,9 @@ impl Generators {
 
     /// Whether `chunk` is the combination its coefficients claim: `commit(data) == Σ b_i · C_i`.
     pub fn verify(&self, chunk: &CodedChunk, commitments: &[RistrettoPoint]) -> bool {
+        let coefficients: Vec<Scalar> = chunk.coefficients.iter().map(to_scalar).collect();
         self.commit(&chunk.data)
-            == RistrettoPoint::vartime_multiscalar_mul(&chunk.coefficients, commitments)
+            == RistrettoPoint::vartime_multiscalar_mul(&coefficients, commitments)
     }
 
     /// Verifies many chunks with one check: random weights `r_k` fold them into
@@ -96,10 +102,10 @@ impl Generators {
         rng: &mut R,
     ) -> Vec<usize> {
         let Some(first) = chunks.first() else { return Vec::new() };
-        let mut data = vec![Scalar::ZERO; first.data.len()];
-        let mut coefficients = vec![Scalar::ZERO; first.coefficients.len()];
+        let mut data = vec![Element::ZERO; first.data.len()];
+        let mut coefficients = vec![Element::ZERO; first.coefficients.len()];
         for c in chunks {
-            let r = Scalar::random(rng);
+            let r = Element::rand(rng);
             for (y, x) in data.iter_mut().zip(&c.data) {
                 *y += r * x;
             }
@@ -133,8 +139,8 @@ mod tests {
         assert!(g.verify_batch(&good, &commitments, &mut rng).is_empty());
         // One data scalar changed, or one coefficient: both caught, and the batch names it.
         let mut forged = good.clone();
-        forged[3].data[7] += Scalar::ONE;
-        forged[1].coefficients[2] += Scalar::ONE;
+        forged[3].data[7] += Element::from(1u64);
+        forged[1].coefficients[2] += Element::from(1u64);
         assert!(!g.verify(&forged[3], &commitments));
         assert_eq!(g.verify_batch(&forged, &commitments, &mut rng), vec![1, 3]);
         // Generators are reproducible from the documented derivation.

@@ -1,7 +1,8 @@
 //! Random linear network coding (RLNC) of blocks over the Ristretto255 scalar field, the coding
 //! layer of gigagas' block propagation (the proposal in `../shared/MISSION.md`). No I/O.
 //!
-//! A block (any byte string) is packed into scalars, 31 bytes each (2^248 is below the group
+//! Coding arithmetic runs in Montgomery form ([`field`], ark-ff); commitments use
+//! curve25519-dalek. A block (any byte string) is packed into scalars, 31 bytes each (2^248 is below the group
 //! order ℓ ≈ 2^252, so every 31-byte string is a canonical scalar), behind an 8-byte length
 //! prefix, and split into `N` chunks of `m` scalars ([`Chunks::from_block`]). A coded chunk is a
 //! linear combination `Σ c_i · chunk_i` carried with its `N` coefficients ([`CodedChunk`]);
@@ -18,9 +19,11 @@
 
 mod coding;
 pub mod commitment;
+pub mod field;
 pub mod message;
 
 pub use commitment::Generators;
+pub use field::Element;
 pub use message::{block_id, Message, MessageError, Proposer, Received, Receiver};
 
 pub use coding::{recode, Chunks, CodedChunk, Decoder, RlncError, BYTES_PER_SCALAR};

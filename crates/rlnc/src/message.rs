@@ -15,12 +15,14 @@
 //! block, the signature once per block (then cached), linear independence from what it holds
 //! (a dependent chunk is dropped before any curve work), and `commit(data) == Σ b_i · C_i`.
 
+use crate::field::{from_canonical_bytes, to_bytes, Element};
 use crate::{
     coding::{CodedChunk, Decoder},
     commitment::Generators,
     Chunks, RlncError,
 };
-use curve25519_dalek::{ristretto::CompressedRistretto, RistrettoPoint, Scalar};
+use ark_ff::AdditiveGroup;
+use curve25519_dalek::{ristretto::CompressedRistretto, RistrettoPoint};
 use rand_core::{CryptoRng, RngCore};
 use sha2::{Digest, Sha256};
 
@@ -148,14 +150,14 @@ impl Message {
         out.extend_from_slice(&(self.chunk.coefficients.len() as u16).to_le_bytes());
         out.extend_from_slice(&(self.chunk.data.len() as u32).to_le_bytes());
         for c in &self.chunk.coefficients {
-            out.extend_from_slice(c.as_bytes());
+            out.extend_from_slice(&to_bytes(c));
         }
         for c in &self.commitments {
             out.extend_from_slice(c.as_bytes());
         }
         out.extend_from_slice(&self.signature);
         for d in &self.chunk.data {
-            out.extend_from_slice(d.as_bytes());
+            out.extend_from_slice(&to_bytes(d));
         }
         out
     }
@@ -165,10 +167,10 @@ impl Message {
     ///
     /// # Errors
     /// [`MessageError`] for a malformed prefix.
-    pub fn peek(bytes: &[u8]) -> Result<(usize, usize, Vec<Scalar>), MessageError> {
+    pub fn peek(bytes: &[u8]) -> Result<(usize, usize, Vec<Element>), MessageError> {
         let (n, m) = shape(bytes)?;
         let coefficients = scalars(bytes, HEADER, n)?;
-        if coefficients.iter().all(|c| *c == Scalar::ZERO) {
+        if coefficients.iter().all(|c| *c == Element::ZERO) {
             return Err(MessageError::ZeroVector);
         }
         Ok((n, m, coefficients))
@@ -219,13 +221,12 @@ fn shape(bytes: &[u8]) -> Result<(usize, usize), MessageError> {
 }
 
 /// `count` canonical scalars (each below ℓ) at `at`.
-fn scalars(bytes: &[u8], at: usize, count: usize) -> Result<Vec<Scalar>, MessageError> {
+fn scalars(bytes: &[u8], at: usize, count: usize) -> Result<Vec<Element>, MessageError> {
     (0..count)
         .map(|k| {
             let offset = at + 32 * k;
             let b: [u8; 32] = bytes[offset..offset + 32].try_into().expect("length checked");
-            Option::<Scalar>::from(Scalar::from_canonical_bytes(b))
-                .ok_or(MessageError::NonCanonical { offset })
+            from_canonical_bytes(&b).ok_or(MessageError::NonCanonical { offset })
         })
         .collect()
 }
