@@ -8,6 +8,7 @@
 mod bench;
 mod bench_io;
 mod import;
+mod net_sim;
 mod proofs_check;
 mod report;
 mod test_fixtures;
@@ -49,6 +50,10 @@ enum Command {
     /// of slots; blocks of 64M and 640M gas with batch and parallel BAL-hinted I/O, warm and
     /// cold; BAL size per design.
     WorstIo(worst_io::WorstIoArgs),
+    /// Simulate block propagation (gossipsub, with or without IDONTWANT, vs RLNC) over a random
+    /// mesh of thousands of nodes: hops, time until 50/95/99/100% decode, bytes per node, wasted
+    /// chunks. Exit code 1 when some node never decodes.
+    NetSim(net_sim::NetSimArgs),
 }
 
 fn main() -> ExitCode {
@@ -67,6 +72,7 @@ fn main() -> ExitCode {
         Command::Init(args) => import::init(args),
         Command::Import(args) => import::import(args),
         Command::WorstIo(args) => worst_io::run(args),
+        Command::NetSim(args) => net_sim::run(args),
     };
     match result {
         Ok(code) => code,

@@ -200,3 +200,33 @@ fn worst_case_io_blocks_validate() {
     );
     assert_eq!(report["runs"].as_array().unwrap().len(), 4);
 }
+
+/// `gigagas net-sim --json` has the fields scripts read, and every node decodes.
+#[test]
+fn net_sim_json_report() {
+    for protocol in ["gossipsub", "rlnc"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_gigagas"))
+            .args([
+                "net-sim",
+                "--nodes",
+                "1000",
+                "--protocol",
+                protocol,
+                "--degree",
+                "20",
+                "--chunks",
+                "10",
+                "--json",
+            ])
+            .output()
+            .expect("run gigagas");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let r = json(&out);
+        assert_eq!(r["decoded"], 1000);
+        for field in
+            ["hops", "time_to_99_ms", "time_to_100_ms", "bytes_per_node_mean", "wasted_bytes"]
+        {
+            assert!(r[field].as_f64().is_some_and(|x| x > 0.0), "{protocol}: {field} in {r}");
+        }
+    }
+}

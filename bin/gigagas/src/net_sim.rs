@@ -1,0 +1,101 @@
+//! `gigagas net-sim`: block propagation over a simulated mesh, gossipsub vs RLNC
+//! (crates/netsim).
+
+use clap::Args;
+use gigagas_netsim::{simulate, Config, Protocol};
+use std::process::ExitCode;
+
+/// Arguments of `gigagas net-sim`.
+#[derive(Debug, Args)]
+pub(crate) struct NetSimArgs {
+    /// Nodes in the network.
+    #[arg(long, default_value_t = 10_000)]
+    nodes: usize,
+    /// `gossipsub`, `gossipsub-idontwant` or `rlnc`.
+    #[arg(long, default_value = "rlnc", value_parser = ["gossipsub", "gossipsub-idontwant", "rlnc"])]
+    protocol: String,
+    /// Mesh degree D.
+    #[arg(long, default_value_t = 40)]
+    degree: usize,
+    /// RLNC chunks N.
+    #[arg(long, default_value_t = 10)]
+    chunks: usize,
+    /// RLNC chunks sent per peer (1 = one chunk per peer).
+    #[arg(long, default_value_t = 1)]
+    per_peer: usize,
+    /// Block size (KB of 1,024 bytes).
+    #[arg(long, default_value_t = 118.75)]
+    size_kb: f64,
+    /// Per-hop latency (ms).
+    #[arg(long, default_value_t = 70.0)]
+    latency_ms: f64,
+    /// Per-link bandwidth (MB/s).
+    #[arg(long, default_value_t = 20.0)]
+    bandwidth_mbs: f64,
+    /// Per-node upload cap (Mbit/s) instead of per-link bandwidth.
+    #[arg(long)]
+    upload_mbit: Option<f64>,
+    /// CPU per received message checked (ms).
+    #[arg(long, default_value_t = 0.0)]
+    verify_ms: f64,
+    /// CPU to decode (ms).
+    #[arg(long, default_value_t = 0.0)]
+    decode_ms: f64,
+    /// RNG seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs one simulation and prints its report.
+pub(crate) fn run(args: NetSimArgs) -> Result<ExitCode, String> {
+    if args.nodes < 2 || args.degree == 0 || args.degree >= args.nodes || args.chunks == 0 {
+        return Err("need nodes ≥ 2, 0 < degree < nodes and chunks ≥ 1".into());
+    }
+    let protocol = match args.protocol.as_str() {
+        "gossipsub" => Protocol::Gossipsub { idontwant: false },
+        "gossipsub-idontwant" => Protocol::Gossipsub { idontwant: true },
+        _ => Protocol::Rlnc { chunks: args.chunks, per_peer: args.per_peer.max(1) },
+    };
+    let size = (args.size_kb * 1024.0).round() as usize;
+    let report = simulate(Config {
+        nodes: args.nodes,
+        degree: args.degree,
+        size_bytes: size,
+        latency_ms: args.latency_ms,
+        bandwidth: args.bandwidth_mbs * 1e6,
+        upload_cap: args.upload_mbit.map(|m| m * 1e6 / 8.0),
+        verify_ms: args.verify_ms,
+        decode_ms: args.decode_ms,
+        protocol,
+        seed: args.seed,
+    });
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?);
+    } else {
+        let b = size as f64;
+        println!(
+            "{:?}, {} nodes, D={}: {} hops (99%: {}); decoded by 50/95/99/100%: {:.0} / {:.0} / {:.0} / {:.0} ms; \
+             bytes per node {:.2}·B mean, {:.2}·B max, proposer {:.2}·B; messages useful {} useless {} unused {}; wasted {:.0}·B",
+            report.config.protocol,
+            args.nodes,
+            args.degree,
+            report.hops,
+            report.hops_99,
+            report.time_to_50_ms,
+            report.time_to_95_ms,
+            report.time_to_99_ms,
+            report.time_to_100_ms,
+            report.bytes_per_node_mean / b,
+            report.bytes_per_node_max as f64 / b,
+            report.bytes_proposer as f64 / b,
+            report.useful,
+            report.useless,
+            report.unused,
+            report.wasted_bytes as f64 / b
+        );
+    }
+    Ok(if report.decoded == args.nodes { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
