@@ -201,11 +201,13 @@ fn worst_case_io_blocks_validate() {
     assert_eq!(report["runs"].as_array().unwrap().len(), 4);
 }
 
-/// `gigagas net-sim --json` has the fields scripts read, and every node decodes.
+/// `gigagas net-sim --json` has the fields scripts read and every node decodes; a network where
+/// some nodes never decode (RLNC, one chunk per peer relayed on the first useful chunk, D = 20)
+/// exits 1 and says how many did.
 #[test]
 fn net_sim_json_report() {
-    for protocol in ["gossipsub", "rlnc"] {
-        let out = Command::new(env!("CARGO_BIN_EXE_gigagas"))
+    let run = |protocol: &str, degree: &str| {
+        Command::new(env!("CARGO_BIN_EXE_gigagas"))
             .args([
                 "net-sim",
                 "--nodes",
@@ -213,14 +215,17 @@ fn net_sim_json_report() {
                 "--protocol",
                 protocol,
                 "--degree",
-                "20",
+                degree,
                 "--chunks",
                 "10",
                 "--json",
             ])
             .output()
-            .expect("run gigagas");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            .expect("run gigagas")
+    };
+    for (protocol, degree) in [("gossipsub", "8"), ("rlnc", "40")] {
+        let out = run(protocol, degree);
+        assert!(out.status.success(), "{protocol}: {}", String::from_utf8_lossy(&out.stdout));
         let r = json(&out);
         assert_eq!(r["decoded"], 1000);
         for field in
@@ -229,4 +234,7 @@ fn net_sim_json_report() {
             assert!(r[field].as_f64().is_some_and(|x| x > 0.0), "{protocol}: {field} in {r}");
         }
     }
+    let out = run("rlnc", "20");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(json(&out)["decoded"].as_u64().unwrap() < 1000);
 }
