@@ -47,10 +47,78 @@ pub(crate) struct NetSimArgs {
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
+    /// Instead of one run: RLNC over N ∈ {4, 8, 10, 16, 32} × D ∈ {6, 8, 20, 40, 80} and
+    /// gossipsub over the same D, at 1,000 and 10,000 nodes (the other flags apply); one table
+    /// (or a JSON array of reports).
+    #[arg(long)]
+    sweep: bool,
 }
 
-/// Runs one simulation and prints its report.
+fn config(args: &NetSimArgs, nodes: usize, degree: usize, protocol: Protocol) -> Config {
+    Config {
+        nodes,
+        degree,
+        size_bytes: (args.size_kb * 1024.0).round() as usize,
+        latency_ms: args.latency_ms,
+        bandwidth: args.bandwidth_mbs * 1e6,
+        upload_cap: args.upload_mbit.map(|m| m * 1e6 / 8.0),
+        verify_ms: args.verify_ms,
+        decode_ms: args.decode_ms,
+        protocol,
+        seed: args.seed,
+    }
+}
+
+fn sweep(args: &NetSimArgs) -> Result<ExitCode, String> {
+    let mut reports = Vec::new();
+    for nodes in [1_000, 10_000] {
+        for degree in [6, 8, 20, 40, 80] {
+            reports.push(simulate(config(
+                args,
+                nodes,
+                degree,
+                Protocol::Gossipsub { idontwant: false },
+            )));
+            for chunks in [4, 8, 10, 16, 32] {
+                let p = Protocol::Rlnc { chunks, per_peer: args.per_peer.max(1) };
+                reports.push(simulate(config(args, nodes, degree, p)));
+            }
+        }
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&reports).map_err(|e| e.to_string())?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("| nodes | D | protocol | N | decoded | hops | 99% (ms) | 100% (ms) | bytes/node (·B) | wasted (·B per node) |");
+    println!("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|");
+    for r in &reports {
+        let c = &r.config;
+        let (name, n) = match c.protocol {
+            Protocol::Gossipsub { .. } => ("gossipsub", "-".to_string()),
+            Protocol::Rlnc { chunks, .. } => ("rlnc", chunks.to_string()),
+        };
+        let b = c.size_bytes as f64;
+        let ms = |x: f64| if x.is_finite() { format!("{x:.0}") } else { "never".into() };
+        println!(
+            "| {} | {} | {name} | {n} | {} | {} | {} | {} | {:.2} | {:.2} |",
+            c.nodes,
+            c.degree,
+            r.decoded,
+            r.hops,
+            ms(r.time_to_99_ms),
+            ms(r.time_to_100_ms),
+            r.bytes_per_node_mean / b,
+            r.wasted_bytes as f64 / b / c.nodes as f64
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs one simulation (or the sweep) and prints its report.
 pub(crate) fn run(args: NetSimArgs) -> Result<ExitCode, String> {
+    if args.sweep {
+        return sweep(&args);
+    }
     if args.nodes < 2 || args.degree == 0 || args.degree >= args.nodes || args.chunks == 0 {
         return Err("need nodes ≥ 2, 0 < degree < nodes and chunks ≥ 1".into());
     }
@@ -60,18 +128,7 @@ pub(crate) fn run(args: NetSimArgs) -> Result<ExitCode, String> {
         _ => Protocol::Rlnc { chunks: args.chunks, per_peer: args.per_peer.max(1) },
     };
     let size = (args.size_kb * 1024.0).round() as usize;
-    let report = simulate(Config {
-        nodes: args.nodes,
-        degree: args.degree,
-        size_bytes: size,
-        latency_ms: args.latency_ms,
-        bandwidth: args.bandwidth_mbs * 1e6,
-        upload_cap: args.upload_mbit.map(|m| m * 1e6 / 8.0),
-        verify_ms: args.verify_ms,
-        decode_ms: args.decode_ms,
-        protocol,
-        seed: args.seed,
-    });
+    let report = simulate(config(&args, args.nodes, args.degree, protocol));
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?);
     } else {
