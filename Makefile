@@ -6,7 +6,7 @@ DATA ?= $(SHARED)/data/mainnet
 GIGAGAS := target/release/gigagas
 BENCH_ARGS ?= --threads 1,2 --scheduler all --batch 1,all --repeat 11 --project
 
-.PHONY: help deps build run test test-fixtures import proofs-check bench-io worst-io bench lint fmt
+.PHONY: help deps build run test test-fixtures import proofs-check bench-io worst-io net-sim bench lint fmt
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  make %-16s %s\n", $$1, $$2}'
@@ -44,6 +44,10 @@ bench-io: build ## BAL-hinted I/O on RocksDB (full, batch, parallel, prewarm; wa
 
 worst-io: build ## Worst-case I/O: random SLOADs over a 10M-slot RocksDB, 64M and 640M gas blocks, batch vs parallel, warm and cold
 	$(GIGAGAS) worst-io --slots 10000000 --gas 64000000,640000000 --threads 1,2 --repeat 3 --cold
+
+net-sim: build ## Block propagation, gossipsub vs RLNC: N x D sweep at 1,000 and 10,000 nodes (tables in docs/rlnc.md)
+	$(GIGAGAS) net-sim --sweep
+	$(GIGAGAS) net-sim --sweep --upload-mbit 25 --verify-ms 2.2 --decode-ms 1.0
 
 bench: build ## Benchmarks recorded in docs/benchmarks.md: the bench command (JSON) and criterion
 	$(GIGAGAS) bench --data $(DATA) $(BENCH_ARGS) --json > target/bench.json
