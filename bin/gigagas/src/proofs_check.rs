@@ -6,6 +6,7 @@
 //! nodes (the block's own proofs supply the siblings that deletions collapse into); the root
 //! must equal the block's `stateRoot`.
 
+use alloy_consensus::constants::KECCAK_EMPTY;
 use alloy_primitives::{keccak256, map::HashMap, Address, B256, U256};
 use clap::Args;
 use gigagas_executor::{sequential::execute_sequential, validate_header};
@@ -255,11 +256,11 @@ fn first_post_difference(
     let roots: HashMap<Address, B256> = storage_roots.iter().copied().collect();
     for a in &data.post_accounts {
         let (nonce, balance, code_hash) = match ours.get(&a.address) {
-            Some(u) => u.info.unwrap_or((0, U256::ZERO, revm_empty())),
+            Some(u) => u.info.unwrap_or((0, U256::ZERO, KECCAK_EMPTY)),
             None => pre.account(&a.address).map(|i| (i.nonce, i.balance, i.code_hash)).unwrap_or((
                 0,
                 U256::ZERO,
-                revm_empty(),
+                KECCAK_EMPTY,
             )),
         };
         if (nonce, balance, code_hash) != (a.nonce, a.balance, a.code_hash) {
@@ -282,8 +283,4 @@ fn first_post_difference(
         "every proven account agrees; the difference is in an account the proofs do not cover"
             .into(),
     )
-}
-
-fn revm_empty() -> B256 {
-    alloy_consensus::constants::KECCAK_EMPTY
 }

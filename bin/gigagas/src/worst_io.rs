@@ -122,7 +122,7 @@ fn block(gas: u64, slots: u64, seed: u64) -> (BlockInput, Vec<Address>) {
     };
     let signature = Signature::new(U256::from(1), U256::from(1), false);
     let transactions: Vec<TxEnvelope> = (0..n)
-        .map(|j| {
+        .map(|_| {
             let start = next() % slots.saturating_sub(10_000).max(1);
             let tx = TxEip1559 {
                 chain_id: 1,
@@ -135,7 +135,6 @@ fn block(gas: u64, slots: u64, seed: u64) -> (BlockInput, Vec<Address>) {
                 access_list: Default::default(),
                 input: Bytes::from(B256::from(U256::from(start)).to_vec()),
             };
-            let _ = j;
             TxEnvelope::Eip1559(tx.into_signed(signature))
         })
         .collect();

@@ -397,17 +397,12 @@ impl<'g> Receiver<'g> {
             return Ok(Received::Useless);
         }
         // 4. The homomorphic check.
-        if !verify_with(self.generators, m, &msg.chunk, points) {
+        if !self.generators.verify(&msg.chunk, points) {
             return Err(MessageError::Forged);
         }
         decoder.add(msg.chunk)?;
         Ok(Received::Useful)
     }
-}
-
-fn verify_with(g: &Generators, m: usize, chunk: &CodedChunk, points: &[RistrettoPoint]) -> bool {
-    debug_assert!(g.len() >= m);
-    g.verify(chunk, points)
 }
 
 fn hex(b: &[u8]) -> String {
