@@ -11,10 +11,11 @@ BENCH_ARGS ?= --threads 1,2 --scheduler all --batch 1,all --repeat 11 --project
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  make %-16s %s\n", $$1, $$2}'
 
-deps: ## Install the system packages the build needs (C/C++ compilers for secp256k1, blst, c-kzg and RocksDB; libclang for RocksDB's bindings)
+deps: ## Install the system packages the build needs (C/C++ compilers for secp256k1, blst, c-kzg and RocksDB; libclang for RocksDB's bindings; DejaVu Sans for net-sim's charts)
 	@command -v c++ >/dev/null 2>&1 || (apt-get update && apt-get install -y build-essential)
 	@ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || ls /usr/lib/x86_64-linux-gnu/libclang*.so* >/dev/null 2>&1 || \
 		(apt-get update && apt-get install -y libclang-dev)
+	@test -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf || (apt-get update && apt-get install -y fonts-dejavu-core)
 	@command -v cargo >/dev/null 2>&1 || { echo "cargo not found: install Rust from https://rustup.rs"; exit 1; }
 
 build: deps ## Build the gigagas binary (release)
@@ -45,9 +46,10 @@ bench-io: build ## BAL-hinted I/O on RocksDB (full, batch, parallel, prewarm; wa
 worst-io: build ## Worst-case I/O: random SLOADs over a 10M-slot RocksDB, 64M and 640M gas blocks, batch vs parallel, warm and cold
 	$(GIGAGAS) worst-io --slots 10000000 --gas 64000000,640000000 --threads 1,2 --repeat 3 --cold
 
-net-sim: build ## Block propagation, gossipsub vs RLNC: N x D sweep at 1,000 and 10,000 nodes (tables in docs/rlnc.md)
-	$(GIGAGAS) net-sim --sweep
-	$(GIGAGAS) net-sim --sweep --upload-mbit 25 --verify-ms 2.2 --decode-ms 1.0
+net-sim: build ## Block propagation, gossipsub vs RLNC: N x D x chunks-per-peer sweep at 1,000 and 10,000 nodes, and the charts (docs/rlnc.md, docs/img)
+	$(GIGAGAS) net-sim --sweep --per-peer 1,2,4
+	$(GIGAGAS) net-sim --sweep --per-peer 1,2,4 --upload-mbit 25 --verify-ms 2.2 --decode-ms 1.0
+	$(GIGAGAS) net-sim --plots docs/img
 
 bench: build ## Benchmarks recorded in docs/benchmarks.md: the bench command (JSON) and criterion
 	$(GIGAGAS) bench --data $(DATA) $(BENCH_ARGS) --json > target/bench.json

@@ -1,14 +1,15 @@
 //! Discrete-event simulator of block propagation over a random mesh: gossipsub (every node
 //! forwards the whole block once to each mesh peer, optionally skipping peers that sent
 //! IDONTWANT) against RLNC (the block in `N` coded chunks; on each of its first `per_peer` useful
-//! chunks a node relays a fresh recoded chunk to every peer at once, so it sends `per_peer`
-//! chunks per peer in all).
+//! chunks a node relays a fresh recoded chunk to every peer, so it sends `per_peer` chunks per
+//! peer in all; optionally a node that decoded tells its in-peers, who skip it from then on).
 //!
 //! Model: `nodes` nodes; node 0 proposes at time 0. Each node has `degree` out-peers drawn as
 //! `degree` random permutations (so every node also has exactly `degree` in-peers, and the mesh
 //! has no self-links or duplicate links). A message of `s` bytes sent at `t` arrives at
 //! `t + s / bandwidth + latency`; with `upload_cap` a node's sends are serialized through one
-//! uplink of that rate, otherwise every link has `bandwidth` of its own. A node spends `verify_ms`
+//! uplink of that rate (queued; an RLNC chunk is recoded when its transmission starts, from
+//! everything the node holds by then), otherwise every link has `bandwidth` of its own. A node spends `verify_ms`
 //! of CPU on each received message it checks, one at a time, and `decode_ms` once when it decodes
 //! (RLNC). RLNC linear algebra is simulated exactly over the prime field 2^61 − 1 (a chunk is
 //! useful iff it raises the receiver's rank), so useless (dependent) chunks happen as they
@@ -32,6 +33,9 @@ pub enum Protocol {
         chunks: usize,
         /// Chunks per peer (1 = "one chunk per peer").
         per_peer: usize,
+        /// A node that decoded tells its in-peers (like IDONTWANT), who then skip it: no more
+        /// chunks are relayed, queued or started towards a node known to have decoded.
+        decoded_notice: bool,
     },
 }
 
@@ -93,6 +97,9 @@ pub struct Report {
     pub unused: u64,
     /// Bytes of useless and unused messages.
     pub wasted_bytes: u64,
+    /// When each node that decoded could decode (ms), ascending: the decode-time CDF.
+    #[serde(skip)]
+    pub decode_times_ms: Vec<f64>,
 }
 
 const P: u64 = (1 << 61) - 1;
@@ -257,6 +264,38 @@ impl Sim {
         self.queue.push(Reverse(event));
     }
 
+    /// Node `v` tells each of `in_peers` (the nodes that send to it) that it has the block, at
+    /// `at`; the notice is tiny and travels one latency.
+    fn announce(&mut self, v: usize, at: f64, in_peers: &[usize]) {
+        for &to in in_peers {
+            self.seq += 1;
+            let ev = Event {
+                time: at + self.cfg.latency_ms,
+                seq: self.seq,
+                to,
+                from: v,
+                hop: 0,
+                payload: Payload::DontWant,
+            };
+            self.queue.push(Reverse(ev));
+        }
+    }
+
+    /// Wakes node `v`'s uplink at `at` (upload-cap mode) to start its next queued send.
+    fn wake_uplink(&mut self, v: usize, at: f64) {
+        self.seq += 1;
+        let ev =
+            Event { time: at, seq: self.seq, to: v, from: v, hop: 0, payload: Payload::UplinkFree };
+        self.queue.push(Reverse(ev));
+    }
+
+    /// `to` learns from a notice that its out-peer `from` has the block.
+    fn mark_done(&self, dont_want: &mut [Vec<bool>], to: usize, from: usize) {
+        if let Some(k) = self.peers[to].iter().position(|&p| p == from) {
+            dont_want[to][k] = true;
+        }
+    }
+
     /// CPU time for one check at node `v`, starting no earlier than `now`; returns when done.
     fn cpu(&mut self, v: usize, now: f64, ms: f64) -> f64 {
         let start = now.max(self.cpu_free[v]);
@@ -313,18 +352,18 @@ pub fn simulate(cfg: Config) -> Report {
         sent_bytes: vec![0; n],
         rng,
     };
+    let mut in_peers: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (v, out) in sim.peers.iter().enumerate() {
+        for &p in out {
+            in_peers[p].push(v);
+        }
+    }
     let mut decoded_at: Vec<Option<(f64, u32)>> = vec![None; n];
     let (mut useful, mut useless, mut unused, mut wasted) = (0u64, 0u64, 0u64, 0u64);
     match cfg.protocol {
         Protocol::Gossipsub { idontwant } => {
             let mut dont_want: Vec<Vec<bool>> =
                 sim.peers.iter().map(|p| vec![false; p.len()]).collect();
-            let mut in_peers: Vec<Vec<usize>> = vec![Vec::new(); n];
-            for (v, out) in sim.peers.iter().enumerate() {
-                for &p in out {
-                    in_peers[p].push(v);
-                }
-            }
             let mut pending: Vec<std::collections::VecDeque<(usize, u32)>> =
                 vec![Default::default(); n];
             let mut uplink_scheduled = vec![false; n];
@@ -334,12 +373,7 @@ pub fn simulate(cfg: Config) -> Report {
             }
             while let Some(Reverse(e)) = sim.queue.pop() {
                 match e.payload {
-                    Payload::DontWant => {
-                        // `e.to` learns that `e.from` has the block: stop sending to it.
-                        if let Some(k) = sim.peers[e.to].iter().position(|&p| p == e.from) {
-                            dont_want[e.to][k] = true;
-                        }
-                    }
+                    Payload::DontWant => sim.mark_done(&mut dont_want, e.to, e.from),
                     Payload::Block => {
                         if decoded_at[e.to].is_some() {
                             useless += 1;
@@ -350,21 +384,7 @@ pub fn simulate(cfg: Config) -> Report {
                         let done = sim.cpu(e.to, e.time, cfg.verify_ms);
                         decoded_at[e.to] = Some((done, e.hop));
                         if idontwant {
-                            // Announce to the nodes that would send to us (our in-peers); the
-                            // announcement is tiny and travels one latency.
-                            for k in 0..in_peers[e.to].len() {
-                                let to = in_peers[e.to][k];
-                                sim.seq += 1;
-                                let ev = Event {
-                                    time: done + cfg.latency_ms,
-                                    seq: sim.seq,
-                                    to,
-                                    from: e.to,
-                                    hop: 0,
-                                    payload: Payload::DontWant,
-                                };
-                                sim.queue.push(Reverse(ev));
-                            }
+                            sim.announce(e.to, done, &in_peers[e.to]);
                         }
                         for k in 0..sim.peers[e.to].len() {
                             if sim.peers[e.to][k] == e.from || (idontwant && dont_want[e.to][k]) {
@@ -381,16 +401,7 @@ pub fn simulate(cfg: Config) -> Report {
                         if cfg.upload_cap.is_some() && !uplink_scheduled[e.to] {
                             uplink_scheduled[e.to] = true;
                             let at = done.max(sim.uplink_free[e.to]);
-                            sim.seq += 1;
-                            let ev = Event {
-                                time: at,
-                                seq: sim.seq,
-                                to: e.to,
-                                from: e.to,
-                                hop: 0,
-                                payload: Payload::UplinkFree,
-                            };
-                            sim.queue.push(Reverse(ev));
+                            sim.wake_uplink(e.to, at);
                         }
                     }
                     Payload::UplinkFree => {
@@ -402,16 +413,8 @@ pub fn simulate(cfg: Config) -> Report {
                             }
                             sim.send(e.time, v, k, hop, cfg.size_bytes, Payload::Block);
                             uplink_scheduled[v] = true;
-                            sim.seq += 1;
-                            let ev = Event {
-                                time: sim.uplink_free[v],
-                                seq: sim.seq,
-                                to: v,
-                                from: v,
-                                hop: 0,
-                                payload: Payload::UplinkFree,
-                            };
-                            sim.queue.push(Reverse(ev));
+                            let at = sim.uplink_free[v];
+                            sim.wake_uplink(v, at);
                             break;
                         }
                     }
@@ -419,11 +422,17 @@ pub fn simulate(cfg: Config) -> Report {
                 }
             }
         }
-        Protocol::Rlnc { chunks, per_peer } => {
+        Protocol::Rlnc { chunks, per_peer, decoded_notice } => {
             let chunk_bytes = cfg.size_bytes.div_ceil(chunks) + 64 * chunks + 96 + 7;
             let mut basis: Vec<Basis> = vec![Basis::default(); n];
             let mut hop: Vec<u32> = vec![0; n];
             let mut sent_to: Vec<Vec<usize>> = sim.peers.iter().map(|p| vec![0; p.len()]).collect();
+            let mut dont_want: Vec<Vec<bool>> =
+                sim.peers.iter().map(|p| vec![false; p.len()]).collect();
+            // Upload-cap mode: out-peers waiting for the uplink; the chunk is recoded from
+            // everything the node holds when its transmission starts.
+            let mut pending: Vec<std::collections::VecDeque<usize>> = vec![Default::default(); n];
+            let mut uplink_scheduled = vec![false; n];
             // The proposer holds every source chunk and sends per_peer chunks to each peer.
             for i in 0..chunks {
                 let mut e = vec![0u64; chunks];
@@ -433,14 +442,45 @@ pub fn simulate(cfg: Config) -> Report {
             decoded_at[0] = Some((0.0, 0));
             for _ in 0..per_peer {
                 for k in 0..sim.peers[0].len() {
-                    let v = basis[0].recode(chunks, &mut sim.rng);
-                    sim.send(0.0, 0, k, 1, chunk_bytes, Payload::Chunk(v));
                     sent_to[0][k] += 1;
+                    if cfg.upload_cap.is_some() {
+                        pending[0].push_back(k);
+                    } else {
+                        let v = basis[0].recode(chunks, &mut sim.rng);
+                        sim.send(0.0, 0, k, 1, chunk_bytes, Payload::Chunk(v));
+                    }
                 }
             }
+            if cfg.upload_cap.is_some() {
+                uplink_scheduled[0] = true;
+                sim.wake_uplink(0, 0.0);
+            }
             while let Some(Reverse(e)) = sim.queue.pop() {
-                let Payload::Chunk(v) = e.payload else { continue };
                 let v_node = e.to;
+                let v = match e.payload {
+                    Payload::Chunk(v) => v,
+                    Payload::DontWant => {
+                        sim.mark_done(&mut dont_want, e.to, e.from);
+                        continue;
+                    }
+                    Payload::UplinkFree => {
+                        uplink_scheduled[v_node] = false;
+                        while let Some(k) = pending[v_node].pop_front() {
+                            if decoded_notice && dont_want[v_node][k] {
+                                continue;
+                            }
+                            let c = basis[v_node].recode(chunks, &mut sim.rng);
+                            let h = hop[v_node] + 1;
+                            sim.send(e.time, v_node, k, h, chunk_bytes, Payload::Chunk(c));
+                            uplink_scheduled[v_node] = true;
+                            let at = sim.uplink_free[v_node];
+                            sim.wake_uplink(v_node, at);
+                            break;
+                        }
+                        continue;
+                    }
+                    Payload::Block => continue,
+                };
                 if decoded_at[v_node].is_some() {
                     unused += 1;
                     wasted += chunk_bytes as u64;
@@ -458,17 +498,37 @@ pub fn simulate(cfg: Config) -> Report {
                 if basis[v_node].rows.len() == chunks {
                     done = sim.cpu(v_node, done, cfg.decode_ms);
                     decoded_at[v_node] = Some((done, hop[v_node]));
+                    if decoded_notice {
+                        sim.announce(v_node, done, &in_peers[v_node]);
+                    }
                 }
-                // Relay at once: on each of its first `per_peer` useful chunks, a node sends a
-                // fresh combination of what it holds to every peer (but the sender).
+                // Relay: on each of its first `per_peer` useful chunks, a node sends a fresh
+                // combination of what it holds to every peer (but the sender and, with
+                // notices, peers known to have decoded).
                 if basis[v_node].rows.len() <= per_peer {
                     for k in 0..sim.peers[v_node].len() {
-                        if sim.peers[v_node][k] == e.from || sent_to[v_node][k] >= per_peer {
+                        if sim.peers[v_node][k] == e.from
+                            || sent_to[v_node][k] >= per_peer
+                            || (decoded_notice && dont_want[v_node][k])
+                        {
                             continue;
                         }
-                        let c = basis[v_node].recode(chunks, &mut sim.rng);
-                        sim.send(done, v_node, k, hop[v_node] + 1, chunk_bytes, Payload::Chunk(c));
                         sent_to[v_node][k] += 1;
+                        if cfg.upload_cap.is_some() {
+                            pending[v_node].push_back(k);
+                        } else {
+                            let c = basis[v_node].recode(chunks, &mut sim.rng);
+                            let h = hop[v_node] + 1;
+                            sim.send(done, v_node, k, h, chunk_bytes, Payload::Chunk(c));
+                        }
+                    }
+                    if cfg.upload_cap.is_some()
+                        && !uplink_scheduled[v_node]
+                        && !pending[v_node].is_empty()
+                    {
+                        uplink_scheduled[v_node] = true;
+                        let at = done.max(sim.uplink_free[v_node]);
+                        sim.wake_uplink(v_node, at);
                     }
                 }
             }
@@ -509,6 +569,7 @@ pub fn simulate(cfg: Config) -> Report {
         useless,
         unused,
         wasted_bytes: wasted,
+        decode_times_ms: times,
     }
 }
 
@@ -534,7 +595,8 @@ mod tests {
     #[test]
     fn every_node_gets_the_block_and_rlnc_sends_less() {
         let g = simulate(cfg(Protocol::Gossipsub { idontwant: false }, 8));
-        let r = simulate(cfg(Protocol::Rlnc { chunks: 10, per_peer: 1 }, 40));
+        let r =
+            simulate(cfg(Protocol::Rlnc { chunks: 10, per_peer: 1, decoded_notice: false }, 40));
         assert_eq!(g.decoded, 2_000);
         assert_eq!(r.decoded, 2_000);
         assert!(g.time_to_100_ms.is_finite() && r.time_to_100_ms.is_finite());

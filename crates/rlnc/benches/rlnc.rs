@@ -24,19 +24,29 @@ fn ristretto(c: &mut Criterion) {
     for (name, len, n) in CASES {
         let data = block(len);
         let chunks = Chunks::from_block(&data, n).expect("n > 0");
-        let g = Generators::new(chunks.m());
         let mut rng = StdRng::seed_from_u64(1);
-        group.bench_function(BenchmarkId::new("proposer", name), |b| {
-            b.iter(|| Proposer::new(&data, n, &g, &key).expect("valid"))
-        });
-        let commitments = g.commit_all(&chunks);
         let coded: Vec<CodedChunk> = (0..n).map(|_| chunks.random_combination(&mut rng)).collect();
-        group.bench_function(BenchmarkId::new("verify_one", name), |b| {
-            b.iter(|| assert!(g.verify(&coded[0], &commitments)))
-        });
-        group.bench_function(BenchmarkId::new("verify_batch_of_n", name), |b| {
-            b.iter(|| assert!(g.verify_batch(&coded, &commitments, &mut rng).is_empty()))
-        });
+        // One thread (one table, a one-thread pool), then every core: the proposer's N
+        // commitments and one chunk's multiscalar multiplication split over the pool.
+        for threads in thread_counts() {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
+            let g = Generators::with_parts(chunks.m(), threads);
+            let commitments = pool.install(|| g.commit_all(&chunks));
+            let id = |op: &str| BenchmarkId::new(format!("{op}_{threads}t"), name);
+            group.bench_function(id("proposer"), |b| {
+                b.iter(|| pool.install(|| Proposer::new(&data, n, &g, &key).expect("valid")))
+            });
+            group.bench_function(id("verify_one"), |b| {
+                b.iter(|| pool.install(|| assert!(g.verify(&coded[0], &commitments))))
+            });
+            group.bench_function(id("verify_batch_of_n"), |b| {
+                b.iter(|| {
+                    pool.install(|| {
+                        assert!(g.verify_batch(&coded, &commitments, &mut rng).is_empty())
+                    })
+                })
+            });
+        }
         group.bench_function(BenchmarkId::new("recode", name), |b| {
             b.iter(|| recode(&coded, &mut rng).expect("non-empty"))
         });
@@ -51,6 +61,16 @@ fn ristretto(c: &mut Criterion) {
         });
     }
     group.finish();
+}
+
+/// 1 and the machine's cores (if more than one).
+fn thread_counts() -> Vec<usize> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cores > 1 {
+        vec![1, cores]
+    } else {
+        vec![1]
+    }
 }
 
 fn gf256(c: &mut Criterion) {

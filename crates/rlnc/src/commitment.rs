@@ -14,10 +14,11 @@ use crate::{
 use ark_ff::{AdditiveGroup, UniformRand};
 use curve25519_dalek::{
     ristretto::VartimeRistrettoPrecomputation,
-    traits::{VartimeMultiscalarMul, VartimePrecomputedMultiscalarMul},
+    traits::{Identity, VartimePrecomputedMultiscalarMul},
     RistrettoPoint, Scalar,
 };
 use rand_core::{CryptoRng, RngCore};
+use rayon::prelude::*;
 use sha2::Sha512;
 
 /// Domain separator of the generator derivation.
@@ -25,20 +26,44 @@ pub const GENERATOR_DOMAIN: &[u8] = b"gigagas/rlnc/pedersen/v1";
 
 /// `m` Pedersen generators with Straus precomputation for variable-time multiscalar
 /// multiplication (the data is public, so variable time is fine).
+///
+/// The precomputation is split into `parts` contiguous ranges of generators (one table each):
+/// a commitment then sums `parts` partial multiscalar multiplications, computed in parallel on
+/// the current rayon pool. [`Generators::new`] keeps one part (one thread per commitment);
+/// [`Generators::with_parts`] splits, so that one commitment (and one chunk's verification)
+/// uses several cores.
 pub struct Generators {
     points: Vec<RistrettoPoint>,
-    table: VartimeRistrettoPrecomputation,
+    /// `(first, len, table of generators first..first + len)`, in order.
+    tables: Vec<Table>,
+}
+
+type Table = (usize, usize, VartimeRistrettoPrecomputation);
+
+/// The scalars `v[start..start + len]` for one table, zero past the end of `v`.
+fn statics(v: &[Element], start: usize, len: usize) -> impl Iterator<Item = Scalar> + '_ {
+    (start..start + len).map(|j| v.get(j).map_or(Scalar::ZERO, to_scalar))
 }
 
 impl std::fmt::Debug for Generators {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Generators").field("m", &self.points.len()).finish()
+        f.debug_struct("Generators")
+            .field("m", &self.points.len())
+            .field("parts", &self.tables.len())
+            .finish()
     }
 }
 
 impl Generators {
-    /// The first `m` generators.
+    /// The first `m` generators, one precomputed table.
     pub fn new(m: usize) -> Self {
+        Self::with_parts(m, 1)
+    }
+
+    /// The first `m` generators, their precomputation split into `parts` tables of about
+    /// `m / parts` generators each (`parts` is clamped to `1..=m`), so that one commitment runs
+    /// on up to `parts` threads of the current rayon pool.
+    pub fn with_parts(m: usize, parts: usize) -> Self {
         let points: Vec<RistrettoPoint> = (0..m as u32)
             .map(|j| {
                 let mut input = GENERATOR_DOMAIN.to_vec();
@@ -46,8 +71,15 @@ impl Generators {
                 RistrettoPoint::hash_from_bytes::<Sha512>(&input)
             })
             .collect();
-        let table = VartimeRistrettoPrecomputation::new(points.iter());
-        Self { points, table }
+        let parts = parts.clamp(1, m.max(1));
+        let tables = (0..parts)
+            .map(|p| {
+                let (start, end) = (m * p / parts, m * (p + 1) / parts);
+                let table = VartimeRistrettoPrecomputation::new(points[start..end].iter());
+                (start, end - start, table)
+            })
+            .collect();
+        Self { points, tables }
     }
 
     /// Number of generators (m).
@@ -65,30 +97,51 @@ impl Generators {
         &self.points
     }
 
-    /// `Σ v_j · G_j` over the first `v.len()` generators (the precomputed table when `v` uses
-    /// all of them). `v` longer than the generators is a caller error: only the first
-    /// [`Generators::len`] entries count.
+    /// Number of precomputed tables (see [`Generators::with_parts`]).
+    pub fn parts(&self) -> usize {
+        self.tables.len()
+    }
+
+    /// `Σ v_j · G_j` over the first `v.len()` generators, from the precomputed tables (a `v`
+    /// shorter than the generators counts as zero-padded), their partial sums in parallel. `v`
+    /// longer than the generators is a caller error: only the first [`Generators::len`]
+    /// entries count.
     pub fn commit(&self, v: &[Element]) -> RistrettoPoint {
-        let v: Vec<Scalar> = v.iter().map(to_scalar).collect();
-        if v.len() == self.points.len() {
-            self.table.vartime_multiscalar_mul(v)
-        } else {
-            let k = v.len().min(self.points.len());
-            RistrettoPoint::vartime_multiscalar_mul(&v[..k], &self.points[..k])
+        let partial =
+            |(start, len, table): &Table| table.vartime_multiscalar_mul(statics(v, *start, *len));
+        match self.tables.as_slice() {
+            [one] => partial(one),
+            tables => tables.par_iter().map(partial).sum(),
         }
     }
 
     /// The commitments of the source chunks (the proposer's work: N multiscalar
-    /// multiplications of size m).
+    /// multiplications of size m), one chunk per task on the current rayon pool.
     pub fn commit_all(&self, chunks: &crate::Chunks) -> Vec<RistrettoPoint> {
-        (0..chunks.n()).map(|i| self.commit(&chunks.source(i).data)).collect()
+        (0..chunks.n()).into_par_iter().map(|i| self.commit(&chunks.source(i).data)).collect()
     }
 
-    /// Whether `chunk` is the combination its coefficients claim: `commit(data) == Σ b_i · C_i`.
+    /// Whether `chunk` is the combination its coefficients claim: `commit(data) == Σ b_i · C_i`,
+    /// checked as `Σ_j v_j·G_j + Σ_i (−b_i)·C_i == 0` in one multiscalar multiplication per
+    /// table (the commitments ride with the last table, sharing its doublings); the tables'
+    /// partial sums run in parallel on the current rayon pool.
     pub fn verify(&self, chunk: &CodedChunk, commitments: &[RistrettoPoint]) -> bool {
-        let coefficients: Vec<Scalar> = chunk.coefficients.iter().map(to_scalar).collect();
-        self.commit(&chunk.data)
-            == RistrettoPoint::vartime_multiscalar_mul(&coefficients, commitments)
+        let negated: Vec<Scalar> = chunk.coefficients.iter().map(|b| -to_scalar(b)).collect();
+        let v = &chunk.data;
+        let last = self.tables.len() - 1;
+        let partial = |(p, (start, len, table)): (usize, &Table)| {
+            let statics = statics(v, *start, *len);
+            if p == last {
+                table.vartime_mixed_multiscalar_mul(statics, &negated, commitments)
+            } else {
+                table.vartime_multiscalar_mul(statics)
+            }
+        };
+        let sum: RistrettoPoint = match self.tables.as_slice() {
+            [one] => partial((0, one)),
+            tables => tables.par_iter().enumerate().map(partial).sum(),
+        };
+        sum == RistrettoPoint::identity()
     }
 
     /// Verifies many chunks with one check: random weights `r_k` fold them into
@@ -145,5 +198,16 @@ mod tests {
         assert_eq!(g.verify_batch(&forged, &commitments, &mut rng), vec![1, 3]);
         // Generators are reproducible from the documented derivation.
         assert_eq!(Generators::new(3).points(), &g.points()[..3]);
+        // Split tables give the same commitments.
+        let split = Generators::with_parts(chunks.m(), 3);
+        assert_eq!(split.parts(), 3);
+        assert_eq!(split.commit_all(&chunks), commitments);
+        assert!(!split.verify(&forged[3], &commitments));
+        assert!(good.iter().all(|c| split.verify(c, &commitments)));
+        // More generators than the block needs: the same commitments (zero-padded scalars).
+        let wide = Generators::with_parts(chunks.m() + 17, 2);
+        assert_eq!(wide.commit_all(&chunks), commitments);
+        assert!(good.iter().all(|c| wide.verify(c, &commitments)));
+        assert!(!wide.verify(&forged[1], &commitments));
     }
 }

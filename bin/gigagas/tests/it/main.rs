@@ -238,3 +238,30 @@ fn net_sim_json_report() {
     assert_eq!(out.status.code(), Some(1));
     assert!(json(&out)["decoded"].as_u64().unwrap() < 1000);
 }
+
+/// `gigagas net-sim --plots DIR` writes the two charts as PNG images of the documented sizes;
+/// a list of chunks-per-peer values is refused for a single run.
+#[test]
+fn net_sim_plots_and_per_peer_lists() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = Command::new(env!("CARGO_BIN_EXE_gigagas"))
+        .args(["net-sim", "--nodes", "300", "--plots"])
+        .arg(dir.path())
+        .output()
+        .expect("run gigagas");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for (name, width, height) in [("decode_cdf.png", 1600u32, 650u32), ("sweep.png", 1600, 1200)] {
+        let png = std::fs::read(dir.path().join(name)).expect(name);
+        // PNG signature, then the IHDR chunk's width and height (big-endian).
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{name}");
+        let be = |at: usize| u32::from_be_bytes(png[at..at + 4].try_into().expect("4 bytes"));
+        assert_eq!((be(16), be(20)), (width, height), "{name}");
+        assert!(png.len() > 20_000, "{name} has {} bytes: no chart drawn?", png.len());
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_gigagas"))
+        .args(["net-sim", "--nodes", "300", "--per-peer", "1,2"])
+        .output()
+        .expect("run gigagas");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("one --per-peer value"));
+}
