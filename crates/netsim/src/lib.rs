@@ -626,6 +626,25 @@ mod tests {
         }
     }
 
+    /// With one chunk per peer a node relays multiples of its first chunk, so a narrow mesh
+    /// starves; several chunks per peer make it decode. Decoded notices through a capped
+    /// uplink cut the bytes without delaying anyone.
+    #[test]
+    fn several_chunks_per_peer_and_decoded_notices() {
+        let rlnc =
+            |per_peer, decoded_notice| Protocol::Rlnc { chunks: 10, per_peer, decoded_notice };
+        let one = simulate(cfg(rlnc(1, false), 8));
+        let four = simulate(cfg(rlnc(4, false), 8));
+        assert!(one.decoded < 100, "{} decoded with one chunk per peer", one.decoded);
+        assert!(four.decoded >= 1_980, "{} decoded with four chunks per peer", four.decoded);
+        let capped = |p| Config { upload_cap: Some(25e6 / 8.0), ..cfg(p, 40) };
+        let plain = simulate(capped(rlnc(2, false)));
+        let notice = simulate(capped(rlnc(2, true)));
+        assert_eq!((plain.decoded, notice.decoded), (2_000, 2_000));
+        assert!(notice.bytes_per_node_mean < 0.8 * plain.bytes_per_node_mean);
+        assert!(notice.time_to_100_ms <= plain.time_to_100_ms);
+    }
+
     #[test]
     fn field_arithmetic_is_exact() {
         let mut rng = SmallRng::seed_from_u64(3);
