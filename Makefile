@@ -6,7 +6,7 @@ DATA ?= $(SHARED)/data/mainnet
 GIGAGAS := target/release/gigagas
 BENCH_ARGS ?= --threads 1,2 --scheduler all --batch 1,all --repeat 11 --project
 
-.PHONY: help deps build run test test-fixtures import proofs-check bench-io worst-io net-sim bench lint fmt
+.PHONY: help deps build run test test-fixtures import proofs-check bench-io worst-io net-sim bench bench-rlnc lint fmt
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  make %-16s %s\n", $$1, $$2}'
@@ -55,6 +55,11 @@ bench: build ## Benchmarks recorded in docs/benchmarks.md: the bench command (JS
 	$(GIGAGAS) bench --data $(DATA) $(BENCH_ARGS) --json > target/bench.json
 	$(GIGAGAS) bench --data $(DATA) $(BENCH_ARGS)
 	$(CARGO) bench -p gigagas-executor --bench executor
+
+bench-rlnc: deps ## RLNC criterion benchmarks (docs/rlnc.md): stable Rust (AVX2), then nightly (curve25519-dalek's AVX-512 IFMA backend, installed with rustup if missing)
+	$(CARGO) bench -p gigagas-rlnc --bench rlnc
+	rustup run nightly rustc --version >/dev/null 2>&1 || rustup toolchain install nightly --profile minimal
+	CARGO_TARGET_DIR=target/nightly rustup run nightly cargo bench -p gigagas-rlnc --bench rlnc -- rlnc_ristretto
 
 lint: ## cargo fmt --check and clippy -D warnings, as CI runs them
 	$(CARGO) fmt --all -- --check
