@@ -9,6 +9,7 @@ mod bench;
 mod bench_io;
 mod import;
 mod net_sim;
+mod test_rpc;
 mod proofs_check;
 mod report;
 mod test_fixtures;
@@ -54,6 +55,10 @@ enum Command {
     /// mesh of thousands of nodes: hops, time until 50/95/99/100% decode, bytes per node, wasted
     /// chunks. Exit code 1 when some node never decodes.
     NetSim(net_sim::NetSimArgs),
+    /// Replay the execution-apis rpc-compat suite as hive does: import its chain into a
+    /// temporary datadir, set the head over the Engine API, compare every `.io` case's answer;
+    /// per-method table (or `--json`). Exit code 1 when any case fails.
+    TestRpc(test_rpc::TestRpcArgs),
 }
 
 fn main() -> ExitCode {
@@ -73,6 +78,7 @@ fn main() -> ExitCode {
         Command::Import(args) => import::import(args),
         Command::WorstIo(args) => worst_io::run(args),
         Command::NetSim(args) => net_sim::run(args),
+        Command::TestRpc(args) => test_rpc::run(args),
     };
     match result {
         Ok(code) => code,

@@ -105,6 +105,7 @@ pub fn init_genesis(store: &Storage, genesis_json: &[u8]) -> Result<GenesisInit,
         storage: &storage,
         codes: &codes,
         trie_nodes: &root.nodes,
+        tx_hashes: &[],
     })?;
     Ok(result(false))
 }

@@ -136,6 +136,7 @@ struct Executed {
     body_rlp: Vec<u8>,
     receipts_rlp: Vec<u8>,
     bal_rlp: Vec<u8>,
+    tx_hashes: Vec<B256>,
 }
 
 /// The block's changes as state-trie updates: changed accounts with their changed slots (and
@@ -369,6 +370,7 @@ fn execute(
         body_rlp,
         receipts_rlp: alloy_rlp::encode(&outcome.receipts),
         bal_rlp: alloy_rlp::encode(&bal),
+        tx_hashes: input.transactions.iter().map(|tx| *tx.tx_hash()).collect(),
     })
 }
 
@@ -400,6 +402,7 @@ fn finish(store: &Arc<Storage>, e: Executed) -> Result<ImportedBlock, ImportErro
         storage: &e.storage,
         codes: &codes,
         trie_nodes: &root.nodes,
+        tx_hashes: &e.tx_hashes,
     })?;
     Ok(ImportedBlock { state_root, commit: start.elapsed(), ..e.block })
 }

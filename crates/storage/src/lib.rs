@@ -17,8 +17,24 @@ use rocksdb::{ColumnFamilyDescriptor, Options, WriteBatch, DB};
 use std::path::{Path, PathBuf};
 
 /// Column family names, in the order they are created.
-pub const COLUMN_FAMILIES: [&str; 9] =
-    [ACCOUNTS, STORAGE, BYTECODES, HEADERS, BODIES, RECEIPTS, BALS, TRIE_NODES, META];
+pub const COLUMN_FAMILIES: [&str; 11] = [
+    ACCOUNTS,
+    STORAGE,
+    BYTECODES,
+    HEADERS,
+    BODIES,
+    RECEIPTS,
+    BALS,
+    TRIE_NODES,
+    META,
+    BLOCK_NUMBERS,
+    TX_LOOKUP,
+];
+/// Block hash → block number (8 bytes big-endian), for lookups by hash (JSON-RPC).
+pub const BLOCK_NUMBERS: &str = "block_numbers";
+/// Transaction hash → block number (8 bytes big-endian) ‖ index in the block (4 bytes
+/// big-endian), for lookups by transaction hash (JSON-RPC).
+pub const TX_LOOKUP: &str = "tx_lookup";
 /// Flat accounts: address → [`AccountRecord`] (72 bytes).
 pub const ACCOUNTS: &str = "accounts";
 /// Flat storage: address ‖ slot → value (32 bytes big-endian); zero values are not stored.
@@ -99,6 +115,8 @@ pub struct BlockCommit<'a> {
     pub codes: &'a [(B256, &'a [u8])],
     /// New trie nodes from the state-root stage: (keccak256, RLP).
     pub trie_nodes: &'a [(B256, Vec<u8>)],
+    /// Hashes of the block's transactions, in order (indexed in [`TX_LOOKUP`]).
+    pub tx_hashes: &'a [B256],
 }
 
 /// Errors of the store. Every variant names what it was doing.
@@ -212,6 +230,13 @@ impl Storage {
         batch.put_cf(self.cf(HEADERS), key, commit.header);
         batch.put_cf(self.cf(BODIES), key, commit.body);
         batch.put_cf(self.cf(RECEIPTS), key, commit.receipts);
+        batch.put_cf(self.cf(BLOCK_NUMBERS), commit.hash, key);
+        for (i, tx) in commit.tx_hashes.iter().enumerate() {
+            let mut location = [0u8; 12];
+            location[..8].copy_from_slice(&key);
+            location[8..].copy_from_slice(&(i as u32).to_be_bytes());
+            batch.put_cf(self.cf(TX_LOOKUP), tx, location);
+        }
         if let Some(bal) = commit.bal {
             batch.put_cf(self.cf(BALS), key, bal);
         }
@@ -402,6 +427,38 @@ impl Storage {
             self.db.flush_cf(self.cf(name)).map_err(self.db_err("flush"))?;
         }
         Ok(())
+    }
+
+    /// The number of the stored block with `hash`, `None` when no such block is stored.
+    ///
+    /// # Errors
+    /// [`StorageError::Db`], or [`StorageError::Corrupt`] for a malformed entry.
+    pub fn block_number(&self, hash: &B256) -> Result<Option<u64>, StorageError> {
+        let Some(bytes) = self.get(BLOCK_NUMBERS, hash.as_slice())? else { return Ok(None) };
+        let number: [u8; 8] = bytes.as_slice().try_into().map_err(|_| StorageError::Corrupt {
+            table: BLOCK_NUMBERS,
+            key: hash.to_string(),
+            reason: format!("{} bytes, expected 8", bytes.len()),
+        })?;
+        Ok(Some(u64::from_be_bytes(number)))
+    }
+
+    /// Where the transaction with `hash` is: (block number, index in the block), `None` when
+    /// no stored block has it.
+    ///
+    /// # Errors
+    /// [`StorageError::Db`], or [`StorageError::Corrupt`] for a malformed entry.
+    pub fn transaction_location(&self, hash: &B256) -> Result<Option<(u64, u32)>, StorageError> {
+        let Some(bytes) = self.get(TX_LOOKUP, hash.as_slice())? else { return Ok(None) };
+        if bytes.len() != 12 {
+            return Err(StorageError::Corrupt {
+                table: TX_LOOKUP,
+                key: hash.to_string(),
+                reason: format!("{} bytes, expected 12", bytes.len()),
+            });
+        }
+        let number = u64::from_be_bytes(bytes[..8].try_into().expect("8 bytes"));
+        Ok(Some((number, u32::from_be_bytes(bytes[8..].try_into().expect("4 bytes")))))
     }
 
     /// A block table's entry (`HEADERS`, `BODIES`, `RECEIPTS` or `BALS`) for block `number`.

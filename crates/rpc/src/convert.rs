@@ -1,0 +1,162 @@
+//! Stored blocks and receipts in the execution API's JSON shapes (alloy's RPC types).
+
+use crate::{RpcContext, RpcError};
+use alloy_consensus::{
+    transaction::SignerRecoverable, Block, BlockBody, Header, ReceiptEnvelope, Transaction as _,
+    TxEnvelope,
+};
+use alloy_eips::Encodable2718;
+use alloy_primitives::{Address, Bytes, TxKind, B256, U256};
+use alloy_rlp::{Decodable, Encodable};
+use alloy_rpc_types_eth::{
+    Block as RpcBlock, BlockTransactions, Header as RpcHeader, Log as RpcLog,
+    Transaction as RpcTransaction, TransactionReceipt,
+};
+use gigagas_storage::{BODIES, HEADERS, RECEIPTS};
+
+/// A stored block, decoded.
+pub(crate) struct StoredBlock {
+    pub(crate) number: u64,
+    pub(crate) hash: B256,
+    pub(crate) header: Header,
+    pub(crate) body: BlockBody<TxEnvelope>,
+}
+
+impl StoredBlock {
+    /// Loads block `number`, `None` when it is not stored.
+    pub(crate) fn load(ctx: &RpcContext, number: u64) -> Result<Option<Self>, RpcError> {
+        let Some(header_rlp) = ctx.storage.block_entry(HEADERS, number)? else { return Ok(None) };
+        let body_rlp = ctx
+            .storage
+            .block_entry(BODIES, number)?
+            .ok_or_else(|| RpcError::Store(format!("body of block {number} missing")))?;
+        let header = Header::decode(&mut header_rlp.as_slice())
+            .map_err(|e| RpcError::Store(format!("header {number}: {e}")))?;
+        let body = BlockBody::<TxEnvelope>::decode(&mut body_rlp.as_slice())
+            .map_err(|e| RpcError::Store(format!("body {number}: {e}")))?;
+        let hash = alloy_primitives::keccak256(&header_rlp);
+        Ok(Some(Self { number, hash, header, body }))
+    }
+
+    /// The block's receipts as stored (consensus form, with blooms).
+    pub(crate) fn receipts(&self, ctx: &RpcContext) -> Result<Vec<ReceiptEnvelope>, RpcError> {
+        let rlp = ctx
+            .storage
+            .block_entry(RECEIPTS, self.number)?
+            .ok_or_else(|| RpcError::Store(format!("receipts of block {} missing", self.number)))?;
+        Vec::<ReceiptEnvelope>::decode(&mut rlp.as_slice())
+            .map_err(|e| RpcError::Store(format!("receipts {}: {e}", self.number)))
+    }
+
+    /// RLP of the whole block (header, transactions, ommers, withdrawals).
+    pub(crate) fn rlp(&self) -> Vec<u8> {
+        let block = Block { header: self.header.clone(), body: self.body.clone() };
+        alloy_rlp::encode(&block)
+    }
+
+    fn sender(&self, i: usize) -> Result<Address, RpcError> {
+        self.body.transactions[i].recover_signer().map_err(|e| {
+            RpcError::Store(format!("sender of tx {i} of block {}: {e}", self.number))
+        })
+    }
+
+    /// Transaction `i` in the RPC shape.
+    pub(crate) fn transaction(&self, i: usize) -> Result<RpcTransaction, RpcError> {
+        let tx = self.body.transactions[i].clone();
+        let effective_gas_price = tx.effective_gas_price(self.header.base_fee_per_gas);
+        Ok(RpcTransaction {
+            inner: alloy_consensus::transaction::Recovered::new_unchecked(tx, self.sender(i)?),
+            block_hash: Some(self.hash),
+            block_number: Some(self.number),
+            transaction_index: Some(i as u64),
+            effective_gas_price: Some(effective_gas_price),
+            block_timestamp: Some(self.header.timestamp),
+        })
+    }
+
+    /// The block in the RPC shape, with full transactions or their hashes.
+    pub(crate) fn rpc_block(&self, full: bool) -> Result<RpcBlock, RpcError> {
+        let size = self.rlp().len();
+        let transactions = if full {
+            BlockTransactions::Full(
+                (0..self.body.transactions.len())
+                    .map(|i| self.transaction(i))
+                    .collect::<Result<_, _>>()?,
+            )
+        } else {
+            BlockTransactions::Hashes(self.body.transactions.iter().map(|t| *t.tx_hash()).collect())
+        };
+        Ok(RpcBlock {
+            header: RpcHeader {
+                hash: self.hash,
+                inner: self.header.clone(),
+                total_difficulty: None,
+                size: Some(U256::from(size)),
+            },
+            uncles: self.body.ommers.iter().map(|h| h.hash_slow()).collect(),
+            transactions,
+            withdrawals: self.body.withdrawals.clone(),
+        })
+    }
+
+    /// Every receipt of the block in the RPC shape.
+    pub(crate) fn rpc_receipts(&self, ctx: &RpcContext) -> Result<Vec<TransactionReceipt>, RpcError> {
+        let receipts = self.receipts(ctx)?;
+        let blob_fee = ctx
+            .chain
+            .blob_params(self.header.timestamp)
+            .and_then(|params| self.header.blob_fee(params));
+        let mut out = Vec::with_capacity(receipts.len());
+        let (mut previous_cumulative, mut log_index) = (0u64, 0u64);
+        for (i, (receipt, tx)) in receipts.into_iter().zip(&self.body.transactions).enumerate() {
+            let from = self.sender(i)?;
+            let cumulative = receipt.cumulative_gas_used();
+            let gas_used = cumulative - previous_cumulative;
+            previous_cumulative = cumulative;
+            let tx_hash = *tx.tx_hash();
+            let inner = receipt.map_logs(|log| {
+                let rpc = RpcLog {
+                    inner: log,
+                    block_hash: Some(self.hash),
+                    block_number: Some(self.number),
+                    block_timestamp: Some(self.header.timestamp),
+                    transaction_hash: Some(tx_hash),
+                    transaction_index: Some(i as u64),
+                    log_index: Some(log_index),
+                    removed: false,
+                };
+                log_index += 1;
+                rpc
+            });
+            let blob_gas_used = tx.blob_gas_used();
+            out.push(TransactionReceipt {
+                inner,
+                transaction_hash: tx_hash,
+                transaction_index: Some(i as u64),
+                block_hash: Some(self.hash),
+                block_number: Some(self.number),
+                gas_used,
+                effective_gas_price: tx.effective_gas_price(self.header.base_fee_per_gas),
+                blob_gas_used,
+                blob_gas_price: blob_gas_used.and(blob_fee),
+                from,
+                to: tx.to(),
+                contract_address: matches!(tx.kind(), TxKind::Create)
+                    .then(|| from.create(tx.nonce())),
+            });
+        }
+        Ok(out)
+    }
+
+    /// The EIP-2718 encoding of every receipt (`debug_getRawReceipts`).
+    pub(crate) fn raw_receipts(&self, ctx: &RpcContext) -> Result<Vec<Bytes>, RpcError> {
+        Ok(self.receipts(ctx)?.iter().map(|r| Bytes::from(r.encoded_2718())).collect())
+    }
+
+    /// RLP of the header (`debug_getRawHeader`).
+    pub(crate) fn raw_header(&self) -> Bytes {
+        let mut out = Vec::new();
+        self.header.encode(&mut out);
+        out.into()
+    }
+}

@@ -1,0 +1,125 @@
+//! gigagas's JSON-RPC servers over the stored chain (crates/storage): the `eth_` and `net_`
+//! methods of the Ethereum execution API (<https://github.com/ethereum/execution-apis>) that
+//! read blocks, transactions, receipts and state, the `debug_getRaw*` methods, and the Engine
+//! API's `engine_forkchoiceUpdated` head / safe / finalized bookkeeping.
+//!
+//! State at any stored block is read from that block's state root through the stored trie nodes
+//! (the store keeps every trie node, so every block's state is available, as in an archive
+//! node). Served with jsonrpsee over HTTP; errors follow the JSON-RPC 2.0 codes (-32602 invalid
+//! params, -32601 method not found) and geth's -32000 for a missing block or state.
+
+mod convert;
+mod engine;
+mod eth;
+mod state;
+
+use alloy_primitives::B256;
+use gigagas_primitives::ChainSpec;
+use gigagas_storage::Storage;
+use jsonrpsee::{
+    server::{Server, ServerHandle},
+    types::ErrorObjectOwned,
+    RpcModule,
+};
+use std::{
+    net::SocketAddr,
+    sync::{Arc, RwLock},
+};
+
+pub use engine::Forkchoice;
+
+/// What the RPC methods share: the store, the chain's rules, the forkchoice state.
+#[derive(Debug)]
+pub struct RpcContext {
+    /// The chain store.
+    pub storage: Arc<Storage>,
+    /// The chain's fork schedule and chain id.
+    pub chain: ChainSpec,
+    /// Head, safe and finalized blocks as the consensus client last set them.
+    pub forkchoice: RwLock<Forkchoice>,
+}
+
+impl RpcContext {
+    /// A context over `storage`, with the chain spec stored at init; head, safe and finalized
+    /// start at the stored head.
+    ///
+    /// # Errors
+    /// [`RpcError`] when the store is not initialized or unreadable.
+    pub fn new(storage: Arc<Storage>) -> Result<Self, RpcError> {
+        let chain = gigagas_stages::stored_chain_spec(&storage)
+            .map_err(|e| RpcError::Store(e.to_string()))?;
+        let head = storage.head()?.ok_or_else(|| RpcError::Store("empty store".into()))?;
+        let forkchoice = Forkchoice { head, safe: Some(head), finalized: Some(head) };
+        Ok(Self { storage, chain, forkchoice: RwLock::new(forkchoice) })
+    }
+}
+
+/// Errors of the RPC layer, mapped to JSON-RPC error objects.
+#[derive(Debug, thiserror::Error)]
+pub enum RpcError {
+    /// The store failed or holds something malformed (-32000).
+    #[error("store: {0}")]
+    Store(String),
+    /// A requested block does not exist (-32000, geth's wording).
+    #[error("{0} not found")]
+    NotFound(String),
+    /// A parameter is malformed (-32602).
+    #[error("invalid argument: {0}")]
+    InvalidParams(String),
+    /// The server could not start.
+    #[error("server on {addr}: {source}")]
+    Server {
+        /// The address it tried.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+impl From<gigagas_storage::StorageError> for RpcError {
+    fn from(e: gigagas_storage::StorageError) -> Self {
+        Self::Store(e.to_string())
+    }
+}
+
+impl From<RpcError> for ErrorObjectOwned {
+    fn from(e: RpcError) -> Self {
+        let code = match e {
+            RpcError::InvalidParams(_) => jsonrpsee::types::error::INVALID_PARAMS_CODE,
+            _ => -32000,
+        };
+        ErrorObjectOwned::owned(code, e.to_string(), None::<()>)
+    }
+}
+
+/// The public JSON-RPC module (`eth_`, `net_`, `debug_getRaw*`).
+pub fn eth_module(ctx: Arc<RpcContext>) -> RpcModule<Arc<RpcContext>> {
+    eth::module(ctx)
+}
+
+/// The Engine API module (served on the authenticated port).
+pub fn engine_module(ctx: Arc<RpcContext>) -> RpcModule<Arc<RpcContext>> {
+    engine::module(ctx)
+}
+
+/// Starts an HTTP JSON-RPC server on `addr` serving `module`; returns the bound address (an
+/// ephemeral port when `addr` asks for port 0) and the handle that stops it.
+///
+/// # Errors
+/// [`RpcError::Server`] when the address cannot be bound.
+pub async fn serve_http(
+    addr: SocketAddr,
+    module: RpcModule<Arc<RpcContext>>,
+) -> Result<(SocketAddr, ServerHandle), RpcError> {
+    let server = Server::builder()
+        .build(addr)
+        .await
+        .map_err(|source| RpcError::Server { addr, source })?;
+    let bound = server.local_addr().map_err(|source| RpcError::Server { addr, source })?;
+    Ok((bound, server.start(module)))
+}
+
+/// A hash, for error messages.
+pub(crate) fn short(hash: &B256) -> String {
+    format!("{hash}")
+}
