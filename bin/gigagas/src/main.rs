@@ -9,10 +9,11 @@ mod bench;
 mod bench_io;
 mod import;
 mod net_sim;
-mod test_rpc;
+mod node;
 mod proofs_check;
 mod report;
 mod test_fixtures;
+mod test_rpc;
 mod worst_io;
 
 use clap::{Parser, Subcommand};
@@ -59,6 +60,10 @@ enum Command {
     /// temporary datadir, set the head over the Engine API, compare every `.io` case's answer;
     /// per-method table (or `--json`). Exit code 1 when any case fails.
     TestRpc(test_rpc::TestRpcArgs),
+    /// Run a node: the datadir's chain over JSON-RPC (`--http.addr/.port`, 8545) and the Engine
+    /// API with JWT (`--authrpc.addr/.port/.jwtsecret`, 8551; `DATADIR/jwt.hex` generated when
+    /// none is given). Initializes an empty datadir from `--chain GENESIS.json`.
+    Node(node::NodeArgs),
 }
 
 fn main() -> ExitCode {
@@ -79,6 +84,7 @@ fn main() -> ExitCode {
         Command::WorstIo(args) => worst_io::run(args),
         Command::NetSim(args) => net_sim::run(args),
         Command::TestRpc(args) => test_rpc::run(args),
+        Command::Node(args) => node::run(args),
     };
     match result {
         Ok(code) => code,

@@ -1,7 +1,8 @@
 //! `gigagas test-rpc DIR`: the execution-apis rpc-compat suite replayed as hive's `rpc-compat`
 //! simulator does — a node on a temporary datadir imports `chain.rlp` from the genesis in
-//! `genesis.json`, receives `headfcu.json` on its Engine API, then every `.io` case's requests
-//! are sent over HTTP and each response compared with the expected one.
+//! `genesis.json`, receives `headfcu.json` on its Engine API (HTTP with a JWT; a request
+//! without one must be refused), then every `.io` case's requests are sent over HTTP and each
+//! response compared with the expected one.
 //!
 //! Comparison, as hive does for reth: the JSON values must be equal, except that when both
 //! carry an error only the code is compared (error texts are not standardized). Cases marked
@@ -10,7 +11,9 @@
 
 use crate::bench::bar;
 use clap::Args;
-use gigagas_rpc::{engine_module, eth_module, serve_http, RpcContext};
+use gigagas_rpc::{
+    auth::JwtSecret, engine_module, eth_module, serve_http, serve_http_auth, RpcContext,
+};
 use gigagas_stages::{import_blocks, init_genesis};
 use gigagas_storage::Storage;
 use serde::Serialize;
@@ -59,8 +62,16 @@ fn read(path: &std::path::Path) -> Result<Vec<u8>, String> {
 }
 
 fn post(url: &str, body: &str) -> Result<Value, String> {
-    let mut response = ureq::post(url)
-        .header("Content-Type", "application/json")
+    post_with(url, body, None)
+}
+
+/// POSTs `body`, with `Authorization: Bearer <jwt>` when given; the answer as JSON.
+fn post_with(url: &str, body: &str, jwt: Option<&str>) -> Result<Value, String> {
+    let mut request = ureq::post(url).header("Content-Type", "application/json");
+    if let Some(jwt) = jwt {
+        request = request.header("Authorization", &format!("Bearer {jwt}"));
+    }
+    let mut response = request
         .config()
         .http_status_as_error(false)
         .build()
@@ -164,21 +175,29 @@ pub(crate) fn run(args: TestRpcArgs) -> Result<ExitCode, String> {
         .map_err(|e| format!("importing chain.rlp: {e}"))?;
     let ctx = Arc::new(RpcContext::new(storage).map_err(|e| e.to_string())?);
 
+    // The Engine API port requires a JWT, as a consensus client sends it.
+    let secret = JwtSecret::random().map_err(|e| e.to_string())?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|e| format!("tokio runtime: {e}"))?;
     let local: SocketAddr = "127.0.0.1:0".parse().expect("static address");
-    let ((http, http_handle), (auth, auth_handle)) = runtime.block_on(async {
-        let http = serve_http(local, eth_module(ctx.clone())).await?;
-        let auth = serve_http(local, engine_module(ctx.clone())).await?;
-        Ok::<_, gigagas_rpc::RpcError>((http, auth))
-    })
-    .map_err(|e| e.to_string())?;
+    let ((http, http_handle), (auth, auth_handle)) = runtime
+        .block_on(async {
+            let http = serve_http(local, eth_module(ctx.clone())).await?;
+            let auth = serve_http_auth(local, engine_module(ctx.clone()), secret.clone()).await?;
+            Ok::<_, gigagas_rpc::RpcError>((http, auth))
+        })
+        .map_err(|e| e.to_string())?;
 
     let fcu = String::from_utf8(read(&dir.join("headfcu.json"))?).map_err(|e| e.to_string())?;
-    let answer = post(&format!("http://{auth}"), &fcu)?;
+    let engine = format!("http://{auth}");
+    let refused = post_with(&engine, &fcu, None);
+    if refused.is_ok() {
+        return Err("the Engine API answered a request without a JWT".into());
+    }
+    let answer = post_with(&engine, &fcu, Some(&secret.token()))?;
     let status = &answer["result"]["payloadStatus"]["status"];
     if status != "VALID" {
         return Err(format!("headfcu.json: forkchoice not VALID: {answer}"));

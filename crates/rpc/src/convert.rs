@@ -55,9 +55,9 @@ impl StoredBlock {
     }
 
     fn sender(&self, i: usize) -> Result<Address, RpcError> {
-        self.body.transactions[i].recover_signer().map_err(|e| {
-            RpcError::Store(format!("sender of tx {i} of block {}: {e}", self.number))
-        })
+        self.body.transactions[i]
+            .recover_signer()
+            .map_err(|e| RpcError::Store(format!("sender of tx {i} of block {}: {e}", self.number)))
     }
 
     /// Transaction `i` in the RPC shape.
@@ -100,7 +100,10 @@ impl StoredBlock {
     }
 
     /// Every receipt of the block in the RPC shape.
-    pub(crate) fn rpc_receipts(&self, ctx: &RpcContext) -> Result<Vec<TransactionReceipt>, RpcError> {
+    pub(crate) fn rpc_receipts(
+        &self,
+        ctx: &RpcContext,
+    ) -> Result<Vec<TransactionReceipt>, RpcError> {
         let receipts = self.receipts(ctx)?;
         let blob_fee = ctx
             .chain

@@ -30,7 +30,9 @@ struct ForkchoiceState {
 /// Registers the methods.
 pub(crate) fn module(ctx: Arc<RpcContext>) -> RpcModule<Arc<RpcContext>> {
     let mut m = RpcModule::new(ctx);
-    for name in ["engine_forkchoiceUpdatedV1", "engine_forkchoiceUpdatedV2", "engine_forkchoiceUpdatedV3"] {
+    for name in
+        ["engine_forkchoiceUpdatedV1", "engine_forkchoiceUpdatedV2", "engine_forkchoiceUpdatedV3"]
+    {
         m.register_method(name, |params, ctx, _| -> Result<Value, ErrorObjectOwned> {
             let mut seq = params.sequence();
             let state: ForkchoiceState = seq

@@ -3,13 +3,14 @@
 use crate::{convert::StoredBlock, short, state::StateAt, RpcContext, RpcError};
 use alloy_eips::{BlockId, BlockNumberOrTag, Encodable2718};
 use alloy_primitives::{Address, Bytes, B256, U256, U64};
+use alloy_rpc_types_eth::{Filter, FilterBlockOption};
 use jsonrpsee::{
     types::{ErrorObjectOwned, Params},
     RpcModule,
 };
 use serde::Serialize;
 use serde_json::Value;
-use std::sync::Arc;
+use std::{collections::BTreeMap, sync::Arc};
 
 type Ctx = Arc<RpcContext>;
 type Answer = Result<Value, ErrorObjectOwned>;
@@ -20,6 +21,13 @@ fn json(value: impl Serialize) -> Answer {
 
 fn invalid(e: impl std::fmt::Display) -> ErrorObjectOwned {
     RpcError::InvalidParams(e.to_string()).into()
+}
+
+/// jsonrpsee's parameter error (-32602), its reason moved into the message.
+fn bad_params(e: ErrorObjectOwned) -> ErrorObjectOwned {
+    let reason =
+        e.data().map_or_else(|| e.message().to_string(), |d| d.get().trim_matches('"').to_string());
+    invalid(reason)
 }
 
 /// The block number `id` names, `None` when no such block is stored.
@@ -61,12 +69,58 @@ fn block_name(id: BlockId) -> String {
 /// `(address, block?)` as the state methods take them.
 fn address_and_block(params: &Params<'_>) -> Result<(Address, Option<BlockId>), ErrorObjectOwned> {
     let mut seq = params.sequence();
-    let address: Address = seq.next().map_err(invalid)?;
-    let block: Option<BlockId> = seq.optional_next().map_err(invalid)?;
+    let address: Address = seq.next().map_err(bad_params)?;
+    let block: Option<BlockId> = seq.optional_next().map_err(bad_params)?;
     Ok((address, block))
 }
 
-fn located_transaction(ctx: &RpcContext, hash: &B256) -> Result<Option<(StoredBlock, usize)>, RpcError> {
+/// A 32-byte hash as the API writes it: `0x` and 64 hex digits (alloy's `B256` would also take
+/// it without the prefix, which geth and the spec refuse).
+#[derive(Debug, Clone, Copy)]
+struct Hash0x(B256);
+
+impl<'de> serde::Deserialize<'de> for Hash0x {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        let hex = s
+            .strip_prefix("0x")
+            .ok_or_else(|| serde::de::Error::custom("hex string without 0x prefix"))?;
+        if hex.len() != 64 {
+            return Err(serde::de::Error::custom(format!(
+                "hash of {} hex digits, want 64",
+                hex.len()
+            )));
+        }
+        s.parse().map(Hash0x).map_err(serde::de::Error::custom)
+    }
+}
+
+/// A storage slot as the API writes it: `0x` and at most 64 hex digits; `short` when it was
+/// written with fewer than 64 (`eth_getProof` echoes keys as given).
+#[derive(Debug, Clone, Copy)]
+struct Slot(B256, bool);
+
+impl<'de> serde::Deserialize<'de> for Slot {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        let hex = s
+            .strip_prefix("0x")
+            .ok_or_else(|| serde::de::Error::custom("hex string without 0x prefix"))?;
+        if hex.len() > 64 {
+            return Err(serde::de::Error::custom(format!(
+                "storage key too long (want at most 32 bytes): {s:?}"
+            )));
+        }
+        U256::from_str_radix(hex, 16)
+            .map(|v| Slot(B256::from(v), hex.len() < 64))
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+fn located_transaction(
+    ctx: &RpcContext,
+    hash: &B256,
+) -> Result<Option<(StoredBlock, usize)>, RpcError> {
     let Some((number, index)) = ctx.storage.transaction_location(hash)? else { return Ok(None) };
     Ok(StoredBlock::load(ctx, number)?.map(|b| (b, index as usize)))
 }
@@ -74,10 +128,11 @@ fn located_transaction(ctx: &RpcContext, hash: &B256) -> Result<Option<(StoredBl
 /// Registers the methods.
 pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
     let mut m = RpcModule::new(ctx);
-    let reg = |m: &mut RpcModule<Ctx>, name: &'static str, f: fn(&Params<'_>, &RpcContext) -> Answer| {
-        m.register_method(name, move |params, ctx, _| f(&params, ctx))
-            .expect("each method registered once");
-    };
+    let reg =
+        |m: &mut RpcModule<Ctx>, name: &'static str, f: fn(&Params<'_>, &RpcContext) -> Answer| {
+            m.register_method(name, move |params, ctx, _| f(&params, ctx))
+                .expect("each method registered once");
+        };
     reg(&mut m, "eth_chainId", |_, ctx| json(U64::from(ctx.chain.chain_id)));
     reg(&mut m, "net_version", |_, ctx| json(ctx.chain.chain_id.to_string()));
     reg(&mut m, "eth_syncing", |_, _| json(false));
@@ -103,87 +158,182 @@ pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
     });
     reg(&mut m, "eth_getStorageAt", |params, ctx| {
         let mut seq = params.sequence();
-        let address: Address = seq.next().map_err(invalid)?;
-        let slot: U256 = seq.next().map_err(invalid)?;
-        let block: Option<BlockId> = seq.optional_next().map_err(invalid)?;
+        let address: Address = seq.next().map_err(bad_params)?;
+        let Slot(slot, _) = seq.next().map_err(bad_params)?;
+        let block: Option<BlockId> = seq.optional_next().map_err(bad_params)?;
         let root = state_of(ctx, block)?;
-        let value = StateAt { storage: &ctx.storage, root }.storage_at(&address, &slot.into())?;
+        let value = StateAt { storage: &ctx.storage, root }.storage_at(&address, &slot)?;
         json(B256::from(value))
     });
+    reg(&mut m, "eth_getStorageValues", |params, ctx| {
+        let mut seq = params.sequence();
+        let request: BTreeMap<Address, Vec<Slot>> = seq.next().map_err(bad_params)?;
+        let block: Option<BlockId> = seq.optional_next().map_err(bad_params)?;
+        if request.is_empty() {
+            return Err(invalid("empty request"));
+        }
+        let root = state_of(ctx, block)?;
+        let state = StateAt { storage: &ctx.storage, root };
+        let mut out = BTreeMap::new();
+        for (address, slots) in request {
+            let values = slots
+                .iter()
+                .map(|Slot(s, _)| state.storage_at(&address, s).map(B256::from))
+                .collect::<Result<Vec<_>, _>>()?;
+            out.insert(address, values);
+        }
+        json(out)
+    });
+    reg(&mut m, "eth_getProof", |params, ctx| {
+        let mut seq = params.sequence();
+        let address: Address = seq.next().map_err(bad_params)?;
+        let slots: Vec<Slot> = seq.next().map_err(bad_params)?;
+        let block: Option<BlockId> = seq.optional_next().map_err(bad_params)?;
+        let root = state_of(ctx, block)?;
+        let slots: Vec<(B256, bool)> = slots.into_iter().map(|Slot(s, short)| (s, short)).collect();
+        json(StateAt { storage: &ctx.storage, root }.proof(&address, &slots)?)
+    });
+    reg(&mut m, "eth_getLogs", |params, ctx| {
+        let (filter,): (Filter,) = params.parse().map_err(bad_params)?;
+        let head = ctx.forkchoice.read().unwrap_or_else(|p| p.into_inner()).head.0;
+        let (from, to) = match filter.block_option {
+            FilterBlockOption::AtBlockHash(hash) => {
+                let n = ctx
+                    .storage
+                    .block_number(&hash)
+                    .map_err(RpcError::from)?
+                    .ok_or_else(|| RpcError::NotFound(format!("block {hash}")))?;
+                (n, n)
+            }
+            FilterBlockOption::Range { from_block, to_block } => {
+                let number = |tag: Option<BlockNumberOrTag>| -> Result<u64, RpcError> {
+                    match tag.unwrap_or(BlockNumberOrTag::Latest) {
+                        BlockNumberOrTag::Number(n) => Ok(n),
+                        tag => resolve(ctx, BlockId::Number(tag))?
+                            .ok_or_else(|| RpcError::NotFound(format!("block {tag}"))),
+                    }
+                };
+                let (from, to) = (number(from_block)?, number(to_block)?);
+                if from > to {
+                    return Err(invalid("invalid block range params"));
+                }
+                if to > head {
+                    return Err(invalid("block range extends beyond current head block"));
+                }
+                (from, to)
+            }
+        };
+        let mut logs = Vec::new();
+        for n in from..=to {
+            let Some(b) = StoredBlock::load(ctx, n)? else { continue };
+            if !filter.matches_bloom(b.header.logs_bloom) {
+                continue;
+            }
+            for receipt in b.rpc_receipts(ctx)? {
+                logs.extend(
+                    receipt
+                        .inner
+                        .logs()
+                        .iter()
+                        .filter(|log| {
+                            filter.matches_address(log.address())
+                                && filter.matches_topics(log.topics())
+                        })
+                        .cloned(),
+                );
+            }
+        }
+        json(logs)
+    });
+    reg(&mut m, "eth_baseFee", |_, ctx| {
+        let head = ctx.forkchoice.read().unwrap_or_else(|p| p.into_inner()).head.0;
+        let b = StoredBlock::load(ctx, head)?
+            .ok_or_else(|| RpcError::NotFound(format!("block {head}")))?;
+        let params = alloy_eips::eip1559::BaseFeeParams::ethereum();
+        json(b.header.next_block_base_fee(params).map(U64::from))
+    });
+    reg(&mut m, "eth_blobBaseFee", |_, ctx| {
+        let head = ctx.forkchoice.read().unwrap_or_else(|p| p.into_inner()).head.0;
+        let b = StoredBlock::load(ctx, head)?
+            .ok_or_else(|| RpcError::NotFound(format!("block {head}")))?;
+        let fee =
+            ctx.chain.blob_params(b.header.timestamp).and_then(|p| b.header.next_block_blob_fee(p));
+        json(fee.map(U256::from))
+    });
     reg(&mut m, "eth_getBlockByNumber", |params, ctx| {
-        let (tag, full): (BlockNumberOrTag, bool) = params.parse().map_err(invalid)?;
+        let (tag, full): (BlockNumberOrTag, bool) = params.parse().map_err(bad_params)?;
         match block_of(ctx, BlockId::Number(tag))? {
             Some(b) => json(b.rpc_block(full)?),
             None => Ok(Value::Null),
         }
     });
     reg(&mut m, "eth_getBlockByHash", |params, ctx| {
-        let (hash, full): (B256, bool) = params.parse().map_err(invalid)?;
+        let (Hash0x(hash), full): (Hash0x, bool) = params.parse().map_err(bad_params)?;
         match block_of(ctx, BlockId::from(hash))? {
             Some(b) => json(b.rpc_block(full)?),
             None => Ok(Value::Null),
         }
     });
     reg(&mut m, "eth_getBlockTransactionCountByNumber", |params, ctx| {
-        let (tag,): (BlockNumberOrTag,) = params.parse().map_err(invalid)?;
+        let (tag,): (BlockNumberOrTag,) = params.parse().map_err(bad_params)?;
         match block_of(ctx, BlockId::Number(tag))? {
             Some(b) => json(U64::from(b.body.transactions.len())),
             None => Ok(Value::Null),
         }
     });
     reg(&mut m, "eth_getBlockTransactionCountByHash", |params, ctx| {
-        let (hash,): (B256,) = params.parse().map_err(invalid)?;
+        let (Hash0x(hash),): (Hash0x,) = params.parse().map_err(bad_params)?;
         match block_of(ctx, BlockId::from(hash))? {
             Some(b) => json(U64::from(b.body.transactions.len())),
             None => Ok(Value::Null),
         }
     });
     reg(&mut m, "eth_getTransactionByHash", |params, ctx| {
-        let (hash,): (B256,) = params.parse().map_err(invalid)?;
+        let (Hash0x(hash),): (Hash0x,) = params.parse().map_err(bad_params)?;
         match located_transaction(ctx, &hash)? {
             Some((b, i)) => json(b.transaction(i)?),
             None => Ok(Value::Null),
         }
     });
     reg(&mut m, "eth_getTransactionByBlockHashAndIndex", |params, ctx| {
-        let (hash, index): (B256, U64) = params.parse().map_err(invalid)?;
+        let (Hash0x(hash), index): (Hash0x, U64) = params.parse().map_err(bad_params)?;
         transaction_at(ctx, BlockId::from(hash), index)
     });
     reg(&mut m, "eth_getTransactionByBlockNumberAndIndex", |params, ctx| {
-        let (tag, index): (BlockNumberOrTag, U64) = params.parse().map_err(invalid)?;
+        let (tag, index): (BlockNumberOrTag, U64) = params.parse().map_err(bad_params)?;
         transaction_at(ctx, BlockId::Number(tag), index)
     });
     reg(&mut m, "eth_getTransactionReceipt", |params, ctx| {
-        let (hash,): (B256,) = params.parse().map_err(invalid)?;
+        let (Hash0x(hash),): (Hash0x,) = params.parse().map_err(bad_params)?;
         match located_transaction(ctx, &hash)? {
             Some((b, i)) => json(b.rpc_receipts(ctx)?.swap_remove(i)),
             None => Ok(Value::Null),
         }
     });
     reg(&mut m, "eth_getBlockReceipts", |params, ctx| {
-        let (id,): (BlockId,) = params.parse().map_err(invalid)?;
+        let (id,): (BlockId,) = params.parse().map_err(bad_params)?;
         match block_of(ctx, id)? {
             Some(b) => json(b.rpc_receipts(ctx)?),
             None => Ok(Value::Null),
         }
     });
     reg(&mut m, "debug_getRawHeader", |params, ctx| {
-        let (id,): (BlockId,) = params.parse().map_err(invalid)?;
+        let (id,): (BlockId,) = params.parse().map_err(bad_params)?;
         let b = block_of(ctx, id)?.ok_or_else(|| RpcError::NotFound(block_name(id)))?;
         json(b.raw_header())
     });
     reg(&mut m, "debug_getRawBlock", |params, ctx| {
-        let (id,): (BlockId,) = params.parse().map_err(invalid)?;
+        let (id,): (BlockId,) = params.parse().map_err(bad_params)?;
         let b = block_of(ctx, id)?.ok_or_else(|| RpcError::NotFound(block_name(id)))?;
         json(Bytes::from(b.rlp()))
     });
     reg(&mut m, "debug_getRawReceipts", |params, ctx| {
-        let (id,): (BlockId,) = params.parse().map_err(invalid)?;
+        let (id,): (BlockId,) = params.parse().map_err(bad_params)?;
         let b = block_of(ctx, id)?.ok_or_else(|| RpcError::NotFound(block_name(id)))?;
         json(b.raw_receipts(ctx)?)
     });
     reg(&mut m, "debug_getRawTransaction", |params, ctx| {
-        let (hash,): (B256,) = params.parse().map_err(invalid)?;
+        let (Hash0x(hash),): (Hash0x,) = params.parse().map_err(bad_params)?;
         match located_transaction(ctx, &hash)? {
             Some((b, i)) => json(Bytes::from(b.body.transactions[i].encoded_2718())),
             None => Ok(Value::Null),

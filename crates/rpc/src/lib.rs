@@ -8,6 +8,7 @@
 //! node). Served with jsonrpsee over HTTP; errors follow the JSON-RPC 2.0 codes (-32602 invalid
 //! params, -32601 method not found) and geth's -32000 for a missing block or state.
 
+pub mod auth;
 mod convert;
 mod engine;
 mod eth;
@@ -111,7 +112,27 @@ pub async fn serve_http(
     addr: SocketAddr,
     module: RpcModule<Arc<RpcContext>>,
 ) -> Result<(SocketAddr, ServerHandle), RpcError> {
+    let server =
+        Server::builder().build(addr).await.map_err(|source| RpcError::Server { addr, source })?;
+    let bound = server.local_addr().map_err(|source| RpcError::Server { addr, source })?;
+    Ok((bound, server.start(module)))
+}
+
+/// [`serve_http`] behind JWT authentication ([`auth::JwtValidator`]): every request without
+/// a valid `Authorization: Bearer` token is answered 401 before it reaches `module`.
+///
+/// # Errors
+/// [`RpcError::Server`] when the address cannot be bound.
+pub async fn serve_http_auth(
+    addr: SocketAddr,
+    module: RpcModule<Arc<RpcContext>>,
+    secret: auth::JwtSecret,
+) -> Result<(SocketAddr, ServerHandle), RpcError> {
+    let layer = tower_http::validate_request::ValidateRequestHeaderLayer::custom(
+        auth::JwtValidator::new(secret),
+    );
     let server = Server::builder()
+        .set_http_middleware(tower::ServiceBuilder::new().layer(layer))
         .build(addr)
         .await
         .map_err(|source| RpcError::Server { addr, source })?;

@@ -125,6 +125,7 @@ fn missing_data_folder_is_named() {
 }
 
 mod import;
+mod node;
 mod proofs_check;
 
 /// `--state rocksdb`: each I/O design validates the blocks; `full` reads nothing from the
@@ -264,4 +265,57 @@ fn net_sim_plots_and_per_peer_lists() {
         .expect("run gigagas");
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("one --per-peer value"));
+}
+
+/// `gigagas test-rpc` replays the execution-apis rpc-compat suite against a node on a temporary
+/// datadir: the methods implemented so far answer every one of their cases as geth does (error
+/// texts aside), and the report counts every case.
+#[test]
+fn rpc_compat_replay() {
+    let suite =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/execution-apis/tests");
+    assert!(
+        suite.join("chain.rlp").is_file(),
+        "{} is missing: this test needs the shared data beside the project",
+        suite.display()
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_gigagas"))
+        .arg("test-rpc")
+        .arg(&suite)
+        .arg("--json")
+        .output()
+        .expect("run gigagas");
+    // Exit code 1: the suite has cases for methods not implemented yet.
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let r = json(&out);
+    assert_eq!(r["cases"], 232);
+    for method in [
+        "eth_blockNumber",
+        "eth_chainId",
+        "net_version",
+        "eth_syncing",
+        "eth_getBalance",
+        "eth_getCode",
+        "eth_getTransactionCount",
+        "eth_getStorageValues",
+        "eth_getProof",
+        "eth_getBlockByNumber",
+        "eth_getBlockByHash",
+        "eth_getBlockTransactionCountByHash",
+        "eth_getBlockTransactionCountByNumber",
+        "eth_getTransactionByHash",
+        "eth_getTransactionByBlockHashAndIndex",
+        "eth_getTransactionByBlockNumberAndIndex",
+        "eth_getLogs",
+        "eth_baseFee",
+        "eth_blobBaseFee",
+        "debug_getRawBlock",
+        "debug_getRawHeader",
+        "debug_getRawTransaction",
+    ] {
+        let m = &r["methods"][method];
+        assert_eq!(m["failed"], 0, "{method}: {m} — {}", r["failures"]);
+        assert!(m["passed"].as_u64().is_some_and(|p| p > 0), "{method}: {m}");
+    }
+    assert!(r["passed"].as_u64().is_some_and(|p| p >= 93), "passed: {}", r["passed"]);
 }
