@@ -1,13 +1,14 @@
 //! `eth_`, `net_` and `debug_getRaw*` methods over the stored chain.
 
-use crate::{convert::StoredBlock, short, state::StateAt, RpcContext, RpcError};
+use crate::{call, convert::StoredBlock, short, state::StateAt, RpcContext, RpcError};
 use alloy_eips::{BlockId, BlockNumberOrTag, Encodable2718};
 use alloy_primitives::{Address, Bytes, B256, U256, U64};
-use alloy_rpc_types_eth::{Filter, FilterBlockOption};
+use alloy_rpc_types_eth::{Filter, FilterBlockOption, TransactionRequest};
 use jsonrpsee::{
     types::{ErrorObjectOwned, Params},
     RpcModule,
 };
+use revm::context::result::ExecutionResult;
 use serde::Serialize;
 use serde_json::Value;
 use std::{collections::BTreeMap, sync::Arc};
@@ -244,6 +245,36 @@ pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
             }
         }
         json(logs)
+    });
+    reg(&mut m, "eth_call", |params, ctx| {
+        let mut seq = params.sequence();
+        let request: TransactionRequest = seq.next().map_err(bad_params)?;
+        let id: Option<BlockId> = seq.optional_next().map_err(bad_params)?;
+        let id = id.unwrap_or(BlockId::Number(BlockNumberOrTag::Latest));
+        let b = block_of(ctx, id)?.ok_or_else(|| RpcError::NotFound(block_name(id)))?;
+        match call::call(ctx, &b, &request, None)? {
+            ExecutionResult::Success { output, .. } => json(output.into_data()),
+            ExecutionResult::Revert { output, .. } => Err(call::reverted(&output)),
+            ExecutionResult::Halt { reason, .. } => {
+                Err(RpcError::Store(format!("execution halted: {reason:?}")).into())
+            }
+        }
+    });
+    reg(&mut m, "eth_estimateGas", |params, ctx| {
+        let mut seq = params.sequence();
+        let request: TransactionRequest = seq.next().map_err(bad_params)?;
+        let id: Option<BlockId> = seq.optional_next().map_err(bad_params)?;
+        let id = id.unwrap_or(BlockId::Number(BlockNumberOrTag::Latest));
+        let b = block_of(ctx, id)?.ok_or_else(|| RpcError::NotFound(block_name(id)))?;
+        json(U64::from(call::estimate(ctx, &b, &request)?))
+    });
+    reg(&mut m, "eth_createAccessList", |params, ctx| {
+        let mut seq = params.sequence();
+        let request: TransactionRequest = seq.next().map_err(bad_params)?;
+        let id: Option<BlockId> = seq.optional_next().map_err(bad_params)?;
+        let id = id.unwrap_or(BlockId::Number(BlockNumberOrTag::Latest));
+        let b = block_of(ctx, id)?.ok_or_else(|| RpcError::NotFound(block_name(id)))?;
+        json(call::access_list(ctx, &b, &request)?)
     });
     reg(&mut m, "eth_baseFee", |_, ctx| {
         let head = ctx.forkchoice.read().unwrap_or_else(|p| p.into_inner()).head.0;

@@ -9,6 +9,7 @@
 //! params, -32601 method not found) and geth's -32000 for a missing block or state.
 
 pub mod auth;
+mod call;
 mod convert;
 mod engine;
 mod eth;

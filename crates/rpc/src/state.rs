@@ -10,6 +10,7 @@ use gigagas_storage::Storage;
 use gigagas_trie::Trie;
 
 /// The state under one state root.
+#[derive(Debug)]
 pub(crate) struct StateAt<'a> {
     pub(crate) storage: &'a Storage,
     pub(crate) root: B256,
