@@ -312,6 +312,7 @@ fn rpc_compat_replay() {
         "eth_call",
         "eth_estimateGas",
         "eth_createAccessList",
+        "eth_feeHistory",
         "debug_getRawBlock",
         "debug_getRawHeader",
         "debug_getRawTransaction",
@@ -320,5 +321,5 @@ fn rpc_compat_replay() {
         assert_eq!(m["failed"], 0, "{method}: {m} — {}", r["failures"]);
         assert!(m["passed"].as_u64().is_some_and(|p| p > 0), "{method}: {m}");
     }
-    assert!(r["passed"].as_u64().is_some_and(|p| p >= 107), "passed: {}", r["passed"]);
+    assert!(r["passed"].as_u64().is_some_and(|p| p >= 108), "passed: {}", r["passed"]);
 }
