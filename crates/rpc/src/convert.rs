@@ -118,18 +118,8 @@ impl StoredBlock {
             previous_cumulative = cumulative;
             let tx_hash = *tx.tx_hash();
             let inner = receipt.map_logs(|log| {
-                let rpc = RpcLog {
-                    inner: log,
-                    block_hash: Some(self.hash),
-                    block_number: Some(self.number),
-                    block_timestamp: Some(self.header.timestamp),
-                    transaction_hash: Some(tx_hash),
-                    transaction_index: Some(i as u64),
-                    log_index: Some(log_index),
-                    removed: false,
-                };
                 log_index += 1;
-                rpc
+                self.rpc_log(log, tx_hash, i, log_index - 1)
             });
             let blob_gas_used = tx.blob_gas_used();
             out.push(TransactionReceipt {
@@ -149,6 +139,41 @@ impl StoredBlock {
             });
         }
         Ok(out)
+    }
+
+    /// Every log of the block in the RPC shape, in order (no sender recovery, unlike
+    /// [`StoredBlock::rpc_receipts`]).
+    pub(crate) fn rpc_logs(&self, ctx: &RpcContext) -> Result<Vec<RpcLog>, RpcError> {
+        let mut out = Vec::new();
+        for (i, (receipt, tx)) in
+            self.receipts(ctx)?.into_iter().zip(&self.body.transactions).enumerate()
+        {
+            for log in receipt.into_receipt().logs {
+                let index = out.len() as u64;
+                out.push(self.rpc_log(log, *tx.tx_hash(), i, index));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Log `log_index` of the block, emitted by transaction `i` (`tx_hash`).
+    fn rpc_log(
+        &self,
+        log: alloy_primitives::Log,
+        tx_hash: B256,
+        i: usize,
+        log_index: u64,
+    ) -> RpcLog {
+        RpcLog {
+            inner: log,
+            block_hash: Some(self.hash),
+            block_number: Some(self.number),
+            block_timestamp: Some(self.header.timestamp),
+            transaction_hash: Some(tx_hash),
+            transaction_index: Some(i as u64),
+            log_index: Some(log_index),
+            removed: false,
+        }
     }
 
     /// The EIP-2718 encoding of every receipt (`debug_getRawReceipts`).

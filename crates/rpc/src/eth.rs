@@ -1,6 +1,6 @@
 //! `eth_`, `net_` and `debug_getRaw*` methods over the stored chain.
 
-use crate::{call, convert::StoredBlock, short, state::StateAt, RpcContext, RpcError};
+use crate::{call, convert::StoredBlock, state::StateAt, RpcContext, RpcError};
 use alloy_eips::{BlockId, BlockNumberOrTag, Encodable2718};
 use alloy_primitives::{Address, Bytes, B256, U256, U64};
 use alloy_rpc_types_eth::{FeeHistory, Filter, FilterBlockOption, TransactionRequest};
@@ -62,9 +62,29 @@ fn state_of(ctx: &RpcContext, id: Option<BlockId>) -> Result<B256, RpcError> {
 
 fn block_name(id: BlockId) -> String {
     match id {
-        BlockId::Hash(h) => format!("block {}", short(&h.block_hash)),
+        BlockId::Hash(h) => format!("block {}", h.block_hash),
         BlockId::Number(n) => format!("block {n}"),
     }
+}
+
+/// `(transaction request, block?)` as the call methods take them, the block (latest when
+/// absent) loaded; -32000 when it is unknown.
+fn request_and_block(
+    params: &Params<'_>,
+    ctx: &RpcContext,
+) -> Result<(TransactionRequest, StoredBlock), ErrorObjectOwned> {
+    let mut seq = params.sequence();
+    let request: TransactionRequest = seq.next().map_err(bad_params)?;
+    let id: Option<BlockId> = seq.optional_next().map_err(bad_params)?;
+    let id = id.unwrap_or(BlockId::Number(BlockNumberOrTag::Latest));
+    let b = block_of(ctx, id)?.ok_or_else(|| RpcError::NotFound(block_name(id)))?;
+    Ok((request, b))
+}
+
+/// The canonical head block.
+fn head_block(ctx: &RpcContext) -> Result<StoredBlock, RpcError> {
+    let head = ctx.forkchoice.read().unwrap_or_else(|p| p.into_inner()).head.0;
+    StoredBlock::load(ctx, head)?.ok_or_else(|| RpcError::NotFound(format!("block {head}")))
 }
 
 /// `(address, block?)` as the state methods take them.
@@ -230,28 +250,14 @@ pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
             if !filter.matches_bloom(b.header.logs_bloom) {
                 continue;
             }
-            for receipt in b.rpc_receipts(ctx)? {
-                logs.extend(
-                    receipt
-                        .inner
-                        .logs()
-                        .iter()
-                        .filter(|log| {
-                            filter.matches_address(log.address())
-                                && filter.matches_topics(log.topics())
-                        })
-                        .cloned(),
-                );
-            }
+            logs.extend(b.rpc_logs(ctx)?.into_iter().filter(|log| {
+                filter.matches_address(log.address()) && filter.matches_topics(log.topics())
+            }));
         }
         json(logs)
     });
     reg(&mut m, "eth_call", |params, ctx| {
-        let mut seq = params.sequence();
-        let request: TransactionRequest = seq.next().map_err(bad_params)?;
-        let id: Option<BlockId> = seq.optional_next().map_err(bad_params)?;
-        let id = id.unwrap_or(BlockId::Number(BlockNumberOrTag::Latest));
-        let b = block_of(ctx, id)?.ok_or_else(|| RpcError::NotFound(block_name(id)))?;
+        let (request, b) = request_and_block(params, ctx)?;
         match call::call(ctx, &b, &request, None)? {
             ExecutionResult::Success { output, .. } => json(output.into_data()),
             ExecutionResult::Revert { output, .. } => Err(call::reverted(&output)),
@@ -261,19 +267,11 @@ pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
         }
     });
     reg(&mut m, "eth_estimateGas", |params, ctx| {
-        let mut seq = params.sequence();
-        let request: TransactionRequest = seq.next().map_err(bad_params)?;
-        let id: Option<BlockId> = seq.optional_next().map_err(bad_params)?;
-        let id = id.unwrap_or(BlockId::Number(BlockNumberOrTag::Latest));
-        let b = block_of(ctx, id)?.ok_or_else(|| RpcError::NotFound(block_name(id)))?;
+        let (request, b) = request_and_block(params, ctx)?;
         json(U64::from(call::estimate(ctx, &b, &request)?))
     });
     reg(&mut m, "eth_createAccessList", |params, ctx| {
-        let mut seq = params.sequence();
-        let request: TransactionRequest = seq.next().map_err(bad_params)?;
-        let id: Option<BlockId> = seq.optional_next().map_err(bad_params)?;
-        let id = id.unwrap_or(BlockId::Number(BlockNumberOrTag::Latest));
-        let b = block_of(ctx, id)?.ok_or_else(|| RpcError::NotFound(block_name(id)))?;
+        let (request, b) = request_and_block(params, ctx)?;
         json(call::access_list(ctx, &b, &request)?)
     });
     reg(&mut m, "eth_feeHistory", |params, ctx| {
@@ -284,16 +282,12 @@ pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
         json(fee_history(ctx, count.to::<u64>(), newest, percentiles.as_deref())?)
     });
     reg(&mut m, "eth_baseFee", |_, ctx| {
-        let head = ctx.forkchoice.read().unwrap_or_else(|p| p.into_inner()).head.0;
-        let b = StoredBlock::load(ctx, head)?
-            .ok_or_else(|| RpcError::NotFound(format!("block {head}")))?;
+        let b = head_block(ctx)?;
         let params = alloy_eips::eip1559::BaseFeeParams::ethereum();
         json(b.header.next_block_base_fee(params).map(U64::from))
     });
     reg(&mut m, "eth_blobBaseFee", |_, ctx| {
-        let head = ctx.forkchoice.read().unwrap_or_else(|p| p.into_inner()).head.0;
-        let b = StoredBlock::load(ctx, head)?
-            .ok_or_else(|| RpcError::NotFound(format!("block {head}")))?;
+        let b = head_block(ctx)?;
         let fee =
             ctx.chain.blob_params(b.header.timestamp).and_then(|p| b.header.next_block_blob_fee(p));
         json(fee.map(U256::from))

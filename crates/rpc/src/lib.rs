@@ -15,7 +15,6 @@ mod engine;
 mod eth;
 mod state;
 
-use alloy_primitives::B256;
 use gigagas_primitives::ChainSpec;
 use gigagas_storage::Storage;
 use jsonrpsee::{
@@ -139,9 +138,4 @@ pub async fn serve_http_auth(
         .map_err(|source| RpcError::Server { addr, source })?;
     let bound = server.local_addr().map_err(|source| RpcError::Server { addr, source })?;
     Ok((bound, server.start(module)))
-}
-
-/// A hash, for error messages.
-pub(crate) fn short(hash: &B256) -> String {
-    format!("{hash}")
 }

@@ -153,14 +153,7 @@ fn cdf_panel(area: &Chart<'_>, title: &str, reports: &[Report]) -> Result<(), St
             .label(label)
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 14))
-        .draw()
-        .map_err(plot_err)
+    legend(&mut chart, SeriesLabelPosition::LowerRight)
 }
 
 /// One value per D (log axis) for gossipsub and each RLNC N; `value` None leaves the point out.
@@ -210,9 +203,17 @@ fn sweep_panel(
             .draw_series(points.into_iter().map(|p| Circle::new(p, 4, color.filled())))
             .map_err(plot_err)?;
     }
+    legend(&mut chart, SeriesLabelPosition::UpperRight)
+}
+
+/// The series labels of `chart`, boxed, at `position`.
+fn legend<'a, X: Ranged, Y: Ranged>(
+    chart: &mut ChartContext<'a, BitMapBackend<'a>, Cartesian2d<X, Y>>,
+    position: SeriesLabelPosition,
+) -> Result<(), String> {
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
+        .position(position)
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .label_font(("sans-serif", 14))
