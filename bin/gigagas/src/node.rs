@@ -3,7 +3,7 @@
 
 use clap::Args;
 use gigagas_rpc::{
-    auth::JwtSecret, engine_module, eth_module, serve_http, serve_http_auth, RpcContext,
+    auth::JwtSecret, auth_module, public_module, serve_http, serve_http_auth, RpcContext,
 };
 use gigagas_stages::init_genesis;
 use gigagas_storage::Storage;
@@ -56,7 +56,8 @@ pub(crate) fn run(args: NodeArgs) -> Result<ExitCode, String> {
     }
     let jwt_path = args.jwt_secret.clone().unwrap_or_else(|| args.datadir.join("jwt.hex"));
     let secret = JwtSecret::load_or_create(&jwt_path).map_err(|e| e.to_string())?;
-    let ctx = Arc::new(RpcContext::new(storage).map_err(|e| e.to_string())?);
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let ctx = Arc::new(RpcContext::new(storage, threads).map_err(|e| e.to_string())?);
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -66,12 +67,11 @@ pub(crate) fn run(args: NodeArgs) -> Result<ExitCode, String> {
         let http_addr = SocketAddr::new(args.http_addr, args.http_port);
         let auth_addr = SocketAddr::new(args.auth_addr, args.auth_port);
         let (http, http_handle) =
-            serve_http(http_addr, eth_module(ctx.clone())).await.map_err(|e| e.to_string())?;
-        let mut auth_module = engine_module(ctx.clone());
-        auth_module.merge(eth_module(ctx.clone())).map_err(|e| e.to_string())?;
-        let (auth, auth_handle) =
-            serve_http_auth(auth_addr, auth_module, secret).await.map_err(|e| e.to_string())?;
-        let head = ctx.forkchoice.read().unwrap_or_else(|p| p.into_inner()).head;
+            serve_http(http_addr, public_module(ctx.clone())).await.map_err(|e| e.to_string())?;
+        let (auth, auth_handle) = serve_http_auth(auth_addr, auth_module(ctx.clone()), secret)
+            .await
+            .map_err(|e| e.to_string())?;
+        let head = ctx.forkchoice().head;
         eprintln!(
             "gigagas node: head {} {}; JSON-RPC http://{http}; Engine API http://{auth} (JWT secret {})",
             head.0,

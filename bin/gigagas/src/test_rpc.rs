@@ -12,7 +12,7 @@
 use crate::bench::bar;
 use clap::Args;
 use gigagas_rpc::{
-    auth::JwtSecret, engine_module, eth_module, serve_http, serve_http_auth, RpcContext,
+    auth::JwtSecret, auth_module, public_module, serve_http, serve_http_auth, RpcContext,
 };
 use gigagas_stages::{import_blocks, init_genesis};
 use gigagas_storage::Storage;
@@ -173,7 +173,7 @@ pub(crate) fn run(args: TestRpcArgs) -> Result<ExitCode, String> {
     init_genesis(&storage, &read(&dir.join("genesis.json"))?).map_err(|e| e.to_string())?;
     import_blocks(&storage, &read(&dir.join("chain.rlp"))?, &mut |_| {})
         .map_err(|e| format!("importing chain.rlp: {e}"))?;
-    let ctx = Arc::new(RpcContext::new(storage).map_err(|e| e.to_string())?);
+    let ctx = Arc::new(RpcContext::new(storage, 2).map_err(|e| e.to_string())?);
 
     // The Engine API port requires a JWT, as a consensus client sends it.
     let secret = JwtSecret::random().map_err(|e| e.to_string())?;
@@ -185,8 +185,8 @@ pub(crate) fn run(args: TestRpcArgs) -> Result<ExitCode, String> {
     let local: SocketAddr = "127.0.0.1:0".parse().expect("static address");
     let ((http, http_handle), (auth, auth_handle)) = runtime
         .block_on(async {
-            let http = serve_http(local, eth_module(ctx.clone())).await?;
-            let auth = serve_http_auth(local, engine_module(ctx.clone()), secret.clone()).await?;
+            let http = serve_http(local, public_module(ctx.clone())).await?;
+            let auth = serve_http_auth(local, auth_module(ctx.clone()), secret.clone()).await?;
             Ok::<_, gigagas_rpc::RpcError>((http, auth))
         })
         .map_err(|e| e.to_string())?;

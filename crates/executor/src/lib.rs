@@ -13,6 +13,7 @@
 //! - [`parallel::execute_parallel`]: the parallel executor driven by a BAL.
 
 pub mod baseline;
+pub mod builder;
 mod env;
 mod error;
 mod outcome;

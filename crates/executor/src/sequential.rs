@@ -2,10 +2,11 @@
 //! committing after every transaction, with revm's EIP-7928 BAL builder attached.
 
 use crate::{
+    builder::BuiltBlock,
     env::{block_executor, map_block_error},
     BlockOutcome, ExecutionError, PostStateDiff,
 };
-use alloy_consensus::transaction::Recovered;
+use alloy_consensus::{transaction::Recovered, Transaction, TxEnvelope};
 use alloy_evm::{block::BlockExecutor, Evm};
 use alloy_primitives::Address;
 use gigagas_bal::{BlockAccessIndex, Phase};
@@ -53,30 +54,65 @@ fn execute_in_order(
     pre_state: &PreState,
     build_bal: bool,
 ) -> Result<BlockOutcome, ExecutionError> {
+    let candidates = block.transactions.iter().zip(senders).map(|(tx, s)| (tx, *s));
+    Ok(run_in_order(chain, block, candidates, pre_state, build_bal, false)?.outcome)
+}
+
+/// The sequential run shared by the reference and the block builder: pre-execution system
+/// calls, `candidates` committed one by one (BAL index `i + 1` for the `i`-th included), then
+/// the post-execution changes. With `skip_invalid` a candidate that does not fit the remaining
+/// gas or that the EVM rejects is left out (recorded in [`BuiltBlock::skipped`]); otherwise it
+/// fails the block.
+pub(crate) fn run_in_order<'t>(
+    chain: &ChainSpec,
+    block: &BlockInput,
+    candidates: impl IntoIterator<Item = (&'t TxEnvelope, Address)>,
+    pre_state: &PreState,
+    build_bal: bool,
+    skip_invalid: bool,
+) -> Result<BuiltBlock, ExecutionError> {
     let number = block.number();
-    let n = block.transactions.len();
+    let gas_limit = block.header.gas_limit;
     let mut state =
         State::builder().with_database_ref(pre_state).with_bal_builder_if(build_bal).build();
+    let mut transactions = Vec::new();
+    let mut senders = Vec::new();
+    let mut skipped = Vec::new();
     let (result, tx_gas_used) = {
         let mut ex = block_executor(chain, block, &mut state);
         ex.evm_mut().db_mut().set_bal_index(BlockAccessIndex::PRE_EXECUTION);
         ex.apply_pre_execution_changes()
             .map_err(|e| map_block_error(number, Phase::PreExecution, e))?;
-        let mut tx_gas_used = Vec::with_capacity(n);
-        for (i, (tx, sender)) in block.transactions.iter().zip(senders).enumerate() {
+        let mut tx_gas_used = Vec::with_capacity(block.transactions.len());
+        let mut cumulative = 0u64;
+        for (tx, sender) in candidates {
+            let i = tx_gas_used.len();
+            if skip_invalid && tx.gas_limit() > gas_limit - cumulative {
+                skipped.push((*tx.tx_hash(), "does not fit the remaining block gas".into()));
+                continue;
+            }
             ex.evm_mut().db_mut().set_bal_index(BlockAccessIndex::from_tx_index(i as u64));
-            let gas = ex
-                .execute_transaction(Recovered::new_unchecked(tx, *sender))
-                .map_err(|e| map_block_error(number, Phase::Tx(i), e))?;
-            tx_gas_used.push(gas.tx_gas_used());
+            match ex.execute_transaction(Recovered::new_unchecked(tx, sender)) {
+                Ok(gas) => {
+                    cumulative += gas.tx_gas_used();
+                    tx_gas_used.push(gas.tx_gas_used());
+                    if skip_invalid {
+                        transactions.push(tx.clone());
+                        senders.push(sender);
+                    }
+                }
+                Err(e) if skip_invalid => skipped.push((*tx.tx_hash(), e.to_string())),
+                Err(e) => return Err(map_block_error(number, Phase::Tx(i), e)),
+            }
         }
-        ex.evm_mut().db_mut().set_bal_index(BlockAccessIndex::new(n as u64 + 1));
+        let n = tx_gas_used.len() as u64;
+        ex.evm_mut().db_mut().set_bal_index(BlockAccessIndex::new(n + 1));
         let (_, result) =
             ex.finish().map_err(|e| map_block_error(number, Phase::PostExecution, e))?;
         (result, tx_gas_used)
     };
     let bal = state.take_built_alloy_bal();
-    Ok(BlockOutcome {
+    let outcome = BlockOutcome {
         number,
         gas_used: result.gas_used,
         tx_gas_used,
@@ -89,5 +125,6 @@ fn execute_in_order(
         requests: result.requests,
         existence: Vec::new(),
         fallback: None,
-    })
+    };
+    Ok(BuiltBlock { transactions, senders, outcome, skipped })
 }

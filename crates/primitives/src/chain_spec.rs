@@ -87,9 +87,14 @@ impl ChainSpec {
 
     /// The chain a geth-format genesis `config` describes: chain id, fork blocks (`homesteadBlock`
     /// … `mergeNetsplitBlock`), the Merge (`terminalTotalDifficulty`), fork times
-    /// (`shanghaiTime` … `bpo5Time`, `amsterdamTime`), `depositContractAddress` and
+    /// (`shanghaiTime` … `bpo5Time`), `depositContractAddress` and
     /// `blobSchedule` (target, max, `baseFeeUpdateFraction` per fork; the other EIP-7840 fields
     /// keep the fork's mainnet values).
+    ///
+    /// `amsterdamTime` selects the bal-devnet rules ([`ChainSpec::bal_devnet`]: EIP-7928 BALs
+    /// in headers and payloads), which apply from Osaka on: a genesis sets `amsterdamTime`
+    /// equal to `osakaTime` (the dev chain, testing/dev-genesis.json, sets both to 0). revm's
+    /// later Glamsterdam drafts are not scheduled by a genesis file.
     pub fn from_genesis_config(config: &alloy_genesis::ChainConfig) -> Self {
         use EthereumHardfork as F;
         let block = |f, b: Option<u64>| b.map(|b| (f, ForkCondition::Block(b)));
@@ -128,7 +133,6 @@ impl ChainSpec {
             time(F::Bpo3, config.bpo3_time),
             time(F::Bpo4, config.bpo4_time),
             time(F::Bpo5, config.bpo5_time),
-            time(F::Amsterdam, config.amsterdam_time),
         ];
         let mut blob_schedule = mainnet_blob_schedule();
         for (name, params) in &config.blob_schedule {
@@ -152,7 +156,8 @@ impl ChainSpec {
         Self {
             chain_id: config.chain_id,
             eth: ForkSchedule::new(forks.into_iter().flatten(), config.deposit_contract_address),
-            bal_devnet: false,
+            // `amsterdamTime` selects the bal-devnet rules (see the field), which follow Osaka.
+            bal_devnet: config.amsterdam_time.is_some(),
             blob_schedule,
         }
     }
@@ -228,6 +233,29 @@ impl ChainSpec {
     /// transaction) is active at `timestamp`.
     pub fn is_cancun(&self, timestamp: u64) -> bool {
         self.eth.is_cancun_active_at_timestamp(timestamp)
+    }
+
+    /// Whether blocks at `timestamp` carry an EIP-7928 BAL (`blockAccessListHash` in the
+    /// header, `blockAccessList` in the Engine API payload): the bal-devnet rules from Osaka on,
+    /// or revm's Amsterdam.
+    pub fn is_amsterdam(&self, timestamp: u64) -> bool {
+        (self.bal_devnet && self.eth.is_osaka_active_at_timestamp(timestamp))
+            || self.eth.is_amsterdam_active_at_timestamp(timestamp)
+    }
+
+    /// Whether Prague (EIP-7685 requests) is active at `timestamp`.
+    pub fn is_prague(&self, timestamp: u64) -> bool {
+        self.eth.is_prague_active_at_timestamp(timestamp)
+    }
+
+    /// Whether Osaka is active at `timestamp`.
+    pub fn is_osaka(&self, timestamp: u64) -> bool {
+        self.eth.is_osaka_active_at_timestamp(timestamp)
+    }
+
+    /// Whether Shanghai (EIP-4895 withdrawals) is active at `timestamp`.
+    pub fn is_shanghai(&self, timestamp: u64) -> bool {
+        self.eth.is_shanghai_active_at_timestamp(timestamp)
     }
 
     /// The EVM environment (spec id, chain id, block env, blob fee) for executing `header`.

@@ -33,7 +33,7 @@ fn bad_params(e: ErrorObjectOwned) -> ErrorObjectOwned {
 
 /// The block number `id` names, `None` when no such block is stored.
 pub(crate) fn resolve(ctx: &RpcContext, id: BlockId) -> Result<Option<u64>, RpcError> {
-    let forkchoice = *ctx.forkchoice.read().unwrap_or_else(|p| p.into_inner());
+    let forkchoice = ctx.forkchoice();
     match id {
         BlockId::Hash(h) => Ok(ctx.storage.block_number(&h.block_hash)?),
         BlockId::Number(tag) => Ok(match tag {
@@ -83,7 +83,7 @@ fn request_and_block(
 
 /// The canonical head block.
 fn head_block(ctx: &RpcContext) -> Result<StoredBlock, RpcError> {
-    let head = ctx.forkchoice.read().unwrap_or_else(|p| p.into_inner()).head.0;
+    let head = ctx.forkchoice().head.0;
     StoredBlock::load(ctx, head)?.ok_or_else(|| RpcError::NotFound(format!("block {head}")))
 }
 
@@ -158,7 +158,7 @@ pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
     reg(&mut m, "net_version", |_, ctx| json(ctx.chain.chain_id.to_string()));
     reg(&mut m, "eth_syncing", |_, _| json(false));
     reg(&mut m, "eth_blockNumber", |_, ctx| {
-        json(U64::from(ctx.forkchoice.read().unwrap_or_else(|p| p.into_inner()).head.0))
+        json(U64::from(ctx.forkchoice().head.0))
     });
     reg(&mut m, "eth_getBalance", |params, ctx| {
         let (address, block) = address_and_block(params)?;
@@ -216,7 +216,7 @@ pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
     });
     reg(&mut m, "eth_getLogs", |params, ctx| {
         let (filter,): (Filter,) = params.parse().map_err(bad_params)?;
-        let head = ctx.forkchoice.read().unwrap_or_else(|p| p.into_inner()).head.0;
+        let head = ctx.forkchoice().head.0;
         let (from, to) = match filter.block_option {
             FilterBlockOption::AtBlockHash(hash) => {
                 let n = ctx
@@ -324,7 +324,7 @@ pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
         let (Hash0x(hash),): (Hash0x,) = params.parse().map_err(bad_params)?;
         match located_transaction(ctx, &hash)? {
             Some((b, i)) => json(b.transaction(i)?),
-            None => Ok(Value::Null),
+            None => Ok(ctx.pool.get(&hash).map_or(Value::Null, |tx| crate::txpool::pending_json(&tx))),
         }
     });
     reg(&mut m, "eth_getTransactionByBlockHashAndIndex", |params, ctx| {

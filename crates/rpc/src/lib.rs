@@ -14,44 +14,62 @@ mod convert;
 mod engine;
 mod eth;
 mod state;
+mod txpool;
 
 use gigagas_primitives::ChainSpec;
+use gigagas_stages::{BlockTree, TxPool};
 use gigagas_storage::Storage;
 use jsonrpsee::{
     server::{Server, ServerHandle},
     types::ErrorObjectOwned,
     RpcModule,
 };
-use std::{
-    net::SocketAddr,
-    sync::{Arc, RwLock},
-};
+use std::{net::SocketAddr, sync::Arc};
 
-pub use engine::Forkchoice;
+pub use engine::{EngineEvent, EventHook, PayloadStore, CAPABILITIES, KEEP_PAYLOADS};
+pub use gigagas_stages::Forkchoice;
 
-/// What the RPC methods share: the store, the chain's rules, the forkchoice state.
+/// What the RPC methods share: the store, the chain's rules, the engine tree (fork choice,
+/// executed payloads), the transaction pool and the payloads built.
 #[derive(Debug)]
 pub struct RpcContext {
     /// The chain store.
     pub storage: Arc<Storage>,
     /// The chain's fork schedule and chain id.
     pub chain: ChainSpec,
-    /// Head, safe and finalized blocks as the consensus client last set them.
-    pub forkchoice: RwLock<Forkchoice>,
+    /// Executed payloads, head / safe / finalized, reorgs.
+    pub tree: Arc<BlockTree>,
+    /// Transactions sent with `eth_sendRawTransaction`.
+    pub pool: Arc<TxPool>,
+    /// Payloads built for `engine_getPayload`.
+    pub payloads: PayloadStore,
+    /// Called after every executed payload and canonical change (metrics, logs).
+    pub on_event: Option<EventHook>,
 }
 
 impl RpcContext {
-    /// A context over `storage`, with the chain spec stored at init; head, safe and finalized
-    /// start at the stored head.
+    /// A context over `storage` whose parallel executor (for payloads that carry a BAL) runs
+    /// on `threads` workers; the chain spec is the one stored at init; head, safe and
+    /// finalized start at the stored head.
     ///
     /// # Errors
     /// [`RpcError`] when the store is not initialized or unreadable.
-    pub fn new(storage: Arc<Storage>) -> Result<Self, RpcError> {
-        let chain = gigagas_stages::stored_chain_spec(&storage)
+    pub fn new(storage: Arc<Storage>, threads: usize) -> Result<Self, RpcError> {
+        let tree = BlockTree::new(storage.clone(), threads)
             .map_err(|e| RpcError::Store(e.to_string()))?;
-        let head = storage.head()?.ok_or_else(|| RpcError::Store("empty store".into()))?;
-        let forkchoice = Forkchoice { head, safe: Some(head), finalized: Some(head) };
-        Ok(Self { storage, chain, forkchoice: RwLock::new(forkchoice) })
+        Ok(Self {
+            storage,
+            chain: tree.chain().clone(),
+            tree: Arc::new(tree),
+            pool: Arc::default(),
+            payloads: PayloadStore::default(),
+            on_event: None,
+        })
+    }
+
+    /// Head, safe and finalized as the last forkchoice update set them.
+    pub fn forkchoice(&self) -> Forkchoice {
+        self.tree.forkchoice()
     }
 }
 
@@ -93,14 +111,21 @@ impl From<RpcError> for ErrorObjectOwned {
     }
 }
 
-/// The public JSON-RPC module (`eth_`, `net_`, `debug_getRaw*`).
-pub fn eth_module(ctx: Arc<RpcContext>) -> RpcModule<Arc<RpcContext>> {
-    eth::module(ctx)
+/// What the public JSON-RPC port serves: the `eth_`, `net_` and `debug_getRaw*` methods and
+/// the transaction pool
+/// (`eth_sendRawTransaction`, `txpool_*`).
+pub fn public_module(ctx: Arc<RpcContext>) -> RpcModule<Arc<RpcContext>> {
+    let mut m = eth::module(ctx.clone());
+    m.merge(txpool::module(ctx)).expect("method names are distinct");
+    m
 }
 
-/// The Engine API module (served on the authenticated port).
-pub fn engine_module(ctx: Arc<RpcContext>) -> RpcModule<Arc<RpcContext>> {
-    engine::module(ctx)
+/// What the authenticated port serves: the Engine API and everything of [`public_module`],
+/// as reth's auth server does.
+pub fn auth_module(ctx: Arc<RpcContext>) -> RpcModule<Arc<RpcContext>> {
+    let mut m = engine::module(ctx.clone());
+    m.merge(public_module(ctx)).expect("method names are distinct");
+    m
 }
 
 /// Starts an HTTP JSON-RPC server on `addr` serving `module`; returns the bound address (an

@@ -8,16 +8,19 @@ use crate::{
 use alloy_consensus::{Block, BlockBody, Header, TxEnvelope};
 use alloy_primitives::{Address, Bytes, B256, U256};
 use alloy_rlp::Decodable;
+use gigagas_bal::BlockAccessList;
 use gigagas_executor::{
-    sequential::execute_sequential, validate_header, BlockOutcome, ExecutionError,
+    parallel::{execute_parallel, ParallelBlock, ParallelConfig},
+    sequential::execute_sequential,
+    validate_header, BlockOutcome, ExecutionError, Scheduler,
 };
 use gigagas_primitives::{
     header::{check_block_size, check_header},
     BlockInput, ChainSpec,
 };
-use gigagas_state::{CacheStats, PreState};
+use gigagas_state::{CacheStats, PreState, StateSource};
 use gigagas_storage::{AccountRecord, BlockCommit, Storage, StorageError, HEADERS};
-use gigagas_trie::{update_state_root, AccountUpdate, StateRootError};
+use gigagas_trie::{update_state_root, AccountUpdate, NodeSource, StateRootError};
 use std::{
     sync::Arc,
     time::{Duration, Instant},
@@ -119,24 +122,28 @@ pub struct ImportedBlock {
     /// The block's state-trie updates, when the import was asked to keep them
     /// ([`import_blocks_with`]): e.g. to compute megablock state roots afterwards.
     pub updates: Option<Vec<AccountUpdate>>,
+    /// Whether the parallel executor ran the block, driven by the BAL that came with it
+    /// (`engine_newPayloadV5`); otherwise the sequential reference ran it and built its BAL.
+    pub parallel: bool,
 }
 
 /// A block executed and checked, not yet state-rooted nor committed.
-struct Executed {
-    block: ImportedBlock,
-    parent_root: B256,
-    header: Header,
-    diff: Arc<PendingDiff>,
-    updates: Vec<AccountUpdate>,
-    records: Vec<(Address, Option<AccountRecord>)>,
-    storage: Vec<(Address, U256, U256)>,
-    wiped: Vec<Address>,
-    codes: Vec<(B256, Bytes)>,
-    header_rlp: Vec<u8>,
-    body_rlp: Vec<u8>,
-    receipts_rlp: Vec<u8>,
-    bal_rlp: Vec<u8>,
-    tx_hashes: Vec<B256>,
+#[derive(Debug)]
+pub(crate) struct Executed {
+    pub(crate) block: ImportedBlock,
+    pub(crate) parent_root: B256,
+    pub(crate) header: Header,
+    pub(crate) diff: Arc<PendingDiff>,
+    pub(crate) updates: Vec<AccountUpdate>,
+    pub(crate) records: Vec<(Address, Option<AccountRecord>)>,
+    pub(crate) storage: Vec<(Address, U256, U256)>,
+    pub(crate) wiped: Vec<Address>,
+    pub(crate) codes: Vec<(B256, Bytes)>,
+    pub(crate) header_rlp: Vec<u8>,
+    pub(crate) body_rlp: Vec<u8>,
+    pub(crate) receipts_rlp: Vec<u8>,
+    pub(crate) bal_rlp: Vec<u8>,
+    pub(crate) tx_hashes: Vec<B256>,
 }
 
 /// The block's changes as state-trie updates: changed accounts with their changed slots (and
@@ -240,6 +247,7 @@ pub fn import_blocks_with(
                 parent_state_root: B256::ZERO,
                 post_state_root: block.header.state_root,
                 updates: None,
+                parallel: false,
             };
             on_block(&skipped);
             out.push(skipped);
@@ -290,6 +298,31 @@ fn execute(
     rlp_len: usize,
     keep_updates: bool,
 ) -> Result<Executed, ImportError> {
+    let source = Arc::new(Overlay::over_store(store.clone(), diff));
+    execute_block(chain, source, parent, block, rlp_len, keep_updates, None)
+}
+
+/// How a block with a given EIP-7928 BAL is executed: by the parallel executor, driven by it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct GivenBal<'a> {
+    pub(crate) bal: &'a BlockAccessList,
+    pub(crate) threads: usize,
+}
+
+/// The execution stage of one block on top of `parent`, whose state `source` gives: header
+/// checks, sender recovery, execution — by the sequential reference (which builds the BAL), or
+/// with `given` by the parallel executor driven by that BAL (every write checked against it,
+/// reads outside it rejected, the BAL rebuilt from execution compared) — and the checks of
+/// `gasUsed`, receipts root, logs bloom, requests hash and BAL hash against the header.
+pub(crate) fn execute_block(
+    chain: &ChainSpec,
+    source: Arc<dyn StateSource>,
+    parent: &Header,
+    block: Block<TxEnvelope>,
+    rlp_len: usize,
+    keep_updates: bool,
+    given: Option<GivenBal<'_>>,
+) -> Result<Executed, ImportError> {
     let start = Instant::now();
     let number = block.header.number;
     let invalid = |reason: String| ImportError::Invalid { number, reason };
@@ -309,9 +342,30 @@ fn execute(
     let input =
         BlockInput { hash, header, transactions, claimed_senders: Vec::new(), withdrawals, ommers };
     let senders = input.par_recover(chain).map_err(ExecutionError::from)?;
-    let pre_state = PreState::backed(Arc::new(Overlay { store: store.clone(), diff }));
-    let outcome = execute_sequential(chain, &input, &senders, &pre_state)?;
-    let bal = outcome.bal.clone().unwrap_or_default();
+    let pre_state = PreState::backed(source);
+    let (outcome, bal) = match given {
+        None => {
+            let outcome = execute_sequential(chain, &input, &senders, &pre_state)?;
+            let bal = outcome.bal.clone().unwrap_or_default();
+            (outcome, bal)
+        }
+        Some(GivenBal { bal, threads }) => {
+            let block = ParallelBlock {
+                block: &input,
+                senders: &senders,
+                pre_state: &pre_state,
+                bal,
+                gas_used_hint: None,
+            };
+            let config = ParallelConfig { threads, scheduler: Scheduler::GasLimit, batch: 1 };
+            let mut run = execute_parallel(chain, &[block], config);
+            let outcome = run
+                .outcomes
+                .pop()
+                .ok_or_else(|| invalid("the parallel executor returned no outcome".into()))??;
+            (outcome, bal.clone())
+        }
+    };
     validate_header(chain, &input, &outcome, &bal)?;
 
     let updates = account_updates(&outcome);
@@ -355,6 +409,7 @@ fn execute(
         parent_state_root: parent.state_root,
         post_state_root: input.header.state_root,
         updates: keep_updates.then(|| updates.clone()),
+        parallel: given.is_some(),
     };
     Ok(Executed {
         block: imported,
@@ -376,11 +431,23 @@ fn execute(
 
 /// The state-root stage and the commit of an executed block (its parent committed).
 fn finish(store: &Arc<Storage>, e: Executed) -> Result<ImportedBlock, ImportError> {
-    let number = e.block.number;
     let start = Instant::now();
-    let root = update_state_root(e.parent_root, &e.updates, &**store)
-        .map_err(|source| ImportError::Trie { number, source })?;
+    let nodes = state_root_stage(&e, &**store)?;
     let state_root = start.elapsed();
+    let start = Instant::now();
+    commit_executed(store, &e, &nodes)?;
+    Ok(ImportedBlock { state_root, commit: start.elapsed(), ..e.block })
+}
+
+/// The state-root stage of an executed block: its updates applied to the parent's trie, whose
+/// nodes `src` holds; the root must equal the header's. Returns the new trie nodes.
+pub(crate) fn state_root_stage<S: NodeSource + Sync>(
+    e: &Executed,
+    src: &S,
+) -> Result<Vec<(B256, Vec<u8>)>, ImportError> {
+    let number = e.block.number;
+    let root = update_state_root(e.parent_root, &e.updates, src)
+        .map_err(|source| ImportError::Trie { number, source })?;
     if root.root != e.header.state_root {
         return Err(ImportError::StateRoot {
             number,
@@ -388,10 +455,18 @@ fn finish(store: &Arc<Storage>, e: Executed) -> Result<ImportedBlock, ImportErro
             found: root.root,
         });
     }
-    let start = Instant::now();
+    Ok(root.nodes)
+}
+
+/// The atomic commit of an executed, state-rooted block on top of the stored head.
+pub(crate) fn commit_executed(
+    store: &Storage,
+    e: &Executed,
+    trie_nodes: &[(B256, Vec<u8>)],
+) -> Result<(), ImportError> {
     let codes: Vec<(B256, &[u8])> = e.codes.iter().map(|(h, c)| (*h, &c[..])).collect();
     store.commit_block(&BlockCommit {
-        number,
+        number: e.block.number,
         hash: e.block.hash,
         header: &e.header_rlp,
         body: &e.body_rlp,
@@ -401,10 +476,10 @@ fn finish(store: &Arc<Storage>, e: Executed) -> Result<ImportedBlock, ImportErro
         accounts: &e.records,
         storage: &e.storage,
         codes: &codes,
-        trie_nodes: &root.nodes,
+        trie_nodes,
         tx_hashes: &e.tx_hashes,
     })?;
-    Ok(ImportedBlock { state_root, commit: start.elapsed(), ..e.block })
+    Ok(())
 }
 
 /// The updates of consecutive blocks merged into one diff, as a megablock applies them: per

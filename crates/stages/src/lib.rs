@@ -12,9 +12,17 @@
 //!
 //! [`Storage`]: gigagas_storage::Storage
 
+pub mod builder;
 pub mod genesis;
 pub mod import;
 mod overlay;
+pub mod pool;
+pub mod tree;
+pub mod trie_state;
 
 pub use genesis::{init_genesis, stored_chain_spec, GenesisInit};
+pub use builder::{BuiltPayload, PayloadAttributes};
+pub use pool::{PoolContent, PoolError, PooledTx, TxPool};
+pub use tree::{BlockTree, CanonicalChange, Forkchoice, InvalidForkchoice, PayloadStatus};
+pub use trie_state::TrieState;
 pub use import::{import_blocks, import_blocks_with, merge_updates, ImportError, ImportedBlock};

@@ -22,24 +22,28 @@ pub(crate) struct PendingDiff {
     pub(crate) codes: HashMap<B256, Bytes>,
 }
 
-/// The store, with the changes of the block before (executed, not yet committed) on top.
+/// A base state (the store's flat state, or the trie under an older block's state root), with
+/// the changes of the blocks after it (executed, not yet committed) on top, newest first.
 ///
-/// Safe while that block's commit lands concurrently: a key the block changed is answered
-/// from the diff whatever the store holds, and every other key is the same before and after
-/// the commit (RocksDB applies the block's write batch atomically).
+/// Safe while the oldest of those blocks' commit lands concurrently: a key the block changed is
+/// answered from its diff whatever the store holds, and every other key is the same before and
+/// after the commit (RocksDB applies the block's write batch atomically).
 #[derive(Debug)]
 pub(crate) struct Overlay {
-    pub(crate) store: Arc<Storage>,
-    pub(crate) diff: Option<Arc<PendingDiff>>,
+    pub(crate) base: Arc<dyn StateSource>,
+    pub(crate) diffs: Vec<Arc<PendingDiff>>,
 }
 
-fn err(e: gigagas_storage::StorageError) -> StateError {
-    StateError::Source(e.to_string())
+impl Overlay {
+    /// The store's flat state with at most one pending block on top (`import`).
+    pub(crate) fn over_store(store: Arc<Storage>, diff: Option<Arc<PendingDiff>>) -> Self {
+        Self { base: store, diffs: diff.into_iter().collect() }
+    }
 }
 
 impl StateSource for Overlay {
     fn account(&self, address: &Address) -> Result<Option<AccountInfo>, StateError> {
-        if let Some(d) = &self.diff {
+        for d in &self.diffs {
             if let Some(v) = d.accounts.get(address) {
                 return Ok(v.map(|(nonce, balance, code_hash)| AccountInfo {
                     nonce,
@@ -50,11 +54,11 @@ impl StateSource for Overlay {
                 }));
             }
         }
-        StateSource::account(&*self.store, address)
+        self.base.account(address)
     }
 
     fn storage(&self, address: &Address, slot: &U256) -> Result<U256, StateError> {
-        if let Some(d) = &self.diff {
+        for d in &self.diffs {
             if let Some(v) = d.storage.get(&(*address, *slot)) {
                 return Ok(*v);
             }
@@ -62,20 +66,22 @@ impl StateSource for Overlay {
                 return Ok(U256::ZERO);
             }
         }
-        self.store.storage(address, slot).map_err(err)
+        self.base.storage(address, slot)
     }
 
     fn code(&self, hash: &B256) -> Result<Option<Bytecode>, StateError> {
-        if let Some(code) = self.diff.as_ref().and_then(|d| d.codes.get(hash)) {
-            return Ok(Some(Bytecode::new_raw(code.clone())));
+        for d in &self.diffs {
+            if let Some(code) = d.codes.get(hash) {
+                return Ok(Some(Bytecode::new_raw(code.clone())));
+            }
         }
-        StateSource::code(&*self.store, hash)
+        self.base.code(hash)
     }
 
     fn block_hash(&self, number: u64) -> Result<Option<B256>, StateError> {
-        match &self.diff {
-            Some(d) if d.number == number => Ok(Some(d.hash)),
-            _ => StateSource::block_hash(&*self.store, number),
+        match self.diffs.iter().find(|d| d.number == number) {
+            Some(d) => Ok(Some(d.hash)),
+            None => self.base.block_hash(number),
         }
     }
 }

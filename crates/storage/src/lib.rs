@@ -119,6 +119,17 @@ pub struct BlockCommit<'a> {
     pub tx_hashes: &'a [B256],
 }
 
+/// A canonical block removed by [`Storage::unwind`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnwoundBlock {
+    /// Block number.
+    pub number: u64,
+    /// Block hash.
+    pub hash: B256,
+    /// Hashes of its transactions (their [`TX_LOOKUP`] entries are removed).
+    pub tx_hashes: Vec<B256>,
+}
+
 /// Errors of the store. Every variant names what it was doing.
 #[derive(Debug, thiserror::Error)]
 pub enum StorageError {
@@ -248,20 +259,7 @@ impl Storage {
             to[52] = 0;
             batch.delete_range_cf(self.cf(STORAGE), &from[..], &to[..]);
         }
-        for (address, account) in commit.accounts {
-            match account {
-                Some(a) => batch.put_cf(self.cf(ACCOUNTS), address, a.encode()),
-                None => batch.delete_cf(self.cf(ACCOUNTS), address),
-            }
-        }
-        for (address, slot, value) in commit.storage {
-            let key = storage_key(address, slot);
-            if value.is_zero() {
-                batch.delete_cf(self.cf(STORAGE), key);
-            } else {
-                batch.put_cf(self.cf(STORAGE), key, value.to_be_bytes::<32>());
-            }
-        }
+        self.put_flat_state(&mut batch, commit.accounts, commit.storage);
         for (hash, code) in commit.codes {
             batch.put_cf(self.cf(BYTECODES), hash, code);
         }
@@ -273,6 +271,72 @@ impl Storage {
         head_value[8..].copy_from_slice(commit.hash.as_slice());
         batch.put_cf(self.cf(META), HEAD_KEY, head_value);
         self.db.write(batch).map_err(self.db_err("commit block"))
+    }
+
+    /// Unwinds the canonical chain to block `to` (a reorg): removes the blocks above it
+    /// (headers, bodies, receipts, BALs, their hash → number and transaction entries), writes
+    /// the flat-state values `accounts` and `storage` give back (as of block `to`, e.g. read from its state
+    /// root's trie) and moves the head pointer, in one atomic write batch. Trie nodes and codes
+    /// stay (the store never prunes them).
+    ///
+    /// # Errors
+    /// [`StorageError::NonContiguous`] unless `unwound` lists every block from the head down to
+    /// `to.0 + 1`; [`StorageError::Db`] when the write fails (then nothing changes).
+    pub fn unwind(
+        &self,
+        to: (u64, B256),
+        unwound: &[UnwoundBlock],
+        accounts: &[(Address, Option<AccountRecord>)],
+        storage: &[(Address, U256, U256)],
+    ) -> Result<(), StorageError> {
+        let head = self.head()?.map(|(n, _)| n);
+        let complete = head.is_some_and(|h| {
+            h >= to.0
+                && unwound.len() as u64 == h - to.0
+                && unwound.iter().zip((to.0 + 1..=h).rev()).all(|(b, n)| b.number == n)
+        });
+        if !complete {
+            return Err(StorageError::NonContiguous { head, number: to.0 });
+        }
+        let mut batch = WriteBatch::default();
+        for block in unwound {
+            let key = block.number.to_be_bytes();
+            for table in [HEADERS, BODIES, RECEIPTS, BALS] {
+                batch.delete_cf(self.cf(table), key);
+            }
+            batch.delete_cf(self.cf(BLOCK_NUMBERS), block.hash);
+            for tx in &block.tx_hashes {
+                batch.delete_cf(self.cf(TX_LOOKUP), tx);
+            }
+        }
+        self.put_flat_state(&mut batch, accounts, storage);
+        let mut head_value = [0u8; 40];
+        head_value[..8].copy_from_slice(&to.0.to_be_bytes());
+        head_value[8..].copy_from_slice(to.1.as_slice());
+        batch.put_cf(self.cf(META), HEAD_KEY, head_value);
+        self.db.write(batch).map_err(self.db_err("unwind"))
+    }
+
+    fn put_flat_state(
+        &self,
+        batch: &mut WriteBatch,
+        accounts: &[(Address, Option<AccountRecord>)],
+        storage: &[(Address, U256, U256)],
+    ) {
+        for (address, account) in accounts {
+            match account {
+                Some(a) => batch.put_cf(self.cf(ACCOUNTS), address, a.encode()),
+                None => batch.delete_cf(self.cf(ACCOUNTS), address),
+            }
+        }
+        for (address, slot, value) in storage {
+            let key = storage_key(address, slot);
+            if value.is_zero() {
+                batch.delete_cf(self.cf(STORAGE), key);
+            } else {
+                batch.put_cf(self.cf(STORAGE), key, value.to_be_bytes::<32>());
+            }
+        }
     }
 
     /// The account at `address`, `None` if it does not exist.

@@ -1,0 +1,42 @@
+//! Block building: the sequential reference run over candidate transactions that may not fit,
+//! as a payload builder does (`engine_forkchoiceUpdated` with payload attributes).
+
+use crate::{sequential::run_in_order, BlockOutcome, ExecutionError};
+use alloy_consensus::TxEnvelope;
+use alloy_primitives::{Address, B256};
+use gigagas_primitives::{BlockInput, ChainSpec};
+use gigagas_state::PreState;
+
+/// A block built by [`build_block`].
+#[derive(Debug)]
+pub struct BuiltBlock {
+    /// The transactions included, in block order.
+    pub transactions: Vec<TxEnvelope>,
+    /// Their senders.
+    pub senders: Vec<Address>,
+    /// Execution outcome (gas, receipts, BAL, post-state, requests) of the built block.
+    pub outcome: BlockOutcome,
+    /// Candidates left out: (transaction hash, why: does not fit the remaining gas, or the EVM
+    /// rejected it — nonce, balance, fee cap, …).
+    pub skipped: Vec<(B256, String)>,
+}
+
+/// Builds the block whose environment `draft` gives (number, timestamp, beneficiary, gas
+/// limit, base fee, prevrandao, parent beacon block root, withdrawals; its transactions are
+/// ignored): pre-execution system calls, then every candidate, in the order given, that fits
+/// the remaining gas and that the EVM accepts, committed one by one with revm's EIP-7928 BAL
+/// builder attached (index `i + 1` for the `i`-th included transaction), then the
+/// post-execution changes (withdrawals, EIP-7685 requests). The caller fills the header's
+/// roots from [`BuiltBlock::outcome`].
+///
+/// # Errors
+/// [`ExecutionError`] when a system call fails; a candidate that fails is skipped, not an
+/// error.
+pub fn build_block<'t>(
+    chain: &ChainSpec,
+    draft: &BlockInput,
+    candidates: impl IntoIterator<Item = (&'t TxEnvelope, Address)>,
+    pre_state: &PreState,
+) -> Result<BuiltBlock, ExecutionError> {
+    run_in_order(chain, draft, candidates, pre_state, true, true)
+}

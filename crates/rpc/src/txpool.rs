@@ -1,0 +1,83 @@
+//! `eth_sendRawTransaction` and geth's `txpool_status` / `txpool_content` /
+//! `txpool_contentFrom` over the node's transaction pool (crates/stages `pool`).
+
+use crate::{RpcContext, RpcError};
+use alloy_rpc_types_eth::Transaction as RpcTransaction;
+use alloy_primitives::{Address, Bytes, U64};
+use gigagas_stages::{PoolContent, PooledTx};
+use jsonrpsee::{types::ErrorObjectOwned, RpcModule};
+use serde_json::{json, Map, Value};
+use std::{collections::BTreeMap, sync::Arc};
+
+type Ctx = Arc<RpcContext>;
+type Answer = Result<Value, ErrorObjectOwned>;
+
+/// A pooled transaction in the RPC shape (no block fields).
+pub(crate) fn pending_json(tx: &PooledTx) -> Value {
+    let rpc = RpcTransaction {
+        inner: alloy_consensus::transaction::Recovered::new_unchecked(tx.tx.clone(), tx.sender),
+        block_hash: None,
+        block_number: None,
+        transaction_index: None,
+        effective_gas_price: None,
+        block_timestamp: None,
+    };
+    serde_json::to_value(rpc).unwrap_or(Value::Null)
+}
+
+/// `{sender: {nonce: tx}}` as geth answers `txpool_content`.
+fn by_sender(part: &BTreeMap<Address, Vec<PooledTx>>, only: Option<&Address>) -> Value {
+    let mut out = Map::new();
+    for (sender, txs) in part.iter().filter(|(s, _)| only.is_none_or(|o| o == *s)) {
+        let by_nonce: Map<String, Value> = txs
+            .iter()
+            .map(|t| (alloy_consensus::Transaction::nonce(&t.tx).to_string(), pending_json(t)))
+            .collect();
+        out.insert(sender.to_checksum(None), Value::Object(by_nonce));
+    }
+    Value::Object(out)
+}
+
+fn content(ctx: &RpcContext) -> PoolContent {
+    ctx.pool.content(&*ctx.storage)
+}
+
+/// Registers the methods.
+pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
+    let mut m = RpcModule::new(ctx);
+    m.register_method("eth_sendRawTransaction", |params, ctx, _| -> Answer {
+        let (raw,): (Bytes,) =
+            params.parse().map_err(|e| RpcError::InvalidParams(e.to_string()))?;
+        let head = ctx.forkchoice().head.0;
+        let gas_limit = crate::convert::StoredBlock::load(ctx, head)?
+            .map_or(u64::MAX, |b| b.header.gas_limit);
+        let hash = ctx
+            .pool
+            .add_raw(&raw, ctx.chain.chain_id, gas_limit, &*ctx.storage)
+            .map_err(|e| ErrorObjectOwned::owned(-32000, e.to_string(), None::<()>))?;
+        Ok(json!(hash))
+    })
+    .expect("registered once");
+    m.register_method("txpool_status", |_, ctx, _| -> Answer {
+        let c = content(ctx);
+        let count = |p: &BTreeMap<Address, Vec<PooledTx>>| p.values().map(Vec::len).sum::<usize>();
+        Ok(json!({"pending": U64::from(count(&c.pending)), "queued": U64::from(count(&c.queued))}))
+    })
+    .expect("registered once");
+    m.register_method("txpool_content", |_, ctx, _| -> Answer {
+        let c = content(ctx);
+        Ok(json!({"pending": by_sender(&c.pending, None), "queued": by_sender(&c.queued, None)}))
+    })
+    .expect("registered once");
+    m.register_method("txpool_contentFrom", |params, ctx, _| -> Answer {
+        let (address,): (Address,) =
+            params.parse().map_err(|e| RpcError::InvalidParams(e.to_string()))?;
+        let c = content(ctx);
+        Ok(json!({
+            "pending": by_sender(&c.pending, Some(&address)).get(address.to_checksum(None)).cloned().unwrap_or(json!({})),
+            "queued": by_sender(&c.queued, Some(&address)).get(address.to_checksum(None)).cloned().unwrap_or(json!({})),
+        }))
+    })
+    .expect("registered once");
+    m
+}

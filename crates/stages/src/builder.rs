@@ -1,0 +1,177 @@
+//! The payload builder: a block on top of a known block from candidate transactions, with its
+//! EIP-7928 BAL built while building (`engine_forkchoiceUpdated` with payload attributes,
+//! then `engine_getPayload`).
+
+use crate::{
+    import::{account_updates, ImportError},
+    tree::BlockTree,
+};
+use alloy_consensus::{
+    proofs::{calculate_receipt_root, calculate_transaction_root, calculate_withdrawals_root},
+    Block, BlockBody, Header, Transaction, TxEnvelope, EMPTY_OMMER_ROOT_HASH,
+};
+use alloy_eips::{
+    eip1559::BaseFeeParams,
+    eip4895::{Withdrawal, Withdrawals},
+    eip7685::Requests,
+};
+use alloy_primitives::{Address, Bytes, B256, B64, U256};
+use gigagas_bal::{compute_block_access_list_hash, BlockAccessList};
+use gigagas_executor::builder::build_block;
+use gigagas_primitives::BlockInput;
+use gigagas_state::PreState;
+use gigagas_trie::update_state_root;
+use std::time::{Duration, Instant};
+
+/// What the consensus client asks a payload to be built with (execution-apis
+/// `PayloadAttributesV1`–`V4`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PayloadAttributes {
+    /// Block timestamp (seconds).
+    pub timestamp: u64,
+    /// `prevRandao` (the header's `mixHash`).
+    pub prev_randao: B256,
+    /// Beneficiary of the fees.
+    pub suggested_fee_recipient: Address,
+    /// EIP-4895 withdrawals (Shanghai and later).
+    pub withdrawals: Option<Vec<Withdrawal>>,
+    /// EIP-4788 parent beacon block root (Cancun and later).
+    pub parent_beacon_block_root: Option<B256>,
+    /// EIP-7843 slot number (Amsterdam payloads).
+    pub slot_number: Option<u64>,
+}
+
+/// A built block with what `engine_getPayload` returns besides it.
+#[derive(Debug, Clone)]
+pub struct BuiltPayload {
+    /// The sealed block (all roots filled).
+    pub block: Block<TxEnvelope>,
+    /// Its hash.
+    pub hash: B256,
+    /// Its EIP-7928 BAL, built while building (Amsterdam payloads carry its RLP).
+    pub bal: BlockAccessList,
+    /// EIP-7685 requests (Prague and later).
+    pub requests: Requests,
+    /// Fees the fee recipient receives (wei): Σ gas used × effective priority fee.
+    pub block_value: U256,
+    /// Candidates left out, with the reason.
+    pub skipped: Vec<(B256, String)>,
+    /// Time to build (execution and state root).
+    pub build_time: Duration,
+}
+
+/// The `extraData` of blocks built here.
+pub const EXTRA_DATA: &[u8] = b"gigagas";
+
+impl BlockTree {
+    /// Builds a block on `parent` (canonical or executed) with `attrs` from `candidates`
+    /// (taken in the order given; those that do not fit or that the EVM rejects are left
+    /// out). The gas limit stays the parent's; the base fee and excess blob gas follow it
+    /// (EIP-1559, EIP-4844); blob transactions are not included (the pool holds none).
+    /// `None` when `parent` is unknown.
+    ///
+    /// # Errors
+    /// [`ImportError`] when a system call fails or the store does.
+    pub fn build_payload(
+        &self,
+        parent: B256,
+        attrs: &PayloadAttributes,
+        candidates: &[(TxEnvelope, Address)],
+    ) -> Result<Option<BuiltPayload>, ImportError> {
+        let start = Instant::now();
+        let chain = self.chain();
+        let store = self.store().clone();
+        self.with_state(parent, |state| {
+            let p = &state.header;
+            let t = attrs.timestamp;
+            let number = p.number + 1;
+            let cancun = chain.is_cancun(t);
+            let blob_params = chain.blob_params(t);
+            let withdrawals = chain.is_shanghai(t).then(|| attrs.withdrawals.clone().unwrap_or_default());
+            let mut header = Header {
+                parent_hash: parent,
+                ommers_hash: EMPTY_OMMER_ROOT_HASH,
+                beneficiary: attrs.suggested_fee_recipient,
+                number,
+                gas_limit: p.gas_limit,
+                timestamp: t,
+                mix_hash: attrs.prev_randao,
+                nonce: B64::ZERO,
+                base_fee_per_gas: p.next_block_base_fee(BaseFeeParams::ethereum()),
+                withdrawals_root: withdrawals.as_ref().map(|w| calculate_withdrawals_root(w)),
+                blob_gas_used: cancun.then_some(0),
+                excess_blob_gas: match (cancun, blob_params) {
+                    (true, Some(params)) => {
+                        Some(p.next_block_excess_blob_gas(params).unwrap_or(0))
+                    }
+                    _ => None,
+                },
+                parent_beacon_block_root: if cancun {
+                    Some(attrs.parent_beacon_block_root.unwrap_or_default())
+                } else {
+                    None
+                },
+                extra_data: Bytes::from_static(EXTRA_DATA),
+                ..Default::default()
+            };
+            let draft = BlockInput {
+                hash: B256::ZERO,
+                header: header.clone(),
+                transactions: Vec::new(),
+                claimed_senders: Vec::new(),
+                withdrawals: withdrawals.clone().map(Withdrawals::new),
+                ommers: Vec::new(),
+            };
+            let pre_state = PreState::backed(state.source.clone());
+            let candidates = candidates
+                .iter()
+                .filter(|(tx, _)| !tx.is_eip4844())
+                .map(|(tx, sender)| (tx, *sender));
+            let built = build_block(chain, &draft, candidates, &pre_state)?;
+            let outcome = &built.outcome;
+            let bal = outcome.bal.clone().unwrap_or_default();
+            let root = update_state_root(p.state_root, &account_updates(outcome), &state.nodes(&store))
+                .map_err(|source| ImportError::Trie { number, source })?;
+            header.state_root = root.root;
+            header.gas_used = outcome.gas_used;
+            header.receipts_root = calculate_receipt_root(&outcome.receipts);
+            header.logs_bloom = outcome.logs_bloom();
+            header.transactions_root = calculate_transaction_root(&built.transactions);
+            if chain.is_prague(t) {
+                header.requests_hash = Some(outcome.requests.requests_hash());
+            }
+            if chain.is_amsterdam(t) {
+                header.block_access_list_hash = Some(compute_block_access_list_hash(&bal));
+                header.slot_number = Some(attrs.slot_number.unwrap_or_default());
+            }
+            let base_fee = header.base_fee_per_gas.unwrap_or_default();
+            let block_value = built
+                .transactions
+                .iter()
+                .zip(&outcome.tx_gas_used)
+                .map(|(tx, gas)| {
+                    U256::from(tx.effective_tip_per_gas(base_fee).unwrap_or_default())
+                        * U256::from(*gas)
+                })
+                .sum();
+            let hash = header.hash_slow();
+            let block = Block {
+                header,
+                body: BlockBody {
+                    transactions: built.transactions,
+                    ommers: Vec::new(),
+                    withdrawals: withdrawals.map(Withdrawals::new),
+                },
+            };
+            Ok(BuiltPayload {
+                block,
+                hash,
+                bal,
+                requests: outcome.requests.clone(),
+                block_value,
+                skipped: built.skipped,
+                build_time: start.elapsed(),
+            })
+        })
+    }
+}
