@@ -7,11 +7,14 @@
 
 mod bench;
 mod bench_io;
+mod dev;
 mod import;
 mod net_sim;
 mod node;
+mod node_metrics;
 mod proofs_check;
 mod report;
+mod rpc_client;
 mod test_fixtures;
 mod test_rpc;
 mod worst_io;

@@ -11,6 +11,7 @@
 
 use crate::bench::bar;
 use clap::Args;
+use crate::rpc_client::post_with;
 use gigagas_rpc::{
     auth::JwtSecret, auth_module, public_module, serve_http, serve_http_auth, RpcContext,
 };
@@ -63,22 +64,6 @@ fn read(path: &std::path::Path) -> Result<Vec<u8>, String> {
 
 fn post(url: &str, body: &str) -> Result<Value, String> {
     post_with(url, body, None)
-}
-
-/// POSTs `body`, with `Authorization: Bearer <jwt>` when given; the answer as JSON.
-fn post_with(url: &str, body: &str, jwt: Option<&str>) -> Result<Value, String> {
-    let mut request = ureq::post(url).header("Content-Type", "application/json");
-    if let Some(jwt) = jwt {
-        request = request.header("Authorization", &format!("Bearer {jwt}"));
-    }
-    let mut response = request
-        .config()
-        .http_status_as_error(false)
-        .build()
-        .send(body)
-        .map_err(|e| format!("POST {url}: {e}"))?;
-    let text = response.body_mut().read_to_string().map_err(|e| format!("read body: {e}"))?;
-    serde_json::from_str(&text).map_err(|e| format!("response is not JSON ({e}): {text}"))
 }
 
 /// Compares a response with the expected one; `Err(reason)` on a difference.

@@ -200,6 +200,10 @@ pub fn genesis_header(
         excess_blob_gas: cancun.then(|| genesis.excess_blob_gas.unwrap_or(0)),
         parent_beacon_block_root: cancun.then_some(alloy_primitives::B256::ZERO),
         requests_hash: prague.then_some(alloy_eips::eip7685::EMPTY_REQUESTS_HASH),
+        // EIP-7928: the hash of an empty BAL (keccak256 of the RLP empty list).
+        block_access_list_hash: chain
+            .is_amsterdam(timestamp)
+            .then(|| alloy_primitives::keccak256([alloy_rlp::EMPTY_LIST_CODE])),
         ..Default::default()
     }
 }

@@ -125,6 +125,14 @@ pub struct ImportedBlock {
     /// Whether the parallel executor ran the block, driven by the BAL that came with it
     /// (`engine_newPayloadV5`); otherwise the sequential reference ran it and built its BAL.
     pub parallel: bool,
+    /// Sender recovery (part of [`ImportedBlock::execution`]).
+    pub recovery: Duration,
+    /// BAL-hinted reads of every key the BAL names before execution (part of
+    /// [`ImportedBlock::execution`]; zero without a given BAL: the sequential reference reads
+    /// on demand).
+    pub io: Duration,
+    /// The longest single transaction of the parallel run (zero for the sequential reference).
+    pub longest_tx: Duration,
 }
 
 /// A block executed and checked, not yet state-rooted nor committed.
@@ -248,6 +256,9 @@ pub fn import_blocks_with(
                 post_state_root: block.header.state_root,
                 updates: None,
                 parallel: false,
+                recovery: Duration::ZERO,
+                io: Duration::ZERO,
+                longest_tx: Duration::ZERO,
             };
             on_block(&skipped);
             out.push(skipped);
@@ -341,8 +352,12 @@ pub(crate) fn execute_block(
     let Block { header, body: BlockBody { transactions, ommers, withdrawals } } = block;
     let input =
         BlockInput { hash, header, transactions, claimed_senders: Vec::new(), withdrawals, ommers };
+    let recovery_start = Instant::now();
     let senders = input.par_recover(chain).map_err(ExecutionError::from)?;
+    let recovery = recovery_start.elapsed();
     let pre_state = PreState::backed(source);
+    let mut io = Duration::ZERO;
+    let mut longest_tx = Duration::ZERO;
     let (outcome, bal) = match given {
         None => {
             let outcome = execute_sequential(chain, &input, &senders, &pre_state)?;
@@ -350,6 +365,20 @@ pub(crate) fn execute_block(
             (outcome, bal)
         }
         Some(GivenBal { bal, threads }) => {
+            // BAL-hinted batch I/O: every key the BAL names, read before execution starts.
+            let io_start = Instant::now();
+            let addresses: Vec<Address> = bal.iter().map(|a| a.address).collect();
+            let slots: Vec<(Address, U256)> = bal
+                .iter()
+                .flat_map(|a| {
+                    let written = a.storage_changes.iter().map(|s| s.slot);
+                    written.chain(a.storage_reads.iter().copied()).map(|s| (a.address, s))
+                })
+                .collect();
+            pre_state
+                .prefetch(&addresses, &slots)
+                .map_err(|source| ExecutionError::State { block: number, source })?;
+            io = io_start.elapsed();
             let block = ParallelBlock {
                 block: &input,
                 senders: &senders,
@@ -359,6 +388,7 @@ pub(crate) fn execute_block(
             };
             let config = ParallelConfig { threads, scheduler: Scheduler::GasLimit, batch: 1 };
             let mut run = execute_parallel(chain, &[block], config);
+            longest_tx = run.longest_tx();
             let outcome = run
                 .outcomes
                 .pop()
@@ -410,6 +440,9 @@ pub(crate) fn execute_block(
         post_state_root: input.header.state_root,
         updates: keep_updates.then(|| updates.clone()),
         parallel: given.is_some(),
+        recovery,
+        io,
+        longest_tx,
     };
     Ok(Executed {
         block: imported,
