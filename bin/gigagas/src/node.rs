@@ -1,17 +1,17 @@
 //! `gigagas node`: the stored chain served over JSON-RPC (`--http.*`) and the Engine API
 //! (`--authrpc.*`, JWT), with reth's flag names and default ports (8545, 8551).
 
+use crate::{
+    dev::{self, DevConfig},
+    node_metrics,
+};
+use alloy_primitives::{address, Address};
 use clap::Args;
 use gigagas_rpc::{
     auth::JwtSecret, auth_module, public_module, serve_http, serve_http_auth, RpcContext,
 };
 use gigagas_stages::init_genesis;
 use gigagas_storage::Storage;
-use crate::{
-    dev::{self, DevConfig},
-    node_metrics,
-};
-use alloy_primitives::{address, Address};
 use std::{
     net::{IpAddr, SocketAddr},
     path::PathBuf,
@@ -91,9 +91,8 @@ pub(crate) fn run(args: NodeArgs) -> Result<ExitCode, String> {
     }
     let jwt_path = args.jwt_secret.clone().unwrap_or_else(|| args.datadir.join("jwt.hex"));
     let secret = JwtSecret::load_or_create(&jwt_path).map_err(|e| e.to_string())?;
-    let threads = args
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+    let threads =
+        args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
     let mut ctx = RpcContext::new(storage, threads).map_err(|e| e.to_string())?;
     if args.metrics.is_some() {
         ctx.on_event = Some(node_metrics::hook());

@@ -10,8 +10,10 @@ use metrics_exporter_prometheus::PrometheusBuilder;
 use std::net::SocketAddr;
 
 /// Stage-duration histogram buckets (seconds): 100 µs … 10 s.
-const SECONDS_BUCKETS: &[f64] =
-    &[0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0];
+const SECONDS_BUCKETS: &[f64] = &[
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+    10.0,
+];
 
 /// Installs the recorder and starts the exporter's HTTP listener on `addr` (serving
 /// `/metrics`) on the current Tokio runtime; `threads` and `scheduler` are recorded once.
@@ -92,8 +94,7 @@ fn record(event: &EngineEvent<'_>) {
             let seconds = elapsed.as_secs_f64();
             histogram!("gigagas_engine_new_payload_seconds").record(seconds);
             if seconds > 0.0 {
-                gauge!("gigagas_engine_new_payload_gas_per_second")
-                    .set(*gas_used as f64 / seconds);
+                gauge!("gigagas_engine_new_payload_gas_per_second").set(*gas_used as f64 / seconds);
             }
             let execution = b.execution.as_secs_f64();
             if execution > 0.0 {

@@ -18,4 +18,3 @@ pub(crate) fn post_with(url: &str, body: &str, jwt: Option<&str>) -> Result<Valu
     let text = response.body_mut().read_to_string().map_err(|e| format!("read body: {e}"))?;
     serde_json::from_str(&text).map_err(|e| format!("response is not JSON ({e}): {text}"))
 }
-

@@ -10,8 +10,8 @@
 //! response is a result of the same JSON type as the expected one.
 
 use crate::bench::bar;
-use clap::Args;
 use crate::rpc_client::post_with;
+use clap::Args;
 use gigagas_rpc::{
     auth::JwtSecret, auth_module, public_module, serve_http, serve_http_auth, RpcContext,
 };

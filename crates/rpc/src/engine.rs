@@ -389,11 +389,8 @@ fn new_payload(ctx: &RpcContext, method: &str, version: u8, params: Params<'_>) 
     };
     let versioned_hashes: Vec<B256> = param(&mut seq, "expectedBlobVersionedHashes")?;
     let beacon_root: B256 = param(&mut seq, "parentBeaconBlockRoot")?;
-    let requests: Option<Requests> = if version >= 4 {
-        Some(param::<Requests>(&mut seq, "executionRequests")?)
-    } else {
-        None
-    };
+    let requests: Option<Requests> =
+        if version >= 4 { Some(param::<Requests>(&mut seq, "executionRequests")?) } else { None };
     check_fork(method, version, fork_at(ctx, payload.timestamp()))?;
     let expected_hash = payload.block_hash();
     let cancun = CancunPayloadFields::new(beacon_root, versioned_hashes.clone());
@@ -410,7 +407,9 @@ fn new_payload(ctx: &RpcContext, method: &str, version: u8, params: Params<'_>) 
     };
     let hash = block.header.hash_slow();
     if hash != expected_hash {
-        return invalid(format!("blockhash mismatch: payload says {expected_hash}, block is {hash}"));
+        return invalid(format!(
+            "blockhash mismatch: payload says {expected_hash}, block is {hash}"
+        ));
     }
     let blob_hashes: Vec<B256> = block
         .body

@@ -157,9 +157,7 @@ pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
     reg(&mut m, "eth_chainId", |_, ctx| json(U64::from(ctx.chain.chain_id)));
     reg(&mut m, "net_version", |_, ctx| json(ctx.chain.chain_id.to_string()));
     reg(&mut m, "eth_syncing", |_, _| json(false));
-    reg(&mut m, "eth_blockNumber", |_, ctx| {
-        json(U64::from(ctx.forkchoice().head.0))
-    });
+    reg(&mut m, "eth_blockNumber", |_, ctx| json(U64::from(ctx.forkchoice().head.0)));
     reg(&mut m, "eth_getBalance", |params, ctx| {
         let (address, block) = address_and_block(params)?;
         let root = state_of(ctx, block)?;
@@ -324,7 +322,9 @@ pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
         let (Hash0x(hash),): (Hash0x,) = params.parse().map_err(bad_params)?;
         match located_transaction(ctx, &hash)? {
             Some((b, i)) => json(b.transaction(i)?),
-            None => Ok(ctx.pool.get(&hash).map_or(Value::Null, |tx| crate::txpool::pending_json(&tx))),
+            None => {
+                Ok(ctx.pool.get(&hash).map_or(Value::Null, |tx| crate::txpool::pending_json(&tx)))
+            }
         }
     });
     reg(&mut m, "eth_getTransactionByBlockHashAndIndex", |params, ctx| {

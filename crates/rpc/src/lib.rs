@@ -55,8 +55,8 @@ impl RpcContext {
     /// # Errors
     /// [`RpcError`] when the store is not initialized or unreadable.
     pub fn new(storage: Arc<Storage>, threads: usize) -> Result<Self, RpcError> {
-        let tree = BlockTree::new(storage.clone(), threads)
-            .map_err(|e| RpcError::Store(e.to_string()))?;
+        let tree =
+            BlockTree::new(storage.clone(), threads).map_err(|e| RpcError::Store(e.to_string()))?;
         Ok(Self {
             storage,
             chain: tree.chain().clone(),

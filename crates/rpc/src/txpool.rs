@@ -2,8 +2,8 @@
 //! `txpool_contentFrom` over the node's transaction pool (crates/stages `pool`).
 
 use crate::{RpcContext, RpcError};
-use alloy_rpc_types_eth::Transaction as RpcTransaction;
 use alloy_primitives::{Address, Bytes, U64};
+use alloy_rpc_types_eth::Transaction as RpcTransaction;
 use gigagas_stages::{PoolContent, PooledTx};
 use jsonrpsee::{types::ErrorObjectOwned, RpcModule};
 use serde_json::{json, Map, Value};
@@ -49,8 +49,8 @@ pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
         let (raw,): (Bytes,) =
             params.parse().map_err(|e| RpcError::InvalidParams(e.to_string()))?;
         let head = ctx.forkchoice().head.0;
-        let gas_limit = crate::convert::StoredBlock::load(ctx, head)?
-            .map_or(u64::MAX, |b| b.header.gas_limit);
+        let gas_limit =
+            crate::convert::StoredBlock::load(ctx, head)?.map_or(u64::MAX, |b| b.header.gas_limit);
         let hash = ctx
             .pool
             .add_raw(&raw, ctx.chain.chain_id, gas_limit, &*ctx.storage)

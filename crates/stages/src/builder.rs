@@ -87,7 +87,8 @@ impl BlockTree {
             let number = p.number + 1;
             let cancun = chain.is_cancun(t);
             let blob_params = chain.blob_params(t);
-            let withdrawals = chain.is_shanghai(t).then(|| attrs.withdrawals.clone().unwrap_or_default());
+            let withdrawals =
+                chain.is_shanghai(t).then(|| attrs.withdrawals.clone().unwrap_or_default());
             let mut header = Header {
                 parent_hash: parent,
                 ommers_hash: EMPTY_OMMER_ROOT_HASH,
@@ -101,9 +102,7 @@ impl BlockTree {
                 withdrawals_root: withdrawals.as_ref().map(|w| calculate_withdrawals_root(w)),
                 blob_gas_used: cancun.then_some(0),
                 excess_blob_gas: match (cancun, blob_params) {
-                    (true, Some(params)) => {
-                        Some(p.next_block_excess_blob_gas(params).unwrap_or(0))
-                    }
+                    (true, Some(params)) => Some(p.next_block_excess_blob_gas(params).unwrap_or(0)),
                     _ => None,
                 },
                 parent_beacon_block_root: if cancun {
@@ -130,8 +129,9 @@ impl BlockTree {
             let built = build_block(chain, &draft, candidates, &pre_state)?;
             let outcome = &built.outcome;
             let bal = outcome.bal.clone().unwrap_or_default();
-            let root = update_state_root(p.state_root, &account_updates(outcome), &state.nodes(&store))
-                .map_err(|source| ImportError::Trie { number, source })?;
+            let root =
+                update_state_root(p.state_root, &account_updates(outcome), &state.nodes(&store))
+                    .map_err(|source| ImportError::Trie { number, source })?;
             header.state_root = root.root;
             header.gas_used = outcome.gas_used;
             header.receipts_root = calculate_receipt_root(&outcome.receipts);

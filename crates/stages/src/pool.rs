@@ -7,9 +7,7 @@
 //! senders' next nonces. A transaction with the same sender and nonce replaces one only with a
 //! priority fee and fee cap at least 10% higher.
 
-use alloy_consensus::{
-    transaction::SignerRecoverable, Transaction, TxEnvelope,
-};
+use alloy_consensus::{transaction::SignerRecoverable, Transaction, TxEnvelope};
 use alloy_eips::eip2718::Decodable2718;
 use alloy_primitives::{Address, B256, U256};
 use gigagas_state::StateSource;
@@ -53,7 +51,9 @@ pub enum PoolError {
         state: u64,
     },
     /// The sender cannot pay `gas × fee cap + value`.
-    #[error("insufficient funds for gas * price + value: address {address} have {have} want {want}")]
+    #[error(
+        "insufficient funds for gas * price + value: address {address} have {have} want {want}"
+    )]
     InsufficientFunds {
         /// Sender.
         address: Address,
@@ -149,7 +149,11 @@ impl TxPool {
             + U256::from(tx.blob_gas_used().unwrap_or(0))
                 * U256::from(tx.max_fee_per_blob_gas().unwrap_or(0));
         if balance < cost {
-            return Err(PoolError::InsufficientFunds { address: sender, have: balance, want: cost });
+            return Err(PoolError::InsufficientFunds {
+                address: sender,
+                have: balance,
+                want: cost,
+            });
         }
         let hash = *tx.tx_hash();
         let mut inner = self.lock();
@@ -269,9 +273,7 @@ fn account_nonce(state: &dyn StateSource, sender: &Address) -> u64 {
 /// Decodes the EIP-2718 bytes of a signed transaction; a blob transaction must come in its
 /// network form (with the sidecar), which the pool keeps without the sidecar.
 fn decode_raw(raw: &[u8]) -> Result<TxEnvelope, PoolError> {
-    use alloy_consensus::{
-        EthereumTxEnvelope, TxEip4844Variant, TxEip4844WithSidecar,
-    };
+    use alloy_consensus::{EthereumTxEnvelope, TxEip4844Variant, TxEip4844WithSidecar};
     use alloy_eips::eip7594::BlobTransactionSidecarVariant;
     type Network = EthereumTxEnvelope<TxEip4844WithSidecar<BlobTransactionSidecarVariant>>;
     match Network::decode_2718_exact(raw) {

@@ -24,9 +24,7 @@ use alloy_rlp::Decodable;
 use gigagas_bal::BlockAccessList;
 use gigagas_primitives::ChainSpec;
 use gigagas_state::StateSource;
-use gigagas_storage::{
-    AccountRecord, Storage, StorageError, UnwoundBlock, BALS, BODIES, HEADERS,
-};
+use gigagas_storage::{AccountRecord, Storage, StorageError, UnwoundBlock, BALS, BODIES, HEADERS};
 use gigagas_trie::NodeSource;
 use std::{
     collections::BTreeSet,
@@ -376,18 +374,25 @@ impl BlockTree {
         for b in layers.iter().rev() {
             let start = Instant::now();
             commit_executed(&self.store, &b.executed, &b.nodes)?;
-            change.committed.push(ImportedBlock { commit: start.elapsed(), ..b.executed.block.clone() });
+            change
+                .committed
+                .push(ImportedBlock { commit: start.elapsed(), ..b.executed.block.clone() });
         }
         let head_number = self.canonical(&head)?.ok_or(ImportError::NotInitialized)?;
-        let lookup = |h: B256, what: &str| -> Result<Result<Option<(u64, B256)>, InvalidForkchoice>, ImportError> {
-            if h == B256::ZERO {
-                return Ok(Ok(None));
-            }
-            match self.canonical(&h)? {
-                Some(n) if n <= head_number => Ok(Ok(Some((n, h)))),
-                _ => Ok(Err(InvalidForkchoice(format!("{what} block {h} is not a canonical ancestor of the head")))),
-            }
-        };
+        let lookup =
+            |h: B256,
+             what: &str|
+             -> Result<Result<Option<(u64, B256)>, InvalidForkchoice>, ImportError> {
+                if h == B256::ZERO {
+                    return Ok(Ok(None));
+                }
+                match self.canonical(&h)? {
+                    Some(n) if n <= head_number => Ok(Ok(Some((n, h)))),
+                    _ => Ok(Err(InvalidForkchoice(format!(
+                        "{what} block {h} is not a canonical ancestor of the head"
+                    )))),
+                }
+            };
         let safe = match lookup(safe, "safe")? {
             Ok(s) => s,
             Err(e) => return Ok(Err(e)),

@@ -10,6 +10,9 @@ use gigagas_stages::{
 use gigagas_storage::Storage;
 use std::{path::PathBuf, sync::Arc};
 
+#[path = "it/tree.rs"]
+mod tree;
+
 fn suite() -> PathBuf {
     let dir =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/execution-apis/tests");
