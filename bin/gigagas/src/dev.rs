@@ -11,6 +11,7 @@ use gigagas_rpc::{auth::JwtSecret, CAPABILITIES};
 use serde_json::{json, Value};
 use std::{
     collections::VecDeque,
+    io::Write as _,
     net::SocketAddr,
     sync::{
         atomic::{AtomicBool, Ordering},
@@ -160,7 +161,9 @@ pub(crate) fn run(config: DevConfig, stop: Arc<AtomicBool>) -> Result<u64, Strin
         }
         made += 1;
         let txs = payload["transactions"].as_array().map_or(0, Vec::len);
-        eprintln!(
+        // A closed stderr must not stop the chain.
+        let _ = writeln!(
+            std::io::stderr(),
             "dev: block {} {head_hash}: {txs} transactions, {} gas; built, executed and made canonical over the Engine API",
             quantity(field(&payload, "blockNumber")?)?,
             quantity(field(&payload, "gasUsed")?)?,

@@ -77,3 +77,185 @@ fn node_serves_rpc_and_guards_the_engine_api() {
     node.kill().expect("kill node");
     node.wait().expect("reap node");
 }
+
+/// Kills the child process when dropped (also when a test fails).
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
+}
+
+fn get(url: &str) -> Option<String> {
+    let mut response = ureq::get(url).call().ok()?;
+    response.body_mut().read_to_string().ok()
+}
+
+/// `gigagas node --dev`: its consensus driver makes blocks over the Engine API; the Engine API
+/// answers the spec's error codes; a real Prometheus (Debian package `prometheus`, installed by
+/// `make deps`) scrapes the node's metrics.
+#[test]
+fn dev_chain_runs_over_the_engine_api_and_prometheus_scrapes_it() {
+    let prometheus = Command::new("prometheus").arg("--version").output();
+    assert!(
+        prometheus.is_ok_and(|o| o.status.success()),
+        "the `prometheus` binary is missing: run `make deps` (apt-get install prometheus)"
+    );
+    let datadir = tempfile::tempdir().expect("tempdir");
+    let metrics_port = free_port();
+    let mut node = Command::new(env!("CARGO_BIN_EXE_gigagas"))
+        .args(["node", "--dev", "--dev.block-time", "0.2", "--http.port", "0"])
+        .args(["--authrpc.port", "0", "--metrics", &format!("127.0.0.1:{metrics_port}")])
+        .arg("--datadir")
+        .arg(datadir.path())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start node");
+    let mut stderr = BufReader::new(node.stderr.take().expect("stderr"));
+    let _node = KillOnDrop(node);
+    let mut line = String::new();
+    stderr.read_line(&mut line).expect("banner");
+    // Keep reading the node's log (the driver logs every block).
+    std::thread::spawn(move || stderr.lines().for_each(drop));
+    let urls: Vec<&str> = line
+        .split("http://")
+        .skip(1)
+        .map(|s| s.split([';', ' ']).next().expect("address"))
+        .collect();
+    let (http, engine) = (format!("http://{}", urls[0]), format!("http://{}", urls[1]));
+    let secret_hex = std::fs::read_to_string(datadir.path().join("jwt.hex")).expect("jwt.hex");
+    let jwt = gigagas_rpc::auth::JwtSecret::from_hex(&secret_hex).expect("hex").token();
+
+    // Blocks appear: the driver builds, the node executes (parallel, with the BAL), fcU commits.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let number = loop {
+        let (_, body) = post(&http, r#"{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber"}"#, None);
+        let v: serde_json::Value = serde_json::from_str(&body).expect("json");
+        let n = u64::from_str_radix(v["result"].as_str().unwrap().trim_start_matches("0x"), 16)
+            .expect("quantity");
+        if n >= 5 || std::time::Instant::now() > deadline {
+            break n;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert!(number >= 5, "dev chain at block {number} after 30 s");
+
+    // Engine API answers.
+    let call = |body: &str| post(&engine, body, Some(&jwt)).1;
+    let caps = call(r#"{"jsonrpc":"2.0","id":1,"method":"engine_exchangeCapabilities","params":[["engine_newPayloadV5"]]}"#);
+    assert!(caps.contains("engine_newPayloadV5") && caps.contains("engine_getPayloadV6"), "{caps}");
+    let version = call(r#"{"jsonrpc":"2.0","id":2,"method":"engine_getClientVersionV1","params":[{"code":"LS","name":"lodestar","version":"1","commit":"0x00000000"}]}"#);
+    assert!(version.contains(r#""code":"GG""#), "{version}");
+    let unknown = call(r#"{"jsonrpc":"2.0","id":3,"method":"engine_getPayloadV6","params":["0x0000000000000001"]}"#);
+    assert!(unknown.contains("-38001"), "{unknown}");
+    // forkchoiceUpdatedV3 cannot carry Amsterdam attributes: -38005.
+    let head = post(&http, r#"{"jsonrpc":"2.0","id":4,"method":"eth_getBlockByNumber","params":["latest",false]}"#, None).1;
+    let head: serde_json::Value = serde_json::from_str(&head).expect("json");
+    let hash = head["result"]["hash"].as_str().expect("hash");
+    let fcu_v3 = format!(
+        r#"{{"jsonrpc":"2.0","id":5,"method":"engine_forkchoiceUpdatedV3","params":[{{"headBlockHash":"{hash}","safeBlockHash":"{hash}","finalizedBlockHash":"{hash}"}},{{"timestamp":"0xffffffff","prevRandao":"0x{z}","suggestedFeeRecipient":"0x{a}","withdrawals":[],"parentBeaconBlockRoot":"0x{z}"}}]}}"#,
+        z = "00".repeat(32),
+        a = "00".repeat(20)
+    );
+    assert!(call(&fcu_v3).contains("-38005"), "{}", call(&fcu_v3));
+    let malformed = call(r#"{"jsonrpc":"2.0","id":6,"method":"engine_newPayloadV5","params":[{"parentHash":"0x01"},[],"0x00"]}"#);
+    assert!(malformed.contains("-32602"), "{malformed}");
+    // An oversized request is refused and the node keeps serving.
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":7,"method":"eth_chainId","params":["{}"]}}"#,
+        "0".repeat(11 << 20)
+    );
+    // Refused with 413, or the connection closed while sending.
+    let refused = ureq::post(&http)
+        .header("Content-Type", "application/json")
+        .config()
+        .http_status_as_error(false)
+        .build()
+        .send(&big)
+        .map(|r| r.status().as_u16());
+    assert!(!matches!(refused, Ok(200)), "an 11 MiB request was accepted");
+    let (_, body) = post(&http, r#"{"jsonrpc":"2.0","id":8,"method":"eth_chainId"}"#, None);
+    assert!(body.contains(r#""result":"0x539""#), "{body}");
+
+    // A real Prometheus scrapes the node.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: gigagas\n    static_configs:\n      - targets: ['127.0.0.1:{metrics_port}']\n"
+        ),
+    )
+    .expect("write config");
+    let prom_port = free_port();
+    let prometheus = Command::new("prometheus")
+        .arg(format!("--config.file={}", config.display()))
+        .arg(format!("--storage.tsdb.path={}", dir.path().join("data").display()))
+        .arg(format!("--web.listen-address=127.0.0.1:{prom_port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start prometheus");
+    let _prometheus = KillOnDrop(prometheus);
+    let query = format!(
+        "http://127.0.0.1:{prom_port}/api/v1/query?query=gigagas_executor_blocks_total%7Bexecutor%3D%22parallel%22%7D"
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let scraped = loop {
+        if let Some(body) = get(&query) {
+            let v: serde_json::Value = serde_json::from_str(&body).expect("prometheus json");
+            let value = v["data"]["result"][0]["value"][1].as_str().map(str::to_string);
+            if let Some(value) = value {
+                break Some(value.parse::<f64>().expect("sample"));
+            }
+        }
+        if std::time::Instant::now() > deadline {
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    };
+    let blocks = scraped.expect("Prometheus never scraped gigagas_executor_blocks_total");
+    assert!(blocks >= 1.0, "Prometheus saw {blocks} parallel blocks");
+}
+
+/// Every metric the Grafana dashboard queries is one the node exports (declared in
+/// bin/gigagas/src/node_metrics.rs), and the dashboard is valid JSON.
+#[test]
+fn dashboard_queries_only_metrics_the_node_exports() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dashboard = std::fs::read_to_string(root.join("etc/grafana/dashboards/gigagas.json"))
+        .expect("etc/grafana/dashboards/gigagas.json");
+    let json: serde_json::Value = serde_json::from_str(&dashboard).expect("dashboard JSON");
+    let source = std::fs::read_to_string(root.join("bin/gigagas/src/node_metrics.rs"))
+        .expect("node_metrics.rs");
+    let mut names = Vec::new();
+    for panel in json["panels"].as_array().expect("panels") {
+        for target in panel["targets"].as_array().into_iter().flatten() {
+            let expr = target["expr"].as_str().expect("expr");
+            let mut rest = expr;
+            while let Some(i) = rest.find("gigagas_") {
+                let tail = &rest[i..];
+                let end = tail
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(tail.len());
+                let name = &tail[..end];
+                let base = ["_bucket", "_sum", "_count"]
+                    .iter()
+                    .find_map(|s| name.strip_suffix(s))
+                    .unwrap_or(name);
+                names.push(base.to_string());
+                rest = &tail[end..];
+            }
+        }
+    }
+    assert!(names.len() >= 15, "dashboard queries {} metrics", names.len());
+    for name in names {
+        assert!(source.contains(&format!("\"{name}\"")), "dashboard queries {name}, not exported");
+    }
+}
