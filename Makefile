@@ -6,16 +6,18 @@ DATA ?= $(SHARED)/data/mainnet
 GIGAGAS := target/release/gigagas
 BENCH_ARGS ?= --threads 1,2 --scheduler all --batch 1,all --repeat 11 --project
 
-.PHONY: help deps build run test test-fixtures import proofs-check bench-io worst-io net-sim bench bench-rlnc lint fmt
+.PHONY: help deps devnet-deps build run test test-fixtures import proofs-check bench-io worst-io net-sim bench bench-rlnc node devnet lint fmt
+VENV := testing/.venv
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  make %-16s %s\n", $$1, $$2}'
 
-deps: ## Install the system packages the build needs (C/C++ compilers for secp256k1, blst, c-kzg and RocksDB; libclang for RocksDB's bindings; DejaVu Sans for net-sim's charts)
+deps: ## Install the system packages the build and tests need (C/C++ compilers for secp256k1, blst, c-kzg and RocksDB; libclang for RocksDB's bindings; DejaVu Sans for net-sim's charts; Prometheus for the metrics test)
 	@command -v c++ >/dev/null 2>&1 || (apt-get update && apt-get install -y build-essential)
 	@ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || ls /usr/lib/x86_64-linux-gnu/libclang*.so* >/dev/null 2>&1 || \
 		(apt-get update && apt-get install -y libclang-dev)
 	@test -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf || (apt-get update && apt-get install -y fonts-dejavu-core)
+	@command -v prometheus >/dev/null 2>&1 || (apt-get update && apt-get install -y --no-install-recommends prometheus)
 	@command -v cargo >/dev/null 2>&1 || { echo "cargo not found: install Rust from https://rustup.rs"; exit 1; }
 
 build: deps ## Build the gigagas binary (release)
@@ -24,8 +26,20 @@ build: deps ## Build the gigagas binary (release)
 run: build ## Execute the 52 mainnet blocks sequentially and in parallel, validate them, print Mgas/s and the projection
 	$(GIGAGAS) bench --data $(DATA) --project
 
-test: deps ## Run all tests (release profile: the blocks execute in seconds)
+devnet-deps: ## Python virtualenv with eth-account (PyPI) for the devnet script, in testing/.venv
+	@test -x $(VENV)/bin/python || python3 -m venv $(VENV)
+	@$(VENV)/bin/python -c "import eth_account" 2>/dev/null || $(VENV)/bin/pip install -q eth-account
+
+test: deps devnet-deps ## Run all tests (release profile: the blocks execute in seconds), then a short devnet
 	$(CARGO) test --release --workspace
+	$(CARGO) build --release -p gigagas
+	$(VENV)/bin/python testing/devnet.py --gigagas $(GIGAGAS) --blocks 5 --block-time 0.3
+
+node: build ## Run a dev node (a consensus driver over the Engine API, JSON-RPC on 8545, metrics on 9001)
+	$(GIGAGAS) node --dev --datadir target/dev-datadir --metrics
+
+devnet: build devnet-deps ## Dev chain end to end: transactions over JSON-RPC, >= 20 blocks built, executed in parallel with their BAL and finalized (docs/node.md)
+	$(VENV)/bin/python testing/devnet.py --gigagas $(GIGAGAS) --blocks 20
 
 test-fixtures: build ## Conformance suites through the pipeline (ethereum/tests, execution-apis chain, EEST Amsterdam); tables in docs/conformance.md
 	$(GIGAGAS) test-fixtures $(SHARED)/data/ethereum-tests/BlockchainTests
