@@ -69,6 +69,13 @@ pub enum PayloadStatus {
 #[error("invalid forkchoice state: {0}")]
 pub struct InvalidForkchoice(pub String);
 
+/// Executed, uncommitted blocks (newest first) and the canonical block they build on.
+type Branch = (Vec<Arc<TreeBlock>>, (u64, B256));
+
+/// The outcome of a forkchoice update that the store could serve: the verdict on the head and
+/// what changed, or why the update was refused.
+pub type ForkchoiceOutcome = Result<(PayloadStatus, CanonicalChange), InvalidForkchoice>;
+
 /// One executed block, with the trie nodes of its state root.
 #[derive(Debug)]
 struct TreeBlock {
@@ -198,11 +205,7 @@ impl BlockTree {
     /// The executed, uncommitted blocks from `hash` down to the canonical block they build on
     /// (newest first), with that block's number and hash; `None` when the chain leads to a
     /// block the tree does not know.
-    fn branch(
-        &self,
-        state: &TreeState,
-        mut hash: B256,
-    ) -> Result<Option<(Vec<Arc<TreeBlock>>, (u64, B256))>, StorageError> {
+    fn branch(&self, state: &TreeState, mut hash: B256) -> Result<Option<Branch>, StorageError> {
         let mut layers = Vec::new();
         loop {
             if let Some(n) = self.canonical(&hash)? {
@@ -334,13 +337,12 @@ impl BlockTree {
     /// `Ok(Err(InvalidForkchoice))` when safe or finalized is not canonical after the update
     /// or the reorg would unwind the finalized block or more than [`KEEP_BLOCKS`];
     /// [`ImportError`] when the store fails.
-    #[allow(clippy::type_complexity)]
     pub fn forkchoice_updated(
         &self,
         head: B256,
         safe: B256,
         finalized: B256,
-    ) -> Result<Result<(PayloadStatus, CanonicalChange), InvalidForkchoice>, ImportError> {
+    ) -> Result<ForkchoiceOutcome, ImportError> {
         let mut state = self.lock();
         if let Some((latest, reason)) = state.invalid.get(&head) {
             let status =

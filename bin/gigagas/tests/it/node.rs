@@ -148,14 +148,25 @@ fn dev_chain_runs_over_the_engine_api_and_prometheus_scrapes_it() {
 
     // Engine API answers.
     let call = |body: &str| post(&engine, body, Some(&jwt)).1;
-    let caps = call(r#"{"jsonrpc":"2.0","id":1,"method":"engine_exchangeCapabilities","params":[["engine_newPayloadV5"]]}"#);
+    let caps = call(
+        r#"{"jsonrpc":"2.0","id":1,"method":"engine_exchangeCapabilities","params":[["engine_newPayloadV5"]]}"#,
+    );
     assert!(caps.contains("engine_newPayloadV5") && caps.contains("engine_getPayloadV6"), "{caps}");
-    let version = call(r#"{"jsonrpc":"2.0","id":2,"method":"engine_getClientVersionV1","params":[{"code":"LS","name":"lodestar","version":"1","commit":"0x00000000"}]}"#);
+    let version = call(
+        r#"{"jsonrpc":"2.0","id":2,"method":"engine_getClientVersionV1","params":[{"code":"LS","name":"lodestar","version":"1","commit":"0x00000000"}]}"#,
+    );
     assert!(version.contains(r#""code":"GG""#), "{version}");
-    let unknown = call(r#"{"jsonrpc":"2.0","id":3,"method":"engine_getPayloadV6","params":["0x0000000000000001"]}"#);
+    let unknown = call(
+        r#"{"jsonrpc":"2.0","id":3,"method":"engine_getPayloadV6","params":["0x0000000000000001"]}"#,
+    );
     assert!(unknown.contains("-38001"), "{unknown}");
     // forkchoiceUpdatedV3 cannot carry Amsterdam attributes: -38005.
-    let head = post(&http, r#"{"jsonrpc":"2.0","id":4,"method":"eth_getBlockByNumber","params":["latest",false]}"#, None).1;
+    let head = post(
+        &http,
+        r#"{"jsonrpc":"2.0","id":4,"method":"eth_getBlockByNumber","params":["latest",false]}"#,
+        None,
+    )
+    .1;
     let head: serde_json::Value = serde_json::from_str(&head).expect("json");
     let hash = head["result"]["hash"].as_str().expect("hash");
     let fcu_v3 = format!(
@@ -164,7 +175,9 @@ fn dev_chain_runs_over_the_engine_api_and_prometheus_scrapes_it() {
         a = "00".repeat(20)
     );
     assert!(call(&fcu_v3).contains("-38005"), "{}", call(&fcu_v3));
-    let malformed = call(r#"{"jsonrpc":"2.0","id":6,"method":"engine_newPayloadV5","params":[{"parentHash":"0x01"},[],"0x00"]}"#);
+    let malformed = call(
+        r#"{"jsonrpc":"2.0","id":6,"method":"engine_newPayloadV5","params":[{"parentHash":"0x01"},[],"0x00"]}"#,
+    );
     assert!(malformed.contains("-32602"), "{malformed}");
     // An oversized request is refused and the node keeps serving.
     let big = format!(

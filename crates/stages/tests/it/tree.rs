@@ -153,8 +153,7 @@ fn payloads_reorgs_and_a_tampered_bal() {
     // Finalized A2: branches below it are forgotten (B1 is unknown now), and making an
     // ancestor of the finalized block the head is refused (-38002).
     tree.forkchoice_updated(a3.hash, a2.hash, a2.hash).unwrap().unwrap();
-    let (status, _) =
-        tree.forkchoice_updated(b1.hash, B256::ZERO, B256::ZERO).unwrap().unwrap();
+    let (status, _) = tree.forkchoice_updated(b1.hash, B256::ZERO, B256::ZERO).unwrap().unwrap();
     assert_eq!(status, PayloadStatus::Syncing);
     let refused = tree.forkchoice_updated(genesis, B256::ZERO, B256::ZERO).unwrap();
     assert!(refused.is_err(), "reorg below the finalized block accepted");
