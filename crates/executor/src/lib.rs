@@ -19,6 +19,7 @@ mod error;
 mod outcome;
 pub mod parallel;
 pub mod projection;
+pub mod replay;
 mod receipt;
 mod schedule;
 

@@ -14,6 +14,7 @@ mod convert;
 mod engine;
 mod eth;
 mod state;
+mod trace;
 mod txpool;
 
 use gigagas_primitives::ChainSpec;
@@ -116,7 +117,8 @@ impl From<RpcError> for ErrorObjectOwned {
 /// (`eth_sendRawTransaction`, `txpool_*`).
 pub fn public_module(ctx: Arc<RpcContext>) -> RpcModule<Arc<RpcContext>> {
     let mut m = eth::module(ctx.clone());
-    m.merge(txpool::module(ctx)).expect("method names are distinct");
+    m.merge(txpool::module(ctx.clone())).expect("method names are distinct");
+    m.merge(trace::module(ctx)).expect("method names are distinct");
     m
 }
 

@@ -1,0 +1,74 @@
+//! Re-execution of a block's transactions under a revm inspector (`debug_trace*`): the block's
+//! pre-execution system calls, then its transactions in order, committed one by one, each seen
+//! by the inspector. System calls are not inspected (as geth's tracers do not trace them).
+
+use crate::{
+    env::{block_ctx, map_block_error},
+    receipt::MemoReceiptBuilder,
+    ExecutionError,
+};
+use alloy_consensus::transaction::Recovered;
+use alloy_evm::{
+    block::BlockExecutor,
+    eth::{EthBlockExecutor, EthEvmContext},
+    EthEvmFactory, Evm, EvmFactory,
+};
+use alloy_primitives::Address;
+use gigagas_bal::Phase;
+use gigagas_primitives::{BlockInput, ChainSpec};
+use gigagas_state::PreState;
+use revm::{
+    context::result::ExecutionResult,
+    database::{State, WrapDatabaseRef},
+    Inspector,
+};
+
+/// The revm database a replay runs on.
+pub type ReplayDb<'a> = State<WrapDatabaseRef<&'a PreState>>;
+
+/// Replays the first `count` transactions of `block` (all when `None`) on `pre_state` (the
+/// state after the parent block) with `inspector` attached; after transaction `i` executes and
+/// is committed, `on_tx(i, inspector, result)` runs (e.g. to take the trace and reset the
+/// inspector). `senders` holds one recovered sender per transaction.
+///
+/// # Errors
+/// [`ExecutionError`] naming block and phase when a system call or a transaction fails.
+pub fn replay_block<I, F>(
+    chain: &ChainSpec,
+    block: &BlockInput,
+    senders: &[Address],
+    pre_state: &PreState,
+    inspector: I,
+    count: Option<usize>,
+    mut on_tx: F,
+) -> Result<(), ExecutionError>
+where
+    I: for<'a> Inspector<EthEvmContext<&'a mut ReplayDb<'a>>>,
+    F: FnMut(usize, &mut I, &ExecutionResult),
+{
+    let number = block.number();
+    let mut state = State::builder().with_database_ref(pre_state).build();
+    let evm = EthEvmFactory::default().create_evm_with_inspector(
+        &mut state,
+        chain.evm_env(&block.header),
+        inspector,
+    );
+    let mut ex =
+        EthBlockExecutor::new(evm, block_ctx(block), &chain.eth, MemoReceiptBuilder::default());
+    ex.evm_mut().disable_inspector();
+    ex.apply_pre_execution_changes()
+        .map_err(|e| map_block_error(number, Phase::PreExecution, e))?;
+    ex.evm_mut().enable_inspector();
+    let n = count.unwrap_or(block.transactions.len()).min(block.transactions.len());
+    for (i, (tx, sender)) in block.transactions.iter().zip(senders).take(n).enumerate() {
+        let mut result = None;
+        ex.execute_transaction_with_result_closure(Recovered::new_unchecked(tx, *sender), |r| {
+            result = Some(r.result.result.clone());
+        })
+        .map_err(|e| map_block_error(number, Phase::Tx(i), e))?;
+        if let Some(result) = result {
+            on_tx(i, ex.evm_mut().inspector_mut(), &result);
+        }
+    }
+    Ok(())
+}
