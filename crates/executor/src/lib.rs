@@ -19,8 +19,8 @@ mod error;
 mod outcome;
 pub mod parallel;
 pub mod projection;
-pub mod replay;
 mod receipt;
+pub mod replay;
 mod schedule;
 
 pub mod sequential;

@@ -236,6 +236,16 @@ pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
     m
 }
 
+/// The `testing_` namespace (`testing_buildBlockV1`), served with the public methods.
+pub(crate) fn testing_module(ctx: Ctx) -> RpcModule<Ctx> {
+    let mut m = RpcModule::new(ctx);
+    m.register_blocking_method("testing_buildBlockV1", |params, ctx, _| {
+        testing_build_block(&ctx, params)
+    })
+    .expect("registered once");
+    m
+}
+
 /// The forks a method version serves.
 fn check_fork(method: &str, version: u8, fork: Fork) -> Result<(), ErrorObjectOwned> {
     let ok = match (method.contains("getPayload"), method.contains("newPayload"), version) {
@@ -317,6 +327,8 @@ fn forkchoice_updated(ctx: &RpcContext, method: &str, version: u8, params: Param
         withdrawals: attrs.withdrawals.clone(),
         parent_beacon_block_root: attrs.parent_beacon_block_root,
         slot_number: attrs.slot_number,
+        target_gas_limit: attrs.target_gas_limit,
+        extra_data: None,
     };
     let id = payload_id(head, &attributes);
     let base_fee = head_header
@@ -325,7 +337,7 @@ fn forkchoice_updated(ctx: &RpcContext, method: &str, version: u8, params: Param
     let candidates = ctx.pool.best(&*ctx.storage, base_fee);
     let built = ctx
         .tree
-        .build_payload(head, &attributes, &candidates)
+        .build_payload(head, &attributes, &candidates, false)
         .map_err(internal)?
         .ok_or_else(|| internal("head state unavailable"))?;
     emit(ctx, &EngineEvent::Built(&built));
@@ -356,13 +368,18 @@ fn get_payload(ctx: &RpcContext, method: &str, version: u8, params: Params<'_>) 
     let mut seq = params.sequence();
     let id: B64 = param(&mut seq, "payloadId")?;
     let built = ctx.payloads.get(&id).ok_or_else(|| error(-38001, "Unknown payload"))?;
+    check_fork(method, version, fork_at(ctx, built.block.header.timestamp))?;
+    Ok(envelope_json(&built, version))
+}
+
+/// The `engine_getPayloadV{version}` answer for `built`.
+fn envelope_json(built: &BuiltPayload, version: u8) -> Value {
     let block = &built.block;
-    check_fork(method, version, fork_at(ctx, block.header.timestamp))?;
     let v3 = ExecutionPayloadV3::from_block_unchecked(built.hash, block);
     let value = built.block_value;
     let empty_v1 = json!({"commitments": [], "proofs": [], "blobs": []});
     let requests = &built.requests;
-    Ok(match version {
+    match version {
         3 => json!({"executionPayload": v3, "blockValue": value, "blobsBundle": empty_v1,
                     "shouldOverrideBuilder": false}),
         4 | 5 => json!({"executionPayload": v3, "blockValue": value, "blobsBundle": empty_v1,
@@ -373,7 +390,68 @@ fn get_payload(ctx: &RpcContext, method: &str, version: u8, params: Params<'_>) 
             json!({"executionPayload": v4, "blockValue": value, "blobsBundle": empty_v1,
                    "shouldOverrideBuilder": false, "executionRequests": requests})
         }
-    })
+    }
+}
+
+/// The gas limit `testing_buildBlockV1` moves toward: geth's default miner gas ceiling.
+const TESTING_GAS_CEILING: u64 = 60_000_000;
+
+/// `testing_buildBlockV1(parentHash, payloadAttributes, transactions | null, extraData)`
+/// (execution-apis `src/testing`): builds a block on `parentHash` from exactly the given raw
+/// transactions (any that cannot be included fails the call, -32000) or, with `null`, from the
+/// pool; nothing is imported. Answers the `engine_getPayload` envelope of the fork.
+fn testing_build_block(ctx: &RpcContext, params: Params<'_>) -> Answer {
+    let mut seq = params.sequence();
+    let parent: B256 = param(&mut seq, "parentHash")?;
+    let attrs: EnginePayloadAttributes = param(&mut seq, "payloadAttributes")?;
+    let raw: Option<Vec<Bytes>> = param(&mut seq, "transactions")?;
+    let extra_data: Option<Bytes> = seq
+        .optional_next()
+        .map_err(|e| ErrorObjectOwned::from(RpcError::InvalidParams(format!("extraData: {e}"))))?;
+    let failed = |e: String| error(-32000, e);
+    let (candidates, require_all) = match raw {
+        Some(raw) => {
+            let mut txs = Vec::with_capacity(raw.len());
+            for bytes in raw {
+                let tx = gigagas_stages::decode_raw(&bytes).map_err(|e| failed(e.to_string()))?;
+                let sender = alloy_consensus::transaction::SignerRecoverable::recover_signer(&tx)
+                    .map_err(|e| failed(format!("invalid sender: {e}")))?;
+                txs.push((tx, sender));
+            }
+            (txs, true)
+        }
+        None => {
+            let parent_block = crate::convert::StoredBlock::load(ctx, ctx.forkchoice().head.0)?;
+            let base_fee = parent_block
+                .and_then(|b| {
+                    b.header.next_block_base_fee(alloy_eips::eip1559::BaseFeeParams::ethereum())
+                })
+                .unwrap_or_default();
+            (ctx.pool.best(&*ctx.storage, base_fee), false)
+        }
+    };
+    let attributes = PayloadAttributes {
+        timestamp: attrs.timestamp,
+        prev_randao: attrs.prev_randao,
+        suggested_fee_recipient: attrs.suggested_fee_recipient,
+        withdrawals: attrs.withdrawals.clone(),
+        parent_beacon_block_root: attrs.parent_beacon_block_root,
+        slot_number: attrs.slot_number,
+        target_gas_limit: Some(attrs.target_gas_limit.unwrap_or(TESTING_GAS_CEILING)),
+        extra_data: Some(extra_data.unwrap_or_default()),
+    };
+    let built = ctx
+        .tree
+        .build_payload(parent, &attributes, &candidates, require_all)
+        .map_err(|e| failed(e.to_string()))?
+        .ok_or_else(|| failed(format!("unknown parent {parent}")))?;
+    let version = match fork_at(ctx, attrs.timestamp) {
+        Fork::Amsterdam => 6,
+        Fork::Osaka => 5,
+        Fork::Prague => 4,
+        _ => 3,
+    };
+    Ok(envelope_json(&built, version))
 }
 
 fn new_payload(ctx: &RpcContext, method: &str, version: u8, params: Params<'_>) -> Answer {

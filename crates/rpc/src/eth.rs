@@ -157,6 +157,17 @@ pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
     reg(&mut m, "eth_chainId", |_, ctx| json(U64::from(ctx.chain.chain_id)));
     reg(&mut m, "net_version", |_, ctx| json(ctx.chain.chain_id.to_string()));
     reg(&mut m, "eth_syncing", |_, _| json(false));
+    // What this node can answer (execution-apis `eth_capabilities`): an archive — every
+    // block, transaction, receipt, log and state since genesis, nothing pruned.
+    reg(&mut m, "eth_capabilities", |_, ctx| {
+        let (number, hash) = ctx.forkchoice().head;
+        let all = serde_json::json!({"disabled": false, "oldestBlock": "0x0"});
+        json(serde_json::json!({
+            "head": {"number": U64::from(number), "hash": hash},
+            "state": all, "tx": all, "logs": all, "receipts": all, "blocks": all,
+            "stateproofs": all,
+        }))
+    });
     reg(&mut m, "eth_blockNumber", |_, ctx| json(U64::from(ctx.forkchoice().head.0)));
     reg(&mut m, "eth_getBalance", |params, ctx| {
         let (address, block) = address_and_block(params)?;

@@ -118,7 +118,8 @@ impl From<RpcError> for ErrorObjectOwned {
 pub fn public_module(ctx: Arc<RpcContext>) -> RpcModule<Arc<RpcContext>> {
     let mut m = eth::module(ctx.clone());
     m.merge(txpool::module(ctx.clone())).expect("method names are distinct");
-    m.merge(trace::module(ctx)).expect("method names are distinct");
+    m.merge(trace::module(ctx.clone())).expect("method names are distinct");
+    m.merge(engine::testing_module(ctx)).expect("method names are distinct");
     m
 }
 

@@ -70,7 +70,9 @@ fn trace_block(
     Ok(frames)
 }
 
-fn options(seq: &mut jsonrpsee::types::params::ParamsSequence<'_>) -> Result<GethDebugTracingOptions, ErrorObjectOwned> {
+fn options(
+    seq: &mut jsonrpsee::types::params::ParamsSequence<'_>,
+) -> Result<GethDebugTracingOptions, ErrorObjectOwned> {
     Ok(seq.optional_next::<GethDebugTracingOptions>().map_err(invalid)?.unwrap_or_default())
 }
 
@@ -93,7 +95,8 @@ pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
             .map_err(RpcError::from)?
             .ok_or_else(|| RpcError::Store("transaction not found".into()))?;
         let mut frames = trace_block(&ctx, number, Some(index as usize + 1), &opts)?;
-        let (_, frame) = frames.pop().ok_or_else(|| RpcError::Store("transaction not found".into()))?;
+        let (_, frame) =
+            frames.pop().ok_or_else(|| RpcError::Store("transaction not found".into()))?;
         serde_json::to_value(frame).map_err(|e| RpcError::Store(e.to_string()).into())
     })
     .expect("registered once");

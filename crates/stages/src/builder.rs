@@ -39,6 +39,22 @@ pub struct PayloadAttributes {
     pub parent_beacon_block_root: Option<B256>,
     /// EIP-7843 slot number (Amsterdam payloads).
     pub slot_number: Option<u64>,
+    /// The gas limit to move toward (by at most parent / 1024 − 1 per block, as geth's
+    /// `CalcGasLimit`); `None` keeps the parent's.
+    pub target_gas_limit: Option<u64>,
+    /// The header's `extraData`; `None`: [`EXTRA_DATA`].
+    pub extra_data: Option<Bytes>,
+}
+
+/// geth's `CalcGasLimit`: the parent's gas limit moved toward `target` by at most
+/// `parent / 1024 − 1` (EIP-1559's bound is strictly below `parent / 1024`).
+pub fn next_gas_limit(parent: u64, target: u64) -> u64 {
+    let delta = (parent / 1024).saturating_sub(1);
+    if parent < target {
+        (parent + delta).min(target)
+    } else {
+        parent.saturating_sub(delta).max(target)
+    }
 }
 
 /// A built block with what `engine_getPayload` returns besides it.
@@ -66,17 +82,20 @@ pub const EXTRA_DATA: &[u8] = b"gigagas";
 impl BlockTree {
     /// Builds a block on `parent` (canonical or executed) with `attrs` from `candidates`
     /// (taken in the order given; those that do not fit or that the EVM rejects are left
-    /// out). The gas limit stays the parent's; the base fee and excess blob gas follow it
-    /// (EIP-1559, EIP-4844); blob transactions are not included (the pool holds none).
+    /// out, or with `require_all` make the build fail). The gas limit is the parent's, or moves
+    /// toward [`PayloadAttributes::target_gas_limit`]; the base fee and excess blob gas follow
+    /// the parent (EIP-1559, EIP-4844); blob transactions are not included (no blobs bundle).
     /// `None` when `parent` is unknown.
     ///
     /// # Errors
-    /// [`ImportError`] when a system call fails or the store does.
+    /// [`ImportError`] when a system call fails or the store does;
+    /// [`ImportError::Invalid`] naming the first candidate left out when `require_all`.
     pub fn build_payload(
         &self,
         parent: B256,
         attrs: &PayloadAttributes,
         candidates: &[(TxEnvelope, Address)],
+        require_all: bool,
     ) -> Result<Option<BuiltPayload>, ImportError> {
         let start = Instant::now();
         let chain = self.chain();
@@ -94,7 +113,9 @@ impl BlockTree {
                 ommers_hash: EMPTY_OMMER_ROOT_HASH,
                 beneficiary: attrs.suggested_fee_recipient,
                 number,
-                gas_limit: p.gas_limit,
+                gas_limit: attrs
+                    .target_gas_limit
+                    .map_or(p.gas_limit, |t| next_gas_limit(p.gas_limit, t)),
                 timestamp: t,
                 mix_hash: attrs.prev_randao,
                 nonce: B64::ZERO,
@@ -110,9 +131,20 @@ impl BlockTree {
                 } else {
                     None
                 },
-                extra_data: Bytes::from_static(EXTRA_DATA),
+                extra_data: attrs.extra_data.clone().unwrap_or(Bytes::from_static(EXTRA_DATA)),
                 ..Default::default()
             };
+            if let (true, Some((tx, _))) =
+                (require_all, candidates.iter().find(|(tx, _)| tx.is_eip4844()))
+            {
+                return Err(ImportError::Invalid {
+                    number,
+                    reason: format!(
+                        "transaction {}: blob transactions are not built into payloads",
+                        tx.tx_hash()
+                    ),
+                });
+            }
             let draft = BlockInput {
                 hash: B256::ZERO,
                 header: header.clone(),
@@ -127,6 +159,12 @@ impl BlockTree {
                 .filter(|(tx, _)| !tx.is_eip4844())
                 .map(|(tx, sender)| (tx, *sender));
             let built = build_block(chain, &draft, candidates, &pre_state)?;
+            if let (true, Some((hash, reason))) = (require_all, built.skipped.first()) {
+                return Err(ImportError::Invalid {
+                    number,
+                    reason: format!("transaction {hash}: {reason}"),
+                });
+            }
             let outcome = &built.outcome;
             let bal = outcome.bal.clone().unwrap_or_default();
             let root =

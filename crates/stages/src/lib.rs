@@ -20,9 +20,9 @@ pub mod pool;
 pub mod tree;
 pub mod trie_state;
 
-pub use builder::{BuiltPayload, PayloadAttributes};
+pub use builder::{next_gas_limit, BuiltPayload, PayloadAttributes};
 pub use genesis::{init_genesis, stored_chain_spec, GenesisInit};
 pub use import::{import_blocks, import_blocks_with, merge_updates, ImportError, ImportedBlock};
-pub use pool::{PoolContent, PoolError, PooledTx, TxPool};
+pub use pool::{decode_raw, PoolContent, PoolError, PooledTx, TxPool};
 pub use tree::{BlockTree, CanonicalChange, Forkchoice, InvalidForkchoice, PayloadStatus};
 pub use trie_state::TrieState;

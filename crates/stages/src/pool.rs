@@ -271,8 +271,11 @@ fn account_nonce(state: &dyn StateSource, sender: &Address) -> u64 {
 }
 
 /// Decodes the EIP-2718 bytes of a signed transaction; a blob transaction must come in its
-/// network form (with the sidecar), which the pool keeps without the sidecar.
-fn decode_raw(raw: &[u8]) -> Result<TxEnvelope, PoolError> {
+/// network form (with the sidecar), which is dropped.
+///
+/// # Errors
+/// [`PoolError::Decode`].
+pub fn decode_raw(raw: &[u8]) -> Result<TxEnvelope, PoolError> {
     use alloy_consensus::{EthereumTxEnvelope, TxEip4844Variant, TxEip4844WithSidecar};
     use alloy_eips::eip7594::BlobTransactionSidecarVariant;
     type Network = EthereumTxEnvelope<TxEip4844WithSidecar<BlobTransactionSidecarVariant>>;

@@ -55,6 +55,8 @@ fn attrs(timestamp: u64) -> PayloadAttributes {
         withdrawals: Some(Vec::new()),
         parent_beacon_block_root: Some(B256::repeat_byte(1)),
         slot_number: Some(timestamp),
+        target_gas_limit: None,
+        extra_data: None,
     }
 }
 
@@ -71,7 +73,7 @@ fn dev_chain() -> (tempfile::TempDir, Arc<Storage>, BlockTree, B256) {
 }
 
 fn build(tree: &BlockTree, parent: B256, t: u64, txs: &[(TxEnvelope, Address)]) -> BuiltPayload {
-    let built = tree.build_payload(parent, &attrs(t), txs).unwrap().unwrap();
+    let built = tree.build_payload(parent, &attrs(t), txs, false).unwrap().unwrap();
     assert!(built.skipped.is_empty(), "{:?}", built.skipped);
     built
 }
