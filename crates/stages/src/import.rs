@@ -1,10 +1,12 @@
 //! `import`: RLP blocks on top of the stored head, executed, state-rooted and committed, with
 //! the state root and commit of block N overlapping the execution of block N + 1.
 
+use crate::pre_byzantium::{per_tx_updates, with_intermediate_roots, Intermediate};
 use crate::{
     genesis::stored_chain_spec,
     overlay::{Overlay, PendingDiff},
 };
+use alloy_consensus::ReceiptEnvelope;
 use alloy_consensus::{Block, BlockBody, Header, TxEnvelope};
 use alloy_primitives::{Address, Bytes, B256, U256};
 use alloy_rlp::Decodable;
@@ -150,6 +152,9 @@ pub(crate) struct Executed {
     pub(crate) header_rlp: Vec<u8>,
     pub(crate) body_rlp: Vec<u8>,
     pub(crate) receipts_rlp: Vec<u8>,
+    /// Before Byzantium: each transaction's state changes, for the intermediate state roots
+    /// its receipt carries (filled in by the state-root stage).
+    pub(crate) intermediate: Option<(Intermediate, Vec<ReceiptEnvelope>)>,
     pub(crate) bal_rlp: Vec<u8>,
     pub(crate) tx_hashes: Vec<B256>,
 }
@@ -397,6 +402,31 @@ pub(crate) fn execute_block(
         }
     };
     validate_header(chain, &input, &outcome, &bal)?;
+    // Before Byzantium a receipt carries the state root after its transaction: the parallel
+    // executor, driven by the BAL, gives each transaction's account creations and removals.
+    let intermediate = if !chain.is_byzantium(number) && !input.transactions.is_empty() {
+        let existence = if given.is_some() {
+            outcome.existence.clone()
+        } else {
+            let block = ParallelBlock {
+                block: &input,
+                senders: &senders,
+                pre_state: &pre_state,
+                bal: &bal,
+                gas_used_hint: None,
+            };
+            let config = ParallelConfig { threads: 1, scheduler: Scheduler::Ols, batch: 1 };
+            let mut run = execute_parallel(chain, &[block], config);
+            let parallel =
+                run.outcomes.pop().ok_or_else(|| invalid("no parallel outcome".into()))??;
+            parallel.existence
+        };
+        let per_tx = per_tx_updates(&bal, &existence, input.transactions.len(), &pre_state)
+            .map_err(|e| invalid(format!("intermediate state roots: {e}")))?;
+        Some((per_tx, outcome.receipts.clone()))
+    } else {
+        None
+    };
 
     let updates = account_updates(&outcome);
     let mut diff = PendingDiff { number, hash, ..Default::default() };
@@ -457,15 +487,16 @@ pub(crate) fn execute_block(
         header_rlp,
         body_rlp,
         receipts_rlp: alloy_rlp::encode(&outcome.receipts),
+        intermediate,
         bal_rlp: alloy_rlp::encode(&bal),
         tx_hashes: input.transactions.iter().map(|tx| *tx.tx_hash()).collect(),
     })
 }
 
 /// The state-root stage and the commit of an executed block (its parent committed).
-fn finish(store: &Arc<Storage>, e: Executed) -> Result<ImportedBlock, ImportError> {
+fn finish(store: &Arc<Storage>, mut e: Executed) -> Result<ImportedBlock, ImportError> {
     let start = Instant::now();
-    let nodes = state_root_stage(&e, &**store)?;
+    let nodes = state_root_stage(&mut e, &**store)?;
     let state_root = start.elapsed();
     let start = Instant::now();
     commit_executed(store, &e, &nodes)?;
@@ -475,10 +506,24 @@ fn finish(store: &Arc<Storage>, e: Executed) -> Result<ImportedBlock, ImportErro
 /// The state-root stage of an executed block: its updates applied to the parent's trie, whose
 /// nodes `src` holds; the root must equal the header's. Returns the new trie nodes.
 pub(crate) fn state_root_stage<S: NodeSource + Sync>(
-    e: &Executed,
+    e: &mut Executed,
     src: &S,
 ) -> Result<Vec<(B256, Vec<u8>)>, ImportError> {
     let number = e.block.number;
+    if let Some((intermediate, mut receipts)) = e.intermediate.take() {
+        with_intermediate_roots(number, e.parent_root, &intermediate, &mut receipts, src)?;
+        let root = alloy_consensus::proofs::calculate_receipt_root(&receipts);
+        if root != e.header.receipts_root {
+            return Err(ExecutionError::Header {
+                block: number,
+                field: "receiptsRoot",
+                expected: e.header.receipts_root.to_string(),
+                found: format!("{root} (intermediate state roots rebuilt per transaction)"),
+            }
+            .into());
+        }
+        e.receipts_rlp = alloy_rlp::encode(&receipts);
+    }
     let root = update_state_root(e.parent_root, &e.updates, src)
         .map_err(|source| ImportError::Trie { number, source })?;
     if root.root != e.header.state_root {

@@ -17,6 +17,7 @@ pub mod genesis;
 pub mod import;
 mod overlay;
 pub mod pool;
+mod pre_byzantium;
 pub mod tree;
 pub mod trie_state;
 

@@ -302,10 +302,10 @@ impl BlockTree {
             false,
             given,
         )
-        .and_then(|executed| {
+        .and_then(|mut executed| {
             let execution = start.elapsed();
             let start = Instant::now();
-            let nodes = state_root_stage(&executed, &parent.nodes(&self.store))?;
+            let nodes = state_root_stage(&mut executed, &parent.nodes(&self.store))?;
             Ok((executed, nodes, execution, start.elapsed()))
         });
         let (mut executed, nodes, execution, state_root) = match executed {
