@@ -174,6 +174,57 @@ impl IndexedWrites {
     }
 }
 
+/// What one account's BAL entry writes at one [`BlockAccessIndex`](crate::BlockAccessIndex):
+/// the post-values of that index (transaction `index - 1`), `None` where the index leaves the
+/// field unchanged.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WritesAt<'a> {
+    /// New balance (wei).
+    pub balance: Option<U256>,
+    /// New nonce.
+    pub nonce: Option<u64>,
+    /// New code (empty for none).
+    pub code: Option<&'a alloy_primitives::Bytes>,
+    /// Slots written, with their values.
+    pub slots: Vec<(U256, U256)>,
+}
+
+impl WritesAt<'_> {
+    /// Whether the index writes nothing for the account.
+    pub fn is_empty(&self) -> bool {
+        self.balance.is_none()
+            && self.nonce.is_none()
+            && self.code.is_none()
+            && self.slots.is_empty()
+    }
+}
+
+/// The writes of `account` at BAL index `index` (EIP-7928: 0 pre-execution, `i + 1`
+/// transaction `i`, `n + 1` post-execution).
+pub fn writes_at(account: &alloy_eip7928::AccountChanges, index: u64) -> WritesAt<'_> {
+    let at = |i: alloy_eip7928::BlockAccessIndex| i.0 == index;
+    WritesAt {
+        balance: account
+            .balance_changes
+            .iter()
+            .find(|c| at(c.block_access_index))
+            .map(|c| c.post_balance),
+        nonce: account.nonce_changes.iter().find(|c| at(c.block_access_index)).map(|c| c.new_nonce),
+        code: account
+            .code_changes
+            .iter()
+            .find(|c| at(c.block_access_index))
+            .map(alloy_eip7928::CodeChange::new_code),
+        slots: account
+            .storage_changes
+            .iter()
+            .filter_map(|s| {
+                s.changes.iter().find(|c| at(c.block_access_index)).map(|c| (s.slot, c.new_value))
+            })
+            .collect(),
+    }
+}
+
 /// The code hash that `account` (revm's BAL entry) records as written at block access `index`,
 /// if any: the hash [`Bal::clone_from_alloy`] computed when decoding the code.
 pub fn code_hash_at(account: Option<&AccountBal>, index: u64) -> Option<B256> {

@@ -320,16 +320,7 @@ fn forkchoice_updated(ctx: &RpcContext, method: &str, version: u8, params: Param
             ),
         ));
     }
-    let attributes = PayloadAttributes {
-        timestamp: attrs.timestamp,
-        prev_randao: attrs.prev_randao,
-        suggested_fee_recipient: attrs.suggested_fee_recipient,
-        withdrawals: attrs.withdrawals.clone(),
-        parent_beacon_block_root: attrs.parent_beacon_block_root,
-        slot_number: attrs.slot_number,
-        target_gas_limit: attrs.target_gas_limit,
-        extra_data: None,
-    };
+    let attributes = attributes(&attrs, attrs.target_gas_limit, None);
     let id = payload_id(head, &attributes);
     let base_fee = head_header
         .next_block_base_fee(alloy_eips::eip1559::BaseFeeParams::ethereum())
@@ -343,6 +334,24 @@ fn forkchoice_updated(ctx: &RpcContext, method: &str, version: u8, params: Param
     emit(ctx, &EngineEvent::Built(&built));
     ctx.payloads.insert(id, built);
     Ok(json!({"payloadStatus": status_json(&status), "payloadId": id}))
+}
+
+/// The builder's attributes from the Engine API's, with the gas-limit target and extra data.
+fn attributes(
+    a: &EnginePayloadAttributes,
+    target_gas_limit: Option<u64>,
+    extra_data: Option<Bytes>,
+) -> PayloadAttributes {
+    PayloadAttributes {
+        timestamp: a.timestamp,
+        prev_randao: a.prev_randao,
+        suggested_fee_recipient: a.suggested_fee_recipient,
+        withdrawals: a.withdrawals.clone(),
+        parent_beacon_block_root: a.parent_beacon_block_root,
+        slot_number: a.slot_number,
+        target_gas_limit,
+        extra_data,
+    }
 }
 
 /// The payload id: the first 8 bytes of keccak256 over the parent hash and the attributes.
@@ -430,16 +439,8 @@ fn testing_build_block(ctx: &RpcContext, params: Params<'_>) -> Answer {
             (ctx.pool.best(&*ctx.storage, base_fee), false)
         }
     };
-    let attributes = PayloadAttributes {
-        timestamp: attrs.timestamp,
-        prev_randao: attrs.prev_randao,
-        suggested_fee_recipient: attrs.suggested_fee_recipient,
-        withdrawals: attrs.withdrawals.clone(),
-        parent_beacon_block_root: attrs.parent_beacon_block_root,
-        slot_number: attrs.slot_number,
-        target_gas_limit: Some(attrs.target_gas_limit.unwrap_or(TESTING_GAS_CEILING)),
-        extra_data: Some(extra_data.unwrap_or_default()),
-    };
+    let target = Some(attrs.target_gas_limit.unwrap_or(TESTING_GAS_CEILING));
+    let attributes = attributes(&attrs, target, Some(extra_data.unwrap_or_default()));
     let built = ctx
         .tree
         .build_payload(parent, &attributes, &candidates, require_all)

@@ -8,7 +8,7 @@
 use crate::import::ImportError;
 use alloy_consensus::{Eip658Value, ReceiptEnvelope};
 use alloy_primitives::{map::HashMap, Address, Bytes, B256, U256};
-use gigagas_bal::BlockAccessList;
+use gigagas_bal::{writes::writes_at, BlockAccessList};
 use gigagas_executor::AccountExistence;
 use gigagas_state::PreState;
 use gigagas_trie::{update_state_root, AccountUpdate, NodeSource};
@@ -48,37 +48,16 @@ pub(crate) fn per_tx_updates(
         let index = i + 1;
         let mut updates: HashMap<Address, AccountUpdate> = HashMap::default();
         for account in bal {
-            let at = |b: alloy_eip7928::BlockAccessIndex| b.0 == index;
-            let balance = account.balance_changes.iter().find(|c| at(c.block_access_index));
-            let nonce = account.nonce_changes.iter().find(|c| at(c.block_access_index));
-            let code = account.code_changes.iter().find(|c| at(c.block_access_index));
-            let slots: Vec<(U256, U256)> = account
-                .storage_changes
-                .iter()
-                .filter_map(|s| {
-                    s.changes
-                        .iter()
-                        .find(|c| at(c.block_access_index))
-                        .map(|c| (s.slot, c.new_value))
-                })
-                .collect();
-            if balance.is_none() && nonce.is_none() && code.is_none() && slots.is_empty() {
+            let w = writes_at(account, index);
+            if w.is_empty() {
                 continue;
             }
             let (mut n, mut b, mut h) =
                 info(account.address, &mut current)?.unwrap_or((0, U256::ZERO, KECCAK_EMPTY));
-            if let Some(c) = balance {
-                b = c.post_balance;
-            }
-            if let Some(c) = nonce {
-                n = c.new_nonce;
-            }
-            if let Some(c) = code {
-                h = if c.new_code().is_empty() {
-                    KECCAK_EMPTY
-                } else {
-                    alloy_primitives::keccak256(c.new_code())
-                };
+            b = w.balance.unwrap_or(b);
+            n = w.nonce.unwrap_or(n);
+            if let Some(code) = w.code {
+                h = if code.is_empty() { KECCAK_EMPTY } else { alloy_primitives::keccak256(code) };
             }
             current.insert(account.address, Some((n, b, h)));
             updates.insert(
@@ -87,7 +66,7 @@ pub(crate) fn per_tx_updates(
                     address: account.address,
                     info: Some((n, b, h)),
                     wiped: false,
-                    storage: slots,
+                    storage: w.slots,
                 },
             );
         }

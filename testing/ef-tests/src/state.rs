@@ -164,35 +164,22 @@ impl WorldState {
     ) {
         use gigagas_executor::AccountExistence;
         for account in bal {
-            let at = |i: alloy_eip7928::BlockAccessIndex| i.0 == index;
-            let balance = account.balance_changes.iter().find(|c| at(c.block_access_index));
-            let nonce = account.nonce_changes.iter().find(|c| at(c.block_access_index));
-            let code = account.code_changes.iter().find(|c| at(c.block_access_index));
-            let slots: Vec<(U256, U256)> = account
-                .storage_changes
-                .iter()
-                .filter_map(|s| {
-                    s.changes
-                        .iter()
-                        .find(|c| at(c.block_access_index))
-                        .map(|c| (s.slot, c.new_value))
-                })
-                .collect();
-            if balance.is_none() && nonce.is_none() && code.is_none() && slots.is_empty() {
+            let w = gigagas_bal::writes::writes_at(account, index);
+            if w.is_empty() {
                 continue;
             }
-            let code_hash = code.map(|c| self.add_code(c.new_code()));
+            let code_hash = w.code.map(|c| self.add_code(c));
             let entry = self.accounts.entry(account.address).or_insert_with(WorldAccount::empty);
-            if let Some(c) = balance {
-                entry.balance = c.post_balance;
+            if let Some(balance) = w.balance {
+                entry.balance = balance;
             }
-            if let Some(c) = nonce {
-                entry.nonce = c.new_nonce;
+            if let Some(nonce) = w.nonce {
+                entry.nonce = nonce;
             }
             if let Some(hash) = code_hash {
                 entry.code_hash = hash;
             }
-            for (slot, value) in slots {
+            for (slot, value) in w.slots {
                 if value.is_zero() {
                     entry.storage.remove(&slot);
                 } else {

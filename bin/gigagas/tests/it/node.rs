@@ -18,29 +18,40 @@ fn post(url: &str, body: &str, jwt: Option<&str>) -> (u16, String) {
     (status, response.body_mut().read_to_string().expect("body"))
 }
 
-#[test]
-fn node_serves_rpc_and_guards_the_engine_api() {
-    let genesis = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data/execution-apis/tests/genesis.json");
-    assert!(genesis.is_file(), "{} is missing: needs the shared data", genesis.display());
-    let datadir = tempfile::tempdir().expect("tempdir");
+/// Starts `gigagas node --datadir DIR --http.port 0 --authrpc.port 0 ARGS…`; returns the
+/// process (killed when dropped) and the JSON-RPC and Engine API URLs from its first stderr
+/// line ("… JSON-RPC http://ADDR; Engine API http://ADDR (JWT secret PATH)…"). The rest of its
+/// log is drained so the node never writes to a closed pipe.
+fn start_node(datadir: &Path, args: &[&str]) -> (KillOnDrop, String, String) {
     let mut node = Command::new(env!("CARGO_BIN_EXE_gigagas"))
-        .args(["node", "--http.port", "0", "--authrpc.port", "0", "--chain"])
-        .arg(&genesis)
+        .args(["node", "--http.port", "0", "--authrpc.port", "0"])
+        .args(args)
         .arg("--datadir")
-        .arg(datadir.path())
+        .arg(datadir)
         .stderr(Stdio::piped())
         .spawn()
         .expect("start node");
-    // "… JSON-RPC http://ADDR; Engine API http://ADDR (JWT secret PATH)"
+    let mut stderr = BufReader::new(node.stderr.take().expect("stderr"));
     let mut line = String::new();
-    BufReader::new(node.stderr.take().expect("stderr")).read_line(&mut line).expect("banner");
+    stderr.read_line(&mut line).expect("banner");
+    std::thread::spawn(move || stderr.lines().for_each(drop));
     let urls: Vec<&str> = line
         .split("http://")
         .skip(1)
         .map(|s| s.split([';', ' ']).next().expect("address"))
         .collect();
     let (http, engine) = (format!("http://{}", urls[0]), format!("http://{}", urls[1]));
+    (KillOnDrop(node), http, engine)
+}
+
+#[test]
+fn node_serves_rpc_and_guards_the_engine_api() {
+    let genesis = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/data/execution-apis/tests/genesis.json");
+    assert!(genesis.is_file(), "{} is missing: needs the shared data", genesis.display());
+    let datadir = tempfile::tempdir().expect("tempdir");
+    let genesis = genesis.to_str().expect("utf-8 path");
+    let (_node, http, engine) = start_node(datadir.path(), &["--chain", genesis]);
 
     let (status, body) = post(&http, r#"{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}"#, None);
     assert_eq!(status, 200);
@@ -73,9 +84,6 @@ fn node_serves_rpc_and_guards_the_engine_api() {
     let (status, body) = post(&engine, fcu, Some(&secret.token()));
     assert_eq!(status, 200);
     assert!(body.contains(r#""status":"VALID""#), "{body}");
-
-    node.kill().expect("kill node");
-    node.wait().expect("reap node");
 }
 
 /// Kills the child process when dropped (also when a test fails).
@@ -109,26 +117,9 @@ fn dev_chain_runs_over_the_engine_api_and_prometheus_scrapes_it() {
     );
     let datadir = tempfile::tempdir().expect("tempdir");
     let metrics_port = free_port();
-    let mut node = Command::new(env!("CARGO_BIN_EXE_gigagas"))
-        .args(["node", "--dev", "--dev.block-time", "0.2", "--http.port", "0"])
-        .args(["--authrpc.port", "0", "--metrics", &format!("127.0.0.1:{metrics_port}")])
-        .arg("--datadir")
-        .arg(datadir.path())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start node");
-    let mut stderr = BufReader::new(node.stderr.take().expect("stderr"));
-    let _node = KillOnDrop(node);
-    let mut line = String::new();
-    stderr.read_line(&mut line).expect("banner");
-    // Keep reading the node's log (the driver logs every block).
-    std::thread::spawn(move || stderr.lines().for_each(drop));
-    let urls: Vec<&str> = line
-        .split("http://")
-        .skip(1)
-        .map(|s| s.split([';', ' ']).next().expect("address"))
-        .collect();
-    let (http, engine) = (format!("http://{}", urls[0]), format!("http://{}", urls[1]));
+    let metrics = format!("127.0.0.1:{metrics_port}");
+    let (_node, http, engine) =
+        start_node(datadir.path(), &["--dev", "--dev.block-time", "0.2", "--metrics", &metrics]);
     let secret_hex = std::fs::read_to_string(datadir.path().join("jwt.hex")).expect("jwt.hex");
     let jwt = gigagas_rpc::auth::JwtSecret::from_hex(&secret_hex).expect("hex").token();
 
