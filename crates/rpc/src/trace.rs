@@ -54,14 +54,14 @@ fn trace_block(
         store: ctx.storage.clone(),
         root: parent.header.state_root,
     }));
-    let config = opts.config.clone();
+    let config = opts.config;
     let inspector = TracingInspector::new(TracingInspectorConfig::from_geth_config(&config));
     let mut frames = Vec::new();
     replay_block(&ctx.chain, &input, &senders, &pre_state, inspector, count, |i, insp, result| {
         let frame = insp.geth_builder().geth_traces(
             result.tx_gas_used(),
             result.output().cloned().unwrap_or_default(),
-            config.clone(),
+            config,
         );
         insp.fuse();
         frames.push((*input.transactions[i].tx_hash(), frame));
