@@ -157,6 +157,7 @@ pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
     reg(&mut m, "eth_chainId", |_, ctx| json(U64::from(ctx.chain.chain_id)));
     reg(&mut m, "net_version", |_, ctx| json(ctx.chain.chain_id.to_string()));
     reg(&mut m, "eth_syncing", |_, _| json(false));
+    reg(&mut m, "eth_config", |_, ctx| Ok(crate::config::eth_config(ctx)?));
     // What this node can answer (execution-apis `eth_capabilities`): an archive — every
     // block, transaction, receipt, log and state since genesis, nothing pruned.
     reg(&mut m, "eth_capabilities", |_, ctx| {

@@ -10,6 +10,7 @@
 
 pub mod auth;
 mod call;
+mod config;
 mod convert;
 mod engine;
 mod eth;
