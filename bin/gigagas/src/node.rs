@@ -139,14 +139,14 @@ pub(crate) fn run(args: NodeArgs) -> Result<ExitCode, String> {
         });
         let result = match driver {
             Some(driver) => tokio::select! {
-                signal = tokio::signal::ctrl_c() => signal.map_err(|e| format!("signal: {e}")),
+                signal = shutdown_signal() => signal,
                 done = driver => match done {
                     Ok(Ok(n)) => Err(format!("dev driver stopped after {n} blocks")),
                     Ok(Err(e)) => Err(format!("dev driver: {e}")),
                     Err(e) => Err(format!("dev driver: {e}")),
                 },
             },
-            None => tokio::signal::ctrl_c().await.map_err(|e| format!("signal: {e}")),
+            None => shutdown_signal().await,
         };
         stop.store(true, Ordering::Relaxed);
         http_handle.stop().ok();
@@ -154,4 +154,14 @@ pub(crate) fn run(args: NodeArgs) -> Result<ExitCode, String> {
         result
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Resolves on Ctrl-C (SIGINT) or SIGTERM (what `docker stop` and systemd send).
+async fn shutdown_signal() -> Result<(), String> {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(|e| format!("signal: {e}"))?;
+    tokio::select! {
+        signal = tokio::signal::ctrl_c() => signal.map_err(|e| format!("signal: {e}")),
+        _ = term.recv() => Ok(()),
+    }
 }
