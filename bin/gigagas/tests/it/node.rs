@@ -170,6 +170,30 @@ fn dev_chain_runs_over_the_engine_api_and_prometheus_scrapes_it() {
         r#"{"jsonrpc":"2.0","id":6,"method":"engine_newPayloadV5","params":[{"parentHash":"0x01"},[],"0x00"]}"#,
     );
     assert!(malformed.contains("-32602"), "{malformed}");
+    // A payload the node built, sent back with another BAL: INVALID (the BAL hash is part of
+    // the header, so the block hash no longer matches), and the node still takes the original.
+    let fcu_v4 = format!(
+        r#"{{"jsonrpc":"2.0","id":9,"method":"engine_forkchoiceUpdatedV4","params":[{{"headBlockHash":"{hash}","safeBlockHash":"0x{z}","finalizedBlockHash":"0x{z}"}},{{"timestamp":"0xfffffffff","prevRandao":"0x{z}","suggestedFeeRecipient":"0x{a}","withdrawals":[],"parentBeaconBlockRoot":"0x{z}","slotNumber":"0x1"}}]}}"#,
+        z = "00".repeat(32),
+        a = "00".repeat(20)
+    );
+    let answer: serde_json::Value = serde_json::from_str(&call(&fcu_v4)).expect("json");
+    let id = answer["result"]["payloadId"].as_str().expect("payload id").to_string();
+    let get_payload =
+        format!(r#"{{"jsonrpc":"2.0","id":10,"method":"engine_getPayloadV6","params":["{id}"]}}"#);
+    let envelope: serde_json::Value = serde_json::from_str(&call(&get_payload)).expect("json");
+    let payload = envelope["result"]["executionPayload"].clone();
+    let new_payload = |p: &serde_json::Value| {
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": 11, "method": "engine_newPayloadV5",
+            "params": [p, [], format!("0x{}", "00".repeat(32)), []]});
+        let answer: serde_json::Value =
+            serde_json::from_str(&call(&body.to_string())).expect("json");
+        answer["result"]["status"].as_str().map(str::to_string)
+    };
+    let mut tampered = payload.clone();
+    tampered["blockAccessList"] = serde_json::json!("0xc0");
+    assert_eq!(new_payload(&tampered).as_deref(), Some("INVALID"));
+    assert_eq!(new_payload(&payload).as_deref(), Some("VALID"));
     // An oversized request is refused and the node keeps serving.
     let big = format!(
         r#"{{"jsonrpc":"2.0","id":7,"method":"eth_chainId","params":["{}"]}}"#,
