@@ -3,13 +3,14 @@
 //! nothing committed. As geth: no nonce check, no base-fee check (a request without a gas
 //! price pays nothing), the gas limit defaults to the block's.
 
-use crate::{convert::StoredBlock, state::StateAt, RpcContext, RpcError};
+use crate::{convert::StoredBlock, RpcContext, RpcError};
 use alloy_eips::eip2930::{AccessList, AccessListItem};
 use alloy_eips::eip7702::{RecoveredAuthority, RecoveredAuthorization};
 use alloy_evm::{EthEvmFactory, Evm, EvmFactory};
-use alloy_primitives::{Address, Bytes, TxKind, B256, U256};
+use alloy_primitives::{Bytes, TxKind, B256, U256};
 use alloy_rpc_types_eth::{AccessListResult, TransactionRequest};
-use gigagas_state::StateError;
+use gigagas_stages::TrieState;
+use gigagas_state::PreState;
 use jsonrpsee::types::ErrorObjectOwned;
 use revm::{
     context::{
@@ -17,51 +18,8 @@ use revm::{
         TxEnv,
     },
     database::{CacheDB, WrapDatabaseRef},
-    database_interface::DatabaseRef,
-    state::{AccountInfo, Bytecode},
 };
-
-/// The state after a block, as revm reads it.
-#[derive(Debug)]
-struct StateDb<'a> {
-    state: StateAt<'a>,
-}
-
-fn state_err(e: RpcError) -> StateError {
-    StateError::Source(e.to_string())
-}
-
-impl DatabaseRef for StateDb<'_> {
-    type Error = StateError;
-
-    fn basic_ref(&self, address: Address) -> Result<Option<AccountInfo>, StateError> {
-        Ok(self.state.account(&address).map_err(state_err)?.map(|a| AccountInfo {
-            balance: a.balance,
-            nonce: a.nonce,
-            code_hash: a.code_hash,
-            code: None,
-            ..Default::default()
-        }))
-    }
-
-    fn code_by_hash_ref(&self, hash: B256) -> Result<Bytecode, StateError> {
-        let code =
-            self.state.storage.bytecode(&hash).map_err(|e| StateError::Source(e.to_string()))?;
-        Ok(code.map(|c| Bytecode::new_raw(c.into())).unwrap_or_default())
-    }
-
-    fn storage_ref(&self, address: Address, index: U256) -> Result<U256, StateError> {
-        self.state.storage_at(&address, &B256::from(index)).map_err(state_err)
-    }
-
-    fn block_hash_ref(&self, number: u64) -> Result<B256, StateError> {
-        self.state
-            .storage
-            .block_hash(number)
-            .map_err(|e| StateError::Source(e.to_string()))?
-            .ok_or_else(|| StateError::Source(format!("block {number} not stored")))
-    }
-}
+use std::sync::Arc;
 
 /// The gas limit a request without one gets: the block's, within the fork's per-transaction cap
 /// (EIP-7825 from Osaka on).
@@ -142,9 +100,11 @@ fn transact(
     let mut env = ctx.chain.evm_env(&block.header);
     env.cfg_env.disable_nonce_check = true;
     env.cfg_env.disable_base_fee = true;
-    let db = CacheDB::new(WrapDatabaseRef(StateDb {
-        state: StateAt { storage: &ctx.storage, root: block.header.state_root },
+    let state = PreState::backed(Arc::new(TrieState {
+        store: ctx.storage.clone(),
+        root: block.header.state_root,
     }));
+    let db = CacheDB::new(WrapDatabaseRef(&state));
     let tx = tx_env(ctx, block, request, gas);
     // geth: a call that pays no gas price (blob gas price) sees a zero BASEFEE (BLOBBASEFEE).
     if tx.gas_price == 0 {

@@ -246,26 +246,53 @@ pub(crate) fn testing_module(ctx: Ctx) -> RpcModule<Ctx> {
     m
 }
 
-/// The forks a method version serves.
-fn check_fork(method: &str, version: u8, fork: Fork) -> Result<(), ErrorObjectOwned> {
-    let ok = match (method.contains("getPayload"), method.contains("newPayload"), version) {
-        (true, _, 3) | (_, true, 3) => fork == Fork::Cancun,
-        (true, _, 4) => fork == Fork::Prague,
-        (true, _, 5) => fork == Fork::Osaka,
-        (true, _, 6) | (_, true, 5) => fork == Fork::Amsterdam,
-        (_, true, 4) => matches!(fork, Fork::Prague | Fork::Osaka),
-        // forkchoiceUpdated payload attributes
-        (false, false, 1) => fork == Fork::Paris,
-        (false, false, 2) => matches!(fork, Fork::Paris | Fork::Shanghai),
-        (false, false, 3) => matches!(fork, Fork::Cancun | Fork::Prague | Fork::Osaka),
-        (false, false, 4) => fork == Fork::Amsterdam,
-        _ => false,
+/// The Engine API calls whose version is tied to a fork.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Versioned {
+    /// `engine_forkchoiceUpdatedV*` payload attributes.
+    Attributes,
+    /// `engine_getPayloadV*`.
+    GetPayload,
+    /// `engine_newPayloadV*`.
+    NewPayload,
+}
+
+/// The forks a method version serves (-38005 otherwise).
+fn check_fork(
+    method: &str,
+    kind: Versioned,
+    version: u8,
+    fork: Fork,
+) -> Result<(), ErrorObjectOwned> {
+    use Fork::*;
+    let served: &[Fork] = match (kind, version) {
+        (Versioned::Attributes, 1) => &[Paris],
+        (Versioned::Attributes, 2) => &[Paris, Shanghai],
+        (Versioned::Attributes, 3) => &[Cancun, Prague, Osaka],
+        (Versioned::Attributes, 4) => &[Amsterdam],
+        (Versioned::GetPayload | Versioned::NewPayload, 3) => &[Cancun],
+        (Versioned::GetPayload, 4) => &[Prague],
+        (Versioned::GetPayload, 5) => &[Osaka],
+        (Versioned::GetPayload, 6) | (Versioned::NewPayload, 5) => &[Amsterdam],
+        (Versioned::NewPayload, 4) => &[Prague, Osaka],
+        _ => &[],
     };
-    if ok {
+    if served.contains(&fork) {
         Ok(())
     } else {
         Err(unsupported_fork(method, fork))
     }
+}
+
+/// The pool's pending transactions for a block on `parent`, best first.
+fn pool_candidates(
+    ctx: &RpcContext,
+    parent: &alloy_consensus::Header,
+) -> Vec<(TxEnvelope, alloy_primitives::Address)> {
+    let base_fee = parent
+        .next_block_base_fee(alloy_eips::eip1559::BaseFeeParams::ethereum())
+        .unwrap_or_default();
+    ctx.pool.best(&*ctx.storage, base_fee)
 }
 
 fn forkchoice_updated(ctx: &RpcContext, method: &str, version: u8, params: Params<'_>) -> Answer {
@@ -285,7 +312,7 @@ fn forkchoice_updated(ctx: &RpcContext, method: &str, version: u8, params: Param
         if version >= 4 && a.slot_number.is_none() {
             return Err(missing("slotNumber"));
         }
-        check_fork(method, version, fork_at(ctx, a.timestamp))?;
+        check_fork(method, Versioned::Attributes, version, fork_at(ctx, a.timestamp))?;
     }
     let updated = ctx
         .tree
@@ -322,10 +349,7 @@ fn forkchoice_updated(ctx: &RpcContext, method: &str, version: u8, params: Param
     }
     let attributes = attributes(&attrs, attrs.target_gas_limit, None);
     let id = payload_id(head, &attributes);
-    let base_fee = head_header
-        .next_block_base_fee(alloy_eips::eip1559::BaseFeeParams::ethereum())
-        .unwrap_or_default();
-    let candidates = ctx.pool.best(&*ctx.storage, base_fee);
+    let candidates = pool_candidates(ctx, &head_header);
     let built = ctx
         .tree
         .build_payload(head, &attributes, &candidates, false)
@@ -377,7 +401,7 @@ fn get_payload(ctx: &RpcContext, method: &str, version: u8, params: Params<'_>) 
     let mut seq = params.sequence();
     let id: B64 = param(&mut seq, "payloadId")?;
     let built = ctx.payloads.get(&id).ok_or_else(|| error(-38001, "Unknown payload"))?;
-    check_fork(method, version, fork_at(ctx, built.block.header.timestamp))?;
+    check_fork(method, Versioned::GetPayload, version, fork_at(ctx, built.block.header.timestamp))?;
     Ok(envelope_json(&built, version))
 }
 
@@ -430,13 +454,9 @@ fn testing_build_block(ctx: &RpcContext, params: Params<'_>) -> Answer {
             (txs, true)
         }
         None => {
-            let parent_block = crate::convert::StoredBlock::load(ctx, ctx.forkchoice().head.0)?;
-            let base_fee = parent_block
-                .and_then(|b| {
-                    b.header.next_block_base_fee(alloy_eips::eip1559::BaseFeeParams::ethereum())
-                })
-                .unwrap_or_default();
-            (ctx.pool.best(&*ctx.storage, base_fee), false)
+            let head = crate::convert::StoredBlock::load(ctx, ctx.forkchoice().head.0)?
+                .ok_or_else(|| internal("head block not stored"))?;
+            (pool_candidates(ctx, &head.header), false)
         }
     };
     let target = Some(attrs.target_gas_limit.unwrap_or(TESTING_GAS_CEILING));
@@ -470,7 +490,7 @@ fn new_payload(ctx: &RpcContext, method: &str, version: u8, params: Params<'_>) 
     let beacon_root: B256 = param(&mut seq, "parentBeaconBlockRoot")?;
     let requests: Option<Requests> =
         if version >= 4 { Some(param::<Requests>(&mut seq, "executionRequests")?) } else { None };
-    check_fork(method, version, fork_at(ctx, payload.timestamp()))?;
+    check_fork(method, Versioned::NewPayload, version, fork_at(ctx, payload.timestamp()))?;
     let expected_hash = payload.block_hash();
     let cancun = CancunPayloadFields::new(beacon_root, versioned_hashes.clone());
     let sidecar = match requests {

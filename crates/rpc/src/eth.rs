@@ -173,19 +173,19 @@ pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
     reg(&mut m, "eth_getBalance", |params, ctx| {
         let (address, block) = address_and_block(params)?;
         let root = state_of(ctx, block)?;
-        let state = StateAt { storage: &ctx.storage, root };
+        let state = StateAt::new(ctx, root);
         json(state.account(&address)?.map_or(U256::ZERO, |a| a.balance))
     });
     reg(&mut m, "eth_getTransactionCount", |params, ctx| {
         let (address, block) = address_and_block(params)?;
         let root = state_of(ctx, block)?;
-        let state = StateAt { storage: &ctx.storage, root };
+        let state = StateAt::new(ctx, root);
         json(U64::from(state.account(&address)?.map_or(0, |a| a.nonce)))
     });
     reg(&mut m, "eth_getCode", |params, ctx| {
         let (address, block) = address_and_block(params)?;
         let root = state_of(ctx, block)?;
-        json(StateAt { storage: &ctx.storage, root }.code(&address)?)
+        json(StateAt::new(ctx, root).code(&address)?)
     });
     reg(&mut m, "eth_getStorageAt", |params, ctx| {
         let mut seq = params.sequence();
@@ -193,7 +193,7 @@ pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
         let Slot(slot, _) = seq.next().map_err(bad_params)?;
         let block: Option<BlockId> = seq.optional_next().map_err(bad_params)?;
         let root = state_of(ctx, block)?;
-        let value = StateAt { storage: &ctx.storage, root }.storage_at(&address, &slot)?;
+        let value = StateAt::new(ctx, root).storage_at(&address, &slot)?;
         json(B256::from(value))
     });
     reg(&mut m, "eth_getStorageValues", |params, ctx| {
@@ -204,7 +204,7 @@ pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
             return Err(invalid("empty request"));
         }
         let root = state_of(ctx, block)?;
-        let state = StateAt { storage: &ctx.storage, root };
+        let state = StateAt::new(ctx, root);
         let mut out = BTreeMap::new();
         for (address, slots) in request {
             let values = slots
@@ -222,7 +222,7 @@ pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
         let block: Option<BlockId> = seq.optional_next().map_err(bad_params)?;
         let root = state_of(ctx, block)?;
         let slots: Vec<(B256, bool)> = slots.into_iter().map(|Slot(s, short)| (s, short)).collect();
-        json(StateAt { storage: &ctx.storage, root }.proof(&address, &slots)?)
+        json(StateAt::new(ctx, root).proof(&address, &slots)?)
     });
     reg(&mut m, "eth_getLogs", |params, ctx| {
         let (filter,): (Filter,) = params.parse().map_err(bad_params)?;

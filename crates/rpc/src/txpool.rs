@@ -6,7 +6,7 @@ use alloy_primitives::{Address, Bytes, U64};
 use alloy_rpc_types_eth::Transaction as RpcTransaction;
 use gigagas_stages::{PoolContent, PooledTx};
 use jsonrpsee::{types::ErrorObjectOwned, RpcModule};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use std::{collections::BTreeMap, sync::Arc};
 
 type Ctx = Arc<RpcContext>;
@@ -25,17 +25,20 @@ pub(crate) fn pending_json(tx: &PooledTx) -> Value {
     serde_json::to_value(rpc).unwrap_or(Value::Null)
 }
 
-/// `{sender: {nonce: tx}}` as geth answers `txpool_content`.
-fn by_sender(part: &BTreeMap<Address, Vec<PooledTx>>, only: Option<&Address>) -> Value {
-    let mut out = Map::new();
-    for (sender, txs) in part.iter().filter(|(s, _)| only.is_none_or(|o| o == *s)) {
-        let by_nonce: Map<String, Value> = txs
-            .iter()
+/// `{nonce: tx}` for one sender's transactions.
+fn by_nonce(txs: &[PooledTx]) -> Value {
+    Value::Object(
+        txs.iter()
             .map(|t| (alloy_consensus::Transaction::nonce(&t.tx).to_string(), pending_json(t)))
-            .collect();
-        out.insert(sender.to_checksum(None), Value::Object(by_nonce));
-    }
-    Value::Object(out)
+            .collect(),
+    )
+}
+
+/// `{sender: {nonce: tx}}` as geth answers `txpool_content`.
+fn by_sender(part: &BTreeMap<Address, Vec<PooledTx>>) -> Value {
+    Value::Object(
+        part.iter().map(|(sender, txs)| (sender.to_checksum(None), by_nonce(txs))).collect(),
+    )
 }
 
 fn content(ctx: &RpcContext) -> PoolContent {
@@ -66,17 +69,17 @@ pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
     .expect("registered once");
     m.register_method("txpool_content", |_, ctx, _| -> Answer {
         let c = content(ctx);
-        Ok(json!({"pending": by_sender(&c.pending, None), "queued": by_sender(&c.queued, None)}))
+        Ok(json!({"pending": by_sender(&c.pending), "queued": by_sender(&c.queued)}))
     })
     .expect("registered once");
     m.register_method("txpool_contentFrom", |params, ctx, _| -> Answer {
         let (address,): (Address,) =
             params.parse().map_err(|e| RpcError::InvalidParams(e.to_string()))?;
         let c = content(ctx);
-        Ok(json!({
-            "pending": by_sender(&c.pending, Some(&address)).get(address.to_checksum(None)).cloned().unwrap_or(json!({})),
-            "queued": by_sender(&c.queued, Some(&address)).get(address.to_checksum(None)).cloned().unwrap_or(json!({})),
-        }))
+        let of = |part: &BTreeMap<Address, Vec<PooledTx>>| {
+            part.get(&address).map_or(json!({}), |t| by_nonce(t))
+        };
+        Ok(json!({"pending": of(&c.pending), "queued": of(&c.queued)}))
     })
     .expect("registered once");
     m

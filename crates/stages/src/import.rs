@@ -325,6 +325,25 @@ pub(crate) struct GivenBal<'a> {
     pub(crate) threads: usize,
 }
 
+/// One block through the parallel executor driven by `bal`: its outcome and longest
+/// transaction.
+fn run_parallel(
+    chain: &ChainSpec,
+    input: &BlockInput,
+    senders: &[Address],
+    pre_state: &PreState,
+    bal: &BlockAccessList,
+    config: ParallelConfig,
+) -> Result<(BlockOutcome, Duration), ImportError> {
+    let block = ParallelBlock { block: input, senders, pre_state, bal, gas_used_hint: None };
+    let mut run = execute_parallel(chain, &[block], config);
+    let outcome = run.outcomes.pop().ok_or_else(|| ImportError::Invalid {
+        number: input.number(),
+        reason: "the parallel executor returned no outcome".into(),
+    })??;
+    Ok((outcome, run.longest_tx()))
+}
+
 /// The execution stage of one block on top of `parent`, whose state `source` gives: header
 /// checks, sender recovery, execution — by the sequential reference (which builds the BAL), or
 /// with `given` by the parallel executor driven by that BAL (every write checked against it,
@@ -384,20 +403,10 @@ pub(crate) fn execute_block(
                 .prefetch(&addresses, &slots)
                 .map_err(|source| ExecutionError::State { block: number, source })?;
             io = io_start.elapsed();
-            let block = ParallelBlock {
-                block: &input,
-                senders: &senders,
-                pre_state: &pre_state,
-                bal,
-                gas_used_hint: None,
-            };
             let config = ParallelConfig { threads, scheduler: Scheduler::GasLimit, batch: 1 };
-            let mut run = execute_parallel(chain, &[block], config);
-            longest_tx = run.longest_tx();
-            let outcome = run
-                .outcomes
-                .pop()
-                .ok_or_else(|| invalid("the parallel executor returned no outcome".into()))??;
+            let (outcome, longest) =
+                run_parallel(chain, &input, &senders, &pre_state, bal, config)?;
+            longest_tx = longest;
             (outcome, bal.clone())
         }
     };
@@ -408,18 +417,8 @@ pub(crate) fn execute_block(
         let existence = if given.is_some() {
             outcome.existence.clone()
         } else {
-            let block = ParallelBlock {
-                block: &input,
-                senders: &senders,
-                pre_state: &pre_state,
-                bal: &bal,
-                gas_used_hint: None,
-            };
             let config = ParallelConfig { threads: 1, scheduler: Scheduler::Ols, batch: 1 };
-            let mut run = execute_parallel(chain, &[block], config);
-            let parallel =
-                run.outcomes.pop().ok_or_else(|| invalid("no parallel outcome".into()))??;
-            parallel.existence
+            run_parallel(chain, &input, &senders, &pre_state, &bal, config)?.0.existence
         };
         let per_tx = per_tx_updates(&bal, &existence, input.transactions.len(), &pre_state)
             .map_err(|e| invalid(format!("intermediate state roots: {e}")))?;
