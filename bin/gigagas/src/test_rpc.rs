@@ -103,7 +103,13 @@ fn first_difference(path: &str, got: &Value, want: &Value) -> String {
                 match g.get(k) {
                     Some(gv) if gv == wv => {}
                     Some(gv) => return first_difference(&format!("{path}.{k}"), gv, wv),
-                    None => return format!("{path}.{k} missing"),
+                    // An error instead of a result: say which.
+                    None => match g.get("error") {
+                        Some(e) if path.is_empty() => {
+                            return format!(".{k} missing, got error {e}")
+                        }
+                        _ => return format!("{path}.{k} missing"),
+                    },
                 }
             }
             if let Some(k) = g.keys().find(|k| !w.contains_key(*k)) {

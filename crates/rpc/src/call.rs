@@ -119,14 +119,19 @@ fn transact(
     evm.transact(tx).map_err(|e| RpcError::Store(e.to_string()))
 }
 
+/// geth's message for a revert with `output`: "execution reverted", with ": reason" when the
+/// output is an ABI-encoded `Error(string)` with a non-empty reason (`abi.UnpackRevert`).
+pub(crate) fn revert_message(output: &Bytes) -> String {
+    use alloy_sol_types::SolError;
+    match alloy_sol_types::Revert::abi_decode(output) {
+        Ok(revert) if !revert.reason.is_empty() => format!("execution reverted: {}", revert.reason),
+        _ => "execution reverted".into(),
+    }
+}
+
 /// A reverted call as geth reports it: code 3, "execution reverted[: reason]", the revert data.
 pub(crate) fn reverted(output: &Bytes) -> ErrorObjectOwned {
-    let reason = alloy_sol_types::decode_revert_reason(output);
-    let message = match reason {
-        Some(r) => format!("execution reverted: {r}"),
-        None => "execution reverted".into(),
-    };
-    ErrorObjectOwned::owned(3, message, Some(output.clone()))
+    ErrorObjectOwned::owned(3, revert_message(output), Some(output.clone()))
 }
 
 /// The smallest gas limit with which `request` succeeds after `block` (binary search between

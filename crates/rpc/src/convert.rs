@@ -62,26 +62,44 @@ impl StoredBlock {
 
     /// Transaction `i` in the RPC shape.
     pub(crate) fn transaction(&self, i: usize) -> Result<RpcTransaction, RpcError> {
+        Ok(self.transaction_from(i, self.sender(i)?))
+    }
+
+    /// Transaction `i` in the RPC shape, sent by `sender`.
+    fn transaction_from(&self, i: usize, sender: Address) -> RpcTransaction {
         let tx = self.body.transactions[i].clone();
         let effective_gas_price = tx.effective_gas_price(self.header.base_fee_per_gas);
-        Ok(RpcTransaction {
-            inner: alloy_consensus::transaction::Recovered::new_unchecked(tx, self.sender(i)?),
+        RpcTransaction {
+            inner: alloy_consensus::transaction::Recovered::new_unchecked(tx, sender),
             block_hash: Some(self.hash),
             block_number: Some(self.number),
             transaction_index: Some(i as u64),
             effective_gas_price: Some(effective_gas_price),
             block_timestamp: Some(self.header.timestamp),
-        })
+        }
     }
 
     /// The block in the RPC shape, with full transactions or their hashes.
     pub(crate) fn rpc_block(&self, full: bool) -> Result<RpcBlock, RpcError> {
+        let senders = if full {
+            (0..self.body.transactions.len()).map(|i| self.sender(i)).collect::<Result<_, _>>()?
+        } else {
+            Vec::new()
+        };
+        self.rpc_block_with_senders(full, &senders)
+    }
+
+    /// [`StoredBlock::rpc_block`] with the transactions' senders given (one per transaction
+    /// when `full`), for unsigned (simulated) transactions.
+    pub(crate) fn rpc_block_with_senders(
+        &self,
+        full: bool,
+        senders: &[Address],
+    ) -> Result<RpcBlock, RpcError> {
         let size = self.rlp().len();
         let transactions = if full {
             BlockTransactions::Full(
-                (0..self.body.transactions.len())
-                    .map(|i| self.transaction(i))
-                    .collect::<Result<_, _>>()?,
+                senders.iter().enumerate().map(|(i, s)| self.transaction_from(i, *s)).collect(),
             )
         } else {
             BlockTransactions::Hashes(self.body.transactions.iter().map(|t| *t.tx_hash()).collect())

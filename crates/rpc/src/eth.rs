@@ -276,6 +276,15 @@ pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
             }
         }
     });
+    reg(&mut m, "eth_simulateV1", |params, ctx| {
+        let mut seq = params.sequence();
+        let payload: alloy_rpc_types_eth::simulate::SimulatePayload =
+            seq.next().map_err(bad_params)?;
+        let id: Option<BlockId> = seq.optional_next().map_err(bad_params)?;
+        let id = id.unwrap_or(BlockId::Number(BlockNumberOrTag::Latest));
+        let base = block_of(ctx, id)?.ok_or_else(|| RpcError::NotFound("header".into()))?;
+        crate::simulate::simulate(ctx, payload, &base)
+    });
     reg(&mut m, "eth_estimateGas", |params, ctx| {
         let (request, b) = request_and_block(params, ctx)?;
         json(U64::from(call::estimate(ctx, &b, &request)?))

@@ -14,6 +14,7 @@ mod config;
 mod convert;
 mod engine;
 mod eth;
+mod simulate;
 mod state;
 mod trace;
 mod txpool;

@@ -285,8 +285,8 @@ fn rpc_compat_replay() {
         .arg("--json")
         .output()
         .expect("run gigagas");
-    // Exit code 1: the suite has cases for a method not implemented yet (eth_simulateV1).
-    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    // Exit code 0: every case passed.
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let r = json(&out);
     assert_eq!(r["cases"], 232);
     for method in [
@@ -329,12 +329,11 @@ fn rpc_compat_replay() {
         "testing_buildBlockV1",
         "eth_capabilities",
         "eth_config",
+        "eth_simulateV1",
     ] {
         let m = &r["methods"][method];
         assert_eq!(m["failed"], 0, "{method}: {m} — {}", r["failures"]);
         assert!(m["passed"].as_u64().is_some_and(|p| p > 0), "{method}: {m}");
     }
-    // Every case but eth_simulateV1's passes.
-    assert_eq!(r["methods"]["eth_simulateV1"]["passed"], 0);
-    assert_eq!(r["passed"], 232 - 91, "{}", r["failures"]);
+    assert_eq!(r["passed"], 232, "{}", r["failures"]);
 }
