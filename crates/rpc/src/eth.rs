@@ -276,15 +276,17 @@ pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
             }
         }
     });
-    reg(&mut m, "eth_simulateV1", |params, ctx| {
+    // Up to 256 blocks and 50 M gas: on the blocking pool, not an async worker.
+    m.register_blocking_method("eth_simulateV1", |params, ctx, _| {
         let mut seq = params.sequence();
         let payload: alloy_rpc_types_eth::simulate::SimulatePayload =
             seq.next().map_err(bad_params)?;
         let id: Option<BlockId> = seq.optional_next().map_err(bad_params)?;
         let id = id.unwrap_or(BlockId::Number(BlockNumberOrTag::Latest));
-        let base = block_of(ctx, id)?.ok_or_else(|| RpcError::NotFound("header".into()))?;
-        crate::simulate::simulate(ctx, payload, &base)
-    });
+        let base = block_of(&ctx, id)?.ok_or_else(|| RpcError::NotFound("header".into()))?;
+        crate::simulate::simulate(&ctx, payload, &base)
+    })
+    .expect("registered once");
     reg(&mut m, "eth_estimateGas", |params, ctx| {
         let (request, b) = request_and_block(params, ctx)?;
         json(U64::from(call::estimate(ctx, &b, &request)?))
