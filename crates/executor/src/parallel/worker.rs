@@ -36,7 +36,9 @@ pub(super) struct TxExec {
 /// Runs on every thread of the pool until the batch's task list is exhausted.
 pub(super) fn work(shared: &Shared<'_>) {
     let mut evms: HashMap<usize, BlockEvm<PreStateDb<'_>>> = HashMap::default();
+    // One bloom memo per block: a memo over a whole megablock outgrows the caches.
     let mut blooms = BloomMemo::default();
+    let mut blooms_block = usize::MAX;
     let mut writes = Vec::new();
     loop {
         let k = shared.next.fetch_add(1, Ordering::Relaxed);
@@ -55,6 +57,10 @@ pub(super) fn work(shared: &Shared<'_>) {
         // (and page faults) near one State per worker and active block.
         if evms.len() > 2 {
             evms.retain(|&blk, _| blk == b || shared.remaining[blk].load(Ordering::Relaxed) > 0);
+        }
+        if b != blooms_block {
+            blooms = BloomMemo::default();
+            blooms_block = b;
         }
         let start = Instant::now();
         let result = execute_tx(shared, &mut evms, &mut blooms, &mut writes, b, i);
