@@ -34,8 +34,8 @@
 use crate::{convert::StoredBlock, RpcContext};
 use alloy_consensus::{
     proofs::{calculate_receipt_root, calculate_transaction_root},
-    BlockBody, Header, Signed, Transaction as _, TxEip1559, TxEip4844, TxEip7702, TxEnvelope,
-    TxReceipt, EMPTY_OMMER_ROOT_HASH, EMPTY_ROOT_HASH,
+    BlockBody, Header, Transaction as _, TxEnvelope, TxReceipt, EMPTY_OMMER_ROOT_HASH,
+    EMPTY_ROOT_HASH,
 };
 use alloy_eips::{eip1559::BaseFeeParams, eip4895::Withdrawals, eip7685::EMPTY_REQUESTS_HASH};
 use alloy_evm::{
@@ -46,7 +46,7 @@ use alloy_evm::{
     precompiles::{DynPrecompile, PrecompileInput},
     EthEvmFactory, Evm, EvmFactory, FromRecoveredTx,
 };
-use alloy_primitives::{keccak256, Address, Bloom, Log, LogData, Signature, TxKind, B256, U256};
+use alloy_primitives::{keccak256, Address, Bloom, Log, LogData, B256, U256};
 use alloy_rpc_types_eth::{
     simulate::{SimBlock, SimulatePayload},
     state::StateOverride,
@@ -685,77 +685,32 @@ fn invalid_transaction(
     error(code, format!("err: {e}: address {from} (supplied gas {gas})"))
 }
 
-/// The unsigned transaction a call stands for (geth's `ToTransaction`): EIP-7702 with an
-/// authorization list, EIP-4844 with blob hashes, otherwise EIP-1559; fees default to zero.
+/// The unsigned transaction a call stands for (geth's `ToTransaction`, built by alloy's
+/// `build_typed_simulate_transaction`): EIP-7702 with an authorization list, EIP-4844 with blob
+/// hashes, otherwise EIP-1559 (legacy with a gas price); missing fees are zero.
 fn unsigned_transaction(
     request: &TransactionRequest,
     chain_id: u64,
     nonce: u64,
     gas_limit: u64,
 ) -> Result<TxEnvelope, ErrorObjectOwned> {
-    let signature = Signature::new(U256::ZERO, U256::ZERO, false);
-    let max_fee_per_gas = request.max_fee_per_gas.or(request.gas_price).unwrap_or_default();
-    let max_priority_fee_per_gas = request.max_priority_fee_per_gas.unwrap_or_default();
-    let input = request.input.input().cloned().unwrap_or_default();
-    let value = request.value.unwrap_or_default();
-    let access_list = request.access_list.clone().unwrap_or_default();
-    let to = request.to.unwrap_or(TxKind::Create);
-    if let Some(auth) = &request.authorization_list {
-        let to = to
-            .to()
-            .copied()
-            .ok_or_else(|| error(-32602, "missing \"to\" in set-code transaction"))?;
-        let tx = TxEip7702 {
-            chain_id,
-            nonce,
-            gas_limit,
-            max_fee_per_gas,
-            max_priority_fee_per_gas,
-            to,
-            value,
-            access_list,
-            authorization_list: auth.clone(),
-            input,
-        };
-        return Ok(TxEnvelope::Eip7702(sign(tx, signature)));
+    let mut request = request.clone();
+    request.chain_id = Some(chain_id);
+    request.nonce = Some(nonce);
+    request.gas = Some(gas_limit);
+    if request.gas_price.is_none() {
+        request.max_fee_per_gas.get_or_insert(0);
+        request.max_priority_fee_per_gas.get_or_insert(0);
     }
-    if let Some(hashes) = &request.blob_versioned_hashes {
-        let to =
-            to.to().copied().ok_or_else(|| error(-32602, "missing \"to\" in blob transaction"))?;
-        let tx = TxEip4844 {
-            chain_id,
-            nonce,
-            gas_limit,
-            max_fee_per_gas,
-            max_priority_fee_per_gas,
-            to,
-            value,
-            access_list,
-            blob_versioned_hashes: hashes.clone(),
-            max_fee_per_blob_gas: request.max_fee_per_blob_gas.unwrap_or_default(),
-            input,
-        };
-        return Ok(TxEnvelope::Eip4844(sign(tx, signature).into()));
+    if request.blob_versioned_hashes.is_some() {
+        request.max_fee_per_blob_gas.get_or_insert(0);
+    } else if request.authorization_list.is_none() {
+        // No recipient: a contract creation (blob and set-code transactions need one).
+        request.to.get_or_insert(alloy_primitives::TxKind::Create);
     }
-    let tx = TxEip1559 {
-        chain_id,
-        nonce,
-        gas_limit,
-        max_fee_per_gas,
-        max_priority_fee_per_gas,
-        to,
-        value,
-        access_list,
-        input,
-    };
-    Ok(TxEnvelope::Eip1559(sign(tx, signature)))
-}
-
-fn sign<T: alloy_consensus::SignableTransaction<Signature>>(
-    tx: T,
-    signature: Signature,
-) -> Signed<T> {
-    tx.into_signed(signature)
+    let tx =
+        request.build_typed_simulate_transaction().map_err(|e| error(-32602, e.to_string()))?;
+    Ok(tx.map_eip4844(Into::into))
 }
 
 /// geth's simulation log tracer: every log of a transaction in order, with (`traceTransfers`)
