@@ -139,7 +139,9 @@ fn sanitize_chain(blocks: Vec<SimBlock>, base: &Header) -> Result<Vec<SimBlock>,
         let overrides = block.block_overrides.get_or_insert_with(BlockOverrides::default);
         let number = match overrides.number {
             Some(n) => u64::try_from(n).map_err(|_| error(-38020, "block number too large"))?,
-            None => prev_number + 1,
+            None => {
+                prev_number.checked_add(1).ok_or_else(|| error(-38020, "block number overflow"))?
+            }
         };
         if number <= prev_number {
             return Err(error(
@@ -150,8 +152,12 @@ fn sanitize_chain(blocks: Vec<SimBlock>, base: &Header) -> Result<Vec<SimBlock>,
         if number - base.number > MAX_BLOCKS {
             return Err(error(-38026, "too many blocks"));
         }
+        let next_time = |t: u64| {
+            t.checked_add(TIMESTAMP_INCREMENT)
+                .ok_or_else(|| error(-38021, "block timestamp overflow"))
+        };
         for gap in prev_number + 1..number {
-            prev_time += TIMESTAMP_INCREMENT;
+            prev_time = next_time(prev_time)?;
             out.push(SimBlock {
                 block_overrides: Some(BlockOverrides {
                     number: Some(U256::from(gap)),
@@ -163,7 +169,7 @@ fn sanitize_chain(blocks: Vec<SimBlock>, base: &Header) -> Result<Vec<SimBlock>,
             });
         }
         let time = match overrides.time {
-            None => prev_time + TIMESTAMP_INCREMENT,
+            None => next_time(prev_time)?,
             Some(t) if t <= prev_time => {
                 return Err(error(
                     -38021,
@@ -880,6 +886,7 @@ mod tests {
         assert_eq!(code(vec![block(None, Some(100))]), -38021);
         assert_eq!(code(vec![block(None, Some(200)), block(None, Some(150))]), -38021);
         assert_eq!(code(vec![block(Some(10 + MAX_BLOCKS + 1), None)]), -38026);
+        assert_eq!(code(vec![block(None, Some(u64::MAX)), block(None, None)]), -38021);
         assert!(sanitize_chain(vec![block(Some(10 + MAX_BLOCKS), None)], &base).is_ok());
     }
 }
