@@ -15,7 +15,8 @@
 //! `validation` nonces and the base fee are not checked; the sender's code is never checked
 //! (no EIP-3607) and the EIP-7825 per-transaction cap does not apply. `traceTransfers` adds an
 //! ERC-7528 `Transfer` log from `0xeeee…eeee` for every value transfer (call, create,
-//! self-destruct) in the order it happens; logs of reverted frames are dropped.
+//! self-destruct) in the order it happens (unless EIP-7708 is in force: the EVM then logs
+//! transfers itself); logs of reverted frames are dropped.
 //!
 //! Each block runs through alloy-evm's Ethereum block executor (EIP-4788 and EIP-2935 system
 //! calls, EIP-7002/7251 requests, withdrawals) over one revm `CacheDB` that carries the state
@@ -365,8 +366,11 @@ impl Simulator<'_> {
             tx_count_hint: Some(block.calls.len()),
             slot_number: None,
         };
+        // Where EIP-7708 is in force the EVM logs every ether transfer itself: no second log.
+        let evm_logs_transfers = spec.is_enabled_in(revm::primitives::hardfork::SpecId::AMSTERDAM)
+            && !revm::context::Cfg::is_eip7708_disabled(&env.cfg_env);
         let tracer = TransferTracer {
-            trace_transfers: self.trace_transfers,
+            trace_transfers: self.trace_transfers && !evm_logs_transfers,
             warm: removed.clone(),
             ..Default::default()
         };
