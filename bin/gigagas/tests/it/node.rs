@@ -137,6 +137,25 @@ fn dev_chain_runs_over_the_engine_api_and_prometheus_scrapes_it() {
     };
     assert!(number >= 5, "dev chain at block {number} after 30 s");
 
+    // eth_simulateV1 on the dev chain (EIP-7708 in force: the EVM logs ether transfers itself,
+    // so `traceTransfers` must not add a second, synthetic log).
+    let (_, body) = post(
+        &http,
+        r#"{"jsonrpc":"2.0","id":1,"method":"eth_simulateV1","params":[{"blockStateCalls":[{"stateOverrides":{"0xc000000000000000000000000000000000000000":{"balance":"0x3e8"}},"calls":[{"from":"0xc000000000000000000000000000000000000000","to":"0xc100000000000000000000000000000000000000","value":"0x3e8"}]}],"traceTransfers":true},"latest"]}"#,
+        None,
+    );
+    let v: serde_json::Value = serde_json::from_str(&body).expect("json");
+    let block = &v["result"][0];
+    assert_eq!(block["calls"][0]["status"], "0x1", "{body}");
+    let logs = block["calls"][0]["logs"].as_array().expect("logs");
+    assert_eq!(logs.len(), 1, "one transfer, one log: {body}");
+    assert_ne!(logs[0]["address"], "0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee", "{body}");
+    assert_eq!(
+        logs[0]["topics"][0], "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef",
+        "{body}"
+    );
+    assert_eq!(logs[0]["blockHash"], block["hash"], "{body}");
+
     // Engine API answers.
     let call = |body: &str| post(&engine, body, Some(&jwt)).1;
     let caps = call(
