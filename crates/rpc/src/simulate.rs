@@ -66,7 +66,6 @@ use revm::{
     database::{AccountState, CacheDB, WrapDatabaseRef},
     interpreter::{CallInputs, CallOutcome, CallScheme, CreateInputs, CreateOutcome},
     primitives::KECCAK_EMPTY,
-    state::AccountInfo,
     Database, Inspector,
 };
 use serde_json::Value;
@@ -109,12 +108,12 @@ pub(crate) fn simulate(
         return Err(error(-32602, "empty input"));
     }
     let blocks = sanitize_chain(payload.block_state_calls, &base.header)?;
-    let trie = Arc::new(TrieState { store: ctx.storage.clone(), root: base.header.state_root });
-    let pre = PreState::backed(trie.clone());
+    let trie = TrieState { store: ctx.storage.clone(), root: base.header.state_root };
+    let pre = PreState::backed(Arc::new(trie));
     let mut sim = Simulator {
         ctx,
         base_root: base.header.state_root,
-        trie: &trie,
+        pre: &pre,
         db: CacheDB::new(WrapDatabaseRef(&pre)),
         budget: GAS_BUDGET,
         validation: payload.validation,
@@ -191,7 +190,9 @@ fn sanitize_chain(blocks: Vec<SimBlock>, base: &Header) -> Result<Vec<SimBlock>,
 struct Simulator<'a> {
     ctx: &'a RpcContext,
     base_root: B256,
-    trie: &'a TrieState,
+    /// The base block's state; its cache already holds every value execution read, which is
+    /// every value the state-root updates compare with.
+    pre: &'a PreState,
     db: SimDb<'a>,
     budget: u64,
     validation: bool,
@@ -519,38 +520,8 @@ impl Simulator<'_> {
         };
         let mut json = serde_json::to_value(stored.rpc_block_with_senders(self.full, &senders)?)
             .map_err(internal)?;
-        let calls: Vec<Value> = records
-            .into_iter()
-            .enumerate()
-            .map(|(i, r)| {
-                let logs: Vec<RpcLog> = r
-                    .logs
-                    .into_iter()
-                    .map(|(index, inner)| RpcLog {
-                        inner,
-                        block_hash: Some(hash),
-                        block_number: Some(number),
-                        block_timestamp: Some(header.timestamp),
-                        transaction_hash: Some(*stored.body.transactions[i].tx_hash()),
-                        transaction_index: Some(i as u64),
-                        log_index: Some(index),
-                        removed: false,
-                    })
-                    .collect();
-                let mut call = serde_json::json!({
-                    "returnData": r.return_data,
-                    "logs": logs,
-                    "gasUsed": alloy_primitives::U64::from(r.gas_used),
-                    "maxUsedGas": alloy_primitives::U64::from(r.max_used_gas),
-                    "status": alloy_primitives::U64::from(u64::from(r.status)),
-                });
-                if let Some(e) = r.error {
-                    call["error"] = e;
-                }
-                call
-            })
-            .collect();
-        json["calls"] = Value::Array(calls);
+        let calls = calls_json(records, &stored);
+        json["calls"] = calls;
         Ok((hash, header, json))
     }
 
@@ -558,18 +529,15 @@ impl Simulator<'_> {
     fn account_updates(&self) -> Result<Vec<AccountUpdate>, ErrorObjectOwned> {
         let mut out = Vec::new();
         for (address, account) in &self.db.cache.accounts {
-            let before = self.trie.trie_account(address).map_err(internal)?;
+            let before = self.pre.account_values(address).map_err(internal)?;
             let state = account.account_state.clone();
             let wiped = matches!(state, AccountState::StorageCleared | AccountState::NotExisting);
             let info = &account.info;
             // EIP-161: an account left empty is removed once touched; an untouched one (only
             // read) stays as it was.
-            if matches!(state, AccountState::NotExisting) || is_empty(info) {
+            if matches!(state, AccountState::NotExisting) || info.is_empty() {
                 let untouched = state == AccountState::None
-                    && before.as_ref().is_some_and(|b| {
-                        (b.nonce, b.balance, b.code_hash)
-                            == (info.nonce, info.balance, info.code_hash)
-                    });
+                    && before == Some((info.balance, info.nonce, info.code_hash));
                 if before.is_some() && !untouched {
                     out.push(AccountUpdate {
                         address: *address,
@@ -582,32 +550,60 @@ impl Simulator<'_> {
             }
             let mut storage = Vec::new();
             for (slot, value) in &account.storage {
-                let old = match (&before, wiped) {
-                    (Some(b), false) => {
-                        self.trie.slot_in(address, b.storage_root, slot).map_err(internal)?
-                    }
-                    _ => U256::ZERO,
+                let old = if wiped {
+                    U256::ZERO
+                } else {
+                    self.pre.slot(address, slot).map_err(internal)?
                 };
-                if *value != old || (wiped && !value.is_zero()) {
+                if *value != old {
                     storage.push((*slot, *value));
                 }
             }
             storage.sort_unstable();
-            let after = (info.nonce, info.balance, info.code_hash);
-            let unchanged =
-                before.as_ref().map(|b| (b.nonce, b.balance, b.code_hash)) == Some(after);
+            let unchanged = before == Some((info.balance, info.nonce, info.code_hash));
             if unchanged && storage.is_empty() && !wiped {
                 continue;
             }
-            out.push(AccountUpdate { address: *address, info: Some(after), wiped, storage });
+            let after = Some((info.nonce, info.balance, info.code_hash));
+            out.push(AccountUpdate { address: *address, info: after, wiped, storage });
         }
         out.sort_by_key(|u| u.address);
         Ok(out)
     }
 }
 
-fn is_empty(info: &AccountInfo) -> bool {
-    info.nonce == 0 && info.balance.is_zero() && info.code_hash == KECCAK_EMPTY
+/// The `calls` array of a simulated `block`: one result object per call, its logs placed in
+/// the block (hash, number, time, transaction, index).
+fn calls_json(records: Vec<CallRecord>, block: &StoredBlock) -> Value {
+    let calls =
+        records.into_iter().zip(&block.body.transactions).enumerate().map(|(i, (r, tx))| {
+            let logs: Vec<RpcLog> = r
+                .logs
+                .into_iter()
+                .map(|(index, inner)| RpcLog {
+                    inner,
+                    block_hash: Some(block.hash),
+                    block_number: Some(block.number),
+                    block_timestamp: Some(block.header.timestamp),
+                    transaction_hash: Some(*tx.tx_hash()),
+                    transaction_index: Some(i as u64),
+                    log_index: Some(index),
+                    removed: false,
+                })
+                .collect();
+            let mut call = serde_json::json!({
+                "returnData": r.return_data,
+                "logs": logs,
+                "gasUsed": alloy_primitives::U64::from(r.gas_used),
+                "maxUsedGas": alloy_primitives::U64::from(r.max_used_gas),
+                "status": alloy_primitives::U64::from(u64::from(r.status)),
+            });
+            if let Some(e) = r.error {
+                call["error"] = e;
+            }
+            call
+        });
+    Value::Array(calls.collect())
 }
 
 /// The result object of one executed call.
@@ -634,7 +630,8 @@ fn call_record(
         } else {
             Default::default()
         },
-        logs: if status { logs } else { Vec::new() },
+        // The tracer keeps no logs of a failed transaction.
+        logs,
         gas_used,
         max_used_gas,
         status,
