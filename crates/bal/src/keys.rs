@@ -49,6 +49,12 @@ impl BalKeys {
         keys
     }
 
+    /// The position of `address` in the BAL (its index in the account list), `None` if the BAL
+    /// does not list it.
+    pub fn position(&self, address: &Address) -> Option<usize> {
+        self.accounts.get(address).map(|&a| a as usize)
+    }
+
     fn mark(&self, id: u32) {
         let (word, bit) = (&self.seen[id as usize / 64], 1 << (id % 64));
         // Most keys are touched many times: read first, so that workers do not keep taking the

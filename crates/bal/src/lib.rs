@@ -3,18 +3,21 @@
 //! - [`writes`]: a BAL's writes grouped by [`BlockAccessIndex`], so that the worker that executed
 //!   transaction `i` can check its own writes against the BAL's entries at index `i + 1`.
 //! - [`BalKeys`]: which listed accounts and slots execution touched (catches phantom reads).
+//! - [`BalCodes`]: the codes a BAL deploys, decoded and hashed once.
 //! - [`json`]: the execution-spec-tests JSON shape (`--dump-bal`, `--bal`).
 //! - [`BalValidationError`]: every way a BAL can be wrong, naming block, index, account and slot.
 //!
 //! Indices follow EIP-7928: 0 = pre-execution system calls, `i + 1` = transaction `i`,
 //! `n + 1` = post-execution (withdrawals, rewards, requests).
 
+mod codes;
 mod error;
 pub mod json;
 mod keys;
 pub mod writes;
 
 pub use alloy_eip7928::{compute_block_access_list_hash, BlockAccessIndex, BlockAccessList};
+pub use codes::BalCodes;
 pub use error::{BalValidationError, Phase};
 pub use keys::BalKeys;
 pub use revm::state::bal::Bal;

@@ -1,6 +1,6 @@
 //! A BAL's writes grouped by block access index.
 
-use crate::{BalValidationError, Phase};
+use crate::{BalCodes, BalValidationError, Phase};
 use alloy_eip7928::AccountChanges;
 use alloy_primitives::{keccak256, Address, B256, U256};
 use revm::state::{
@@ -83,10 +83,9 @@ impl IndexedWrites {
     /// Groups the writes of `bal`, a BAL for a block of `tx_count` transactions. Indices above
     /// `n + 1` must have been rejected by [`crate::validate_structure`] first; they are ignored.
     ///
-    /// `decoded` is revm's form of the same BAL ([`Bal::clone_from_alloy`], accounts in the same
-    /// order): the code hashes it already computed are reused rather than hashing every
-    /// deployed code again.
-    pub fn from_alloy(bal: &[AccountChanges], decoded: &Bal, tx_count: usize) -> Self {
+    /// `codes` are the same BAL's decoded code changes: their hashes are reused rather than
+    /// hashing every deployed code again.
+    pub fn from_alloy(bal: &[AccountChanges], codes: &BalCodes, tx_count: usize) -> Self {
         let groups = tx_count + 2;
         // Counting sort by index: one pass to size the groups, one to place the writes.
         let mut starts = vec![0u32; groups + 1];
@@ -119,7 +118,6 @@ impl IndexedWrites {
         };
         for (k, account) in bal.iter().enumerate() {
             let address = account.address;
-            let decoded = decoded.accounts.get_index(k).map(|(_, a)| a);
             for c in &account.balance_changes {
                 push(
                     c.block_access_index.0,
@@ -133,8 +131,9 @@ impl IndexedWrites {
                 );
             }
             for c in &account.code_changes {
-                let hash = code_hash_at(decoded, c.block_access_index.0)
-                    .unwrap_or_else(|| keccak256(c.new_code()));
+                let hash = codes
+                    .at(k, c.block_access_index.0)
+                    .map_or_else(|| keccak256(c.new_code()), |(h, _)| h);
                 push(
                     c.block_access_index.0,
                     Write { address, item: Item::Code, value: Value::CodeHash(hash) },
@@ -223,12 +222,6 @@ pub fn writes_at(account: &alloy_eip7928::AccountChanges, index: u64) -> WritesA
             })
             .collect(),
     }
-}
-
-/// The code hash that `account` (revm's BAL entry) records as written at block access `index`,
-/// if any: the hash [`Bal::clone_from_alloy`] computed when decoding the code.
-pub fn code_hash_at(account: Option<&AccountBal>, index: u64) -> Option<B256> {
-    account?.account_info.code.writes.iter().find(|(i, _)| i.0 == index).map(|(_, (h, _))| *h)
 }
 
 /// The writes recorded in a BAL fragment (all at one index), sorted by (account, item).

@@ -1,5 +1,6 @@
 //! Shared EVM plumbing: block execution context, EVM construction and error mapping.
 
+use crate::parallel::PositionedError;
 use crate::{receipt::MemoReceiptBuilder, ExecutionError};
 use alloy_evm::{
     block::BlockExecutionError,
@@ -7,20 +8,10 @@ use alloy_evm::{
     precompiles::PrecompilesMap,
     EthEvm, EthEvmFactory, EvmFactory,
 };
-use gigagas_bal::{BalValidationError, Phase};
+use gigagas_bal::Phase;
 use gigagas_primitives::{BlockInput, ChainSpec, ForkSchedule};
-use gigagas_state::{PreState, StateError};
-use revm::{
-    context::result::EVMError,
-    database::{State, WrapDatabaseRef},
-    database_interface::bal::EvmDatabaseError,
-    inspector::NoOpInspector,
-    state::bal::BalError,
-};
+use revm::{database_interface::bal::EvmDatabaseError, inspector::NoOpInspector};
 use std::borrow::Cow;
-
-/// A revm `State` over a block's in-memory pre-state.
-pub(crate) type PreStateDb<'a> = State<WrapDatabaseRef<&'a PreState>>;
 
 /// The EVM every executor uses: alloy-evm's Ethereum EVM (revm mainnet handler).
 pub(crate) type BlockEvm<DB> = EthEvm<DB, NoOpInspector, PrecompilesMap>;
@@ -66,59 +57,33 @@ pub(crate) fn block_executor<'a, DB: alloy_evm::block::StateDB>(
     )
 }
 
-/// Maps a revm error of a BAL-positioned `State` to an [`ExecutionError`] naming the block and
-/// phase; a read outside the BAL becomes [`BalValidationError::NotInBal`].
-pub(crate) fn map_evm_error(
-    block: u64,
-    phase: Phase,
-    err: EVMError<EvmDatabaseError<StateError>>,
-) -> ExecutionError {
-    match err {
-        EVMError::Database(EvmDatabaseError::Bal(bal)) => match bal {
-            BalError::AccountNotFound { address } => {
-                BalValidationError::NotInBal { block, phase, address, slot: None }.into()
-            }
-            BalError::SlotNotFound { address, slot } => {
-                BalValidationError::NotInBal { block, phase, address, slot: Some(slot) }.into()
-            }
-            other => ExecutionError::Evm { block, phase, reason: other.to_string() },
-        },
-        EVMError::Transaction(e) => {
-            ExecutionError::InvalidTransaction { block, phase, reason: e.to_string() }
-        }
-        other => ExecutionError::Evm { block, phase, reason: other.to_string() },
-    }
-}
-
 /// Maps an alloy-evm block execution error (system calls, post-execution) to an
-/// [`ExecutionError`]; a read outside the BAL becomes [`BalValidationError::NotInBal`].
+/// [`ExecutionError`]; a read outside the BAL (parallel commit) becomes
+/// [`gigagas_bal::BalValidationError::NotInBal`].
 pub(crate) fn map_block_error(
     block: u64,
     phase: Phase,
     err: BlockExecutionError,
 ) -> ExecutionError {
-    if let Some(bal) = find_bal_error(&err) {
-        return match *bal {
-            BalError::AccountNotFound { address } => {
-                BalValidationError::NotInBal { block, phase, address, slot: None }.into()
-            }
-            BalError::SlotNotFound { address, slot } => {
-                BalValidationError::NotInBal { block, phase, address, slot: Some(slot) }.into()
-            }
-            ref other => ExecutionError::Evm { block, phase, reason: other.to_string() },
-        };
+    match find_positioned_error(&err) {
+        Some(e) => e.clone().into_execution_error(block, phase),
+        None => ExecutionError::Evm { block, phase, reason: err.to_string() },
     }
-    ExecutionError::Evm { block, phase, reason: err.to_string() }
 }
 
-fn find_bal_error<'a>(err: &'a (dyn std::error::Error + 'static)) -> Option<&'a BalError> {
+/// The positioned read failure somewhere in `err`'s chain of sources, if any.
+fn find_positioned_error<'a>(
+    err: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a PositionedError> {
     let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(err);
     while let Some(e) = cur {
-        if let Some(bal) = e.downcast_ref::<BalError>() {
-            return Some(bal);
+        if let Some(p) = e.downcast_ref::<PositionedError>() {
+            return Some(p);
         }
-        if let Some(EvmDatabaseError::Bal(bal)) = e.downcast_ref::<EvmDatabaseError<StateError>>() {
-            return Some(bal);
+        if let Some(EvmDatabaseError::Database(p)) =
+            e.downcast_ref::<EvmDatabaseError<PositionedError>>()
+        {
+            return Some(p);
         }
         cur = e.source();
     }

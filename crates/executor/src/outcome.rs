@@ -4,10 +4,10 @@ use crate::ExecutionError;
 use alloy_consensus::{proofs::calculate_receipt_root, ReceiptEnvelope, TxReceipt};
 use alloy_eip7928::AccountChanges;
 use alloy_primitives::{Address, Bloom, B256, U256};
-use gigagas_bal::writes::code_hash_at;
+use gigagas_bal::BalCodes;
 use gigagas_primitives::{BlockInput, ChainSpec};
 use gigagas_state::{PreState, StateError};
-use revm::{database::states::CacheState, primitives::KECCAK_EMPTY, state::bal::Bal};
+use revm::{database::states::CacheState, primitives::KECCAK_EMPTY};
 
 /// Final account values after a block, for one account that the block changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,26 +119,33 @@ impl PostStateDiff {
     }
 
     /// The diff that a BAL implies: the last write of every item, over the pre-state. Linear in
-    /// the BAL's size (the BAL is sorted by address and slot). `decoded` is revm's form of the
-    /// same BAL, whose code hashes are reused (no code is hashed twice).
+    /// the BAL's size (the BAL is sorted by address and slot). `codes` are the same BAL's decoded
+    /// code changes, whose hashes are reused (no code is hashed twice).
     ///
     /// # Errors
     /// [`StateError`] when a backed pre-state's source fails on a pre-block value.
     pub fn from_bal(
         bal: &[AccountChanges],
-        decoded: &Bal,
+        codes: &BalCodes,
         pre: &PreState,
     ) -> Result<Self, StateError> {
         let mut out = Vec::new();
         for (k, account) in bal.iter().enumerate() {
             let address = account.address;
+            if account.balance_changes.is_empty()
+                && account.nonce_changes.is_empty()
+                && account.code_changes.is_empty()
+                && account.storage_changes.is_empty()
+            {
+                continue; // only read
+            }
             let (pre_balance, pre_nonce, pre_code) = pre_info(pre, &address)?;
             let balance = account.balance_changes.last().map_or(pre_balance, |c| c.post_balance);
             let nonce = account.nonce_changes.last().map_or(pre_nonce, |c| c.new_nonce);
             let code_hash = account.code_changes.last().map_or(pre_code, |c| {
-                let decoded = decoded.accounts.get_index(k).map(|(_, a)| a);
-                code_hash_at(decoded, c.block_access_index.0)
-                    .unwrap_or_else(|| alloy_primitives::keccak256(c.new_code()))
+                codes
+                    .at(k, c.block_access_index.0)
+                    .map_or_else(|| alloy_primitives::keccak256(c.new_code()), |(h, _)| h)
             });
             let mut storage = Vec::new();
             for s in &account.storage_changes {

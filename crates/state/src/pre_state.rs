@@ -279,6 +279,10 @@ impl PreState {
         &self,
         address: &Address,
     ) -> Result<Option<(U256, u64, B256)>, StateError> {
+        if let Some(a) = self.accounts.get(address) {
+            // Without cloning the code, which `basic_ref` hands out.
+            return Ok(Some((a.info.balance, a.info.nonce, a.info.code_hash)));
+        }
         Ok(self.basic_ref(*address)?.map(|a| (a.balance, a.nonce, a.code_hash)))
     }
 

@@ -1,6 +1,6 @@
 //! Ordered commit and validation of one block after all its transactions ran.
 
-use super::{prepare::Prepared, worker::TxExec, ParallelBlock, Shared};
+use super::{positioned::PositionedDb, prepare::Prepared, worker::TxExec, ParallelBlock, Shared};
 use crate::{
     env::{block_executor, map_block_error},
     receipt::receipt_envelope,
@@ -54,7 +54,7 @@ fn commit(shared: &Shared<'_>, b: usize) -> Result<BlockOutcome, ExecutionError>
     // Index 0 first, so that errors come out in BAL index order: pre-execution system calls
     // (EIP-4788 beacon root, EIP-2935 history).
     let pre_fragment = {
-        let mut state = bal_state(pb, prep);
+        let mut state = bal_state(pb, prep, 0);
         {
             let mut ex = block_executor(shared.chain, pb.block, &mut state);
             ex.apply_pre_execution_changes()
@@ -92,8 +92,7 @@ fn commit(shared: &Shared<'_>, b: usize) -> Result<BlockOutcome, ExecutionError>
     // `EthBlockExecutor::commit_transaction` does, minus the logs bloom (already computed by the
     // workers) and minus the state commit (the BAL already positions index n + 1).
     let post_index = BlockAccessIndex::new(n as u64 + 1);
-    let mut state = bal_state(pb, prep);
-    state.set_bal_index(post_index);
+    let mut state = bal_state(pb, prep, post_index.0);
     let mut ex = block_executor(shared.chain, pb.block, &mut state);
     let (amsterdam, gas_cap) = {
         let cfg = ex.evm().cfg_env();
@@ -146,7 +145,7 @@ fn commit(shared: &Shared<'_>, b: usize) -> Result<BlockOutcome, ExecutionError>
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .take()
-        .map_or_else(|| PostStateDiff::from_bal(pb.bal, &prep.bal, pb.pre_state), Ok)
+        .map_or_else(|| PostStateDiff::from_bal(pb.bal, &prep.codes, pb.pre_state), Ok)
         .map_err(|source| ExecutionError::State { block: number, source })?;
     let (deleted, existence) = settle_existence(shared, b, &mut post_state);
     Ok(BlockOutcome {
@@ -216,16 +215,19 @@ fn settle_existence(
     (deleted, by_index)
 }
 
-/// A `State` over the block's pre-state, positioned by its BAL, recording a BAL fragment.
+/// A `State` over the block's pre-state positioned at BAL `index`, recording the BAL fragment
+/// of what runs on it at that index.
 fn bal_state<'a>(
     pb: &ParallelBlock<'a>,
-    prep: &Prepared,
-) -> State<revm::database::WrapDatabaseRef<&'a gigagas_state::PreState>> {
-    State::builder()
-        .with_database_ref(pb.pre_state)
-        .with_bal(prep.bal.clone())
+    prep: &'a Prepared,
+    index: u64,
+) -> State<PositionedDb<'a>> {
+    let mut state = State::builder()
+        .with_database(PositionedDb::new(pb.pre_state, pb.bal, &prep.keys, &prep.codes, index))
         .with_bal_builder()
-        .build()
+        .build();
+    state.set_bal_index(BlockAccessIndex::new(index));
+    state
 }
 
 /// In-order re-execution of a block whose parallel view was not the in-order one; the BAL it

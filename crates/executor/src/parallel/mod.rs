@@ -14,8 +14,11 @@
 //!    at `n + 1`, BAL rebuilt from all fragments and its hash compared with the given BAL's.
 
 mod commit;
+mod positioned;
 mod prepare;
 mod worker;
+
+pub(crate) use positioned::PositionedError;
 
 use crate::{AccountExistence as Existence, BlockOutcome, ExecutionError, Scheduler};
 use alloy_primitives::Address;

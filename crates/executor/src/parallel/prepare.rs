@@ -3,18 +3,19 @@
 use super::ParallelBlock;
 use crate::{ExecutionError, PostStateDiff};
 use alloy_primitives::{map::HashMap, Address};
-use gigagas_bal::{validate_structure, writes::IndexedWrites, Bal, BalKeys, BalValidationError};
+use gigagas_bal::{validate_structure, writes::IndexedWrites, BalCodes, BalKeys};
 use gigagas_primitives::ChainSpec;
 use revm::state::Account;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 /// A block's BAL made ready for the workers.
+#[derive(Debug)]
 pub(super) struct Prepared {
-    /// revm's form, shared by every worker `State` of this block.
-    pub(super) bal: Arc<Bal>,
+    /// The codes the BAL deploys, decoded and hashed.
+    pub(super) codes: BalCodes,
     /// Writes grouped by index, for the per-transaction checks.
     pub(super) writes: IndexedWrites,
-    /// Which listed accounts and slots execution touched.
+    /// Every listed account's position, and which listed accounts and slots execution touched.
     pub(super) keys: BalKeys,
     /// The post-state the BAL implies (execution's once every check passes), computed ahead of
     /// the commit, which takes it.
@@ -33,13 +34,11 @@ pub(super) fn prepare(
     let number = b.block.number();
     let n = b.block.transactions.len();
     validate_structure(number, b.bal, n)?;
-    let (bal, keys) = rayon::join(|| Bal::clone_from_alloy(b.bal), || BalKeys::new(b.bal));
-    let bal =
-        bal.map_err(|e| BalValidationError::InvalidCode { block: number, reason: e.to_string() })?;
-    // Both reuse the code hashes decoding computed.
-    let (writes, post_state) = rayon::join(
-        || IndexedWrites::from_alloy(b.bal, &bal, n),
-        || PostStateDiff::from_bal(b.bal, &bal, b.pre_state),
+    let codes = BalCodes::new(number, b.bal)?;
+    // All three reuse the code hashes decoding computed.
+    let ((writes, keys), post_state) = rayon::join(
+        || (IndexedWrites::from_alloy(b.bal, &codes, n), BalKeys::new(b.bal)),
+        || PostStateDiff::from_bal(b.bal, &codes, b.pre_state),
     );
     let post_state =
         post_state.map_err(|source| ExecutionError::State { block: number, source })?;
@@ -55,7 +54,7 @@ pub(super) fn prepare(
         }
     }
     Ok(Prepared {
-        bal: Arc::new(bal),
+        codes,
         writes,
         keys,
         post_state: Mutex::new(Some(post_state)),
@@ -72,7 +71,13 @@ impl Prepared {
     /// non-existent), and any slot that no write at or after `d` covers with its pre-block value
     /// instead of zero. Before Spurious Dragon existence alone changes gas, so any touch counts;
     /// afterwards an empty account is dead anyway, and only such a non-zero storage read differs.
-    pub(super) fn stale_view(&self, address: &Address, account: &Account, index: u64) -> bool {
+    pub(super) fn stale_view(
+        &self,
+        bal: &[alloy_eip7928::AccountChanges],
+        address: &Address,
+        account: &Account,
+        index: u64,
+    ) -> bool {
         let Some(&destroyed_at) = self.destroyed.get(address) else { return false };
         if destroyed_at >= index {
             return false;
@@ -80,16 +85,16 @@ impl Prepared {
         if !self.empty_is_dead {
             return true;
         }
-        let slots = self.bal.accounts.get(address).map(|a| &a.storage.storage);
+        let slots = self.keys.position(address).map(|p| &bal[p].storage_changes);
         account.storage.iter().any(|(slot, value)| {
             if value.original_value.is_zero() {
                 return false;
             }
             // Index of the last write to this slot before the transaction.
             let last_write = slots
-                .and_then(|s| s.get(slot))
-                .and_then(|w| w.writes.iter().rev().find(|(i, _)| i.0 < index))
-                .map(|(i, _)| i.0);
+                .and_then(|s| s.binary_search_by(|c| c.slot.cmp(slot)).ok().map(|k| &s[k]))
+                .and_then(|s| s.changes.iter().rev().find(|c| c.block_access_index.0 < index))
+                .map(|c| c.block_access_index.0);
             last_write.is_none_or(|i| i < destroyed_at)
         })
     }

@@ -1,9 +1,9 @@
 //! The worker loop: claim a transaction, execute it against BAL-positioned state, check its
 //! writes, and commit the block when it was the block's last transaction.
 
-use super::{commit, Existence, Shared};
+use super::{commit, positioned::PositionedDb, Existence, Shared};
 use crate::{
-    env::{block_evm, map_evm_error, BlockEvm, PreStateDb},
+    env::{block_evm, BlockEvm},
     receipt::BloomMemo,
     ExecutionError,
 };
@@ -13,12 +13,9 @@ use gigagas_bal::{
     writes::{check_writes, sort_writes, state_writes, Write},
     BlockAccessIndex, Phase,
 };
-use revm::{
-    context::{
-        result::{ExecutionResult, HaltReason, ResultAndState},
-        TxEnv,
-    },
-    database::State,
+use revm::context::{
+    result::{EVMError, ExecutionResult, HaltReason, ResultAndState},
+    TxEnv,
 };
 use std::{sync::atomic::Ordering, time::Instant};
 
@@ -35,7 +32,7 @@ pub(super) struct TxExec {
 
 /// Runs on every thread of the pool until the batch's task list is exhausted.
 pub(super) fn work(shared: &Shared<'_>) {
-    let mut evms: HashMap<usize, BlockEvm<PreStateDb<'_>>> = HashMap::default();
+    let mut evms: HashMap<usize, BlockEvm<PositionedDb<'_>>> = HashMap::default();
     // One bloom memo per block: a memo over a whole megablock outgrows the caches.
     let mut blooms = BloomMemo::default();
     let mut blooms_block = usize::MAX;
@@ -73,8 +70,8 @@ pub(super) fn work(shared: &Shared<'_>) {
 }
 
 fn execute_tx<'a>(
-    shared: &Shared<'a>,
-    evms: &mut HashMap<usize, BlockEvm<PreStateDb<'a>>>,
+    shared: &'a Shared<'a>,
+    evms: &mut HashMap<usize, BlockEvm<PositionedDb<'a>>>,
     blooms: &mut BloomMemo,
     writes: &mut Vec<Write>,
     b: usize,
@@ -83,25 +80,36 @@ fn execute_tx<'a>(
     let pb = &shared.blocks[b];
     let number = pb.block.number();
     let prep = shared.prepared(b)?;
-    // One State + EVM per (worker, block): nothing is ever committed to it, so its cache holds
-    // pre-block values only and the BAL overlay positions every read at the current index.
+    // One EVM per (worker, block) over the pre-state positioned by the BAL: nothing is ever
+    // committed, every read is positioned at the current index.
     let evm = evms.entry(b).or_insert_with(|| {
-        let state =
-            State::builder().with_database_ref(pb.pre_state).with_bal(prep.bal.clone()).build();
-        block_evm(shared.chain, pb.block, state)
+        block_evm(
+            shared.chain,
+            pb.block,
+            PositionedDb::new(pb.pre_state, pb.bal, &prep.keys, &prep.codes, 0),
+        )
     });
     let index = BlockAccessIndex::from_tx_index(i as u64);
-    evm.db_mut().set_bal_index(index);
+    evm.db_mut().index = index.0;
     let tx_env = TxEnv::from_recovered_tx(&pb.block.transactions[i], pb.senders[i]);
-    let ResultAndState { result, state } =
-        evm.transact(tx_env).map_err(|e| map_evm_error(number, Phase::Tx(i), e))?;
+    let ResultAndState { result, state } = evm.transact(tx_env).map_err(|e| match e {
+        EVMError::Database(e) => e.into_execution_error(number, Phase::Tx(i)),
+        EVMError::Transaction(e) => ExecutionError::InvalidTransaction {
+            block: number,
+            phase: Phase::Tx(i),
+            reason: e.to_string(),
+        },
+        other => {
+            ExecutionError::Evm { block: number, phase: Phase::Tx(i), reason: other.to_string() }
+        }
+    })?;
 
     // A stale view is settled by the in-order fallback at commit. Otherwise every account and
     // slot touched must be listed, and the writes must be exactly the BAL's at this index: what
     // revm's BAL builder records for this transaction alone.
     let stale_view = state
         .iter()
-        .find(|(address, account)| prep.stale_view(address, account, index.0))
+        .find(|(address, account)| prep.stale_view(pb.bal, address, account, index.0))
         .map(|(address, _)| *address);
     if stale_view.is_none() {
         writes.clear();

@@ -1,0 +1,274 @@
+//! The database a worker executes on: the block's pre-state as it stands at one BAL index.
+//!
+//! A read at index `k` (transaction `k - 1`) sees, for every field and slot, the BAL's last
+//! write at an index below `k`, or else the pre-block value: the state after the first `k - 1`
+//! transactions, without executing them. This is what revm's `State` does with a BAL attached
+//! (`BalWrites::get`), read directly off the alloy-eip7928 lists (sorted by index, slots sorted
+//! by key) instead of a converted copy of the BAL and a per-worker cache of the pre-state.
+//! Reads of an account or slot the BAL does not list fail: EIP-7928 requires the BAL to list
+//! every account and slot execution accesses.
+
+use alloy_eip7928::AccountChanges;
+use alloy_primitives::{Address, B256, U256};
+use gigagas_bal::{BalCodes, BalKeys, BalValidationError, Phase};
+use gigagas_state::{PreState, StateError};
+use revm::{
+    bytecode::Bytecode,
+    database_interface::{DBErrorMarker, Database, DatabaseRef},
+    state::{AccountId, AccountInfo},
+};
+
+/// Why a positioned read failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum PositionedError {
+    /// The BAL lists neither the account nor (when `slot` is set) the slot.
+    #[error("read of account {address}{} which the BAL does not list", slot.map(|s| format!(" slot {s:#x}")).unwrap_or_default())]
+    NotInBal {
+        /// Account read.
+        address: Address,
+        /// Slot read, when the account is listed but the slot is not.
+        slot: Option<U256>,
+    },
+    /// The pre-state could not answer (missing code or ancestor hash, a backed source failed).
+    #[error(transparent)]
+    State(#[from] StateError),
+}
+
+impl DBErrorMarker for PositionedError {}
+
+impl PositionedError {
+    /// The executor error for this failure in `phase` of block `block`.
+    pub(crate) fn into_execution_error(self, block: u64, phase: Phase) -> crate::ExecutionError {
+        match self {
+            Self::NotInBal { address, slot } => {
+                BalValidationError::NotInBal { block, phase, address, slot }.into()
+            }
+            Self::State(e) => crate::ExecutionError::Evm { block, phase, reason: e.to_string() },
+        }
+    }
+}
+
+/// The last entry of `changes` (sorted by index) whose index is below `index`.
+fn last_before<T>(changes: &[T], index: u64, at: impl Fn(&T) -> u64) -> Option<&T> {
+    let p = changes.partition_point(|c| at(c) < index);
+    p.checked_sub(1).map(|p| &changes[p])
+}
+
+/// A block's pre-state positioned at BAL index [`PositionedDb::index`]. Cheap to build (four
+/// references and an index); a worker keeps one per block and moves its index.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PositionedDb<'a> {
+    pre: &'a PreState,
+    bal: &'a [AccountChanges],
+    keys: &'a BalKeys,
+    codes: &'a BalCodes,
+    /// The block access index reads are positioned at (`i + 1` for transaction `i`).
+    pub(crate) index: u64,
+}
+
+impl<'a> PositionedDb<'a> {
+    /// `pre`'s state after the writes of `bal` below `index`; `keys` and `codes` index the
+    /// same `bal`.
+    pub(crate) fn new(
+        pre: &'a PreState,
+        bal: &'a [AccountChanges],
+        keys: &'a BalKeys,
+        codes: &'a BalCodes,
+        index: u64,
+    ) -> Self {
+        Self { pre, bal, keys, codes, index }
+    }
+
+    fn position(&self, address: &Address) -> Result<usize, PositionedError> {
+        self.keys
+            .position(address)
+            .ok_or(PositionedError::NotInBal { address: *address, slot: None })
+    }
+
+    fn slot_at(
+        &self,
+        position: usize,
+        address: Address,
+        slot: U256,
+    ) -> Result<U256, PositionedError> {
+        let account = &self.bal[position];
+        match account.storage_changes.binary_search_by(|s| s.slot.cmp(&slot)) {
+            Ok(k) => {
+                let changes = &account.storage_changes[k].changes;
+                if let Some(c) = last_before(changes, self.index, |c| c.block_access_index.0) {
+                    return Ok(c.new_value);
+                }
+            }
+            Err(_) if account.storage_reads.binary_search(&slot).is_err() => {
+                return Err(PositionedError::NotInBal { address, slot: Some(slot) });
+            }
+            Err(_) => {}
+        }
+        Ok(self.pre.storage_ref(address, slot)?)
+    }
+}
+
+impl DatabaseRef for PositionedDb<'_> {
+    type Error = PositionedError;
+
+    fn basic_ref(&self, address: Address) -> Result<Option<AccountInfo>, Self::Error> {
+        let position = self.position(&address)?;
+        let account = &self.bal[position];
+        let index = self.index;
+        let balance = last_before(&account.balance_changes, index, |c| c.block_access_index.0);
+        let nonce = last_before(&account.nonce_changes, index, |c| c.block_access_index.0);
+        let code = self.codes.before(position, index);
+        let pre = self.pre.basic_ref(address)?;
+        // As revm's `BalState::basic_by_account_id`: an account absent before the block that no
+        // earlier index wrote stays absent; otherwise the BAL's values go over the pre-state's.
+        if pre.is_none() && balance.is_none() && nonce.is_none() && code.is_none() {
+            return Ok(None);
+        }
+        let mut info = pre.unwrap_or_default();
+        if let Some(c) = balance {
+            info.balance = c.post_balance;
+        }
+        if let Some(c) = nonce {
+            info.nonce = c.new_nonce;
+        }
+        if let Some((hash, code)) = code {
+            info.code_hash = hash;
+            info.code = Some(code.clone());
+        }
+        // The journal hands the id back with every storage read of the account.
+        info.account_id = AccountId::new(position);
+        Ok(Some(info))
+    }
+
+    fn code_by_hash_ref(&self, code_hash: B256) -> Result<Bytecode, Self::Error> {
+        if let Some(code) = self.codes.by_hash(&code_hash) {
+            return Ok(code.clone());
+        }
+        Ok(self.pre.code_by_hash_ref(code_hash)?)
+    }
+
+    fn storage_ref(&self, address: Address, slot: U256) -> Result<U256, Self::Error> {
+        self.slot_at(self.position(&address)?, address, slot)
+    }
+
+    fn block_hash_ref(&self, number: u64) -> Result<B256, Self::Error> {
+        Ok(self.pre.block_hash_ref(number)?)
+    }
+}
+
+impl Database for PositionedDb<'_> {
+    type Error = PositionedError;
+
+    fn basic(&mut self, address: Address) -> Result<Option<AccountInfo>, Self::Error> {
+        self.basic_ref(address)
+    }
+
+    fn code_by_hash(&mut self, code_hash: B256) -> Result<Bytecode, Self::Error> {
+        self.code_by_hash_ref(code_hash)
+    }
+
+    fn storage(&mut self, address: Address, slot: U256) -> Result<U256, Self::Error> {
+        self.storage_ref(address, slot)
+    }
+
+    fn storage_by_account_id(
+        &mut self,
+        address: Address,
+        account_id: AccountId,
+        slot: U256,
+    ) -> Result<U256, Self::Error> {
+        // The id is the position `basic` gave the account; checked, it saves the hash lookup.
+        let position = account_id.get();
+        if self.bal.get(position).is_some_and(|a| a.address == address) {
+            return self.slot_at(position, address, slot);
+        }
+        self.storage_ref(address, slot)
+    }
+
+    fn block_hash(&mut self, number: u64) -> Result<B256, Self::Error> {
+        self.block_hash_ref(number)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloy_eip7928::{BalanceChange, BlockAccessIndex, SlotChanges, StorageChange};
+    use std::{collections::BTreeMap, sync::Arc};
+
+    const A: Address = Address::repeat_byte(0xa);
+    const B: Address = Address::repeat_byte(0xb);
+
+    fn idx(i: u64) -> BlockAccessIndex {
+        BlockAccessIndex(i)
+    }
+
+    /// A (exists, balance 100, slot 1 = 5) written at indices 2 and 4; B (absent before the
+    /// block) credited at index 3; slot 2 of A only read.
+    fn setup() -> (PreState, Vec<AccountChanges>) {
+        let mut pre = PreState::new(Arc::default(), Arc::new(BTreeMap::new()));
+        let storage = [(U256::from(1), U256::from(5))].into_iter().collect();
+        pre.insert_account(A, U256::from(100), 1, revm::primitives::KECCAK_EMPTY, storage).unwrap();
+        let a = AccountChanges {
+            address: A,
+            balance_changes: vec![
+                BalanceChange::new(idx(2), U256::from(90)),
+                BalanceChange::new(idx(4), U256::from(80)),
+            ],
+            storage_changes: vec![SlotChanges::new(
+                U256::from(1),
+                vec![StorageChange::new(idx(2), U256::from(6))],
+            )],
+            storage_reads: vec![U256::from(2)],
+            ..AccountChanges::new(A)
+        };
+        let b = AccountChanges {
+            balance_changes: vec![BalanceChange::new(idx(3), U256::from(7))],
+            ..AccountChanges::new(B)
+        };
+        (pre, vec![a, b])
+    }
+
+    #[test]
+    fn reads_see_the_last_write_below_the_index() {
+        let (pre, bal) = setup();
+        let (keys, codes) = (BalKeys::new(&bal), BalCodes::new(1, &bal).unwrap());
+        let at = |index| PositionedDb::new(&pre, &bal, &keys, &codes, index);
+        let balance = |index| at(index).basic_ref(A).unwrap().unwrap().balance;
+        // Index 2 (tx 1) sees the pre-state; its own write shows from index 3 on.
+        assert_eq!(balance(1), U256::from(100));
+        assert_eq!(balance(2), U256::from(100));
+        assert_eq!(balance(3), U256::from(90));
+        assert_eq!(balance(5), U256::from(80));
+        assert_eq!(at(3).basic_ref(A).unwrap().unwrap().nonce, 1, "unwritten field from pre");
+        assert_eq!(at(2).storage_ref(A, U256::from(1)).unwrap(), U256::from(5));
+        assert_eq!(at(3).storage_ref(A, U256::from(1)).unwrap(), U256::from(6));
+        assert_eq!(at(3).storage_ref(A, U256::from(2)).unwrap(), U256::ZERO);
+        // Absent before the block: absent until its first write, then it exists.
+        assert_eq!(at(3).basic_ref(B).unwrap(), None);
+        assert_eq!(at(4).basic_ref(B).unwrap().unwrap().balance, U256::from(7));
+        // The account id is the BAL position, and storage reads by id agree.
+        let id = at(4).basic_ref(B).unwrap().unwrap().account_id.unwrap();
+        assert_eq!(id.get(), 1);
+        let a_id = at(3).basic_ref(A).unwrap().unwrap().account_id.unwrap();
+        assert_eq!(at(3).storage_by_account_id(A, a_id, U256::from(1)).unwrap(), U256::from(6));
+    }
+
+    #[test]
+    fn reads_outside_the_bal_name_account_and_slot() {
+        let (pre, bal) = setup();
+        let (keys, codes) = (BalKeys::new(&bal), BalCodes::new(1, &bal).unwrap());
+        let db = PositionedDb::new(&pre, &bal, &keys, &codes, 1);
+        let c = Address::repeat_byte(0xc);
+        assert_eq!(db.basic_ref(c), Err(PositionedError::NotInBal { address: c, slot: None }));
+        let slot = Some(U256::from(3));
+        assert_eq!(
+            db.storage_ref(A, U256::from(3)),
+            Err(PositionedError::NotInBal { address: A, slot })
+        );
+        let err = PositionedError::NotInBal { address: A, slot }
+            .into_execution_error(7, Phase::Tx(2))
+            .to_string();
+        assert!(err.contains("block 7") && err.contains("tx 2") && err.contains("0x3"), "{err}");
+    }
+}
