@@ -11,15 +11,22 @@ use alloy_eip7928::AccountChanges;
 use alloy_primitives::{map::HashMap, Address, U256};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// A slot's entry in [`BalKeys`] when the BAL only reads it.
+const READ_ONLY: u32 = u32::MAX;
+
 /// Dense ids for every account and slot of a BAL, plus a concurrent "touched" bitset.
+///
+/// Accounts keep their BAL position `a`; slots (changed and read, sorted per account) are stored
+/// flat, account `a`'s at `slot_start[a]..slot_start[a + 1]`. Bit ids: account `a` →
+/// `a + slot_start[a]`, flat slot `j` of account `a` → `a + 1 + j`.
 #[derive(Debug, Default)]
 pub struct BalKeys {
     accounts: HashMap<Address, u32>,
     addresses: Vec<Address>,
-    /// Per account: id of the account's own bit; slot `k` of `slots[a]` has id `offset[a] + 1 + k`.
-    offset: Vec<u32>,
-    /// Per account: its slots (changed and read), sorted.
-    slots: Vec<Vec<U256>>,
+    slot_start: Vec<u32>,
+    slots: Vec<U256>,
+    /// Per flat slot: its index in the account's `storage_changes`, or [`READ_ONLY`].
+    changes: Vec<u32>,
     seen: Vec<AtomicU64>,
     total: usize,
 }
@@ -27,24 +34,33 @@ pub struct BalKeys {
 impl BalKeys {
     /// Indexes the accounts and slots (reads and changes) of `bal`.
     pub fn new(bal: &[AccountChanges]) -> Self {
-        let mut keys = Self::default();
-        let mut next = 0u32;
+        let n_slots: usize =
+            bal.iter().map(|a| a.storage_changes.len() + a.storage_reads.len()).sum();
+        let mut keys = Self {
+            accounts: HashMap::with_capacity_and_hasher(bal.len(), Default::default()),
+            addresses: Vec::with_capacity(bal.len()),
+            slot_start: Vec::with_capacity(bal.len() + 1),
+            slots: Vec::with_capacity(n_slots),
+            changes: Vec::with_capacity(n_slots),
+            ..Self::default()
+        };
+        let mut merged = Vec::new();
         for (i, account) in bal.iter().enumerate() {
             keys.accounts.insert(account.address, i as u32);
             keys.addresses.push(account.address);
-            let mut slots: Vec<U256> = account
-                .storage_changes
-                .iter()
-                .map(|s| s.slot)
-                .chain(account.storage_reads.iter().copied())
-                .collect();
-            slots.sort_unstable();
-            slots.dedup();
-            keys.offset.push(next);
-            next += 1 + slots.len() as u32;
-            keys.slots.push(slots);
+            keys.slot_start.push(keys.slots.len() as u32);
+            merged.clear();
+            let changed = account.storage_changes.iter().enumerate();
+            merged.extend(changed.map(|(k, s)| (s.slot, k as u32)));
+            merged.extend(account.storage_reads.iter().map(|s| (*s, READ_ONLY)));
+            // Sorted by slot, a changed entry before a read of the same slot (kept by dedup).
+            merged.sort_unstable();
+            merged.dedup_by_key(|(slot, _)| *slot);
+            keys.slots.extend(merged.iter().map(|(slot, _)| *slot));
+            keys.changes.extend(merged.iter().map(|(_, k)| *k));
         }
-        keys.total = next as usize;
+        keys.slot_start.push(keys.slots.len() as u32);
+        keys.total = bal.len() + keys.slots.len();
         keys.seen = (0..keys.total.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
         keys
     }
@@ -53,6 +69,36 @@ impl BalKeys {
     /// does not list it.
     pub fn position(&self, address: &Address) -> Option<usize> {
         self.accounts.get(address).map(|&a| a as usize)
+    }
+
+    /// The listed accounts, in BAL order.
+    pub fn addresses(&self) -> &[Address] {
+        &self.addresses
+    }
+
+    /// The flat indices of the slots listed for the account at BAL position `account`.
+    pub fn slot_range(&self, account: usize) -> std::ops::Range<usize> {
+        self.slot_start[account] as usize..self.slot_start[account + 1] as usize
+    }
+
+    /// All listed slots, flat (see [`BalKeys::slot_range`]).
+    pub fn slots(&self) -> &[U256] {
+        &self.slots
+    }
+
+    /// The flat index of `slot` among those of the account at BAL position `account`, `None`
+    /// if the BAL does not list it.
+    pub fn slot_index(&self, account: usize, slot: &U256) -> Option<usize> {
+        let range = self.slot_range(account);
+        let start = range.start;
+        self.slots[range].binary_search(slot).ok().map(|k| start + k)
+    }
+
+    /// For flat slot `j`: its index in the account's `storage_changes`, `None` when the BAL only
+    /// reads it.
+    pub fn slot_changes(&self, j: usize) -> Option<usize> {
+        let k = self.changes[j];
+        (k != READ_ONLY).then_some(k as usize)
     }
 
     fn mark(&self, id: u32) {
@@ -91,13 +137,12 @@ impl BalKeys {
                 slot: None,
             });
         };
-        let base = self.offset[a as usize];
-        self.mark(base);
-        let listed = &self.slots[a as usize];
+        let a = a as usize;
+        self.mark((a + self.slot_start[a] as usize) as u32);
         for slot in slots {
-            match listed.binary_search(slot) {
-                Ok(k) => self.mark(base + 1 + k as u32),
-                Err(_) => {
+            match self.slot_index(a, slot) {
+                Some(j) => self.mark((a + 1 + j) as u32),
+                None => {
                     return Err(BalValidationError::NotInBal {
                         block,
                         phase,
@@ -122,13 +167,13 @@ impl BalKeys {
         }
         let unset =
             |id: u32| self.seen[id as usize / 64].load(Ordering::Relaxed) & (1 << (id % 64)) == 0;
-        for (a, &base) in self.offset.iter().enumerate() {
-            let address = self.addresses[a];
-            if unset(base) {
+        for (a, &address) in self.addresses.iter().enumerate() {
+            if unset((a + self.slot_start[a] as usize) as u32) {
                 return Err(BalValidationError::Untouched { block, address, slot: None });
             }
-            for (k, slot) in self.slots[a].iter().enumerate() {
-                if unset(base + 1 + k as u32) {
+            for j in self.slot_range(a) {
+                let slot = &self.slots[j];
+                if unset((a + 1 + j) as u32) {
                     return Err(BalValidationError::Untouched {
                         block,
                         address,
@@ -138,5 +183,55 @@ impl BalKeys {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloy_eip7928::{BlockAccessIndex, SlotChanges, StorageChange};
+
+    #[test]
+    fn flat_slots_map_to_changes_and_coverage() {
+        let (a, b) = (Address::repeat_byte(1), Address::repeat_byte(2));
+        let s = U256::from;
+        let change =
+            |slot| SlotChanges::new(s(slot), vec![StorageChange::new(BlockAccessIndex(1), s(9))]);
+        let bal = vec![
+            AccountChanges {
+                storage_changes: vec![change(2), change(5)],
+                storage_reads: vec![s(3)],
+                ..AccountChanges::new(a)
+            },
+            AccountChanges { storage_reads: vec![s(1)], ..AccountChanges::new(b) },
+        ];
+        let keys = BalKeys::new(&bal);
+        assert_eq!(keys.slot_range(0), 0..3);
+        assert_eq!(keys.slot_range(1), 3..4);
+        // Slots sorted per account; changed slots point at their `storage_changes` entry.
+        assert_eq!(keys.slot_index(0, &s(3)), Some(1));
+        assert_eq!(keys.slot_changes(0), Some(0));
+        assert_eq!(keys.slot_changes(1), None);
+        assert_eq!(keys.slot_changes(keys.slot_index(0, &s(5)).unwrap()), Some(1));
+        assert_eq!(keys.slot_index(1, &s(2)), None);
+
+        keys.touch(7, Phase::Tx(0), &a, Some(0), [&s(2), &s(3), &s(5)]).unwrap();
+        let err = keys.touch(7, Phase::Tx(1), &b, None, [&s(4)]).unwrap_err();
+        assert_eq!(
+            err,
+            BalValidationError::NotInBal {
+                block: 7,
+                phase: Phase::Tx(1),
+                address: b,
+                slot: Some(s(4))
+            }
+        );
+        // b's account bit is set, its slot 1 is not.
+        assert_eq!(
+            keys.check_all_touched(7).unwrap_err(),
+            BalValidationError::Untouched { block: 7, address: b, slot: Some(s(1)) }
+        );
+        keys.touch(7, Phase::Tx(1), &b, None, [&s(1)]).unwrap();
+        keys.check_all_touched(7).unwrap();
     }
 }

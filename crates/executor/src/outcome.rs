@@ -1,10 +1,11 @@
 //! The result of executing a block, header validation and comparison of two results.
 
+use crate::parallel::PreValues;
 use crate::ExecutionError;
 use alloy_consensus::{proofs::calculate_receipt_root, ReceiptEnvelope, TxReceipt};
 use alloy_eip7928::AccountChanges;
 use alloy_primitives::{Address, Bloom, B256, U256};
-use gigagas_bal::BalCodes;
+use gigagas_bal::{BalCodes, BalKeys};
 use gigagas_primitives::{BlockInput, ChainSpec};
 use gigagas_state::{PreState, StateError};
 use revm::{database::states::CacheState, primitives::KECCAK_EMPTY};
@@ -27,10 +28,6 @@ pub struct AccountPost {
 /// nonce 0, no code (an EIP-7928 BAL cannot tell "destroyed" from "empty").
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PostStateDiff(pub Vec<(Address, AccountPost)>);
-
-fn pre_info(pre: &PreState, address: &Address) -> Result<(U256, u64, B256), StateError> {
-    Ok(pre.account_values(address)?.unwrap_or((U256::ZERO, 0, KECCAK_EMPTY)))
-}
 
 impl PostStateDiff {
     /// The diff of a sequential run, from the final contents of revm's `State` cache (every
@@ -118,20 +115,17 @@ impl PostStateDiff {
         out
     }
 
-    /// The diff that a BAL implies: the last write of every item, over the pre-state. Linear in
-    /// the BAL's size (the BAL is sorted by address and slot). `codes` are the same BAL's decoded
-    /// code changes, whose hashes are reused (no code is hashed twice).
-    ///
-    /// # Errors
-    /// [`StateError`] when a backed pre-state's source fails on a pre-block value.
-    pub fn from_bal(
+    /// The diff that a BAL implies: the last write of every item, over the pre-block values
+    /// (`values`, read for the keys `keys` lists). Linear in the BAL's size. `codes` are the same
+    /// BAL's decoded code changes, whose hashes are reused (no code is hashed twice).
+    pub(crate) fn from_bal(
         bal: &[AccountChanges],
         codes: &BalCodes,
-        pre: &PreState,
-    ) -> Result<Self, StateError> {
+        keys: &BalKeys,
+        values: &PreValues,
+    ) -> Self {
         let mut out = Vec::new();
         for (k, account) in bal.iter().enumerate() {
-            let address = account.address;
             if account.balance_changes.is_empty()
                 && account.nonce_changes.is_empty()
                 && account.code_changes.is_empty()
@@ -139,7 +133,9 @@ impl PostStateDiff {
             {
                 continue; // only read
             }
-            let (pre_balance, pre_nonce, pre_code) = pre_info(pre, &address)?;
+            let (pre_balance, pre_nonce, pre_code) = values
+                .account(k)
+                .map_or((U256::ZERO, 0, KECCAK_EMPTY), |a| (a.balance, a.nonce, a.code_hash));
             let balance = account.balance_changes.last().map_or(pre_balance, |c| c.post_balance);
             let nonce = account.nonce_changes.last().map_or(pre_nonce, |c| c.new_nonce);
             let code_hash = account.code_changes.last().map_or(pre_code, |c| {
@@ -148,19 +144,23 @@ impl PostStateDiff {
                     .map_or_else(|| alloy_primitives::keccak256(c.new_code()), |(h, _)| h)
             });
             let mut storage = Vec::new();
-            for s in &account.storage_changes {
+            // In slot order; read-only slots have no changes.
+            for j in keys.slot_range(k) {
+                let Some(s) = keys.slot_changes(j).map(|c| &account.storage_changes[c]) else {
+                    continue;
+                };
                 let Some(last) = s.changes.last() else { continue };
-                if last.new_value != pre.slot(&address, &s.slot)? {
+                if last.new_value != values.slot(j) {
                     storage.push((s.slot, last.new_value));
                 }
             }
             if (balance, nonce, code_hash) != (pre_balance, pre_nonce, pre_code)
                 || !storage.is_empty()
             {
-                out.push((address, AccountPost { balance, nonce, code_hash, storage }));
+                out.push((account.address, AccountPost { balance, nonce, code_hash, storage }));
             }
         }
-        Ok(Self(out))
+        Self(out)
     }
 
     /// The first difference from `other`, as "account A: field: x vs y", or `None` if equal.

@@ -326,6 +326,27 @@ impl PreState {
     pub fn slot(&self, address: &Address, slot: &U256) -> Result<U256, StateError> {
         self.storage_ref(*address, *slot)
     }
+
+    /// Appends the pre-block values of `slots` of `address` to `out`, in order (one account
+    /// lookup for an in-memory state).
+    ///
+    /// # Errors
+    /// [`StateError::Source`] when a backed state's source fails.
+    pub fn slots_into(
+        &self,
+        address: &Address,
+        slots: &[U256],
+        out: &mut Vec<U256>,
+    ) -> Result<(), StateError> {
+        if let Some(a) = self.accounts.get(address) {
+            out.extend(slots.iter().map(|s| a.storage.get(s).copied().unwrap_or_default()));
+            return Ok(());
+        }
+        for slot in slots {
+            out.push(self.storage_ref(*address, *slot)?);
+        }
+        Ok(())
+    }
 }
 
 impl DatabaseRef for PreState {

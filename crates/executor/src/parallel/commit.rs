@@ -140,13 +140,10 @@ fn commit(shared: &Shared<'_>, b: usize) -> Result<BlockOutcome, ExecutionError>
     prep.keys.check_all_touched(number)?;
     // The post-state the BAL implies, now that every check passed: execution's. Only the block's
     // one commit takes it.
-    let mut post_state = prep
-        .post_state
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .take()
-        .map_or_else(|| PostStateDiff::from_bal(pb.bal, &prep.codes, pb.pre_state), Ok)
-        .map_err(|source| ExecutionError::State { block: number, source })?;
+    let mut post_state =
+        prep.post_state.lock().unwrap_or_else(|p| p.into_inner()).take().unwrap_or_else(|| {
+            PostStateDiff::from_bal(pb.bal, &prep.codes, &prep.keys, &prep.values)
+        });
     let (deleted, existence) = settle_existence(shared, b, &mut post_state);
     Ok(BlockOutcome {
         number,
@@ -223,7 +220,14 @@ fn bal_state<'a>(
     index: u64,
 ) -> State<PositionedDb<'a>> {
     let mut state = State::builder()
-        .with_database(PositionedDb::new(pb.pre_state, pb.bal, &prep.keys, &prep.codes, index))
+        .with_database(PositionedDb::new(
+            pb.pre_state,
+            &prep.values,
+            pb.bal,
+            &prep.keys,
+            &prep.codes,
+            index,
+        ))
         .with_bal_builder()
         .build();
     state.set_bal_index(BlockAccessIndex::new(index));

@@ -18,7 +18,7 @@ mod positioned;
 mod prepare;
 mod worker;
 
-pub(crate) use positioned::PositionedError;
+pub(crate) use positioned::{PositionedError, PreValues};
 
 use crate::{AccountExistence as Existence, BlockOutcome, ExecutionError, Scheduler};
 use alloy_primitives::Address;

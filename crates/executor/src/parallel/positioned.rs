@@ -54,11 +54,52 @@ fn last_before<T>(changes: &[T], index: u64, at: impl Fn(&T) -> u64) -> Option<&
     p.checked_sub(1).map(|p| &changes[p])
 }
 
+/// The pre-block values of every account and slot a BAL lists, read once when the block is
+/// prepared (with a backed pre-state: from the cache its BAL-hinted prefetch filled), so that
+/// positioned reads and the implied post-state index arrays instead of looking them up.
+#[derive(Debug, Default)]
+pub(crate) struct PreValues {
+    /// By BAL position; `None` for an account that does not exist before the block.
+    accounts: Vec<Option<AccountInfo>>,
+    /// By [`BalKeys`] flat slot index.
+    slots: Vec<U256>,
+}
+
+impl PreValues {
+    /// Reads the values of the accounts and slots `keys` lists from `pre`.
+    ///
+    /// # Errors
+    /// [`StateError`] when a backed pre-state's source fails.
+    pub(crate) fn read(pre: &PreState, keys: &BalKeys) -> Result<Self, StateError> {
+        let addresses = keys.addresses();
+        let mut values = Self {
+            accounts: Vec::with_capacity(addresses.len()),
+            slots: Vec::with_capacity(keys.slots().len()),
+        };
+        for (a, address) in addresses.iter().enumerate() {
+            values.accounts.push(pre.basic_ref(*address)?);
+            pre.slots_into(address, &keys.slots()[keys.slot_range(a)], &mut values.slots)?;
+        }
+        Ok(values)
+    }
+
+    /// The account at BAL position `position` before the block.
+    pub(crate) fn account(&self, position: usize) -> Option<&AccountInfo> {
+        self.accounts.get(position)?.as_ref()
+    }
+
+    /// Flat slot `j` before the block.
+    pub(crate) fn slot(&self, j: usize) -> U256 {
+        self.slots.get(j).copied().unwrap_or_default()
+    }
+}
+
 /// A block's pre-state positioned at BAL index [`PositionedDb::index`]. Cheap to build (four
 /// references and an index); a worker keeps one per block and moves its index.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct PositionedDb<'a> {
     pre: &'a PreState,
+    values: &'a PreValues,
     bal: &'a [AccountChanges],
     keys: &'a BalKeys,
     codes: &'a BalCodes,
@@ -67,16 +108,17 @@ pub(crate) struct PositionedDb<'a> {
 }
 
 impl<'a> PositionedDb<'a> {
-    /// `pre`'s state after the writes of `bal` below `index`; `keys` and `codes` index the
-    /// same `bal`.
+    /// `pre`'s state after the writes of `bal` below `index`; `keys`, `codes` and `values`
+    /// (read from `pre`) index the same `bal`.
     pub(crate) fn new(
         pre: &'a PreState,
+        values: &'a PreValues,
         bal: &'a [AccountChanges],
         keys: &'a BalKeys,
         codes: &'a BalCodes,
         index: u64,
     ) -> Self {
-        Self { pre, bal, keys, codes, index }
+        Self { pre, values, bal, keys, codes, index }
     }
 
     fn position(&self, address: &Address) -> Result<usize, PositionedError> {
@@ -91,20 +133,16 @@ impl<'a> PositionedDb<'a> {
         address: Address,
         slot: U256,
     ) -> Result<U256, PositionedError> {
-        let account = &self.bal[position];
-        match account.storage_changes.binary_search_by(|s| s.slot.cmp(&slot)) {
-            Ok(k) => {
-                let changes = &account.storage_changes[k].changes;
-                if let Some(c) = last_before(changes, self.index, |c| c.block_access_index.0) {
-                    return Ok(c.new_value);
-                }
+        let Some(j) = self.keys.slot_index(position, &slot) else {
+            return Err(PositionedError::NotInBal { address, slot: Some(slot) });
+        };
+        if let Some(k) = self.keys.slot_changes(j) {
+            let changes = &self.bal[position].storage_changes[k].changes;
+            if let Some(c) = last_before(changes, self.index, |c| c.block_access_index.0) {
+                return Ok(c.new_value);
             }
-            Err(_) if account.storage_reads.binary_search(&slot).is_err() => {
-                return Err(PositionedError::NotInBal { address, slot: Some(slot) });
-            }
-            Err(_) => {}
         }
-        Ok(self.pre.storage_ref(address, slot)?)
+        Ok(self.values.slot(j))
     }
 }
 
@@ -118,13 +156,13 @@ impl DatabaseRef for PositionedDb<'_> {
         let balance = last_before(&account.balance_changes, index, |c| c.block_access_index.0);
         let nonce = last_before(&account.nonce_changes, index, |c| c.block_access_index.0);
         let code = self.codes.before(position, index);
-        let pre = self.pre.basic_ref(address)?;
+        let pre = self.values.account(position);
         // As revm's `BalState::basic_by_account_id`: an account absent before the block that no
         // earlier index wrote stays absent; otherwise the BAL's values go over the pre-state's.
         if pre.is_none() && balance.is_none() && nonce.is_none() && code.is_none() {
             return Ok(None);
         }
-        let mut info = pre.unwrap_or_default();
+        let mut info = pre.cloned().unwrap_or_default();
         if let Some(c) = balance {
             info.balance = c.post_balance;
         }
@@ -233,7 +271,8 @@ mod tests {
     fn reads_see_the_last_write_below_the_index() {
         let (pre, bal) = setup();
         let (keys, codes) = (BalKeys::new(&bal), BalCodes::new(1, &bal).unwrap());
-        let at = |index| PositionedDb::new(&pre, &bal, &keys, &codes, index);
+        let values = PreValues::read(&pre, &keys).unwrap();
+        let at = |index| PositionedDb::new(&pre, &values, &bal, &keys, &codes, index);
         let balance = |index| at(index).basic_ref(A).unwrap().unwrap().balance;
         // Index 2 (tx 1) sees the pre-state; its own write shows from index 3 on.
         assert_eq!(balance(1), U256::from(100));
@@ -258,7 +297,8 @@ mod tests {
     fn reads_outside_the_bal_name_account_and_slot() {
         let (pre, bal) = setup();
         let (keys, codes) = (BalKeys::new(&bal), BalCodes::new(1, &bal).unwrap());
-        let db = PositionedDb::new(&pre, &bal, &keys, &codes, 1);
+        let values = PreValues::read(&pre, &keys).unwrap();
+        let db = PositionedDb::new(&pre, &values, &bal, &keys, &codes, 1);
         let c = Address::repeat_byte(0xc);
         assert_eq!(db.basic_ref(c), Err(PositionedError::NotInBal { address: c, slot: None }));
         let slot = Some(U256::from(3));

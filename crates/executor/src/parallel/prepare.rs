@@ -1,6 +1,6 @@
 //! Per-block BAL preparation before execution.
 
-use super::ParallelBlock;
+use super::{positioned::PreValues, ParallelBlock};
 use crate::{ExecutionError, PostStateDiff};
 use alloy_primitives::{map::HashMap, Address};
 use gigagas_bal::{validate_structure, writes::IndexedWrites, BalCodes, BalKeys};
@@ -17,6 +17,8 @@ pub(super) struct Prepared {
     pub(super) writes: IndexedWrites,
     /// Every listed account's position, and which listed accounts and slots execution touched.
     pub(super) keys: BalKeys,
+    /// The pre-block values of the listed accounts and slots.
+    pub(super) values: PreValues,
     /// The post-state the BAL implies (execution's once every check passes), computed ahead of
     /// the commit, which takes it.
     pub(super) post_state: Mutex<Option<PostStateDiff>>,
@@ -35,13 +37,18 @@ pub(super) fn prepare(
     let n = b.block.transactions.len();
     validate_structure(number, b.bal, n)?;
     let codes = BalCodes::new(number, b.bal)?;
-    // All three reuse the code hashes decoding computed.
-    let ((writes, keys), post_state) = rayon::join(
-        || (IndexedWrites::from_alloy(b.bal, &codes, n), BalKeys::new(b.bal)),
-        || PostStateDiff::from_bal(b.bal, &codes, b.pre_state),
+    // Both reuse the code hashes decoding computed.
+    let (writes, keyed) = rayon::join(
+        || IndexedWrites::from_alloy(b.bal, &codes, n),
+        || {
+            let keys = BalKeys::new(b.bal);
+            let values = PreValues::read(b.pre_state, &keys)?;
+            let post_state = PostStateDiff::from_bal(b.bal, &codes, &keys, &values);
+            Ok::<_, gigagas_state::StateError>((keys, values, post_state))
+        },
     );
-    let post_state =
-        post_state.map_err(|source| ExecutionError::State { block: number, source })?;
+    let (keys, values, post_state) =
+        keyed.map_err(|source| ExecutionError::State { block: number, source })?;
     let mut destroyed = HashMap::default();
     if !chain.is_cancun(b.block.header.timestamp) {
         for account in b.bal {
@@ -57,6 +64,7 @@ pub(super) fn prepare(
         codes,
         writes,
         keys,
+        values,
         post_state: Mutex::new(Some(post_state)),
         destroyed,
         empty_is_dead: chain.is_spurious_dragon(number),

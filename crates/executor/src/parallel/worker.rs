@@ -86,7 +86,7 @@ fn execute_tx<'a>(
         block_evm(
             shared.chain,
             pb.block,
-            PositionedDb::new(pb.pre_state, pb.bal, &prep.keys, &prep.codes, 0),
+            PositionedDb::new(pb.pre_state, &prep.values, pb.bal, &prep.keys, &prep.codes, 0),
         )
     });
     let index = BlockAccessIndex::from_tx_index(i as u64);
