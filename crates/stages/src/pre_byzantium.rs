@@ -43,11 +43,42 @@ pub(crate) fn per_tx_updates(
         current.insert(address, v);
         Ok(v)
     };
+    // Per transaction index, the BAL accounts that write there (in BAL order): linear in the
+    // BAL's size instead of scanning every account for every transaction.
+    let mut writers: Vec<Vec<usize>> = vec![Vec::new(); transactions];
+    for (k, account) in bal.iter().enumerate() {
+        let indices = account
+            .balance_changes
+            .iter()
+            .map(|c| c.block_access_index.0)
+            .chain(account.nonce_changes.iter().map(|c| c.block_access_index.0))
+            .chain(account.code_changes.iter().map(|c| c.block_access_index.0))
+            .chain(
+                account
+                    .storage_changes
+                    .iter()
+                    .flat_map(|s| s.changes.iter().map(|c| c.block_access_index.0)),
+            );
+        for index in indices {
+            let Some(list) = (index as usize).checked_sub(1).and_then(|i| writers.get_mut(i))
+            else {
+                continue; // index 0 or n + 1: not a transaction
+            };
+            if list.last() != Some(&k) {
+                list.push(k);
+            }
+        }
+    }
+    for list in &mut writers {
+        list.sort_unstable();
+        list.dedup();
+    }
+    let mut existence = existence.iter().peekable();
     let mut per_tx = Vec::with_capacity(transactions);
-    for i in 0..transactions as u64 {
-        let index = i + 1;
+    for (i, writers) in writers.iter().enumerate() {
+        let index = i as u64 + 1;
         let mut updates: HashMap<Address, AccountUpdate> = HashMap::default();
-        for account in bal {
+        for account in writers.iter().map(|&k| &bal[k]) {
             let w = writes_at(account, index);
             if w.is_empty() {
                 continue;
@@ -70,7 +101,9 @@ pub(crate) fn per_tx_updates(
                 },
             );
         }
-        for (_, address, change) in existence.iter().filter(|(k, _, _)| *k == index) {
+        // `existence` is sorted by index.
+        while existence.next_if(|(k, _, _)| *k < index).is_some() {}
+        while let Some((_, address, change)) = existence.next_if(|(k, _, _)| *k == index) {
             let now = info(*address, &mut current)?;
             let empty = |v: (u64, U256, B256)| v.0 == 0 && v.1.is_zero() && v.2 == KECCAK_EMPTY;
             let after = match change {
