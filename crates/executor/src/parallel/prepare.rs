@@ -42,7 +42,7 @@ pub(super) fn prepare(
         || IndexedWrites::from_alloy(b.bal, &codes, n),
         || {
             let keys = BalKeys::new(b.bal);
-            let values = PreValues::read(b.pre_state, &keys)?;
+            let values = PreValues::read(b.pre_state, b.bal, &keys)?;
             let post_state = PostStateDiff::from_bal(b.bal, &codes, &keys, &values);
             Ok::<_, gigagas_state::StateError>((keys, values, post_state))
         },
