@@ -163,8 +163,11 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode, BenchError> {
     let gas: u64 = data.iter().map(|b| b.block.header.gas_used).sum();
     let txs: usize = data.iter().map(|b| b.block.transactions.len()).sum();
 
-    let runs_total =
-        (2 + threads.len() * schedulers.len() * batches.len() + args.project as usize) * repeat + 2;
+    // Per round: three sequential jobs, the parallel configurations, one ceiling per thread count
+    // above one, the calibration; plus recovery and the reference once.
+    let ceilings = threads.iter().filter(|&&t| t > 1).count();
+    let per_round = 3 + threads.len() * schedulers.len() * batches.len() + ceilings;
+    let runs_total = (per_round + args.project as usize) * repeat + 2;
     let progress = bar(runs_total as u64, "running");
     let mut failures: Vec<String> = Vec::new();
 
@@ -261,6 +264,8 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode, BenchError> {
             }
         }
     }
+    // The machine's own ceiling: as many independent plain loops as threads, at once.
+    jobs.extend(threads.iter().filter(|&&t| t > 1).map(|&t| Job::Ceiling(t)));
     let calibration = ParallelConfig { threads: 1, scheduler: Scheduler::Ols, batch: n_blocks };
     if args.project {
         jobs.push(Job::Calibrate(calibration));
@@ -290,6 +295,16 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode, BenchError> {
                     drop(rec);
                     times[j].push(t.elapsed());
                 }
+                Job::Ceiling(n) => {
+                    let t = Instant::now();
+                    recovery_pool_for(n).broadcast(|_| {
+                        for (b, s) in data.iter().zip(&senders) {
+                            drop(execute_baseline(&chain, &b.block, s, &b.pre_state));
+                        }
+                    });
+                    // Time per pass of the blocks: n passes ran at once.
+                    times[j].push(t.elapsed() / n as u32);
+                }
                 Job::Parallel(config) | Job::Calibrate(config) => {
                     let rec = args.include_recovery.then(|| {
                         let t = Instant::now();
@@ -312,6 +327,21 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode, BenchError> {
     let baseline = median(times[0].clone());
     let sequential = median(times[1].clone());
     let sequential_without_bal = median(times[2].clone());
+    let ceilings: Vec<report::CeilingRow> = jobs
+        .iter()
+        .enumerate()
+        .filter_map(|(j, job)| match *job {
+            Job::Ceiling(threads) => {
+                let per_pass = median(times[j].clone()).as_secs_f64();
+                Some(report::CeilingRow {
+                    threads,
+                    seconds_per_pass: per_pass,
+                    speedup: baseline.as_secs_f64() / per_pass,
+                })
+            }
+            _ => None,
+        })
+        .collect();
     let mut rows = Vec::new();
     for (j, job) in jobs.iter().enumerate() {
         let Job::Parallel(config) = *job else { continue };
@@ -369,6 +399,7 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode, BenchError> {
         sequential_s: sequential.as_secs_f64(),
         sequential_without_bal_s: sequential_without_bal.as_secs_f64(),
         runs: rows,
+        ceilings,
         projection,
         stages,
         peak_rss_mb: report::peak_rss_mb(),
@@ -409,6 +440,8 @@ enum Job {
     Parallel(ParallelConfig),
     /// The one-thread run whose latencies feed the projection.
     Calibrate(ParallelConfig),
+    /// `n` plain revm loops over all blocks at once on `n` threads: the machine's scaling bound.
+    Ceiling(usize),
 }
 
 /// Failures seen so far, one per block.

@@ -60,6 +60,18 @@ pub(crate) struct ProjectionCheck {
     pub(crate) error_pct: f64,
 }
 
+/// `threads` independent plain revm loops over all blocks, run at once: what the machine's cores,
+/// caches and memory allow without any executor overhead. A parallel speedup near this is the
+/// most the machine gives; far below it, the executor loses the difference.
+#[derive(Debug, Serialize)]
+pub(crate) struct CeilingRow {
+    pub(crate) threads: usize,
+    /// Wall time divided by `threads` (seconds per pass of the blocks).
+    pub(crate) seconds_per_pass: f64,
+    /// Baseline time over `seconds_per_pass`.
+    pub(crate) speedup: f64,
+}
+
 /// Everything `gigagas bench` found.
 #[derive(Debug, Serialize)]
 pub(crate) struct Report {
@@ -81,6 +93,8 @@ pub(crate) struct Report {
     /// The same pipeline without revm's BAL builder, seconds: what the builder costs.
     pub(crate) sequential_without_bal_s: f64,
     pub(crate) runs: Vec<RunRow>,
+    /// Per thread count above one: the machine's own scaling on this workload.
+    pub(crate) ceilings: Vec<CeilingRow>,
     #[serde(skip_serializing_if = "Option::is_none", flatten)]
     pub(crate) projection: Option<ProjectionJson>,
     /// Stage breakdown of the one-thread calibration run (with `--project`).
@@ -220,6 +234,15 @@ pub(crate) fn print_tables(r: &Report) {
         mgas(r.sequential_s),
         r.baseline_s / r.sequential_s
     );
+    for c in &r.ceilings {
+        println!(
+            "ceiling, {} plain loops at once:    {:>8.1} ms  {:>8.1} Mgas/s  {:.2}x  (per pass)",
+            c.threads,
+            c.seconds_per_pass * 1e3,
+            mgas(c.seconds_per_pass),
+            c.speedup
+        );
+    }
     println!();
     println!(
         "{:>7} {:>9} {:>5} {:>9} {:>8} {:>8} {:>10} {:>9}  fallback",

@@ -53,6 +53,11 @@ fn json_report_and_bal_round_trip() {
         assert_eq!(run["fallback_blocks"], serde_json::json!([116525]));
     }
     assert!(report["projection"].as_array().is_some_and(|p| !p.is_empty()));
+    // One ceiling (independent plain loops at once) per thread count above one.
+    let ceilings = report["ceilings"].as_array().unwrap();
+    assert_eq!(ceilings.len(), 1, "{ceilings:?}");
+    assert_eq!(ceilings[0]["threads"], 2);
+    assert!(ceilings[0]["speedup"].as_f64().is_some_and(|s| s > 0.0), "{ceilings:?}");
 
     // The dumped BAL is in the execution-spec-tests shape.
     let text = std::fs::read_to_string(tmp.path().join("19426587.json")).unwrap();
