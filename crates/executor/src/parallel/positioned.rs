@@ -4,7 +4,8 @@
 //! write at an index below `k`, or else the pre-block value: the state after the first `k - 1`
 //! transactions, without executing them. This is what revm's `State` does with a BAL attached
 //! (`BalWrites::get`), read directly off the alloy-eip7928 lists (sorted by index, slots sorted
-//! by key) instead of a converted copy of the BAL and a per-worker cache of the pre-state.
+//! by key) and off [`PreValues`] (the listed keys' pre-block values, read once per block) instead
+//! of a converted copy of the BAL and a per-worker cache of the pre-state.
 //! Reads of an account or slot the BAL does not list fail: EIP-7928 requires the BAL to list
 //! every account and slot execution accesses.
 
@@ -134,7 +135,7 @@ impl PreValues {
     }
 }
 
-/// A block's pre-state positioned at BAL index [`PositionedDb::index`]. Cheap to build (four
+/// A block's pre-state positioned at BAL index [`PositionedDb::index`]. Cheap to build (five
 /// references and an index); a worker keeps one per block and moves its index.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct PositionedDb<'a> {
