@@ -165,8 +165,8 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode, BenchError> {
 
     // Per round: three sequential jobs, the parallel configurations, one ceiling per thread count
     // above one, the calibration; plus recovery and the reference once.
-    let ceilings = threads.iter().filter(|&&t| t > 1).count();
-    let per_round = 3 + threads.len() * schedulers.len() * batches.len() + ceilings;
+    let n_ceilings = threads.iter().filter(|&&t| t > 1).count();
+    let per_round = 3 + threads.len() * schedulers.len() * batches.len() + n_ceilings;
     let runs_total = (per_round + args.project as usize) * repeat + 2;
     let progress = bar(runs_total as u64, "running");
     let mut failures: Vec<String> = Vec::new();
@@ -271,8 +271,7 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode, BenchError> {
         jobs.push(Job::Calibrate(calibration));
     }
     let pools: Vec<(usize, rayon::ThreadPool)> = threads.iter().map(|&t| (t, pool(t))).collect();
-    let recovery_pool_for =
-        |t: usize| pools.iter().find(|(n, _)| *n == t).map_or(&one_pool, |(_, p)| p);
+    let pool_for = |t: usize| pools.iter().find(|(n, _)| *n == t).map_or(&one_pool, |(_, p)| p);
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); jobs.len()];
     let mut longest: Vec<Vec<Duration>> = vec![Vec::new(); jobs.len()];
     let mut fallbacks: Vec<BTreeSet<u64>> = vec![BTreeSet::new(); jobs.len()];
@@ -297,7 +296,7 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode, BenchError> {
                 }
                 Job::Ceiling(n) => {
                     let t = Instant::now();
-                    recovery_pool_for(n).broadcast(|_| {
+                    pool_for(n).broadcast(|_| {
                         for (b, s) in data.iter().zip(&senders) {
                             drop(execute_baseline(&chain, &b.block, s, &b.pre_state));
                         }
@@ -308,7 +307,7 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode, BenchError> {
                 Job::Parallel(config) | Job::Calibrate(config) => {
                     let rec = args.include_recovery.then(|| {
                         let t = Instant::now();
-                        let _ = recover_all(recovery_pool_for(config.threads), &chain, &data);
+                        let _ = recover_all(pool_for(config.threads), &chain, &data);
                         t.elapsed()
                     });
                     let run = execute_parallel(&chain, &inputs, config);

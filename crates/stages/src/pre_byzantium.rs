@@ -8,7 +8,10 @@
 use crate::import::ImportError;
 use alloy_consensus::{Eip658Value, ReceiptEnvelope};
 use alloy_primitives::{map::HashMap, Address, Bytes, B256, U256};
-use gigagas_bal::{writes::writes_at, BlockAccessList};
+use gigagas_bal::{
+    writes::{IndexedWrites, Item, Value},
+    BalCodes, BlockAccessList,
+};
 use gigagas_executor::AccountExistence;
 use gigagas_state::PreState;
 use gigagas_trie::{update_state_root, AccountUpdate, NodeSource};
@@ -43,62 +46,31 @@ pub(crate) fn per_tx_updates(
         current.insert(address, v);
         Ok(v)
     };
-    // Per transaction index, the BAL accounts that write there (in BAL order): linear in the
-    // BAL's size instead of scanning every account for every transaction.
-    let mut writers: Vec<Vec<usize>> = vec![Vec::new(); transactions];
-    for (k, account) in bal.iter().enumerate() {
-        let indices = account
-            .balance_changes
-            .iter()
-            .map(|c| c.block_access_index.0)
-            .chain(account.nonce_changes.iter().map(|c| c.block_access_index.0))
-            .chain(account.code_changes.iter().map(|c| c.block_access_index.0))
-            .chain(
-                account
-                    .storage_changes
-                    .iter()
-                    .flat_map(|s| s.changes.iter().map(|c| c.block_access_index.0)),
-            );
-        for index in indices {
-            let Some(list) = (index as usize).checked_sub(1).and_then(|i| writers.get_mut(i))
-            else {
-                continue; // index 0 or n + 1: not a transaction
-            };
-            if list.last() != Some(&k) {
-                list.push(k);
-            }
-        }
-    }
-    for list in &mut writers {
-        list.sort_unstable();
-        list.dedup();
-    }
+    // The BAL's writes grouped by index (linear in its size); code hashed from the bytes.
+    let writes = IndexedWrites::from_alloy(bal, &BalCodes::default(), transactions);
     let mut existence = existence.iter().peekable();
     let mut per_tx = Vec::with_capacity(transactions);
-    for (i, writers) in writers.iter().enumerate() {
-        let index = i as u64 + 1;
+    for index in 1..=transactions as u64 {
         let mut updates: HashMap<Address, AccountUpdate> = HashMap::default();
-        for account in writers.iter().map(|&k| &bal[k]) {
-            let w = writes_at(account, index);
-            if w.is_empty() {
-                continue;
-            }
+        // Sorted by account, then balance, nonce, code, slots.
+        for group in writes.at(index).chunk_by(|x, y| x.address == y.address) {
+            let address = group[0].address;
             let (mut n, mut b, mut h) =
-                info(account.address, &mut current)?.unwrap_or((0, U256::ZERO, KECCAK_EMPTY));
-            b = w.balance.unwrap_or(b);
-            n = w.nonce.unwrap_or(n);
-            if let Some(code) = w.code {
-                h = if code.is_empty() { KECCAK_EMPTY } else { alloy_primitives::keccak256(code) };
+                info(address, &mut current)?.unwrap_or((0, U256::ZERO, KECCAK_EMPTY));
+            let mut storage = Vec::new();
+            for w in group {
+                match (w.item, w.value) {
+                    (Item::Balance, Value::Word(v)) => b = v,
+                    (Item::Nonce, Value::Nonce(v)) => n = v,
+                    (Item::Code, Value::CodeHash(v)) => h = v,
+                    (Item::Storage(slot), Value::Word(v)) => storage.push((slot, v)),
+                    _ => {}
+                }
             }
-            current.insert(account.address, Some((n, b, h)));
+            current.insert(address, Some((n, b, h)));
             updates.insert(
-                account.address,
-                AccountUpdate {
-                    address: account.address,
-                    info: Some((n, b, h)),
-                    wiped: false,
-                    storage: w.slots,
-                },
+                address,
+                AccountUpdate { address, info: Some((n, b, h)), wiped: false, storage },
             );
         }
         // `existence` is sorted by index.

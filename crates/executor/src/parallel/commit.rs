@@ -219,17 +219,8 @@ fn bal_state<'a>(
     prep: &'a Prepared,
     index: u64,
 ) -> State<PositionedDb<'a>> {
-    let mut state = State::builder()
-        .with_database(PositionedDb::new(
-            pb.pre_state,
-            &prep.values,
-            pb.bal,
-            &prep.keys,
-            &prep.codes,
-            index,
-        ))
-        .with_bal_builder()
-        .build();
+    let mut state =
+        State::builder().with_database(prep.positioned(pb, index)).with_bal_builder().build();
     state.set_bal_index(BlockAccessIndex::new(index));
     state
 }

@@ -55,83 +55,43 @@ fn last_before<T>(changes: &[T], index: u64, at: impl Fn(&T) -> u64) -> Option<&
     p.checked_sub(1).map(|p| &changes[p])
 }
 
-/// A listed account before the block, with which of its fields the BAL changes anywhere.
-#[derive(Debug)]
-struct PreAccount {
-    /// `None` when it does not exist before the block; `account_id` set to its BAL position.
-    info: Option<AccountInfo>,
-    /// Whether the BAL has balance, nonce or code changes for it. Without any, a positioned read
-    /// is the pre-block account at every index.
-    info_changes: bool,
-}
-
-/// A listed slot: key, pre-block value, and its entry in the account's `storage_changes`
-/// ([`NO_CHANGES`] when the BAL only reads it). One entry holds all a positioned read needs.
-#[derive(Debug)]
-struct PreSlot {
-    slot: U256,
-    value: U256,
-    changes: u32,
-}
-
-const NO_CHANGES: u32 = u32::MAX;
-
 /// The pre-block values of every account and slot a BAL lists, read once when the block is
 /// prepared (with a backed pre-state: from the cache its BAL-hinted prefetch filled), so that
 /// positioned reads and the implied post-state index arrays instead of looking them up.
 #[derive(Debug, Default)]
 pub(crate) struct PreValues {
-    /// By BAL position.
-    accounts: Vec<PreAccount>,
-    /// Flat, in [`BalKeys`]' order (account `a`'s at `keys.slot_range(a)`, sorted by slot).
-    slots: Vec<PreSlot>,
+    /// By BAL position; `None` for an account that does not exist before the block.
+    accounts: Vec<Option<AccountInfo>>,
+    /// By [`BalKeys`] flat slot index.
+    slots: Vec<U256>,
 }
 
 impl PreValues {
-    /// Reads the values of the accounts and slots that `keys` (the index of `bal`) lists from
-    /// `pre`.
+    /// Reads the values of the accounts and slots `keys` lists from `pre`.
     ///
     /// # Errors
     /// [`StateError`] when a backed pre-state's source fails.
-    pub(crate) fn read(
-        pre: &PreState,
-        bal: &[AccountChanges],
-        keys: &BalKeys,
-    ) -> Result<Self, StateError> {
+    pub(crate) fn read(pre: &PreState, keys: &BalKeys) -> Result<Self, StateError> {
         let addresses = keys.addresses();
         let mut values = Self {
             accounts: Vec::with_capacity(addresses.len()),
             slots: Vec::with_capacity(keys.slots().len()),
         };
-        let mut buf = Vec::new();
-        for ((a, address), account) in addresses.iter().enumerate().zip(bal) {
-            let info = pre
-                .basic_ref(*address)?
-                .map(|info| AccountInfo { account_id: AccountId::new(a), ..info });
-            let info_changes = !(account.balance_changes.is_empty()
-                && account.nonce_changes.is_empty()
-                && account.code_changes.is_empty());
-            values.accounts.push(PreAccount { info, info_changes });
-            let range = keys.slot_range(a);
-            buf.clear();
-            pre.slots_into(address, &keys.slots()[range.clone()], &mut buf)?;
-            values.slots.extend(range.zip(&buf).map(|(j, value)| PreSlot {
-                slot: keys.slots()[j],
-                value: *value,
-                changes: keys.slot_changes(j).map_or(NO_CHANGES, |k| k as u32),
-            }));
+        for (a, address) in addresses.iter().enumerate() {
+            values.accounts.push(pre.basic_ref(*address)?);
+            pre.slots_into(address, &keys.slots()[keys.slot_range(a)], &mut values.slots)?;
         }
         Ok(values)
     }
 
     /// The account at BAL position `position` before the block.
     pub(crate) fn account(&self, position: usize) -> Option<&AccountInfo> {
-        self.accounts.get(position)?.info.as_ref()
+        self.accounts.get(position)?.as_ref()
     }
 
     /// Flat slot `j` before the block.
     pub(crate) fn slot(&self, j: usize) -> U256 {
-        self.slots.get(j).map(|s| s.value).unwrap_or_default()
+        self.slots.get(j).copied().unwrap_or_default()
     }
 }
 
@@ -174,18 +134,16 @@ impl<'a> PositionedDb<'a> {
         address: Address,
         slot: U256,
     ) -> Result<U256, PositionedError> {
-        let listed = &self.values.slots[self.keys.slot_range(position)];
-        let Ok(k) = listed.binary_search_by(|s| s.slot.cmp(&slot)) else {
+        let Some(j) = self.keys.slot_index(position, &slot) else {
             return Err(PositionedError::NotInBal { address, slot: Some(slot) });
         };
-        let entry = &listed[k];
-        if entry.changes != NO_CHANGES {
-            let changes = &self.bal[position].storage_changes[entry.changes as usize].changes;
+        if let Some(k) = self.keys.slot_changes(j) {
+            let changes = &self.bal[position].storage_changes[k].changes;
             if let Some(c) = last_before(changes, self.index, |c| c.block_access_index.0) {
                 return Ok(c.new_value);
             }
         }
-        Ok(entry.value)
+        Ok(self.values.slot(j))
     }
 }
 
@@ -194,10 +152,6 @@ impl DatabaseRef for PositionedDb<'_> {
 
     fn basic_ref(&self, address: Address) -> Result<Option<AccountInfo>, Self::Error> {
         let position = self.position(&address)?;
-        let entry = &self.values.accounts[position];
-        if !entry.info_changes {
-            return Ok(entry.info.clone());
-        }
         let account = &self.bal[position];
         let index = self.index;
         let balance = last_before(&account.balance_changes, index, |c| c.block_access_index.0);
@@ -210,8 +164,6 @@ impl DatabaseRef for PositionedDb<'_> {
             return Ok(None);
         }
         let mut info = pre.cloned().unwrap_or_default();
-        // The journal hands the id back with every storage read of the account.
-        info.account_id = AccountId::new(position);
         if let Some(c) = balance {
             info.balance = c.post_balance;
         }
@@ -222,6 +174,8 @@ impl DatabaseRef for PositionedDb<'_> {
             info.code_hash = hash;
             info.code = Some(code.clone());
         }
+        // The journal hands the id back with every storage read of the account.
+        info.account_id = AccountId::new(position);
         Ok(Some(info))
     }
 
@@ -318,7 +272,7 @@ mod tests {
     fn reads_see_the_last_write_below_the_index() {
         let (pre, bal) = setup();
         let (keys, codes) = (BalKeys::new(&bal), BalCodes::new(1, &bal).unwrap());
-        let values = PreValues::read(&pre, &bal, &keys).unwrap();
+        let values = PreValues::read(&pre, &keys).unwrap();
         let at = |index| PositionedDb::new(&pre, &values, &bal, &keys, &codes, index);
         let balance = |index| at(index).basic_ref(A).unwrap().unwrap().balance;
         // Index 2 (tx 1) sees the pre-state; its own write shows from index 3 on.
@@ -344,7 +298,7 @@ mod tests {
     fn reads_outside_the_bal_name_account_and_slot() {
         let (pre, bal) = setup();
         let (keys, codes) = (BalKeys::new(&bal), BalCodes::new(1, &bal).unwrap());
-        let values = PreValues::read(&pre, &bal, &keys).unwrap();
+        let values = PreValues::read(&pre, &keys).unwrap();
         let db = PositionedDb::new(&pre, &values, &bal, &keys, &codes, 1);
         let c = Address::repeat_byte(0xc);
         assert_eq!(db.basic_ref(c), Err(PositionedError::NotInBal { address: c, slot: None }));

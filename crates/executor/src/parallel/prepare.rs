@@ -1,6 +1,9 @@
 //! Per-block BAL preparation before execution.
 
-use super::{positioned::PreValues, ParallelBlock};
+use super::{
+    positioned::{PositionedDb, PreValues},
+    ParallelBlock,
+};
 use crate::{ExecutionError, PostStateDiff};
 use alloy_primitives::{map::HashMap, Address};
 use gigagas_bal::{validate_structure, writes::IndexedWrites, BalCodes, BalKeys};
@@ -42,7 +45,7 @@ pub(super) fn prepare(
         || IndexedWrites::from_alloy(b.bal, &codes, n),
         || {
             let keys = BalKeys::new(b.bal);
-            let values = PreValues::read(b.pre_state, b.bal, &keys)?;
+            let values = PreValues::read(b.pre_state, &keys)?;
             let post_state = PostStateDiff::from_bal(b.bal, &codes, &keys, &values);
             Ok::<_, gigagas_state::StateError>((keys, values, post_state))
         },
@@ -72,6 +75,11 @@ pub(super) fn prepare(
 }
 
 impl Prepared {
+    /// Block `b`'s pre-state positioned at BAL `index` (`b` is the block this prepared).
+    pub(super) fn positioned<'a>(&'a self, b: &ParallelBlock<'a>, index: u64) -> PositionedDb<'a> {
+        PositionedDb::new(b.pre_state, &self.values, b.bal, &self.keys, &self.codes, index)
+    }
+
     /// Whether the transaction at BAL `index` saw `account` differently from in-order execution.
     ///
     /// An EIP-7928 BAL cannot say "destroyed". After a pre-Cancun SELFDESTRUCT at index `d`, a

@@ -82,13 +82,8 @@ fn execute_tx<'a>(
     let prep = shared.prepared(b)?;
     // One EVM per (worker, block) over the pre-state positioned by the BAL: nothing is ever
     // committed, every read is positioned at the current index.
-    let evm = evms.entry(b).or_insert_with(|| {
-        block_evm(
-            shared.chain,
-            pb.block,
-            PositionedDb::new(pb.pre_state, &prep.values, pb.bal, &prep.keys, &prep.codes, 0),
-        )
-    });
+    let evm =
+        evms.entry(b).or_insert_with(|| block_evm(shared.chain, pb.block, prep.positioned(pb, 0)));
     let index = BlockAccessIndex::from_tx_index(i as u64);
     evm.db_mut().index = index.0;
     let tx_env = TxEnv::from_recovered_tx(&pb.block.transactions[i], pb.senders[i]);
