@@ -5,12 +5,13 @@
 
 #![allow(missing_docs)]
 
+use alloy_primitives::{logs_bloom, Bloom};
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use gigagas_executor::{
     baseline::execute_baseline,
     parallel::{execute_parallel, ParallelBlock, ParallelConfig},
     sequential::{execute_sequential, execute_sequential_without_bal},
-    Scheduler,
+    BloomMemo, Scheduler,
 };
 use gigagas_primitives::ChainSpec;
 use gigagas_state::mainnet;
@@ -68,6 +69,30 @@ fn executors(c: &mut Criterion) {
                 execute_sequential_without_bal(&chain, &blk.block, s, &blk.pre_state)
                     .expect("sequential");
             }
+        })
+    });
+    // What validating `logsBloom` / `receiptsRoot` costs at least, on its own: every receipt's
+    // bloom from the reference's logs, memoized per block as both executors do, and alloy's
+    // plain `logs_bloom` for comparison.
+    group.bench_function("logs-blooms-memoized", |b| {
+        b.iter(|| {
+            let mut all = Bloom::ZERO;
+            for r in &reference {
+                let mut memo = BloomMemo::default();
+                for receipt in &r.receipts {
+                    all |= memo.logs_bloom(receipt.logs());
+                }
+            }
+            all
+        })
+    });
+    group.bench_function("logs-blooms-alloy", |b| {
+        b.iter(|| {
+            let mut all = Bloom::ZERO;
+            for receipt in reference.iter().flat_map(|r| &r.receipts) {
+                all |= logs_bloom(receipt.logs());
+            }
+            all
         })
     });
     for (threads, scheduler, batch) in [

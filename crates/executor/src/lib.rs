@@ -30,4 +30,5 @@ pub use outcome::{
     compare_outcomes, validate_header, AccountExistence, AccountPost, BlockOutcome, HeaderCheck,
     PostStateDiff,
 };
+pub use receipt::BloomMemo;
 pub use schedule::{task_order, Scheduler};

@@ -3,7 +3,8 @@
 //! A receipt's bloom (Yellow Paper §4.3.1, M3:2048) sets 3 bits per log address and per topic,
 //! taken from keccak256 of each. Mass-emitting transactions repeat the same contract address and
 //! event signature thousands of times (block 15,537,394 hashes 50,188 addresses and topics of
-//! which 10,048 are distinct), so the hashes are memoized.
+//! which 10,048 are distinct), so the hashes are memoized, and the last address and event
+//! signature are compared before any lookup.
 
 use alloy_consensus::{
     Eip658Value, Receipt, ReceiptEnvelope, ReceiptWithBloom, TxEnvelope, TxType,
@@ -12,29 +13,66 @@ use alloy_evm::{
     eth::receipt_builder::{ReceiptBuilder, ReceiptBuilderCtx},
     Evm,
 };
-use alloy_primitives::{keccak256, map::HashMap, Address, Bloom, BloomInput, Log, B256};
+use alloy_primitives::{
+    keccak256,
+    map::{AddressMap, B256Map},
+    Address, Bloom, BloomInput, Log, B256,
+};
 use std::cell::RefCell;
 
-/// Computes logs blooms, remembering the keccak256 of every address and topic seen.
+/// Computes logs blooms (Yellow Paper §4.3.1), remembering the keccak256 of every address and
+/// topic seen. Both executors use one per block (a memo over a whole megablock outgrows the
+/// caches); its cost is a floor under any executor that validates `logsBloom`/`receiptsRoot`:
+/// one keccak256 per distinct address or topic of the block, one hash-map lookup per log
+/// address and topic.
 #[derive(Debug, Default)]
-pub(crate) struct BloomMemo {
-    addresses: HashMap<Address, B256>,
-    topics: HashMap<B256, B256>,
+pub struct BloomMemo {
+    addresses: AddressMap<B256>,
+    topics: B256Map<B256>,
+    /// The last log's address and event signature (topic 0) with their hashes: logs of one
+    /// transaction mostly repeat both, which then skips the map lookups.
+    last_address: Option<(Address, B256)>,
+    last_signature: Option<(B256, B256)>,
 }
 
 impl BloomMemo {
-    /// The bloom of `logs`, equal to `alloy_primitives::logs_bloom(logs)`.
-    pub(crate) fn logs_bloom(&mut self, logs: &[Log]) -> Bloom {
+    /// The bloom of `logs` (2048 bits), equal to `alloy_primitives::logs_bloom(logs)`.
+    pub fn logs_bloom(&mut self, logs: &[Log]) -> Bloom {
         let mut bloom = Bloom::ZERO;
         for log in logs {
-            let h = *self.addresses.entry(log.address).or_insert_with(|| keccak256(log.address));
+            let h = match self.last_address {
+                Some((a, h)) if a == log.address => h,
+                _ => {
+                    let h = *self
+                        .addresses
+                        .entry(log.address)
+                        .or_insert_with(|| keccak256(log.address));
+                    self.last_address = Some((log.address, h));
+                    h
+                }
+            };
             bloom.accrue(BloomInput::Hash(h));
-            for topic in log.topics() {
-                let h = *self.topics.entry(*topic).or_insert_with(|| keccak256(topic));
+            let topics = log.topics();
+            if let Some((signature, rest)) = topics.split_first() {
+                let h = match self.last_signature {
+                    Some((t, h)) if t == *signature => h,
+                    _ => {
+                        let h = self.topic_hash(signature);
+                        self.last_signature = Some((*signature, h));
+                        h
+                    }
+                };
                 bloom.accrue(BloomInput::Hash(h));
+                for topic in rest {
+                    bloom.accrue(BloomInput::Hash(self.topic_hash(topic)));
+                }
             }
         }
         bloom
+    }
+
+    fn topic_hash(&mut self, topic: &B256) -> B256 {
+        *self.topics.entry(*topic).or_insert_with(|| keccak256(topic))
     }
 }
 
@@ -95,5 +133,19 @@ mod tests {
         let mut memo = BloomMemo::default();
         assert_eq!(memo.logs_bloom(&logs), alloy_primitives::logs_bloom(&logs));
         assert_eq!(memo.logs_bloom(&logs[1..]), alloy_primitives::logs_bloom(&logs[1..]));
+        // Another address and signature, the old signature as a later topic, a log without
+        // topics, then the first address and signature again (the last-seen shortcuts).
+        let b = Address::repeat_byte(3);
+        let u = B256::repeat_byte(4);
+        let more = [
+            Log { address: b, data: LogData::new_unchecked(vec![u, t], Bytes::new()) },
+            Log { address: b, data: LogData::new_unchecked(vec![], Bytes::new()) },
+            Log { address: a, data: LogData::new_unchecked(vec![t, u], Bytes::new()) },
+        ];
+        for k in 0..more.len() {
+            let logs = &more[k..];
+            assert_eq!(memo.logs_bloom(logs), alloy_primitives::logs_bloom(logs), "from log {k}");
+        }
+        assert_eq!(BloomMemo::default().logs_bloom(&[]), Bloom::ZERO);
     }
 }
