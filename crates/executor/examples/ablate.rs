@@ -18,6 +18,8 @@
 //!   all-blocks megablock), scheduler OLS, or gas-used (`g`) / gas-limit (`l`) heaviest first;
 //! - `ceil<N>`: `N` plain loops over all blocks at once, time per pass (the machine's ceiling);
 //! - `dpar<N>`: `N` one-thread parallel executors over all blocks at once, time per pass;
+//! - `split<N>`: `N` one-thread parallel executors at once, each over its own share of the
+//!   blocks (contiguous, equal gas): block-level parallelism, no block split between cores;
 //! - `blooms`: only the receipts' logs blooms of the reference, memoized per block as the
 //!   executors compute them.
 //!
@@ -46,6 +48,7 @@ enum Variant {
     Parallel(ParallelConfig),
     Ceiling(usize),
     Parallels(usize),
+    Split(usize),
     Blooms,
 }
 
@@ -60,6 +63,8 @@ fn parse(name: &str, blocks: usize) -> Result<Variant, String> {
         _ => {
             if let Some(n) = name.strip_prefix("ceil") {
                 Variant::Ceiling(number(n)?.max(1))
+            } else if let Some(n) = name.strip_prefix("split") {
+                Variant::Split(number(n)?.max(1))
             } else if let Some(n) = name.strip_prefix("dpar") {
                 Variant::Parallels(number(n)?.max(1))
             } else if let Some((threads, batch)) =
@@ -203,6 +208,41 @@ fn main() -> Result<(), Box<dyn Error>> {
                             let tx: u64 = run.tx_nanos.iter().flatten().sum();
                             eprintln!("{}: transactions {:.1} ms", names[k], ms(tx));
                         }
+                    }
+                }
+                Variant::Split(n) => {
+                    // n one-thread executors, each over its own share of the blocks (by gas).
+                    let total: u64 = data.iter().map(|b| b.block.header.gas_used).sum();
+                    let mut shares: Vec<Vec<ParallelBlock<'_>>> = vec![Vec::new(); n];
+                    let mut acc = 0u64;
+                    for (b, input) in data.iter().zip(&inputs) {
+                        let k = ((acc as u128 * n as u128) / total.max(1) as u128) as usize;
+                        shares[k.min(n - 1)].push(*input);
+                        acc += b.block.header.gas_used;
+                    }
+                    let runs: Vec<Option<ParallelRun>> = std::thread::scope(|scope| {
+                        let handles: Vec<_> = shares
+                            .iter()
+                            .map(|share| {
+                                let config = ParallelConfig {
+                                    threads: 1,
+                                    scheduler: Scheduler::Ols,
+                                    batch: share.len().max(1),
+                                };
+                                let chain = &chain;
+                                scope.spawn(move || execute_parallel(chain, share, config))
+                            })
+                            .collect();
+                        handles.into_iter().map(|h| h.join().ok()).collect()
+                    });
+                    let mut tx = 0;
+                    for run in runs {
+                        let run = run.ok_or("a parallel run panicked")?;
+                        check(&run)?;
+                        tx += run.tx_nanos.iter().flatten().sum::<u64>();
+                    }
+                    if stages {
+                        eprintln!("{}: transactions {:.1} ms", names[k], ms(tx));
                     }
                 }
                 Variant::Blooms => {
