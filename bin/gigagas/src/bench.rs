@@ -163,12 +163,24 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode, BenchError> {
     let gas: u64 = data.iter().map(|b| b.block.header.gas_used).sum();
     let txs: usize = data.iter().map(|b| b.block.transactions.len()).sum();
 
-    // Per round: three sequential jobs, the parallel configurations, one ceiling per thread count
-    // above one, the calibration; plus recovery and the reference once.
-    let n_ceilings = threads.iter().filter(|&&t| t > 1).count();
-    let per_round = 3 + threads.len() * schedulers.len() * batches.len() + n_ceilings;
-    let runs_total = (per_round + args.project as usize) * repeat + 2;
-    let progress = bar(runs_total as u64, "running");
+    // Every timed job runs once per round, round after round, so that slow drifts of the
+    // machine's speed hit all of them alike; medians over the rounds are reported.
+    let mut jobs = vec![Job::Baseline, Job::Sequential, Job::SequentialWithoutBal];
+    for &threads in &threads {
+        for &scheduler in &schedulers {
+            for &batch in &batches {
+                jobs.push(Job::Parallel(ParallelConfig { threads, scheduler, batch }));
+            }
+        }
+    }
+    // The machine's own ceiling: as many independent plain loops as threads, at once.
+    jobs.extend(threads.iter().filter(|&&t| t > 1).map(|&t| Job::Ceiling(t)));
+    let calibration = ParallelConfig { threads: 1, scheduler: Scheduler::Ols, batch: n_blocks };
+    if args.project {
+        jobs.push(Job::Calibrate(calibration));
+    }
+    // Every job per round, plus recovery and the reference once.
+    let progress = bar((jobs.len() * repeat + 2) as u64, "running");
     let mut failures: Vec<String> = Vec::new();
 
     // Sender recovery, timed on its own (parallel on the most threads, and on one thread).
@@ -254,22 +266,6 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode, BenchError> {
         })
         .collect();
 
-    // Every timed job runs once per round, round after round, so that slow drifts of the
-    // machine's speed hit all of them alike; medians over the rounds are reported.
-    let mut jobs = vec![Job::Baseline, Job::Sequential, Job::SequentialWithoutBal];
-    for &threads in &threads {
-        for &scheduler in &schedulers {
-            for &batch in &batches {
-                jobs.push(Job::Parallel(ParallelConfig { threads, scheduler, batch }));
-            }
-        }
-    }
-    // The machine's own ceiling: as many independent plain loops as threads, at once.
-    jobs.extend(threads.iter().filter(|&&t| t > 1).map(|&t| Job::Ceiling(t)));
-    let calibration = ParallelConfig { threads: 1, scheduler: Scheduler::Ols, batch: n_blocks };
-    if args.project {
-        jobs.push(Job::Calibrate(calibration));
-    }
     let pools: Vec<(usize, rayon::ThreadPool)> = threads.iter().map(|&t| (t, pool(t))).collect();
     let pool_for = |t: usize| pools.iter().find(|(n, _)| *n == t).map_or(&one_pool, |(_, p)| p);
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); jobs.len()];
