@@ -7,6 +7,7 @@
 
 use alloy_primitives::{logs_bloom, Bloom};
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use gigagas_bal::{validate_structure, writes::IndexedWrites, BalCodes, BalKeys, BlockAccessList};
 use gigagas_executor::{
     baseline::execute_baseline,
     parallel::{execute_parallel, ParallelBlock, ParallelConfig},
@@ -15,7 +16,7 @@ use gigagas_executor::{
 };
 use gigagas_primitives::ChainSpec;
 use gigagas_state::mainnet;
-use std::time::Duration;
+use std::{hint::black_box, time::Duration};
 
 fn executors(c: &mut Criterion) {
     let dir = mainnet::default_dir();
@@ -110,6 +111,54 @@ fn executors(c: &mut Criterion) {
                 all |= logs_bloom(receipt.logs());
             }
             all
+        })
+    });
+    // The parallel executor's per-block BAL preparation, part by part (the public pieces of
+    // `prepare`; the pre-block values and the implied post-state are timed inside the runs'
+    // prepare stage only). Every part walks the whole BAL once.
+    let bals: Vec<(&BlockAccessList, usize)> =
+        inputs.iter().map(|p| (p.bal, p.block.transactions.len())).collect();
+    let (mut accounts, mut slots, mut reads, mut changes) = (0, 0, 0, 0);
+    for account in bals.iter().flat_map(|(bal, _)| bal.iter()) {
+        accounts += 1;
+        slots += account.storage_changes.len();
+        reads += account.storage_reads.len();
+        changes += account.balance_changes.len()
+            + account.nonce_changes.len()
+            + account.code_changes.len()
+            + account.storage_changes.iter().map(|s| s.changes.len()).sum::<usize>();
+    }
+    eprintln!(
+        "BALs: {accounts} accounts, {slots} changed and {reads} read-only slots, {changes} changes"
+    );
+    group.bench_function("bal-validate-structure", |b| {
+        b.iter(|| {
+            for &(bal, n) in &bals {
+                validate_structure(0, bal, n).expect("valid BAL");
+            }
+        })
+    });
+    let codes: Vec<BalCodes> =
+        bals.iter().map(|&(bal, _)| BalCodes::new(0, bal).expect("codes")).collect();
+    group.bench_function("bal-codes", |b| {
+        b.iter(|| {
+            for &(bal, _) in &bals {
+                black_box(BalCodes::new(0, bal).expect("codes"));
+            }
+        })
+    });
+    group.bench_function("bal-indexed-writes", |b| {
+        b.iter(|| {
+            for (&(bal, n), codes) in bals.iter().zip(&codes) {
+                black_box(IndexedWrites::from_alloy(bal, codes, n));
+            }
+        })
+    });
+    group.bench_function("bal-keys", |b| {
+        b.iter(|| {
+            for &(bal, _) in &bals {
+                black_box(BalKeys::new(bal));
+            }
         })
     });
     for (threads, scheduler, batch) in [

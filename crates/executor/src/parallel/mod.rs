@@ -5,13 +5,17 @@
 //! parallel unit; every block executes against its own pre-state and BAL). Per batch, `threads`
 //! workers claim transactions in [`Scheduler`] order:
 //! 1. **prepare** (claimed as tasks ahead of the transactions; a worker that needs a block still
-//!    being prepared waits for it, others go on): structural BAL validation, conversion to revm's BAL, writes grouped by index, the key
-//!    coverage index, the implied post-state, pre-Cancun self-destruct markers;
-//! 2. **execute**: each worker keeps one revm `State` + EVM per block, sets the BAL index and runs
-//!    the transaction without committing, then checks its reads and writes against the BAL;
+//!    being prepared waits for it, others go on): structural BAL validation, deployed codes
+//!    decoded and hashed, writes grouped by index, the key coverage index, the pre-block values
+//!    of every listed account and slot, the implied post-state, pre-Cancun self-destruct markers;
+//! 2. **execute**: each worker keeps one EVM per block over a positioned view of the
+//!    pre-state (never committed to), sets the BAL index and runs the transaction, then checks
+//!    the keys it touched and its writes against the BAL's entries at that index;
 //! 3. **commit** (run by the worker that finishes a block's last transaction, overlapping other
 //!    blocks' execution): pre-execution system calls at index 0, receipts in order, post-execution
-//!    at `n + 1`, BAL rebuilt from all fragments and its hash compared with the given BAL's.
+//!    at `n + 1`, then every listed key must have been touched. Equal writes at every index plus
+//!    full coverage mean the execution's BAL is the given one; no BAL is rebuilt or re-hashed
+//!    (the hash is compared only where a header commits to one).
 
 mod commit;
 mod positioned;
