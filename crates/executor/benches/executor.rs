@@ -7,7 +7,7 @@
 
 use alloy_primitives::{logs_bloom, Bloom};
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use gigagas_bal::{validate_structure, writes::IndexedWrites, BalCodes, BalKeys, BlockAccessList};
+use gigagas_bal::{validate_structure, writes::IndexedWrites, BalCodes, BalKeys};
 use gigagas_executor::{
     baseline::execute_baseline,
     parallel::{execute_parallel, ParallelBlock, ParallelConfig},
@@ -116,10 +116,8 @@ fn executors(c: &mut Criterion) {
     // The parallel executor's per-block BAL preparation, part by part (the public pieces of
     // `prepare`; the pre-block values and the implied post-state are timed inside the runs'
     // prepare stage only). Every part walks the whole BAL once.
-    let bals: Vec<(&BlockAccessList, usize)> =
-        inputs.iter().map(|p| (p.bal, p.block.transactions.len())).collect();
     let (mut accounts, mut slots, mut reads, mut changes) = (0, 0, 0, 0);
-    for account in bals.iter().flat_map(|(bal, _)| bal.iter()) {
+    for account in inputs.iter().flat_map(|p| p.bal.iter()) {
         accounts += 1;
         slots += account.storage_changes.len();
         reads += account.storage_reads.len();
@@ -133,31 +131,31 @@ fn executors(c: &mut Criterion) {
     );
     group.bench_function("bal-validate-structure", |b| {
         b.iter(|| {
-            for &(bal, n) in &bals {
-                validate_structure(0, bal, n).expect("valid BAL");
+            for p in &inputs {
+                validate_structure(0, p.bal, p.block.transactions.len()).expect("valid BAL");
             }
         })
     });
     let codes: Vec<BalCodes> =
-        bals.iter().map(|&(bal, _)| BalCodes::new(0, bal).expect("codes")).collect();
+        inputs.iter().map(|p| BalCodes::new(0, p.bal).expect("codes")).collect();
     group.bench_function("bal-codes", |b| {
         b.iter(|| {
-            for &(bal, _) in &bals {
-                black_box(BalCodes::new(0, bal).expect("codes"));
+            for p in &inputs {
+                black_box(BalCodes::new(0, p.bal).expect("codes"));
             }
         })
     });
     group.bench_function("bal-indexed-writes", |b| {
         b.iter(|| {
-            for (&(bal, n), codes) in bals.iter().zip(&codes) {
-                black_box(IndexedWrites::from_alloy(bal, codes, n));
+            for (p, codes) in inputs.iter().zip(&codes) {
+                black_box(IndexedWrites::from_alloy(p.bal, codes, p.block.transactions.len()));
             }
         })
     });
     group.bench_function("bal-keys", |b| {
         b.iter(|| {
-            for &(bal, _) in &bals {
-                black_box(BalKeys::new(bal));
+            for p in &inputs {
+                black_box(BalKeys::new(p.bal));
             }
         })
     });
