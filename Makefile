@@ -12,13 +12,8 @@ VENV := testing/.venv
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  make %-16s %s\n", $$1, $$2}'
 
-deps: ## Install the system packages the build and tests need (C/C++ compilers for secp256k1, blst, c-kzg and RocksDB; libclang for RocksDB's bindings; DejaVu Sans for net-sim's charts; Prometheus for the metrics test)
-	@command -v c++ >/dev/null 2>&1 || (apt-get update && apt-get install -y build-essential)
-	@ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || ls /usr/lib/x86_64-linux-gnu/libclang*.so* >/dev/null 2>&1 || \
-		(apt-get update && apt-get install -y libclang-dev)
-	@test -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf || (apt-get update && apt-get install -y fonts-dejavu-core)
-	@command -v prometheus >/dev/null 2>&1 || (apt-get update && apt-get install -y --no-install-recommends prometheus)
-	@command -v cargo >/dev/null 2>&1 || { echo "cargo not found: install Rust from https://rustup.rs"; exit 1; }
+deps: ## Check for exactly what the build and tests load (cc/c++; libclang.so or libclang-<N>.so for RocksDB's bindgen, not libclang-cpp; DejaVu Sans; prometheus) and install what is missing (scripts/deps.sh)
+	@scripts/deps.sh
 
 build: deps ## Build the gigagas binary (release)
 	$(CARGO) build --release -p gigagas
