@@ -30,9 +30,12 @@ libclang_dirs() {
   for var in "${LD_LIBRARY_PATH:-}" "${LIBRARY_PATH:-}"; do
     [ -n "$var" ] && echo "${var//:/ }"
   done
-  # shellcheck disable=SC2086
-  ls -d /usr/local/llvm*/lib* /usr/local/lib*/*/* /usr/local/lib*/* /usr/local/lib* \
-    /usr/lib*/*/* /usr/lib*/* /usr/lib* 2>/dev/null || true
+  local dir
+  for dir in /usr/local/llvm*/lib* /usr/local/lib*/*/* /usr/local/lib*/* /usr/local/lib* \
+    /usr/lib*/*/* /usr/lib*/* /usr/lib*; do
+    [ -d "$dir" ] && echo "$dir"
+  done
+  return 0
 }
 
 # A file clang-sys would load: the names above, not libclang-cpp, a 64-bit ELF object.
@@ -52,8 +55,12 @@ has_libclang() {
 
 # clang's resource headers, which bindgen's parse of RocksDB's c.h includes (stddef.h, stdbool.h).
 has_clang_headers() {
-  ls /usr/lib/llvm-*/lib/clang/*/include/stddef.h /usr/lib/clang/*/include/stddef.h \
-    /usr/local/lib/clang/*/include/stddef.h >/dev/null 2>&1
+  local file
+  for file in /usr/lib/llvm-*/lib/clang/*/include/stddef.h /usr/lib/clang/*/include/stddef.h \
+    /usr/local/lib/clang/*/include/stddef.h; do
+    [ -f "$file" ] && return 0
+  done
+  return 1
 }
 
 missing=()
