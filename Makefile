@@ -6,7 +6,7 @@ DATA ?= $(SHARED)/data/mainnet
 GIGAGAS := target/release/gigagas
 BENCH_ARGS ?= --threads 1,2 --scheduler all --batch 1,all --repeat 11 --project
 
-.PHONY: help deps devnet-deps build run test test-fixtures import proofs-check bench-io worst-io net-sim bench bench-rlnc node devnet lint fmt
+.PHONY: help check-data deps devnet-deps build run test test-fixtures import proofs-check bench-io worst-io net-sim bench bench-rlnc node devnet lint fmt
 VENV := testing/.venv
 
 help: ## List the targets
@@ -15,19 +15,27 @@ help: ## List the targets
 deps: ## Check for exactly what the build and tests load (cc/c++; libclang.so or libclang-<N>.so for RocksDB's bindgen, not libclang-cpp; DejaVu Sans; prometheus) and install what is missing (scripts/deps.sh)
 	@scripts/deps.sh
 
-build: deps ## Build the gigagas binary (release)
-	$(CARGO) build --release -p gigagas
+check-data: ## Check that the shared data is where the targets expect it (../shared/data beside the project)
+	@test -d $(DATA)/blocks || { echo "error: no mainnet blocks at $(abspath $(DATA))/blocks: ../shared/data must sit beside the project (see ../shared/data/README.md), or pass DATA=DIR" >&2; exit 1; }
+	@test -d $(SHARED)/data || { echo "error: no shared data at $(abspath $(SHARED))/data: it must sit beside the project (see ../shared/data/README.md), or pass SHARED=DIR" >&2; exit 1; }
 
-run: build ## Execute the 52 mainnet blocks sequentially and in parallel, validate them, print Mgas/s and the projection
-	$(GIGAGAS) bench --data $(DATA) --project
+# `--workspace --bins --examples` resolves features exactly as `cargo test --workspace` does (the
+# examples bring in the dev-dependencies' features), so `make test` after `make run` reuses every
+# compiled dependency and tests the very binary `make run` ran; `-p gigagas` alone would compile
+# ~100 crates a second time with other features.
+build: deps ## Build the gigagas binary (release; the workspace's features as the tests build them)
+	$(CARGO) build --release --workspace --bins --examples
+
+run: check-data build ## Execute the 52 mainnet blocks sequentially and in parallel (1 and all cores, three schedulers, per block and as one megablock), validate every block, print one screen of Mgas/s and ratios with the 1-32 thread projection, write target/bench/speedup.png (more: RUN_ARGS=--verbose)
+	$(GIGAGAS) bench --data $(DATA) --project $(RUN_ARGS)
 
 devnet-deps: ## Python virtualenv with eth-account (PyPI) for the devnet script, in testing/.venv
 	@test -x $(VENV)/bin/python || python3 -m venv $(VENV)
 	@$(VENV)/bin/python -c "import eth_account" 2>/dev/null || $(VENV)/bin/pip install -q eth-account
 
-test: deps devnet-deps ## Run all tests (release profile: the blocks execute in seconds), then a short devnet
+test: check-data deps devnet-deps ## Run all tests (release profile: the blocks execute in seconds), then a short devnet
 	$(CARGO) test --release --workspace
-	$(CARGO) build --release -p gigagas
+	$(CARGO) build --release --workspace --bins --examples
 	$(VENV)/bin/python testing/devnet.py --gigagas $(GIGAGAS) --blocks 5 --block-time 0.3
 
 node: build ## Run a dev node (a consensus driver over the Engine API, JSON-RPC on 8545, metrics on 9001)

@@ -105,8 +105,14 @@ if [ "$(id -u)" -ne 0 ]; then
   fi
 fi
 echo "deps: installing ${missing[*]} (apt-get)"
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+log=$(mktemp)
+if ! { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
+  --no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
+  cat "$log" >&2
+  echo "deps: apt-get could not install ${missing[*]} (its output above)" >&2
+  exit 1
+fi
+rm -f "$log"
 for pkg in "${missing[@]}"; do
   echo "deps: installed $pkg $(dpkg-query -W -f='${Version}' "$pkg" 2>/dev/null)"
 done

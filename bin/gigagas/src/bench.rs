@@ -29,7 +29,7 @@ pub(crate) struct BenchArgs {
     /// block_hashes.json.
     #[arg(long, default_value = "../shared/data/mainnet")]
     pub(crate) data: PathBuf,
-    /// Worker thread counts, comma-separated [default: the machine's cores].
+    /// Worker thread counts, comma-separated [default: 1 and the machine's cores].
     #[arg(long, value_delimiter = ',')]
     pub(crate) threads: Vec<usize>,
     /// Claim order: ols, gas-limit, gas-used or all.
@@ -59,6 +59,17 @@ pub(crate) struct BenchArgs {
     /// Print one JSON object instead of tables.
     #[arg(long)]
     pub(crate) json: bool,
+    /// Print every figure: all runs with their longest transaction and fallbacks, the stages of
+    /// the one-thread run, every projected configuration and its check against the measurement.
+    #[arg(long, short)]
+    pub(crate) verbose: bool,
+    /// Where to write the speedup chart (PNG): measured and projected speedup against threads,
+    /// next to the published curve.
+    #[arg(long, value_name = "PNG", default_value = "target/bench/speedup.png")]
+    pub(crate) plot: PathBuf,
+    /// Write no chart.
+    #[arg(long)]
+    pub(crate) no_plot: bool,
     /// Where the pre-state lives: `memory` (loaded from the data folder) or `rocksdb` (each
     /// block's pre-state in a RocksDB under --db, loaded once; runs compare each I/O design
     /// with the in-memory run of the same blocks).
@@ -129,7 +140,15 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode, BenchError> {
     }
     let chain = ChainSpec::mainnet();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let threads = if args.threads.is_empty() { vec![cores] } else { args.threads.clone() };
+    let threads = if args.threads.is_empty() {
+        if cores > 1 {
+            vec![1, cores]
+        } else {
+            vec![1]
+        }
+    } else {
+        args.threads.clone()
+    };
     if threads.contains(&0) {
         return Err(BenchError::Args("--threads must be at least 1".into()));
     }
@@ -271,6 +290,7 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode, BenchError> {
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); jobs.len()];
     let mut longest: Vec<Vec<Duration>> = vec![Vec::new(); jobs.len()];
     let mut fallbacks: Vec<BTreeSet<u64>> = vec![BTreeSet::new(); jobs.len()];
+    let mut job_bad: Vec<BTreeSet<u64>> = vec![BTreeSet::new(); jobs.len()];
     let mut calibration_runs = Vec::new();
     let mut tally = Tally::default();
     for _ in 0..repeat {
@@ -309,8 +329,9 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode, BenchError> {
                     let run = execute_parallel(&chain, &inputs, config);
                     times[j].push(run.wall + rec.unwrap_or_default());
                     longest[j].push(run.longest_tx());
-                    fallbacks[j]
-                        .extend(check_run(&chain, &data, &reference, &inputs, &run, &mut tally));
+                    let checked = check_run(&chain, &data, &reference, &inputs, &run, &mut tally);
+                    fallbacks[j].extend(checked.fallbacks);
+                    job_bad[j].extend(checked.bad);
                     if matches!(job, Job::Calibrate(_)) {
                         calibration_runs.push(run);
                     }
@@ -337,10 +358,13 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode, BenchError> {
             _ => None,
         })
         .collect();
+    let ceiling_at =
+        |threads: usize| ceilings.iter().find(|c| c.threads == threads).map_or(1.0, |c| c.speedup);
     let mut rows = Vec::new();
     for (j, job) in jobs.iter().enumerate() {
         let Job::Parallel(config) = *job else { continue };
         let seconds = median(times[j].clone()).as_secs_f64();
+        let speedup = baseline.as_secs_f64() / seconds;
         rows.push(RunRow {
             threads: config.threads,
             scheduler: config.scheduler,
@@ -348,10 +372,17 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode, BenchError> {
             gas,
             seconds,
             mgas_per_s: gas as f64 / 1e6 / seconds,
-            speedup: baseline.as_secs_f64() / seconds,
+            speedup,
             vs_sequential: sequential.as_secs_f64() / seconds,
+            vs_ceiling: speedup / ceiling_at(config.threads),
             longest_tx_ms: median(longest[j].clone()).as_secs_f64() * 1e3,
             fallback_blocks: fallbacks[j].iter().copied().collect(),
+            blocks_validated: n_blocks
+                - data
+                    .iter()
+                    .zip(&reference)
+                    .filter(|(b, r)| r.is_none() || job_bad[j].contains(&b.block.number()))
+                    .count(),
         });
     }
 
@@ -378,11 +409,15 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode, BenchError> {
         }
     }
     let blocks_validated = n_blocks - tally.bad_blocks.len();
-    let report = Report {
+    let mut report = Report {
+        cpu_model: report::cpu_model(),
         blocks: n_blocks,
+        first_block: data.first().map_or(0, |b| b.block.number()),
+        last_block: data.last().map_or(0, |b| b.block.number()),
         transactions: txs,
         gas,
         blocks_validated,
+        reference_validated: reference.iter().filter(|r| r.is_some()).count(),
         receipts_root_checked,
         repeat,
         include_recovery: args.include_recovery,
@@ -400,11 +435,23 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode, BenchError> {
         peak_rss_mb: report::peak_rss_mb(),
         failures: failures.clone(),
         bal_source: args.bal.as_ref().map(|p| p.display().to_string()),
+        plot: None,
+        plot_error: None,
     };
+    if !args.no_plot {
+        match crate::bench_plot::write(&args.plot, &report) {
+            Ok(()) => report.plot = Some(args.plot.display().to_string()),
+            Err(e) => report.plot_error = Some(e),
+        }
+    }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report).expect("report serializes"));
+    } else if args.verbose {
+        report::print_details(&report);
+        println!();
+        report::print_summary(&report);
     } else {
-        report::print_tables(&report);
+        report::print_summary(&report);
     }
     if failures.is_empty() {
         Ok(ExitCode::SUCCESS)
@@ -446,8 +493,15 @@ struct Tally {
     bad_blocks: BTreeSet<u64>,
 }
 
-/// Validates every block of a parallel run against the reference and the header; returns the
-/// blocks that fell back to in-order execution.
+/// What [`check_run`] found in one parallel run.
+struct Checked {
+    /// Blocks re-executed in order (pre-Cancun SELFDESTRUCT then access).
+    fallbacks: BTreeSet<u64>,
+    /// Blocks that failed a check.
+    bad: BTreeSet<u64>,
+}
+
+/// Validates every block of a parallel run against the reference and the header.
 fn check_run(
     chain: &ChainSpec,
     data: &[MainnetBlock],
@@ -455,8 +509,9 @@ fn check_run(
     inputs: &[ParallelBlock<'_>],
     run: &ParallelRun,
     tally: &mut Tally,
-) -> BTreeSet<u64> {
+) -> Checked {
     let mut fallbacks = BTreeSet::new();
+    let mut bad = BTreeSet::new();
     for (((b, r), outcome), input) in data.iter().zip(reference).zip(&run.outcomes).zip(inputs) {
         let number = b.block.number();
         let checked = outcome.as_ref().map_err(Clone::clone).and_then(|o| {
@@ -473,13 +528,14 @@ fn check_run(
                 }
             }
             Err(e) => {
+                bad.insert(number);
                 if tally.bad_blocks.insert(number) {
                     tally.failures.push(format!("parallel: {e}"));
                 }
             }
         }
     }
-    fallbacks
+    Checked { fallbacks, bad }
 }
 
 /// Per-block costs for the projection, from the calibration run with the median wall time.

@@ -7,6 +7,8 @@
 
 mod bench;
 mod bench_io;
+mod bench_plot;
+mod chart;
 mod dev;
 mod import;
 mod net_sim;

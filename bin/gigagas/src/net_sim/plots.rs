@@ -1,12 +1,10 @@
 //! PNG charts of `gigagas net-sim --plots DIR` (plotters, bitmap backend, text in DejaVu Sans).
 
 use super::{config, run_all, sweep_configs, NetSimArgs};
+use crate::chart::{legend, plot_err, register_font, Chart};
 use gigagas_netsim::{Config, Protocol, Report};
-use plotters::{coord::Shift, prelude::*, style::FontStyle};
+use plotters::prelude::*;
 use std::{path::Path, process::ExitCode};
-
-/// The font the charts' text is drawn with (Debian package `fonts-dejavu-core`).
-const FONT: &str = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
 
 /// The uplink-capped panel's network and CPU: 25 Mbit/s per node, and the costs measured by
 /// `cargo bench -p gigagas-rlnc` (2.2 ms to verify a chunk, 1.0 ms to decode; docs/rlnc.md).
@@ -27,25 +25,6 @@ const CDF_CASES: [(&str, Protocol, usize); 6] = [
     ("RLNC N=10 D=40", rlnc(10, 1), 40),
     ("RLNC N=10 D=80", rlnc(10, 1), 80),
 ];
-
-type Chart<'a> = DrawingArea<BitMapBackend<'a>, Shift>;
-
-fn plot_err(e: impl std::fmt::Display) -> String {
-    format!("plot: {e}")
-}
-
-/// Registers the font file under plotters' `sans-serif` family.
-fn register_font() -> Result<(), String> {
-    let bytes = std::fs::read(FONT).map_err(|e| {
-        format!("the charts need the font {FONT} (apt-get install -y fonts-dejavu-core): {e}")
-    })?;
-    plotters::style::register_font(
-        "sans-serif",
-        FontStyle::Normal,
-        Box::leak(bytes.into_boxed_slice()),
-    )
-    .map_err(|_| format!("{FONT} is not a TrueType font"))
-}
 
 /// Simulates the charts' cases and writes `decode_cdf.png` and `sweep.png` into `dir`.
 pub(super) fn write(args: &NetSimArgs, dir: &Path) -> Result<ExitCode, String> {
@@ -204,19 +183,4 @@ fn sweep_panel(
             .map_err(plot_err)?;
     }
     legend(&mut chart, SeriesLabelPosition::UpperRight)
-}
-
-/// The series labels of `chart`, boxed, at `position`.
-fn legend<'a, X: Ranged, Y: Ranged>(
-    chart: &mut ChartContext<'a, BitMapBackend<'a>, Cartesian2d<X, Y>>,
-    position: SeriesLabelPosition,
-) -> Result<(), String> {
-    chart
-        .configure_series_labels()
-        .position(position)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 14))
-        .draw()
-        .map_err(plot_err)
 }

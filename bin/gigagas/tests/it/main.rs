@@ -1,5 +1,6 @@
-//! End-to-end tests of `gigagas bench` on real mainnet blocks: `--json`, `--dump-bal`, `--bal`
-//! with a faithful, a tampered and a malformed BAL file, and a missing data folder.
+//! End-to-end tests of `gigagas bench` on real mainnet blocks: the one-screen summary and its
+//! chart, `--verbose`, `--json`, `--dump-bal`, `--bal` with a faithful, a tampered and a
+//! malformed BAL file, and a missing data folder.
 
 use std::{
     path::{Path, PathBuf},
@@ -26,6 +27,7 @@ fn bench(extra: &[&str]) -> Output {
         .arg(data_dir())
         .args(["--blocks", BLOCKS, "--threads", "1,2", "--repeat", "1", "--batch", "1,all"])
         .args(extra)
+        .arg("--no-plot")
         .output()
         .expect("run gigagas")
 }
@@ -44,12 +46,24 @@ fn json_report_and_bal_round_trip() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let report = json(&out);
     assert_eq!(report["blocks_validated"], 2);
+    assert!(report["cpu_model"].is_string() && report["first_block"] == 116525, "{report}");
     let runs = report["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 2 * 3 * 2, "threads x schedulers x batches");
     for run in runs {
-        for key in ["threads", "scheduler", "batch", "gas", "seconds", "mgas_per_s", "speedup"] {
+        for key in [
+            "threads",
+            "scheduler",
+            "batch",
+            "gas",
+            "seconds",
+            "mgas_per_s",
+            "speedup",
+            "vs_ceiling",
+            "longest_tx_ms",
+        ] {
             assert!(!run[key].is_null(), "run lacks {key}: {run}");
         }
+        assert_eq!(run["blocks_validated"], 2, "{run}");
         assert_eq!(run["fallback_blocks"], serde_json::json!([116525]));
     }
     assert!(report["projection"].as_array().is_some_and(|p| !p.is_empty()));
@@ -116,6 +130,65 @@ fn json_report_and_bal_round_trip() {
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("19426587.json") && stderr.contains("address"), "{stderr}");
+}
+
+/// The default output fits one screen and carries the header, every measured configuration with
+/// its validation, the projection beside the published curve and the chart's path; `--verbose`
+/// adds every figure of the full report; the chart is a PNG.
+#[test]
+fn summary_fits_one_screen_and_writes_the_chart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let png = tmp.path().join("bench").join("speedup.png");
+    let run = |verbose: bool| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_gigagas"));
+        cmd.arg("bench")
+            .arg("--data")
+            .arg(data_dir())
+            .args(["--blocks", BLOCKS, "--threads", "1,2", "--repeat", "1", "--project"])
+            .arg("--plot")
+            .arg(&png);
+        if verbose {
+            cmd.arg("--verbose");
+        }
+        let out = cmd.output().expect("run gigagas");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let summary = run(false);
+    let lines: Vec<&str> = summary.lines().collect();
+    assert!(lines.len() <= 40, "{} lines:\n{summary}", lines.len());
+    assert!(lines.iter().any(|l| l.starts_with("machine") && l.contains("cores")), "{summary}");
+    assert!(lines.iter().any(|l| l.starts_with("data") && l.contains("2 blocks")), "{summary}");
+    // Three schedulers at 1 and 2 threads, each with per-block and megablock columns, all valid.
+    for scheduler in ["ols", "gas-limit", "gas-used"] {
+        let rows: Vec<&&str> = lines.iter().filter(|l| l.starts_with(scheduler)).collect();
+        assert_eq!(rows.len(), 2, "{scheduler}: {summary}");
+        assert!(
+            rows.iter().all(|l| l.ends_with("2/2") && l.matches('x').count() >= 4),
+            "{summary}"
+        );
+    }
+    assert!(summary.contains("ceiling: 2 plain loops at once"), "{summary}");
+    for threads in ["1", "2", "4", "8", "16", "32"] {
+        assert!(
+            lines.iter().any(|l| l.split('|').next().is_some_and(|c| c.trim() == threads)),
+            "projection row {threads}: {summary}"
+        );
+    }
+    assert!(summary.contains(&format!("plot: {}", png.display())), "{summary}");
+    let bytes = std::fs::read(&png).unwrap();
+    assert!(
+        bytes.starts_with(b"\x89PNG\r\n\x1a\n") && bytes.len() > 10_000,
+        "{} bytes",
+        bytes.len()
+    );
+
+    let verbose = run(true);
+    for detail in ["longest tx", "projection vs measured:", "one-thread stages", "sender recovery"]
+    {
+        assert!(verbose.contains(detail), "--verbose lacks {detail}: {verbose}");
+    }
+    assert!(verbose.lines().count() > lines.len() + 40, "{verbose}");
 }
 
 #[test]
