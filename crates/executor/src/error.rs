@@ -21,6 +21,15 @@ pub enum ExecutionError {
         /// The state's error.
         source: gigagas_state::StateError,
     },
+    /// A read of the state's source (the database) failed while the block executed: an
+    /// internal fault, not a verdict on the block (see [`ExecutionError::is_internal`]).
+    #[error("block {block}: the state's source failed during execution: {source}")]
+    Database {
+        /// Block number.
+        block: u64,
+        /// The first failed read.
+        source: gigagas_state::StateError,
+    },
     /// The EVM rejected a transaction (nonce, balance, intrinsic gas, ...).
     #[error("block {block}: {phase}: invalid transaction: {reason}")]
     InvalidTransaction {
@@ -99,7 +108,20 @@ impl ExecutionError {
             | Self::GasLimitExceeded { block, .. }
             | Self::Header { block, .. }
             | Self::Divergence { block, .. }
-            | Self::State { block, .. } => *block,
+            | Self::State { block, .. }
+            | Self::Database { block, .. } => *block,
+        }
+    }
+
+    /// Whether the error is an internal fault (a failed database read) rather than a reason to
+    /// reject the block: [`ExecutionError::Database`], and [`ExecutionError::State`] when its
+    /// source failed ([`gigagas_state::StateError::Source`]). A node answers such a block with
+    /// an error (never INVALID) and may retry it; every other variant is about the block.
+    pub fn is_internal(&self) -> bool {
+        match self {
+            Self::Database { .. } => true,
+            Self::State { source, .. } => matches!(source, gigagas_state::StateError::Source(_)),
+            _ => false,
         }
     }
 }

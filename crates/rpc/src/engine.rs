@@ -529,8 +529,13 @@ fn new_payload(ctx: &RpcContext, method: &str, version: u8, params: Params<'_>) 
     let gas_used = block.header.gas_used;
     let transactions = block.body.transactions.len();
     let rlp_len = block.length();
-    let (status, executed) =
-        ctx.tree.new_payload(block, rlp_len, bal.as_ref()).map_err(internal)?;
+    let number = block.header.number;
+    let (status, executed) = ctx.tree.new_payload(block, rlp_len, bal.as_ref()).map_err(|e| {
+        // Not a verdict on the block (the tree answers INVALID only for consensus reasons):
+        // the consensus client gets an error and may send the payload again.
+        tracing::error!(target: "engine::new_payload", number, %hash, error = %e, "payload not judged: internal error");
+        internal(e)
+    })?;
     emit(
         ctx,
         &EngineEvent::NewPayload {

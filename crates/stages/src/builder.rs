@@ -17,7 +17,7 @@ use alloy_eips::{
 };
 use alloy_primitives::{Address, Bytes, B256, B64, U256};
 use gigagas_bal::{compute_block_access_list_hash, BlockAccessList};
-use gigagas_executor::builder::build_block;
+use gigagas_executor::{builder::build_block, ExecutionError};
 use gigagas_primitives::BlockInput;
 use gigagas_state::PreState;
 use gigagas_trie::update_state_root;
@@ -158,7 +158,14 @@ impl BlockTree {
                 .iter()
                 .filter(|(tx, _)| !tx.is_eip4844())
                 .map(|(tx, sender)| (tx, *sender));
-            let built = build_block(chain, &draft, candidates, &pre_state)?;
+            let built = build_block(chain, &draft, candidates, &pre_state);
+            // After a failed read, whatever the builder decided (a transaction skipped, an
+            // error) says nothing about the transactions: report the fault instead.
+            if let Some(fault) = pre_state.source_fault() {
+                let source = fault.clone();
+                return Err(ExecutionError::Database { block: number, source }.into());
+            }
+            let built = built?;
             if let (true, Some((hash, reason))) = (require_all, built.skipped.first()) {
                 return Err(ImportError::Invalid {
                     number,

@@ -92,6 +92,20 @@ pub enum ImportError {
     },
 }
 
+impl ImportError {
+    /// Whether the error is an internal fault — the store, a missing trie node, or a database
+    /// read that failed during execution ([`ExecutionError::is_internal`]) — rather than a
+    /// reason to reject the block. The engine answers such a payload with an error, never
+    /// INVALID, and does not remember it as invalid.
+    pub fn is_internal(&self) -> bool {
+        match self {
+            Self::Storage(_) | Self::Trie { .. } => true,
+            Self::Execution(e) => e.is_internal(),
+            _ => false,
+        }
+    }
+}
+
 /// One imported block, with stage timings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImportedBlock {
@@ -349,9 +363,36 @@ fn run_parallel(
 /// with `given` by the parallel executor driven by that BAL (every write checked against it,
 /// reads outside it rejected, the BAL rebuilt from execution compared) — and the checks of
 /// `gasUsed`, receipts root, logs bloom, requests hash and BAL hash against the header.
+///
+/// A read of `source` that fails during execution makes the result
+/// [`ExecutionError::Database`] (internal, see [`ImportError::is_internal`]) whatever error the
+/// executor reported after it: the verdict of an execution whose reads failed is not about the
+/// block.
 pub(crate) fn execute_block(
     chain: &ChainSpec,
     source: Arc<dyn StateSource>,
+    parent: &Header,
+    block: Block<TxEnvelope>,
+    rlp_len: usize,
+    keep_updates: bool,
+    given: Option<GivenBal<'_>>,
+) -> Result<Executed, ImportError> {
+    let number = block.header.number;
+    let pre_state = PreState::backed(source);
+    execute_on(chain, &pre_state, parent, block, rlp_len, keep_updates, given).map_err(|e| {
+        match pre_state.source_fault() {
+            Some(fault) if !e.is_internal() => {
+                ExecutionError::Database { block: number, source: fault.clone() }.into()
+            }
+            _ => e,
+        }
+    })
+}
+
+/// [`execute_block`] over `pre_state` (backed by the parent's state).
+fn execute_on(
+    chain: &ChainSpec,
+    pre_state: &PreState,
     parent: &Header,
     block: Block<TxEnvelope>,
     rlp_len: usize,
@@ -379,12 +420,11 @@ pub(crate) fn execute_block(
     let recovery_start = Instant::now();
     let senders = input.par_recover(chain).map_err(ExecutionError::from)?;
     let recovery = recovery_start.elapsed();
-    let pre_state = PreState::backed(source);
     let mut io = Duration::ZERO;
     let mut longest_tx = Duration::ZERO;
     let (outcome, bal) = match given {
         None => {
-            let outcome = execute_sequential(chain, &input, &senders, &pre_state)?;
+            let outcome = execute_sequential(chain, &input, &senders, pre_state)?;
             let bal = outcome.bal.clone().unwrap_or_default();
             (outcome, bal)
         }
@@ -404,8 +444,7 @@ pub(crate) fn execute_block(
                 .map_err(|source| ExecutionError::State { block: number, source })?;
             io = io_start.elapsed();
             let config = ParallelConfig { threads, scheduler: Scheduler::GasLimit, batch: 1 };
-            let (outcome, longest) =
-                run_parallel(chain, &input, &senders, &pre_state, bal, config)?;
+            let (outcome, longest) = run_parallel(chain, &input, &senders, pre_state, bal, config)?;
             longest_tx = longest;
             (outcome, bal.clone())
         }
@@ -418,9 +457,9 @@ pub(crate) fn execute_block(
             outcome.existence.clone()
         } else {
             let config = ParallelConfig { threads: 1, scheduler: Scheduler::Ols, batch: 1 };
-            run_parallel(chain, &input, &senders, &pre_state, &bal, config)?.0.existence
+            run_parallel(chain, &input, &senders, pre_state, &bal, config)?.0.existence
         };
-        let per_tx = per_tx_updates(&bal, &existence, input.transactions.len(), &pre_state)
+        let per_tx = per_tx_updates(&bal, &existence, input.transactions.len(), pre_state)
             .map_err(|e| invalid(format!("intermediate state roots: {e}")))?;
         Some((per_tx, outcome.receipts.clone()))
     } else {

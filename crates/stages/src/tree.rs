@@ -138,6 +138,19 @@ pub struct CanonicalChange {
     pub committed: Vec<ImportedBlock>,
 }
 
+/// A wrapper around the stored state that every execution of the tree reads through (see
+/// [`BlockTree::with_source_layer`]).
+type SourceLayerFn = dyn Fn(Arc<dyn StateSource>) -> Arc<dyn StateSource> + Send + Sync;
+
+/// [`SourceLayerFn`], printable.
+struct SourceLayer(Box<SourceLayerFn>);
+
+impl std::fmt::Debug for SourceLayer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SourceLayer")
+    }
+}
+
 /// The engine tree over a store. See the module documentation.
 #[derive(Debug)]
 pub struct BlockTree {
@@ -146,6 +159,7 @@ pub struct BlockTree {
     threads: usize,
     state: Mutex<TreeState>,
     forkchoice: RwLock<Forkchoice>,
+    source_layer: Option<SourceLayer>,
 }
 
 impl BlockTree {
@@ -164,7 +178,20 @@ impl BlockTree {
             threads: threads.max(1),
             state: Mutex::default(),
             forkchoice: RwLock::new(forkchoice),
+            source_layer: None,
         })
+    }
+
+    /// The same tree with every execution (payloads, payload building) reading the stored
+    /// state through `layer(stored)`: the flat state of the head, or the trie of an older base
+    /// block, below the blocks the tree holds in memory. For instrumentation and for fault
+    /// injection (a source whose reads fail on demand, as a failing disk would).
+    pub fn with_source_layer(
+        mut self,
+        layer: impl Fn(Arc<dyn StateSource>) -> Arc<dyn StateSource> + Send + Sync + 'static,
+    ) -> Self {
+        self.source_layer = Some(SourceLayer(Box::new(layer)));
+        self
     }
 
     /// The store.
@@ -226,10 +253,14 @@ impl BlockTree {
         let Some((layers, base)) = self.branch(state, hash)? else { return Ok(None) };
         let base_header = self.stored_header(base.0)?;
         let head = self.store.head()?.ok_or(ImportError::NotInitialized)?;
-        let base_source: Arc<dyn StateSource> = if base == head {
+        let stored: Arc<dyn StateSource> = if base == head {
             self.store.clone()
         } else {
             Arc::new(TrieState { store: self.store.clone(), root: base_header.state_root })
+        };
+        let base_source = match &self.source_layer {
+            Some(layer) => (layer.0)(stored),
+            None => stored,
         };
         let header = layers.first().map_or(base_header, |b| b.executed.header.clone());
         let diffs: Vec<Arc<PendingDiff>> = layers.iter().map(|b| b.executed.diff.clone()).collect();
@@ -310,7 +341,9 @@ impl BlockTree {
         });
         let (mut executed, nodes, execution, state_root) = match executed {
             Ok(done) => done,
-            Err(e @ (ImportError::Storage(_) | ImportError::Trie { .. })) => return Err(e),
+            // A fault of ours (store, trie node, a database read during execution) is no
+            // verdict: answered as an error, not remembered, the payload can come again.
+            Err(e) if e.is_internal() => return Err(e),
             Err(e) => {
                 let reason = e.to_string();
                 state.invalid.insert(hash, (Some(parent_hash), reason.clone()));

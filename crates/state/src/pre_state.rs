@@ -13,7 +13,7 @@ use std::{
     fmt,
     sync::{
         atomic::{AtomicU64, Ordering},
-        Arc,
+        Arc, OnceLock,
     },
 };
 
@@ -87,6 +87,18 @@ struct Backing {
     codes: DashMap<B256, Bytecode, alloy_primitives::map::DefaultHashBuilder>,
     hits: AtomicU64,
     misses: AtomicU64,
+    /// The first failure of `source`: set once, by whichever thread saw it.
+    fault: OnceLock<StateError>,
+}
+
+impl Backing {
+    /// `result` of a `source` call, its error kept as the state's fault if it is the first.
+    fn noted<T>(&self, result: Result<T, StateError>) -> Result<T, StateError> {
+        if let Err(e) = &result {
+            let _ = self.fault.set(e.clone());
+        }
+        result
+    }
 }
 
 /// Reads answered by a backed [`PreState`]'s cache (`hits`) and by its source (`misses`).
@@ -143,6 +155,7 @@ impl PreState {
             codes: DashMap::default(),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
+            fault: OnceLock::new(),
         };
         Self { backing: Some(Arc::new(backing)), ..Self::default() }
     }
@@ -164,6 +177,18 @@ impl PreState {
     /// Whether reads go through to a [`StateSource`].
     pub fn is_backed(&self) -> bool {
         self.backing.is_some()
+    }
+
+    /// The first read of a backed state's [`StateSource`] that failed, if any (`None` for an
+    /// in-memory state).
+    ///
+    /// An executor turns a database error into its own error types, and alloy-evm turns some
+    /// into strings (system calls) or drops them (balance increments); whatever verdict an
+    /// execution reached after its source failed is not about the block. Callers check this
+    /// before they judge a block invalid: the fault is internal (disk, database), never a
+    /// consensus error.
+    pub fn source_fault(&self) -> Option<&StateError> {
+        self.backing.as_ref().and_then(|b| b.fault.get())
     }
 
     /// Cache hits and misses of a backed state (zero for an in-memory one).
@@ -189,7 +214,7 @@ impl PreState {
         let addresses: Vec<Address> =
             addresses.iter().filter(|a| !b.accounts.contains_key(*a)).copied().collect();
         let mut code_hashes = Vec::new();
-        for (address, info) in addresses.iter().zip(b.source.accounts(&addresses)?) {
+        for (address, info) in addresses.iter().zip(b.noted(b.source.accounts(&addresses))?) {
             if let Some(i) = &info {
                 if i.code_hash != revm::primitives::KECCAK_EMPTY
                     && !self.contracts.contains_key(&i.code_hash)
@@ -202,14 +227,14 @@ impl PreState {
         }
         code_hashes.sort_unstable();
         code_hashes.dedup();
-        for (hash, code) in code_hashes.iter().zip(b.source.codes(&code_hashes)?) {
+        for (hash, code) in code_hashes.iter().zip(b.noted(b.source.codes(&code_hashes))?) {
             if let Some(code) = code {
                 b.codes.insert(*hash, code);
             }
         }
         let slots: Vec<(Address, U256)> =
             slots.iter().filter(|k| !b.storage.contains_key(*k)).copied().collect();
-        for (key, value) in slots.iter().zip(b.source.slots(&slots)?) {
+        for (key, value) in slots.iter().zip(b.noted(b.source.slots(&slots))?) {
             b.storage.insert(*key, value);
         }
         b.misses.fetch_add(
@@ -362,7 +387,7 @@ impl DatabaseRef for PreState {
             return Ok(info.clone());
         }
         b.misses.fetch_add(1, Ordering::Relaxed);
-        let info = b.source.account(&address)?;
+        let info = b.noted(b.source.account(&address))?;
         b.accounts.insert(address, info.clone());
         Ok(info)
     }
@@ -380,7 +405,7 @@ impl DatabaseRef for PreState {
             return Ok(code.clone());
         }
         b.misses.fetch_add(1, Ordering::Relaxed);
-        let code = b.source.code(&code_hash)?.ok_or(StateError::MissingCode(code_hash))?;
+        let code = b.noted(b.source.code(&code_hash))?.ok_or(StateError::MissingCode(code_hash))?;
         b.codes.insert(code_hash, code.clone());
         Ok(code)
     }
@@ -395,7 +420,7 @@ impl DatabaseRef for PreState {
             return Ok(*v);
         }
         b.misses.fetch_add(1, Ordering::Relaxed);
-        let v = b.source.storage(&address, &index)?;
+        let v = b.noted(b.source.storage(&address, &index))?;
         b.storage.insert((address, index), v);
         Ok(v)
     }
@@ -405,6 +430,6 @@ impl DatabaseRef for PreState {
             return Ok(*hash);
         }
         let Some(b) = &self.backing else { return Err(StateError::MissingBlockHash(number)) };
-        b.source.block_hash(number)?.ok_or(StateError::MissingBlockHash(number))
+        b.noted(b.source.block_hash(number))?.ok_or(StateError::MissingBlockHash(number))
     }
 }

@@ -2,16 +2,18 @@
 //! genesis): payloads built with their BAL, executed by the parallel executor driven by it,
 //! forkchoice updates committing them, reorgs in both directions with the flat state checked
 //! against the trie, a tampered BAL rejected naming the account, unknown parents answered
-//! SYNCING.
+//! SYNCING, database reads failing during execution answered as internal errors (not INVALID).
 
 use alloy_consensus::{SignableTransaction, TxEip1559, TxEnvelope};
 use alloy_primitives::{keccak256, Address, Signature, TxKind, B256, U256};
 use gigagas_stages::{
     init_genesis, BlockTree, BuiltPayload, PayloadAttributes, PayloadStatus, TrieState,
 };
+use gigagas_state::{StateError, StateSource};
 use gigagas_storage::Storage;
 use k256::ecdsa::SigningKey;
-use std::sync::Arc;
+use revm::state::{AccountInfo, Bytecode};
+use std::sync::{Arc, Mutex};
 
 const KEYS: [&str; 2] = [
     "ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80",
@@ -192,4 +194,101 @@ fn payloads_reorgs_and_a_tampered_bal() {
     let (status, _) =
         tree.forkchoice_updated(B256::repeat_byte(9), B256::ZERO, B256::ZERO).unwrap().unwrap();
     assert_eq!(status, PayloadStatus::Syncing);
+}
+
+/// Which reads of [`Flaky`] fail: none, all, or only those of one account.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fault {
+    Off,
+    All,
+    Account(Address),
+}
+
+/// The stored state with reads that fail on demand, as a failing disk would.
+#[derive(Debug)]
+struct Flaky {
+    inner: Arc<dyn StateSource>,
+    fault: Arc<Mutex<Fault>>,
+}
+
+impl Flaky {
+    fn check(&self, address: Option<&Address>) -> Result<(), StateError> {
+        let fail = match *self.fault.lock().unwrap() {
+            Fault::Off => false,
+            Fault::All => true,
+            Fault::Account(a) => address == Some(&a),
+        };
+        if fail {
+            return Err(StateError::Source("injected read failure".into()));
+        }
+        Ok(())
+    }
+}
+
+impl StateSource for Flaky {
+    fn account(&self, address: &Address) -> Result<Option<AccountInfo>, StateError> {
+        self.check(Some(address))?;
+        self.inner.account(address)
+    }
+    fn storage(&self, address: &Address, slot: &U256) -> Result<U256, StateError> {
+        self.check(Some(address))?;
+        self.inner.storage(address, slot)
+    }
+    fn code(&self, hash: &B256) -> Result<Option<Bytecode>, StateError> {
+        self.check(None)?;
+        self.inner.code(hash)
+    }
+    fn block_hash(&self, number: u64) -> Result<Option<B256>, StateError> {
+        self.check(None)?;
+        self.inner.block_hash(number)
+    }
+}
+
+/// A database read that fails while a valid payload executes — on the parallel path (the BAL's
+/// prefetch), on the sequential path (alloy-evm's system calls turn the database error into a
+/// string), and inside a transaction only (revm reports it as an EVM error) — is an internal
+/// error, never INVALID, and is not remembered: once the reads work again the same payload is
+/// VALID and a child on it too.
+#[test]
+fn failing_reads_during_execution_are_internal_not_invalid() {
+    let (_dir, _store, tree, genesis) = dev_chain();
+    let fault = Arc::new(Mutex::new(Fault::Off));
+    let layer_fault = fault.clone();
+    let tree = tree.with_source_layer(move |inner| {
+        Arc::new(Flaky { inner, fault: layer_fault.clone() }) as Arc<dyn StateSource>
+    });
+    let k0 = key(0);
+    let x = Address::repeat_byte(0x33);
+    let p1 = build(&tree, genesis, 1, &[transfer(&k0, 0, x, 1000)]);
+    let rlp_len = alloy_rlp::encode(&p1.block).len();
+
+    for (mode, bal) in [
+        (Fault::All, Some(&p1.bal)),
+        (Fault::All, None),
+        (Fault::Account(x), Some(&p1.bal)),
+        (Fault::Account(x), None),
+    ] {
+        *fault.lock().unwrap() = mode;
+        match tree.new_payload(p1.block.clone(), rlp_len, bal) {
+            Err(e) => {
+                assert!(e.is_internal(), "{mode:?}, BAL {}: not internal: {e}", bal.is_some());
+                assert!(e.to_string().contains("block 1"), "{e}");
+            }
+            Ok((status, _)) => {
+                panic!("{mode:?}, BAL {}: a failing read gave {status:?}", bal.is_some())
+            }
+        }
+    }
+
+    // Building on a failing store is an error too, not a payload without the transaction.
+    let built = tree.build_payload(genesis, &attrs(1), &[transfer(&k0, 0, x, 1000)], false);
+    match built {
+        Err(e) => assert!(e.is_internal(), "{e}"),
+        Ok(p) => panic!("built while reads fail: {:?}", p.map(|p| p.skipped)),
+    }
+
+    *fault.lock().unwrap() = Fault::Off;
+    assert_eq!(submit(&tree, &p1), PayloadStatus::Valid(p1.hash), "not remembered as invalid");
+    let p2 = build(&tree, p1.hash, 2, &[transfer(&k0, 1, x, 2000)]);
+    assert_eq!(submit(&tree, &p2), PayloadStatus::Valid(p2.hash));
 }
