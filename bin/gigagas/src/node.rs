@@ -118,10 +118,12 @@ pub(crate) fn run(args: NodeArgs) -> Result<ExitCode, String> {
         let head = ctx.forkchoice().head;
         let metrics = args.metrics.map_or_else(String::new, |a| format!("; metrics http://{a}/metrics"));
         eprintln!(
-            "gigagas node: head {} {}; JSON-RPC http://{http}; Engine API http://{auth} (JWT secret {}){metrics}",
+            "gigagas node: head {} {}; JSON-RPC http://{http}; Engine API http://{auth} (JWT secret {}); \
+             parallel executor: one pool of {} workers, reused for every payload{metrics}",
             head.0,
             head.1,
-            jwt_path.display()
+            jwt_path.display(),
+            ctx.tree.executor_threads()
         );
         let stop = Arc::new(AtomicBool::new(false));
         let driver = args.dev.then(|| {

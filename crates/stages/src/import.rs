@@ -12,7 +12,7 @@ use alloy_primitives::{Address, Bytes, B256, U256};
 use alloy_rlp::Decodable;
 use gigagas_bal::BlockAccessList;
 use gigagas_executor::{
-    parallel::{execute_parallel, ParallelBlock, ParallelConfig},
+    parallel::{execute_parallel, execute_parallel_on, ParallelBlock, ParallelConfig},
     sequential::execute_sequential,
     validate_header, BlockOutcome, ExecutionError, Scheduler,
 };
@@ -50,6 +50,9 @@ pub enum ImportError {
     /// The store failed.
     #[error(transparent)]
     Storage(#[from] StorageError),
+    /// The executor's worker threads could not be started.
+    #[error("executor worker pool: {0}")]
+    ExecutorPool(#[from] rayon::ThreadPoolBuildError),
     /// The block file does not decode.
     #[error("block file, block {index} (byte {offset}): {reason}")]
     Decode {
@@ -99,7 +102,7 @@ impl ImportError {
     /// INVALID, and does not remember it as invalid.
     pub fn is_internal(&self) -> bool {
         match self {
-            Self::Storage(_) | Self::Trie { .. } => true,
+            Self::Storage(_) | Self::Trie { .. } | Self::ExecutorPool(_) => true,
             Self::Execution(e) => e.is_internal(),
             _ => false,
         }
@@ -336,11 +339,14 @@ fn execute(
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct GivenBal<'a> {
     pub(crate) bal: &'a BlockAccessList,
-    pub(crate) threads: usize,
+    /// The engine's executor workers, built once for the node.
+    pub(crate) pool: &'a rayon::ThreadPool,
 }
 
 /// One block through the parallel executor driven by `bal`: its outcome and longest
 /// transaction.
+///
+/// On `pool` when given, else on a pool of `config.threads` built for the call.
 fn run_parallel(
     chain: &ChainSpec,
     input: &BlockInput,
@@ -348,9 +354,13 @@ fn run_parallel(
     pre_state: &PreState,
     bal: &BlockAccessList,
     config: ParallelConfig,
+    pool: Option<&rayon::ThreadPool>,
 ) -> Result<(BlockOutcome, Duration), ImportError> {
     let block = ParallelBlock { block: input, senders, pre_state, bal, gas_used_hint: None };
-    let mut run = execute_parallel(chain, &[block], config);
+    let mut run = match pool {
+        Some(pool) => execute_parallel_on(pool, chain, &[block], config),
+        None => execute_parallel(chain, &[block], config),
+    };
     let outcome = run.outcomes.pop().ok_or_else(|| ImportError::Invalid {
         number: input.number(),
         reason: "the parallel executor returned no outcome".into(),
@@ -428,7 +438,7 @@ fn execute_on(
             let bal = outcome.bal.clone().unwrap_or_default();
             (outcome, bal)
         }
-        Some(GivenBal { bal, threads }) => {
+        Some(GivenBal { bal, pool }) => {
             // BAL-hinted batch I/O: every key the BAL names, read before execution starts.
             let io_start = Instant::now();
             let addresses: Vec<Address> = bal.iter().map(|a| a.address).collect();
@@ -443,8 +453,10 @@ fn execute_on(
                 .prefetch(&addresses, &slots)
                 .map_err(|source| ExecutionError::State { block: number, source })?;
             io = io_start.elapsed();
+            let threads = pool.current_num_threads();
             let config = ParallelConfig { threads, scheduler: Scheduler::GasLimit, batch: 1 };
-            let (outcome, longest) = run_parallel(chain, &input, &senders, pre_state, bal, config)?;
+            let (outcome, longest) =
+                run_parallel(chain, &input, &senders, pre_state, bal, config, Some(pool))?;
             longest_tx = longest;
             (outcome, bal.clone())
         }
@@ -457,7 +469,7 @@ fn execute_on(
             outcome.existence.clone()
         } else {
             let config = ParallelConfig { threads: 1, scheduler: Scheduler::Ols, batch: 1 };
-            run_parallel(chain, &input, &senders, pre_state, &bal, config)?.0.existence
+            run_parallel(chain, &input, &senders, pre_state, &bal, config, None)?.0.existence
         };
         let per_tx = per_tx_updates(&bal, &existence, input.transactions.len(), pre_state)
             .map_err(|e| invalid(format!("intermediate state roots: {e}")))?;

@@ -156,18 +156,21 @@ impl std::fmt::Debug for SourceLayer {
 pub struct BlockTree {
     store: Arc<Storage>,
     chain: ChainSpec,
-    threads: usize,
+    /// The parallel executor's workers: built once with the tree, reused for every payload.
+    pool: rayon::ThreadPool,
     state: Mutex<TreeState>,
     forkchoice: RwLock<Forkchoice>,
     source_layer: Option<SourceLayer>,
 }
 
 impl BlockTree {
-    /// A tree over `store` (initialized), whose parallel executor runs `threads` workers;
-    /// head, safe and finalized start at the stored head.
+    /// A tree over `store` (initialized), whose parallel executor runs on a pool of `threads`
+    /// workers built here once and reused for every payload; head, safe and finalized start at
+    /// the stored head.
     ///
     /// # Errors
-    /// [`ImportError::NotInitialized`] for an empty store, [`ImportError::Storage`].
+    /// [`ImportError::NotInitialized`] for an empty store, [`ImportError::Storage`],
+    /// [`ImportError::ExecutorPool`] when the workers cannot be started.
     pub fn new(store: Arc<Storage>, threads: usize) -> Result<Self, ImportError> {
         let chain = stored_chain_spec(&store)?;
         let head = store.head()?.ok_or(ImportError::NotInitialized)?;
@@ -175,7 +178,7 @@ impl BlockTree {
         Ok(Self {
             store,
             chain,
-            threads: threads.max(1),
+            pool: gigagas_executor::parallel::executor_pool(threads)?,
             state: Mutex::default(),
             forkchoice: RwLock::new(forkchoice),
             source_layer: None,
@@ -192,6 +195,11 @@ impl BlockTree {
     ) -> Self {
         self.source_layer = Some(SourceLayer(Box::new(layer)));
         self
+    }
+
+    /// Worker threads of the parallel executor's pool (built once, with the tree).
+    pub fn executor_threads(&self) -> usize {
+        self.pool.current_num_threads()
     }
 
     /// The store.
@@ -322,7 +330,7 @@ impl BlockTree {
         let Some(parent) = self.parent_state(&state, parent_hash)? else {
             return Ok((PayloadStatus::Syncing, None));
         };
-        let given = bal.map(|bal| GivenBal { bal, threads: self.threads });
+        let given = bal.map(|bal| GivenBal { bal, pool: &self.pool });
         let start = Instant::now();
         let executed = execute_block(
             &self.chain,

@@ -34,6 +34,7 @@ fn start_node(datadir: &Path, args: &[&str]) -> (KillOnDrop, String, String) {
     let mut stderr = BufReader::new(node.stderr.take().expect("stderr"));
     let mut line = String::new();
     stderr.read_line(&mut line).expect("banner");
+    assert!(line.contains("parallel executor: one pool of"), "banner: {line}");
     std::thread::spawn(move || stderr.lines().for_each(drop));
     let urls: Vec<&str> = line
         .split("http://")

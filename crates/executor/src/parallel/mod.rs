@@ -146,7 +146,21 @@ fn timed_prepare<'s>(
     })
 }
 
-/// Executes `blocks` in parallel with `config`, in batches of `config.batch` blocks.
+/// A pool of `threads` executor workers (named `gigagas-exec-<i>`): build it once and run every
+/// block on it with [`execute_parallel_on`] (a node's engine does; building one per block costs
+/// a thread spawn per worker per block).
+///
+/// # Errors
+/// When the operating system refuses the threads.
+pub fn executor_pool(threads: usize) -> Result<rayon::ThreadPool, rayon::ThreadPoolBuildError> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.max(1))
+        .thread_name(|i| format!("gigagas-exec-{i}"))
+        .build()
+}
+
+/// Executes `blocks` in parallel with `config`, in batches of `config.batch` blocks, on a pool
+/// of `config.threads` workers built for this call ([`execute_parallel_on`] reuses one).
 ///
 /// Never panics on bad input: a block whose BAL or transactions are wrong yields its
 /// [`ExecutionError`] in [`ParallelRun::outcomes`]; the other blocks are unaffected.
@@ -158,11 +172,18 @@ pub fn execute_parallel(
     blocks: &[ParallelBlock<'_>],
     config: ParallelConfig,
 ) -> ParallelRun {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(config.threads.max(1))
-        .thread_name(|i| format!("gigagas-exec-{i}"))
-        .build()
-        .expect("build executor thread pool");
+    let pool = executor_pool(config.threads).expect("build executor thread pool");
+    execute_parallel_on(&pool, chain, blocks, config)
+}
+
+/// [`execute_parallel`] on `pool`, whose workers run the tasks: `config.threads` is not used
+/// (the pool's size is the thread count); scheduler and batch are `config`'s.
+pub fn execute_parallel_on(
+    pool: &rayon::ThreadPool,
+    chain: &ChainSpec,
+    blocks: &[ParallelBlock<'_>],
+    config: ParallelConfig,
+) -> ParallelRun {
     let mut run = ParallelRun {
         outcomes: Vec::with_capacity(blocks.len()),
         tx_nanos: Vec::with_capacity(blocks.len()),
@@ -175,7 +196,7 @@ pub fn execute_parallel(
     let mut prepared = new_slots(batches.first().map_or(0, |b| b.len()));
     for (k, batch) in batches.iter().enumerate() {
         let next = batches.get(k + 1).copied().unwrap_or_default();
-        prepared = run_batch(&pool, chain, batch, prepared, next, config.scheduler, &mut run);
+        prepared = run_batch(pool, chain, batch, prepared, next, config.scheduler, &mut run);
     }
     run.wall = start.elapsed();
     run
