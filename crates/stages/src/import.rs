@@ -50,6 +50,13 @@ pub enum ImportError {
     /// The store failed.
     #[error(transparent)]
     Storage(#[from] StorageError),
+    /// The parallel executor returned no outcome for a block it was given (a bug of ours, not
+    /// of the block).
+    #[error("block {number}: the parallel executor returned no outcome")]
+    NoOutcome {
+        /// Block number.
+        number: u64,
+    },
     /// The executor's worker threads could not be started.
     #[error("executor worker pool: {0}")]
     ExecutorPool(#[from] rayon::ThreadPoolBuildError),
@@ -102,7 +109,10 @@ impl ImportError {
     /// INVALID, and does not remember it as invalid.
     pub fn is_internal(&self) -> bool {
         match self {
-            Self::Storage(_) | Self::Trie { .. } | Self::ExecutorPool(_) => true,
+            Self::Storage(_)
+            | Self::Trie { .. }
+            | Self::ExecutorPool(_)
+            | Self::NoOutcome { .. } => true,
             Self::Execution(e) => e.is_internal(),
             _ => false,
         }
@@ -361,10 +371,7 @@ fn run_parallel(
         Some(pool) => execute_parallel_on(pool, chain, &[block], config),
         None => execute_parallel(chain, &[block], config),
     };
-    let outcome = run.outcomes.pop().ok_or_else(|| ImportError::Invalid {
-        number: input.number(),
-        reason: "the parallel executor returned no outcome".into(),
-    })??;
+    let outcome = run.outcomes.pop().ok_or(ImportError::NoOutcome { number: input.number() })??;
     Ok((outcome, run.longest_tx()))
 }
 
