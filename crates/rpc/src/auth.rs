@@ -104,22 +104,39 @@ impl JwtSecret {
     /// Checks a token: HS256 with this secret, `iat` within ±[`IAT_WINDOW_SECS`] of `now`.
     ///
     /// # Errors
-    /// The reason, for the 401 answer.
-    pub fn validate(&self, token: &str, now: u64) -> Result<(), String> {
+    /// [`JwtError`], whose message is the 401 answer's body.
+    pub fn validate(&self, token: &str, now: u64) -> Result<(), JwtError> {
         let mut validation = Validation::new(Algorithm::HS256);
         validation.required_spec_claims.clear();
         validation.validate_exp = false;
         let data =
             jsonwebtoken::decode::<Claims>(token, &DecodingKey::from_secret(&self.0), &validation)
-                .map_err(|e| format!("invalid JWT: {e}"))?;
+                .map_err(JwtError::Invalid)?;
         if data.claims.iat.abs_diff(now) > IAT_WINDOW_SECS {
-            return Err(format!(
-                "JWT iat {} is more than {IAT_WINDOW_SECS} s from the node's clock {now}",
-                data.claims.iat
-            ));
+            return Err(JwtError::Stale { iat: data.claims.iat, now });
         }
         Ok(())
     }
+}
+
+/// Why the Engine API refused a request's JWT (Engine API spec, authentication: HS256, `iat`
+/// within ±[`IAT_WINDOW_SECS`] seconds).
+#[derive(Debug, thiserror::Error)]
+pub enum JwtError {
+    /// No `Authorization: Bearer <JWT>` header.
+    #[error("missing Authorization: Bearer <JWT>")]
+    Missing,
+    /// The token does not decode, is not HS256, or its signature does not match the secret.
+    #[error("invalid JWT: {0}")]
+    Invalid(jsonwebtoken::errors::Error),
+    /// `iat` is too far from the node's clock.
+    #[error("JWT iat {iat} is more than {IAT_WINDOW_SECS} s from the node's clock {now}")]
+    Stale {
+        /// The token's issued-at time (seconds since the Unix epoch).
+        iat: u64,
+        /// The node's clock (seconds since the Unix epoch).
+        now: u64,
+    },
 }
 
 /// tower-http request validator refusing, with 401, every request without a valid JWT.
@@ -143,12 +160,12 @@ impl<B> ValidateRequest<B> for JwtValidator {
         let token = header
             .and_then(|h| h.to_str().ok())
             .and_then(|h| h.strip_prefix("Bearer "))
-            .ok_or_else(|| "missing Authorization: Bearer <JWT>".to_string());
+            .ok_or(JwtError::Missing);
         match token.and_then(|t| self.secret.validate(t, now())) {
             Ok(()) => Ok(()),
             Err(reason) => Err(http::Response::builder()
                 .status(http::StatusCode::UNAUTHORIZED)
-                .body(HttpBody::from(reason))
+                .body(HttpBody::from(reason.to_string()))
                 .expect("static response parts")),
         }
     }
@@ -165,7 +182,10 @@ mod tests {
         assert!(secret.validate(&secret.token_at(t), t).is_ok());
         assert!(secret.validate(&secret.token_at(t - 60), t).is_ok());
         assert!(secret.validate(&secret.token_at(t + 60), t).is_ok());
-        assert!(secret.validate(&secret.token_at(t - 61), t).unwrap_err().contains("iat"));
+        assert!(matches!(
+            secret.validate(&secret.token_at(t - 61), t),
+            Err(JwtError::Stale { iat, now }) if iat == t - 61 && now == t
+        ));
         assert!(secret.validate(&secret.token_at(t + 61), t).is_err());
         let other = JwtSecret::from_hex(&"22".repeat(32)).unwrap();
         assert!(secret.validate(&other.token_at(t), t).is_err());
