@@ -3,7 +3,7 @@
 //! then `engine_getPayload`).
 
 use crate::{
-    import::{account_updates, ImportError},
+    import::{account_updates, source_fault, ImportError},
     tree::BlockTree,
 };
 use alloy_consensus::{
@@ -17,7 +17,7 @@ use alloy_eips::{
 };
 use alloy_primitives::{Address, Bytes, B256, B64, U256};
 use gigagas_bal::{compute_block_access_list_hash, BlockAccessList};
-use gigagas_executor::{builder::build_block, ExecutionError};
+use gigagas_executor::builder::build_block;
 use gigagas_primitives::BlockInput;
 use gigagas_state::PreState;
 use gigagas_trie::update_state_root;
@@ -161,9 +161,8 @@ impl BlockTree {
             let built = build_block(chain, &draft, candidates, &pre_state);
             // After a failed read, whatever the builder decided (a transaction skipped, an
             // error) says nothing about the transactions: report the fault instead.
-            if let Some(fault) = pre_state.source_fault() {
-                let source = fault.clone();
-                return Err(ExecutionError::Database { block: number, source }.into());
+            if let Some(fault) = source_fault(&pre_state, number) {
+                return Err(fault);
             }
             let built = built?;
             if let (true, Some((hash, reason))) = (require_all, built.skipped.first()) {

@@ -397,13 +397,20 @@ pub(crate) fn execute_block(
     let number = block.header.number;
     let pre_state = PreState::backed(source);
     execute_on(chain, &pre_state, parent, block, rlp_len, keep_updates, given).map_err(|e| {
-        match pre_state.source_fault() {
-            Some(fault) if !e.is_internal() => {
-                ExecutionError::Database { block: number, source: fault.clone() }.into()
-            }
-            _ => e,
+        if e.is_internal() {
+            e
+        } else {
+            source_fault(&pre_state, number).unwrap_or(e)
         }
     })
+}
+
+/// [`ExecutionError::Database`] for block `number` when a read of `pre_state`'s source failed:
+/// whatever an execution over it concluded (an error, a transaction skipped) is then not about
+/// the block.
+pub(crate) fn source_fault(pre_state: &PreState, number: u64) -> Option<ImportError> {
+    let source = pre_state.source_fault()?.clone();
+    Some(ExecutionError::Database { block: number, source }.into())
 }
 
 /// [`execute_block`] over `pre_state` (backed by the parent's state).
