@@ -48,10 +48,13 @@ pub fn to_fixture_json(bal: &[AccountChanges]) -> Value {
 /// Parses a BAL from JSON (fixture shape or alloy-eip7928's own field names).
 ///
 /// # Errors
-/// The serde error with the JSON path of the field that failed (e.g. `[3].storageChanges[0].slot`).
-pub fn from_json(bytes: &[u8]) -> Result<BlockAccessList, String> {
+/// The serde error with the JSON path of the field that failed (`path()`, e.g.
+/// `[3].storageChanges[0].slot`).
+pub fn from_json(
+    bytes: &[u8],
+) -> Result<BlockAccessList, serde_path_to_error::Error<serde_json::Error>> {
     let de = &mut serde_json::Deserializer::from_slice(bytes);
-    serde_path_to_error::deserialize(de).map_err(|e| format!("field `{}`: {}", e.path(), e.inner()))
+    serde_path_to_error::deserialize(de)
 }
 
 #[cfg(test)]
@@ -102,7 +105,8 @@ pub fn read_file(dir: &std::path::Path, number: u64) -> Result<BlockAccessList, 
     let path = file_for(dir, number);
     let bytes = std::fs::read(&path)
         .map_err(|e| BalFileError { path: path.clone(), reason: e.to_string() })?;
-    from_json(&bytes).map_err(|reason| BalFileError { path, reason })
+    from_json(&bytes)
+        .map_err(|e| BalFileError { path, reason: format!("field `{}`: {}", e.path(), e.inner()) })
 }
 
 /// Writes `bal` to `DIR/<number>.json` in the fixture shape, creating `dir` if needed.

@@ -485,8 +485,7 @@ fn execute_on(
             let config = ParallelConfig { threads: 1, scheduler: Scheduler::Ols, batch: 1 };
             run_parallel(chain, &input, &senders, pre_state, &bal, config, None)?.0.existence
         };
-        let per_tx = per_tx_updates(&bal, &existence, input.transactions.len(), pre_state)
-            .map_err(|e| invalid(format!("intermediate state roots: {e}")))?;
+        let per_tx = per_tx_updates(number, &bal, &existence, input.transactions.len(), pre_state)?;
         Some((per_tx, outcome.receipts.clone()))
     } else {
         None

@@ -12,7 +12,7 @@ use gigagas_bal::{
     writes::{IndexedWrites, Item, Value},
     BalCodes, BlockAccessList,
 };
-use gigagas_executor::AccountExistence;
+use gigagas_executor::{AccountExistence, ExecutionError};
 use gigagas_state::PreState;
 use gigagas_trie::{update_state_root, AccountUpdate, NodeSource};
 use revm::{primitives::KECCAK_EMPTY, DatabaseRef};
@@ -26,22 +26,26 @@ pub(crate) struct Intermediate {
 /// Per transaction `i`, the updates of BAL index `i + 1` and of the existence changes the
 /// parallel executor saw there, each account with its full (nonce, balance, code hash) as it
 /// is after that transaction (unchanged fields from `pre_state` or earlier transactions).
+///
+/// # Errors
+/// [`ExecutionError::State`] when `pre_state` cannot answer an account read (block `number`).
 pub(crate) fn per_tx_updates(
+    number: u64,
     bal: &BlockAccessList,
     existence: &[(u64, Address, AccountExistence)],
     transactions: usize,
     pre_state: &PreState,
-) -> Result<Intermediate, String> {
+) -> Result<Intermediate, ExecutionError> {
     let mut current: HashMap<Address, Option<(u64, U256, B256)>> = HashMap::default();
     let info = |address: Address,
                 current: &mut HashMap<Address, Option<(u64, U256, B256)>>|
-     -> Result<Option<(u64, U256, B256)>, String> {
+     -> Result<Option<(u64, U256, B256)>, ExecutionError> {
         if let Some(v) = current.get(&address) {
             return Ok(*v);
         }
         let v = pre_state
             .basic_ref(address)
-            .map_err(|e| format!("account {address}: {e}"))?
+            .map_err(|source| ExecutionError::State { block: number, source })?
             .map(|a| (a.nonce, a.balance, a.code_hash));
         current.insert(address, v);
         Ok(v)
@@ -110,7 +114,7 @@ struct Layered<'a, S> {
 }
 
 impl<S: NodeSource> NodeSource for Layered<'_, S> {
-    fn node(&self, hash: &B256) -> Result<Option<Bytes>, String> {
+    fn node(&self, hash: &B256) -> Result<Option<Bytes>, gigagas_trie::NodeSourceError> {
         match self.nodes.get(hash) {
             Some(n) => Ok(Some(n.clone())),
             None => self.base.node(hash),

@@ -97,7 +97,7 @@ struct NodeOverlay<'a> {
 }
 
 impl NodeSource for NodeOverlay<'_> {
-    fn node(&self, hash: &B256) -> Result<Option<Bytes>, String> {
+    fn node(&self, hash: &B256) -> Result<Option<Bytes>, gigagas_trie::NodeSourceError> {
         for b in self.layers {
             if let Some(&i) = b.node_index.get(hash) {
                 return Ok(Some(Bytes::from(b.nodes[i].1.clone())));

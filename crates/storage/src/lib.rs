@@ -539,8 +539,13 @@ impl Storage {
 }
 
 impl gigagas_trie::NodeSource for Storage {
-    fn node(&self, hash: &B256) -> Result<Option<alloy_primitives::Bytes>, String> {
-        self.trie_node(hash).map(|n| n.map(Into::into)).map_err(|e| e.to_string())
+    fn node(
+        &self,
+        hash: &B256,
+    ) -> Result<Option<alloy_primitives::Bytes>, gigagas_trie::NodeSourceError> {
+        self.trie_node(hash)
+            .map(|n| n.map(Into::into))
+            .map_err(|e| std::sync::Arc::new(e) as gigagas_trie::NodeSourceError)
     }
 }
 

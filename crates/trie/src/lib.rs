@@ -11,5 +11,5 @@
 pub mod mpt;
 pub mod state_root;
 
-pub use mpt::{Node, NodeSource, ProofNodes, Trie, TrieError};
+pub use mpt::{Node, NodeSource, NodeSourceError, ProofNodes, Trie, TrieError};
 pub use state_root::{update_state_root, AccountUpdate, StateRootError, StateRootUpdate};

@@ -19,15 +19,19 @@ use alloy_trie::{
 };
 use std::fmt::Write as _;
 
+/// What a [`NodeSource`] that can fail (a database) reports: its own error, shared so that the
+/// trie's errors stay cloneable.
+pub type NodeSourceError = std::sync::Arc<dyn std::error::Error + Send + Sync>;
+
 /// Where the RLP of a node referenced by hash comes from.
 pub trait NodeSource {
     /// The RLP encoding of the node whose keccak256 is `hash`, or `None` when the source does
     /// not hold it.
     ///
     /// # Errors
-    /// A source that can fail (a database) reports why as text; the trie wraps it in
+    /// A source that can fail (a database) reports its error; the trie wraps it in
     /// [`TrieError::Source`].
-    fn node(&self, hash: &B256) -> Result<Option<Bytes>, String>;
+    fn node(&self, hash: &B256) -> Result<Option<Bytes>, NodeSourceError>;
 
     /// Whether the source knows, without holding it, that the node `hash` is a branch (e.g. the
     /// child of an extension in a proof). A deletion that leaves a branch with a single child
@@ -113,7 +117,7 @@ impl ProofNodes {
 }
 
 impl NodeSource for ProofNodes {
-    fn node(&self, hash: &B256) -> Result<Option<Bytes>, String> {
+    fn node(&self, hash: &B256) -> Result<Option<Bytes>, NodeSourceError> {
         Ok(self.nodes.get(hash).cloned())
     }
 
@@ -123,7 +127,7 @@ impl NodeSource for ProofNodes {
 }
 
 /// Why a trie operation failed. Paths are nibbles from the root, written in hex.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum TrieError {
     /// The operation needs a node the source does not hold: a proof that does not cover the
     /// key, or (for a deletion that collapses a branch) the remaining sibling.
@@ -143,12 +147,12 @@ pub enum TrieError {
         reason: String,
     },
     /// The node source failed.
-    #[error("node source failed on {hash}: {reason}")]
+    #[error("node source failed on {hash}: {source}")]
     Source {
         /// The node asked for.
         hash: B256,
-        /// The source's message.
-        reason: String,
+        /// The source's error.
+        source: NodeSourceError,
     },
     /// A key that ends inside a branch or is a prefix of another key: impossible with the
     /// fixed-length (32-byte keccak) keys of Ethereum's tries.
@@ -242,7 +246,7 @@ fn resolve(node: &mut Node, path: &Nibbles, src: &dyn NodeSource) -> Result<(), 
     if let Node::Hash(hash) = *node {
         let rlp = src
             .node(&hash)
-            .map_err(|reason| TrieError::Source { hash, reason })?
+            .map_err(|source| TrieError::Source { hash, source })?
             .ok_or_else(|| TrieError::MissingNode { path: hex(path), hash })?;
         *node = decode_node(&rlp).map_err(|e| TrieError::Decode { hash, reason: e.to_string() })?;
     }

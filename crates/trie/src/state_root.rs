@@ -31,7 +31,7 @@ pub struct AccountUpdate {
 }
 
 /// Why a state root could not be computed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum StateRootError {
     /// The account trie lacks a node.
     #[error("account trie, account {address}: {source}")]
