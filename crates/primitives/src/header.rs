@@ -25,16 +25,137 @@ const MAX_EXTRA_DATA: usize = 32;
 /// margin kept for the beacon block (bytes).
 pub const MAX_RLP_BLOCK_SIZE: usize = 10_485_760 - 2_097_152;
 
+/// A header or body rule the block breaks (messages name the header's and the expected value).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HeaderError {
+    /// EIP-7934: the block's RLP is longer than [`MAX_RLP_BLOCK_SIZE`].
+    #[error("block RLP of {rlp_len} bytes above the EIP-7934 limit of {MAX_RLP_BLOCK_SIZE}")]
+    BlockSize {
+        /// The block's RLP length (bytes).
+        rlp_len: usize,
+    },
+    /// The number is not the parent's plus one.
+    #[error("number {number} is not parent's {parent} + 1")]
+    Number {
+        /// The header's number.
+        number: u64,
+        /// The parent's number.
+        parent: u64,
+    },
+    /// The timestamp is not after the parent's.
+    #[error("timestamp {timestamp} not after parent's {parent}")]
+    Timestamp {
+        /// The header's timestamp (seconds).
+        timestamp: u64,
+        /// The parent's timestamp (seconds).
+        parent: u64,
+    },
+    /// The gas limit is above 2^63 − 1.
+    #[error("gas limit {0} above 2^63-1")]
+    GasLimitTooHigh(u64),
+    /// The gas limit moved by 1/1024 of the parent's or more, or is below 5000.
+    #[error("gas limit {gas_limit} outside parent's {parent_limit} ± {bound}")]
+    GasLimitBounds {
+        /// The header's gas limit (gas).
+        gas_limit: u64,
+        /// The parent's limit (doubled at the London block) (gas).
+        parent_limit: u64,
+        /// The allowed change (gas).
+        bound: u64,
+    },
+    /// More gas used than the limit.
+    #[error("gas used {gas_used} above gas limit {gas_limit}")]
+    GasUsed {
+        /// The header's gas used (gas).
+        gas_used: u64,
+        /// The header's gas limit (gas).
+        gas_limit: u64,
+    },
+    /// More than 32 bytes of extra data.
+    #[error("extra data of {0} bytes (max 32)")]
+    ExtraData(usize),
+    /// A non-zero difficulty after the Merge (EIP-3675).
+    #[error("difficulty {0} after the merge")]
+    Difficulty(alloy_primitives::U256),
+    /// A non-zero nonce after the Merge (EIP-3675).
+    #[error("nonce {0} after the merge")]
+    Nonce(alloy_primitives::B64),
+    /// Ommers after the Merge (EIP-3675).
+    #[error("ommers after the merge")]
+    OmmersAfterMerge,
+    /// The ommers hash does not match the body's ommers.
+    #[error("ommers hash {header}, body gives {body}")]
+    OmmersHash {
+        /// The header's.
+        header: alloy_primitives::B256,
+        /// The body's.
+        body: alloy_primitives::B256,
+    },
+    /// The base fee is not what the parent implies (EIP-1559).
+    #[error("base fee {header:?}, parent implies {expected:?}")]
+    BaseFee {
+        /// The header's (wei).
+        header: Option<u64>,
+        /// The parent's next base fee (wei).
+        expected: Option<u64>,
+    },
+    /// The transactions root does not match the body.
+    #[error("transactions root {header}, body gives {body}")]
+    TransactionsRoot {
+        /// The header's.
+        header: alloy_primitives::B256,
+        /// The body's.
+        body: alloy_primitives::B256,
+    },
+    /// The withdrawals root does not match the body (EIP-4895).
+    #[error("withdrawals root {header:?}, body gives {body:?}")]
+    WithdrawalsRoot {
+        /// The header's.
+        header: Option<alloy_primitives::B256>,
+        /// The body's.
+        body: Option<alloy_primitives::B256>,
+    },
+    /// No parent beacon block root from Cancun on (EIP-4788).
+    #[error("no parent beacon block root (EIP-4788)")]
+    ParentBeaconRoot,
+    /// Blob gas used does not match the transactions' blobs (EIP-4844).
+    #[error("blob gas used {header:?}, transactions use {transactions}")]
+    BlobGasUsed {
+        /// The header's (gas).
+        header: Option<u64>,
+        /// The transactions' (gas).
+        transactions: u64,
+    },
+    /// More blob gas than the block maximum (EIP-4844, EIP-7840 schedule).
+    #[error("blob gas used {blob_gas} above the block maximum {max}")]
+    BlobGasAboveMax {
+        /// Blob gas used (gas).
+        blob_gas: u64,
+        /// The fork's maximum (gas).
+        max: u64,
+    },
+    /// Excess blob gas is not what the parent implies (EIP-4844).
+    #[error("excess blob gas {header:?}, parent implies {expected:?}")]
+    ExcessBlobGas {
+        /// The header's (gas).
+        header: Option<u64>,
+        /// The parent's next excess (gas).
+        expected: Option<u64>,
+    },
+}
+
 /// EIP-7934: from Osaka on, a block whose RLP encoding is longer than [`MAX_RLP_BLOCK_SIZE`]
 /// bytes is invalid.
 ///
 /// # Errors
-/// The block's size and the limit.
-pub fn check_block_size(chain: &ChainSpec, header: &Header, rlp_len: usize) -> Result<(), String> {
+/// [`HeaderError::BlockSize`].
+pub fn check_block_size(
+    chain: &ChainSpec,
+    header: &Header,
+    rlp_len: usize,
+) -> Result<(), HeaderError> {
     if chain.eth.is_osaka_active_at_timestamp(header.timestamp) && rlp_len > MAX_RLP_BLOCK_SIZE {
-        return Err(format!(
-            "block RLP of {rlp_len} bytes above the EIP-7934 limit of {MAX_RLP_BLOCK_SIZE}"
-        ));
+        return Err(HeaderError::BlockSize { rlp_len });
     }
     Ok(())
 }
@@ -46,24 +167,24 @@ pub fn check_block_size(chain: &ChainSpec, header: &Header, rlp_len: usize) -> R
 /// is not verified).
 ///
 /// # Errors
-/// A sentence naming the failed rule with the header's and the expected values.
+/// The first [`HeaderError`] rule broken, with the header's and the expected values.
 pub fn check_header(
     chain: &ChainSpec,
     parent: &Header,
     header: &Header,
     body: &BlockBody<TxEnvelope>,
-) -> Result<(), String> {
+) -> Result<(), HeaderError> {
     if header.number != parent.number + 1 {
-        return Err(format!("number {} is not parent's {} + 1", header.number, parent.number));
+        return Err(HeaderError::Number { number: header.number, parent: parent.number });
     }
     if header.timestamp <= parent.timestamp {
-        return Err(format!(
-            "timestamp {} not after parent's {}",
-            header.timestamp, parent.timestamp
-        ));
+        return Err(HeaderError::Timestamp {
+            timestamp: header.timestamp,
+            parent: parent.timestamp,
+        });
     }
     if header.gas_limit > MAX_GAS_LIMIT {
-        return Err(format!("gas limit {} above 2^63-1", header.gas_limit));
+        return Err(HeaderError::GasLimitTooHigh(header.gas_limit));
     }
     // EIP-1559: at the London block the gas target doubles the parent's limit and the base fee
     // starts at 1 gwei.
@@ -72,33 +193,37 @@ pub fn check_header(
     let parent_limit = if london_block { parent.gas_limit * 2 } else { parent.gas_limit };
     let bound = parent_limit / GAS_LIMIT_BOUND_DIVISOR;
     if header.gas_limit.abs_diff(parent_limit) >= bound || header.gas_limit < MIN_GAS_LIMIT {
-        return Err(format!(
-            "gas limit {} outside parent's {} ± {}",
-            header.gas_limit, parent_limit, bound
-        ));
+        return Err(HeaderError::GasLimitBounds {
+            gas_limit: header.gas_limit,
+            parent_limit,
+            bound,
+        });
     }
     if header.gas_used > header.gas_limit {
-        return Err(format!("gas used {} above gas limit {}", header.gas_used, header.gas_limit));
+        return Err(HeaderError::GasUsed {
+            gas_used: header.gas_used,
+            gas_limit: header.gas_limit,
+        });
     }
     if header.extra_data.len() > MAX_EXTRA_DATA {
-        return Err(format!("extra data of {} bytes (max 32)", header.extra_data.len()));
+        return Err(HeaderError::ExtraData(header.extra_data.len()));
     }
     if chain.eth.is_paris_active_at_block(header.number) {
         // The Merge (EIP-3675): no proof of work, no ommers.
         if !header.difficulty.is_zero() {
-            return Err(format!("difficulty {} after the merge", header.difficulty));
+            return Err(HeaderError::Difficulty(header.difficulty));
         }
         if !header.nonce.is_zero() {
-            return Err(format!("nonce {} after the merge", header.nonce));
+            return Err(HeaderError::Nonce(header.nonce));
         }
         if header.ommers_hash != EMPTY_OMMER_ROOT_HASH || !body.ommers.is_empty() {
-            return Err("ommers after the merge".into());
+            return Err(HeaderError::OmmersAfterMerge);
         }
     } else {
         // Proof of work: the seal (ethash) is not verified; the ommers must match their hash.
         let ommers_hash = calculate_ommers_root(&body.ommers);
         if header.ommers_hash != ommers_hash {
-            return Err(format!("ommers hash {}, body gives {ommers_hash}", header.ommers_hash));
+            return Err(HeaderError::OmmersHash { header: header.ommers_hash, body: ommers_hash });
         }
     }
     let expected_base_fee = if london_block {
@@ -109,30 +234,30 @@ pub fn check_header(
         None
     };
     if header.base_fee_per_gas != expected_base_fee {
-        return Err(format!(
-            "base fee {:?}, parent implies {:?}",
-            header.base_fee_per_gas, expected_base_fee
-        ));
+        return Err(HeaderError::BaseFee {
+            header: header.base_fee_per_gas,
+            expected: expected_base_fee,
+        });
     }
     let tx_root = calculate_transaction_root(&body.transactions);
     if header.transactions_root != tx_root {
-        return Err(format!(
-            "transactions root {}, body gives {tx_root}",
-            header.transactions_root
-        ));
+        return Err(HeaderError::TransactionsRoot {
+            header: header.transactions_root,
+            body: tx_root,
+        });
     }
     // EIP-4895 (Shanghai).
     let withdrawals_root = body.withdrawals.as_ref().map(|w| calculate_withdrawals_root(w));
     if header.withdrawals_root != withdrawals_root {
-        return Err(format!(
-            "withdrawals root {:?}, body gives {withdrawals_root:?}",
-            header.withdrawals_root
-        ));
+        return Err(HeaderError::WithdrawalsRoot {
+            header: header.withdrawals_root,
+            body: withdrawals_root,
+        });
     }
     // EIP-4844 / EIP-7840 (Cancun and later).
     if let Some(params) = chain.blob_params(header.timestamp) {
         if header.parent_beacon_block_root.is_none() {
-            return Err("no parent beacon block root (EIP-4788)".into());
+            return Err(HeaderError::ParentBeaconRoot);
         }
         let blob_gas: u64 = body
             .transactions
@@ -140,23 +265,23 @@ pub fn check_header(
             .map(|tx| tx.blob_versioned_hashes().map_or(0, |h| h.len() as u64) * DATA_GAS_PER_BLOB)
             .sum();
         if header.blob_gas_used != Some(blob_gas) {
-            return Err(format!(
-                "blob gas used {:?}, transactions use {blob_gas}",
-                header.blob_gas_used
-            ));
+            return Err(HeaderError::BlobGasUsed {
+                header: header.blob_gas_used,
+                transactions: blob_gas,
+            });
         }
         if blob_gas > params.max_blob_gas_per_block() {
-            return Err(format!(
-                "blob gas used {blob_gas} above the block maximum {}",
-                params.max_blob_gas_per_block()
-            ));
+            return Err(HeaderError::BlobGasAboveMax {
+                blob_gas,
+                max: params.max_blob_gas_per_block(),
+            });
         }
         let expected_excess = parent.next_block_excess_blob_gas(params);
         if header.excess_blob_gas != expected_excess.or(Some(0)) {
-            return Err(format!(
-                "excess blob gas {:?}, parent implies {expected_excess:?}",
-                header.excess_blob_gas
-            ));
+            return Err(HeaderError::ExcessBlobGas {
+                header: header.excess_blob_gas,
+                expected: expected_excess,
+            });
         }
     }
     Ok(())
@@ -219,7 +344,8 @@ mod tests {
         let osaka = ChainSpec::from_genesis_fork(EthereumHardfork::Osaka);
         let prague = ChainSpec::from_genesis_fork(EthereumHardfork::Prague);
         assert!(check_block_size(&osaka, &header, MAX_RLP_BLOCK_SIZE).is_ok());
-        let err = check_block_size(&osaka, &header, MAX_RLP_BLOCK_SIZE + 1).unwrap_err();
+        let err =
+            check_block_size(&osaka, &header, MAX_RLP_BLOCK_SIZE + 1).unwrap_err().to_string();
         assert!(err.contains("EIP-7934"), "{err}");
         assert!(check_block_size(&prague, &header, MAX_RLP_BLOCK_SIZE + 1).is_ok());
     }

@@ -433,8 +433,8 @@ fn execute_on(
             parent.number, block.header.parent_hash
         )));
     }
-    check_header(chain, parent, &block.header, &block.body).map_err(invalid)?;
-    check_block_size(chain, &block.header, rlp_len).map_err(invalid)?;
+    check_header(chain, parent, &block.header, &block.body).map_err(|e| invalid(e.to_string()))?;
+    check_block_size(chain, &block.header, rlp_len).map_err(|e| invalid(e.to_string()))?;
     let header_rlp = alloy_rlp::encode(&block.header);
     let body_rlp = alloy_rlp::encode(&block.body);
     let hash = block.header.hash_slow();

@@ -152,8 +152,8 @@ fn import(
     let parent = imported
         .get(&block.header.parent_hash)
         .ok_or_else(|| format!("unknown parent {}", block.header.parent_hash))?;
-    check_header(chain, &parent.header, &block.header, &block.body)?;
-    check_block_size(chain, &block.header, rlp_len)?;
+    check_header(chain, &parent.header, &block.header, &block.body).map_err(|e| e.to_string())?;
+    check_block_size(chain, &block.header, rlp_len).map_err(|e| e.to_string())?;
 
     let input = BlockInput {
         hash,
