@@ -62,9 +62,9 @@ pub(crate) fn run(args: TestFixturesArgs) -> Result<ExitCode, TestFixturesError>
             path: skip_path.display().to_string(),
             reason: e.to_string(),
         })?;
-        SkipList::parse(&text).map_err(|reason| TestFixturesError::Skip {
+        SkipList::parse(&text).map_err(|e| TestFixturesError::Skip {
             path: skip_path.display().to_string(),
-            reason,
+            reason: e.to_string(),
         })?
     } else {
         SkipList::default()

@@ -1,6 +1,6 @@
 //! The plain sequential baseline that every throughput figure is a ratio against.
 
-use crate::{env::block_evm, ExecutionError};
+use crate::{evm_config::EvmConfig, ExecutionError};
 use alloy_evm::{Evm, FromRecoveredTx};
 use alloy_primitives::Address;
 use gigagas_bal::Phase;
@@ -22,7 +22,7 @@ pub fn execute_baseline(
     pre_state: &PreState,
 ) -> Result<u64, ExecutionError> {
     let mut state = State::builder().with_database_ref(pre_state).build();
-    let mut evm = block_evm(chain, block, &mut state);
+    let mut evm = EvmConfig::new(chain).block_evm(block, &mut state);
     let mut gas = 0;
     for (i, (tx, sender)) in block.transactions.iter().zip(senders).enumerate() {
         let tx_env = TxEnv::from_recovered_tx(tx, *sender);

@@ -1,25 +1,12 @@
 //! Block building: the sequential reference run over candidate transactions that may not fit,
 //! as a payload builder does (`engine_forkchoiceUpdated` with payload attributes).
 
-use crate::{sequential::run_in_order, BlockOutcome, ExecutionError};
+pub use crate::sequential::BuiltBlock;
+use crate::{sequential::run_in_order, ExecutionError};
 use alloy_consensus::TxEnvelope;
-use alloy_primitives::{Address, B256};
+use alloy_primitives::Address;
 use gigagas_primitives::{BlockInput, ChainSpec};
 use gigagas_state::PreState;
-
-/// A block built by [`build_block`].
-#[derive(Debug)]
-pub struct BuiltBlock {
-    /// The transactions included, in block order.
-    pub transactions: Vec<TxEnvelope>,
-    /// Their senders.
-    pub senders: Vec<Address>,
-    /// Execution outcome (gas, receipts, BAL, post-state, requests) of the built block.
-    pub outcome: BlockOutcome,
-    /// Candidates left out: (transaction hash, why: does not fit the remaining gas, or the EVM
-    /// rejected it — nonce, balance, fee cap, …).
-    pub skipped: Vec<(B256, String)>,
-}
 
 /// Builds the block whose environment `draft` gives (number, timestamp, beneficiary, gas
 /// limit, base fee, prevrandao, parent beacon block root, withdrawals; its transactions are

@@ -1,7 +1,15 @@
-//! Errors of the executor stage.
+//! Errors of the executor stage, and the mapping of alloy-evm's and revm's errors onto them.
+//!
+//! A block is rejected only for a reason about the block; a failed read of the state's source
+//! (the database) becomes [`ExecutionError::Database`], which [`ExecutionError::is_internal`]
+//! reports, wherever in revm's or alloy-evm's error chain it surfaces.
 
+use alloy_evm::block::BlockExecutionError;
+use alloy_primitives::{Address, U256};
 use gigagas_bal::{BalValidationError, Phase};
 use gigagas_primitives::RecoveryError;
+use gigagas_state::StateError;
+use revm::database_interface::{bal::EvmDatabaseError, DBErrorMarker};
 
 /// Why a block failed to execute or validate. Every variant names the block; those about one
 /// transaction name its index ([`Phase`]).
@@ -124,4 +132,76 @@ impl ExecutionError {
             _ => false,
         }
     }
+}
+
+/// Why a read of the parallel workers' BAL-positioned database failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum PositionedError {
+    /// The BAL lists neither the account nor (when `slot` is set) the slot.
+    #[error("read of account {address}{} which the BAL does not list", slot.map(|s| format!(" slot {s:#x}")).unwrap_or_default())]
+    NotInBal {
+        /// Account read.
+        address: Address,
+        /// Slot read, when the account is listed but the slot is not.
+        slot: Option<U256>,
+    },
+    /// The pre-state could not answer (missing code or ancestor hash, a backed source failed).
+    #[error(transparent)]
+    State(#[from] StateError),
+}
+
+impl DBErrorMarker for PositionedError {}
+
+impl PositionedError {
+    /// The executor error for this failure in `phase` of block `block`.
+    pub(crate) fn into_execution_error(self, block: u64, phase: Phase) -> ExecutionError {
+        match self {
+            Self::NotInBal { address, slot } => {
+                BalValidationError::NotInBal { block, phase, address, slot }.into()
+            }
+            Self::State(e) => state_error(block, phase, e),
+        }
+    }
+}
+
+/// The executor error for a pre-state read that failed in `phase` of block `block`: a failed
+/// source read is [`ExecutionError::Database`] (internal), a missing ancestor hash or code is
+/// [`ExecutionError::Evm`] (as revm reports it).
+pub(crate) fn state_error(block: u64, phase: Phase, e: StateError) -> ExecutionError {
+    match e {
+        StateError::Source(_) => ExecutionError::Database { block, source: e },
+        other => ExecutionError::Evm { block, phase, reason: other.to_string() },
+    }
+}
+
+/// Maps an alloy-evm block execution error (system calls, transactions, post-execution) to an
+/// [`ExecutionError`]: a read outside the BAL (parallel commit) becomes
+/// [`BalValidationError::NotInBal`], a failed read of the state's source
+/// [`ExecutionError::Database`], anything else [`ExecutionError::Evm`].
+pub(crate) fn map_block_error(
+    block: u64,
+    phase: Phase,
+    err: BlockExecutionError,
+) -> ExecutionError {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(&err);
+    while let Some(e) = cur {
+        if let Some(p) = e.downcast_ref::<PositionedError>() {
+            return p.clone().into_execution_error(block, phase);
+        }
+        if let Some(EvmDatabaseError::Database(p)) =
+            e.downcast_ref::<EvmDatabaseError<PositionedError>>()
+        {
+            return p.clone().into_execution_error(block, phase);
+        }
+        if let Some(s) = e.downcast_ref::<StateError>() {
+            return state_error(block, phase, s.clone());
+        }
+        if let Some(EvmDatabaseError::Database(s)) =
+            e.downcast_ref::<EvmDatabaseError<StateError>>()
+        {
+            return state_error(block, phase, s.clone());
+        }
+        cur = e.source();
+    }
+    ExecutionError::Evm { block, phase, reason: err.to_string() }
 }

@@ -14,8 +14,8 @@
 
 pub mod baseline;
 pub mod builder;
-mod env;
 mod error;
+pub mod evm_config;
 mod outcome;
 pub mod parallel;
 pub mod projection;
@@ -26,9 +26,10 @@ mod schedule;
 pub mod sequential;
 
 pub use error::ExecutionError;
+pub use evm_config::{block_ctx, BlockEvm, BlockExec, EvmConfig};
 pub use outcome::{
     compare_outcomes, validate_header, AccountExistence, AccountPost, BlockOutcome, HeaderCheck,
     PostStateDiff,
 };
-pub use receipt::BloomMemo;
+pub use receipt::{BloomMemo, MemoReceiptBuilder};
 pub use schedule::{task_order, Scheduler};

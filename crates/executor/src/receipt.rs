@@ -100,7 +100,7 @@ pub(crate) fn receipt_envelope(
 /// alloy-evm receipt builder that builds the same receipts as its `AlloyReceiptBuilder`, with
 /// memoized bloom hashing. One per block executor (not shared between threads).
 #[derive(Debug, Default)]
-pub(crate) struct MemoReceiptBuilder {
+pub struct MemoReceiptBuilder {
     memo: RefCell<BloomMemo>,
 }
 

@@ -2,17 +2,9 @@
 //! pre-execution system calls, then its transactions in order, committed one by one, each seen
 //! by the inspector. System calls are not inspected (as geth's tracers do not trace them).
 
-use crate::{
-    env::{block_ctx, map_block_error},
-    receipt::MemoReceiptBuilder,
-    ExecutionError,
-};
+use crate::{error::map_block_error, evm_config::EvmConfig, ExecutionError};
 use alloy_consensus::transaction::Recovered;
-use alloy_evm::{
-    block::BlockExecutor,
-    eth::{EthBlockExecutor, EthEvmContext},
-    EthEvmFactory, Evm, EvmFactory,
-};
+use alloy_evm::{block::BlockExecutor, eth::EthEvmContext, Evm};
 use alloy_primitives::Address;
 use gigagas_bal::Phase;
 use gigagas_primitives::{BlockInput, ChainSpec};
@@ -48,13 +40,7 @@ where
 {
     let number = block.number();
     let mut state = State::builder().with_database_ref(pre_state).build();
-    let evm = EthEvmFactory::default().create_evm_with_inspector(
-        &mut state,
-        chain.evm_env(&block.header),
-        inspector,
-    );
-    let mut ex =
-        EthBlockExecutor::new(evm, block_ctx(block), &chain.eth, MemoReceiptBuilder::default());
+    let mut ex = EvmConfig::new(chain).block_executor_with_inspector(block, &mut state, inspector);
     ex.evm_mut().disable_inspector();
     ex.apply_pre_execution_changes()
         .map_err(|e| map_block_error(number, Phase::PreExecution, e))?;

@@ -2,17 +2,30 @@
 //! committing after every transaction, with revm's EIP-7928 BAL builder attached.
 
 use crate::{
-    builder::BuiltBlock,
-    env::{block_executor, map_block_error},
-    BlockOutcome, ExecutionError, PostStateDiff,
+    error::map_block_error, evm_config::EvmConfig, BlockOutcome, ExecutionError, PostStateDiff,
 };
 use alloy_consensus::{transaction::Recovered, Transaction, TxEnvelope};
 use alloy_evm::{block::BlockExecutor, Evm};
-use alloy_primitives::Address;
+use alloy_primitives::{Address, B256};
 use gigagas_bal::{BlockAccessIndex, Phase};
 use gigagas_primitives::{BlockInput, ChainSpec};
 use gigagas_state::PreState;
 use revm::database::State;
+
+/// A block run in order over candidate transactions by [`crate::builder::build_block`]
+/// (or the reference, which includes every transaction).
+#[derive(Debug)]
+pub struct BuiltBlock {
+    /// The transactions included, in block order.
+    pub transactions: Vec<TxEnvelope>,
+    /// Their senders.
+    pub senders: Vec<Address>,
+    /// Execution outcome (gas, receipts, BAL, post-state, requests) of the built block.
+    pub outcome: BlockOutcome,
+    /// Candidates left out: (transaction hash, why: does not fit the remaining gas, or the EVM
+    /// rejected it — nonce, balance, fee cap, …).
+    pub skipped: Vec<(B256, String)>,
+}
 
 /// Executes `block` in order against `pre_state` as reth does (pre-execution system calls,
 /// transactions committed one by one, post-execution rewards / withdrawals / requests) and builds
@@ -79,7 +92,7 @@ pub(crate) fn run_in_order<'t>(
     let mut senders = Vec::new();
     let mut skipped = Vec::new();
     let (result, tx_gas_used) = {
-        let mut ex = block_executor(chain, block, &mut state);
+        let mut ex = EvmConfig::new(chain).block_executor(block, &mut state);
         ex.evm_mut().db_mut().set_bal_index(BlockAccessIndex::PRE_EXECUTION);
         ex.apply_pre_execution_changes()
             .map_err(|e| map_block_error(number, Phase::PreExecution, e))?;

@@ -6,9 +6,10 @@
 use crate::{convert::StoredBlock, RpcContext, RpcError};
 use alloy_eips::eip2930::{AccessList, AccessListItem};
 use alloy_eips::eip7702::{RecoveredAuthority, RecoveredAuthorization};
-use alloy_evm::{EthEvmFactory, Evm, EvmFactory};
+use alloy_evm::Evm;
 use alloy_primitives::{Bytes, TxKind, B256, U256};
 use alloy_rpc_types_eth::{AccessListResult, TransactionRequest};
+use gigagas_executor::EvmConfig;
 use gigagas_stages::TrieState;
 use gigagas_state::PreState;
 use jsonrpsee::types::ErrorObjectOwned;
@@ -24,7 +25,9 @@ use std::sync::Arc;
 /// The gas limit a request without one gets: the block's, within the fork's per-transaction cap
 /// (EIP-7825 from Osaka on).
 pub(crate) fn default_gas(ctx: &RpcContext, block: &StoredBlock) -> u64 {
-    let cap = revm::context::Cfg::tx_gas_limit_cap(&ctx.chain.evm_env(&block.header).cfg_env);
+    let cap = revm::context::Cfg::tx_gas_limit_cap(
+        &EvmConfig::new(&ctx.chain).evm_env(&block.header).cfg_env,
+    );
     block.header.gas_limit.min(cap)
 }
 
@@ -97,7 +100,7 @@ fn transact(
     request: &TransactionRequest,
     gas: Option<u64>,
 ) -> Result<ResultAndState<HaltReason>, RpcError> {
-    let mut env = ctx.chain.evm_env(&block.header);
+    let mut env = EvmConfig::new(&ctx.chain).evm_env(&block.header);
     env.cfg_env.disable_nonce_check = true;
     env.cfg_env.disable_base_fee = true;
     let state = PreState::backed(Arc::new(TrieState {
@@ -115,7 +118,7 @@ fn transact(
             blob.blob_gasprice = 0;
         }
     }
-    let mut evm = EthEvmFactory::default().create_evm(db, env);
+    let mut evm = EvmConfig::new(&ctx.chain).evm(db, env);
     evm.transact(tx).map_err(|e| RpcError::Store(e.to_string()))
 }
 
@@ -172,7 +175,7 @@ pub(crate) fn access_list(
     block: &StoredBlock,
     request: &TransactionRequest,
 ) -> Result<AccessListResult, RpcError> {
-    let spec = ctx.chain.evm_env(&block.header).cfg_env.spec;
+    let spec = EvmConfig::new(&ctx.chain).evm_env(&block.header).cfg_env.spec;
     let precompiles =
         revm::precompile::Precompiles::new(revm::precompile::PrecompileSpecId::from_spec_id(spec));
     let from = request.from.unwrap_or_default();

@@ -41,11 +41,9 @@ use alloy_consensus::{
 use alloy_eips::{eip1559::BaseFeeParams, eip4895::Withdrawals, eip7685::EMPTY_REQUESTS_HASH};
 use alloy_evm::{
     block::BlockExecutor,
-    eth::{
-        receipt_builder::AlloyReceiptBuilder, EthBlockExecutionCtx, EthBlockExecutor, EthTxResult,
-    },
+    eth::{EthBlockExecutionCtx, EthTxResult},
     precompiles::{DynPrecompile, PrecompileInput},
-    EthEvmFactory, Evm, EvmFactory, FromRecoveredTx,
+    Evm, FromRecoveredTx,
 };
 use alloy_primitives::{keccak256, Address, Bloom, Log, LogData, B256, U256};
 use alloy_rpc_types_eth::{
@@ -53,6 +51,7 @@ use alloy_rpc_types_eth::{
     state::StateOverride,
     BlockOverrides, Log as RpcLog, TransactionRequest,
 };
+use gigagas_executor::EvmConfig;
 use gigagas_stages::TrieState;
 use gigagas_state::PreState;
 use gigagas_trie::{update_state_root, AccountUpdate};
@@ -338,7 +337,8 @@ impl Simulator<'_> {
         let mut header = self.draft_header(&overrides, &parent.1)?;
         header.parent_hash = parent.0;
         let number = header.number;
-        let mut env = chain.evm_env(&header);
+        let config = EvmConfig::new(chain);
+        let mut env = config.evm_env(&header);
         env.cfg_env.disable_nonce_check = !self.validation;
         env.cfg_env.disable_base_fee = !self.validation;
         env.cfg_env.disable_eip3607 = true;
@@ -375,7 +375,7 @@ impl Simulator<'_> {
             warm: removed.clone(),
             ..Default::default()
         };
-        let mut evm = EthEvmFactory::default().create_evm_with_inspector(&mut self.db, env, tracer);
+        let mut evm = config.evm_with_inspector(&mut self.db, env, tracer);
         {
             // geth: an overridden precompile is gone and a moved one lives at its destination,
             // while the fork's precompile addresses stay warm (its access list is the fork's
@@ -399,8 +399,7 @@ impl Simulator<'_> {
                 });
             }
         }
-        let mut ex =
-            EthBlockExecutor::new(evm, exec_ctx, &chain.eth, AlloyReceiptBuilder::default());
+        let mut ex = config.executor_with_ctx(evm, exec_ctx);
         ex.apply_pre_execution_changes().map_err(internal)?;
         let mut transactions = Vec::with_capacity(block.calls.len());
         let mut senders = Vec::with_capacity(block.calls.len());

@@ -30,7 +30,7 @@ struct Flaky {
 impl Flaky {
     fn check(&self) -> Result<(), StateError> {
         if self.fail.load(Ordering::SeqCst) {
-            return Err(StateError::Source("injected read failure".into()));
+            return Err(StateError::from_source(std::io::Error::other("injected read failure")));
         }
         Ok(())
     }

@@ -3,7 +3,8 @@
 //! then `engine_getPayload`).
 
 use crate::{
-    import::{account_updates, source_fault, ImportError},
+    error::ImportError,
+    import::{account_updates, source_fault},
     tree::BlockTree,
 };
 use alloy_consensus::{

@@ -1,6 +1,6 @@
 //! `init`: a geth-format genesis file becomes block 0 of the store.
 
-use crate::import::ImportError;
+use crate::error::ImportError;
 use alloy_consensus::{BlockBody, Header, TxEnvelope};
 use alloy_primitives::{keccak256, B256, U256};
 use gigagas_primitives::{header::genesis_header, ChainSpec};

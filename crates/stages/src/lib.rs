@@ -13,6 +13,7 @@
 //! [`Storage`]: gigagas_storage::Storage
 
 pub mod builder;
+mod error;
 pub mod genesis;
 pub mod import;
 mod overlay;
@@ -22,8 +23,9 @@ pub mod tree;
 pub mod trie_state;
 
 pub use builder::{next_gas_limit, BuiltPayload, PayloadAttributes};
+pub use error::ImportError;
 pub use genesis::{init_genesis, stored_chain_spec, GenesisInit};
-pub use import::{import_blocks, import_blocks_with, merge_updates, ImportError, ImportedBlock};
+pub use import::{import_blocks, import_blocks_with, merge_updates, ImportedBlock};
 pub use pool::{decode_raw, PoolContent, PoolError, PooledTx, TxPool};
 pub use tree::{BlockTree, CanonicalChange, Forkchoice, InvalidForkchoice, PayloadStatus};
-pub use trie_state::TrieState;
+pub use trie_state::{TrieReadError, TrieState};

@@ -5,7 +5,7 @@
 //! writes at each index that gives the state changes of every transaction, applied one after
 //! the other to the parent's trie.
 
-use crate::import::ImportError;
+use crate::error::ImportError;
 use alloy_consensus::{Eip658Value, ReceiptEnvelope};
 use alloy_primitives::{map::HashMap, Address, Bytes, B256, U256};
 use gigagas_bal::{

@@ -10,10 +10,8 @@
 //! them without re-execution. Every operation takes one lock: the Engine API is sequential.
 
 use crate::{
-    import::{
-        commit_executed, execute_block, state_root_stage, Executed, GivenBal, ImportError,
-        ImportedBlock,
-    },
+    error::ImportError,
+    import::{commit_executed, execute_block, state_root_stage, Executed, GivenBal, ImportedBlock},
     overlay::{Overlay, PendingDiff},
     stored_chain_spec,
     trie_state::TrieState,

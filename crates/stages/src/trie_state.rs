@@ -6,7 +6,7 @@ use alloy_rlp::Decodable;
 use alloy_trie::{Nibbles, TrieAccount, EMPTY_ROOT_HASH};
 use gigagas_state::{StateError, StateSource};
 use gigagas_storage::Storage;
-use gigagas_trie::Trie;
+use gigagas_trie::{Trie, TrieError};
 use revm::state::{AccountInfo, Bytecode};
 use std::sync::Arc;
 
@@ -21,8 +21,42 @@ pub struct TrieState {
     pub root: B256,
 }
 
-fn source_err(what: String) -> StateError {
-    StateError::Source(what)
+/// Why a read through the stored trie failed: a node is missing or malformed, or a leaf does
+/// not decode. Reported as [`StateError::Source`] (an internal fault of the store).
+#[derive(Debug, thiserror::Error)]
+pub enum TrieReadError {
+    /// Walking the state trie to an account failed.
+    #[error("state trie {root} at account {address}: {source}")]
+    Account {
+        /// The state root walked.
+        root: B256,
+        /// The account read.
+        address: Address,
+        /// The trie's error.
+        source: TrieError,
+    },
+    /// Walking an account's storage trie to a slot failed.
+    #[error("storage trie {storage_root} of {address} at slot {slot}: {source}")]
+    Slot {
+        /// The storage root walked.
+        storage_root: B256,
+        /// The account.
+        address: Address,
+        /// The slot read.
+        slot: U256,
+        /// The trie's error.
+        source: TrieError,
+    },
+    /// A leaf (an account's RLP, a slot's RLP value) does not decode.
+    #[error("leaf of account {address}{} does not decode: {source}", slot.map(|s| format!(" slot {s}")).unwrap_or_default())]
+    Leaf {
+        /// The account.
+        address: Address,
+        /// The slot, for a storage leaf.
+        slot: Option<U256>,
+        /// The RLP decoder's error.
+        source: alloy_rlp::Error,
+    },
 }
 
 impl TrieState {
@@ -32,15 +66,19 @@ impl TrieState {
     /// [`StateError::Source`] naming the account when a node is missing or malformed.
     pub fn trie_account(&self, address: &Address) -> Result<Option<TrieAccount>, StateError> {
         let key = Nibbles::unpack(keccak256(address));
-        let Some(rlp) = Trie::new(self.root)
-            .get(&key, &*self.store)
-            .map_err(|e| source_err(format!("state trie {} at {address}: {e}", self.root)))?
+        let Some(rlp) = Trie::new(self.root).get(&key, &*self.store).map_err(|source| {
+            StateError::from_source(TrieReadError::Account {
+                root: self.root,
+                address: *address,
+                source,
+            })
+        })?
         else {
             return Ok(None);
         };
-        TrieAccount::decode(&mut rlp.as_slice())
-            .map(Some)
-            .map_err(|e| source_err(format!("account {address}: {e}")))
+        TrieAccount::decode(&mut rlp.as_slice()).map(Some).map_err(|source| {
+            StateError::from_source(TrieReadError::Leaf { address: *address, slot: None, source })
+        })
     }
 
     /// The value of `slot` in the storage trie whose root is `storage_root` (of `address`).
@@ -57,14 +95,24 @@ impl TrieState {
             return Ok(U256::ZERO);
         }
         let key = Nibbles::unpack(keccak256(B256::from(*slot)));
-        let Some(rlp) = Trie::new(storage_root)
-            .get(&key, &*self.store)
-            .map_err(|e| source_err(format!("storage trie of {address} at slot {slot}: {e}")))?
+        let Some(rlp) = Trie::new(storage_root).get(&key, &*self.store).map_err(|source| {
+            StateError::from_source(TrieReadError::Slot {
+                storage_root,
+                address: *address,
+                slot: *slot,
+                source,
+            })
+        })?
         else {
             return Ok(U256::ZERO);
         };
-        U256::decode(&mut rlp.as_slice())
-            .map_err(|e| source_err(format!("slot {slot} of {address}: {e}")))
+        U256::decode(&mut rlp.as_slice()).map_err(|source| {
+            StateError::from_source(TrieReadError::Leaf {
+                address: *address,
+                slot: Some(*slot),
+                source,
+            })
+        })
     }
 }
 

@@ -4,9 +4,7 @@
 
 use alloy_consensus::{Block, TxEnvelope};
 use alloy_rlp::Decodable;
-use gigagas_stages::{
-    import::ImportError, import_blocks, import_blocks_with, init_genesis, merge_updates,
-};
+use gigagas_stages::{import_blocks, import_blocks_with, init_genesis, merge_updates, ImportError};
 use gigagas_storage::Storage;
 use std::{path::PathBuf, sync::Arc};
 

@@ -17,8 +17,12 @@ use std::{
     },
 };
 
+/// The error a [`StateSource`] reports when a read fails: the database's own error (RocksDB,
+/// a missing or malformed trie node), shared so that [`StateError`] stays cheap to clone.
+pub type SourceError = Arc<dyn std::error::Error + Send + Sync>;
+
 /// A read from [`PreState`] that the state cannot answer.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum StateError {
     /// `BLOCKHASH` asked for an ancestor whose hash the state does not hold.
     #[error("block hash of block {0} is not in the pre-state")]
@@ -26,10 +30,33 @@ pub enum StateError {
     /// An account names a code hash whose bytecode the state does not hold.
     #[error("bytecode {0} is not in the pre-state")]
     MissingCode(B256),
-    /// The backing [`StateSource`] failed (e.g. a database read).
+    /// The backing [`StateSource`] failed (e.g. a database read): an internal fault, never a
+    /// verdict on a block.
     #[error("state source: {0}")]
-    Source(String),
+    Source(#[source] SourceError),
 }
+
+impl StateError {
+    /// A [`StateError::Source`] carrying `error`.
+    pub fn from_source(error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self::Source(Arc::new(error))
+    }
+}
+
+/// Equal when the same variant holds the same value; two source failures are equal when
+/// their messages are (the database errors themselves are not comparable).
+impl PartialEq for StateError {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Self::MissingBlockHash(a), Self::MissingBlockHash(b)) => a == b,
+            (Self::MissingCode(a), Self::MissingCode(b)) => a == b,
+            (Self::Source(a), Self::Source(b)) => a.to_string() == b.to_string(),
+            _ => false,
+        }
+    }
+}
+
+impl Eq for StateError {}
 
 /// Where a backed [`PreState`] reads what it does not hold: the flat state of a database as of
 /// the parent block. Implementations must be safe to call from every worker thread at once.

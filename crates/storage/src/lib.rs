@@ -550,7 +550,7 @@ impl gigagas_trie::NodeSource for Storage {
 }
 
 fn state_err(e: StorageError) -> StateError {
-    StateError::Source(e.to_string())
+    StateError::from_source(e)
 }
 
 fn info(record: AccountRecord) -> AccountInfo {
@@ -602,7 +602,7 @@ impl StateSource for Storage {
             .into_iter()
             .map(|r| {
                 r.map(|code| code.map(|c| Bytecode::new_raw(c.into())))
-                    .map_err(|e| StateError::Source(e.to_string()))
+                    .map_err(|e| state_err(self.db_err("multi_get bytecodes")(e)))
             })
             .collect()
     }

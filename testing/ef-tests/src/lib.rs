@@ -13,5 +13,9 @@ pub mod state;
 mod suite;
 
 pub use gigagas_primitives::header::genesis_header;
-pub use runner::{run_chain, run_test, AmsterdamRules, ChainBlock, RunOptions};
-pub use suite::{run_path, summarize, CaseResult, CaseStatus, FolderSummary, SkipList};
+pub use runner::{
+    run_chain, run_test, AmsterdamRules, BlockRejection, ChainBlock, RunOptions, TestFailure,
+};
+pub use suite::{
+    run_path, summarize, CaseResult, CaseStatus, FolderSummary, SkipList, SkipListError,
+};

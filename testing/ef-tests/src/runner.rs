@@ -15,9 +15,10 @@ use gigagas_executor::{
     compare_outcomes,
     parallel::{execute_parallel, ParallelBlock, ParallelConfig},
     sequential::execute_sequential,
-    validate_header, Scheduler,
+    validate_header, ExecutionError, Scheduler,
 };
-use gigagas_primitives::{BlockInput, ChainSpec};
+use gigagas_primitives::{header::HeaderError, BlockInput, ChainSpec, RecoveryError};
+use gigagas_state::StateError;
 use std::{collections::BTreeMap, sync::Arc};
 
 /// How many ancestors `BLOCKHASH` can see.
@@ -61,10 +62,113 @@ impl Default for RunOptions {
     }
 }
 
+/// Why a block of a fixture or chain file is rejected (the pipeline's verdict on the block).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BlockRejection {
+    /// The block's RLP does not decode.
+    #[error("RLP: {0}")]
+    Rlp(alloy_rlp::Error),
+    /// Bytes follow the block's RLP.
+    #[error("RLP: {0} trailing bytes")]
+    TrailingBytes(usize),
+    /// The parent was not imported.
+    #[error("unknown parent {0}")]
+    UnknownParent(B256),
+    /// A header or block-size rule fails.
+    #[error(transparent)]
+    Header(#[from] HeaderError),
+    /// A signature does not recover.
+    #[error(transparent)]
+    Recovery(#[from] RecoveryError),
+    /// The parent's state cannot be read.
+    #[error("parent state: {0}")]
+    ParentState(#[from] StateError),
+    /// Execution fails or disagrees with the header (gas, receipts, bloom, requests, BAL).
+    #[error(transparent)]
+    Execution(#[from] ExecutionError),
+    /// The sequential reference built no BAL (a bug of the runner's, not of the block).
+    #[error("the sequential reference built no BAL")]
+    NoBal,
+    /// The block's BAL differs from the one execution builds.
+    #[error("block access list differs from the built one: {first_diff}")]
+    BalDiff {
+        /// The first difference, as alloy-eip7928's `BalDiff` reports it.
+        first_diff: String,
+    },
+    /// The parallel executor returned no outcome (a bug of ours, not of the block).
+    #[error("the parallel executor returned no outcome")]
+    NoOutcome,
+    /// Pre-Byzantium: the receipts root rebuilt with per-transaction state roots differs.
+    #[error("receipts root {found} (intermediate state roots rebuilt per transaction), header has {expected}")]
+    ReceiptsRoot {
+        /// The header's `receiptsRoot`.
+        expected: B256,
+        /// Ours.
+        found: B256,
+    },
+    /// The post-state root differs from the header's.
+    #[error("state root {found}, header has {expected}")]
+    StateRoot {
+        /// The header's `stateRoot`.
+        expected: B256,
+        /// Ours.
+        found: B256,
+    },
+}
+
+/// Why a test fails: its first difference from the fixture's expectations.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TestFailure {
+    /// The fixture's `network` is no fork we know.
+    #[error("unknown network {0}")]
+    UnknownNetwork(String),
+    /// The genesis block does not decode.
+    #[error("genesis: {0}")]
+    Genesis(Box<BlockRejection>),
+    /// The pre-state's root differs from the genesis header's.
+    #[error("genesis state root {found}, header has {expected}")]
+    GenesisStateRoot {
+        /// The genesis header's `stateRoot`.
+        expected: B256,
+        /// The root of the fixture's `pre`.
+        found: B256,
+    },
+    /// A block the fixture marks invalid was accepted.
+    #[error("block {index}: accepted, but must be rejected ({exception})")]
+    Accepted {
+        /// Position of the block in the fixture.
+        index: usize,
+        /// The fixture's `expectException`.
+        exception: String,
+    },
+    /// A valid block was rejected.
+    #[error("block {index}: rejected: {reason}")]
+    Rejected {
+        /// Position of the block in the fixture.
+        index: usize,
+        /// Why (boxed: execution errors are large).
+        reason: Box<BlockRejection>,
+    },
+    /// The fixture's `lastblockhash` was not imported.
+    #[error("head {0} was not imported")]
+    HeadMissing(B256),
+    /// The post-state differs (the first difference, naming account and field).
+    #[error("post state: {0}")]
+    PostState(String),
+    /// The post-state root differs from the fixture's `postStateHash`.
+    #[error("post state root {found}, expected {expected}")]
+    PostStateRoot {
+        /// The fixture's `postStateHash`.
+        expected: B256,
+        /// Ours.
+        found: B256,
+    },
+}
+
 /// The chain a fixture's `network` names: every fork up to it active from genesis.
-fn chain_for(network: &str, options: &RunOptions) -> Result<ChainSpec, String> {
+fn chain_for(network: &str, options: &RunOptions) -> Result<ChainSpec, TestFailure> {
     let fork: EthereumHardfork =
-        network.parse().map_err(|_| format!("unknown network {network}"))?;
+        network.parse().map_err(|_| TestFailure::UnknownNetwork(network.to_string()))?;
     Ok(match (fork, options.amsterdam) {
         (EthereumHardfork::Amsterdam, AmsterdamRules::Bal) => {
             ChainSpec { bal_devnet: true, ..ChainSpec::from_genesis_fork(EthereumHardfork::Bpo2) }
@@ -79,13 +183,16 @@ fn chain_for(network: &str, options: &RunOptions) -> Result<ChainSpec, String> {
 /// The first reason the test fails: a valid block rejected (with its index and the reason), an
 /// invalid block accepted, a wrong head, or a post-state that differs (naming the account and
 /// field).
-pub fn run_test(test: &BlockchainTest, options: &RunOptions) -> Result<(), String> {
+pub fn run_test(test: &BlockchainTest, options: &RunOptions) -> Result<(), TestFailure> {
     let chain = chain_for(&test.network, options)?;
-    let genesis = decode_block(&test.genesis_rlp).map_err(|e| format!("genesis: {e}"))?;
+    let genesis = decode_block(&test.genesis_rlp).map_err(|e| TestFailure::Genesis(Box::new(e)))?;
     let state = WorldState::from_fixture(&test.pre);
     let root = state.state_root();
     if root != genesis.header.state_root {
-        return Err(format!("genesis state root {root}, header has {}", genesis.header.state_root));
+        return Err(TestFailure::GenesisStateRoot {
+            expected: genesis.header.state_root,
+            found: root,
+        });
     }
     let mut imported = chain_from_genesis(genesis.header, state);
     for (i, block) in test.blocks.iter().enumerate() {
@@ -98,24 +205,25 @@ pub fn run_test(test: &BlockchainTest, options: &RunOptions) -> Result<(), Strin
                 imported.insert(hash, next);
             }
             (Ok(_), Some(exception)) => {
-                return Err(format!("block {i}: accepted, but must be rejected ({exception})"))
+                return Err(TestFailure::Accepted { index: i, exception: exception.clone() })
             }
-            (Err(reason), None) => return Err(format!("block {i}: rejected: {reason}")),
+            (Err(reason), None) => {
+                return Err(TestFailure::Rejected { index: i, reason: Box::new(reason) })
+            }
             (Err(_), Some(_)) => {}
         }
     }
-    let head = imported
-        .get(&test.lastblockhash)
-        .ok_or_else(|| format!("head {} was not imported", test.lastblockhash))?;
+    let head =
+        imported.get(&test.lastblockhash).ok_or(TestFailure::HeadMissing(test.lastblockhash))?;
     if let Some(expected) = &test.post_state {
         if let Some(diff) = head.state.first_difference(expected) {
-            return Err(format!("post state: {diff}"));
+            return Err(TestFailure::PostState(diff));
         }
     }
     if let Some(expected) = test.post_state_hash {
         let root = head.state.state_root();
         if root != expected {
-            return Err(format!("post state root {root}, expected {expected}"));
+            return Err(TestFailure::PostStateRoot { expected, found: root });
         }
     }
     Ok(())
@@ -129,11 +237,11 @@ fn chain_from_genesis(header: Header, state: WorldState) -> HashMap<B256, Import
 }
 
 /// Decodes a block, requiring the whole input to be one RLP block.
-fn decode_block(rlp: &[u8]) -> Result<Block<TxEnvelope>, String> {
+fn decode_block(rlp: &[u8]) -> Result<Block<TxEnvelope>, BlockRejection> {
     let mut buf = rlp;
-    let block = Block::<TxEnvelope>::decode(&mut buf).map_err(|e| format!("RLP: {e}"))?;
+    let block = Block::<TxEnvelope>::decode(&mut buf).map_err(BlockRejection::Rlp)?;
     if !buf.is_empty() {
-        return Err(format!("RLP: {} trailing bytes", buf.len()));
+        return Err(BlockRejection::TrailingBytes(buf.len()));
     }
     Ok(block)
 }
@@ -147,13 +255,13 @@ fn import(
     rlp_len: usize,
     given_bal: Option<&gigagas_bal::BlockAccessList>,
     threads: usize,
-) -> Result<(B256, Imported), String> {
+) -> Result<(B256, Imported), BlockRejection> {
     let hash = block.header.hash_slow();
     let parent = imported
         .get(&block.header.parent_hash)
-        .ok_or_else(|| format!("unknown parent {}", block.header.parent_hash))?;
-    check_header(chain, &parent.header, &block.header, &block.body).map_err(|e| e.to_string())?;
-    check_block_size(chain, &block.header, rlp_len).map_err(|e| e.to_string())?;
+        .ok_or(BlockRejection::UnknownParent(block.header.parent_hash))?;
+    check_header(chain, &parent.header, &block.header, &block.body)?;
+    check_block_size(chain, &block.header, rlp_len)?;
 
     let input = BlockInput {
         hash,
@@ -163,25 +271,24 @@ fn import(
         withdrawals: block.body.withdrawals,
         ommers: block.body.ommers,
     };
-    let senders = input.par_recover(chain).map_err(|e| e.to_string())?;
-    let pre_state = parent.state.pre_state(parent.hashes.clone()).map_err(|e| e.to_string())?;
+    let senders = input.par_recover(chain)?;
+    let pre_state = parent.state.pre_state(parent.hashes.clone())?;
 
     // The sequential reference builds the BAL; the parallel executor runs driven by it, or by
     // the block's own BAL when it comes with one, which must then equal the built one.
-    let reference =
-        execute_sequential(chain, &input, &senders, &pre_state).map_err(|e| e.to_string())?;
-    let Some(built) = reference.bal.as_ref() else { return Err("no BAL built".into()) };
+    let reference = execute_sequential(chain, &input, &senders, &pre_state)?;
+    let Some(built) = reference.bal.as_ref() else { return Err(BlockRejection::NoBal) };
     let bal = match given_bal {
         Some(given) => {
             if given != built {
                 let diff = alloy_eip7928::BalDiff::between(given, built).first_diff;
-                return Err(format!("block access list differs from the built one: {diff:?}"));
+                return Err(BlockRejection::BalDiff { first_diff: format!("{diff:?}") });
             }
             given
         }
         None => built,
     };
-    validate_header(chain, &input, &reference, bal).map_err(|e| e.to_string())?;
+    validate_header(chain, &input, &reference, bal)?;
     let parallel_input = ParallelBlock {
         block: &input,
         senders: &senders,
@@ -191,9 +298,9 @@ fn import(
     };
     let config = ParallelConfig { threads, scheduler: Scheduler::Ols, batch: 1 };
     let mut run = execute_parallel(chain, &[parallel_input], config);
-    let parallel = run.outcomes.pop().ok_or("no parallel outcome")?.map_err(|e| e.to_string())?;
-    compare_outcomes(&reference, &parallel, bal).map_err(|e| e.to_string())?;
-    validate_header(chain, &input, &parallel, bal).map_err(|e| e.to_string())?;
+    let parallel = run.outcomes.pop().ok_or(BlockRejection::NoOutcome)??;
+    compare_outcomes(&reference, &parallel, bal)?;
+    validate_header(chain, &input, &parallel, bal)?;
 
     // Before Byzantium a receipt carries the state root after its transaction: rebuild each
     // from the BAL's writes and the executor's existence changes at its index.
@@ -207,7 +314,7 @@ fn import(
     state.apply(&reference.post_state, &reference.deleted, codes);
     let root = state.state_root();
     if root != input.header.state_root {
-        return Err(format!("state root {root}, header has {}", input.header.state_root));
+        return Err(BlockRejection::StateRoot { expected: input.header.state_root, found: root });
     }
 
     let mut hashes = (*parent.hashes).clone();
@@ -229,7 +336,7 @@ pub struct ChainBlock {
     pub transactions: usize,
     /// `Ok` when the block is valid: header checks, execution (sequential and parallel),
     /// receipts root, logs bloom, requests hash and state root all match.
-    pub result: Result<(), String>,
+    pub result: Result<(), BlockRejection>,
 }
 
 /// Imports `chain_rlp` (RLP blocks back to back, like geth's `export`) on top of the geth-format
@@ -242,7 +349,7 @@ pub fn run_chain(
     genesis: &alloy_genesis::Genesis,
     chain_rlp: &[u8],
     options: &RunOptions,
-) -> Result<Vec<ChainBlock>, String> {
+) -> Result<Vec<ChainBlock>, alloy_rlp::Error> {
     let chain = ChainSpec::from_genesis_config(&genesis.config);
     let state = WorldState::from_genesis(&genesis.alloc);
     let header = genesis_header(genesis, &chain, state.state_root());
@@ -251,7 +358,7 @@ pub fn run_chain(
     let mut buf = chain_rlp;
     while !buf.is_empty() {
         let start = buf;
-        let header = alloy_rlp::Header::decode(&mut buf).map_err(|e| format!("chain RLP: {e}"))?;
+        let header = alloy_rlp::Header::decode(&mut buf)?;
         buf = &buf[header.payload_length..];
         let rlp = &start[..start.len() - buf.len()];
         let (number, transactions, result) = match decode_block(rlp) {
@@ -278,7 +385,7 @@ fn check_pre_byzantium_receipts(
     bal: &[alloy_eip7928::AccountChanges],
     outcome: &gigagas_executor::BlockOutcome,
     header: &Header,
-) -> Result<(), String> {
+) -> Result<(), BlockRejection> {
     use alloy_consensus::{Eip658Value, ReceiptEnvelope};
     let mut state = parent.clone();
     state.apply_index(bal, &outcome.existence, 0);
@@ -298,10 +405,7 @@ fn check_pre_byzantium_receipts(
     }
     let root = alloy_consensus::proofs::calculate_receipt_root(&receipts);
     if root != header.receipts_root {
-        return Err(format!(
-            "receipts root {root} (intermediate state roots rebuilt per transaction), header has {}",
-            header.receipts_root
-        ));
+        return Err(BlockRejection::ReceiptsRoot { expected: header.receipts_root, found: root });
     }
     Ok(())
 }

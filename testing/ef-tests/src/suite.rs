@@ -36,6 +36,16 @@ pub struct CaseResult {
     pub status: CaseStatus,
 }
 
+/// A skip-list line without the ` :: ` separator.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("skip list line {line}: no ` :: ` in {text:?}")]
+pub struct SkipListError {
+    /// Line number (1-based).
+    pub line: usize,
+    /// The line.
+    pub text: String,
+}
+
 /// Cases that are not run, each with the limitation that keeps it out.
 ///
 /// Text format, one entry per line: `<pattern> :: <reason>`; a case is skipped when its file
@@ -50,8 +60,8 @@ impl SkipList {
     /// Parses the text format above.
     ///
     /// # Errors
-    /// The line number and text of a line without ` :: `.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    /// [`SkipListError`] naming the line number and text of a line without ` :: `.
+    pub fn parse(text: &str) -> Result<Self, SkipListError> {
         let mut entries = Vec::new();
         for (i, line) in text.lines().enumerate() {
             let line = line.trim();
@@ -60,7 +70,7 @@ impl SkipList {
             }
             let (pattern, reason) = line
                 .split_once(" :: ")
-                .ok_or_else(|| format!("skip list line {}: no ` :: ` in {line:?}", i + 1))?;
+                .ok_or_else(|| SkipListError { line: i + 1, text: line.to_string() })?;
             entries.push((pattern.trim().to_string(), reason.trim().to_string()));
         }
         Ok(Self { entries })
@@ -144,7 +154,7 @@ pub fn run_path(
                 Some(reason) => CaseStatus::Skipped(reason.to_string()),
                 None => match run_test(&test, options) {
                     Ok(()) => CaseStatus::Passed,
-                    Err(reason) => CaseStatus::Failed(reason),
+                    Err(reason) => CaseStatus::Failed(reason.to_string()),
                 },
             };
             let r = CaseResult { folder: folder.clone(), file: rel.clone(), name, status };
@@ -216,7 +226,7 @@ fn run_chain_dir(genesis: &Path, chain: &Path, options: &RunOptions) -> Vec<Case
         Err(e) => return fail(format!("{}: {e}", chain.display())),
     };
     match crate::runner::run_chain(&genesis_value, &rlp, options) {
-        Err(reason) => fail(reason),
+        Err(e) => fail(format!("{}: chain RLP: {e}", chain.display())),
         Ok(blocks) => blocks
             .into_iter()
             .map(|b| CaseResult {
@@ -228,7 +238,7 @@ fn run_chain_dir(genesis: &Path, chain: &Path, options: &RunOptions) -> Vec<Case
                 },
                 status: match b.result {
                     Ok(()) => CaseStatus::Passed,
-                    Err(reason) => CaseStatus::Failed(reason),
+                    Err(reason) => CaseStatus::Failed(reason.to_string()),
                 },
             })
             .collect(),

@@ -61,7 +61,7 @@ fn wrong_post_state_is_reported_with_the_account() {
     let (address, account) = post.iter_mut().next().unwrap();
     let address = *address;
     account.balance += alloy_primitives::U256::from(1);
-    let err = run_test(&test, &RunOptions::default()).unwrap_err();
+    let err = run_test(&test, &RunOptions::default()).unwrap_err().to_string();
     assert!(err.contains(&address.to_string()) && err.contains("balance"), "{err}");
 }
 
@@ -73,12 +73,12 @@ fn block_with_wrong_state_root_is_rejected() {
         alloy_rlp::Decodable::decode(&mut test.blocks[0].rlp.as_ref()).unwrap();
     block.header.state_root.0[0] ^= 1;
     test.blocks[0].rlp = alloy_rlp::encode(&block).into();
-    let err = run_test(&test, &RunOptions::default()).unwrap_err();
+    let err = run_test(&test, &RunOptions::default()).unwrap_err().to_string();
     assert!(err.contains("block 0: rejected: state root"), "{err}");
 
     // The same block marked as invalid passes: it must be rejected, and the head is genesis.
     test.blocks[0].expect_exception = Some("BlockException.INVALID_STATE_ROOT".into());
-    let err = run_test(&test, &RunOptions::default()).unwrap_err();
+    let err = run_test(&test, &RunOptions::default()).unwrap_err().to_string();
     assert!(err.contains("was not imported") || err.contains("post state"), "{err}");
 }
 
@@ -118,7 +118,7 @@ fn amsterdam_block_with_a_wrong_bal_is_rejected() {
     assert_eq!(run_test(&test, &RunOptions::default()), Ok(()));
     let bal = test.blocks[0].block_access_list.as_mut().unwrap();
     bal[0].storage_reads.pop();
-    let err = run_test(&test, &RunOptions::default()).unwrap_err();
+    let err = run_test(&test, &RunOptions::default()).unwrap_err().to_string();
     assert!(err.contains("block access list differs"), "{err}");
 }
 

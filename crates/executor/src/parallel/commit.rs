@@ -1,11 +1,10 @@
 //! Ordered commit and validation of one block after all its transactions ran.
 
-use super::{positioned::PositionedDb, prepare::Prepared, worker::TxExec, ParallelBlock, Shared};
+use super::{positioned::PositionedDb, prepare::Prepared, ParallelBlock, Shared, TxExec};
 use crate::{
-    env::{block_executor, map_block_error},
-    receipt::receipt_envelope,
-    sequential::execute_sequential,
-    AccountExistence as Existence, AccountPost, BlockOutcome, ExecutionError, PostStateDiff,
+    error::map_block_error, evm_config::EvmConfig, receipt::receipt_envelope,
+    sequential::execute_sequential, AccountExistence as Existence, AccountPost, BlockOutcome,
+    ExecutionError, PostStateDiff,
 };
 use alloy_consensus::Transaction as _;
 use alloy_evm::{block::BlockExecutor, Evm};
@@ -56,7 +55,7 @@ fn commit(shared: &Shared<'_>, b: usize) -> Result<BlockOutcome, ExecutionError>
     let pre_fragment = {
         let mut state = bal_state(pb, prep, 0);
         {
-            let mut ex = block_executor(shared.chain, pb.block, &mut state);
+            let mut ex = EvmConfig::new(shared.chain).block_executor(pb.block, &mut state);
             ex.apply_pre_execution_changes()
                 .map_err(|e| map_block_error(number, Phase::PreExecution, e))?;
         }
@@ -93,7 +92,7 @@ fn commit(shared: &Shared<'_>, b: usize) -> Result<BlockOutcome, ExecutionError>
     // workers) and minus the state commit (the BAL already positions index n + 1).
     let post_index = BlockAccessIndex::new(n as u64 + 1);
     let mut state = bal_state(pb, prep, post_index.0);
-    let mut ex = block_executor(shared.chain, pb.block, &mut state);
+    let mut ex = EvmConfig::new(shared.chain).block_executor(pb.block, &mut state);
     let (amsterdam, gas_cap) = {
         let cfg = ex.evm().cfg_env();
         (cfg.enable_amsterdam_eip8037, cfg.tx_gas_limit_cap())

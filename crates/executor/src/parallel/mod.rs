@@ -22,7 +22,7 @@ mod positioned;
 mod prepare;
 mod worker;
 
-pub(crate) use positioned::{PositionedError, PreValues};
+pub(crate) use positioned::PreValues;
 
 use crate::{AccountExistence as Existence, BlockOutcome, ExecutionError, Scheduler};
 use alloy_primitives::Address;
@@ -95,7 +95,18 @@ const PREPARE: u32 = u32::MAX;
 const PREPARE_NEXT: u32 = u32::MAX - 1;
 
 /// Where a worker leaves a transaction's result for the block's commit to take.
-type TxSlot = Mutex<Option<Result<worker::TxExec, ExecutionError>>>;
+type TxSlot = Mutex<Option<Result<TxExec, ExecutionError>>>;
+
+/// A transaction executed by a worker, not yet committed.
+struct TxExec {
+    /// revm's result (status, gas, logs, output).
+    result: revm::context::result::ExecutionResult<revm::context::result::HaltReason>,
+    /// Bloom of the result's logs, computed here rather than on the commit's critical path.
+    logs_bloom: alloy_primitives::Bloom,
+    /// Set when the transaction touched an account that the BAL shows destroyed by an earlier
+    /// transaction (pre-Cancun): its view of that account is not the in-order one.
+    stale_view: Option<Address>,
+}
 
 /// A block's prepared BAL, made by the first worker that needs it, with its time (ns).
 type PrepareSlot = OnceLock<(Result<prepare::Prepared, ExecutionError>, u64)>;

@@ -9,45 +9,16 @@
 //! Reads of an account or slot the BAL does not list fail: EIP-7928 requires the BAL to list
 //! every account and slot execution accesses.
 
+use crate::error::PositionedError;
 use alloy_eip7928::AccountChanges;
 use alloy_primitives::{Address, B256, U256};
-use gigagas_bal::{BalCodes, BalKeys, BalValidationError, Phase};
+use gigagas_bal::{BalCodes, BalKeys};
 use gigagas_state::{PreState, StateError};
 use revm::{
     bytecode::Bytecode,
-    database_interface::{DBErrorMarker, Database, DatabaseRef},
+    database_interface::{Database, DatabaseRef},
     state::{AccountId, AccountInfo},
 };
-
-/// Why a positioned read failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum PositionedError {
-    /// The BAL lists neither the account nor (when `slot` is set) the slot.
-    #[error("read of account {address}{} which the BAL does not list", slot.map(|s| format!(" slot {s:#x}")).unwrap_or_default())]
-    NotInBal {
-        /// Account read.
-        address: Address,
-        /// Slot read, when the account is listed but the slot is not.
-        slot: Option<U256>,
-    },
-    /// The pre-state could not answer (missing code or ancestor hash, a backed source failed).
-    #[error(transparent)]
-    State(#[from] StateError),
-}
-
-impl DBErrorMarker for PositionedError {}
-
-impl PositionedError {
-    /// The executor error for this failure in `phase` of block `block`.
-    pub(crate) fn into_execution_error(self, block: u64, phase: Phase) -> crate::ExecutionError {
-        match self {
-            Self::NotInBal { address, slot } => {
-                BalValidationError::NotInBal { block, phase, address, slot }.into()
-            }
-            Self::State(e) => crate::ExecutionError::Evm { block, phase, reason: e.to_string() },
-        }
-    }
-}
 
 /// The last entry of `changes` (sorted by index) whose index is below `index`.
 fn last_before<T>(changes: &[T], index: u64, at: impl Fn(&T) -> u64) -> Option<&T> {
@@ -233,6 +204,7 @@ impl Database for PositionedDb<'_> {
 mod tests {
     use super::*;
     use alloy_eip7928::{BalanceChange, BlockAccessIndex, SlotChanges, StorageChange};
+    use gigagas_bal::Phase;
     use std::{collections::BTreeMap, sync::Arc};
 
     const A: Address = Address::repeat_byte(0xa);

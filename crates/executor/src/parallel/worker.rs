@@ -1,34 +1,23 @@
 //! The worker loop: claim a transaction, execute it against BAL-positioned state, check its
 //! writes, and commit the block when it was the block's last transaction.
 
-use super::{commit, positioned::PositionedDb, Existence, Shared};
+use super::{commit, positioned::PositionedDb, Existence, Shared, TxExec};
 use crate::{
-    env::{block_evm, BlockEvm},
+    evm_config::{BlockEvm, EvmConfig},
     receipt::BloomMemo,
     ExecutionError,
 };
 use alloy_evm::{Evm, FromRecoveredTx};
-use alloy_primitives::{map::HashMap, Address, Bloom};
+use alloy_primitives::{map::HashMap, Address};
 use gigagas_bal::{
     writes::{check_writes, sort_writes, state_writes, Write},
     BlockAccessIndex, Phase,
 };
 use revm::context::{
-    result::{EVMError, ExecutionResult, HaltReason, ResultAndState},
+    result::{EVMError, ResultAndState},
     TxEnv,
 };
 use std::{sync::atomic::Ordering, time::Instant};
-
-/// A transaction executed by a worker, not yet committed.
-pub(super) struct TxExec {
-    /// revm's result (status, gas, logs, output).
-    pub(super) result: ExecutionResult<HaltReason>,
-    /// Bloom of the result's logs, computed here rather than on the commit's critical path.
-    pub(super) logs_bloom: Bloom,
-    /// Set when the transaction touched an account that the BAL shows destroyed by an earlier
-    /// transaction (pre-Cancun): its view of that account is not the in-order one.
-    pub(super) stale_view: Option<Address>,
-}
 
 /// Runs on every thread of the pool until the batch's task list is exhausted.
 pub(super) fn work(shared: &Shared<'_>) {
@@ -82,8 +71,9 @@ fn execute_tx<'a>(
     let prep = shared.prepared(b)?;
     // One EVM per (worker, block) over the pre-state positioned by the BAL: nothing is ever
     // committed, every read is positioned at the current index.
-    let evm =
-        evms.entry(b).or_insert_with(|| block_evm(shared.chain, pb.block, prep.positioned(pb, 0)));
+    let evm = evms.entry(b).or_insert_with(|| {
+        EvmConfig::new(shared.chain).block_evm(pb.block, prep.positioned(pb, 0))
+    });
     let index = BlockAccessIndex::from_tx_index(i as u64);
     evm.db_mut().index = index.0;
     let tx_env = TxEnv::from_recovered_tx(&pb.block.transactions[i], pb.senders[i]);

@@ -219,7 +219,7 @@ impl Flaky {
             Fault::Account(a) => address == Some(&a),
         };
         if fail {
-            return Err(StateError::Source("injected read failure".into()));
+            return Err(StateError::from_source(std::io::Error::other("injected read failure")));
         }
         Ok(())
     }

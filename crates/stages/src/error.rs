@@ -1,0 +1,99 @@
+//! The error of the block stages and the import pipeline: a block's verdict
+//! ([`ImportError::Invalid`], [`ImportError::Execution`], [`ImportError::StateRoot`]) or an
+//! internal fault ([`ImportError::is_internal`]).
+
+use alloy_primitives::B256;
+use gigagas_executor::ExecutionError;
+use gigagas_storage::StorageError;
+use gigagas_trie::StateRootError;
+
+/// Why an import (or `init`) stopped. Blocks before the failing one stay committed.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// The genesis file does not parse (or its state root cannot be built).
+    #[error("genesis: {0}")]
+    Genesis(String),
+    /// The datadir has no genesis.
+    #[error("datadir not initialized: run `gigagas init --genesis FILE --datadir DIR` first")]
+    NotInitialized,
+    /// `init` on a datadir that holds another chain.
+    #[error("the datadir holds another chain (head {head} {head_hash}), not the one of genesis {genesis}")]
+    OtherChain {
+        /// Stored head number.
+        head: u64,
+        /// Stored head hash.
+        head_hash: B256,
+        /// Hash of the genesis offered.
+        genesis: B256,
+    },
+    /// The store failed.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// The parallel executor returned no outcome for a block it was given (a bug of ours, not
+    /// of the block).
+    #[error("block {number}: the parallel executor returned no outcome")]
+    NoOutcome {
+        /// Block number.
+        number: u64,
+    },
+    /// The executor's worker threads could not be started.
+    #[error("executor worker pool: {0}")]
+    ExecutorPool(#[from] rayon::ThreadPoolBuildError),
+    /// The block file does not decode.
+    #[error("block file, block {index} (byte {offset}): {reason}")]
+    Decode {
+        /// Position of the block in the file (0-based).
+        index: usize,
+        /// Byte offset of the block.
+        offset: usize,
+        /// The decoder's message.
+        reason: String,
+    },
+    /// A block fails a header or body check, or does not extend the chain.
+    #[error("block {number}: {reason}")]
+    Invalid {
+        /// Block number.
+        number: u64,
+        /// What is wrong.
+        reason: String,
+    },
+    /// Execution failed or disagrees with the header (gas used, receipts root, logs bloom,
+    /// requests hash).
+    #[error(transparent)]
+    Execution(#[from] ExecutionError),
+    /// The state-root stage lacks a stored trie node.
+    #[error("block {number}: state-root stage: {source}")]
+    Trie {
+        /// Block number.
+        number: u64,
+        /// The trie's error.
+        source: StateRootError,
+    },
+    /// The computed state root differs from the header's.
+    #[error("block {number}: state root {found}, header has {expected}")]
+    StateRoot {
+        /// Block number.
+        number: u64,
+        /// The header's `stateRoot`.
+        expected: B256,
+        /// Ours.
+        found: B256,
+    },
+}
+
+impl ImportError {
+    /// Whether the error is an internal fault — the store, a missing trie node, or a database
+    /// read that failed during execution ([`ExecutionError::is_internal`]) — rather than a
+    /// reason to reject the block. The engine answers such a payload with an error, never
+    /// INVALID, and does not remember it as invalid.
+    pub fn is_internal(&self) -> bool {
+        match self {
+            Self::Storage(_)
+            | Self::Trie { .. }
+            | Self::ExecutorPool(_)
+            | Self::NoOutcome { .. } => true,
+            Self::Execution(e) => e.is_internal(),
+            _ => false,
+        }
+    }
+}
