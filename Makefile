@@ -4,6 +4,7 @@ CARGO ?= cargo
 SHARED ?= ../shared
 DATA ?= $(SHARED)/data/mainnet
 GIGAGAS := target/release/gigagas
+GIGAGAS_BENCH := target/release/gigagas-bench
 BENCH_ARGS ?= --threads 1,2 --scheduler all --batch 1,all --repeat 11 --project
 
 .PHONY: help check-data deps devnet-deps build run test test-fixtures import proofs-check bench-io worst-io net-sim bench bench-rlnc node devnet lint fmt
@@ -23,11 +24,11 @@ check-data: ## Check that the shared data is where the targets expect it (../sha
 # examples bring in the dev-dependencies' features), so `make test` after `make run` reuses every
 # compiled dependency and tests the very binary `make run` ran; `-p gigagas` alone would compile
 # ~100 crates a second time with other features.
-build: deps ## Build the gigagas binary (release; the workspace's features as the tests build them)
+build: deps ## Build the binaries, gigagas (the node) and gigagas-bench (the lab) (release; the workspace's features as the tests build them)
 	$(CARGO) build --release --workspace --bins --examples
 
 run: check-data build ## Execute the 52 mainnet blocks sequentially and in parallel (1 and all cores, three schedulers, per block and as one megablock), validate every block, print one screen of Mgas/s and ratios with the 1-32 thread projection, write target/bench/speedup.png (more: RUN_ARGS=--verbose)
-	$(GIGAGAS) bench --data $(DATA) --project $(RUN_ARGS)
+	$(GIGAGAS_BENCH) bench --data $(DATA) --project $(RUN_ARGS)
 
 devnet-deps: ## Python virtualenv with eth-account (PyPI) for the devnet script, in testing/.venv
 	@test -x $(VENV)/bin/python || python3 -m venv $(VENV)
@@ -45,9 +46,9 @@ devnet: build devnet-deps ## Dev chain end to end: transactions over JSON-RPC, >
 	$(VENV)/bin/python testing/devnet.py --gigagas $(GIGAGAS) --blocks 20
 
 test-fixtures: build ## Conformance suites through the pipeline (ethereum/tests, execution-apis chain, EEST Amsterdam); tables in docs/conformance.md
-	$(GIGAGAS) test-fixtures $(SHARED)/data/ethereum-tests/BlockchainTests
-	$(GIGAGAS) test-fixtures $(SHARED)/data/execution-apis/tests
-	$(GIGAGAS) test-fixtures $(SHARED)/data/eest-amsterdam
+	$(GIGAGAS_BENCH) test-fixtures $(SHARED)/data/ethereum-tests/BlockchainTests
+	$(GIGAGAS_BENCH) test-fixtures $(SHARED)/data/execution-apis/tests
+	$(GIGAGAS_BENCH) test-fixtures $(SHARED)/data/eest-amsterdam
 
 import: build ## init + import the execution-apis chain into target/datadir (header checks, execution, every state root verified)
 	rm -rf target/datadir
@@ -55,23 +56,23 @@ import: build ## init + import the execution-apis chain into target/datadir (hea
 	$(GIGAGAS) import $(SHARED)/data/execution-apis/tests/chain.rlp --datadir target/datadir
 
 proofs-check: build ## State roots of the mainnet-proofs blocks from their eth_getProof data
-	$(GIGAGAS) proofs-check $(SHARED)/data/mainnet-proofs
+	$(GIGAGAS_BENCH) proofs-check $(SHARED)/data/mainnet-proofs
 
 bench-io: build ## BAL-hinted I/O on RocksDB (full, batch, parallel, prewarm; warm and cold) and BAL sizes
-	$(GIGAGAS) bench --data $(DATA) --state rocksdb --threads 1,2 --batch 1,all --repeat 5 --cold
+	$(GIGAGAS_BENCH) bench --data $(DATA) --state rocksdb --threads 1,2 --batch 1,all --repeat 5 --cold
 
 worst-io: build ## Worst-case I/O: random SLOADs over a 10M-slot RocksDB, 64M and 640M gas blocks, batch vs parallel, warm and cold
-	$(GIGAGAS) worst-io --slots 10000000 --gas 64000000,640000000 --threads 1,2 --repeat 3 --cold
+	$(GIGAGAS_BENCH) worst-io --slots 10000000 --gas 64000000,640000000 --threads 1,2 --repeat 3 --cold
 
 net-sim: build ## Block propagation, gossipsub vs RLNC: N x D x chunks-per-peer sweep at 1,000 and 10,000 nodes, and the charts (docs/rlnc.md, docs/img)
-	$(GIGAGAS) net-sim --sweep --per-peer 1,2,4
-	$(GIGAGAS) net-sim --sweep --per-peer 1,2,4 --upload-mbit 25 --verify-ms 2.2 --decode-ms 1.0
-	$(GIGAGAS) net-sim --plots docs/img
+	$(GIGAGAS_BENCH) net-sim --sweep --per-peer 1,2,4
+	$(GIGAGAS_BENCH) net-sim --sweep --per-peer 1,2,4 --upload-mbit 25 --verify-ms 2.2 --decode-ms 1.0
+	$(GIGAGAS_BENCH) net-sim --plots docs/img
 
 bench: build ## Benchmarks recorded in docs/benchmarks.md: the bench command (JSON) and criterion
-	$(GIGAGAS) bench --data $(DATA) $(BENCH_ARGS) --json > target/bench.json
-	$(GIGAGAS) bench --data $(DATA) $(BENCH_ARGS)
-	$(CARGO) bench -p gigagas-executor --bench executor
+	$(GIGAGAS_BENCH) bench --data $(DATA) $(BENCH_ARGS) --json > target/bench.json
+	$(GIGAGAS_BENCH) bench --data $(DATA) $(BENCH_ARGS)
+	$(CARGO) bench -p gigagas-bench --bench executor
 
 bench-rlnc: deps ## RLNC criterion benchmarks (docs/rlnc.md): stable Rust (AVX2), then nightly (curve25519-dalek's AVX-512 IFMA backend, installed with rustup if missing)
 	$(CARGO) bench -p gigagas-rlnc --bench rlnc

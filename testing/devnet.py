@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Runs a gigagas dev chain and checks it end to end.
 
-`gigagas node --dev` starts the node and its consensus driver, which drives the node only
-over the Engine API (HTTP + JWT): forkchoiceUpdated with payload attributes every slot,
-getPayload, newPayload (V5: the payload carries its EIP-7928 BAL, which drives the parallel
-executor), forkchoiceUpdated with safe and finalized lagging the head.
+`gigagas node --dev` starts the node and its local miner, which drives the engine task with
+the messages the Engine API handlers send: a forkchoice update with payload attributes every
+slot, the built payload as a new payload (with its EIP-7928 BAL, which drives the parallel
+executor), a forkchoice update with safe and finalized lagging the head.
 
 This script sends signed transactions over JSON-RPC (eth_sendRawTransaction; keys of
 testing/dev-genesis.json, signed with eth-account from PyPI): transfers, a contract

@@ -1,25 +1,13 @@
-//! `gigagas`: a BAL-aware parallel Ethereum execution client.
+//! `gigagas`: a BAL-aware parallel Ethereum execution client — the node.
 //!
-//! Subcommands: `bench` (the executor on real mainnet blocks), `test-fixtures` (conformance
-//! suites through the pipeline), `proofs-check` (the state-root stage on mainnet blocks with
-//! proofs), `init` and `import` (a RocksDB datadir from a genesis file and RLP blocks). The node,
-//! network simulation and hardware sizing commands arrive with their issues.
+//! Subcommands: `node` (the node of `gigagas-node`: Engine API, JSON-RPC, metrics, `--dev`),
+//! `init` and `import` (a RocksDB datadir from a genesis file and RLP blocks), `db` (read-only
+//! inspection of a datadir). The lab tools (benchmarks, simulators, conformance runners) are the
+//! `gigagas-bench` binary.
 
-mod bench;
-mod bench_io;
-mod bench_plot;
-mod chart;
-mod dev;
+mod db;
 mod import;
-mod net_sim;
 mod node;
-mod node_metrics;
-mod proofs_check;
-mod report;
-mod rpc_client;
-mod test_fixtures;
-mod test_rpc;
-mod worst_io;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -34,18 +22,10 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Execute mainnet blocks sequentially and in parallel, validate every block, and report
-    /// Mgas/s against plain sequential revm measured in the same run.
-    Bench(bench::BenchArgs),
-    /// Run Ethereum BlockchainTests fixtures (files or folders) through the pipeline: header
-    /// checks, BAL built by the sequential executor, parallel execution driven by it, receipts
-    /// root, logs bloom and state root. Exit code 1 if any case fails.
-    TestFixtures(test_fixtures::TestFixturesArgs),
-    /// Check the state-root stage on mainnet blocks with `eth_getProof` answers
-    /// (../shared/data/mainnet-proofs): verify the parent's proofs, execute the block, apply its
-    /// post-state diff to a sparse trie of the proof nodes, compare the root with the header's
-    /// `stateRoot`. One line per block; exit code 1 on any mismatch.
-    ProofsCheck(proofs_check::ProofsCheckArgs),
+    /// Run a node: the datadir's chain over JSON-RPC (`--http.addr/.port`, 8545) and the Engine
+    /// API with JWT (`--authrpc.addr/.port/.jwtsecret`, 8551; `DATADIR/jwt.hex` generated when
+    /// none is given). Initializes an empty datadir from `--chain GENESIS.json`.
+    Node(gigagas_node::NodeArgs),
     /// Create a datadir (RocksDB) from a geth-format genesis file: state, trie nodes of the
     /// genesis state root, block 0.
     Init(import::InitArgs),
@@ -53,22 +33,9 @@ enum Command {
     /// root from the stored trie nodes, one atomic commit per block; progress with blocks/s and
     /// Mgas/s. Exit code 1 when a block is invalid (those before it stay).
     Import(import::ImportArgs),
-    /// Worst-case I/O: 16M-gas transactions of SLOADs at random keys over a RocksDB of millions
-    /// of slots; blocks of 64M and 640M gas with batch and parallel BAL-hinted I/O, warm and
-    /// cold; BAL size per design.
-    WorstIo(worst_io::WorstIoArgs),
-    /// Simulate block propagation (gossipsub, with or without IDONTWANT, vs RLNC) over a random
-    /// mesh of thousands of nodes: hops, time until 50/95/99/100% decode, bytes per node, wasted
-    /// chunks. Exit code 1 when some node never decodes.
-    NetSim(net_sim::NetSimArgs),
-    /// Replay the execution-apis rpc-compat suite as hive does: import its chain into a
-    /// temporary datadir, set the head over the Engine API, compare every `.io` case's answer;
-    /// per-method table (or `--json`). Exit code 1 when any case fails.
-    TestRpc(test_rpc::TestRpcArgs),
-    /// Run a node: the datadir's chain over JSON-RPC (`--http.addr/.port`, 8545) and the Engine
-    /// API with JWT (`--authrpc.addr/.port/.jwtsecret`, 8551; `DATADIR/jwt.hex` generated when
-    /// none is given). Initializes an empty datadir from `--chain GENESIS.json`.
-    Node(node::NodeArgs),
+    /// Inspect a datadir (read-only): the head, or a canonical block's header, body, receipts
+    /// or BAL, as JSON.
+    Db(db::DbArgs),
 }
 
 fn main() -> ExitCode {
@@ -81,15 +48,10 @@ fn main() -> ExitCode {
         .init();
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Bench(args) => bench::run(args).map_err(|e| e.to_string()),
-        Command::TestFixtures(args) => test_fixtures::run(args).map_err(|e| e.to_string()),
-        Command::ProofsCheck(args) => proofs_check::run(args),
+        Command::Node(args) => node::run(args),
         Command::Init(args) => import::init(args),
         Command::Import(args) => import::import(args),
-        Command::WorstIo(args) => worst_io::run(args),
-        Command::NetSim(args) => net_sim::run(args),
-        Command::TestRpc(args) => test_rpc::run(args),
-        Command::Node(args) => node::run(args),
+        Command::Db(args) => db::run(args),
     };
     match result {
         Ok(code) => code,

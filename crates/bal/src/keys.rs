@@ -31,6 +31,16 @@ pub struct BalKeys {
     total: usize,
 }
 
+/// Every `(account, slot)` the BAL lists, changed or read, in BAL order (a slot both changed and
+/// read appears twice): the keys to prefetch before execution. Lighter than [`BalKeys::new`],
+/// which also indexes and deduplicates them.
+pub fn storage_keys(bal: &[AccountChanges]) -> impl Iterator<Item = (Address, U256)> + '_ {
+    bal.iter().flat_map(|a| {
+        let changed = a.storage_changes.iter().map(|s| s.slot);
+        changed.chain(a.storage_reads.iter().copied()).map(move |s| (a.address, s))
+    })
+}
+
 impl BalKeys {
     /// Indexes the accounts and slots (reads and changes) of `bal`.
     pub fn new(bal: &[AccountChanges]) -> Self {

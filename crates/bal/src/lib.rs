@@ -19,7 +19,7 @@ pub mod writes;
 pub use alloy_eip7928::{compute_block_access_list_hash, BlockAccessIndex, BlockAccessList};
 pub use codes::BalCodes;
 pub use error::{BalValidationError, Phase};
-pub use keys::BalKeys;
+pub use keys::{storage_keys, BalKeys};
 pub use revm::state::bal::Bal;
 
 /// Structural validation of a decoded BAL (EIP-7928 "ordering, uniqueness and determinism":

@@ -5,20 +5,20 @@
 //! ordered commit (receipts, pre/post system calls) → validation (per-transaction writes, BAL
 //! hash, header `gasUsed` / `receiptsRoot` / `logsBloom`).
 //!
-//! Three executors share one [`BlockOutcome`] shape so they can be compared:
-//! - [`baseline::execute_baseline`]: the plain revm loop (one `State`, commit per transaction,
-//!   no BAL builder, no system calls) that throughput is measured against;
+//! Two executors share one [`BlockOutcome`] shape so they can be compared (the plain revm
+//! baseline that throughput is measured against lives in the lab, `gigagas-bench`):
 //! - [`sequential::execute_sequential`]: the sequential reference (alloy-evm's Ethereum block
 //!   executor over one revm `State`, commit per transaction) that also builds the block's BAL;
 //! - [`parallel::execute_parallel`]: the parallel executor driven by a BAL.
+//!
+//! Every EVM is built by [`EvmConfig`]: these executors, the block builder
+//! ([`builder::build_block`]), the traced replay ([`replay::replay_block`]) and the RPC's calls.
 
-pub mod baseline;
 pub mod builder;
 mod error;
 pub mod evm_config;
 mod outcome;
 pub mod parallel;
-pub mod projection;
 mod receipt;
 pub mod replay;
 mod schedule;

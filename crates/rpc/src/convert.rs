@@ -7,12 +7,11 @@ use alloy_consensus::{
 };
 use alloy_eips::Encodable2718;
 use alloy_primitives::{Address, Bytes, TxKind, B256, U256};
-use alloy_rlp::{Decodable, Encodable};
+use alloy_rlp::Encodable;
 use alloy_rpc_types_eth::{
     Block as RpcBlock, BlockTransactions, Header as RpcHeader, Log as RpcLog,
     Transaction as RpcTransaction, TransactionReceipt,
 };
-use gigagas_storage::{BODIES, HEADERS, RECEIPTS};
 
 /// A stored block, decoded.
 pub(crate) struct StoredBlock {
@@ -25,27 +24,20 @@ pub(crate) struct StoredBlock {
 impl StoredBlock {
     /// Loads block `number`, `None` when it is not stored.
     pub(crate) fn load(ctx: &RpcContext, number: u64) -> Result<Option<Self>, RpcError> {
-        let Some(header_rlp) = ctx.storage.block_entry(HEADERS, number)? else { return Ok(None) };
-        let body_rlp = ctx
+        let Some(header) = ctx.storage.header(number)? else { return Ok(None) };
+        let body = ctx
             .storage
-            .block_entry(BODIES, number)?
+            .body(number)?
             .ok_or_else(|| RpcError::Store(format!("body of block {number} missing")))?;
-        let header = Header::decode(&mut header_rlp.as_slice())
-            .map_err(|e| RpcError::Store(format!("header {number}: {e}")))?;
-        let body = BlockBody::<TxEnvelope>::decode(&mut body_rlp.as_slice())
-            .map_err(|e| RpcError::Store(format!("body {number}: {e}")))?;
-        let hash = alloy_primitives::keccak256(&header_rlp);
+        let hash = header.hash_slow();
         Ok(Some(Self { number, hash, header, body }))
     }
 
     /// The block's receipts as stored (consensus form, with blooms).
     pub(crate) fn receipts(&self, ctx: &RpcContext) -> Result<Vec<ReceiptEnvelope>, RpcError> {
-        let rlp = ctx
-            .storage
-            .block_entry(RECEIPTS, self.number)?
-            .ok_or_else(|| RpcError::Store(format!("receipts of block {} missing", self.number)))?;
-        Vec::<ReceiptEnvelope>::decode(&mut rlp.as_slice())
-            .map_err(|e| RpcError::Store(format!("receipts {}: {e}", self.number)))
+        ctx.storage
+            .receipts(self.number)?
+            .ok_or_else(|| RpcError::Store(format!("receipts of block {} missing", self.number)))
     }
 
     /// RLP of the whole block (header, transactions, ommers, withdrawals).

@@ -5,12 +5,16 @@
 //!
 //! Error codes: -38001 unknown payload, -38002 invalid forkchoice state, -38003 invalid payload
 //! attributes, -38005 unsupported fork (a method version that does not match the fork of the
-//! payload's timestamp), -32602 invalid params.
+//! payload's timestamp), -32602 invalid params, -32603 an internal fault (never INVALID).
+//!
+//! The handlers decode and check the request's shape (fork, version, block hash, blob hashes),
+//! then hand it to the engine task through its [`gigagas_engine::EngineHandle`] and await the
+//! answer: no handler executes a block.
 
 use crate::{RpcContext, RpcError};
 use alloy_consensus::{Block, Transaction, TxEnvelope};
 use alloy_eips::eip7685::Requests;
-use alloy_primitives::{keccak256, Bytes, B256, B64};
+use alloy_primitives::{Bytes, B256, B64};
 use alloy_rlp::{Decodable, Encodable};
 use alloy_rpc_types_engine::{
     CancunPayloadFields, ExecutionPayload, ExecutionPayloadSidecar, ExecutionPayloadV3,
@@ -18,78 +22,20 @@ use alloy_rpc_types_engine::{
     PraguePayloadFields,
 };
 use gigagas_bal::BlockAccessList;
-use gigagas_stages::{
-    BuiltPayload, CanonicalChange, ImportedBlock, PayloadAttributes, PayloadStatus,
+use gigagas_engine::{
+    message::{BuildRequest, Candidates, ForkchoiceState as EngineForkchoice, NewPayload},
+    EngineError, PayloadStatus,
 };
+use gigagas_payload::{BuiltPayload, PayloadAttributes};
 use jsonrpsee::{
     types::{ErrorObjectOwned, Params},
     RpcModule,
 };
 use serde_json::{json, Value};
-use std::{
-    collections::VecDeque,
-    sync::{Arc, Mutex},
-    time::{Duration, Instant},
-};
+use std::{sync::Arc, time::Instant};
 
 type Ctx = Arc<RpcContext>;
 type Answer = Result<Value, ErrorObjectOwned>;
-
-/// Payloads kept for `engine_getPayload` (oldest dropped first).
-pub const KEEP_PAYLOADS: usize = 32;
-
-/// What the Engine API did, for metrics and logs.
-#[derive(Debug)]
-pub enum EngineEvent<'a> {
-    /// `engine_newPayload` executed a block.
-    NewPayload {
-        /// VALID / INVALID / SYNCING.
-        status: &'static str,
-        /// The block's figures when it was executed now (stage times, gas, cache, executor).
-        block: Option<&'a ImportedBlock>,
-        /// Gas used of the payload (gas).
-        gas_used: u64,
-        /// Transactions.
-        transactions: usize,
-        /// Size of the RLP BAL the payload carried (bytes; 0 without).
-        bal_bytes: usize,
-        /// The whole call: decoding, recovery, execution, state root.
-        elapsed: Duration,
-    },
-    /// A forkchoice update changed the canonical chain.
-    Canonical(&'a CanonicalChange),
-    /// A payload was built.
-    Built(&'a BuiltPayload),
-}
-
-/// A callback for [`EngineEvent`]s (the node's metrics).
-pub struct EventHook(pub Box<dyn Fn(&EngineEvent<'_>) + Send + Sync>);
-
-impl std::fmt::Debug for EventHook {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("EventHook")
-    }
-}
-
-/// Built payloads by payload id.
-#[derive(Debug, Default)]
-pub struct PayloadStore(Mutex<VecDeque<(B64, Arc<BuiltPayload>)>>);
-
-impl PayloadStore {
-    fn insert(&self, id: B64, payload: BuiltPayload) {
-        let mut q = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        q.retain(|(i, _)| *i != id);
-        if q.len() >= KEEP_PAYLOADS {
-            q.pop_front();
-        }
-        q.push_back((id, Arc::new(payload)));
-    }
-
-    fn get(&self, id: &B64) -> Option<Arc<BuiltPayload>> {
-        let q = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        q.iter().find(|(i, _)| i == id).map(|(_, p)| p.clone())
-    }
-}
 
 /// The forks the Engine API versions are tied to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -155,17 +101,14 @@ fn status_json(status: &PayloadStatus) -> Value {
     }
 }
 
-fn status_name(status: &PayloadStatus) -> &'static str {
-    match status {
-        PayloadStatus::Valid(_) => "VALID",
-        PayloadStatus::Invalid { .. } => "INVALID",
-        PayloadStatus::Syncing => "SYNCING",
-    }
-}
-
-fn emit(ctx: &RpcContext, event: &EngineEvent<'_>) {
-    if let Some(hook) = &ctx.on_event {
-        (hook.0)(event);
+/// The Engine API error for an engine that could not answer with a status.
+fn engine_error(e: EngineError) -> ErrorObjectOwned {
+    match e {
+        EngineError::InvalidForkchoice(e) => error(-38002, e.to_string()),
+        EngineError::InvalidAttributes { .. } => error(-38003, e.to_string()),
+        EngineError::Internal(_) | EngineError::UnknownParent(_) | EngineError::Stopped => {
+            internal(e)
+        }
     }
 }
 
@@ -211,16 +154,16 @@ pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
         ("engine_forkchoiceUpdatedV3", 3),
         ("engine_forkchoiceUpdatedV4", 4),
     ] {
-        m.register_blocking_method(name, move |params, ctx, _| {
-            forkchoice_updated(&ctx, name, version, params)
+        m.register_async_method(name, move |params, ctx, _| async move {
+            forkchoice_updated(&ctx, name, version, params).await
         })
         .expect("registered once");
     }
     for (name, version) in
         [("engine_newPayloadV3", 3), ("engine_newPayloadV4", 4), ("engine_newPayloadV5", 5)]
     {
-        m.register_blocking_method(name, move |params, ctx, _| {
-            new_payload(&ctx, name, version, params)
+        m.register_async_method(name, move |params, ctx, _| async move {
+            new_payload(&ctx, name, version, params).await
         })
         .expect("registered once");
     }
@@ -239,8 +182,8 @@ pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
 /// The `testing_` namespace (`testing_buildBlockV1`), served with the public methods.
 pub(crate) fn testing_module(ctx: Ctx) -> RpcModule<Ctx> {
     let mut m = RpcModule::new(ctx);
-    m.register_blocking_method("testing_buildBlockV1", |params, ctx, _| {
-        testing_build_block(&ctx, params)
+    m.register_async_method("testing_buildBlockV1", |params, ctx, _| async move {
+        testing_build_block(&ctx, params).await
     })
     .expect("registered once");
     m
@@ -284,18 +227,12 @@ fn check_fork(
     }
 }
 
-/// The pool's pending transactions for a block on `parent`, best first.
-fn pool_candidates(
+async fn forkchoice_updated(
     ctx: &RpcContext,
-    parent: &alloy_consensus::Header,
-) -> Vec<(TxEnvelope, alloy_primitives::Address)> {
-    let base_fee = parent
-        .next_block_base_fee(alloy_eips::eip1559::BaseFeeParams::ethereum())
-        .unwrap_or_default();
-    ctx.pool.best(&*ctx.storage, base_fee)
-}
-
-fn forkchoice_updated(ctx: &RpcContext, method: &str, version: u8, params: Params<'_>) -> Answer {
+    method: &str,
+    version: u8,
+    params: Params<'_>,
+) -> Answer {
     let mut seq = params.sequence();
     let state: ForkchoiceState = param(&mut seq, "forkchoiceState")?;
     let attrs: Option<EnginePayloadAttributes> = seq.optional_next().map_err(|e| {
@@ -314,50 +251,14 @@ fn forkchoice_updated(ctx: &RpcContext, method: &str, version: u8, params: Param
         }
         check_fork(method, Versioned::Attributes, version, fork_at(ctx, a.timestamp))?;
     }
-    let updated = ctx
-        .tree
-        .forkchoice_updated(
-            state.head_block_hash,
-            state.safe_block_hash,
-            state.finalized_block_hash,
-        )
-        .map_err(internal)?;
-    let (status, change) = updated.map_err(|e| error(-38002, e.to_string()))?;
-    if !change.committed.is_empty() || !change.unwound.is_empty() {
-        ctx.pool.prune(&*ctx.storage);
-        emit(ctx, &EngineEvent::Canonical(&change));
-    }
-    let PayloadStatus::Valid(head) = status else {
-        return Ok(json!({"payloadStatus": status_json(&status), "payloadId": null}));
+    let state = EngineForkchoice {
+        head: state.head_block_hash,
+        safe: state.safe_block_hash,
+        finalized: state.finalized_block_hash,
     };
-    let Some(attrs) = attrs else {
-        return Ok(json!({"payloadStatus": status_json(&status), "payloadId": null}));
-    };
-    let head_header =
-        crate::convert::StoredBlock::load(ctx, ctx.forkchoice().head.0)?.map(|b| b.header);
-    let Some(head_header) = head_header else {
-        return Err(internal("head block not stored"));
-    };
-    if attrs.timestamp <= head_header.timestamp {
-        return Err(error(
-            -38003,
-            format!(
-                "Invalid payload attributes: timestamp {} not after the head's {}",
-                attrs.timestamp, head_header.timestamp
-            ),
-        ));
-    }
-    let attributes = attributes(&attrs, attrs.target_gas_limit, None);
-    let id = payload_id(head, &attributes);
-    let candidates = pool_candidates(ctx, &head_header);
-    let built = ctx
-        .tree
-        .build_payload(head, &attributes, &candidates, false)
-        .map_err(internal)?
-        .ok_or_else(|| internal("head state unavailable"))?;
-    emit(ctx, &EngineEvent::Built(&built));
-    ctx.payloads.insert(id, built);
-    Ok(json!({"payloadStatus": status_json(&status), "payloadId": id}))
+    let attributes = attrs.map(|a| attributes(&a, a.target_gas_limit, None));
+    let answer = ctx.engine.forkchoice_updated(state, attributes).await.map_err(engine_error)?;
+    Ok(json!({"payloadStatus": status_json(&answer.status), "payloadId": answer.payload_id}))
 }
 
 /// The builder's attributes from the Engine API's, with the gas-limit target and extra data.
@@ -378,29 +279,10 @@ fn attributes(
     }
 }
 
-/// The payload id: the first 8 bytes of keccak256 over the parent hash and the attributes.
-fn payload_id(parent: B256, a: &PayloadAttributes) -> B64 {
-    let mut buf = Vec::with_capacity(160);
-    buf.extend_from_slice(parent.as_slice());
-    buf.extend_from_slice(&a.timestamp.to_be_bytes());
-    buf.extend_from_slice(a.prev_randao.as_slice());
-    buf.extend_from_slice(a.suggested_fee_recipient.as_slice());
-    if let Some(w) = &a.withdrawals {
-        w.encode(&mut buf);
-    }
-    if let Some(root) = a.parent_beacon_block_root {
-        buf.extend_from_slice(root.as_slice());
-    }
-    if let Some(slot) = a.slot_number {
-        buf.extend_from_slice(&slot.to_be_bytes());
-    }
-    B64::from_slice(&keccak256(&buf)[..8])
-}
-
 fn get_payload(ctx: &RpcContext, method: &str, version: u8, params: Params<'_>) -> Answer {
     let mut seq = params.sequence();
     let id: B64 = param(&mut seq, "payloadId")?;
-    let built = ctx.payloads.get(&id).ok_or_else(|| error(-38001, "Unknown payload"))?;
+    let built = ctx.engine.payloads().get(&id).ok_or_else(|| error(-38001, "Unknown payload"))?;
     check_fork(method, Versioned::GetPayload, version, fork_at(ctx, built.block.header.timestamp))?;
     Ok(envelope_json(&built, version))
 }
@@ -433,7 +315,7 @@ const TESTING_GAS_CEILING: u64 = 60_000_000;
 /// (execution-apis `src/testing`): builds a block on `parentHash` from exactly the given raw
 /// transactions (any that cannot be included fails the call, -32000) or, with `null`, from the
 /// pool; nothing is imported. Answers the `engine_getPayload` envelope of the fork.
-fn testing_build_block(ctx: &RpcContext, params: Params<'_>) -> Answer {
+async fn testing_build_block(ctx: &RpcContext, params: Params<'_>) -> Answer {
     let mut seq = params.sequence();
     let parent: B256 = param(&mut seq, "parentHash")?;
     let attrs: EnginePayloadAttributes = param(&mut seq, "payloadAttributes")?;
@@ -446,24 +328,22 @@ fn testing_build_block(ctx: &RpcContext, params: Params<'_>) -> Answer {
         Some(raw) => {
             let mut txs = Vec::with_capacity(raw.len());
             for bytes in raw {
-                let tx = gigagas_stages::decode_raw(&bytes).map_err(|e| failed(e.to_string()))?;
+                let tx = gigagas_txpool::decode_raw(&bytes).map_err(|e| failed(e.to_string()))?;
                 let sender = alloy_consensus::transaction::SignerRecoverable::recover_signer(&tx)
                     .map_err(|e| failed(format!("invalid sender: {e}")))?;
                 txs.push((tx, sender));
             }
-            (txs, true)
+            (Candidates::Given(txs), true)
         }
-        None => {
-            let head = crate::convert::StoredBlock::load(ctx, ctx.forkchoice().head.0)?
-                .ok_or_else(|| internal("head block not stored"))?;
-            (pool_candidates(ctx, &head.header), false)
-        }
+        None => (Candidates::Pool, false),
     };
     let target = Some(attrs.target_gas_limit.unwrap_or(TESTING_GAS_CEILING));
     let attributes = attributes(&attrs, target, Some(extra_data.unwrap_or_default()));
+    let request = BuildRequest { parent, attributes, candidates, require_all };
     let built = ctx
-        .tree
-        .build_payload(parent, &attributes, &candidates, require_all)
+        .engine
+        .build_payload(request)
+        .await
         .map_err(|e| failed(e.to_string()))?
         .ok_or_else(|| failed(format!("unknown parent {parent}")))?;
     let version = match fork_at(ctx, attrs.timestamp) {
@@ -475,7 +355,7 @@ fn testing_build_block(ctx: &RpcContext, params: Params<'_>) -> Answer {
     Ok(envelope_json(&built, version))
 }
 
-fn new_payload(ctx: &RpcContext, method: &str, version: u8, params: Params<'_>) -> Answer {
+async fn new_payload(ctx: &RpcContext, method: &str, version: u8, params: Params<'_>) -> Answer {
     let start = Instant::now();
     let mut seq = params.sequence();
     let (payload, bal_bytes) = if version >= 5 {
@@ -526,26 +406,13 @@ fn new_payload(ctx: &RpcContext, method: &str, version: u8, params: Params<'_>) 
         },
         None => None,
     };
-    let gas_used = block.header.gas_used;
-    let transactions = block.body.transactions.len();
-    let rlp_len = block.length();
-    let number = block.header.number;
-    let (status, executed) = ctx.tree.new_payload(block, rlp_len, bal.as_ref()).map_err(|e| {
-        // Not a verdict on the block (the tree answers INVALID only for consensus reasons):
-        // the consensus client gets an error and may send the payload again.
-        tracing::error!(target: "engine::new_payload", number, %hash, error = %e, "payload not judged: internal error");
-        internal(e)
-    })?;
-    emit(
-        ctx,
-        &EngineEvent::NewPayload {
-            status: status_name(&status),
-            block: executed.as_ref(),
-            gas_used,
-            transactions,
-            bal_bytes: bal_bytes.as_ref().map_or(0, |b| b.len()),
-            elapsed: start.elapsed(),
-        },
-    );
+    let payload = NewPayload {
+        rlp_len: block.length(),
+        block,
+        bal,
+        bal_bytes: bal_bytes.as_ref().map_or(0, |b| b.len()),
+        received: start,
+    };
+    let status = ctx.engine.new_payload(payload).await.map_err(engine_error)?;
     Ok(status_json(&status))
 }

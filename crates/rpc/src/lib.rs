@@ -3,6 +3,9 @@
 //! read blocks, transactions, receipts and state, the `debug_getRaw*` methods, and the Engine
 //! API's `engine_forkchoiceUpdated` head / safe / finalized bookkeeping.
 //!
+//! The crate holds handlers only: what changes the chain goes to the engine task through the
+//! [`EngineHandle`] it is given (the node wires it), what reads the chain reads the store.
+//!
 //! State at any stored block is read from that block's state root through the stored trie nodes
 //! (the store keeps every trie node, so every block's state is available, as in an archive
 //! node). Served with jsonrpsee over HTTP; errors follow the JSON-RPC 2.0 codes (-32602 invalid
@@ -19,60 +22,40 @@ mod state;
 mod trace;
 mod txpool;
 
+use gigagas_engine::EngineHandle;
 use gigagas_primitives::ChainSpec;
-use gigagas_stages::{BlockTree, TxPool};
 use gigagas_storage::Storage;
-use jsonrpsee::{
-    server::{Server, ServerHandle},
-    types::ErrorObjectOwned,
-    RpcModule,
-};
+use gigagas_txpool::TxPool;
+use jsonrpsee::{server::Server, types::ErrorObjectOwned, RpcModule};
 use std::{net::SocketAddr, sync::Arc};
 
-pub use engine::{EngineEvent, EventHook, PayloadStore, CAPABILITIES, KEEP_PAYLOADS};
-pub use gigagas_stages::Forkchoice;
+pub use engine::CAPABILITIES;
+pub use gigagas_engine::Forkchoice;
+pub use jsonrpsee::server::ServerHandle;
 
-/// What the RPC methods share: the store, the chain's rules, the engine tree (fork choice,
-/// executed payloads), the transaction pool and the payloads built.
+/// What the RPC handlers are given: the store (reads), the engine task's handle (payloads,
+/// forkchoice, payload building) and the transaction pool.
 #[derive(Debug)]
 pub struct RpcContext {
     /// The chain store.
     pub storage: Arc<Storage>,
     /// The chain's fork schedule and chain id.
     pub chain: ChainSpec,
-    /// Executed payloads, head / safe / finalized, reorgs.
-    pub tree: Arc<BlockTree>,
+    /// The engine task.
+    pub engine: EngineHandle,
     /// Transactions sent with `eth_sendRawTransaction`.
     pub pool: Arc<TxPool>,
-    /// Payloads built for `engine_getPayload`.
-    pub payloads: PayloadStore,
-    /// Called after every executed payload and canonical change (metrics, logs).
-    pub on_event: Option<EventHook>,
 }
 
 impl RpcContext {
-    /// A context over `storage` whose parallel executor (for payloads that carry a BAL) runs
-    /// on `threads` workers; the chain spec is the one stored at init; head, safe and
-    /// finalized start at the stored head.
-    ///
-    /// # Errors
-    /// [`RpcError`] when the store is not initialized or unreadable.
-    pub fn new(storage: Arc<Storage>, threads: usize) -> Result<Self, RpcError> {
-        let tree =
-            BlockTree::new(storage.clone(), threads).map_err(|e| RpcError::Store(e.to_string()))?;
-        Ok(Self {
-            storage,
-            chain: tree.chain().clone(),
-            tree: Arc::new(tree),
-            pool: Arc::default(),
-            payloads: PayloadStore::default(),
-            on_event: None,
-        })
+    /// The handlers' context over `storage`, the engine behind `engine` and `pool`.
+    pub fn new(storage: Arc<Storage>, engine: EngineHandle, pool: Arc<TxPool>) -> Self {
+        Self { storage, chain: engine.chain().clone(), engine, pool }
     }
 
     /// Head, safe and finalized as the last forkchoice update set them.
     pub fn forkchoice(&self) -> Forkchoice {
-        self.tree.forkchoice()
+        self.engine.forkchoice()
     }
 }
 

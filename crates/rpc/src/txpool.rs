@@ -4,7 +4,7 @@
 use crate::{RpcContext, RpcError};
 use alloy_primitives::{Address, Bytes, U64};
 use alloy_rpc_types_eth::Transaction as RpcTransaction;
-use gigagas_stages::{PoolContent, PooledTx};
+use gigagas_txpool::{PoolContent, PooledTx};
 use jsonrpsee::{types::ErrorObjectOwned, RpcModule};
 use serde_json::{json, Value};
 use std::{collections::BTreeMap, sync::Arc};

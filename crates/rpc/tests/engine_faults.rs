@@ -4,10 +4,12 @@
 //!
 //! The payload is the node's own: `engine_forkchoiceUpdatedV4` with payload attributes on the dev
 //! chain (testing/dev-genesis.json), then `engine_getPayloadV6`. The fault sits under the engine
-//! tree, where the stored state is read (`BlockTree::with_source_layer`), as a failing disk would.
+//! tree, where the stored state is read (`BlockTree::with_source_layer`), as a failing disk would;
+//! the tree runs in the engine task, as in the node, and the handlers reach it by messages.
 
+use gigagas_engine::{BlockTree, EngineService};
 use gigagas_rpc::{auth_module, RpcContext};
-use gigagas_stages::{init_genesis, BlockTree};
+use gigagas_stages::init_genesis;
 use gigagas_state::{StateError, StateSource};
 use gigagas_storage::Storage;
 use revm::{
@@ -66,11 +68,12 @@ async fn new_payload_on_a_failing_database_is_an_error_not_invalid() {
     let genesis_hash = init_genesis(&store, &genesis).unwrap().hash;
     let fail = Arc::new(AtomicBool::new(false));
     let layer_fail = fail.clone();
-    let mut ctx = RpcContext::new(store.clone(), 2).unwrap();
-    ctx.tree = Arc::new(BlockTree::new(store, 2).unwrap().with_source_layer(move |inner| {
+    let tree = BlockTree::new(store.clone(), 2).unwrap().with_source_layer(move |inner| {
         Arc::new(Flaky { inner, fail: layer_fail.clone() }) as Arc<dyn StateSource>
-    }));
-    let engine = auth_module(Arc::new(ctx));
+    });
+    let (handle, _engine_thread) =
+        EngineService::spawn(Arc::new(tree), Arc::default(), Arc::default(), None).unwrap();
+    let engine = auth_module(Arc::new(RpcContext::new(store, handle, Arc::default())));
 
     let state = json!({
         "headBlockHash": genesis_hash,

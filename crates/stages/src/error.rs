@@ -69,6 +69,14 @@ pub enum ImportError {
         /// The trie's error.
         source: StateRootError,
     },
+    /// The store could not be unwound (a reorg): internal.
+    #[error("unwinding block {number}: {reason}")]
+    Unwind {
+        /// The block being unwound (or the ancestor whose state was read).
+        number: u64,
+        /// Why.
+        reason: UnwindError,
+    },
     /// The computed state root differs from the header's.
     #[error("block {number}: state root {found}, header has {expected}")]
     StateRoot {
@@ -81,6 +89,21 @@ pub enum ImportError {
     },
 }
 
+/// Why the store could not be unwound to a reorg's common ancestor: what the stored chain
+/// lacks, never a verdict on a block.
+#[derive(Debug, thiserror::Error)]
+pub enum UnwindError {
+    /// The block predates Cancun: a SELFDESTRUCT may have wiped storage the BAL does not list.
+    #[error("cannot unwind a pre-Cancun block (SELFDESTRUCT may have wiped storage)")]
+    PreCancun,
+    /// No BAL is stored for the block (it names every key to restore).
+    #[error("no stored BAL to unwind with")]
+    MissingBal,
+    /// The state to restore could not be read from the ancestor's trie.
+    #[error("reading the state to unwind to: {0}")]
+    State(#[from] gigagas_state::StateError),
+}
+
 impl ImportError {
     /// Whether the error is an internal fault — the store, a missing trie node, or a database
     /// read that failed during execution ([`ExecutionError::is_internal`]) — rather than a
@@ -91,7 +114,8 @@ impl ImportError {
             Self::Storage(_)
             | Self::Trie { .. }
             | Self::ExecutorPool(_)
-            | Self::NoOutcome { .. } => true,
+            | Self::NoOutcome { .. }
+            | Self::Unwind { .. } => true,
             Self::Execution(e) => e.is_internal(),
             _ => false,
         }

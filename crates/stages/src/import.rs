@@ -22,7 +22,7 @@ use gigagas_primitives::{
     BlockInput, ChainSpec,
 };
 use gigagas_state::{CacheStats, PreState, StateSource};
-use gigagas_storage::{AccountRecord, BlockCommit, Storage, StorageError, HEADERS};
+use gigagas_storage::{AccountRecord, BlockCommit, Storage};
 use gigagas_trie::{update_state_root, AccountUpdate, NodeSource};
 use std::{
     sync::Arc,
@@ -74,13 +74,18 @@ pub struct ImportedBlock {
     pub longest_tx: Duration,
 }
 
-/// A block executed and checked, not yet state-rooted nor committed.
+/// A block executed and checked, not yet state-rooted nor committed: the one shape the file
+/// import, the engine tree and (through [`account_updates`]) the payload builder consume.
+/// [`execute_block`] makes it, [`state_root_stage`] roots it, [`commit_executed`] stores it.
 #[derive(Debug)]
-pub(crate) struct Executed {
-    pub(crate) block: ImportedBlock,
+pub struct ExecutedBlock {
+    /// Its figures (number, hash, gas, stage times, cache, executor).
+    pub block: ImportedBlock,
     pub(crate) parent_root: B256,
-    pub(crate) header: Header,
-    pub(crate) diff: Arc<PendingDiff>,
+    /// Its header.
+    pub header: Header,
+    /// Its changes, as the blocks executed on top of it read them before it is committed.
+    pub diff: Arc<PendingDiff>,
     pub(crate) updates: Vec<AccountUpdate>,
     pub(crate) records: Vec<(Address, Option<AccountRecord>)>,
     pub(crate) storage: Vec<(Address, U256, U256)>,
@@ -156,7 +161,7 @@ pub fn import_blocks_with(
     let chain = stored_chain_spec(store)?;
     let (mut head_number, _) = store.head()?.ok_or(ImportError::NotInitialized)?;
     let mut head_header = stored_header(store, head_number)?;
-    let mut pending: Option<Executed> = None;
+    let mut pending: Option<ExecutedBlock> = None;
     let mut out = Vec::new();
     let mut buf = blocks_rlp;
     let mut index = 0;
@@ -231,14 +236,7 @@ pub fn import_blocks_with(
 }
 
 fn stored_header(store: &Storage, number: u64) -> Result<Header, ImportError> {
-    let rlp = store.block_entry(HEADERS, number)?.ok_or(ImportError::NotInitialized)?;
-    Header::decode(&mut &rlp[..]).map_err(|e| {
-        ImportError::Storage(StorageError::Corrupt {
-            table: HEADERS,
-            key: number.to_string(),
-            reason: e.to_string(),
-        })
-    })
+    store.header(number)?.ok_or(ImportError::NotInitialized)
 }
 
 /// The execution stage of one block on top of `parent` (committed, or pending with `diff`).
@@ -250,17 +248,18 @@ fn execute(
     block: Block<TxEnvelope>,
     rlp_len: usize,
     keep_updates: bool,
-) -> Result<Executed, ImportError> {
+) -> Result<ExecutedBlock, ImportError> {
     let source = Arc::new(Overlay::over_store(store.clone(), diff));
     execute_block(chain, source, parent, block, rlp_len, keep_updates, None)
 }
 
 /// How a block with a given EIP-7928 BAL is executed: by the parallel executor, driven by it.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct GivenBal<'a> {
-    pub(crate) bal: &'a BlockAccessList,
+pub struct GivenBal<'a> {
+    /// The block's BAL.
+    pub bal: &'a BlockAccessList,
     /// The engine's executor workers, built once for the node.
-    pub(crate) pool: &'a rayon::ThreadPool,
+    pub pool: &'a rayon::ThreadPool,
 }
 
 /// One block through the parallel executor driven by `bal`: its outcome and longest
@@ -295,7 +294,7 @@ fn run_parallel(
 /// [`ExecutionError::Database`] (internal, see [`ImportError::is_internal`]) whatever error the
 /// executor reported after it: the verdict of an execution whose reads failed is not about the
 /// block.
-pub(crate) fn execute_block(
+pub fn execute_block(
     chain: &ChainSpec,
     source: Arc<dyn StateSource>,
     parent: &Header,
@@ -303,7 +302,7 @@ pub(crate) fn execute_block(
     rlp_len: usize,
     keep_updates: bool,
     given: Option<GivenBal<'_>>,
-) -> Result<Executed, ImportError> {
+) -> Result<ExecutedBlock, ImportError> {
     let number = block.header.number;
     let pre_state = PreState::backed(source);
     execute_on(chain, &pre_state, parent, block, rlp_len, keep_updates, given).map_err(|e| {
@@ -318,7 +317,7 @@ pub(crate) fn execute_block(
 /// [`ExecutionError::Database`] for block `number` when a read of `pre_state`'s source failed:
 /// whatever an execution over it concluded (an error, a transaction skipped) is then not about
 /// the block.
-pub(crate) fn source_fault(pre_state: &PreState, number: u64) -> Option<ImportError> {
+pub fn source_fault(pre_state: &PreState, number: u64) -> Option<ImportError> {
     let source = pre_state.source_fault()?.clone();
     Some(ExecutionError::Database { block: number, source }.into())
 }
@@ -332,7 +331,7 @@ fn execute_on(
     rlp_len: usize,
     keep_updates: bool,
     given: Option<GivenBal<'_>>,
-) -> Result<Executed, ImportError> {
+) -> Result<ExecutedBlock, ImportError> {
     let start = Instant::now();
     let number = block.header.number;
     let invalid = |reason: String| ImportError::Invalid { number, reason };
@@ -366,13 +365,7 @@ fn execute_on(
             // BAL-hinted batch I/O: every key the BAL names, read before execution starts.
             let io_start = Instant::now();
             let addresses: Vec<Address> = bal.iter().map(|a| a.address).collect();
-            let slots: Vec<(Address, U256)> = bal
-                .iter()
-                .flat_map(|a| {
-                    let written = a.storage_changes.iter().map(|s| s.slot);
-                    written.chain(a.storage_reads.iter().copied()).map(|s| (a.address, s))
-                })
-                .collect();
+            let slots: Vec<(Address, U256)> = gigagas_bal::storage_keys(bal).collect();
             pre_state
                 .prefetch(&addresses, &slots)
                 .map_err(|source| ExecutionError::State { block: number, source })?;
@@ -447,7 +440,7 @@ fn execute_on(
         io,
         longest_tx,
     };
-    Ok(Executed {
+    Ok(ExecutedBlock {
         block: imported,
         parent_root: parent.state_root,
         header: input.header,
@@ -467,7 +460,7 @@ fn execute_on(
 }
 
 /// The state-root stage and the commit of an executed block (its parent committed).
-fn finish(store: &Arc<Storage>, mut e: Executed) -> Result<ImportedBlock, ImportError> {
+fn finish(store: &Arc<Storage>, mut e: ExecutedBlock) -> Result<ImportedBlock, ImportError> {
     let start = Instant::now();
     let nodes = state_root_stage(&mut e, &**store)?;
     let state_root = start.elapsed();
@@ -478,8 +471,8 @@ fn finish(store: &Arc<Storage>, mut e: Executed) -> Result<ImportedBlock, Import
 
 /// The state-root stage of an executed block: its updates applied to the parent's trie, whose
 /// nodes `src` holds; the root must equal the header's. Returns the new trie nodes.
-pub(crate) fn state_root_stage<S: NodeSource + Sync>(
-    e: &mut Executed,
+pub fn state_root_stage<S: NodeSource + Sync>(
+    e: &mut ExecutedBlock,
     src: &S,
 ) -> Result<Vec<(B256, Vec<u8>)>, ImportError> {
     let number = e.block.number;
@@ -510,9 +503,9 @@ pub(crate) fn state_root_stage<S: NodeSource + Sync>(
 }
 
 /// The atomic commit of an executed, state-rooted block on top of the stored head.
-pub(crate) fn commit_executed(
+pub fn commit_executed(
     store: &Storage,
-    e: &Executed,
+    e: &ExecutedBlock,
     trie_nodes: &[(B256, Vec<u8>)],
 ) -> Result<(), ImportError> {
     let codes: Vec<(B256, &[u8])> = e.codes.iter().map(|(h, c)| (*h, &c[..])).collect();

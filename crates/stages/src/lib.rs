@@ -10,22 +10,24 @@
 //!   atomically. The state root of block N and the commit overlap with the execution of block
 //!   N + 1, which reads N's changes from an in-memory overlay until N is committed.
 //!
+//! - [`ExecutedBlock`]: the one shape of an executed block, made by [`execute_block`], rooted by
+//!   [`state_root_stage`], stored by [`commit_executed`]; the file import above, the engine tree
+//!   (`gigagas-engine`) and the payload builder (`gigagas-payload`) all go through these stages.
+//!
 //! [`Storage`]: gigagas_storage::Storage
 
-pub mod builder;
 mod error;
 pub mod genesis;
 pub mod import;
-mod overlay;
-pub mod pool;
+pub mod overlay;
 mod pre_byzantium;
-pub mod tree;
 pub mod trie_state;
 
-pub use builder::{next_gas_limit, BuiltPayload, PayloadAttributes};
-pub use error::ImportError;
+pub use error::{ImportError, UnwindError};
 pub use genesis::{init_genesis, stored_chain_spec, GenesisInit};
-pub use import::{import_blocks, import_blocks_with, merge_updates, ImportedBlock};
-pub use pool::{decode_raw, PoolContent, PoolError, PooledTx, TxPool};
-pub use tree::{BlockTree, CanonicalChange, Forkchoice, InvalidForkchoice, PayloadStatus};
+pub use import::{
+    account_updates, commit_executed, execute_block, import_blocks, import_blocks_with,
+    merge_updates, source_fault, state_root_stage, ExecutedBlock, GivenBal, ImportedBlock,
+};
+pub use overlay::{Overlay, PendingDiff};
 pub use trie_state::{TrieReadError, TrieState};

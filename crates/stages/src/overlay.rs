@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 /// What one block changed, as the next block must see it before the store does.
 #[derive(Debug, Default)]
-pub(crate) struct PendingDiff {
+pub struct PendingDiff {
     pub(crate) number: u64,
     pub(crate) hash: B256,
     /// New (nonce, balance, code hash); `None` for deleted accounts.
@@ -29,9 +29,11 @@ pub(crate) struct PendingDiff {
 /// answered from its diff whatever the store holds, and every other key is the same before and
 /// after the commit (RocksDB applies the block's write batch atomically).
 #[derive(Debug)]
-pub(crate) struct Overlay {
-    pub(crate) base: Arc<dyn StateSource>,
-    pub(crate) diffs: Vec<Arc<PendingDiff>>,
+pub struct Overlay {
+    /// The base state.
+    pub base: Arc<dyn StateSource>,
+    /// The changes on top, newest first.
+    pub diffs: Vec<Arc<PendingDiff>>,
 }
 
 impl Overlay {

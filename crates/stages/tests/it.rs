@@ -8,9 +8,6 @@ use gigagas_stages::{import_blocks, import_blocks_with, init_genesis, merge_upda
 use gigagas_storage::Storage;
 use std::{path::PathBuf, sync::Arc};
 
-#[path = "it/tree.rs"]
-mod tree;
-
 fn suite() -> PathBuf {
     let dir =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/execution-apis/tests");

@@ -10,6 +10,8 @@
 //! storage by address ‖ slot (20 + 32 bytes, slot big-endian, so one account's slots are
 //! contiguous and a whole account's storage is one range); bytecodes by code hash.
 
+use alloy_consensus::{BlockBody, Header, ReceiptEnvelope, TxEnvelope};
+use alloy_eip7928::AccountChanges;
 use alloy_primitives::{Address, B256, U256};
 use gigagas_state::{StateError, StateSource};
 use revm::state::{AccountInfo, Bytecode};
@@ -535,6 +537,63 @@ impl Storage {
         number: u64,
     ) -> Result<Option<Vec<u8>>, StorageError> {
         self.get(table, &number.to_be_bytes())
+    }
+
+    /// The entry of block `number` in `table`, decoded from its RLP: the one codec of the block
+    /// tables.
+    fn block_decoded<T: alloy_rlp::Decodable>(
+        &self,
+        table: &'static str,
+        number: u64,
+    ) -> Result<Option<T>, StorageError> {
+        let Some(rlp) = self.block_entry(table, number)? else { return Ok(None) };
+        let mut buf = rlp.as_slice();
+        let value = T::decode(&mut buf).map_err(|e| StorageError::Corrupt {
+            table,
+            key: number.to_string(),
+            reason: e.to_string(),
+        })?;
+        if !buf.is_empty() {
+            return Err(StorageError::Corrupt {
+                table,
+                key: number.to_string(),
+                reason: format!("{} bytes after the RLP value", buf.len()),
+            });
+        }
+        Ok(Some(value))
+    }
+
+    /// The header of canonical block `number`.
+    ///
+    /// # Errors
+    /// [`StorageError::Db`]; [`StorageError::Corrupt`] when the stored RLP does not decode.
+    pub fn header(&self, number: u64) -> Result<Option<Header>, StorageError> {
+        self.block_decoded(HEADERS, number)
+    }
+
+    /// The body (transactions, ommers, withdrawals) of canonical block `number`.
+    ///
+    /// # Errors
+    /// As [`Storage::header`].
+    pub fn body(&self, number: u64) -> Result<Option<BlockBody<TxEnvelope>>, StorageError> {
+        self.block_decoded(BODIES, number)
+    }
+
+    /// The receipts of canonical block `number`, in transaction order.
+    ///
+    /// # Errors
+    /// As [`Storage::header`].
+    pub fn receipts(&self, number: u64) -> Result<Option<Vec<ReceiptEnvelope>>, StorageError> {
+        self.block_decoded(RECEIPTS, number)
+    }
+
+    /// The EIP-7928 block access list of canonical block `number` (stored for every block
+    /// this node executed).
+    ///
+    /// # Errors
+    /// As [`Storage::header`].
+    pub fn bal(&self, number: u64) -> Result<Option<Vec<AccountChanges>>, StorageError> {
+        self.block_decoded(BALS, number)
     }
 }
 

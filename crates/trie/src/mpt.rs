@@ -116,6 +116,18 @@ impl ProofNodes {
     }
 }
 
+/// A reference to a source is a source (so `&dyn NodeSource` can be passed where a sized
+/// source is expected).
+impl<T: NodeSource + ?Sized> NodeSource for &T {
+    fn node(&self, hash: &B256) -> Result<Option<Bytes>, NodeSourceError> {
+        (**self).node(hash)
+    }
+
+    fn is_branch(&self, hash: &B256) -> bool {
+        (**self).is_branch(hash)
+    }
+}
+
 impl NodeSource for ProofNodes {
     fn node(&self, hash: &B256) -> Result<Option<Bytes>, NodeSourceError> {
         Ok(self.nodes.get(hash).cloned())

@@ -50,6 +50,31 @@ fn init_then_import_verifies_every_block() {
     let report = json(&import(&[]));
     assert_eq!(report["blocks_imported"], 0);
     assert_eq!(report["blocks_skipped"], 54);
+
+    // `gigagas db` reads back what was stored, decoded: the head, a header, a BAL.
+    let db = |extra: &[&str]| {
+        let mut args: Vec<&std::ffi::OsStr> =
+            vec!["db".as_ref(), "--datadir".as_ref(), datadir.as_os_str()];
+        args.extend(extra.iter().map(std::ffi::OsStr::new));
+        let out = gigagas(&args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        json(&out)
+    };
+    let head = db(&["head"]);
+    assert_eq!(head["number"], 54, "{head}");
+    let header = db(&["header", "54"]);
+    assert_eq!(header["number"], "0x36", "{header}");
+    assert_eq!(header["stateRoot"], head["stateRoot"], "{header}");
+    assert!(db(&["bal", "54"]).is_array());
+    let missing = gigagas(&[
+        "db".as_ref(),
+        "--datadir".as_ref(),
+        datadir.as_os_str(),
+        "header".as_ref(),
+        "55".as_ref(),
+    ]);
+    assert!(!missing.status.success());
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("no header stored for block 55"));
 }
 
 #[test]

@@ -1,0 +1,85 @@
+//! `gigagas-bench`: gigagas's lab tool, in the manner of revm's `revme`. One module per
+//! subcommand: `bench` (the executor on real mainnet blocks, in memory or over RocksDB with
+//! each BAL-hinted I/O design), `worst-io` (random SLOADs over millions of slots),
+//! `net-sim` (block propagation over a simulated network), `proofs-check` (the state-root stage
+//! on mainnet blocks with proofs), `test-fixtures` (conformance suites through the pipeline) and
+//! `test-rpc` (the execution-apis rpc-compat suite against a node). The node is `gigagas`.
+
+mod bench;
+mod bench_args;
+mod bench_io;
+mod bench_plot;
+mod chart;
+mod net_sim;
+mod proofs_check;
+mod report;
+mod rpc_client;
+mod test_fixtures;
+mod test_rpc;
+mod util;
+mod worst_io;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// gigagas-bench: measure and check gigagas's executor, state root, I/O and propagation.
+#[derive(Debug, Parser)]
+#[command(name = "gigagas-bench", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Execute mainnet blocks sequentially and in parallel, validate every block, and report
+    /// Mgas/s against plain sequential revm measured in the same run.
+    Bench(bench_args::BenchArgs),
+    /// Run Ethereum BlockchainTests fixtures (files or folders) through the pipeline: header
+    /// checks, BAL built by the sequential executor, parallel execution driven by it, receipts
+    /// root, logs bloom and state root. Exit code 1 if any case fails.
+    TestFixtures(test_fixtures::TestFixturesArgs),
+    /// Check the state-root stage on mainnet blocks with `eth_getProof` answers
+    /// (../shared/data/mainnet-proofs): verify the parent's proofs, execute the block, apply its
+    /// post-state diff to a sparse trie of the proof nodes, compare the root with the header's
+    /// `stateRoot`. One line per block; exit code 1 on any mismatch.
+    ProofsCheck(proofs_check::ProofsCheckArgs),
+    /// Worst-case I/O: 16M-gas transactions of SLOADs at random keys over a RocksDB of millions
+    /// of slots; blocks of 64M and 640M gas with batch and parallel BAL-hinted I/O, warm and
+    /// cold; BAL size per design.
+    WorstIo(worst_io::WorstIoArgs),
+    /// Simulate block propagation (gossipsub, with or without IDONTWANT, vs RLNC) over a random
+    /// mesh of thousands of nodes: hops, time until 50/95/99/100% decode, bytes per node, wasted
+    /// chunks. Exit code 1 when some node never decodes.
+    NetSim(net_sim::NetSimArgs),
+    /// Replay the execution-apis rpc-compat suite as hive does: import its chain into a
+    /// temporary datadir, launch a node on it, set the head over the Engine API, compare every
+    /// `.io` case's answer; per-method table (or `--json`). Exit code 1 when any case fails.
+    TestRpc(test_rpc::TestRpcArgs),
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Bench(args) => bench::run(args).map_err(|e| e.to_string()),
+        Command::TestFixtures(args) => test_fixtures::run(args).map_err(|e| e.to_string()),
+        Command::ProofsCheck(args) => proofs_check::run(args),
+        Command::WorstIo(args) => worst_io::run(args),
+        Command::NetSim(args) => net_sim::run(args),
+        Command::TestRpc(args) => test_rpc::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

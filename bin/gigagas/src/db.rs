@@ -1,0 +1,94 @@
+//! `gigagas db`: read-only inspection of a datadir, printing JSON — the head, a canonical
+//! block's header, body, receipts or EIP-7928 BAL, decoded by the store's typed readers.
+
+use alloy_consensus::{BlockBody, Header, ReceiptEnvelope, TxEnvelope};
+use clap::{Args, Subcommand};
+use gigagas_stages::stored_chain_spec;
+use gigagas_storage::Storage;
+use serde::Serialize;
+use std::{path::PathBuf, process::ExitCode};
+
+/// Arguments of `gigagas db`.
+#[derive(Debug, Args)]
+pub(crate) struct DbArgs {
+    /// Data directory.
+    #[arg(long)]
+    datadir: PathBuf,
+    #[command(subcommand)]
+    command: DbCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum DbCommand {
+    /// The canonical head (number, hash, state root) and the chain id.
+    Head,
+    /// The header of canonical block N.
+    Header {
+        /// Block number.
+        number: u64,
+    },
+    /// The body (transactions, ommers, withdrawals) of canonical block N.
+    Body {
+        /// Block number.
+        number: u64,
+    },
+    /// The receipts of canonical block N.
+    Receipts {
+        /// Block number.
+        number: u64,
+    },
+    /// The EIP-7928 block access list of canonical block N.
+    Bal {
+        /// Block number.
+        number: u64,
+    },
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct HeadJson {
+    number: u64,
+    hash: alloy_primitives::B256,
+    state_root: alloy_primitives::B256,
+    chain_id: u64,
+}
+
+fn print<T: Serialize>(value: Option<T>, what: &str, number: u64) -> Result<ExitCode, String> {
+    match value {
+        Some(v) => {
+            println!("{}", serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?);
+            Ok(ExitCode::SUCCESS)
+        }
+        None => Err(format!("no {what} stored for block {number}")),
+    }
+}
+
+/// Opens the datadir and prints what was asked.
+pub(crate) fn run(args: DbArgs) -> Result<ExitCode, String> {
+    if !args.datadir.is_dir() {
+        return Err(format!("{}: no such datadir", args.datadir.display()));
+    }
+    let store = Storage::open(&args.datadir).map_err(|e| e.to_string())?;
+    let err = |e: gigagas_storage::StorageError| e.to_string();
+    match args.command {
+        DbCommand::Head => {
+            let (number, hash) =
+                store.head().map_err(err)?.ok_or("datadir not initialized: run `gigagas init`")?;
+            let header: Header = store.header(number).map_err(err)?.ok_or("head header missing")?;
+            let chain = stored_chain_spec(&store).map_err(|e| e.to_string())?;
+            let head =
+                HeadJson { number, hash, state_root: header.state_root, chain_id: chain.chain_id };
+            print(Some(head), "head", number)
+        }
+        DbCommand::Header { number } => print(store.header(number).map_err(err)?, "header", number),
+        DbCommand::Body { number } => {
+            let body: Option<BlockBody<TxEnvelope>> = store.body(number).map_err(err)?;
+            print(body, "body", number)
+        }
+        DbCommand::Receipts { number } => {
+            let receipts: Option<Vec<ReceiptEnvelope>> = store.receipts(number).map_err(err)?;
+            print(receipts, "receipts", number)
+        }
+        DbCommand::Bal { number } => print(store.bal(number).map_err(err)?, "BAL", number),
+    }
+}

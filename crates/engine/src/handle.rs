@@ -1,0 +1,113 @@
+//! The handle every other part of the node uses to reach the engine task: messages in,
+//! answers back over oneshot channels, and the forkchoice the task publishes.
+
+use crate::{
+    message::{BuildRequest, ForkchoiceAnswer, ForkchoiceState, NewPayload},
+    EngineError, EngineMessage, Forkchoice, PayloadStatus,
+};
+use gigagas_payload::{BuiltPayload, PayloadAttributes, PayloadStore};
+use gigagas_primitives::ChainSpec;
+use std::sync::Arc;
+use tokio::sync::{mpsc, oneshot, watch};
+
+/// A cloneable handle to the engine task ([`crate::EngineService`]).
+#[derive(Debug, Clone)]
+pub struct EngineHandle {
+    tx: mpsc::UnboundedSender<EngineMessage>,
+    forkchoice: watch::Receiver<Forkchoice>,
+    chain: Arc<ChainSpec>,
+    executor_threads: usize,
+    payloads: Arc<PayloadStore>,
+}
+
+impl EngineHandle {
+    pub(crate) fn new(
+        tx: mpsc::UnboundedSender<EngineMessage>,
+        forkchoice: watch::Receiver<Forkchoice>,
+        chain: ChainSpec,
+        executor_threads: usize,
+        payloads: Arc<PayloadStore>,
+    ) -> Self {
+        Self { tx, forkchoice, chain: Arc::new(chain), executor_threads, payloads }
+    }
+
+    async fn ask<T>(
+        &self,
+        message: impl FnOnce(oneshot::Sender<Result<T, EngineError>>) -> EngineMessage,
+    ) -> Result<T, EngineError> {
+        let (tx, rx) = oneshot::channel();
+        self.tx.send(message(tx)).map_err(|_| EngineError::Stopped)?;
+        rx.await.map_err(|_| EngineError::Stopped)?
+    }
+
+    /// `engine_newPayload`: the verdict on `payload` (VALID, INVALID naming block, transaction,
+    /// account or slot, or SYNCING when its parent is unknown).
+    ///
+    /// # Errors
+    /// [`EngineError::Internal`] when a fault of ours kept the block from being judged;
+    /// [`EngineError::Stopped`].
+    pub async fn new_payload(&self, payload: NewPayload) -> Result<PayloadStatus, EngineError> {
+        self.ask(|tx| EngineMessage::NewPayload { payload: Box::new(payload), tx }).await
+    }
+
+    /// `engine_forkchoiceUpdated`: makes `state.head` canonical (committing, or unwinding on a
+    /// reorg), records safe and finalized, and builds a payload on the head with `attributes`.
+    ///
+    /// # Errors
+    /// [`EngineError::InvalidForkchoice`], [`EngineError::InvalidAttributes`],
+    /// [`EngineError::Internal`], [`EngineError::Stopped`].
+    pub async fn forkchoice_updated(
+        &self,
+        state: ForkchoiceState,
+        attributes: Option<PayloadAttributes>,
+    ) -> Result<ForkchoiceAnswer, EngineError> {
+        self.ask(|tx| EngineMessage::ForkchoiceUpdated {
+            state,
+            attributes: attributes.map(Box::new),
+            tx,
+        })
+        .await
+    }
+
+    /// Builds a payload without importing it (`testing_buildBlockV1`); `None` when the parent
+    /// is unknown.
+    ///
+    /// # Errors
+    /// [`EngineError::Internal`] when building fails (a candidate left out with
+    /// `require_all`, a system call, the store); [`EngineError::Stopped`].
+    pub async fn build_payload(
+        &self,
+        request: BuildRequest,
+    ) -> Result<Option<Arc<BuiltPayload>>, EngineError> {
+        self.ask(|tx| EngineMessage::BuildPayload { request: Box::new(request), tx }).await
+    }
+
+    /// Asks the engine to finish the message in hand, flush the store and stop.
+    ///
+    /// # Errors
+    /// [`EngineError::Internal`] when the flush fails; [`EngineError::Stopped`] when the
+    /// engine had already stopped.
+    pub async fn shutdown(&self) -> Result<(), EngineError> {
+        self.ask(|tx| EngineMessage::Shutdown { tx }).await
+    }
+
+    /// Head, safe and finalized as the last forkchoice update set them.
+    pub fn forkchoice(&self) -> Forkchoice {
+        *self.forkchoice.borrow()
+    }
+
+    /// The chain's rules (from the genesis stored at init).
+    pub fn chain(&self) -> &ChainSpec {
+        &self.chain
+    }
+
+    /// Worker threads of the engine's parallel executor (one pool, built once).
+    pub fn executor_threads(&self) -> usize {
+        self.executor_threads
+    }
+
+    /// The payloads built, by payload id (`engine_getPayload`).
+    pub fn payloads(&self) -> &Arc<PayloadStore> {
+        &self.payloads
+    }
+}

@@ -1,0 +1,30 @@
+//! gigagas's engine: the engine tree (payloads executed on any known parent, fork choice with
+//! reorgs, the invalid-payload cache, commits to the store), run as one task that owns it and
+//! answers messages, and the dev-mode miner that drives it without a consensus client.
+//!
+//! Flow (reth's `crates/engine/tree`): an Engine API handler decodes a request, sends an
+//! [`EngineMessage`] through an [`EngineHandle`] and awaits the answer; the [`EngineService`]
+//! thread executes it on the [`BlockTree`] — `newPayload` through the stages' execution and
+//! state-root stages (the parallel executor on the tree's one worker pool when the payload
+//! carries a BAL), `forkchoiceUpdated` by committing or unwinding the store and building a
+//! payload on the new head from the pool — then publishes the forkchoice and emits an
+//! [`EngineEvent`] for metrics. A block is INVALID only for a consensus reason; an internal fault
+//! is an [`EngineError::Internal`] and is never cached.
+
+mod error;
+mod event;
+mod handle;
+pub mod local;
+pub mod message;
+mod service;
+pub mod tree;
+
+pub use error::EngineError;
+pub use event::{EngineEvent, EventHook};
+pub use handle::EngineHandle;
+pub use message::EngineMessage;
+pub use service::EngineService;
+pub use tree::{
+    BlockTree, CanonicalChange, Forkchoice, ForkchoiceOutcome, InvalidForkchoice, PayloadStatus,
+    KEEP_BLOCKS,
+};

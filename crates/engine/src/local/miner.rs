@@ -1,0 +1,165 @@
+//! The dev-mode miner (reth's `LocalMiner`, `crates/engine/local`): drives the engine task as a
+//! consensus client would, through the same messages the Engine API handlers send — every
+//! slot a forkchoice update with payload attributes, the payload built, `newPayload` with it
+//! (and its BAL on Amsterdam), then a forkchoice update to the new block, with the safe and
+//! finalized blocks lagging the head.
+
+use crate::{
+    message::{ForkchoiceState, NewPayload},
+    EngineError, EngineHandle, PayloadStatus,
+};
+use alloy_primitives::{keccak256, Address, B256};
+use alloy_rlp::Encodable;
+use gigagas_payload::PayloadAttributes;
+use std::{
+    collections::VecDeque,
+    time::{Duration, Instant, SystemTime, UNIX_EPOCH},
+};
+
+/// How the miner runs.
+#[derive(Debug, Clone)]
+pub struct MinerConfig {
+    /// Seconds per slot.
+    pub block_time: Duration,
+    /// Fee recipient of the blocks built.
+    pub fee_recipient: Address,
+    /// The safe block is this many blocks below the head.
+    pub safe_lag: usize,
+    /// The finalized block is this many blocks below the head.
+    pub finalized_lag: usize,
+}
+
+/// Why the miner stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum MinerError {
+    /// The engine failed to answer.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// The engine built no payload although the head was VALID.
+    #[error("forkchoice update on {head} built no payload: {status:?}")]
+    NoPayload {
+        /// The head.
+        head: B256,
+        /// The engine's verdict.
+        status: PayloadStatus,
+    },
+    /// The engine did not accept the block it built, or the forkchoice update to it.
+    #[error("block {number} {hash}: the engine answered {status:?}")]
+    Rejected {
+        /// Block number.
+        number: u64,
+        /// Block hash.
+        hash: B256,
+        /// The verdict.
+        status: PayloadStatus,
+    },
+}
+
+/// The dev chain's miner. See the module documentation.
+#[derive(Debug)]
+pub struct LocalMiner {
+    engine: EngineHandle,
+    config: MinerConfig,
+    head_timestamp: u64,
+}
+
+fn now() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+impl LocalMiner {
+    /// A miner driving `engine`, whose head block has timestamp `head_timestamp` (seconds):
+    /// every block gets a later one.
+    pub fn new(engine: EngineHandle, config: MinerConfig, head_timestamp: u64) -> Self {
+        Self { engine, config, head_timestamp }
+    }
+
+    /// Makes a block every [`MinerConfig::block_time`] until the future is dropped (the node's
+    /// shutdown); logs one line per block on stderr.
+    ///
+    /// # Errors
+    /// [`MinerError`] when the engine fails or rejects a block it built.
+    pub async fn run(self) -> Result<(), MinerError> {
+        let engine = &self.engine;
+        let config = &self.config;
+        let head = engine.forkchoice().head;
+        let (mut slot, mut head_hash) = head;
+        let mut head_time = self.head_timestamp;
+        let mut recent: VecDeque<B256> = VecDeque::from([head_hash]);
+        let mut interval = tokio::time::interval(config.block_time);
+        interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        interval.tick().await;
+        loop {
+            interval.tick().await;
+            slot += 1;
+            let timestamp = now().max(head_time + 1);
+            let pick = |recent: &VecDeque<B256>, lag: usize, head: B256| {
+                recent.get(recent.len().saturating_sub(1 + lag)).copied().unwrap_or(head)
+            };
+            let state = |head: B256, recent: &VecDeque<B256>| ForkchoiceState {
+                head,
+                safe: pick(recent, config.safe_lag, head),
+                finalized: pick(recent, config.finalized_lag, head),
+            };
+            let chain = engine.chain();
+            let attributes = PayloadAttributes {
+                timestamp,
+                prev_randao: keccak256(format!("gigagas dev randao {slot}")),
+                suggested_fee_recipient: config.fee_recipient,
+                withdrawals: chain.is_shanghai(timestamp).then(Vec::new),
+                parent_beacon_block_root: chain
+                    .is_cancun(timestamp)
+                    .then(|| keccak256(format!("gigagas dev beacon block {slot}"))),
+                slot_number: chain.is_amsterdam(timestamp).then_some(slot),
+                target_gas_limit: None,
+                extra_data: None,
+            };
+            let answer =
+                engine.forkchoice_updated(state(head_hash, &recent), Some(attributes)).await?;
+            let Some(id) = answer.payload_id else {
+                return Err(MinerError::NoPayload { head: head_hash, status: answer.status });
+            };
+            let built = engine
+                .payloads()
+                .get(&id)
+                .ok_or(MinerError::NoPayload { head: head_hash, status: answer.status })?;
+            let block = built.block.clone();
+            let (number, hash) = (block.header.number, built.hash);
+            let amsterdam = chain.is_amsterdam(timestamp);
+            let payload = NewPayload {
+                rlp_len: block.length(),
+                block,
+                bal: amsterdam.then(|| built.bal.clone()),
+                bal_bytes: if amsterdam { alloy_rlp::encode(&built.bal).len() } else { 0 },
+                received: Instant::now(),
+            };
+            let status = engine.new_payload(payload).await?;
+            if status != PayloadStatus::Valid(hash) {
+                return Err(MinerError::Rejected { number, hash, status });
+            }
+            head_hash = hash;
+            head_time = timestamp;
+            recent.push_back(head_hash);
+            while recent.len() > config.finalized_lag.max(config.safe_lag) + 1 {
+                recent.pop_front();
+            }
+            let answer = engine.forkchoice_updated(state(head_hash, &recent), None).await?;
+            if answer.status != PayloadStatus::Valid(hash) {
+                return Err(MinerError::Rejected { number, hash, status: answer.status });
+            }
+            tracing::info!(
+                target: "engine::local",
+                number,
+                %hash,
+                transactions = built.block.body.transactions.len(),
+                gas_used = built.block.header.gas_used,
+                "dev: block built, executed and made canonical"
+            );
+            eprintln!(
+                "dev: block {number} {hash}: {} transactions, {} gas; built, executed and made canonical by the engine",
+                built.block.body.transactions.len(),
+                built.block.header.gas_used,
+            );
+        }
+    }
+}

@@ -1,0 +1,169 @@
+//! The engine task: one thread that owns the [`BlockTree`] and answers [`EngineMessage`]s in
+//! arrival order, as reth's engine tree task does.
+//!
+//! Flow of a message: the Engine API handler (or the dev miner, or next the network) sends it
+//! through an [`EngineHandle`]; this task executes it (payload execution, forkchoice update with
+//! its commits, payload building from the pool), prunes the pool after a canonical change,
+//! publishes the new forkchoice to every handle, emits an [`EngineEvent`] and answers over the
+//! message's oneshot channel. Execution is CPU-bound, so the task runs on its own OS thread, not
+//! on the async runtime; its parallel executor has its own worker pool (the tree's).
+
+use crate::{
+    message::{BuildRequest, Candidates, ForkchoiceAnswer, ForkchoiceState, NewPayload},
+    BlockTree, EngineError, EngineEvent, EngineHandle, EngineMessage, EventHook, Forkchoice,
+    PayloadStatus,
+};
+use alloy_consensus::TxEnvelope;
+use alloy_eips::eip1559::BaseFeeParams;
+use alloy_primitives::Address;
+use gigagas_payload::{payload_id, BuiltPayload, PayloadAttributes, PayloadStore};
+use gigagas_txpool::TxPool;
+use std::{sync::Arc, thread::JoinHandle};
+use tokio::sync::{mpsc, watch};
+
+/// The engine task's state. Built by [`EngineService::spawn`].
+#[derive(Debug)]
+pub struct EngineService {
+    tree: Arc<BlockTree>,
+    pool: Arc<TxPool>,
+    payloads: Arc<PayloadStore>,
+    on_event: Option<EventHook>,
+    forkchoice: watch::Sender<Forkchoice>,
+}
+
+impl EngineService {
+    /// Starts the engine task on its own thread (named `engine`) over `tree`, building payloads
+    /// from `pool` into `payloads` and calling `on_event` after every message. Returns the
+    /// handle to send it messages and the thread, which ends after
+    /// [`EngineHandle::shutdown`] (or when every handle is dropped).
+    ///
+    /// # Errors
+    /// The OS error when the thread cannot be started.
+    pub fn spawn(
+        tree: Arc<BlockTree>,
+        pool: Arc<TxPool>,
+        payloads: Arc<PayloadStore>,
+        on_event: Option<EventHook>,
+    ) -> std::io::Result<(EngineHandle, JoinHandle<()>)> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let (forkchoice, forkchoice_rx) = watch::channel(tree.forkchoice());
+        let handle = EngineHandle::new(
+            tx,
+            forkchoice_rx,
+            tree.chain().clone(),
+            tree.executor_threads(),
+            payloads.clone(),
+        );
+        let service = Self { tree, pool, payloads, on_event, forkchoice };
+        let thread =
+            std::thread::Builder::new().name("engine".into()).spawn(move || service.run(rx))?;
+        Ok((handle, thread))
+    }
+
+    fn run(self, mut rx: mpsc::UnboundedReceiver<EngineMessage>) {
+        while let Some(message) = rx.blocking_recv() {
+            match message {
+                EngineMessage::NewPayload { payload, tx } => {
+                    let _ = tx.send(self.new_payload(*payload));
+                }
+                EngineMessage::ForkchoiceUpdated { state, attributes, tx } => {
+                    let _ = tx.send(self.forkchoice_updated(state, attributes.map(|a| *a)));
+                }
+                EngineMessage::BuildPayload { request, tx } => {
+                    let _ = tx.send(self.build(*request));
+                }
+                EngineMessage::Shutdown { tx } => {
+                    let flushed =
+                        self.tree.store().flush().map_err(|e| EngineError::Internal(e.into()));
+                    tracing::info!(target: "engine", "engine stopped; store flushed");
+                    let _ = tx.send(flushed);
+                    return;
+                }
+            }
+        }
+    }
+
+    fn emit(&self, event: &EngineEvent<'_>) {
+        if let Some(hook) = &self.on_event {
+            (hook.0)(event);
+        }
+    }
+
+    fn new_payload(&self, payload: NewPayload) -> Result<PayloadStatus, EngineError> {
+        let NewPayload { block, rlp_len, bal, bal_bytes, received } = payload;
+        let (number, hash) = (block.header.number, block.header.hash_slow());
+        let gas_used = block.header.gas_used;
+        let transactions = block.body.transactions.len();
+        let (status, executed) = self.tree.new_payload(block, rlp_len, bal.as_ref()).map_err(|e| {
+            // Not a verdict on the block (the tree answers INVALID only for consensus reasons):
+            // the consensus client gets an error and may send the payload again.
+            tracing::error!(target: "engine::new_payload", number, %hash, error = %e, "payload not judged: internal error");
+            EngineError::Internal(e)
+        })?;
+        self.emit(&EngineEvent::NewPayload {
+            status: status.name(),
+            block: executed.as_ref(),
+            gas_used,
+            transactions,
+            bal_bytes,
+            elapsed: received.elapsed(),
+        });
+        Ok(status)
+    }
+
+    fn forkchoice_updated(
+        &self,
+        state: ForkchoiceState,
+        attributes: Option<PayloadAttributes>,
+    ) -> Result<ForkchoiceAnswer, EngineError> {
+        let (status, change) =
+            self.tree.forkchoice_updated(state.head, state.safe, state.finalized)??;
+        if !change.committed.is_empty() || !change.unwound.is_empty() {
+            self.pool.prune(&**self.tree.store());
+            self.emit(&EngineEvent::Canonical(&change));
+        }
+        self.forkchoice.send_replace(self.tree.forkchoice());
+        let (PayloadStatus::Valid(head), Some(attributes)) = (&status, attributes) else {
+            return Ok(ForkchoiceAnswer { status, payload_id: None });
+        };
+        let head_header = self.tree.canonical_header(self.tree.forkchoice().head.0)?;
+        if attributes.timestamp <= head_header.timestamp {
+            return Err(EngineError::InvalidAttributes {
+                timestamp: attributes.timestamp,
+                head: head_header.timestamp,
+            });
+        }
+        let id = payload_id(*head, &attributes);
+        let candidates = self.pool_candidates(&head_header);
+        let built = self
+            .tree
+            .build_payload(*head, &attributes, &candidates, false)?
+            .ok_or(EngineError::UnknownParent(*head))?;
+        self.emit(&EngineEvent::Built(&built));
+        self.payloads.insert(id, built);
+        Ok(ForkchoiceAnswer { status, payload_id: Some(id) })
+    }
+
+    fn build(&self, request: BuildRequest) -> Result<Option<Arc<BuiltPayload>>, EngineError> {
+        let candidates = match request.candidates {
+            Candidates::Given(txs) => txs,
+            Candidates::Pool => {
+                let head = self.tree.canonical_header(self.tree.forkchoice().head.0)?;
+                self.pool_candidates(&head)
+            }
+        };
+        let built = self.tree.build_payload(
+            request.parent,
+            &request.attributes,
+            &candidates,
+            request.require_all,
+        )?;
+        Ok(built.map(Arc::new))
+    }
+
+    /// The pool's pending transactions for a block on `parent`, best first.
+    fn pool_candidates(&self, parent: &alloy_consensus::Header) -> Vec<(TxEnvelope, Address)> {
+        let base_fee = parent.next_block_base_fee(BaseFeeParams::ethereum()).unwrap_or_default();
+        self.pool.best(&**self.tree.store(), base_fee)
+    }
+}

@@ -1,0 +1,543 @@
+//! The engine tree: payloads executed on any known parent (`engine_newPayload`), fork choice
+//! with reorgs (`engine_forkchoiceUpdated`), and the state a payload is built on.
+//!
+//! ExecutedBlock blocks wait in memory until a forkchoice update makes them canonical; then they
+//! are committed to the store in order (each block atomically). A forkchoice update to a block
+//! on another branch first unwinds the store to the common ancestor: the flat state of every
+//! key the unwound blocks changed (their BALs name each one) is read back from the trie under
+//! the ancestor's state root, which the store keeps. ExecutedBlock blocks stay in memory for
+//! [`KEEP_BLOCKS`] blocks below the head, so a later forkchoice update can switch back to
+//! them without re-execution. Every operation takes one lock: the Engine API is sequential.
+
+use alloy_consensus::{Block, Header, TxEnvelope};
+use alloy_primitives::{map::HashMap, Address, Bytes, B256, U256};
+use gigagas_bal::BlockAccessList;
+use gigagas_payload::{build_payload, BuiltPayload, PayloadAttributes, PayloadParent};
+use gigagas_primitives::ChainSpec;
+use gigagas_stages::{
+    commit_executed, execute_block, state_root_stage, stored_chain_spec, ExecutedBlock, GivenBal,
+    ImportError, ImportedBlock, Overlay, PendingDiff, TrieState, UnwindError,
+};
+use gigagas_state::StateSource;
+use gigagas_storage::{AccountRecord, Storage, StorageError, UnwoundBlock};
+use gigagas_trie::NodeSource;
+use std::{
+    collections::BTreeSet,
+    sync::{Arc, Mutex, RwLock},
+    time::Instant,
+};
+
+/// ExecutedBlock blocks kept in memory below the head (reorgs within this depth switch branches
+/// without re-executing).
+pub const KEEP_BLOCKS: u64 = 64;
+
+/// Head, safe and finalized blocks: `(number, hash)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Forkchoice {
+    /// The canonical head.
+    pub head: (u64, B256),
+    /// The safe block, once the consensus client named one.
+    pub safe: Option<(u64, B256)>,
+    /// The finalized block, once the consensus client named one.
+    pub finalized: Option<(u64, B256)>,
+}
+
+/// The verdict on a payload or a forkchoice head (execution-apis `PayloadStatusV1`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PayloadStatus {
+    /// ExecutedBlock and valid (or already known valid).
+    Valid(B256),
+    /// Invalid: `latest_valid_hash` is the last valid ancestor (the parent), `reason` names
+    /// block, transaction, account or slot.
+    Invalid {
+        /// The latest valid ancestor, when known.
+        latest_valid_hash: Option<B256>,
+        /// Why.
+        reason: String,
+    },
+    /// The parent (or the head) is unknown: the node needs the missing blocks first.
+    Syncing,
+}
+
+impl PayloadStatus {
+    /// The status's name in the Engine API: `VALID`, `INVALID` or `SYNCING`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Valid(_) => "VALID",
+            Self::Invalid { .. } => "INVALID",
+            Self::Syncing => "SYNCING",
+        }
+    }
+}
+
+/// Why a forkchoice update was refused (execution-apis error -38002).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid forkchoice state: {0}")]
+pub struct InvalidForkchoice(pub String);
+
+/// ExecutedBlock, uncommitted blocks (newest first) and the canonical block they build on.
+type Branch = (Vec<Arc<TreeBlock>>, (u64, B256));
+
+/// The outcome of a forkchoice update that the store could serve: the verdict on the head and
+/// what changed, or why the update was refused.
+pub type ForkchoiceOutcome = Result<(PayloadStatus, CanonicalChange), InvalidForkchoice>;
+
+/// One executed block, with the trie nodes of its state root.
+#[derive(Debug)]
+struct TreeBlock {
+    executed: ExecutedBlock,
+    nodes: Vec<(B256, Vec<u8>)>,
+    node_index: HashMap<B256, usize>,
+}
+
+impl TreeBlock {
+    fn parent_hash(&self) -> B256 {
+        self.executed.header.parent_hash
+    }
+}
+
+/// The store's trie nodes with those of executed, not yet committed blocks on top.
+struct NodeOverlay<'a> {
+    store: &'a Storage,
+    layers: &'a [Arc<TreeBlock>],
+}
+
+impl NodeSource for NodeOverlay<'_> {
+    fn node(&self, hash: &B256) -> Result<Option<Bytes>, gigagas_trie::NodeSourceError> {
+        for b in self.layers {
+            if let Some(&i) = b.node_index.get(hash) {
+                return Ok(Some(Bytes::from(b.nodes[i].1.clone())));
+            }
+        }
+        self.store.node(hash)
+    }
+}
+
+/// The state a block (or a payload being built) executes on: the parent's header, the state
+/// source, and the executed ancestors not yet committed (newest first).
+struct ParentState {
+    header: Header,
+    source: Arc<dyn StateSource>,
+    layers: Vec<Arc<TreeBlock>>,
+}
+
+impl ParentState {
+    /// The trie nodes the parent's state root resolves from.
+    fn nodes<'a>(&'a self, store: &'a Storage) -> impl NodeSource + Sync + 'a {
+        NodeOverlay { store, layers: &self.layers }
+    }
+}
+
+#[derive(Debug, Default)]
+struct TreeState {
+    blocks: HashMap<B256, Arc<TreeBlock>>,
+    /// Invalid payloads: hash → (latest valid ancestor, reason).
+    invalid: HashMap<B256, (Option<B256>, String)>,
+}
+
+/// What a forkchoice update did to the store.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CanonicalChange {
+    /// Blocks removed from the canonical chain (a reorg), highest first.
+    pub unwound: Vec<(u64, B256)>,
+    /// Blocks committed, lowest first, with their stage figures.
+    pub committed: Vec<ImportedBlock>,
+}
+
+/// A wrapper around the stored state that every execution of the tree reads through (see
+/// [`BlockTree::with_source_layer`]).
+type SourceLayerFn = dyn Fn(Arc<dyn StateSource>) -> Arc<dyn StateSource> + Send + Sync;
+
+/// [`SourceLayerFn`], printable.
+struct SourceLayer(Box<SourceLayerFn>);
+
+impl std::fmt::Debug for SourceLayer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SourceLayer")
+    }
+}
+
+/// The engine tree over a store. See the module documentation.
+#[derive(Debug)]
+pub struct BlockTree {
+    store: Arc<Storage>,
+    chain: ChainSpec,
+    /// The parallel executor's workers: built once with the tree, reused for every payload.
+    pool: rayon::ThreadPool,
+    state: Mutex<TreeState>,
+    forkchoice: RwLock<Forkchoice>,
+    source_layer: Option<SourceLayer>,
+}
+
+impl BlockTree {
+    /// A tree over `store` (initialized), whose parallel executor runs on a pool of `threads`
+    /// workers built here once and reused for every payload; head, safe and finalized start at
+    /// the stored head.
+    ///
+    /// # Errors
+    /// [`ImportError::NotInitialized`] for an empty store, [`ImportError::Storage`],
+    /// [`ImportError::ExecutorPool`] when the workers cannot be started.
+    pub fn new(store: Arc<Storage>, threads: usize) -> Result<Self, ImportError> {
+        let chain = stored_chain_spec(&store)?;
+        let head = store.head()?.ok_or(ImportError::NotInitialized)?;
+        let forkchoice = Forkchoice { head, safe: Some(head), finalized: Some(head) };
+        Ok(Self {
+            store,
+            chain,
+            pool: gigagas_executor::parallel::executor_pool(threads)?,
+            state: Mutex::default(),
+            forkchoice: RwLock::new(forkchoice),
+            source_layer: None,
+        })
+    }
+
+    /// The same tree with every execution (payloads, payload building) reading the stored
+    /// state through `layer(stored)`: the flat state of the head, or the trie of an older base
+    /// block, below the blocks the tree holds in memory. For instrumentation and for fault
+    /// injection (a source whose reads fail on demand, as a failing disk would).
+    pub fn with_source_layer(
+        mut self,
+        layer: impl Fn(Arc<dyn StateSource>) -> Arc<dyn StateSource> + Send + Sync + 'static,
+    ) -> Self {
+        self.source_layer = Some(SourceLayer(Box::new(layer)));
+        self
+    }
+
+    /// Worker threads of the parallel executor's pool (built once, with the tree).
+    pub fn executor_threads(&self) -> usize {
+        self.pool.current_num_threads()
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<Storage> {
+        &self.store
+    }
+
+    /// The chain's rules (from the genesis stored at init).
+    pub fn chain(&self) -> &ChainSpec {
+        &self.chain
+    }
+
+    /// Head, safe and finalized as the last forkchoice update set them.
+    pub fn forkchoice(&self) -> Forkchoice {
+        *self.forkchoice.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, TreeState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether `hash` is a canonical block of the store; its number if so.
+    fn canonical(&self, hash: &B256) -> Result<Option<u64>, StorageError> {
+        self.store.block_number(hash)
+    }
+
+    fn stored_header(&self, number: u64) -> Result<Header, ImportError> {
+        self.store.header(number)?.ok_or(ImportError::NotInitialized)
+    }
+
+    /// The executed, uncommitted blocks from `hash` down to the canonical block they build on
+    /// (newest first), with that block's number and hash; `None` when the chain leads to a
+    /// block the tree does not know.
+    fn branch(&self, state: &TreeState, mut hash: B256) -> Result<Option<Branch>, StorageError> {
+        let mut layers = Vec::new();
+        loop {
+            if let Some(n) = self.canonical(&hash)? {
+                return Ok(Some((layers, (n, hash))));
+            }
+            let Some(b) = state.blocks.get(&hash) else { return Ok(None) };
+            hash = b.parent_hash();
+            layers.push(b.clone());
+        }
+    }
+
+    /// The state of block `hash` (canonical, or executed on a known branch).
+    fn parent_state(
+        &self,
+        state: &TreeState,
+        hash: B256,
+    ) -> Result<Option<ParentState>, ImportError> {
+        let Some((layers, base)) = self.branch(state, hash)? else { return Ok(None) };
+        let base_header = self.stored_header(base.0)?;
+        let head = self.store.head()?.ok_or(ImportError::NotInitialized)?;
+        let stored: Arc<dyn StateSource> = if base == head {
+            self.store.clone()
+        } else {
+            Arc::new(TrieState { store: self.store.clone(), root: base_header.state_root })
+        };
+        let base_source = match &self.source_layer {
+            Some(layer) => (layer.0)(stored),
+            None => stored,
+        };
+        let header = layers.first().map_or(base_header, |b| b.executed.header.clone());
+        let diffs: Vec<Arc<PendingDiff>> = layers.iter().map(|b| b.executed.diff.clone()).collect();
+        Ok(Some(ParentState {
+            header,
+            source: Arc::new(Overlay { base: base_source, diffs }),
+            layers,
+        }))
+    }
+
+    /// Builds a payload on `parent` (canonical or executed) with `attrs` from `candidates`
+    /// ([`build_payload`]); `None` when `parent` is unknown.
+    ///
+    /// # Errors
+    /// As [`build_payload`], or [`ImportError::Storage`].
+    pub fn build_payload(
+        &self,
+        parent: B256,
+        attrs: &PayloadAttributes,
+        candidates: &[(TxEnvelope, Address)],
+        require_all: bool,
+    ) -> Result<Option<BuiltPayload>, ImportError> {
+        let state = self.lock();
+        let Some(parent_state) = self.parent_state(&state, parent)? else { return Ok(None) };
+        let nodes = parent_state.nodes(&self.store);
+        let on = PayloadParent {
+            hash: parent,
+            header: &parent_state.header,
+            source: parent_state.source.clone(),
+            nodes: &nodes,
+        };
+        build_payload(&self.chain, &on, attrs, candidates, require_all).map(Some)
+    }
+
+    /// The header of the canonical block `number`.
+    ///
+    /// # Errors
+    /// [`ImportError::Storage`] when the store fails or the header is not stored.
+    pub fn canonical_header(&self, number: u64) -> Result<Header, ImportError> {
+        self.stored_header(number)
+    }
+
+    /// `engine_newPayload`: executes `block` (whose hash the caller checked against the
+    /// payload's `blockHash`) on its parent — by the parallel executor driven by `bal` when the
+    /// payload carries one (Amsterdam), else by the sequential reference — checks it against its
+    /// header (gas used, receipts root, logs bloom, requests hash, BAL hash, state root) and
+    /// keeps it in memory until a forkchoice update makes it canonical.
+    ///
+    /// # Errors
+    /// [`ImportError::Storage`] / [`ImportError::Trie`] when the store fails (not a verdict on
+    /// the block).
+    pub fn new_payload(
+        &self,
+        block: Block<TxEnvelope>,
+        rlp_len: usize,
+        bal: Option<&BlockAccessList>,
+    ) -> Result<(PayloadStatus, Option<ImportedBlock>), ImportError> {
+        let hash = block.header.hash_slow();
+        let parent_hash = block.header.parent_hash;
+        let mut state = self.lock();
+        if state.blocks.contains_key(&hash) || self.canonical(&hash)?.is_some() {
+            return Ok((PayloadStatus::Valid(hash), None));
+        }
+        if let Some((latest, reason)) = state.invalid.get(&hash) {
+            let status =
+                PayloadStatus::Invalid { latest_valid_hash: *latest, reason: reason.clone() };
+            return Ok((status, None));
+        }
+        if let Some((latest, reason)) = state.invalid.get(&parent_hash).cloned() {
+            let reason = format!("links to invalid ancestor {parent_hash}: {reason}");
+            state.invalid.insert(hash, (latest, reason.clone()));
+            return Ok((PayloadStatus::Invalid { latest_valid_hash: latest, reason }, None));
+        }
+        let Some(parent) = self.parent_state(&state, parent_hash)? else {
+            return Ok((PayloadStatus::Syncing, None));
+        };
+        let given = bal.map(|bal| GivenBal { bal, pool: &self.pool });
+        let start = Instant::now();
+        let executed = execute_block(
+            &self.chain,
+            parent.source.clone(),
+            &parent.header,
+            block,
+            rlp_len,
+            false,
+            given,
+        )
+        .and_then(|mut executed| {
+            let execution = start.elapsed();
+            let start = Instant::now();
+            let nodes = state_root_stage(&mut executed, &parent.nodes(&self.store))?;
+            Ok((executed, nodes, execution, start.elapsed()))
+        });
+        let (mut executed, nodes, execution, state_root) = match executed {
+            Ok(done) => done,
+            // A fault of ours (store, trie node, a database read during execution) is no
+            // verdict: answered as an error, not remembered, the payload can come again.
+            Err(e) if e.is_internal() => return Err(e),
+            Err(e) => {
+                let reason = e.to_string();
+                state.invalid.insert(hash, (Some(parent_hash), reason.clone()));
+                let status =
+                    PayloadStatus::Invalid { latest_valid_hash: Some(parent_hash), reason };
+                return Ok((status, None));
+            }
+        };
+        executed.block.execution = execution;
+        executed.block.state_root = state_root;
+        let node_index = nodes.iter().enumerate().map(|(i, (h, _))| (*h, i)).collect();
+        let summary = executed.block.clone();
+        state.blocks.insert(hash, Arc::new(TreeBlock { executed, nodes, node_index }));
+        Ok((PayloadStatus::Valid(hash), Some(summary)))
+    }
+
+    /// `engine_forkchoiceUpdated`: makes `head` canonical — committing the executed blocks
+    /// that lead to it, after unwinding the store to the common ancestor when `head` is on
+    /// another branch (a reorg) — and records safe and finalized (zero hash: unchanged /
+    /// none). Returns the verdict on the head (SYNCING when unknown, INVALID when known
+    /// invalid) and what changed in the store.
+    ///
+    /// # Errors
+    /// `Ok(Err(InvalidForkchoice))` when safe or finalized is not canonical after the update
+    /// or the reorg would unwind the finalized block or more than [`KEEP_BLOCKS`];
+    /// [`ImportError`] when the store fails.
+    pub fn forkchoice_updated(
+        &self,
+        head: B256,
+        safe: B256,
+        finalized: B256,
+    ) -> Result<ForkchoiceOutcome, ImportError> {
+        let mut state = self.lock();
+        if let Some((latest, reason)) = state.invalid.get(&head) {
+            let status =
+                PayloadStatus::Invalid { latest_valid_hash: *latest, reason: reason.clone() };
+            return Ok(Ok((status, CanonicalChange::default())));
+        }
+        let Some((layers, base)) = self.branch(&state, head)? else {
+            return Ok(Ok((PayloadStatus::Syncing, CanonicalChange::default())));
+        };
+        let current = self.forkchoice();
+        let stored_head = self.store.head()?.ok_or(ImportError::NotInitialized)?;
+        let mut change = CanonicalChange::default();
+        if base != stored_head {
+            // Reorg: `base` is a canonical ancestor of the stored head.
+            if let Some(f) = current.finalized {
+                if base.0 < f.0 {
+                    return Ok(Err(InvalidForkchoice(format!(
+                        "head {head} builds on block {} {}, below the finalized block {}",
+                        base.0, base.1, f.0
+                    ))));
+                }
+            }
+            if stored_head.0 - base.0 > KEEP_BLOCKS {
+                return Ok(Err(InvalidForkchoice(format!(
+                    "reorg of {} blocks, deeper than {KEEP_BLOCKS}",
+                    stored_head.0 - base.0
+                ))));
+            }
+            change.unwound = self.unwind_to(base, stored_head)?;
+        }
+        for b in layers.iter().rev() {
+            let start = Instant::now();
+            commit_executed(&self.store, &b.executed, &b.nodes)?;
+            change
+                .committed
+                .push(ImportedBlock { commit: start.elapsed(), ..b.executed.block.clone() });
+        }
+        let head_number = self.canonical(&head)?.ok_or(ImportError::NotInitialized)?;
+        let lookup =
+            |h: B256,
+             what: &str|
+             -> Result<Result<Option<(u64, B256)>, InvalidForkchoice>, ImportError> {
+                if h == B256::ZERO {
+                    return Ok(Ok(None));
+                }
+                match self.canonical(&h)? {
+                    Some(n) if n <= head_number => Ok(Ok(Some((n, h)))),
+                    _ => Ok(Err(InvalidForkchoice(format!(
+                        "{what} block {h} is not a canonical ancestor of the head"
+                    )))),
+                }
+            };
+        let safe = match lookup(safe, "safe")? {
+            Ok(s) => s,
+            Err(e) => return Ok(Err(e)),
+        };
+        let finalized = match lookup(finalized, "finalized")? {
+            Ok(f) => f,
+            Err(e) => return Ok(Err(e)),
+        };
+        *self.forkchoice.write().unwrap_or_else(|p| p.into_inner()) = Forkchoice {
+            head: (head_number, head),
+            safe: safe.or(current.safe.filter(|s| s.0 <= head_number)),
+            finalized: finalized.or(current.finalized.filter(|f| f.0 <= head_number)),
+        };
+        // Forget blocks far below the head, and branches below finalized.
+        let floor = head_number.saturating_sub(KEEP_BLOCKS);
+        let final_number = finalized.map_or(0, |f| f.0);
+        state.blocks.retain(|h, b| {
+            let n = b.executed.block.number;
+            n > floor && (n > final_number || self.canonical(h).ok().flatten().is_some())
+        });
+        if state.invalid.len() > 1024 {
+            state.invalid.clear();
+        }
+        Ok(Ok((PayloadStatus::Valid(head), change)))
+    }
+
+    /// Unwinds the store from `stored_head` down to `base`. The unwound blocks stay in memory
+    /// when they are there (they were executed by this node within [`KEEP_BLOCKS`]), so a
+    /// later update can make them canonical again. Returns them, highest first.
+    fn unwind_to(
+        &self,
+        base: (u64, B256),
+        stored_head: (u64, B256),
+    ) -> Result<Vec<(u64, B256)>, ImportError> {
+        let base_header = self.stored_header(base.0)?;
+        let target = TrieState { store: self.store.clone(), root: base_header.state_root };
+        let mut unwound = Vec::new();
+        let mut addresses = BTreeSet::new();
+        let mut slots = BTreeSet::new();
+        for number in (base.0 + 1..=stored_head.0).rev() {
+            let header = self.stored_header(number)?;
+            let unwind = |reason: UnwindError| ImportError::Unwind { number, reason };
+            if !self.chain.is_cancun(header.timestamp) {
+                return Err(unwind(UnwindError::PreCancun));
+            }
+            let bal = self.store.bal(number)?.ok_or(unwind(UnwindError::MissingBal))?;
+            for account in &bal {
+                addresses.insert(account.address);
+                for slot in &account.storage_changes {
+                    slots.insert((account.address, slot.slot));
+                }
+            }
+            let body = self.store.body(number)?.unwrap_or_default();
+            let hash = header.hash_slow();
+            unwound.push(UnwoundBlock {
+                number,
+                hash,
+                tx_hashes: body.transactions.iter().map(|tx| *tx.tx_hash()).collect(),
+            });
+        }
+        let state_err = |e: gigagas_state::StateError| ImportError::Unwind {
+            number: base.0,
+            reason: UnwindError::State(e),
+        };
+        let mut accounts: Vec<(Address, Option<AccountRecord>)> = Vec::new();
+        let mut roots: HashMap<Address, Option<B256>> = HashMap::default();
+        for address in &addresses {
+            let account = target.trie_account(address).map_err(state_err)?;
+            roots.insert(*address, account.as_ref().map(|a| a.storage_root));
+            accounts.push((
+                *address,
+                account.map(|a| AccountRecord {
+                    nonce: a.nonce,
+                    balance: a.balance,
+                    code_hash: a.code_hash,
+                }),
+            ));
+        }
+        let mut storage: Vec<(Address, U256, U256)> = Vec::new();
+        for (address, slot) in &slots {
+            let slot = *slot;
+            let value = match roots.get(address).copied().flatten() {
+                Some(root) => target.slot_in(address, root, &slot).map_err(state_err)?,
+                None => U256::ZERO,
+            };
+            storage.push((*address, slot, value));
+        }
+        self.store.unwind(base, &unwound, &accounts, &storage)?;
+        Ok(unwound.iter().map(|b| (b.number, b.hash)).collect())
+    }
+}

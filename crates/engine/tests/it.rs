@@ -1,0 +1,294 @@
+//! The engine tree on the dev chain (testing/dev-genesis.json: Osaka with EIP-7928 BALs from
+//! genesis): payloads built with their BAL, executed by the parallel executor driven by it,
+//! forkchoice updates committing them, reorgs in both directions with the flat state checked
+//! against the trie, a tampered BAL rejected naming the account, unknown parents answered
+//! SYNCING, database reads failing during execution answered as internal errors (not INVALID).
+
+use alloy_consensus::{SignableTransaction, TxEip1559, TxEnvelope};
+use alloy_primitives::{keccak256, Address, Signature, TxKind, B256, U256};
+use gigagas_engine::{BlockTree, PayloadStatus};
+use gigagas_payload::{BuiltPayload, PayloadAttributes};
+use gigagas_stages::{init_genesis, TrieState};
+use gigagas_state::{StateError, StateSource};
+use gigagas_storage::Storage;
+use k256::ecdsa::SigningKey;
+use revm::state::{AccountInfo, Bytecode};
+use std::sync::{Arc, Mutex};
+
+const KEYS: [&str; 2] = [
+    "ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80",
+    "59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d",
+];
+
+fn key(i: usize) -> SigningKey {
+    SigningKey::from_slice(&alloy_primitives::hex::decode(KEYS[i]).unwrap()).unwrap()
+}
+
+fn address_of(key: &SigningKey) -> Address {
+    Address::from_public_key(key.verifying_key())
+}
+
+/// A signed EIP-1559 transfer of `value` wei.
+fn transfer(key: &SigningKey, nonce: u64, to: Address, value: u64) -> (TxEnvelope, Address) {
+    let tx = TxEip1559 {
+        chain_id: 1337,
+        nonce,
+        gas_limit: 21_000,
+        max_fee_per_gas: 20_000_000_000,
+        max_priority_fee_per_gas: 1_000_000_000,
+        to: TxKind::Call(to),
+        value: U256::from(value),
+        ..Default::default()
+    };
+    let (sig, recid) = key.sign_prehash_recoverable(tx.signature_hash().as_slice()).unwrap();
+    let signature = Signature::new(
+        U256::from_be_slice(&sig.r().to_bytes()),
+        U256::from_be_slice(&sig.s().to_bytes()),
+        recid.is_y_odd(),
+    );
+    (tx.into_signed(signature).into(), address_of(key))
+}
+
+fn attrs(timestamp: u64) -> PayloadAttributes {
+    PayloadAttributes {
+        timestamp,
+        prev_randao: keccak256(timestamp.to_be_bytes()),
+        suggested_fee_recipient: Address::repeat_byte(0xfe),
+        withdrawals: Some(Vec::new()),
+        parent_beacon_block_root: Some(B256::repeat_byte(1)),
+        slot_number: Some(timestamp),
+        target_gas_limit: None,
+        extra_data: None,
+    }
+}
+
+fn dev_chain() -> (tempfile::TempDir, Arc<Storage>, BlockTree, B256) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(Storage::open(dir.path()).unwrap());
+    let genesis = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testing/dev-genesis.json"),
+    )
+    .unwrap();
+    let init = init_genesis(&store, &genesis).unwrap();
+    let tree = BlockTree::new(store.clone(), 2).unwrap();
+    (dir, store, tree, init.hash)
+}
+
+fn build(tree: &BlockTree, parent: B256, t: u64, txs: &[(TxEnvelope, Address)]) -> BuiltPayload {
+    let built = tree.build_payload(parent, &attrs(t), txs, false).unwrap().unwrap();
+    assert!(built.skipped.is_empty(), "{:?}", built.skipped);
+    built
+}
+
+fn submit(tree: &BlockTree, p: &BuiltPayload) -> PayloadStatus {
+    let rlp_len = alloy_rlp::encode(&p.block).len();
+    let (status, executed) = tree.new_payload(p.block.clone(), rlp_len, Some(&p.bal)).unwrap();
+    if let Some(b) = executed {
+        assert!(b.parallel, "a payload with a BAL runs on the parallel executor");
+    }
+    status
+}
+
+/// Flat state equals the trie under the head's state root, for `addresses`.
+fn assert_flat_state_matches_trie(store: &Arc<Storage>, addresses: &[Address]) {
+    let (head, _) = store.head().unwrap().unwrap();
+    let rlp = store.block_entry(gigagas_storage::HEADERS, head).unwrap().unwrap();
+    let header: alloy_consensus::Header = alloy_rlp::decode_exact(&rlp).unwrap();
+    let trie = TrieState { store: store.clone(), root: header.state_root };
+    for a in addresses {
+        let flat = store.account(a).unwrap().map(|r| (r.nonce, r.balance));
+        let in_trie = trie.trie_account(a).unwrap().map(|t| (t.nonce, t.balance));
+        assert_eq!(flat, in_trie, "account {a} at head {head}");
+    }
+}
+
+fn balance(store: &Storage, a: &Address) -> U256 {
+    store.account(a).unwrap().map_or(U256::ZERO, |r| r.balance)
+}
+
+#[test]
+fn payloads_reorgs_and_a_tampered_bal() {
+    let (_dir, store, tree, genesis) = dev_chain();
+    let (k0, k1) = (key(0), key(1));
+    let (x, y) = (Address::repeat_byte(0x11), Address::repeat_byte(0x22));
+    let watched = [address_of(&k0), address_of(&k1), x, y, Address::repeat_byte(0xfe)];
+
+    // Branch A: two blocks of transfers from key 0 to x.
+    let a1 = build(&tree, genesis, 1, &[transfer(&k0, 0, x, 1000), transfer(&k0, 1, x, 2000)]);
+    assert_eq!(a1.block.body.transactions.len(), 2);
+    assert_eq!(submit(&tree, &a1), PayloadStatus::Valid(a1.hash));
+    // Branch B: one block of transfers from key 1 to y, on genesis too.
+    let b1 = build(&tree, genesis, 2, &[transfer(&k1, 0, y, 500)]);
+    assert_eq!(submit(&tree, &b1), PayloadStatus::Valid(b1.hash));
+
+    let (status, change) =
+        tree.forkchoice_updated(a1.hash, B256::ZERO, B256::ZERO).unwrap().unwrap();
+    assert_eq!(status, PayloadStatus::Valid(a1.hash));
+    assert_eq!(change.committed.len(), 1);
+    let a2 = build(&tree, a1.hash, 3, &[transfer(&k0, 2, x, 4000)]);
+    assert_eq!(submit(&tree, &a2), PayloadStatus::Valid(a2.hash));
+    tree.forkchoice_updated(a2.hash, a1.hash, genesis).unwrap().unwrap();
+    assert_eq!(store.head().unwrap(), Some((2, a2.hash)));
+    assert_eq!(balance(&store, &x), U256::from(7000));
+    assert_flat_state_matches_trie(&store, &watched);
+
+    // Reorg to B: A2 and A1 unwound, B1 committed.
+    let (_, change) = tree.forkchoice_updated(b1.hash, B256::ZERO, genesis).unwrap().unwrap();
+    assert_eq!(change.unwound, vec![(2, a2.hash), (1, a1.hash)]);
+    assert_eq!(change.committed.iter().map(|b| b.hash).collect::<Vec<_>>(), vec![b1.hash]);
+    assert_eq!(store.head().unwrap(), Some((1, b1.hash)));
+    assert_eq!(balance(&store, &x), U256::ZERO);
+    assert_eq!(balance(&store, &y), U256::from(500));
+    assert_eq!(store.account(&address_of(&k0)).unwrap().unwrap().nonce, 0);
+    assert!(store.transaction_location(a1.block.body.transactions[0].tx_hash()).unwrap().is_none());
+    assert_flat_state_matches_trie(&store, &watched);
+
+    // And back to A2 (kept in memory): no re-execution needed.
+    let (_, change) = tree.forkchoice_updated(a2.hash, B256::ZERO, genesis).unwrap().unwrap();
+    assert_eq!(change.unwound, vec![(1, b1.hash)]);
+    assert_eq!(change.committed.len(), 2);
+    assert_eq!(balance(&store, &x), U256::from(7000));
+    assert_eq!(balance(&store, &y), U256::ZERO);
+    assert_flat_state_matches_trie(&store, &watched);
+    // The head block builds on.
+    let a3 = build(&tree, a2.hash, 4, &[transfer(&k1, 0, y, 9)]);
+    assert_eq!(submit(&tree, &a3), PayloadStatus::Valid(a3.hash));
+
+    // Finalized A2: branches below it are forgotten (B1 is unknown now), and making an
+    // ancestor of the finalized block the head is refused (-38002).
+    tree.forkchoice_updated(a3.hash, a2.hash, a2.hash).unwrap().unwrap();
+    let (status, _) = tree.forkchoice_updated(b1.hash, B256::ZERO, B256::ZERO).unwrap().unwrap();
+    assert_eq!(status, PayloadStatus::Syncing);
+    let refused = tree.forkchoice_updated(genesis, B256::ZERO, B256::ZERO).unwrap();
+    assert!(refused.is_err(), "reorg below the finalized block accepted");
+    assert_eq!(store.head().unwrap(), Some((3, a3.hash)));
+
+    // A tampered BAL (a balance moved by one wei) makes the payload INVALID, naming x.
+    let mut p = build(&tree, a3.hash, 5, &[transfer(&k0, 3, x, 1)]);
+    let change = p
+        .bal
+        .iter_mut()
+        .find(|a| a.address == x)
+        .and_then(|a| a.balance_changes.first_mut())
+        .expect("x's balance changes");
+    change.post_balance += U256::from(1);
+    p.block.header.block_access_list_hash =
+        Some(gigagas_bal::compute_block_access_list_hash(&p.bal));
+    p.hash = p.block.header.hash_slow();
+    match submit(&tree, &p) {
+        PayloadStatus::Invalid { latest_valid_hash, reason } => {
+            assert_eq!(latest_valid_hash, Some(a3.hash));
+            assert!(
+                reason.to_lowercase().contains(&format!("{x:#x}").to_lowercase())
+                    || reason.contains(&x.to_string()),
+                "{reason}"
+            );
+        }
+        other => panic!("tampered BAL: {other:?}"),
+    }
+
+    // Unknown parent and unknown head: SYNCING.
+    let mut orphan = build(&tree, a3.hash, 6, &[]);
+    orphan.block.header.parent_hash = B256::repeat_byte(9);
+    assert_eq!(submit(&tree, &orphan), PayloadStatus::Syncing);
+    let (status, _) =
+        tree.forkchoice_updated(B256::repeat_byte(9), B256::ZERO, B256::ZERO).unwrap().unwrap();
+    assert_eq!(status, PayloadStatus::Syncing);
+}
+
+/// Which reads of [`Flaky`] fail: none, all, or only those of one account.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fault {
+    Off,
+    All,
+    Account(Address),
+}
+
+/// The stored state with reads that fail on demand, as a failing disk would.
+#[derive(Debug)]
+struct Flaky {
+    inner: Arc<dyn StateSource>,
+    fault: Arc<Mutex<Fault>>,
+}
+
+impl Flaky {
+    fn check(&self, address: Option<&Address>) -> Result<(), StateError> {
+        let fail = match *self.fault.lock().unwrap() {
+            Fault::Off => false,
+            Fault::All => true,
+            Fault::Account(a) => address == Some(&a),
+        };
+        if fail {
+            return Err(StateError::from_source(std::io::Error::other("injected read failure")));
+        }
+        Ok(())
+    }
+}
+
+impl StateSource for Flaky {
+    fn account(&self, address: &Address) -> Result<Option<AccountInfo>, StateError> {
+        self.check(Some(address))?;
+        self.inner.account(address)
+    }
+    fn storage(&self, address: &Address, slot: &U256) -> Result<U256, StateError> {
+        self.check(Some(address))?;
+        self.inner.storage(address, slot)
+    }
+    fn code(&self, hash: &B256) -> Result<Option<Bytecode>, StateError> {
+        self.check(None)?;
+        self.inner.code(hash)
+    }
+    fn block_hash(&self, number: u64) -> Result<Option<B256>, StateError> {
+        self.check(None)?;
+        self.inner.block_hash(number)
+    }
+}
+
+/// A database read that fails while a valid payload executes — on the parallel path (the BAL's
+/// prefetch), on the sequential path (alloy-evm's system calls turn the database error into a
+/// string), and inside a transaction only (revm reports it as an EVM error) — is an internal
+/// error, never INVALID, and is not remembered: once the reads work again the same payload is
+/// VALID and a child on it too.
+#[test]
+fn failing_reads_during_execution_are_internal_not_invalid() {
+    let (_dir, _store, tree, genesis) = dev_chain();
+    let fault = Arc::new(Mutex::new(Fault::Off));
+    let layer_fault = fault.clone();
+    let tree = tree.with_source_layer(move |inner| {
+        Arc::new(Flaky { inner, fault: layer_fault.clone() }) as Arc<dyn StateSource>
+    });
+    let k0 = key(0);
+    let x = Address::repeat_byte(0x33);
+    let p1 = build(&tree, genesis, 1, &[transfer(&k0, 0, x, 1000)]);
+    let rlp_len = alloy_rlp::encode(&p1.block).len();
+
+    for (mode, bal) in [
+        (Fault::All, Some(&p1.bal)),
+        (Fault::All, None),
+        (Fault::Account(x), Some(&p1.bal)),
+        (Fault::Account(x), None),
+    ] {
+        *fault.lock().unwrap() = mode;
+        match tree.new_payload(p1.block.clone(), rlp_len, bal) {
+            Err(e) => {
+                assert!(e.is_internal(), "{mode:?}, BAL {}: not internal: {e}", bal.is_some());
+                assert!(e.to_string().contains("block 1"), "{e}");
+            }
+            Ok((status, _)) => {
+                panic!("{mode:?}, BAL {}: a failing read gave {status:?}", bal.is_some())
+            }
+        }
+    }
+
+    // Building on a failing store is an error too, not a payload without the transaction.
+    let built = tree.build_payload(genesis, &attrs(1), &[transfer(&k0, 0, x, 1000)], false);
+    match built {
+        Err(e) => assert!(e.is_internal(), "{e}"),
+        Ok(p) => panic!("built while reads fail: {:?}", p.map(|p| p.skipped)),
+    }
+
+    *fault.lock().unwrap() = Fault::Off;
+    assert_eq!(submit(&tree, &p1), PayloadStatus::Valid(p1.hash), "not remembered as invalid");
+    let p2 = build(&tree, p1.hash, 2, &[transfer(&k0, 1, x, 2000)]);
+    assert_eq!(submit(&tree, &p2), PayloadStatus::Valid(p2.hash));
+}

@@ -1,0 +1,171 @@
+//! The node's launcher (reth's `crates/node/builder` launch): opens the datadir, builds the
+//! engine tree with its one executor pool, starts the engine task, the transaction pool, the
+//! payload store, the metrics exporter, the JSON-RPC and Engine API servers and, with `--dev`,
+//! the local miner; [`NodeHandle`] owns them and shuts them down in order.
+//!
+//! Shutdown (Ctrl-C / SIGTERM, or [`NodeHandle::shutdown`]): the RPC servers stop accepting, the
+//! miner stops, the engine task finishes the message in hand (a block being committed is
+//! committed whole: each commit is one RocksDB write batch), flushes the store and exits.
+
+use crate::{metrics, NodeArgs, NodeError};
+use alloy_primitives::{address, Address};
+use gigagas_engine::{
+    local::{LocalMiner, MinerConfig},
+    BlockTree, EngineHandle, EngineService,
+};
+use gigagas_payload::PayloadStore;
+use gigagas_rpc::ServerHandle;
+use gigagas_rpc::{
+    auth::JwtSecret, auth_module, public_module, serve_http, serve_http_auth, RpcContext,
+};
+use gigagas_stages::init_genesis;
+use gigagas_storage::Storage;
+use gigagas_txpool::TxPool;
+use std::{net::SocketAddr, path::PathBuf, sync::Arc, thread::JoinHandle, time::Duration};
+
+/// Fee recipient of the dev chain's blocks.
+const DEV_FEE_RECIPIENT: Address = address!("0x000000000000000000000000000000000000dEaD");
+
+/// The dev chain's genesis (chain id 1337, every fork through Osaka at 0, Amsterdam's BALs
+/// from 0, four funded accounts whose keys are the well-known Hardhat/Anvil dev keys).
+pub const DEV_GENESIS: &str = include_str!("../../../testing/dev-genesis.json");
+
+/// A running node. Dropping it without [`NodeHandle::shutdown`] leaves the engine thread to
+/// stop when the process exits.
+#[derive(Debug)]
+pub struct NodeHandle {
+    /// The JSON-RPC server's bound address.
+    pub http: SocketAddr,
+    /// The Engine API server's bound address (JWT required).
+    pub auth: SocketAddr,
+    /// The JWT secret file the Engine API checks tokens against.
+    pub jwt_path: PathBuf,
+    /// The JWT secret.
+    pub jwt: JwtSecret,
+    /// The engine task.
+    pub engine: EngineHandle,
+    http_handle: ServerHandle,
+    auth_handle: ServerHandle,
+    engine_thread: Option<JoinHandle<()>>,
+    miner: Option<tokio::task::JoinHandle<Result<(), gigagas_engine::local::MinerError>>>,
+}
+
+/// Opens (or initializes) `args.datadir` and starts everything on the current Tokio runtime.
+///
+/// # Errors
+/// [`NodeError`] naming what could not be opened, read or bound.
+pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
+    std::fs::create_dir_all(&args.datadir)
+        .map_err(|source| NodeError::Datadir { path: args.datadir.clone(), source })?;
+    let storage = Arc::new(Storage::open(&args.datadir)?);
+    if storage.head()?.is_none() {
+        let genesis = match args.chain.as_str() {
+            "mainnet" if args.dev => DEV_GENESIS.as_bytes().to_vec(),
+            "dev" => DEV_GENESIS.as_bytes().to_vec(),
+            "mainnet" => return Err(NodeError::NoMainnetGenesis),
+            path => std::fs::read(path)
+                .map_err(|source| NodeError::Genesis { path: path.into(), source })?,
+        };
+        init_genesis(&storage, &genesis)?;
+    }
+    let jwt_path = args.jwt_path();
+    let jwt = JwtSecret::load_or_create(&jwt_path)?;
+    let threads = args.threads();
+
+    // The engine: the tree (one executor pool, built here once), its task, the pool it builds
+    // payloads from, the store of built payloads.
+    let tree = Arc::new(BlockTree::new(storage.clone(), threads)?);
+    let pool = Arc::new(TxPool::default());
+    let payloads = Arc::new(PayloadStore::default());
+    let on_event = args.metrics.map(|_| metrics::hook());
+    let (engine, engine_thread) = EngineService::spawn(tree, pool.clone(), payloads, on_event)
+        .map_err(NodeError::EngineThread)?;
+    if let Some(addr) = args.metrics {
+        metrics::install(addr, engine.executor_threads(), "gas-limit")?;
+    }
+
+    // The RPC servers: handlers over the store, the engine's handle and the pool.
+    let ctx = Arc::new(RpcContext::new(storage.clone(), engine.clone(), pool));
+    let http_addr = SocketAddr::new(args.http_addr, args.http_port);
+    let auth_addr = SocketAddr::new(args.auth_addr, args.auth_port);
+    let (http, http_handle) = serve_http(http_addr, public_module(ctx.clone())).await?;
+    let (auth, auth_handle) = serve_http_auth(auth_addr, auth_module(ctx), jwt.clone()).await?;
+
+    let miner = if args.dev {
+        let head = engine.forkchoice().head;
+        let header = storage.header(head.0)?.ok_or(NodeError::NoHeadHeader(head.0))?;
+        let config = MinerConfig {
+            block_time: Duration::from_secs_f64(args.dev_block_time.max(0.05)),
+            fee_recipient: DEV_FEE_RECIPIENT,
+            safe_lag: 2,
+            finalized_lag: 4,
+        };
+        Some(tokio::spawn(LocalMiner::new(engine.clone(), config, header.timestamp).run()))
+    } else {
+        None
+    };
+    Ok(NodeHandle {
+        http,
+        auth,
+        jwt_path,
+        jwt,
+        engine,
+        http_handle,
+        auth_handle,
+        engine_thread: Some(engine_thread),
+        miner,
+    })
+}
+
+impl NodeHandle {
+    /// Serves until Ctrl-C / SIGTERM (or until the dev miner fails), then shuts down.
+    ///
+    /// # Errors
+    /// [`NodeError::Miner`] when the dev miner stopped on an error (after shutting down), or
+    /// what [`NodeHandle::shutdown`] reports.
+    pub async fn run_until_shutdown(mut self) -> Result<(), NodeError> {
+        let miner = self.miner.take();
+        let result = match miner {
+            Some(miner) => tokio::select! {
+                signal = shutdown_signal() => signal,
+                done = miner => Err(match done {
+                    Ok(Ok(())) => NodeError::MinerStopped,
+                    Ok(Err(e)) => NodeError::Miner(e),
+                    Err(e) => NodeError::MinerTask(e),
+                }),
+            },
+            None => shutdown_signal().await,
+        };
+        let shutdown = self.shutdown().await;
+        result.and(shutdown)
+    }
+
+    /// Stops accepting RPC requests, stops the miner, lets the engine finish the message in
+    /// hand, flush the store and exit, and waits for its thread.
+    ///
+    /// # Errors
+    /// [`NodeError::Engine`] when the flush fails.
+    pub async fn shutdown(mut self) -> Result<(), NodeError> {
+        tracing::info!(target: "node", "shutting down");
+        let _ = self.http_handle.stop();
+        let _ = self.auth_handle.stop();
+        if let Some(miner) = self.miner.take() {
+            miner.abort();
+        }
+        let flushed = self.engine.shutdown().await;
+        if let Some(thread) = self.engine_thread.take() {
+            let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+        }
+        flushed.map_err(NodeError::Engine)
+    }
+}
+
+/// Resolves on Ctrl-C (SIGINT) or SIGTERM (what `docker stop` and systemd send).
+async fn shutdown_signal() -> Result<(), NodeError> {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(NodeError::Signal)?;
+    tokio::select! {
+        signal = tokio::signal::ctrl_c() => signal.map_err(NodeError::Signal),
+        _ = term.recv() => Ok(()),
+    }
+}

@@ -1,0 +1,77 @@
+//! gigagas's node: what `gigagas node` runs.
+//!
+//! Flow ([`launch`]): open (or initialize) the datadir's store → build the engine tree with its
+//! one parallel-executor pool (`--engine.threads`) → spawn the engine task (`gigagas-engine`)
+//! with the transaction pool (`gigagas-txpool`) and the payload store (`gigagas-payload`) →
+//! install the Prometheus exporter, subscribed to the engine's events → start the JSON-RPC and
+//! Engine API servers (`gigagas-rpc`: handlers only, given the store, the engine's handle and
+//! the pool) → with `--dev`, the local miner. [`NodeHandle`] owns them all and shuts them down
+//! on Ctrl-C / SIGTERM: stop accepting, finish the block being committed, flush, exit 0.
+
+mod args;
+mod launch;
+mod metrics;
+
+pub use args::NodeArgs;
+pub use launch::{launch, NodeHandle, DEV_GENESIS};
+pub use metrics::MetricsError;
+
+use std::path::PathBuf;
+
+/// Why the node could not start or stopped on an error.
+#[derive(Debug, thiserror::Error)]
+pub enum NodeError {
+    /// The datadir cannot be created.
+    #[error("datadir {path}: {source}")]
+    Datadir {
+        /// The datadir.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The store failed.
+    #[error(transparent)]
+    Storage(#[from] gigagas_storage::StorageError),
+    /// An empty datadir and `--chain mainnet`: the mainnet genesis state is not bundled.
+    #[error("the mainnet genesis state is not bundled: pass --chain GENESIS.json")]
+    NoMainnetGenesis,
+    /// The genesis file cannot be read.
+    #[error("genesis {path}: {source}")]
+    Genesis {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// `init` or the engine tree failed (genesis does not parse, datadir of another chain,
+    /// executor pool).
+    #[error(transparent)]
+    Init(#[from] gigagas_stages::ImportError),
+    /// The head block's header is not stored.
+    #[error("the head block {0}'s header is not stored")]
+    NoHeadHeader(u64),
+    /// The JWT secret or an RPC server failed.
+    #[error(transparent)]
+    Rpc(#[from] gigagas_rpc::RpcError),
+    /// The metrics exporter failed.
+    #[error(transparent)]
+    Metrics(#[from] MetricsError),
+    /// The engine thread could not be started.
+    #[error("engine thread: {0}")]
+    EngineThread(std::io::Error),
+    /// The engine failed on shutdown (the store's flush).
+    #[error(transparent)]
+    Engine(#[from] gigagas_engine::EngineError),
+    /// The dev miner stopped on an error.
+    #[error("dev miner: {0}")]
+    Miner(#[from] gigagas_engine::local::MinerError),
+    /// The dev miner's task ended without an error (it runs until shutdown).
+    #[error("dev miner stopped")]
+    MinerStopped,
+    /// The dev miner's task panicked or was cancelled.
+    #[error("dev miner task: {0}")]
+    MinerTask(tokio::task::JoinError),
+    /// The signal handlers could not be installed.
+    #[error("signal handler: {0}")]
+    Signal(std::io::Error),
+}

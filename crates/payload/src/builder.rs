@@ -1,0 +1,230 @@
+//! The payload builder: a block on top of a known block from candidate transactions, with its
+//! EIP-7928 BAL built while building (`engine_forkchoiceUpdated` with payload attributes,
+//! then `engine_getPayload`).
+//!
+//! Flow: the engine hands [`build_payload`] the parent's state ([`PayloadParent`]: header,
+//! state source, trie nodes); the draft header follows the parent (gas limit, EIP-1559 base
+//! fee, EIP-4844 excess blob gas); the executor's block builder runs the candidates in order
+//! (the sequential reference with revm's BAL builder); the state-root stage of
+//! `gigagas-stages` seals the header.
+use alloy_consensus::{
+    proofs::{calculate_receipt_root, calculate_transaction_root, calculate_withdrawals_root},
+    Block, BlockBody, Header, Transaction, TxEnvelope, EMPTY_OMMER_ROOT_HASH,
+};
+use alloy_eips::{
+    eip1559::BaseFeeParams,
+    eip4895::{Withdrawal, Withdrawals},
+    eip7685::Requests,
+};
+use alloy_primitives::{Address, Bytes, B256, B64, U256};
+use gigagas_bal::{compute_block_access_list_hash, BlockAccessList};
+use gigagas_executor::builder::build_block;
+use gigagas_primitives::{BlockInput, ChainSpec};
+use gigagas_stages::{account_updates, source_fault, ImportError};
+use gigagas_state::{PreState, StateSource};
+use gigagas_trie::{update_state_root, NodeSource};
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+/// What the consensus client asks a payload to be built with (execution-apis
+/// `PayloadAttributesV1`–`V4`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PayloadAttributes {
+    /// Block timestamp (seconds).
+    pub timestamp: u64,
+    /// `prevRandao` (the header's `mixHash`).
+    pub prev_randao: B256,
+    /// Beneficiary of the fees.
+    pub suggested_fee_recipient: Address,
+    /// EIP-4895 withdrawals (Shanghai and later).
+    pub withdrawals: Option<Vec<Withdrawal>>,
+    /// EIP-4788 parent beacon block root (Cancun and later).
+    pub parent_beacon_block_root: Option<B256>,
+    /// EIP-7843 slot number (Amsterdam payloads).
+    pub slot_number: Option<u64>,
+    /// The gas limit to move toward (by at most parent / 1024 − 1 per block, as geth's
+    /// `CalcGasLimit`); `None` keeps the parent's.
+    pub target_gas_limit: Option<u64>,
+    /// The header's `extraData`; `None`: [`EXTRA_DATA`].
+    pub extra_data: Option<Bytes>,
+}
+
+/// geth's `CalcGasLimit`: the parent's gas limit moved toward `target` by at most
+/// `parent / 1024 − 1` (EIP-1559's bound is strictly below `parent / 1024`).
+pub fn next_gas_limit(parent: u64, target: u64) -> u64 {
+    let delta = (parent / 1024).saturating_sub(1);
+    if parent < target {
+        (parent + delta).min(target)
+    } else {
+        parent.saturating_sub(delta).max(target)
+    }
+}
+
+/// A built block with what `engine_getPayload` returns besides it.
+#[derive(Debug, Clone)]
+pub struct BuiltPayload {
+    /// The sealed block (all roots filled).
+    pub block: Block<TxEnvelope>,
+    /// Its hash.
+    pub hash: B256,
+    /// Its EIP-7928 BAL, built while building (Amsterdam payloads carry its RLP).
+    pub bal: BlockAccessList,
+    /// EIP-7685 requests (Prague and later).
+    pub requests: Requests,
+    /// Fees the fee recipient receives (wei): Σ gas used × effective priority fee.
+    pub block_value: U256,
+    /// Candidates left out, with the reason.
+    pub skipped: Vec<(B256, String)>,
+    /// Time to build (execution and state root).
+    pub build_time: Duration,
+}
+
+/// The `extraData` of blocks built here.
+pub const EXTRA_DATA: &[u8] = b"gigagas";
+
+/// The block a payload is built on: what the engine tree knows of it.
+pub struct PayloadParent<'a> {
+    /// The parent's hash.
+    pub hash: B256,
+    /// The parent's header.
+    pub header: &'a Header,
+    /// The state after the parent (the store, with executed blocks not yet committed on top).
+    pub source: Arc<dyn StateSource>,
+    /// The trie nodes the parent's state root resolves from.
+    pub nodes: &'a (dyn NodeSource + Sync),
+}
+
+impl std::fmt::Debug for PayloadParent<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PayloadParent").field("hash", &self.hash).finish_non_exhaustive()
+    }
+}
+
+/// Builds a block on `parent` with `attrs` from `candidates` (taken in the order given;
+/// those that do not fit or that the EVM rejects are left out, or with `require_all` make the
+/// build fail). The gas limit is the parent's, or moves toward
+/// [`PayloadAttributes::target_gas_limit`]; the base fee and excess blob gas follow the parent
+/// (EIP-1559, EIP-4844); blob transactions are not included (no blobs bundle).
+///
+/// # Errors
+/// [`ImportError`] when a system call fails or the store does (a failed read of the state is
+/// reported as such, whatever the builder decided about the candidates);
+/// [`ImportError::Invalid`] naming the first candidate left out when `require_all`.
+pub fn build_payload(
+    chain: &ChainSpec,
+    parent: &PayloadParent<'_>,
+    attrs: &PayloadAttributes,
+    candidates: &[(TxEnvelope, Address)],
+    require_all: bool,
+) -> Result<BuiltPayload, ImportError> {
+    let start = Instant::now();
+    let p = parent.header;
+    let t = attrs.timestamp;
+    let number = p.number + 1;
+    let cancun = chain.is_cancun(t);
+    let blob_params = chain.blob_params(t);
+    let withdrawals = chain.is_shanghai(t).then(|| attrs.withdrawals.clone().unwrap_or_default());
+    let mut header = Header {
+        parent_hash: parent.hash,
+        ommers_hash: EMPTY_OMMER_ROOT_HASH,
+        beneficiary: attrs.suggested_fee_recipient,
+        number,
+        gas_limit: attrs.target_gas_limit.map_or(p.gas_limit, |t| next_gas_limit(p.gas_limit, t)),
+        timestamp: t,
+        mix_hash: attrs.prev_randao,
+        nonce: B64::ZERO,
+        base_fee_per_gas: p.next_block_base_fee(BaseFeeParams::ethereum()),
+        withdrawals_root: withdrawals.as_ref().map(|w| calculate_withdrawals_root(w)),
+        blob_gas_used: cancun.then_some(0),
+        excess_blob_gas: match (cancun, blob_params) {
+            (true, Some(params)) => Some(p.next_block_excess_blob_gas(params).unwrap_or(0)),
+            _ => None,
+        },
+        parent_beacon_block_root: if cancun {
+            Some(attrs.parent_beacon_block_root.unwrap_or_default())
+        } else {
+            None
+        },
+        extra_data: attrs.extra_data.clone().unwrap_or(Bytes::from_static(EXTRA_DATA)),
+        ..Default::default()
+    };
+    if let (true, Some((tx, _))) = (require_all, candidates.iter().find(|(tx, _)| tx.is_eip4844()))
+    {
+        return Err(ImportError::Invalid {
+            number,
+            reason: format!(
+                "transaction {}: blob transactions are not built into payloads",
+                tx.tx_hash()
+            ),
+        });
+    }
+    let draft = BlockInput {
+        hash: B256::ZERO,
+        header: header.clone(),
+        transactions: Vec::new(),
+        claimed_senders: Vec::new(),
+        withdrawals: withdrawals.clone().map(Withdrawals::new),
+        ommers: Vec::new(),
+    };
+    let pre_state = PreState::backed(parent.source.clone());
+    let candidates =
+        candidates.iter().filter(|(tx, _)| !tx.is_eip4844()).map(|(tx, sender)| (tx, *sender));
+    let built = build_block(chain, &draft, candidates, &pre_state);
+    // After a failed read, whatever the builder decided (a transaction skipped, an error) says
+    // nothing about the transactions: report the fault instead.
+    if let Some(fault) = source_fault(&pre_state, number) {
+        return Err(fault);
+    }
+    let built = built?;
+    if let (true, Some((hash, reason))) = (require_all, built.skipped.first()) {
+        return Err(ImportError::Invalid {
+            number,
+            reason: format!("transaction {hash}: {reason}"),
+        });
+    }
+    let outcome = &built.outcome;
+    let bal = outcome.bal.clone().unwrap_or_default();
+    let root = update_state_root(p.state_root, &account_updates(outcome), &parent.nodes)
+        .map_err(|source| ImportError::Trie { number, source })?;
+    header.state_root = root.root;
+    header.gas_used = outcome.gas_used;
+    header.receipts_root = calculate_receipt_root(&outcome.receipts);
+    header.logs_bloom = outcome.logs_bloom();
+    header.transactions_root = calculate_transaction_root(&built.transactions);
+    if chain.is_prague(t) {
+        header.requests_hash = Some(outcome.requests.requests_hash());
+    }
+    if chain.is_amsterdam(t) {
+        header.block_access_list_hash = Some(compute_block_access_list_hash(&bal));
+        header.slot_number = Some(attrs.slot_number.unwrap_or_default());
+    }
+    let base_fee = header.base_fee_per_gas.unwrap_or_default();
+    let block_value = built
+        .transactions
+        .iter()
+        .zip(&outcome.tx_gas_used)
+        .map(|(tx, gas)| {
+            U256::from(tx.effective_tip_per_gas(base_fee).unwrap_or_default()) * U256::from(*gas)
+        })
+        .sum();
+    let hash = header.hash_slow();
+    let block = Block {
+        header,
+        body: BlockBody {
+            transactions: built.transactions,
+            ommers: Vec::new(),
+            withdrawals: withdrawals.map(Withdrawals::new),
+        },
+    };
+    Ok(BuiltPayload {
+        block,
+        hash,
+        bal,
+        requests: outcome.requests.clone(),
+        block_value,
+        skipped: built.skipped,
+        build_time: start.elapsed(),
+    })
+}
