@@ -257,7 +257,7 @@ fn projected(
 /// The default output: one screen (about 35 lines with the default thread counts).
 pub(crate) fn print_summary(r: &Report) {
     let mgas = |s: f64| r.gas as f64 / 1e6 / s;
-    println!("gigagas bench: real mainnet blocks executed in parallel with EIP-7928 BALs, each validated");
+    println!("gigagas-bench bench: real mainnet blocks executed in parallel with EIP-7928 BALs, each validated");
     println!(
         "machine  {} cores, {}{}",
         r.cores,
@@ -432,7 +432,7 @@ pub(crate) fn print_summary(r: &Report) {
 /// Every figure of the run (`--verbose`): the summary's sources and the full projection.
 pub(crate) fn print_details(r: &Report) {
     println!(
-        "gigagas bench: {} blocks, {} transactions, {:.1} Mgas; {} cores; medians of {} runs{}",
+        "gigagas-bench bench: {} blocks, {} transactions, {:.1} Mgas; {} cores; medians of {} runs{}",
         r.blocks,
         r.transactions,
         r.gas as f64 / 1e6,

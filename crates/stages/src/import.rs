@@ -86,10 +86,9 @@ pub struct ExecutedBlock {
     pub header: Header,
     /// Its changes, as the blocks executed on top of it read them before it is committed.
     pub diff: Arc<PendingDiff>,
+    /// Its state changes ([`account_updates`]): what the state-root stage applies to the trie
+    /// and the commit writes to the flat state.
     pub(crate) updates: Vec<AccountUpdate>,
-    pub(crate) records: Vec<(Address, Option<AccountRecord>)>,
-    pub(crate) storage: Vec<(Address, U256, U256)>,
-    pub(crate) wiped: Vec<Address>,
     pub(crate) codes: Vec<(B256, Bytes)>,
     pub(crate) header_rlp: Vec<u8>,
     pub(crate) body_rlp: Vec<u8>,
@@ -396,22 +395,12 @@ fn execute_on(
 
     let updates = account_updates(&outcome);
     let mut diff = PendingDiff { number, hash, ..Default::default() };
-    let mut records = Vec::with_capacity(updates.len());
-    let mut storage = Vec::new();
-    let mut wiped = Vec::new();
     for u in &updates {
-        let record =
-            u.info.map(|(nonce, balance, code_hash)| AccountRecord { nonce, balance, code_hash });
-        records.push((u.address, record));
         diff.accounts.insert(u.address, u.info);
         if u.wiped {
-            wiped.push(u.address);
             diff.cleared.insert(u.address);
         }
-        for (slot, value) in &u.storage {
-            storage.push((u.address, *slot, *value));
-            diff.storage.insert((u.address, *slot), *value);
-        }
+        diff.storage.extend(u.storage.iter().map(|(slot, value)| ((u.address, *slot), *value)));
     }
     let codes: Vec<(B256, Bytes)> = bal
         .iter()
@@ -431,7 +420,7 @@ fn execute_on(
         commit: Duration::ZERO,
         cache: pre_state.cache_stats(),
         accounts_changed: updates.len(),
-        slots_changed: storage.len(),
+        slots_changed: updates.iter().map(|u| u.storage.len()).sum(),
         parent_state_root: parent.state_root,
         post_state_root: input.header.state_root,
         updates: keep_updates.then(|| updates.clone()),
@@ -446,9 +435,6 @@ fn execute_on(
         header: input.header,
         diff: Arc::new(diff),
         updates,
-        records,
-        storage,
-        wiped,
         codes,
         header_rlp,
         body_rlp,
@@ -509,6 +495,25 @@ pub fn commit_executed(
     trie_nodes: &[(B256, Vec<u8>)],
 ) -> Result<(), ImportError> {
     let codes: Vec<(B256, &[u8])> = e.codes.iter().map(|(h, c)| (*h, &c[..])).collect();
+    // The flat state's rows, from the one shape of the block's changes.
+    let accounts: Vec<(Address, Option<AccountRecord>)> = e
+        .updates
+        .iter()
+        .map(|u| {
+            let record = u.info.map(|(nonce, balance, code_hash)| AccountRecord {
+                nonce,
+                balance,
+                code_hash,
+            });
+            (u.address, record)
+        })
+        .collect();
+    let storage: Vec<(Address, U256, U256)> = e
+        .updates
+        .iter()
+        .flat_map(|u| u.storage.iter().map(move |(slot, value)| (u.address, *slot, *value)))
+        .collect();
+    let wiped: Vec<Address> = e.updates.iter().filter(|u| u.wiped).map(|u| u.address).collect();
     store.commit_block(&BlockCommit {
         number: e.block.number,
         hash: e.block.hash,
@@ -516,9 +521,9 @@ pub fn commit_executed(
         body: &e.body_rlp,
         receipts: &e.receipts_rlp,
         bal: Some(&e.bal_rlp),
-        wiped: &e.wiped,
-        accounts: &e.records,
-        storage: &e.storage,
+        wiped: &wiped,
+        accounts: &accounts,
+        storage: &storage,
         codes: &codes,
         trie_nodes,
         tx_hashes: &e.tx_hashes,
