@@ -232,10 +232,6 @@ impl BlockTree {
         self.store.block_number(hash)
     }
 
-    fn stored_header(&self, number: u64) -> Result<Header, ImportError> {
-        self.store.header(number)?.ok_or(ImportError::NotInitialized)
-    }
-
     /// The executed, uncommitted blocks from `hash` down to the canonical block they build on
     /// (newest first), with that block's number and hash; `None` when the chain leads to a
     /// block the tree does not know.
@@ -258,7 +254,7 @@ impl BlockTree {
         hash: B256,
     ) -> Result<Option<ParentState>, ImportError> {
         let Some((layers, base)) = self.branch(state, hash)? else { return Ok(None) };
-        let base_header = self.stored_header(base.0)?;
+        let base_header = self.canonical_header(base.0)?;
         let head = self.store.head()?.ok_or(ImportError::NotInitialized)?;
         let stored: Arc<dyn StateSource> = if base == head {
             self.store.clone()
@@ -305,9 +301,10 @@ impl BlockTree {
     /// The header of the canonical block `number`.
     ///
     /// # Errors
-    /// [`ImportError::Storage`] when the store fails or the header is not stored.
+    /// [`ImportError::Storage`] when the store fails; [`ImportError::NotInitialized`] when the
+    /// header is not stored.
     pub fn canonical_header(&self, number: u64) -> Result<Header, ImportError> {
-        self.stored_header(number)
+        self.store.header(number)?.ok_or(ImportError::NotInitialized)
     }
 
     /// `engine_newPayload`: executes `block` (whose hash the caller checked against the
@@ -484,13 +481,13 @@ impl BlockTree {
         base: (u64, B256),
         stored_head: (u64, B256),
     ) -> Result<Vec<(u64, B256)>, ImportError> {
-        let base_header = self.stored_header(base.0)?;
+        let base_header = self.canonical_header(base.0)?;
         let target = TrieState { store: self.store.clone(), root: base_header.state_root };
         let mut unwound = Vec::new();
         let mut addresses = BTreeSet::new();
         let mut slots = BTreeSet::new();
         for number in (base.0 + 1..=stored_head.0).rev() {
-            let header = self.stored_header(number)?;
+            let header = self.canonical_header(number)?;
             let unwind = |reason: UnwindError| ImportError::Unwind { number, reason };
             if !self.chain.is_cancun(header.timestamp) {
                 return Err(unwind(UnwindError::PreCancun));

@@ -130,7 +130,7 @@ impl LocalMiner {
                 rlp_len: block.length(),
                 block,
                 bal: amsterdam.then(|| built.bal.clone()),
-                bal_bytes: if amsterdam { alloy_rlp::encode(&built.bal).len() } else { 0 },
+                bal_bytes: if amsterdam { built.bal.length() } else { 0 },
                 received: Instant::now(),
             };
             let status = engine.new_payload(payload).await?;
