@@ -56,7 +56,7 @@ class Node:
 
     def __init__(self, gigagas, datadir, extra):
         self.metrics_port = free_port()
-        cmd = [gigagas, "node", "--datadir", datadir, "--http.port", "0",
+        cmd = [gigagas, "node", "--datadir", datadir, "--port", "0", "--addr", "127.0.0.1", "--http.port", "0",
                "--authrpc.port", "0", "--metrics", f"127.0.0.1:{self.metrics_port}"] + extra
         self.proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
         first = self.proc.stderr.readline()

@@ -177,6 +177,12 @@ pub(crate) fn run(args: TestRpcArgs) -> Result<ExitCode, String> {
         dev: false,
         dev_block_time: 1.0,
         engine_threads: Some(2),
+        p2p_addr: local,
+        port: 0,
+        bootnodes: Vec::new(),
+        p2p_secret_key: None,
+        max_peers: 0,
+        disable_network: true,
         metrics: None,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -19,9 +19,13 @@ pub(crate) fn run(args: NodeArgs) -> Result<ExitCode, String> {
             let head = node.engine.forkchoice().head;
             let metrics =
                 args.metrics.map_or_else(String::new, |a| format!("; metrics http://{a}/metrics"));
+            let p2p = node
+                .network
+                .as_ref()
+                .map_or_else(|| "; p2p disabled".to_string(), |n| format!("; p2p {}", n.listen_addr()));
             eprintln!(
                 "gigagas node: head {} {}; JSON-RPC http://{}; Engine API http://{} (JWT secret {}); \
-                 parallel executor: one pool of {} workers, reused for every payload{metrics}",
+                 parallel executor: one pool of {} workers, reused for every payload{p2p}{metrics}",
                 head.0,
                 head.1,
                 node.http,

@@ -44,6 +44,26 @@ pub struct NodeArgs {
     /// for every payload (default: the machine's cores).
     #[arg(long = "engine.threads", alias = "threads")]
     pub engine_threads: Option<usize>,
+    /// Peer-to-peer listening address (TCP).
+    #[arg(long = "addr", default_value = "0.0.0.0")]
+    pub p2p_addr: IpAddr,
+    /// Peer-to-peer listening port (TCP; 0 picks one).
+    #[arg(long, default_value_t = 30303)]
+    pub port: u16,
+    /// Peers to dial at start, comma-separated multiaddrs (`/ip4/ADDR/tcp/PORT/p2p/PEER_ID`, as
+    /// a node prints at startup); more are found through kademlia.
+    #[arg(long, value_delimiter = ',')]
+    pub bootnodes: Vec<gigagas_net::Multiaddr>,
+    /// Node-key file (hex ed25519 secret) that keeps the peer id across restarts;
+    /// `DATADIR/p2p-secret` (created when absent) by default.
+    #[arg(long = "p2p-secret-key")]
+    pub p2p_secret_key: Option<PathBuf>,
+    /// Connected peers at most.
+    #[arg(long = "max-peers", default_value_t = 50)]
+    pub max_peers: u32,
+    /// Run without the peer-to-peer network.
+    #[arg(long = "disable-network")]
+    pub disable_network: bool,
     /// Serve Prometheus metrics at `ADDR/metrics` (`--metrics` alone: 127.0.0.1:9001).
     #[arg(long, num_args = 0..=1, default_missing_value = "127.0.0.1:9001")]
     pub metrics: Option<SocketAddr>,
@@ -54,6 +74,19 @@ impl NodeArgs {
     pub fn threads(&self) -> usize {
         self.engine_threads
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
+    }
+
+    /// The network's configuration, `None` with `--disable-network`.
+    pub fn network(&self) -> Option<gigagas_net::NetworkConfig> {
+        (!self.disable_network).then(|| gigagas_net::NetworkConfig {
+            addr: self.p2p_addr,
+            port: self.port,
+            bootnodes: self.bootnodes.clone(),
+            secret_key: Some(
+                self.p2p_secret_key.clone().unwrap_or_else(|| self.datadir.join("p2p-secret")),
+            ),
+            max_peers: self.max_peers,
+        })
     }
 
     /// The JWT secret file: `--authrpc.jwtsecret`, else `DATADIR/jwt.hex`.

@@ -44,6 +44,8 @@ pub struct NodeHandle {
     pub jwt: JwtSecret,
     /// The engine task.
     pub engine: EngineHandle,
+    /// The peer-to-peer network, unless disabled.
+    pub network: Option<gigagas_net::NetworkHandle>,
     http_handle: ServerHandle,
     auth_handle: ServerHandle,
     engine_thread: Option<JoinHandle<()>>,
@@ -84,8 +86,18 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
         metrics::install(addr, engine.executor_threads(), "gas-limit")?;
     }
 
-    // The RPC servers: handlers over the store, the engine's handle and the pool.
-    let ctx = Arc::new(RpcContext::new(storage.clone(), engine.clone(), pool));
+    // The peer-to-peer network (a task on this runtime).
+    let network = match args.network() {
+        Some(config) => Some(gigagas_net::spawn(config).await?),
+        None => None,
+    };
+
+    // The RPC servers: handlers over the store, the engine's handle, the pool and the network.
+    let mut ctx = RpcContext::new(storage.clone(), engine.clone(), pool);
+    if let Some(network) = &network {
+        ctx = ctx.with_network(network.clone());
+    }
+    let ctx = Arc::new(ctx);
     let http_addr = SocketAddr::new(args.http_addr, args.http_port);
     let auth_addr = SocketAddr::new(args.auth_addr, args.auth_port);
     let (http, http_handle) = serve_http(http_addr, public_module(ctx.clone())).await?;
@@ -110,6 +122,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
         jwt_path,
         jwt,
         engine,
+        network,
         http_handle,
         auth_handle,
         engine_thread: Some(engine_thread),
@@ -151,6 +164,9 @@ impl NodeHandle {
         let _ = self.auth_handle.stop();
         if let Some(miner) = self.miner.take() {
             miner.abort();
+        }
+        if let Some(network) = &self.network {
+            let _ = network.shutdown().await;
         }
         let flushed = self.engine.shutdown().await;
         if let Some(thread) = self.engine_thread.take() {

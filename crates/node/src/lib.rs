@@ -53,6 +53,9 @@ pub enum NodeError {
     /// The JWT secret or an RPC server failed.
     #[error(transparent)]
     Rpc(#[from] gigagas_rpc::RpcError),
+    /// The peer-to-peer network could not start.
+    #[error(transparent)]
+    Network(#[from] gigagas_net::NetError),
     /// The metrics exporter failed.
     #[error(transparent)]
     Metrics(#[from] MetricsError),

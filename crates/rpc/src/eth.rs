@@ -156,6 +156,11 @@ pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
         };
     reg(&mut m, "eth_chainId", |_, ctx| json(U64::from(ctx.chain.chain_id)));
     reg(&mut m, "net_version", |_, ctx| json(ctx.chain.chain_id.to_string()));
+    // The libp2p network's connected peers (0 and not listening when the node runs without it).
+    reg(&mut m, "net_peerCount", |_, ctx| {
+        json(U64::from(ctx.network.as_ref().map_or(0, |n| n.peers().len())))
+    });
+    reg(&mut m, "net_listening", |_, ctx| json(ctx.network.is_some()));
     reg(&mut m, "eth_syncing", |_, _| json(false));
     reg(&mut m, "eth_config", |_, ctx| Ok(crate::config::eth_config(ctx)?));
     // What this node can answer (execution-apis `eth_capabilities`): an archive — every

@@ -45,12 +45,20 @@ pub struct RpcContext {
     pub engine: EngineHandle,
     /// Transactions sent with `eth_sendRawTransaction`.
     pub pool: Arc<TxPool>,
+    /// The peer-to-peer network (`net_peerCount`), when the node runs one.
+    pub network: Option<gigagas_net::NetworkHandle>,
 }
 
 impl RpcContext {
     /// The handlers' context over `storage`, the engine behind `engine` and `pool`.
     pub fn new(storage: Arc<Storage>, engine: EngineHandle, pool: Arc<TxPool>) -> Self {
-        Self { storage, chain: engine.chain().clone(), engine, pool }
+        Self { storage, chain: engine.chain().clone(), engine, pool, network: None }
+    }
+
+    /// The same context answering `net_peerCount` from `network`.
+    pub fn with_network(mut self, network: gigagas_net::NetworkHandle) -> Self {
+        self.network = Some(network);
+        self
     }
 
     /// Head, safe and finalized as the last forkchoice update set them.

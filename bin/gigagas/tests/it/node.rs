@@ -24,7 +24,17 @@ fn post(url: &str, body: &str, jwt: Option<&str>) -> (u16, String) {
 /// log is drained so the node never writes to a closed pipe.
 fn start_node(datadir: &Path, args: &[&str]) -> (KillOnDrop, String, String) {
     let mut node = Command::new(env!("CARGO_BIN_EXE_gigagas"))
-        .args(["node", "--http.port", "0", "--authrpc.port", "0"])
+        .args([
+            "node",
+            "--http.port",
+            "0",
+            "--authrpc.port",
+            "0",
+            "--port",
+            "0",
+            "--addr",
+            "127.0.0.1",
+        ])
         .args(args)
         .arg("--datadir")
         .arg(datadir)
@@ -315,7 +325,8 @@ fn dashboard_queries_only_metrics_the_node_exports() {
 fn sigterm_shuts_down_cleanly_and_keeps_the_chain() {
     let datadir = tempfile::tempdir().unwrap();
     let mut node = Command::new(env!("CARGO_BIN_EXE_gigagas"))
-        .args(["node", "--http.port", "0", "--authrpc.port", "0", "--engine.threads", "2"])
+        .args(["node", "--http.port", "0", "--authrpc.port", "0", "--port", "0"])
+        .args(["--addr", "127.0.0.1", "--engine.threads", "2"])
         .args(["--dev", "--dev.block-time", "0.2"])
         .arg("--datadir")
         .arg(datadir.path())
@@ -353,4 +364,48 @@ fn sigterm_shuts_down_cleanly_and_keeps_the_chain() {
 
     let (_node, http, _) = start_node(datadir.path(), &[]);
     assert!(number(&http) >= seen, "blocks lost across a clean shutdown");
+}
+
+/// Two nodes on loopback: the second dials the first's p2p address (printed at startup) as its
+/// bootnode; both count one peer on `net_peerCount`.
+#[test]
+fn two_nodes_connect_over_libp2p() {
+    let genesis = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testing/dev-genesis.json");
+    let (a_dir, b_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut a = Command::new(env!("CARGO_BIN_EXE_gigagas"))
+        .args(["node", "--http.port", "0", "--authrpc.port", "0", "--port", "0"])
+        .args(["--addr", "127.0.0.1", "--chain", genesis, "--datadir"])
+        .arg(a_dir.path())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start node");
+    let mut stderr = BufReader::new(a.stderr.take().expect("stderr"));
+    let mut banner = String::new();
+    stderr.read_line(&mut banner).expect("banner");
+    std::thread::spawn(move || stderr.lines().for_each(drop));
+    let _a = KillOnDrop(a);
+    let bootnode =
+        banner.split("; p2p ").nth(1).and_then(|s| s.split([';', ' ', '\n']).next()).expect("p2p");
+    assert!(bootnode.starts_with("/ip4/127.0.0.1/tcp/") && bootnode.contains("/p2p/"), "{banner}");
+    let a_http = format!(
+        "http://{}",
+        banner.split("JSON-RPC http://").nth(1).and_then(|s| s.split(';').next()).expect("url")
+    );
+    let (_b, b_http, _) = start_node(b_dir.path(), &["--chain", genesis, "--bootnodes", bootnode]);
+    let peers =
+        |url: &str| post(url, r#"{"jsonrpc":"2.0","id":1,"method":"net_peerCount"}"#, None).1;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !(peers(&b_http).contains(r#""result":"0x1""#)
+        && peers(&a_http).contains(r#""result":"0x1""#))
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no peer: {} / {}",
+            peers(&a_http),
+            peers(&b_http)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let listening = post(&b_http, r#"{"jsonrpc":"2.0","id":1,"method":"net_listening"}"#, None).1;
+    assert!(listening.contains(r#""result":true"#), "{listening}");
 }

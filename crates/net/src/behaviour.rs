@@ -1,0 +1,58 @@
+//! The swarm's behaviours: identify (protocol and listen addresses), ping (liveness),
+//! kademlia (peer discovery, also on a loopback or LAN devnet) and connection limits
+//! (`--max-peers`).
+
+use libp2p::{
+    connection_limits, identify,
+    identity::Keypair,
+    kad::{self, store::MemoryStore},
+    ping,
+    swarm::NetworkBehaviour,
+    StreamProtocol,
+};
+use std::time::Duration;
+
+/// The identify protocol version gigagas nodes speak.
+pub const PROTOCOL_VERSION: &str = "/gigagas/1.0.0";
+
+/// The kademlia protocol of gigagas nodes (a separate DHT from IPFS's).
+pub const KAD_PROTOCOL: StreamProtocol = StreamProtocol::new("/gigagas/kad/1.0.0");
+
+/// The behaviours of one gigagas node.
+#[derive(NetworkBehaviour)]
+pub(crate) struct Behaviour {
+    /// Connection limits (total established connections, one per peer).
+    pub(crate) limits: connection_limits::Behaviour,
+    /// identify: protocol version, agent, listen addresses.
+    pub(crate) identify: identify::Behaviour,
+    /// ping: liveness of every connection.
+    pub(crate) ping: ping::Behaviour,
+    /// kademlia: discovery.
+    pub(crate) kad: kad::Behaviour<MemoryStore>,
+}
+
+impl Behaviour {
+    /// The behaviours of the node with `key`, at most `max_peers` connections.
+    pub(crate) fn new(key: &Keypair, max_peers: u32) -> Self {
+        let peer_id = key.public().to_peer_id();
+        let limits = connection_limits::ConnectionLimits::default()
+            .with_max_established(Some(max_peers))
+            .with_max_established_per_peer(Some(1));
+        let identify = identify::Behaviour::new(
+            identify::Config::new(PROTOCOL_VERSION.into(), key.public())
+                .with_agent_version(format!("gigagas/{}", env!("CARGO_PKG_VERSION")))
+                .with_interval(Duration::from_secs(60)),
+        );
+        let mut kad_config = kad::Config::new(KAD_PROTOCOL);
+        kad_config.set_query_timeout(Duration::from_secs(30));
+        let mut kad = kad::Behaviour::with_config(peer_id, MemoryStore::new(peer_id), kad_config);
+        // A devnet on loopback has no confirmed external address: serve the DHT anyway.
+        kad.set_mode(Some(kad::Mode::Server));
+        Self {
+            limits: connection_limits::Behaviour::new(limits),
+            identify,
+            ping: ping::Behaviour::new(ping::Config::new()),
+            kad,
+        }
+    }
+}

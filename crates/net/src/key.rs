@@ -1,0 +1,36 @@
+//! The node key: an ed25519 secret kept in a file (64 hex characters), so that a node keeps its
+//! peer id across restarts (reth's `--p2p-secret-key`).
+
+use crate::NetError;
+use libp2p::identity::{ed25519, Keypair};
+use std::path::Path;
+
+/// Loads the ed25519 secret in `path`, or generates one and writes it there (mode 0600).
+///
+/// # Errors
+/// [`NetError::Key`] when the file cannot be read or written or does not hold 32 hex bytes.
+pub fn load_or_create_key(path: &Path) -> Result<Keypair, NetError> {
+    let err = |reason: String| NetError::Key { path: path.to_path_buf(), reason };
+    if path.exists() {
+        let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+        let bytes = alloy_primitives::hex::decode(text.trim()).map_err(|e| err(e.to_string()))?;
+        if bytes.len() != 32 {
+            return Err(err(format!("{} bytes, want 32", bytes.len())));
+        }
+        let secret = ed25519::SecretKey::try_from_bytes(bytes).map_err(|e| err(e.to_string()))?;
+        return Ok(ed25519::Keypair::from(secret).into());
+    }
+    let keypair = ed25519::Keypair::generate();
+    let hex = alloy_primitives::hex::encode(keypair.secret().as_ref());
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| err(e.to_string()))?;
+    }
+    std::fs::write(path, hex).map_err(|e| err(e.to_string()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+            .map_err(|e| err(e.to_string()))?;
+    }
+    Ok(keypair.into())
+}
