@@ -165,26 +165,28 @@ pub(crate) fn run(args: TestRpcArgs) -> Result<ExitCode, String> {
         import_blocks(&storage, &read(&dir.join("chain.rlp"))?, &mut |_| {})
             .map_err(|e| format!("importing chain.rlp: {e}"))?;
     }
-    let local = "127.0.0.1".parse().expect("static address");
-    let node_args = NodeArgs {
-        datadir: datadir.path().to_path_buf(),
-        chain: "mainnet".into(),
-        auth_addr: local,
-        auth_port: 0,
-        jwt_secret: None,
-        http_addr: local,
-        http_port: 0,
-        dev: false,
-        dev_block_time: 1.0,
-        engine_threads: Some(2),
-        p2p_addr: local,
-        port: 0,
-        bootnodes: Vec::new(),
-        p2p_secret_key: None,
-        max_peers: 0,
-        disable_network: true,
-        metrics: None,
-    };
+    // The node's own flag parser, as `gigagas node` would read these flags.
+    #[derive(clap::Parser)]
+    struct Flags {
+        #[command(flatten)]
+        node: NodeArgs,
+    }
+    let datadir_flag = datadir.path().display().to_string();
+    let flags = [
+        "test-rpc",
+        "--datadir",
+        &datadir_flag,
+        "--authrpc.port",
+        "0",
+        "--http.port",
+        "0",
+        "--engine.threads",
+        "2",
+        "--disable-network",
+    ];
+    let node_args = <Flags as clap::Parser>::try_parse_from(flags)
+        .map_err(|e| format!("node flags: {e}"))?
+        .node;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

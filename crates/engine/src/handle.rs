@@ -91,6 +91,12 @@ impl EngineHandle {
         self.ask(|tx| EngineMessage::Shutdown { tx }).await
     }
 
+    /// A receiver of the forkchoice, woken at every forkchoice update (the publisher of new
+    /// canonical blocks waits on it).
+    pub fn subscribe_forkchoice(&self) -> watch::Receiver<Forkchoice> {
+        self.forkchoice.clone()
+    }
+
     /// Head, safe and finalized as the last forkchoice update set them.
     pub fn forkchoice(&self) -> Forkchoice {
         *self.forkchoice.borrow()

@@ -1,13 +1,14 @@
 //! The swarm's behaviours: identify (protocol and listen addresses), ping (liveness),
-//! kademlia (peer discovery, also on a loopback or LAN devnet) and connection limits
-//! (`--max-peers`).
+//! kademlia (peer discovery, also on a loopback or LAN devnet), connection limits
+//! (`--max-peers`), a block list (peers banned for invalid data), raw streams (the coded
+//! propagation protocols' per-peer streams) and gossipsub (when `--gossip gossipsub`).
 
 use libp2p::{
-    connection_limits, identify,
+    allow_block_list, connection_limits, gossipsub, identify,
     identity::Keypair,
     kad::{self, store::MemoryStore},
     ping,
-    swarm::NetworkBehaviour,
+    swarm::{behaviour::toggle::Toggle, NetworkBehaviour},
     StreamProtocol,
 };
 use std::time::Duration;
@@ -23,17 +24,27 @@ pub const KAD_PROTOCOL: StreamProtocol = StreamProtocol::new("/gigagas/kad/1.0.0
 pub(crate) struct Behaviour {
     /// Connection limits (total established connections, one per peer).
     pub(crate) limits: connection_limits::Behaviour,
+    /// Peers banned for invalid data.
+    pub(crate) blocked: allow_block_list::Behaviour<allow_block_list::BlockedPeers>,
     /// identify: protocol version, agent, listen addresses.
     pub(crate) identify: identify::Behaviour,
     /// ping: liveness of every connection.
     pub(crate) ping: ping::Behaviour,
     /// kademlia: discovery.
     pub(crate) kad: kad::Behaviour<MemoryStore>,
+    /// Raw per-peer streams (RLNC and RS chunks).
+    pub(crate) stream: libp2p_stream::Behaviour,
+    /// gossipsub, when it is the propagation protocol.
+    pub(crate) gossipsub: Toggle<gossipsub::Behaviour>,
 }
 
 impl Behaviour {
     /// The behaviours of the node with `key`, at most `max_peers` connections.
-    pub(crate) fn new(key: &Keypair, max_peers: u32) -> Self {
+    pub(crate) fn new(
+        key: &Keypair,
+        max_peers: u32,
+        gossipsub: Option<gossipsub::Behaviour>,
+    ) -> Self {
         let peer_id = key.public().to_peer_id();
         let limits = connection_limits::ConnectionLimits::default()
             .with_max_established(Some(max_peers))
@@ -50,9 +61,12 @@ impl Behaviour {
         kad.set_mode(Some(kad::Mode::Server));
         Self {
             limits: connection_limits::Behaviour::new(limits),
+            blocked: Default::default(),
             identify,
             ping: ping::Behaviour::new(ping::Config::new()),
             kad,
+            stream: libp2p_stream::Behaviour::new(),
+            gossipsub: gossipsub.into(),
         }
     }
 }

@@ -1,23 +1,38 @@
-//! gigagas's networking (issue 20, first step): a libp2p swarm — TCP, noise, yamux, identify,
-//! ping, kademlia discovery, connection limits — run as a task on the node's Tokio runtime and
-//! reached through a [`NetworkHandle`].
+//! gigagas's networking: a libp2p swarm — TCP (QUIC with the `quic` feature), noise, yamux,
+//! identify, ping, kademlia discovery, connection limits, a block list — and block propagation
+//! by RLNC, Reed-Solomon or gossipsub, run as tasks on the node's Tokio runtime and reached
+//! through a [`NetworkHandle`].
 //!
-//! Flow: [`spawn`] loads (or creates) the node key, binds the TCP listener, dials the bootnodes
-//! and starts the task (service.rs); identify tells each peer's listen addresses to kademlia,
-//! kademlia's bootstrap finds peers of peers, and every routing update is dialled; the set of
-//! connected peers is published to the handles. Block propagation and sync come next.
+//! Flow: [`spawn`] loads (or creates) the node key, binds the TCP listener (its stream shaped
+//! and counted by [`shaping`]), dials the bootnodes and starts the swarm task (service.rs);
+//! identify tells each peer's listen addresses to kademlia, kademlia's bootstrap finds peers of
+//! peers, and every routing update is dialled; the set of connected peers is published to the
+//! handles. Blocks go out with [`NetworkHandle::publish`] and come in, decoded and signed by
+//! the proposer, from [`NetworkHandle::take_blocks`] ([`propagation`]).
 
 mod behaviour;
 mod key;
+pub mod propagation;
 mod service;
+pub mod shaping;
 
 pub use behaviour::{KAD_PROTOCOL, PROTOCOL_VERSION};
 pub use key::load_or_create_key;
 pub use libp2p::{Multiaddr, PeerId};
 pub use service::{socket_addr, spawn, BOOTSTRAP_INTERVAL};
 
+use propagation::{
+    push::{PushCommand, SchemeError},
+    BlockKey, GossipedBlock, PropagationConfig, PropagationStats, Protocol,
+};
 use service::Command;
-use std::{collections::BTreeSet, net::IpAddr, path::PathBuf};
+use shaping::{LinkCounters, Shaping};
+use std::{
+    collections::BTreeSet,
+    net::IpAddr,
+    path::PathBuf,
+    sync::{Arc, Mutex},
+};
 use tokio::sync::{mpsc, oneshot, watch};
 
 /// How the network starts (reth's `--port`, `--bootnodes`, `--p2p-secret-key`, `--max-peers`).
@@ -33,6 +48,13 @@ pub struct NetworkConfig {
     pub secret_key: Option<PathBuf>,
     /// Connections at most.
     pub max_peers: u32,
+    /// Block propagation; `None`: the node neither publishes nor receives blocks.
+    pub propagation: Option<PropagationConfig>,
+    /// Mesh degree of the coded protocols: the peers a node pushes chunks to (gossipsub keeps
+    /// its own mesh, D = 8).
+    pub degree: usize,
+    /// Upload cap and added latency (devnets on one machine).
+    pub shaping: Shaping,
 }
 
 /// Errors of the network layer.
@@ -60,6 +82,18 @@ pub enum NetError {
     /// The network task has stopped.
     #[error("the network has stopped")]
     Stopped,
+    /// Publishing needs the proposer's BLS key (`--gossip.signer-key`).
+    #[error("no BLS signer key: this node cannot publish blocks")]
+    NoSigner,
+    /// Block propagation is off.
+    #[error("block propagation is off")]
+    NoPropagation,
+    /// The block could not be coded.
+    #[error("cannot code the block: {0}")]
+    Encode(#[from] SchemeError),
+    /// gossipsub refused to publish (e.g. no peer subscribed yet).
+    #[error("gossipsub publish: {0}")]
+    Publish(String),
 }
 
 /// A cloneable handle to the network task.
@@ -68,17 +102,91 @@ pub struct NetworkHandle {
     local_peer_id: PeerId,
     listen_addr: Multiaddr,
     tx: mpsc::UnboundedSender<Command>,
+    push: Option<mpsc::UnboundedSender<PushCommand>>,
     peers: watch::Receiver<BTreeSet<PeerId>>,
+    blocks: Arc<Mutex<Option<mpsc::UnboundedReceiver<GossipedBlock>>>>,
+    stats: Arc<PropagationStats>,
+    link: Arc<LinkCounters>,
+    protocol: Option<Protocol>,
 }
 
 impl NetworkHandle {
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         local_peer_id: PeerId,
         listen_addr: Multiaddr,
         tx: mpsc::UnboundedSender<Command>,
+        push: Option<mpsc::UnboundedSender<PushCommand>>,
         peers: watch::Receiver<BTreeSet<PeerId>>,
+        blocks: mpsc::UnboundedReceiver<GossipedBlock>,
+        stats: Arc<PropagationStats>,
+        link: Arc<LinkCounters>,
+        protocol: Option<Protocol>,
     ) -> Self {
-        Self { local_peer_id, listen_addr, tx, peers }
+        Self {
+            local_peer_id,
+            listen_addr,
+            tx,
+            push,
+            peers,
+            blocks: Arc::new(Mutex::new(Some(blocks))),
+            stats,
+            link,
+            protocol,
+        }
+    }
+
+    /// The propagation protocol, if any.
+    pub fn protocol(&self) -> Option<Protocol> {
+        self.protocol
+    }
+
+    /// Publishes `payload` as the proposer (signed with the BLS key) over the protocol;
+    /// returns the block's key.
+    ///
+    /// # Errors
+    /// [`NetError::NoSigner`], [`NetError::NoPropagation`], [`NetError::Encode`],
+    /// [`NetError::Publish`], [`NetError::Stopped`].
+    pub async fn publish(&self, payload: Vec<u8>) -> Result<BlockKey, NetError> {
+        let (tx, rx) = oneshot::channel();
+        match (&self.push, self.protocol) {
+            (_, None) => return Err(NetError::NoPropagation),
+            (Some(push), _) => {
+                push.send(PushCommand::Publish(payload, tx)).map_err(|_| NetError::Stopped)?
+            }
+            (None, _) => {
+                self.tx.send(Command::Publish(payload, tx)).map_err(|_| NetError::Stopped)?
+            }
+        }
+        rx.await.map_err(|_| NetError::Stopped)?
+    }
+
+    /// Tells the network the node's verdict on a block it delivered: a valid gossipsub block
+    /// is forwarded, an invalid one rejected; a coded block found invalid is forwarded no more.
+    pub fn report_block(&self, key: BlockKey, valid: bool) {
+        match &self.push {
+            Some(push) => {
+                let _ = push.send(PushCommand::Report(key, valid));
+            }
+            None => {
+                let _ = self.tx.send(Command::Report(key, valid));
+            }
+        }
+    }
+
+    /// The blocks received from the network (once: the first caller gets the receiver).
+    pub fn take_blocks(&self) -> Option<mpsc::UnboundedReceiver<GossipedBlock>> {
+        self.blocks.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()
+    }
+
+    /// The propagation counters.
+    pub fn stats(&self) -> &Arc<PropagationStats> {
+        &self.stats
+    }
+
+    /// Bytes read and written on all connections (every protocol).
+    pub fn link_bytes(&self) -> (u64, u64) {
+        self.link.snapshot()
     }
 
     /// This node's peer id (from its key).

@@ -2,7 +2,10 @@
 //! each other, so every node ends with two peers. A node key kept in a file gives the same peer
 //! id after a restart.
 
-use gigagas_net::{spawn, NetworkConfig};
+use gigagas_net::{
+    propagation::{BlockSigner, PropagationConfig, Protocol},
+    spawn, NetworkConfig,
+};
 use std::time::Duration;
 
 fn config(bootnodes: Vec<gigagas_net::Multiaddr>) -> NetworkConfig {
@@ -12,6 +15,9 @@ fn config(bootnodes: Vec<gigagas_net::Multiaddr>) -> NetworkConfig {
         bootnodes,
         secret_key: None,
         max_peers: 50,
+        propagation: None,
+        degree: 8,
+        shaping: Default::default(),
     }
 }
 
@@ -48,4 +54,163 @@ async fn the_node_key_file_keeps_the_peer_id() {
     std::fs::write(&key, "zz").unwrap();
     let err = spawn(NetworkConfig { secret_key: Some(key), ..config(vec![]) }).await.unwrap_err();
     assert!(err.to_string().contains("node key"), "{err}");
+}
+
+/// A network of `n` nodes on loopback: node 0 proposes (signs with `proposer`), all accept
+/// blocks signed by `proposer`; every node knows node 0 as its bootnode.
+async fn network(
+    protocol: Protocol,
+    n: usize,
+    proposer: &BlockSigner,
+) -> Vec<gigagas_net::NetworkHandle> {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_test_writer()
+        .try_init();
+    let propagation = |signer: Option<BlockSigner>| PropagationConfig {
+        protocol,
+        chunks: 16,
+        per_peer: 8,
+        signer,
+        proposer: Some(proposer.public()),
+    };
+    let first =
+        NetworkConfig { propagation: Some(propagation(Some(proposer.clone()))), ..config(vec![]) };
+    let first = spawn(first).await.unwrap();
+    let mut nodes = vec![first.clone()];
+    for _ in 1..n {
+        let c = NetworkConfig {
+            propagation: Some(propagation(None)),
+            ..config(vec![first.listen_addr().clone()])
+        };
+        nodes.push(spawn(c).await.unwrap());
+    }
+    let all = futures::future::join_all(nodes.iter().map(|n| n.wait_for_peers(2)));
+    tokio::time::timeout(Duration::from_secs(60), all).await.expect("peers within 60 s");
+    nodes
+}
+
+/// Publishes until it works (gossipsub needs a mesh first), returns the key.
+async fn publish(node: &gigagas_net::NetworkHandle, payload: &[u8]) -> [u8; 32] {
+    for _ in 0..100 {
+        match node.publish(payload.to_vec()).await {
+            Ok(key) => return key,
+            Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
+        }
+    }
+    panic!("could not publish");
+}
+
+async fn propagates(protocol: Protocol) {
+    let proposer = BlockSigner::from_seed(&[1; 32]).unwrap();
+    let nodes = network(protocol, 6, &proposer).await;
+    let mut receivers: Vec<_> = nodes[1..].iter().map(|n| n.take_blocks().unwrap()).collect();
+    // Two blocks of 300 KB, random (snappy cannot shrink them).
+    for seed in 0..2u64 {
+        let mut payload = vec![0u8; 300_000];
+        rand::RngCore::fill_bytes(
+            &mut <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(seed),
+            &mut payload,
+        );
+        let key = publish(&nodes[0], &payload).await;
+        for (i, rx) in receivers.iter_mut().enumerate() {
+            let got = tokio::time::timeout(Duration::from_secs(30), rx.recv())
+                .await
+                .unwrap_or_else(|_| {
+                    let stats: Vec<_> = nodes
+                        .iter()
+                        .map(|n| (n.stats().snapshot(), n.peers().len(), n.link_bytes()))
+                        .collect();
+                    panic!("{protocol}: node {} got no block {seed}: {stats:#?}", i + 1)
+                })
+                .unwrap();
+            assert_eq!(got.key, key);
+            assert_eq!(got.payload, payload, "{protocol}: node {} decoded other bytes", i + 1);
+            nodes[i + 1].report_block(got.key, true);
+        }
+    }
+    for (i, n) in nodes.iter().enumerate().skip(1) {
+        let s = n.stats().snapshot();
+        assert_eq!(s.decoded, 2, "{protocol}: node {i}: {s:?}");
+        assert_eq!(s.invalid, 0, "{protocol}: node {i}: {s:?}");
+        assert!(n.link_bytes().0 >= 600_000, "{protocol}: node {i} read {:?}", n.link_bytes());
+    }
+    for n in nodes {
+        n.shutdown().await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blocks_propagate_by_rlnc() {
+    propagates(Protocol::Rlnc).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blocks_propagate_by_reed_solomon() {
+    propagates(Protocol::Rs).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blocks_propagate_by_gossipsub() {
+    propagates(Protocol::Gossipsub).await;
+}
+
+/// A peer publishing blocks under another key is caught on its first chunk, scored down and
+/// disconnected; the honest proposer's block still reaches everyone.
+async fn forger_is_banned(protocol: Protocol) {
+    let proposer = BlockSigner::from_seed(&[1; 32]).unwrap();
+    let nodes = network(protocol, 4, &proposer).await;
+    let forger_key = BlockSigner::from_seed(&[9; 32]).unwrap();
+    let forger = spawn(NetworkConfig {
+        propagation: Some(PropagationConfig {
+            protocol,
+            chunks: 16,
+            per_peer: 8,
+            signer: Some(forger_key.clone()),
+            proposer: Some(forger_key.public()),
+        }),
+        ..config(vec![nodes[1].listen_addr().clone()])
+    })
+    .await
+    .unwrap();
+    tokio::time::timeout(Duration::from_secs(60), forger.wait_for_peers(1)).await.unwrap().unwrap();
+    let mut receivers: Vec<_> = nodes[1..].iter().map(|n| n.take_blocks().unwrap()).collect();
+    publish(&forger, &[7u8; 50_000]).await;
+    // Every honest node connected to the forger drops it.
+    let dropped = async {
+        loop {
+            if nodes.iter().all(|n| !n.peers().contains(&forger.local_peer_id())) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), dropped).await.expect("forger disconnected");
+    let invalid: u64 = nodes.iter().map(|n| n.stats().snapshot().invalid).sum();
+    assert!(invalid >= 1, "{protocol}: no invalid chunk counted");
+    let payload = vec![3u8; 100_000];
+    let key = publish(&nodes[0], &payload).await;
+    for rx in &mut receivers {
+        let got = tokio::time::timeout(Duration::from_secs(30), rx.recv()).await.unwrap().unwrap();
+        assert_eq!((got.key, got.payload), (key, payload.clone()), "{protocol}");
+    }
+    forger.shutdown().await.unwrap();
+    for n in nodes {
+        n.shutdown().await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forging_peer_is_banned_rlnc() {
+    forger_is_banned(Protocol::Rlnc).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forging_peer_is_banned_rs() {
+    forger_is_banned(Protocol::Rs).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forging_peer_is_banned_gossipsub() {
+    forger_is_banned(Protocol::Gossipsub).await;
 }

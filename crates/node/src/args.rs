@@ -1,6 +1,7 @@
 //! `gigagas node`'s command-line arguments, with reth's flag names and default ports
 //! (`crates/node/core/src/args` in reth).
 
+use crate::NodeError;
 use clap::Args;
 use std::{
     net::{IpAddr, SocketAddr},
@@ -64,6 +65,38 @@ pub struct NodeArgs {
     /// Run without the peer-to-peer network.
     #[arg(long = "disable-network")]
     pub disable_network: bool,
+    /// Block propagation protocol: `rlnc`, `rs` or `gossipsub` (`none`: no block propagation).
+    #[arg(long, default_value = "rlnc")]
+    pub gossip: String,
+    /// Chunks per block (N) of `rlnc`, original shards of `rs` (larger blocks get more).
+    #[arg(long = "gossip.chunks", default_value_t = 16)]
+    pub gossip_chunks: usize,
+    /// Chunks a node sends each mesh peer per block at most (`rlnc`, `rs`).
+    #[arg(long = "gossip.per-peer", default_value_t = 8)]
+    pub gossip_per_peer: usize,
+    /// Mesh degree of `rlnc` and `rs`: the peers chunks are pushed to (gossipsub: D = 8).
+    #[arg(long = "gossip.degree", default_value_t = 8)]
+    pub gossip_degree: usize,
+    /// This node proposes: its BLS key seed file (created when missing); every block it makes
+    /// canonical is published, signed.
+    #[arg(long = "gossip.signer-key")]
+    pub gossip_signer_key: Option<PathBuf>,
+    /// The proposer's BLS public key (hex, 48 bytes): blocks signed by it are accepted.
+    #[arg(long = "gossip.proposer")]
+    pub gossip_proposer: Option<String>,
+    /// Follow the proposer without a consensus client: every valid gossiped block becomes the
+    /// head (a forkchoice update to it).
+    #[arg(long = "dev.follow")]
+    pub dev_follow: bool,
+    /// Upload cap of this node, all connections together (Mbit/s; devnets on one machine).
+    #[arg(long = "net.upload-mbit")]
+    pub net_upload_mbit: Option<f64>,
+    /// One-way latency added to every connection's reads (milliseconds).
+    #[arg(long = "net.latency-ms", default_value_t = 0.0)]
+    pub net_latency_ms: f64,
+    /// Uniform jitter around `--net.latency-ms` (± milliseconds).
+    #[arg(long = "net.jitter-ms", default_value_t = 0.0)]
+    pub net_jitter_ms: f64,
     /// Serve Prometheus metrics at `ADDR/metrics` (`--metrics` alone: 127.0.0.1:9001).
     #[arg(long, num_args = 0..=1, default_missing_value = "127.0.0.1:9001")]
     pub metrics: Option<SocketAddr>,
@@ -77,8 +110,44 @@ impl NodeArgs {
     }
 
     /// The network's configuration, `None` with `--disable-network`.
-    pub fn network(&self) -> Option<gigagas_net::NetworkConfig> {
-        (!self.disable_network).then(|| gigagas_net::NetworkConfig {
+    ///
+    /// # Errors
+    /// [`NodeError::Gossip`] for an unknown protocol or a bad key.
+    pub fn network(&self) -> Result<Option<gigagas_net::NetworkConfig>, NodeError> {
+        use gigagas_net::propagation::{self as p, PropagationConfig};
+        if self.disable_network {
+            return Ok(None);
+        }
+        let propagation = match self.gossip.as_str() {
+            "none" => None,
+            name => {
+                let protocol: p::Protocol = name
+                    .parse()
+                    .map_err(|e: p::UnknownProtocol| NodeError::Gossip(e.to_string()))?;
+                let signer = self
+                    .gossip_signer_key
+                    .as_deref()
+                    .map(p::load_or_create_signer)
+                    .transpose()
+                    .map_err(|e| NodeError::Gossip(e.to_string()))?;
+                let proposer = match &self.gossip_proposer {
+                    Some(hex) => Some(
+                        p::public_key_from_hex(hex)
+                            .map_err(|e| NodeError::Gossip(e.to_string()))?,
+                    ),
+                    None => signer.as_ref().map(p::BlockSigner::public),
+                };
+                Some(PropagationConfig {
+                    protocol,
+                    chunks: self.gossip_chunks.max(1),
+                    per_peer: self.gossip_per_peer.max(1),
+                    signer,
+                    proposer,
+                })
+            }
+        };
+        let ms = |v: f64| std::time::Duration::from_secs_f64(v.max(0.0) / 1000.0);
+        Ok(Some(gigagas_net::NetworkConfig {
             addr: self.p2p_addr,
             port: self.port,
             bootnodes: self.bootnodes.clone(),
@@ -86,7 +155,14 @@ impl NodeArgs {
                 self.p2p_secret_key.clone().unwrap_or_else(|| self.datadir.join("p2p-secret")),
             ),
             max_peers: self.max_peers,
-        })
+            propagation,
+            degree: self.gossip_degree.max(1),
+            shaping: gigagas_net::shaping::Shaping {
+                upload_bits_per_sec: self.net_upload_mbit.map(|m| (m * 1e6) as u64),
+                latency: ms(self.net_latency_ms),
+                jitter: ms(self.net_jitter_ms),
+            },
+        }))
     }
 
     /// The JWT secret file: `--authrpc.jwtsecret`, else `DATADIR/jwt.hex`.

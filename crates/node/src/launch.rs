@@ -7,7 +7,7 @@
 //! miner stops, the engine task finishes the message in hand (a block being committed is
 //! committed whole: each commit is one RocksDB write batch), flushes the store and exits.
 
-use crate::{metrics, NodeArgs, NodeError};
+use crate::{gossip, metrics, NodeArgs, NodeError};
 use alloy_primitives::{address, Address};
 use gigagas_engine::{
     local::{LocalMiner, MinerConfig},
@@ -87,10 +87,21 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     }
 
     // The peer-to-peer network (a task on this runtime).
-    let network = match args.network() {
+    let network = match args.network()? {
         Some(config) => Some(gigagas_net::spawn(config).await?),
         None => None,
     };
+    // Blocks over the network: the proposer publishes, everyone imports what is gossiped.
+    if let Some(network) = network.as_ref().filter(|n| n.protocol().is_some()) {
+        if args.gossip_signer_key.is_some() {
+            tokio::spawn(gossip::publish_canonical(
+                engine.clone(),
+                storage.clone(),
+                network.clone(),
+            ));
+        }
+        tokio::spawn(gossip::import_gossiped(engine.clone(), network.clone(), args.dev_follow));
+    }
 
     // The RPC servers: handlers over the store, the engine's handle, the pool and the network.
     let mut ctx = RpcContext::new(storage.clone(), engine.clone(), pool);

@@ -9,10 +9,12 @@
 //! on Ctrl-C / SIGTERM: stop accepting, finish the block being committed, flush, exit 0.
 
 mod args;
+mod gossip;
 mod launch;
 mod metrics;
 
 pub use args::NodeArgs;
+pub use gossip::{NetworkBlock, NetworkBlockError};
 pub use launch::{launch, NodeHandle, DEV_GENESIS};
 pub use metrics::MetricsError;
 
@@ -56,6 +58,9 @@ pub enum NodeError {
     /// The peer-to-peer network could not start.
     #[error(transparent)]
     Network(#[from] gigagas_net::NetError),
+    /// A `--gossip*` flag is wrong (unknown protocol, unreadable or malformed BLS key).
+    #[error("gossip: {0}")]
+    Gossip(String),
     /// The metrics exporter failed.
     #[error(transparent)]
     Metrics(#[from] MetricsError),

@@ -1,0 +1,506 @@
+//! The push engine of the coded protocols (RLNC and Reed-Solomon): per-block state, the
+//! forwarding rule, decoded notices, peer scoring, and one uplink.
+//!
+//! Rules (those crates/netsim models, so that model and measurement can be compared):
+//! - the proposer owes `per_peer` chunks to each of its mesh peers;
+//! - a relay, on each of its first `per_peer` useful chunks of a block, owes one more chunk to
+//!   every mesh peer but the sender;
+//! - a node that decodes a block tells all its peers ("decoded"), who owe it nothing more of
+//!   that block; chunks of a decoded block are dropped after reading the frame's header;
+//! - a node that decodes a block owes `per_peer` more chunks to every mesh peer that has not
+//!   said it decoded (a completion wave: its chunks are now made from the whole block, so they
+//!   are useful to any peer still short, which the relays' first-chunks rule cannot promise);
+//! - what is owed is sent through one uplink, round-robin over (block, peer), and each chunk is
+//!   made when the uplink takes it (RLNC recodes from everything held by then; RS picks a shard
+//!   the peer has not exchanged with us);
+//! - a frame that is malformed, forged or wrongly signed scores its sender down; at
+//!   [`BAN_SCORE`] the peer is disconnected and refused from then on;
+//! - a block the node found invalid ([`PushCommand::Report`]) is forwarded no more.
+//!
+//! Tasks: the engine (this state), the uplink writer (one long-lived stream per peer, opened
+//! on first use) and one reader per inbound stream, all on the node's runtime.
+
+use super::{
+    decode_frame, rlnc::RlncBlock, rs::RsBlock, BlockKey, Frame, GossipedBlock, PropagationConfig,
+    PropagationStats, Protocol, MAX_FRAME_BYTES,
+};
+use crate::service::Command;
+use futures::{AsyncReadExt, AsyncWriteExt, StreamExt};
+use libp2p::{PeerId, Stream, StreamProtocol};
+use rand::{rngs::StdRng, SeedableRng};
+use std::{
+    collections::{HashMap, HashSet, VecDeque},
+    sync::Arc,
+    time::{Duration, Instant, SystemTime},
+};
+use tokio::sync::{mpsc, oneshot};
+
+/// Blocks whose state is kept (older ones are forgotten).
+const KEEP_BLOCKS: usize = 64;
+/// Score at or below which a peer is disconnected and refused.
+pub const BAN_SCORE: i32 = -100;
+/// Score lost for an invalid frame (malformed, forged, wrongly signed): one is enough.
+const INVALID_FRAME: i32 = -100;
+/// How long opening a stream to a peer may take.
+const OPEN_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The stream protocol of each coded scheme.
+pub(crate) fn stream_protocol(protocol: Protocol) -> StreamProtocol {
+    match protocol {
+        Protocol::Rs => StreamProtocol::new("/gigagas/rs/1"),
+        _ => StreamProtocol::new("/gigagas/rlnc/1"),
+    }
+}
+
+/// What a chunk did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// New information.
+    Useful,
+    /// Nothing new (dependent, duplicate, or the block is already decoded).
+    Useless,
+    /// New information that completed the block.
+    Decoded,
+}
+
+/// Errors of the coded schemes.
+#[derive(Debug, thiserror::Error)]
+pub enum SchemeError {
+    /// RLNC refused the message.
+    #[error("rlnc: {0}")]
+    Rlnc(#[from] gigagas_rlnc::MessageError),
+    /// Reed-Solomon refused the message.
+    #[error("rs: {0}")]
+    Rs(#[from] super::rs::RsError),
+}
+
+enum Coder {
+    Rlnc(Box<RlncBlock>),
+    Rs(Box<RsBlock>),
+}
+
+impl Coder {
+    fn receive(&mut self, body: &[u8]) -> Result<Outcome, SchemeError> {
+        Ok(match self {
+            Self::Rlnc(b) => b.receive(body)?,
+            Self::Rs(b) => b.receive(body)?,
+        })
+    }
+
+    fn is_decoded(&self) -> bool {
+        match self {
+            Self::Rlnc(b) => b.is_decoded(),
+            Self::Rs(b) => b.is_decoded(),
+        }
+    }
+
+    fn payload(&self) -> Result<Option<Vec<u8>>, SchemeError> {
+        Ok(match self {
+            Self::Rlnc(b) => b.payload()?,
+            Self::Rs(b) => b.payload(),
+        })
+    }
+}
+
+struct BlockEntry {
+    coder: Coder,
+    first_seen: SystemTime,
+    started: Instant,
+    useful: usize,
+    owed: HashMap<PeerId, usize>,
+    /// Peers that told us they decoded the block.
+    done: HashSet<PeerId>,
+    /// RS: shard indices exchanged with each peer (sent to or received from).
+    exchanged: HashMap<PeerId, HashSet<usize>>,
+    /// The node found the block invalid: no more forwarding.
+    rejected: bool,
+}
+
+/// Requests to the push engine.
+#[derive(Debug)]
+pub(crate) enum PushCommand {
+    /// Publish a payload as the proposer.
+    Publish(Vec<u8>, oneshot::Sender<Result<BlockKey, crate::NetError>>),
+    /// The node's verdict on a delivered block.
+    Report(BlockKey, bool),
+    /// A peer connected.
+    PeerUp(PeerId),
+    /// A peer disconnected.
+    PeerDown(PeerId),
+}
+
+/// An inbound frame, or the reason a stream was closed.
+type Inbound = (PeerId, Result<Vec<u8>, usize>);
+
+/// Starts the push engine and its stream tasks; returns the command sender.
+pub(crate) fn spawn(
+    config: PropagationConfig,
+    mut control: libp2p_stream::Control,
+    delivered: mpsc::UnboundedSender<GossipedBlock>,
+    swarm: mpsc::UnboundedSender<Command>,
+    stats: Arc<PropagationStats>,
+    degree: usize,
+) -> mpsc::UnboundedSender<PushCommand> {
+    let protocol = stream_protocol(config.protocol);
+    let (inbound_tx, inbound_rx) = mpsc::unbounded_channel::<Inbound>();
+    match control.accept(protocol.clone()) {
+        Ok(mut incoming) => {
+            let inbound_tx = inbound_tx.clone();
+            tokio::spawn(async move {
+                while let Some((peer, stream)) = incoming.next().await {
+                    tokio::spawn(read_frames(peer, stream, inbound_tx.clone()));
+                }
+            });
+        }
+        Err(e) => tracing::error!(target: "net", error = %e, "cannot accept chunk streams"),
+    }
+    let (uplink_tx, uplink_rx) = mpsc::channel::<(PeerId, Vec<u8>)>(1);
+    tokio::spawn(write_frames(control, protocol, uplink_rx));
+    let (tx, rx) = mpsc::unbounded_channel();
+    let engine = PushEngine {
+        config,
+        degree,
+        blocks: HashMap::new(),
+        order: VecDeque::new(),
+        peers: Vec::new(),
+        scores: HashMap::new(),
+        banned: HashSet::new(),
+        queue: VecDeque::new(),
+        urgent: VecDeque::new(),
+        delivered,
+        swarm,
+        stats,
+        rng: StdRng::from_entropy(),
+    };
+    tokio::spawn(engine.run(rx, inbound_rx, uplink_tx));
+    tx
+}
+
+async fn read_frames(peer: PeerId, mut stream: Stream, tx: mpsc::UnboundedSender<Inbound>) {
+    let mut len = [0u8; 4];
+    loop {
+        if stream.read_exact(&mut len).await.is_err() {
+            return;
+        }
+        let n = u32::from_le_bytes(len) as usize;
+        if n > MAX_FRAME_BYTES {
+            let _ = tx.send((peer, Err(n)));
+            return;
+        }
+        let mut frame = vec![0u8; n];
+        if stream.read_exact(&mut frame).await.is_err() || tx.send((peer, Ok(frame))).is_err() {
+            return;
+        }
+    }
+}
+
+async fn write_frames(
+    mut control: libp2p_stream::Control,
+    protocol: StreamProtocol,
+    mut rx: mpsc::Receiver<(PeerId, Vec<u8>)>,
+) {
+    let mut streams: HashMap<PeerId, Stream> = HashMap::new();
+    while let Some((peer, frame)) = rx.recv().await {
+        tracing::trace!(target: "net::push", %peer, len = frame.len(), "uplink frame");
+        if !streams.contains_key(&peer) {
+            match tokio::time::timeout(OPEN_TIMEOUT, control.open_stream(peer, protocol.clone()))
+                .await
+            {
+                Ok(Ok(stream)) => {
+                    streams.insert(peer, stream);
+                }
+                Ok(Err(e)) => {
+                    tracing::debug!(target: "net", %peer, error = %e, "cannot open a chunk stream");
+                    continue;
+                }
+                Err(_) => continue,
+            }
+        }
+        let stream = streams.get_mut(&peer).expect("inserted above");
+        let mut bytes = Vec::with_capacity(4 + frame.len());
+        bytes.extend_from_slice(&(frame.len() as u32).to_le_bytes());
+        bytes.extend_from_slice(&frame);
+        if let Err(e) = async {
+            stream.write_all(&bytes).await?;
+            stream.flush().await
+        }
+        .await
+        {
+            tracing::debug!(target: "net", %peer, error = %e, "chunk stream closed");
+            streams.remove(&peer);
+        }
+    }
+}
+
+struct PushEngine {
+    config: PropagationConfig,
+    degree: usize,
+    blocks: HashMap<BlockKey, BlockEntry>,
+    order: VecDeque<BlockKey>,
+    /// Connected peers, in this node's random order (the first `degree` are its mesh).
+    peers: Vec<PeerId>,
+    scores: HashMap<PeerId, i32>,
+    banned: HashSet<PeerId>,
+    /// What is owed, round-robin.
+    queue: VecDeque<(BlockKey, PeerId)>,
+    /// Decoded notices, sent before any chunk.
+    urgent: VecDeque<(PeerId, Vec<u8>)>,
+    delivered: mpsc::UnboundedSender<GossipedBlock>,
+    swarm: mpsc::UnboundedSender<Command>,
+    stats: Arc<PropagationStats>,
+    rng: StdRng,
+}
+
+impl PushEngine {
+    async fn run(
+        mut self,
+        mut commands: mpsc::UnboundedReceiver<PushCommand>,
+        mut inbound: mpsc::UnboundedReceiver<Inbound>,
+        uplink: mpsc::Sender<(PeerId, Vec<u8>)>,
+    ) {
+        loop {
+            let sending = !self.urgent.is_empty() || !self.queue.is_empty();
+            tokio::select! {
+                command = commands.recv() => match command {
+                    Some(command) => self.command(command),
+                    None => return,
+                },
+                Some((peer, frame)) = inbound.recv() => self.frame(peer, frame),
+                permit = uplink.reserve(), if sending => {
+                    let Ok(permit) = permit else { return };
+                    if let Some((peer, frame)) = self.next_send() {
+                        self.stats.sent(self.config.protocol, frame.len() + 4);
+                        permit.send((peer, frame));
+                    }
+                }
+            }
+        }
+    }
+
+    fn mesh(&self) -> &[PeerId] {
+        &self.peers[..self.peers.len().min(self.degree)]
+    }
+
+    fn command(&mut self, command: PushCommand) {
+        match command {
+            PushCommand::Publish(payload, tx) => {
+                let _ = tx.send(self.publish(&payload));
+            }
+            PushCommand::Report(key, valid) => {
+                if let (false, Some(entry)) = (valid, self.blocks.get_mut(&key)) {
+                    entry.rejected = true;
+                    entry.owed.clear();
+                }
+            }
+            PushCommand::PeerUp(peer) => {
+                if !self.banned.contains(&peer) && !self.peers.contains(&peer) {
+                    let at = rand::Rng::gen_range(&mut self.rng, 0..=self.peers.len());
+                    self.peers.insert(at, peer);
+                }
+            }
+            PushCommand::PeerDown(peer) => {
+                self.peers.retain(|p| *p != peer);
+                for entry in self.blocks.values_mut() {
+                    entry.owed.remove(&peer);
+                }
+            }
+        }
+    }
+
+    fn publish(&mut self, payload: &[u8]) -> Result<BlockKey, crate::NetError> {
+        let signer = self.config.signer.clone().ok_or(crate::NetError::NoSigner)?;
+        let (key, coder) = match self.config.protocol {
+            Protocol::Rs => RsBlock::propose(payload, self.config.chunks, &signer)
+                .map(|(k, b)| (k, Coder::Rs(Box::new(b))))
+                .map_err(|e| crate::NetError::Encode(e.into()))?,
+            _ => RlncBlock::propose(payload, self.config.chunks, &signer, &mut self.rng)
+                .map(|(k, b)| (k, Coder::Rlnc(Box::new(b))))
+                .map_err(|e| crate::NetError::Encode(e.into()))?,
+        };
+        let mesh = self.mesh().to_vec();
+        tracing::debug!(target: "net::push", key = %alloy_primitives::B256::from(key), peers = mesh.len(), "publish");
+        let entry = Self::insert(&mut self.blocks, &mut self.order, key, coder);
+        for peer in mesh {
+            entry.owed.insert(peer, self.config.per_peer);
+            self.queue.push_back((key, peer));
+        }
+        self.stats.published(self.config.protocol);
+        Ok(key)
+    }
+
+    fn insert<'a>(
+        blocks: &'a mut HashMap<BlockKey, BlockEntry>,
+        order: &mut VecDeque<BlockKey>,
+        key: BlockKey,
+        coder: Coder,
+    ) -> &'a mut BlockEntry {
+        if !blocks.contains_key(&key) {
+            order.push_back(key);
+            while order.len() > KEEP_BLOCKS {
+                if let Some(old) = order.pop_front() {
+                    blocks.remove(&old);
+                }
+            }
+        }
+        blocks.entry(key).or_insert_with(|| BlockEntry {
+            coder,
+            first_seen: SystemTime::now(),
+            started: Instant::now(),
+            useful: 0,
+            owed: HashMap::new(),
+            done: HashSet::new(),
+            exchanged: HashMap::new(),
+            rejected: false,
+        })
+    }
+
+    fn penalize(&mut self, peer: PeerId, reason: &str) {
+        let score = self.scores.entry(peer).or_default();
+        *score += INVALID_FRAME;
+        tracing::warn!(target: "net", %peer, score = *score, reason, "invalid frame");
+        if *score <= BAN_SCORE && self.banned.insert(peer) {
+            tracing::warn!(target: "net", %peer, "peer banned");
+            self.peers.retain(|p| *p != peer);
+            let _ = self.swarm.send(Command::Ban(peer));
+        }
+    }
+
+    fn frame(&mut self, peer: PeerId, frame: Result<Vec<u8>, usize>) {
+        let protocol = self.config.protocol;
+        if self.banned.contains(&peer) {
+            return;
+        }
+        let bytes = match frame {
+            Ok(bytes) => bytes,
+            Err(len) => {
+                self.stats.chunk(protocol, "invalid");
+                return self.penalize(peer, &format!("frame of {len} bytes"));
+            }
+        };
+        self.stats.received(protocol, bytes.len() + 4);
+        let (key, body) = match decode_frame(&bytes) {
+            Ok(Frame::Decoded { key }) => {
+                if let Some(entry) = self.blocks.get_mut(&key) {
+                    entry.done.insert(peer);
+                    entry.owed.remove(&peer);
+                }
+                return;
+            }
+            Ok(Frame::Chunk { key, body }) => (key, body),
+            Err(e) => {
+                self.stats.chunk(protocol, "invalid");
+                return self.penalize(peer, &e.to_string());
+            }
+        };
+        if let Some(entry) = self.blocks.get(&key) {
+            if entry.coder.is_decoded() || entry.rejected {
+                self.stats.chunk(protocol, "useless");
+                return;
+            }
+        }
+        let Some(proposer) = self.config.proposer else {
+            // No proposer key: nothing can be checked, nothing is accepted.
+            return;
+        };
+        let fresh = !self.blocks.contains_key(&key);
+        let coder = match protocol {
+            Protocol::Rs => Coder::Rs(Box::new(RsBlock::receive_as(key, proposer))),
+            _ => Coder::Rlnc(Box::new(RlncBlock::receive_as(key, proposer))),
+        };
+        let entry = Self::insert(&mut self.blocks, &mut self.order, key, coder);
+        if let (Coder::Rs(_), Some(index)) = (&entry.coder, RsBlock::index_of(&body)) {
+            entry.exchanged.entry(peer).or_default().insert(index);
+        }
+        match entry.coder.receive(&body) {
+            Ok(Outcome::Useless) => self.stats.chunk(protocol, "useless"),
+            Ok(outcome) => {
+                self.stats.chunk(protocol, "useful");
+                entry.useful += 1;
+                if entry.useful <= self.config.per_peer {
+                    let mesh: Vec<PeerId> = self.peers[..self.peers.len().min(self.degree)]
+                        .iter()
+                        .copied()
+                        .filter(|p| *p != peer && !entry.done.contains(p))
+                        .collect();
+                    for p in mesh {
+                        *entry.owed.entry(p).or_default() += 1;
+                        self.queue.push_back((key, p));
+                    }
+                }
+                if outcome == Outcome::Decoded {
+                    self.decoded(key);
+                }
+            }
+            Err(e) => {
+                self.stats.chunk(protocol, "invalid");
+                if fresh {
+                    self.blocks.remove(&key);
+                    self.order.retain(|k| *k != key);
+                }
+                self.penalize(peer, &e.to_string());
+            }
+        }
+    }
+
+    fn decoded(&mut self, key: BlockKey) {
+        let protocol = self.config.protocol;
+        let Some(entry) = self.blocks.get_mut(&key) else { return };
+        let seconds = entry.started.elapsed().as_secs_f64();
+        match entry.coder.payload() {
+            Ok(Some(payload)) => {
+                self.stats.decoded(protocol, seconds);
+                let _ = self.delivered.send(GossipedBlock {
+                    key,
+                    payload,
+                    protocol,
+                    first_seen: entry.first_seen,
+                    decoded: SystemTime::now(),
+                });
+                let notice = Frame::Decoded { key }.encode();
+                for peer in &self.peers {
+                    self.urgent.push_back((*peer, notice.clone()));
+                }
+                let mesh = &self.peers[..self.peers.len().min(self.degree)];
+                for peer in mesh.iter().filter(|p| !entry.done.contains(p)) {
+                    *entry.owed.entry(*peer).or_default() += self.config.per_peer;
+                    self.queue.push_back((key, *peer));
+                }
+            }
+            Ok(None) => {}
+            Err(e) => {
+                // Full rank, but the data is not a packed payload: the proposer signed garbage.
+                tracing::warn!(target: "net", error = %e, "decoded block is malformed");
+                entry.rejected = true;
+                entry.owed.clear();
+            }
+        }
+    }
+
+    /// The next frame for the uplink, made now.
+    fn next_send(&mut self) -> Option<(PeerId, Vec<u8>)> {
+        if let Some(urgent) = self.urgent.pop_front() {
+            return Some(urgent);
+        }
+        while let Some((key, peer)) = self.queue.pop_front() {
+            let Some(entry) = self.blocks.get_mut(&key) else { continue };
+            let Some(owed) = entry.owed.get_mut(&peer) else { continue };
+            if *owed == 0 || entry.rejected || entry.done.contains(&peer) {
+                continue;
+            }
+            *owed -= 1;
+            if *owed > 0 {
+                self.queue.push_back((key, peer));
+            }
+            let body = match &entry.coder {
+                Coder::Rlnc(b) => b.next_body(&mut self.rng),
+                Coder::Rs(b) => {
+                    b.next_body(entry.exchanged.entry(peer).or_default(), &mut self.rng)
+                }
+            };
+            if let Some(body) = body {
+                return Some((peer, Frame::Chunk { key, body }.encode()));
+            }
+        }
+        None
+    }
+}

@@ -1,0 +1,139 @@
+//! The RLNC scheme of the push engine: crates/rlnc's [`Proposer`] and [`Receiver`] per block.
+//!
+//! The proposer splits the payload into N chunks (more for large blocks, so that a chunk has at
+//! most [`MAX_SCALARS_PER_CHUNK`] scalars and stays within the shared generators), commits and
+//! signs; every frame it sends is a fresh random combination. A relay checks each message in
+//! crates/rlnc's order — shape, signature once per block, independence from what it holds
+//! (before any curve work), the commitment — and recodes a fresh combination of what it holds
+//! for every frame it sends.
+
+use super::{push::Outcome, BlockKey, BlockSigner, ProposerKey};
+use gigagas_rlnc::{
+    block_id, recode, Generators, Message, MessageError, Proposer, Received, Receiver,
+    BYTES_PER_SCALAR,
+};
+use rand::rngs::StdRng;
+use std::sync::OnceLock;
+
+/// Most scalars per chunk (m): the generators are derived once for this many (≈ 5 MiB of
+/// precomputed tables); a block of more than `N · m · 31` bytes gets more chunks.
+pub const MAX_SCALARS_PER_CHUNK: usize = 4096;
+
+/// The Pedersen generators every node uses (derived once, on first use).
+pub(crate) fn generators() -> &'static Generators {
+    static GENERATORS: OnceLock<Generators> = OnceLock::new();
+    GENERATORS.get_or_init(|| Generators::new(MAX_SCALARS_PER_CHUNK))
+}
+
+/// Chunks for a payload of `len` bytes: `chunks`, or more so that m stays within the
+/// generators (at most crates/rlnc's `MAX_CHUNKS`).
+pub(crate) fn chunk_count(len: usize, chunks: usize) -> usize {
+    let scalars = (len + 8).div_ceil(BYTES_PER_SCALAR);
+    chunks.max(scalars.div_ceil(MAX_SCALARS_PER_CHUNK)).min(gigagas_rlnc::message::MAX_CHUNKS)
+}
+
+/// One block's RLNC state, on the proposer or on a relay.
+pub(crate) struct RlncBlock {
+    key: BlockKey,
+    proposer: Option<(Proposer, Vec<u8>)>,
+    receiver: Receiver<'static>,
+    /// Commitments and signature of the block (from the first valid message), for recoded
+    /// messages.
+    template: Option<(Vec<curve25519_dalek::ristretto::CompressedRistretto>, [u8; 96])>,
+}
+
+impl RlncBlock {
+    /// The proposer's state for `payload`, and the block key.
+    pub(crate) fn propose(
+        payload: &[u8],
+        chunks: usize,
+        signer: &BlockSigner,
+        rng: &mut StdRng,
+    ) -> Result<(BlockKey, Self), MessageError> {
+        let n = chunk_count(payload.len(), chunks);
+        let proposer = Proposer::new(payload, n, generators(), signer.secret())?;
+        let first = proposer.message(rng);
+        let key = block_id(n, proposer.chunks().m(), &first.commitments);
+        let template = Some((first.commitments, first.signature));
+        let block = Self {
+            key,
+            proposer: Some((proposer, payload.to_vec())),
+            receiver: Receiver::new(generators(), signer.public().0),
+            template,
+        };
+        Ok((key, block))
+    }
+
+    /// A relay's state for block `key`, accepting messages signed by `proposer`.
+    pub(crate) fn receive_as(key: BlockKey, proposer: ProposerKey) -> Self {
+        Self {
+            key,
+            proposer: None,
+            receiver: Receiver::new(generators(), proposer.0),
+            template: None,
+        }
+    }
+
+    /// Checks and keeps one message.
+    pub(crate) fn receive(&mut self, body: &[u8]) -> Result<Outcome, MessageError> {
+        if self.is_decoded() {
+            return Ok(Outcome::Useless);
+        }
+        let (n, m, _) = Message::peek(body)?;
+        if m > MAX_SCALARS_PER_CHUNK {
+            return Err(MessageError::Shape { n, m });
+        }
+        if self.template.is_none() {
+            // The first message names the block: its commitments must hash to the key.
+            let message = Message::decode(body)?;
+            let id = block_id(n, m, &message.commitments);
+            if id != self.key {
+                return Err(MessageError::OtherBlock {
+                    expected: alloy_primitives::hex::encode(self.key),
+                    found: alloy_primitives::hex::encode(id),
+                });
+            }
+            let outcome = self.receiver.receive(body)?;
+            self.template = Some((message.commitments, message.signature));
+            return Ok(self.outcome(outcome));
+        }
+        let outcome = self.receiver.receive(body)?;
+        Ok(self.outcome(outcome))
+    }
+
+    fn outcome(&self, received: Received) -> Outcome {
+        match received {
+            Received::Useful if self.is_decoded() => Outcome::Decoded,
+            Received::Useful => Outcome::Useful,
+            Received::Useless | Received::AlreadyDecoded => Outcome::Useless,
+        }
+    }
+
+    /// A fresh combination of what this node holds, as a message; `None` while it holds
+    /// nothing.
+    pub(crate) fn next_body(&self, rng: &mut StdRng) -> Option<Vec<u8>> {
+        if let Some((proposer, _)) = &self.proposer {
+            return Some(proposer.message(rng).encode());
+        }
+        let (commitments, signature) = self.template.as_ref()?;
+        let held: Vec<_> = self.receiver.decoder()?.held().cloned().collect();
+        let chunk = recode(&held, rng).ok()?;
+        Some(Message { chunk, commitments: commitments.clone(), signature: *signature }.encode())
+    }
+
+    /// Whether the block is known in full.
+    pub(crate) fn is_decoded(&self) -> bool {
+        self.proposer.is_some() || self.receiver.decoder().is_some_and(|d| d.is_complete())
+    }
+
+    /// The payload, once decoded.
+    ///
+    /// # Errors
+    /// [`MessageError::Coding`] when the decoded data is not a packed payload.
+    pub(crate) fn payload(&self) -> Result<Option<Vec<u8>>, MessageError> {
+        if let Some((_, payload)) = &self.proposer {
+            return Ok(Some(payload.clone()));
+        }
+        self.receiver.block()
+    }
+}
