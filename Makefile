@@ -7,7 +7,7 @@ GIGAGAS := target/release/gigagas
 GIGAGAS_BENCH := target/release/gigagas-bench
 BENCH_ARGS ?= --threads 1,2 --scheduler all --batch 1,all --repeat 11 --project
 
-.PHONY: help check-data deps devnet-deps build run test test-fixtures import proofs-check bench-io worst-io net-sim bench bench-rlnc node devnet lint fmt
+.PHONY: help check-data deps devnet-deps build build-quic run test test-fixtures import proofs-check bench-io worst-io net-sim bench bench-rlnc node devnet devnet-net fuzz-net lint fmt
 VENV := testing/.venv
 
 help: ## List the targets
@@ -27,6 +27,9 @@ check-data: ## Check that the shared data is where the targets expect it (../sha
 build: deps ## Build the binaries, gigagas (the node) and gigagas-bench (the lab) (release; the workspace's features as the tests build them)
 	$(CARGO) build --release --workspace --bins --examples
 
+build-quic: deps ## The node with QUIC next to TCP (libp2p-quic: quinn, rustls and aws-lc, a C build of several minutes; off by default to keep CI cold under its budget), in target/quic
+	CARGO_TARGET_DIR=target/quic $(CARGO) build --release -p gigagas --features quic
+
 run: check-data build ## Execute the 52 mainnet blocks sequentially and in parallel (1 and all cores, three schedulers, per block and as one megablock), validate every block, print one screen of Mgas/s and ratios with the 1-32 thread projection, write target/bench/speedup.png (more: RUN_ARGS=--verbose)
 	$(GIGAGAS_BENCH) bench --data $(DATA) --project $(RUN_ARGS)
 
@@ -38,12 +41,19 @@ test: check-data deps devnet-deps ## Run all tests (release profile: the blocks 
 	$(CARGO) test --release --workspace
 	$(CARGO) build --release --workspace --bins --examples
 	$(VENV)/bin/python testing/devnet.py --gigagas $(GIGAGAS) --blocks 5 --block-time 0.3
+	$(VENV)/bin/python testing/devnet_net.py --gigagas $(GIGAGAS) --nodes 4 --blocks 4 --block-time 0.5
 
 node: build ## Run a dev node (a consensus driver over the Engine API, JSON-RPC on 8545, metrics on 9001)
 	$(GIGAGAS) node --dev --datadir target/dev-datadir --metrics
 
 devnet: build devnet-deps ## Dev chain end to end: transactions over JSON-RPC, >= 20 blocks built, executed in parallel with their BAL and finalized (docs/node.md)
 	$(VENV)/bin/python testing/devnet.py --gigagas $(GIGAGAS) --blocks 20
+
+devnet-net: build devnet-deps ## Multi-process devnet on loopback: a proposer and NODES-1 followers (default 16), blocks propagated by rlnc, rs and gossipsub in turn, 25 Mbit/s upload caps and 50 ± 20 ms latency; checks every node reaches the same head and state root (docs/network.md)
+	$(VENV)/bin/python testing/devnet_net.py --gigagas $(GIGAGAS) --nodes $(or $(NODES),16) --blocks 10 --upload-mbit 25 --latency-ms 50 --jitter-ms 20 $(NET_ARGS)
+
+fuzz-net: deps ## The decoders of everything a peer sends (frames, RLNC and RS chunks, gossipsub messages, sync messages), 1,000,000 random and mutated inputs each: no panic
+	FUZZ_ITERATIONS=1000000 $(CARGO) test --release -p gigagas-net --test fuzz -- --nocapture
 
 test-fixtures: build ## Conformance suites through the pipeline (ethereum/tests, execution-apis chain, EEST Amsterdam); tables in docs/conformance.md
 	$(GIGAGAS_BENCH) test-fixtures $(SHARED)/data/ethereum-tests/BlockchainTests

@@ -22,7 +22,14 @@ pub(crate) fn run(args: NodeArgs) -> Result<ExitCode, String> {
             let p2p = node
                 .network
                 .as_ref()
-                .map_or_else(|| "; p2p disabled".to_string(), |n| format!("; p2p {}", n.listen_addr()));
+                .map_or_else(|| "; p2p disabled".to_string(), |n| {
+                    let gossip = match (n.protocol(), n.signer()) {
+                        (Some(p), Some(key)) => format!("; gossip {p} (proposer {key})"),
+                        (Some(p), None) => format!("; gossip {p}"),
+                        (None, _) => String::new(),
+                    };
+                    format!("; p2p {}{gossip}", n.listen_addr())
+                });
             eprintln!(
                 "gigagas node: head {} {}; JSON-RPC http://{}; Engine API http://{} (JWT secret {}); \
                  parallel executor: one pool of {} workers, reused for every payload{p2p}{metrics}",

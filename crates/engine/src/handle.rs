@@ -5,6 +5,7 @@ use crate::{
     message::{BuildRequest, ForkchoiceAnswer, ForkchoiceState, NewPayload},
     EngineError, EngineMessage, Forkchoice, PayloadStatus,
 };
+use alloy_primitives::B256;
 use gigagas_payload::{BuiltPayload, PayloadAttributes, PayloadStore};
 use gigagas_primitives::ChainSpec;
 use std::sync::Arc;
@@ -15,6 +16,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 pub struct EngineHandle {
     tx: mpsc::UnboundedSender<EngineMessage>,
     forkchoice: watch::Receiver<Forkchoice>,
+    syncing: watch::Receiver<Option<(u64, B256)>>,
     chain: Arc<ChainSpec>,
     executor_threads: usize,
     payloads: Arc<PayloadStore>,
@@ -24,11 +26,12 @@ impl EngineHandle {
     pub(crate) fn new(
         tx: mpsc::UnboundedSender<EngineMessage>,
         forkchoice: watch::Receiver<Forkchoice>,
+        syncing: watch::Receiver<Option<(u64, B256)>>,
         chain: ChainSpec,
         executor_threads: usize,
         payloads: Arc<PayloadStore>,
     ) -> Self {
-        Self { tx, forkchoice, chain: Arc::new(chain), executor_threads, payloads }
+        Self { tx, forkchoice, syncing, chain: Arc::new(chain), executor_threads, payloads }
     }
 
     async fn ask<T>(
@@ -95,6 +98,12 @@ impl EngineHandle {
     /// canonical blocks waits on it).
     pub fn subscribe_forkchoice(&self) -> watch::Receiver<Forkchoice> {
         self.forkchoice.clone()
+    }
+
+    /// A receiver of the last payload answered SYNCING (number, hash): the block whose
+    /// ancestors (and itself) sync should fetch from peers.
+    pub fn subscribe_syncing(&self) -> watch::Receiver<Option<(u64, B256)>> {
+        self.syncing.clone()
     }
 
     /// Head, safe and finalized as the last forkchoice update set them.

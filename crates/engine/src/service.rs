@@ -15,7 +15,7 @@ use crate::{
 };
 use alloy_consensus::TxEnvelope;
 use alloy_eips::eip1559::BaseFeeParams;
-use alloy_primitives::Address;
+use alloy_primitives::{Address, B256};
 use gigagas_payload::{payload_id, BuiltPayload, PayloadAttributes, PayloadStore};
 use gigagas_txpool::TxPool;
 use std::{sync::Arc, thread::JoinHandle};
@@ -29,6 +29,8 @@ pub struct EngineService {
     payloads: Arc<PayloadStore>,
     on_event: Option<EventHook>,
     forkchoice: watch::Sender<Forkchoice>,
+    /// The last payload answered SYNCING (number, hash): what sync should fetch.
+    syncing: watch::Sender<Option<(u64, B256)>>,
 }
 
 impl EngineService {
@@ -47,14 +49,16 @@ impl EngineService {
     ) -> std::io::Result<(EngineHandle, JoinHandle<()>)> {
         let (tx, rx) = mpsc::unbounded_channel();
         let (forkchoice, forkchoice_rx) = watch::channel(tree.forkchoice());
+        let (syncing, syncing_rx) = watch::channel(None);
         let handle = EngineHandle::new(
             tx,
             forkchoice_rx,
+            syncing_rx,
             tree.chain().clone(),
             tree.executor_threads(),
             payloads.clone(),
         );
-        let service = Self { tree, pool, payloads, on_event, forkchoice };
+        let service = Self { tree, pool, payloads, on_event, forkchoice, syncing };
         let thread =
             std::thread::Builder::new().name("engine".into()).spawn(move || service.run(rx))?;
         Ok((handle, thread))
@@ -100,6 +104,9 @@ impl EngineService {
             tracing::error!(target: "engine::new_payload", number, %hash, error = %e, "payload not judged: internal error");
             EngineError::Internal(e)
         })?;
+        if status == PayloadStatus::Syncing {
+            self.syncing.send_replace(Some((number, hash)));
+        }
         self.emit(&EngineEvent::NewPayload {
             status: status.name(),
             block: executed.as_ref(),

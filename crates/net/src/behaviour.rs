@@ -7,7 +7,7 @@ use libp2p::{
     allow_block_list, connection_limits, gossipsub, identify,
     identity::Keypair,
     kad::{self, store::MemoryStore},
-    ping,
+    ping, request_response,
     swarm::{behaviour::toggle::Toggle, NetworkBehaviour},
     StreamProtocol,
 };
@@ -36,6 +36,8 @@ pub(crate) struct Behaviour {
     pub(crate) stream: libp2p_stream::Behaviour,
     /// gossipsub, when it is the propagation protocol.
     pub(crate) gossipsub: Toggle<gossipsub::Behaviour>,
+    /// Sync requests and answers (eth/69 headers and bodies, EIP-8159 BALs).
+    pub(crate) sync: request_response::Behaviour<crate::sync::SyncCodec>,
 }
 
 impl Behaviour {
@@ -67,6 +69,12 @@ impl Behaviour {
             kad,
             stream: libp2p_stream::Behaviour::new(),
             gossipsub: gossipsub.into(),
+            sync: request_response::Behaviour::new(
+                [(crate::sync::SYNC_PROTOCOL, request_response::ProtocolSupport::Full)],
+                request_response::Config::default()
+                    .with_request_timeout(Duration::from_secs(30))
+                    .with_max_concurrent_streams(64),
+            ),
         }
     }
 }

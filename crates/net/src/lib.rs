@@ -15,6 +15,7 @@ mod key;
 pub mod propagation;
 mod service;
 pub mod shaping;
+pub mod sync;
 
 pub use behaviour::{KAD_PROTOCOL, PROTOCOL_VERSION};
 pub use key::load_or_create_key;
@@ -23,7 +24,7 @@ pub use service::{socket_addr, spawn, BOOTSTRAP_INTERVAL};
 
 use propagation::{
     push::{PushCommand, SchemeError},
-    BlockKey, GossipedBlock, PropagationConfig, PropagationStats, Protocol,
+    BlockKey, GossipedBlock, PropagationConfig, PropagationStats, ProposerKey, Protocol,
 };
 use service::Command;
 use shaping::{LinkCounters, Shaping};
@@ -55,6 +56,8 @@ pub struct NetworkConfig {
     pub degree: usize,
     /// Upload cap and added latency (devnets on one machine).
     pub shaping: Shaping,
+    /// What sync requests are answered from (the node's store); `None`: empty answers.
+    pub provider: Option<Arc<dyn sync::BlockProvider>>,
 }
 
 /// Errors of the network layer.
@@ -94,6 +97,14 @@ pub enum NetError {
     /// gossipsub refused to publish (e.g. no peer subscribed yet).
     #[error("gossipsub publish: {0}")]
     Publish(String),
+    /// A sync request failed (timeout, refused, connection closed, bad answer).
+    #[error("sync request to {peer}: {reason}")]
+    Request {
+        /// The peer asked.
+        peer: PeerId,
+        /// Why.
+        reason: String,
+    },
 }
 
 /// A cloneable handle to the network task.
@@ -108,6 +119,7 @@ pub struct NetworkHandle {
     stats: Arc<PropagationStats>,
     link: Arc<LinkCounters>,
     protocol: Option<Protocol>,
+    signer: Option<ProposerKey>,
 }
 
 impl NetworkHandle {
@@ -122,6 +134,7 @@ impl NetworkHandle {
         stats: Arc<PropagationStats>,
         link: Arc<LinkCounters>,
         protocol: Option<Protocol>,
+        signer: Option<ProposerKey>,
     ) -> Self {
         Self {
             local_peer_id,
@@ -133,7 +146,13 @@ impl NetworkHandle {
             stats,
             link,
             protocol,
+            signer,
         }
+    }
+
+    /// The public key of this node's BLS signer, when it publishes blocks.
+    pub fn signer(&self) -> Option<ProposerKey> {
+        self.signer
     }
 
     /// The propagation protocol, if any.
@@ -172,6 +191,20 @@ impl NetworkHandle {
                 let _ = self.tx.send(Command::Report(key, valid));
             }
         }
+    }
+
+    /// Sends a sync request to `peer` and waits for its answer (30 s at most).
+    ///
+    /// # Errors
+    /// [`NetError::Request`] when it fails; [`NetError::Stopped`].
+    pub async fn request(
+        &self,
+        peer: PeerId,
+        request: sync::SyncRequest,
+    ) -> Result<sync::SyncResponse, NetError> {
+        let (tx, rx) = oneshot::channel();
+        self.tx.send(Command::Request(peer, request, tx)).map_err(|_| NetError::Stopped)?;
+        rx.await.map_err(|_| NetError::Stopped)?
     }
 
     /// The blocks received from the network (once: the first caller gets the receiver).

@@ -13,6 +13,7 @@ use crate::{
     behaviour::{Behaviour, BehaviourEvent},
     propagation::{self, gossipsub as gs, GossipedBlock, PropagationStats, Protocol},
     shaping::{LinkCounters, Shaped, UploadBucket},
+    sync::{BlockProvider, SyncRequest, SyncResponse},
     NetError, NetworkConfig, NetworkHandle,
 };
 use futures::StreamExt;
@@ -21,7 +22,7 @@ use libp2p::{
     gossipsub::{self, MessageAcceptance, MessageId},
     identify, kad,
     multiaddr::Protocol as Addr,
-    noise,
+    noise, request_response,
     swarm::SwarmEvent,
     tcp, yamux, Multiaddr, PeerId, Swarm, SwarmBuilder,
 };
@@ -47,6 +48,12 @@ pub(crate) enum Command {
     Publish(Vec<u8>, oneshot::Sender<Result<propagation::BlockKey, NetError>>),
     /// The node's verdict on a gossipsub block.
     Report(propagation::BlockKey, bool),
+    /// A sync request to a peer.
+    Request(
+        PeerId,
+        crate::sync::SyncRequest,
+        oneshot::Sender<Result<crate::sync::SyncResponse, NetError>>,
+    ),
     /// Stop the swarm.
     Shutdown(oneshot::Sender<()>),
 }
@@ -153,6 +160,7 @@ pub async fn spawn(config: NetworkConfig) -> Result<NetworkHandle, NetError> {
         stats.clone(),
         counters,
         config.propagation.as_ref().map(|p| p.protocol),
+        config.propagation.as_ref().and_then(|p| p.signer.as_ref()).map(|s| s.public()),
     );
     let task = Task {
         swarm,
@@ -162,6 +170,8 @@ pub async fn spawn(config: NetworkConfig) -> Result<NetworkHandle, NetError> {
         stats,
         propagation: config.propagation,
         pending: HashMap::new(),
+        provider: config.provider,
+        requests: HashMap::new(),
     };
     tokio::spawn(task.run(rx));
     Ok(handle)
@@ -199,6 +209,13 @@ struct Task {
     propagation: Option<propagation::PropagationConfig>,
     /// gossipsub messages delivered to the node and awaiting its verdict: id and source.
     pending: HashMap<propagation::BlockKey, (MessageId, PeerId)>,
+    /// What sync requests are answered from.
+    provider: Option<Arc<dyn crate::sync::BlockProvider>>,
+    /// Sync requests in flight.
+    requests: HashMap<
+        request_response::OutboundRequestId,
+        (PeerId, oneshot::Sender<Result<crate::sync::SyncResponse, NetError>>),
+    >,
 }
 
 impl Task {
@@ -246,7 +263,38 @@ impl Task {
                     }
                 }
             }
+            Command::Request(peer, request, tx) => {
+                let id = self.swarm.behaviour_mut().sync.send_request(&peer, request);
+                self.requests.insert(id, (peer, tx));
+            }
             Command::Shutdown(_) => {}
+        }
+    }
+
+    fn sync_event(&mut self, event: request_response::Event<SyncRequest, SyncResponse>) {
+        match event {
+            request_response::Event::Message { peer, message, .. } => match message {
+                request_response::Message::Request { request, channel, .. } => {
+                    let response = match &self.provider {
+                        Some(provider) => crate::sync::serve(provider.as_ref(), request),
+                        None => crate::sync::serve(&Empty, request),
+                    };
+                    if self.swarm.behaviour_mut().sync.send_response(channel, response).is_err() {
+                        tracing::debug!(target: "net", %peer, "sync answer not sent");
+                    }
+                }
+                request_response::Message::Response { request_id, response } => {
+                    if let Some((_, tx)) = self.requests.remove(&request_id) {
+                        let _ = tx.send(Ok(response));
+                    }
+                }
+            },
+            request_response::Event::OutboundFailure { peer, request_id, error, .. } => {
+                if let Some((_, tx)) = self.requests.remove(&request_id) {
+                    let _ = tx.send(Err(NetError::Request { peer, reason: error.to_string() }));
+                }
+            }
+            _ => {}
         }
     }
 
@@ -315,6 +363,7 @@ impl Task {
                 message_id,
                 message,
             })) => self.gossip_message(propagation_source, message_id, message),
+            SwarmEvent::Behaviour(BehaviourEvent::Sync(event)) => self.sync_event(event),
             _ => {}
         }
     }
@@ -352,5 +401,35 @@ impl Task {
                 self.swarm.behaviour_mut().blocked.block_peer(source);
             }
         }
+    }
+}
+
+/// The provider of a node without a store: every answer is empty.
+#[derive(Debug)]
+struct Empty;
+
+impl BlockProvider for Empty {
+    fn headers(
+        &self,
+        _: alloy_eips::eip1898::HashOrNumber,
+        _: u64,
+        _: u64,
+        _: bool,
+    ) -> Vec<alloy_consensus::Header> {
+        Vec::new()
+    }
+
+    fn bodies(
+        &self,
+        _: &[alloy_primitives::B256],
+    ) -> Vec<alloy_consensus::BlockBody<alloy_consensus::TxEnvelope>> {
+        Vec::new()
+    }
+
+    fn access_lists(
+        &self,
+        _: &[alloy_primitives::B256],
+    ) -> Vec<Option<gigagas_bal::BlockAccessList>> {
+        Vec::new()
     }
 }

@@ -99,6 +99,16 @@ pub struct LinkCounters {
 }
 
 impl LinkCounters {
+    fn read(&self, n: usize) {
+        self.read.fetch_add(n as u64, Relaxed);
+        metrics::counter!("net_link_bytes_total", "direction" => "in").increment(n as u64);
+    }
+
+    fn written(&self, n: usize) {
+        self.written.fetch_add(n as u64, Relaxed);
+        metrics::counter!("net_link_bytes_total", "direction" => "out").increment(n as u64);
+    }
+
     /// `(read, written)` now (bytes).
     pub fn snapshot(&self) -> (u64, u64) {
         (self.read.load(Relaxed), self.written.load(Relaxed))
@@ -173,7 +183,7 @@ impl<S: AsyncRead + Unpin> AsyncRead for Shaped<S> {
         if this.latency.is_zero() && this.jitter.is_zero() {
             let read = Pin::new(&mut this.inner).poll_read(cx, buf);
             if let Poll::Ready(Ok(n)) = &read {
-                this.counters.read.fetch_add(*n as u64, Relaxed);
+                this.counters.read(*n);
             }
             return read;
         }
@@ -183,7 +193,7 @@ impl<S: AsyncRead + Unpin> AsyncRead for Shaped<S> {
             match Pin::new(&mut this.inner).poll_read(cx, &mut scratch) {
                 Poll::Ready(Ok(0)) => this.eof = true,
                 Poll::Ready(Ok(n)) => {
-                    this.counters.read.fetch_add(n as u64, Relaxed);
+                    this.counters.read(n);
                     let at = this.release_time();
                     this.queue.push_back((at, scratch[..n].to_vec(), 0));
                     this.queued += n;
@@ -231,7 +241,7 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Shaped<S> {
         let Some(bucket) = this.bucket.clone() else {
             let written = Pin::new(&mut this.inner).poll_write(cx, buf);
             if let Poll::Ready(Ok(n)) = &written {
-                this.counters.written.fetch_add(*n as u64, Relaxed);
+                this.counters.written(*n);
             }
             return written;
         };
@@ -247,7 +257,7 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Shaped<S> {
                     let written = Pin::new(&mut this.inner).poll_write(cx, &buf[..n]);
                     if let Poll::Ready(Ok(w)) = &written {
                         bucket.take(*w);
-                        this.counters.written.fetch_add(*w as u64, Relaxed);
+                        this.counters.written(*w);
                     }
                     return written;
                 }

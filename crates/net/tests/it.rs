@@ -18,6 +18,7 @@ fn config(bootnodes: Vec<gigagas_net::Multiaddr>) -> NetworkConfig {
         propagation: None,
         degree: 8,
         shaping: Default::default(),
+        provider: None,
     }
 }
 

@@ -84,6 +84,9 @@ pub struct NodeArgs {
     /// The proposer's BLS public key (hex, 48 bytes): blocks signed by it are accepted.
     #[arg(long = "gossip.proposer")]
     pub gossip_proposer: Option<String>,
+    /// With `--dev`: make the first block only once this many peers are connected.
+    #[arg(long = "dev.min-peers", default_value_t = 0)]
+    pub dev_min_peers: usize,
     /// Follow the proposer without a consensus client: every valid gossiped block becomes the
     /// head (a forkchoice update to it).
     #[arg(long = "dev.follow")]
@@ -109,7 +112,8 @@ impl NodeArgs {
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
     }
 
-    /// The network's configuration, `None` with `--disable-network`.
+    /// The network's configuration, `None` with `--disable-network` (sync requests are
+    /// answered from no store: the node sets its own provider).
     ///
     /// # Errors
     /// [`NodeError::Gossip`] for an unknown protocol or a bad key.
@@ -162,6 +166,7 @@ impl NodeArgs {
                 latency: ms(self.net_latency_ms),
                 jitter: ms(self.net_jitter_ms),
             },
+            provider: None,
         }))
     }
 

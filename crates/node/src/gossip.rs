@@ -109,10 +109,14 @@ pub(crate) async fn publish_canonical(
                 }
             };
             let bytes = block.encode();
+            let len = bytes.len();
             let hash = block.block.header.hash_slow();
+            let sent = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64());
             match network.publish(bytes).await {
                 Ok(key) => {
-                    tracing::debug!(target: "net", number, %hash, key = %B256::from(key), "block published")
+                    tracing::info!(target: "net", number, %hash, key = %B256::from(key), bytes = len, sent, "block published")
                 }
                 Err(e) => {
                     tracing::warn!(target: "net", number, %hash, error = %e, "block not published")
@@ -141,7 +145,14 @@ pub(crate) async fn import_gossiped(engine: EngineHandle, network: NetworkHandle
     // Blocks whose parent is unknown, by parent hash.
     let mut orphans: HashMap<B256, Vec<(BlockKey, NetworkBlock)>> = HashMap::new();
     let mut orphan_count = 0usize;
-    while let Some(GossipedBlock { key, payload, .. }) = blocks.recv().await {
+    // Blocks a sync was already tried for (a second SYNCING parks them as orphans).
+    let mut retried: std::collections::HashSet<B256> = Default::default();
+    while let Some(GossipedBlock { key, payload, first_seen, decoded, .. }) = blocks.recv().await {
+        let unix = |t: std::time::SystemTime| {
+            t.duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
+        };
+        tracing::info!(target: "net", key = %B256::from(key), bytes = payload.len(),
+            first_seen = unix(first_seen), decoded = unix(decoded), "block received");
         let block = match NetworkBlock::decode(&payload) {
             Ok(block) => block,
             Err(e) => {
@@ -165,6 +176,20 @@ pub(crate) async fn import_gossiped(engine: EngineHandle, network: NetworkHandle
                         queue.extend(children);
                     }
                 }
+                Ok(PayloadStatus::Syncing) if !retried.contains(&hash) => {
+                    // Fetch the missing ancestors from peers, then try the block again.
+                    retried.insert(hash);
+                    match crate::sync::backfill(&engine, &network, number, follow).await {
+                        Ok(_) => queue.push((key, block)),
+                        Err(e) => {
+                            tracing::warn!(target: "net", number, %hash, error = %e, "sync failed");
+                            if orphan_count < MAX_ORPHANS {
+                                orphan_count += 1;
+                                orphans.entry(parent).or_default().push((key, block));
+                            }
+                        }
+                    }
+                }
                 Ok(PayloadStatus::Syncing) => {
                     if orphan_count < MAX_ORPHANS {
                         orphan_count += 1;
@@ -183,7 +208,8 @@ pub(crate) async fn import_gossiped(engine: EngineHandle, network: NetworkHandle
     }
 }
 
-async fn import(
+/// Validates `block` as a `newPayload`; with `follow`, a valid block becomes the head.
+pub(crate) async fn import(
     engine: &EngineHandle,
     block: NetworkBlock,
     follow: bool,

@@ -88,7 +88,10 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
 
     // The peer-to-peer network (a task on this runtime).
     let network = match args.network()? {
-        Some(config) => Some(gigagas_net::spawn(config).await?),
+        Some(mut config) => {
+            config.provider = Some(Arc::new(crate::sync::StoreProvider(storage.clone())));
+            Some(gigagas_net::spawn(config).await?)
+        }
         None => None,
     };
     // Blocks over the network: the proposer publishes, everyone imports what is gossiped.
@@ -101,6 +104,14 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
             ));
         }
         tokio::spawn(gossip::import_gossiped(engine.clone(), network.clone(), args.dev_follow));
+    }
+    // A payload with an unknown parent (SYNCING) starts a sync from peers.
+    if let Some(network) = &network {
+        tokio::spawn(crate::sync::sync_on_syncing(
+            engine.clone(),
+            network.clone(),
+            args.dev_follow,
+        ));
     }
 
     // The RPC servers: handlers over the store, the engine's handle, the pool and the network.
@@ -123,7 +134,17 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
             safe_lag: 2,
             finalized_lag: 4,
         };
-        Some(tokio::spawn(LocalMiner::new(engine.clone(), config, header.timestamp).run()))
+        let miner = LocalMiner::new(engine.clone(), config, header.timestamp);
+        // A devnet's proposer may wait for its peers, so that no block is made before anyone
+        // can receive it (`--dev.min-peers`).
+        let wait_for = network.clone().filter(|_| args.dev_min_peers > 0);
+        let min_peers = args.dev_min_peers;
+        Some(tokio::spawn(async move {
+            if let Some(network) = wait_for {
+                let _ = network.wait_for_peers(min_peers).await;
+            }
+            miner.run().await
+        }))
     } else {
         None
     };

@@ -12,11 +12,13 @@ mod args;
 mod gossip;
 mod launch;
 mod metrics;
+mod sync;
 
 pub use args::NodeArgs;
 pub use gossip::{NetworkBlock, NetworkBlockError};
 pub use launch::{launch, NodeHandle, DEV_GENESIS};
 pub use metrics::MetricsError;
+pub use sync::SyncError;
 
 use std::path::PathBuf;
 

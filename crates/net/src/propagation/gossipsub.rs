@@ -83,6 +83,11 @@ pub(crate) fn encode(payload: &[u8], signer: &BlockSigner) -> Vec<u8> {
     snap::raw::Encoder::new().compress_vec(&plain).expect("snappy compresses any input")
 }
 
+/// The message for `payload` as the proposer would publish it (fuzzing and tests).
+pub fn sample_message(payload: &[u8], signer: &BlockSigner) -> Vec<u8> {
+    encode(payload, signer)
+}
+
 /// The payload of a message, its signature checked against `proposer`.
 ///
 /// # Errors

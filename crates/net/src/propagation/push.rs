@@ -491,11 +491,9 @@ impl PushEngine {
             if *owed > 0 {
                 self.queue.push_back((key, peer));
             }
-            let body = match &entry.coder {
+            let body = match &mut entry.coder {
                 Coder::Rlnc(b) => b.next_body(&mut self.rng),
-                Coder::Rs(b) => {
-                    b.next_body(entry.exchanged.entry(peer).or_default(), &mut self.rng)
-                }
+                Coder::Rs(b) => b.next_body(entry.exchanged.entry(peer).or_default()),
             };
             if let Some(body) = body {
                 return Some((peer, Frame::Chunk { key, body }.encode()));

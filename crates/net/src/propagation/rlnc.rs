@@ -15,14 +15,26 @@ use gigagas_rlnc::{
 use rand::rngs::StdRng;
 use std::sync::OnceLock;
 
-/// Most scalars per chunk (m): the generators are derived once for this many (≈ 5 MiB of
-/// precomputed tables); a block of more than `N · m · 31` bytes gets more chunks.
+/// Most scalars per chunk (m); a block of more than `N · m · 31` bytes gets more chunks.
 pub const MAX_SCALARS_PER_CHUNK: usize = 4096;
 
-/// The Pedersen generators every node uses (derived once, on first use).
-pub(crate) fn generators() -> &'static Generators {
-    static GENERATORS: OnceLock<Generators> = OnceLock::new();
-    GENERATORS.get_or_init(|| Generators::new(MAX_SCALARS_PER_CHUNK))
+/// The Pedersen generators for chunks of `m` scalars: the first `m.next_power_of_two()`
+/// generators (a commitment costs a multiscalar multiplication over all of a set's generators,
+/// so the set fits the chunk within 2×), derived once per size on first use (13 sizes at most,
+/// ≈ 10 MiB of precomputed tables in all). `None` above [`MAX_SCALARS_PER_CHUNK`].
+pub(crate) fn generators(m: usize) -> Option<&'static Generators> {
+    const SIZES: usize = MAX_SCALARS_PER_CHUNK.trailing_zeros() as usize + 1;
+    static SETS: [OnceLock<Generators>; SIZES] = [const { OnceLock::new() }; SIZES];
+    if m == 0 || m > MAX_SCALARS_PER_CHUNK {
+        return None;
+    }
+    let size = m.next_power_of_two();
+    Some(SETS[size.trailing_zeros() as usize].get_or_init(|| Generators::new(size)))
+}
+
+/// Scalars per chunk of a payload of `len` bytes in `n` chunks (as `Chunks::from_block` packs).
+fn scalars_per_chunk(len: usize, n: usize) -> usize {
+    (len + 8).div_ceil(BYTES_PER_SCALAR).max(1).div_ceil(n)
 }
 
 /// Chunks for a payload of `len` bytes: `chunks`, or more so that m stays within the
@@ -36,7 +48,9 @@ pub(crate) fn chunk_count(len: usize, chunks: usize) -> usize {
 pub(crate) struct RlncBlock {
     key: BlockKey,
     proposer: Option<(Proposer, Vec<u8>)>,
-    receiver: Receiver<'static>,
+    proposer_key: ProposerKey,
+    /// Made by the first message (its m picks the generators).
+    receiver: Option<Receiver<'static>>,
     /// Commitments and signature of the block (from the first valid message), for recoded
     /// messages.
     template: Option<(Vec<curve25519_dalek::ristretto::CompressedRistretto>, [u8; 96])>,
@@ -51,14 +65,17 @@ impl RlncBlock {
         rng: &mut StdRng,
     ) -> Result<(BlockKey, Self), MessageError> {
         let n = chunk_count(payload.len(), chunks);
-        let proposer = Proposer::new(payload, n, generators(), signer.secret())?;
+        let m = scalars_per_chunk(payload.len(), n);
+        let generators = generators(m).ok_or(MessageError::Shape { n, m })?;
+        let proposer = Proposer::new(payload, n, generators, signer.secret())?;
         let first = proposer.message(rng);
         let key = block_id(n, proposer.chunks().m(), &first.commitments);
         let template = Some((first.commitments, first.signature));
         let block = Self {
             key,
             proposer: Some((proposer, payload.to_vec())),
-            receiver: Receiver::new(generators(), signer.public().0),
+            proposer_key: signer.public(),
+            receiver: None,
             template,
         };
         Ok((key, block))
@@ -66,12 +83,7 @@ impl RlncBlock {
 
     /// A relay's state for block `key`, accepting messages signed by `proposer`.
     pub(crate) fn receive_as(key: BlockKey, proposer: ProposerKey) -> Self {
-        Self {
-            key,
-            proposer: None,
-            receiver: Receiver::new(generators(), proposer.0),
-            template: None,
-        }
+        Self { key, proposer: None, proposer_key: proposer, receiver: None, template: None }
     }
 
     /// Checks and keeps one message.
@@ -80,9 +92,9 @@ impl RlncBlock {
             return Ok(Outcome::Useless);
         }
         let (n, m, _) = Message::peek(body)?;
-        if m > MAX_SCALARS_PER_CHUNK {
+        let Some(generators) = generators(m) else {
             return Err(MessageError::Shape { n, m });
-        }
+        };
         if self.template.is_none() {
             // The first message names the block: its commitments must hash to the key.
             let message = Message::decode(body)?;
@@ -93,11 +105,14 @@ impl RlncBlock {
                     found: alloy_primitives::hex::encode(id),
                 });
             }
-            let outcome = self.receiver.receive(body)?;
+            let mut receiver = Receiver::new(generators, self.proposer_key.0);
+            let outcome = receiver.receive(body)?;
+            self.receiver = Some(receiver);
             self.template = Some((message.commitments, message.signature));
             return Ok(self.outcome(outcome));
         }
-        let outcome = self.receiver.receive(body)?;
+        let Some(receiver) = self.receiver.as_mut() else { return Ok(Outcome::Useless) };
+        let outcome = receiver.receive(body)?;
         Ok(self.outcome(outcome))
     }
 
@@ -116,14 +131,15 @@ impl RlncBlock {
             return Some(proposer.message(rng).encode());
         }
         let (commitments, signature) = self.template.as_ref()?;
-        let held: Vec<_> = self.receiver.decoder()?.held().cloned().collect();
+        let held: Vec<_> = self.receiver.as_ref()?.decoder()?.held().cloned().collect();
         let chunk = recode(&held, rng).ok()?;
         Some(Message { chunk, commitments: commitments.clone(), signature: *signature }.encode())
     }
 
     /// Whether the block is known in full.
     pub(crate) fn is_decoded(&self) -> bool {
-        self.proposer.is_some() || self.receiver.decoder().is_some_and(|d| d.is_complete())
+        self.proposer.is_some()
+            || self.receiver.as_ref().and_then(Receiver::decoder).is_some_and(|d| d.is_complete())
     }
 
     /// The payload, once decoded.
@@ -134,6 +150,15 @@ impl RlncBlock {
         if let Some((_, payload)) = &self.proposer {
             return Ok(Some(payload.clone()));
         }
-        self.receiver.block()
+        self.receiver.as_ref().map_or(Ok(None), Receiver::block)
     }
+}
+
+/// A few messages of `payload` coded into `chunks` chunks (fuzzing and tests).
+pub fn sample_messages(payload: &[u8], chunks: usize, signer: &BlockSigner) -> Vec<Vec<u8>> {
+    let mut rng = <StdRng as rand::SeedableRng>::seed_from_u64(1);
+    let Ok((_, block)) = RlncBlock::propose(payload, chunks, signer, &mut rng) else {
+        return Vec::new();
+    };
+    (0..chunks).filter_map(|_| block.next_body(&mut rng)).collect()
 }

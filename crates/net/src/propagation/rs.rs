@@ -17,7 +17,6 @@
 //! the leaf count padded to a power of two with zero hashes.
 
 use super::{push::Outcome, BlockKey, BlockSigner, ProposerKey};
-use rand::{rngs::StdRng, seq::IteratorRandom};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashSet};
 
@@ -179,6 +178,10 @@ pub(crate) struct RsBlock {
     shape: Option<(Shape, [u8; 96])>,
     /// Shards held by index, with their proofs (forwarded as received until decoding).
     held: BTreeMap<usize, (Vec<u8>, Vec<[u8; 32]>)>,
+    /// Shard indices in the order they arrived.
+    arrival: Vec<usize>,
+    /// Where the round over all shards goes on (proposer, decoded nodes).
+    cursor: usize,
     /// Once decoded (or on the proposer): all shards, the tree, the payload.
     full: Option<(Vec<Vec<u8>>, Vec<Vec<[u8; 32]>>, Vec<u8>)>,
 }
@@ -202,6 +205,8 @@ impl RsBlock {
             proposer: signer.public(),
             shape: Some((shape, signature)),
             held: BTreeMap::new(),
+            arrival: Vec::new(),
+            cursor: 0,
             full: Some((shards, levels, payload.to_vec())),
         };
         Ok((key, block))
@@ -209,7 +214,15 @@ impl RsBlock {
 
     /// A relay's state for block `key`, accepting shards signed by `proposer`.
     pub(crate) fn receive_as(key: BlockKey, proposer: ProposerKey) -> Self {
-        Self { key, proposer, shape: None, held: BTreeMap::new(), full: None }
+        Self {
+            key,
+            proposer,
+            shape: None,
+            held: BTreeMap::new(),
+            arrival: Vec::new(),
+            cursor: 0,
+            full: None,
+        }
     }
 
     /// Checks and keeps one shard message.
@@ -238,6 +251,7 @@ impl RsBlock {
             return Err(RsError::Forged(index));
         }
         self.held.insert(index, (shard.to_vec(), proof));
+        self.arrival.push(index);
         if self.held.len() < shape.k {
             return Ok(Outcome::Useful);
         }
@@ -279,17 +293,21 @@ impl RsBlock {
 
     /// A shard this node holds and has not exchanged with the peer yet (`exchanged` is updated);
     /// `None` when there is none.
-    pub(crate) fn next_body(
-        &self,
-        exchanged: &mut HashSet<usize>,
-        rng: &mut StdRng,
-    ) -> Option<Vec<u8>> {
+    pub(crate) fn next_body(&mut self, exchanged: &mut HashSet<usize>) -> Option<Vec<u8>> {
         let (shape, signature) = self.shape.as_ref()?;
         let index = match &self.full {
+            // The proposer (or a node that decoded) goes round the shards, across all peers,
+            // so that its first 2K sends carry every shard once.
             Some((shards, _, _)) => {
-                (0..shards.len()).filter(|i| !exchanged.contains(i)).choose(rng)?
+                let total = shards.len();
+                let index = (0..total)
+                    .map(|i| (self.cursor + i) % total)
+                    .find(|i| !exchanged.contains(i))?;
+                self.cursor = index + 1;
+                index
             }
-            None => self.held.keys().copied().filter(|i| !exchanged.contains(i)).choose(rng)?,
+            // A relay forwards the newest shard it holds that the peer lacks.
+            None => self.arrival.iter().rev().copied().find(|i| !exchanged.contains(i))?,
         };
         exchanged.insert(index);
         Some(match &self.full {
@@ -344,6 +362,14 @@ fn message(
 }
 
 type Parsed<'a> = (Shape, [u8; 96], usize, Vec<[u8; 32]>, &'a [u8]);
+
+/// Every message of `payload` coded into `chunks` original shards (fuzzing and tests; empty
+/// when reed-solomon-simd refuses the shape).
+pub fn sample_messages(payload: &[u8], chunks: usize, signer: &BlockSigner) -> Vec<Vec<u8>> {
+    let Ok((_, mut block)) = RsBlock::propose(payload, chunks, signer) else { return Vec::new() };
+    let mut exchanged = HashSet::new();
+    std::iter::from_fn(|| block.next_body(&mut exchanged)).collect()
+}
 
 /// Checks a message's shape and bounds (what a relay does before any hashing) and returns
 /// the shard index it carries.

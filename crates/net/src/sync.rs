@@ -1,0 +1,310 @@
+//! Block sync by request/response (libp2p request-response on `/gigagas/sync/1`), mirroring
+//! devp2p eth/69's `GetBlockHeaders` / `GetBlockBodies` and EIP-8159's `GetBlockAccessLists`:
+//! headers by number or hash (with skip and direction), bodies and BALs by block hash.
+//!
+//! Wire: `length u32 LE ‖ message id u8 ‖ RLP payload`, the ids and payloads of eth/69
+//! (GetBlockHeaders 0x03 `[start, limit, skip, reverse]`, BlockHeaders 0x04, GetBlockBodies
+//! 0x05 `[hash, …]`, BlockBodies 0x06) and EIP-8159 (GetBlockAccessLists 0x12 `[hash, …]`,
+//! BlockAccessLists 0x13, an unavailable BAL as an empty list); no request ids (the
+//! request-response stream pairs them). A node serves from its store through a
+//! [`BlockProvider`]; limits cap every answer ([`MAX_HEADERS`], [`MAX_BODIES`]).
+
+use alloy_consensus::{BlockBody, Header, TxEnvelope};
+use alloy_eips::eip1898::HashOrNumber;
+use alloy_primitives::B256;
+use alloy_rlp::{Decodable, Encodable};
+use futures::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use gigagas_bal::BlockAccessList;
+use libp2p::StreamProtocol;
+use std::io;
+
+/// The protocol.
+pub const SYNC_PROTOCOL: StreamProtocol = StreamProtocol::new("/gigagas/sync/1");
+/// Most headers one answer carries.
+pub const MAX_HEADERS: u64 = 1024;
+/// Most bodies (and BALs) one answer carries.
+pub const MAX_BODIES: usize = 256;
+/// Largest message (bytes).
+pub const MAX_MESSAGE_BYTES: usize = 32 << 20;
+
+const GET_BLOCK_HEADERS: u8 = 0x03;
+const BLOCK_HEADERS: u8 = 0x04;
+const GET_BLOCK_BODIES: u8 = 0x05;
+const BLOCK_BODIES: u8 = 0x06;
+const GET_BLOCK_ACCESS_LISTS: u8 = 0x12;
+const BLOCK_ACCESS_LISTS: u8 = 0x13;
+
+/// A sync request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SyncRequest {
+    /// eth/69 `GetBlockHeaders`: `limit` headers from `start`, every `skip + 1`-th, towards
+    /// lower numbers when `reverse`.
+    GetBlockHeaders {
+        /// First block.
+        start: HashOrNumber,
+        /// Headers at most.
+        limit: u64,
+        /// Blocks skipped between two headers.
+        skip: u64,
+        /// Descending.
+        reverse: bool,
+    },
+    /// eth/69 `GetBlockBodies`: the bodies of these blocks.
+    GetBlockBodies(Vec<B256>),
+    /// EIP-8159 `GetBlockAccessLists`: the BALs of these blocks.
+    GetBlockAccessLists(Vec<B256>),
+}
+
+/// A sync answer (a prefix of what was asked: a peer may stop at what it has or the limits).
+#[derive(Debug, Clone, PartialEq)]
+pub enum SyncResponse {
+    /// eth/69 `BlockHeaders`.
+    BlockHeaders(Vec<Header>),
+    /// eth/69 `BlockBodies`.
+    BlockBodies(Vec<BlockBody<TxEnvelope>>),
+    /// EIP-8159 `BlockAccessLists` (`None`: not available).
+    BlockAccessLists(Vec<Option<BlockAccessList>>),
+}
+
+/// What a node serves sync requests from (its store). Errors are the provider's to log: an
+/// answer is then shorter.
+pub trait BlockProvider: std::fmt::Debug + Send + Sync + 'static {
+    /// Canonical headers as [`SyncRequest::GetBlockHeaders`] asks, at most `limit`.
+    fn headers(&self, start: HashOrNumber, limit: u64, skip: u64, reverse: bool) -> Vec<Header>;
+    /// Bodies of the blocks with these hashes, stopping at the first unknown one.
+    fn bodies(&self, hashes: &[B256]) -> Vec<BlockBody<TxEnvelope>>;
+    /// BALs of the blocks with these hashes (`None` where not available).
+    fn access_lists(&self, hashes: &[B256]) -> Vec<Option<BlockAccessList>>;
+}
+
+impl SyncRequest {
+    /// `id ‖ RLP`.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        match self {
+            Self::GetBlockHeaders { start, limit, skip, reverse } => {
+                out.push(GET_BLOCK_HEADERS);
+                let payload_length =
+                    start.length() + limit.length() + skip.length() + reverse.length();
+                alloy_rlp::Header { list: true, payload_length }.encode(&mut out);
+                start.encode(&mut out);
+                limit.encode(&mut out);
+                skip.encode(&mut out);
+                reverse.encode(&mut out);
+            }
+            Self::GetBlockBodies(hashes) => {
+                out.push(GET_BLOCK_BODIES);
+                hashes.encode(&mut out);
+            }
+            Self::GetBlockAccessLists(hashes) => {
+                out.push(GET_BLOCK_ACCESS_LISTS);
+                hashes.encode(&mut out);
+            }
+        }
+        out
+    }
+
+    /// Parses `id ‖ RLP`.
+    ///
+    /// # Errors
+    /// [`alloy_rlp::Error`] for a malformed message; never panics.
+    pub fn decode(bytes: &[u8]) -> Result<Self, alloy_rlp::Error> {
+        let (&id, mut rest) = bytes.split_first().ok_or(alloy_rlp::Error::InputTooShort)?;
+        let request = match id {
+            GET_BLOCK_HEADERS => {
+                let header = alloy_rlp::Header::decode(&mut rest)?;
+                if !header.list || header.payload_length != rest.len() {
+                    return Err(alloy_rlp::Error::UnexpectedLength);
+                }
+                Self::GetBlockHeaders {
+                    start: HashOrNumber::decode(&mut rest)?,
+                    limit: u64::decode(&mut rest)?,
+                    skip: u64::decode(&mut rest)?,
+                    reverse: bool::decode(&mut rest)?,
+                }
+            }
+            GET_BLOCK_BODIES => Self::GetBlockBodies(Vec::decode(&mut rest)?),
+            GET_BLOCK_ACCESS_LISTS => Self::GetBlockAccessLists(Vec::decode(&mut rest)?),
+            _ => return Err(alloy_rlp::Error::Custom("unknown sync request id")),
+        };
+        if !rest.is_empty() {
+            return Err(alloy_rlp::Error::UnexpectedLength);
+        }
+        Ok(request)
+    }
+}
+
+impl SyncResponse {
+    /// `id ‖ RLP`.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        match self {
+            Self::BlockHeaders(headers) => {
+                out.push(BLOCK_HEADERS);
+                headers.encode(&mut out);
+            }
+            Self::BlockBodies(bodies) => {
+                out.push(BLOCK_BODIES);
+                bodies.encode(&mut out);
+            }
+            Self::BlockAccessLists(bals) => {
+                out.push(BLOCK_ACCESS_LISTS);
+                let empty = BlockAccessList::new();
+                let lists: Vec<&BlockAccessList> =
+                    bals.iter().map(|b| b.as_ref().unwrap_or(&empty)).collect();
+                lists.encode(&mut out);
+            }
+        }
+        out
+    }
+
+    /// Parses `id ‖ RLP`.
+    ///
+    /// # Errors
+    /// [`alloy_rlp::Error`] for a malformed message; never panics.
+    pub fn decode(bytes: &[u8]) -> Result<Self, alloy_rlp::Error> {
+        let (&id, mut rest) = bytes.split_first().ok_or(alloy_rlp::Error::InputTooShort)?;
+        let response = match id {
+            BLOCK_HEADERS => Self::BlockHeaders(Vec::decode(&mut rest)?),
+            BLOCK_BODIES => Self::BlockBodies(Vec::decode(&mut rest)?),
+            BLOCK_ACCESS_LISTS => Self::BlockAccessLists(
+                Vec::<BlockAccessList>::decode(&mut rest)?
+                    .into_iter()
+                    .map(|b| (!b.is_empty()).then_some(b))
+                    .collect(),
+            ),
+            _ => return Err(alloy_rlp::Error::Custom("unknown sync response id")),
+        };
+        if !rest.is_empty() {
+            return Err(alloy_rlp::Error::UnexpectedLength);
+        }
+        Ok(response)
+    }
+}
+
+/// Answers a request from `provider`, within the limits.
+pub(crate) fn serve(provider: &dyn BlockProvider, request: SyncRequest) -> SyncResponse {
+    match request {
+        SyncRequest::GetBlockHeaders { start, limit, skip, reverse } => SyncResponse::BlockHeaders(
+            provider.headers(start, limit.min(MAX_HEADERS), skip, reverse),
+        ),
+        SyncRequest::GetBlockBodies(hashes) => {
+            SyncResponse::BlockBodies(provider.bodies(&hashes[..hashes.len().min(MAX_BODIES)]))
+        }
+        SyncRequest::GetBlockAccessLists(hashes) => SyncResponse::BlockAccessLists(
+            provider.access_lists(&hashes[..hashes.len().min(MAX_BODIES)]),
+        ),
+    }
+}
+
+/// The request-response codec: length-prefixed `id ‖ RLP` messages.
+#[derive(Debug, Clone, Default)]
+pub struct SyncCodec;
+
+async fn read_message<T: AsyncRead + Unpin + Send>(io: &mut T) -> io::Result<Vec<u8>> {
+    let mut len = [0u8; 4];
+    io.read_exact(&mut len).await?;
+    let len = u32::from_le_bytes(len) as usize;
+    if len > MAX_MESSAGE_BYTES {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("sync message of {len} bytes"),
+        ));
+    }
+    let mut bytes = vec![0u8; len];
+    io.read_exact(&mut bytes).await?;
+    Ok(bytes)
+}
+
+async fn write_message<T: AsyncWrite + Unpin + Send>(io: &mut T, bytes: &[u8]) -> io::Result<()> {
+    io.write_all(&(bytes.len() as u32).to_le_bytes()).await?;
+    io.write_all(bytes).await?;
+    io.close().await
+}
+
+fn invalid(e: alloy_rlp::Error) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, e.to_string())
+}
+
+impl libp2p::request_response::Codec for SyncCodec {
+    type Protocol = StreamProtocol;
+    type Request = SyncRequest;
+    type Response = SyncResponse;
+
+    async fn read_request<T: AsyncRead + Unpin + Send>(
+        &mut self,
+        _: &StreamProtocol,
+        io: &mut T,
+    ) -> io::Result<SyncRequest> {
+        SyncRequest::decode(&read_message(io).await?).map_err(invalid)
+    }
+
+    async fn read_response<T: AsyncRead + Unpin + Send>(
+        &mut self,
+        _: &StreamProtocol,
+        io: &mut T,
+    ) -> io::Result<SyncResponse> {
+        SyncResponse::decode(&read_message(io).await?).map_err(invalid)
+    }
+
+    async fn write_request<T: AsyncWrite + Unpin + Send>(
+        &mut self,
+        _: &StreamProtocol,
+        io: &mut T,
+        request: SyncRequest,
+    ) -> io::Result<()> {
+        write_message(io, &request.encode()).await
+    }
+
+    async fn write_response<T: AsyncWrite + Unpin + Send>(
+        &mut self,
+        _: &StreamProtocol,
+        io: &mut T,
+        response: SyncResponse,
+    ) -> io::Result<()> {
+        write_message(io, &response.encode()).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_round_trip_and_garbage_is_an_error() {
+        let requests = [
+            SyncRequest::GetBlockHeaders {
+                start: HashOrNumber::Number(7),
+                limit: 5,
+                skip: 0,
+                reverse: false,
+            },
+            SyncRequest::GetBlockHeaders {
+                start: HashOrNumber::Hash(B256::repeat_byte(1)),
+                limit: 1,
+                skip: 2,
+                reverse: true,
+            },
+            SyncRequest::GetBlockBodies(vec![B256::repeat_byte(2), B256::repeat_byte(3)]),
+            SyncRequest::GetBlockAccessLists(vec![B256::repeat_byte(4)]),
+        ];
+        for r in requests {
+            assert_eq!(SyncRequest::decode(&r.encode()).unwrap(), r);
+        }
+        let responses = [
+            SyncResponse::BlockHeaders(vec![
+                Header::default(),
+                Header { number: 3, ..Default::default() },
+            ]),
+            SyncResponse::BlockBodies(vec![BlockBody::default()]),
+            SyncResponse::BlockAccessLists(vec![None]),
+        ];
+        for r in responses {
+            assert_eq!(SyncResponse::decode(&r.encode()).unwrap(), r);
+        }
+        assert!(SyncRequest::decode(&[]).is_err());
+        assert!(SyncRequest::decode(&[0x03, 0xc0]).is_err());
+        assert!(SyncRequest::decode(&[0x77, 0xc0]).is_err());
+        assert!(SyncResponse::decode(&[0x04, 0xc1]).is_err());
+    }
+}

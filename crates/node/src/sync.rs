@@ -1,0 +1,259 @@
+//! Sync in the node: the store serves peers' requests ([`StoreProvider`]), and a node whose
+//! gossiped (or Engine API) block has an unknown parent fetches the missing ancestors from its
+//! peers — headers by number, then bodies and BALs by hash — checks each answer against the
+//! headers (a peer's wrong answer is the peer's fault, never a verdict on the block), and
+//! imports them in order through the engine as `newPayload`s (the parallel executor runs with
+//! the peers' BALs, checked against the header's BAL hash first), making each the head with
+//! `--dev.follow`.
+
+use crate::gossip::NetworkBlock;
+use alloy_consensus::{
+    proofs::{calculate_ommers_root, calculate_transaction_root, calculate_withdrawals_root},
+    Block, BlockBody, Header, TxEnvelope,
+};
+use alloy_eips::eip1898::HashOrNumber;
+use alloy_primitives::B256;
+use gigagas_bal::BlockAccessList;
+use gigagas_engine::{EngineError, EngineHandle, PayloadStatus};
+use gigagas_net::{
+    sync::{BlockProvider, SyncRequest, SyncResponse},
+    NetError, NetworkHandle, PeerId,
+};
+use gigagas_storage::Storage;
+use std::{sync::Arc, time::Instant};
+
+/// Headers asked per request while syncing.
+const HEADERS_PER_REQUEST: u64 = 128;
+
+/// Serves sync requests from the store (canonical blocks).
+#[derive(Debug)]
+pub(crate) struct StoreProvider(pub(crate) Arc<Storage>);
+
+impl StoreProvider {
+    fn number(&self, hash: &B256) -> Option<u64> {
+        self.0.block_number(hash).ok().flatten()
+    }
+}
+
+impl BlockProvider for StoreProvider {
+    fn headers(&self, start: HashOrNumber, limit: u64, skip: u64, reverse: bool) -> Vec<Header> {
+        let Some(mut number) = (match start {
+            HashOrNumber::Number(n) => Some(n),
+            HashOrNumber::Hash(h) => self.number(&h),
+        }) else {
+            return Vec::new();
+        };
+        let step = skip.saturating_add(1);
+        let mut out = Vec::new();
+        while (out.len() as u64) < limit {
+            match self.0.header(number) {
+                Ok(Some(header)) => out.push(header),
+                Ok(None) => break,
+                Err(e) => {
+                    tracing::warn!(target: "net", number, error = %e, "cannot serve a header");
+                    break;
+                }
+            }
+            number = match if reverse { number.checked_sub(step) } else { number.checked_add(step) }
+            {
+                Some(n) => n,
+                None => break,
+            };
+        }
+        out
+    }
+
+    fn bodies(&self, hashes: &[B256]) -> Vec<BlockBody<TxEnvelope>> {
+        hashes
+            .iter()
+            .map_while(|h| self.number(h).and_then(|n| self.0.body(n).ok().flatten()))
+            .collect()
+    }
+
+    fn access_lists(&self, hashes: &[B256]) -> Vec<Option<BlockAccessList>> {
+        hashes.iter().map(|h| self.number(h).and_then(|n| self.0.bal(n).ok().flatten())).collect()
+    }
+}
+
+/// Why sync stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    /// No peer answered.
+    #[error("no peer to sync from")]
+    NoPeers,
+    /// A request failed.
+    #[error(transparent)]
+    Network(#[from] NetError),
+    /// A peer's answer does not fit what was asked (wrong chain, body not matching its header).
+    #[error("peer {peer}: {reason}")]
+    BadAnswer {
+        /// The peer.
+        peer: PeerId,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The engine failed (internal).
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// The engine still lacks a synced block's parent.
+    #[error("block {number} {hash}: parent still unknown after sync")]
+    Stuck {
+        /// Number.
+        number: u64,
+        /// Hash.
+        hash: B256,
+    },
+    /// A synced block is INVALID.
+    #[error("block {number} {hash} is INVALID: {reason}")]
+    Invalid {
+        /// Number.
+        number: u64,
+        /// Hash.
+        hash: B256,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// Fetches and imports the blocks between the engine's head and `target_number` (exclusive):
+/// the ancestors of a block whose parent is unknown. Returns the blocks imported.
+///
+/// # Errors
+/// [`SyncError`]; blocks imported before the error stay imported.
+pub(crate) async fn backfill(
+    engine: &EngineHandle,
+    network: &NetworkHandle,
+    target_number: u64,
+    follow: bool,
+) -> Result<u64, SyncError> {
+    let start = Instant::now();
+    let mut imported = 0u64;
+    let mut failures = 0usize;
+    // The last block imported (the blocks stay in the engine's tree until a forkchoice update
+    // makes them canonical: with `--dev.follow` at once, else when the consensus client says).
+    let (mut head, mut head_hash) = engine.forkchoice().head;
+    loop {
+        if head + 1 >= target_number {
+            break;
+        }
+        let peers: Vec<PeerId> = network.peers().into_iter().collect();
+        if peers.is_empty() || failures >= 3 * peers.len().max(1) {
+            return Err(SyncError::NoPeers);
+        }
+        let peer = peers[(head as usize + failures) % peers.len()];
+        let count = (target_number - 1 - head).min(HEADERS_PER_REQUEST);
+        match fetch(network, peer, head + 1, head_hash, count).await {
+            Ok(blocks) if !blocks.is_empty() => {
+                failures = 0;
+                for block in blocks {
+                    let (number, hash) =
+                        (block.block.header.number, block.block.header.hash_slow());
+                    import(engine, block, follow).await?;
+                    (head, head_hash) = (number, hash);
+                    imported += 1;
+                }
+            }
+            Ok(_) => failures += 1,
+            Err(e) => {
+                tracing::debug!(target: "net", %peer, error = %e, "sync request failed");
+                failures += 1;
+            }
+        }
+    }
+    if imported > 0 {
+        let seconds = start.elapsed().as_secs_f64();
+        metrics::counter!("net_sync_blocks_total").increment(imported);
+        tracing::info!(target: "net", imported, seconds, blocks_per_second = imported as f64 / seconds.max(1e-9), "synced");
+    }
+    Ok(imported)
+}
+
+/// Up to `count` blocks from `first` on, from `peer`, each checked against its header and the
+/// chain checked to start on `parent`.
+async fn fetch(
+    network: &NetworkHandle,
+    peer: PeerId,
+    first: u64,
+    parent: B256,
+    count: u64,
+) -> Result<Vec<NetworkBlock>, SyncError> {
+    let bad = |reason: String| SyncError::BadAnswer { peer, reason };
+    let request = SyncRequest::GetBlockHeaders {
+        start: HashOrNumber::Number(first),
+        limit: count,
+        skip: 0,
+        reverse: false,
+    };
+    let SyncResponse::BlockHeaders(headers) = network.request(peer, request).await? else {
+        return Err(bad("answered headers with another message".into()));
+    };
+    let mut expected_parent = parent;
+    let mut hashes = Vec::with_capacity(headers.len());
+    for (i, header) in headers.iter().enumerate() {
+        if header.number != first + i as u64 || header.parent_hash != expected_parent {
+            return Err(bad(format!("header {} does not extend the chain", header.number)));
+        }
+        expected_parent = header.hash_slow();
+        hashes.push(expected_parent);
+    }
+    let mut bodies = Vec::with_capacity(hashes.len());
+    while bodies.len() < hashes.len() {
+        let SyncResponse::BlockBodies(more) = network
+            .request(peer, SyncRequest::GetBlockBodies(hashes[bodies.len()..].to_vec()))
+            .await?
+        else {
+            return Err(bad("answered bodies with another message".into()));
+        };
+        if more.is_empty() {
+            break;
+        }
+        bodies.extend(more);
+    }
+    let bals = match network.request(peer, SyncRequest::GetBlockAccessLists(hashes.clone())).await?
+    {
+        SyncResponse::BlockAccessLists(bals) => bals,
+        _ => return Err(bad("answered BALs with another message".into())),
+    };
+    let mut blocks = Vec::with_capacity(bodies.len());
+    for (i, (header, body)) in headers.into_iter().zip(bodies).enumerate() {
+        if calculate_transaction_root(&body.transactions) != header.transactions_root
+            || calculate_ommers_root(&body.ommers) != header.ommers_hash
+            || body.withdrawals.as_ref().map(|w| calculate_withdrawals_root(w))
+                != header.withdrawals_root
+        {
+            return Err(bad(format!("body of block {} does not match its header", header.number)));
+        }
+        // A BAL whose hash is not the header's is dropped (the block then runs sequentially);
+        // before Amsterdam there is no hash to check and the executor validates the hints.
+        let bal = bals.get(i).cloned().flatten().filter(|bal| {
+            header
+                .block_access_list_hash
+                .is_none_or(|h| gigagas_bal::compute_block_access_list_hash(bal) == h)
+        });
+        blocks.push(NetworkBlock { block: Block { header, body }, bal });
+    }
+    Ok(blocks)
+}
+
+async fn import(engine: &EngineHandle, block: NetworkBlock, follow: bool) -> Result<(), SyncError> {
+    let number = block.block.header.number;
+    let hash = block.block.header.hash_slow();
+    match crate::gossip::import(engine, block, follow).await? {
+        PayloadStatus::Valid(_) => Ok(()),
+        PayloadStatus::Invalid { reason, .. } => Err(SyncError::Invalid { number, hash, reason }),
+        PayloadStatus::Syncing => Err(SyncError::Stuck { number, hash }),
+    }
+}
+
+/// Syncs whenever the engine answers a payload SYNCING (a consensus client sent a block whose
+/// parent this node lacks): fetches the ancestors and the block itself from peers, so that the
+/// consensus client's next `newPayload` / `forkchoiceUpdated` finds them.
+pub(crate) async fn sync_on_syncing(engine: EngineHandle, network: NetworkHandle, follow: bool) {
+    let mut syncing = engine.subscribe_syncing();
+    while syncing.changed().await.is_ok() {
+        let Some((number, hash)) = *syncing.borrow_and_update() else { continue };
+        if let Err(e) = backfill(&engine, &network, number + 1, follow).await {
+            tracing::warn!(target: "net", number, %hash, error = %e, "sync for a SYNCING payload failed");
+        }
+    }
+}
