@@ -53,7 +53,7 @@ devnet-net: build devnet-deps ## Multi-process devnet on loopback: a proposer an
 	$(VENV)/bin/python testing/devnet_net.py --gigagas $(GIGAGAS) --nodes $(or $(NODES),16) --blocks 10 --upload-mbit 25 --latency-ms 50 --jitter-ms 20 $(NET_ARGS)
 
 fuzz-net: deps ## The decoders of everything a peer sends (frames, RLNC and RS chunks, gossipsub messages, sync messages), 1,000,000 random and mutated inputs each: no panic
-	FUZZ_ITERATIONS=1000000 $(CARGO) test --release -p gigagas-net --test fuzz -- --nocapture
+	FUZZ_ITERATIONS=1000000 $(CARGO) test --release --workspace --test it -- fuzz --nocapture
 
 test-fixtures: build ## Conformance suites through the pipeline (ethereum/tests, execution-apis chain, EEST Amsterdam); tables in docs/conformance.md
 	$(GIGAGAS_BENCH) test-fixtures $(SHARED)/data/ethereum-tests/BlockchainTests

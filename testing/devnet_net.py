@@ -115,7 +115,15 @@ def run_protocol(args, protocol):
                     s.send(proposer, contract, gas=60_000)
                 s.send(proposer, to_checksum_address("0x" + os.urandom(20).hex()), value=1)
                 sent += 2 if contract else 1
-            time.sleep(args.block_time / 2)
+            # Large blocks: transactions carrying random (incompressible) calldata; gas is the
+            # EIP-7623 floor, 40 per non-zero byte.
+            for j in range(args.calldata_txs):
+                data = os.urandom(args.calldata_kb * 1024)
+                s = senders[j % len(senders)]
+                s.send(proposer, to_checksum_address("0x" + os.urandom(20).hex()),
+                       data="0x" + data.hex(), gas=21_000 + 40 * len(data) + 10_000)
+                sent += 1
+            time.sleep(args.block_time if args.calldata_txs else args.block_time / 2)
         if args.late_joiner:
             # A node from scratch, after the fact: it must reach the head by itself.
             nodes.append(Node(args.gigagas, os.path.join(work, "late"), follow_args))
@@ -206,6 +214,10 @@ def main():
     p.add_argument("--upload-mbit", type=float, default=0)
     p.add_argument("--latency-ms", type=float, default=0)
     p.add_argument("--jitter-ms", type=float, default=0)
+    p.add_argument("--calldata-kb", type=int, default=100,
+                   help="size of each large transaction's calldata (KiB)")
+    p.add_argument("--calldata-txs", type=int, default=0,
+                   help="large transactions sent per block time (block size ≈ this × --calldata-kb)")
     p.add_argument("--no-restart", dest="restart", action="store_false",
                    help="do not kill -9 and restart a follower mid-run")
     p.add_argument("--no-late-joiner", dest="late_joiner", action="store_false",

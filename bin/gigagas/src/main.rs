@@ -25,7 +25,7 @@ enum Command {
     /// Run a node: the datadir's chain over JSON-RPC (`--http.addr/.port`, 8545) and the Engine
     /// API with JWT (`--authrpc.addr/.port/.jwtsecret`, 8551; `DATADIR/jwt.hex` generated when
     /// none is given). Initializes an empty datadir from `--chain GENESIS.json`.
-    Node(gigagas_node::NodeArgs),
+    Node(Box<gigagas_node::NodeArgs>),
     /// Create a datadir (RocksDB) from a geth-format genesis file: state, trie nodes of the
     /// genesis state root, block 0.
     Init(import::InitArgs),
@@ -48,7 +48,7 @@ fn main() -> ExitCode {
         .init();
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Node(args) => node::run(args),
+        Command::Node(args) => node::run(*args),
         Command::Init(args) => import::init(args),
         Command::Import(args) => import::import(args),
         Command::Db(args) => db::run(args),

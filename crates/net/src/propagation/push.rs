@@ -202,21 +202,20 @@ async fn write_frames(
     let mut streams: HashMap<PeerId, Stream> = HashMap::new();
     while let Some((peer, frame)) = rx.recv().await {
         tracing::trace!(target: "net::push", %peer, len = frame.len(), "uplink frame");
-        if !streams.contains_key(&peer) {
-            match tokio::time::timeout(OPEN_TIMEOUT, control.open_stream(peer, protocol.clone()))
-                .await
-            {
-                Ok(Ok(stream)) => {
-                    streams.insert(peer, stream);
+        let stream = match streams.entry(peer) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                let open = control.open_stream(peer, protocol.clone());
+                match tokio::time::timeout(OPEN_TIMEOUT, open).await {
+                    Ok(Ok(stream)) => slot.insert(stream),
+                    Ok(Err(e)) => {
+                        tracing::debug!(target: "net", %peer, error = %e, "cannot open a chunk stream");
+                        continue;
+                    }
+                    Err(_) => continue,
                 }
-                Ok(Err(e)) => {
-                    tracing::debug!(target: "net", %peer, error = %e, "cannot open a chunk stream");
-                    continue;
-                }
-                Err(_) => continue,
             }
-        }
-        let stream = streams.get_mut(&peer).expect("inserted above");
+        };
         let mut bytes = Vec::with_capacity(4 + frame.len());
         bytes.extend_from_slice(&(frame.len() as u32).to_le_bytes());
         bytes.extend_from_slice(&frame);

@@ -144,7 +144,7 @@ fn verify(root: &[u8; 32], index: usize, shard: &[u8], proof: &[[u8; 32]]) -> bo
     let mut node = leaf(index, shard);
     let mut i = index;
     for sibling in proof {
-        node = if i % 2 == 0 { inner(&node, sibling) } else { inner(sibling, &node) };
+        node = if i.is_multiple_of(2) { inner(&node, sibling) } else { inner(sibling, &node) };
         i /= 2;
     }
     node == *root
@@ -171,6 +171,9 @@ fn shard_count(len: usize, chunks: usize) -> usize {
     chunks.max((len + 8).div_ceil(MAX_SHARD_BYTES)).clamp(1, MAX_SHARDS)
 }
 
+/// A block known in full: all 2K shards, the Merkle tree's levels, the payload.
+type Full = (Vec<Vec<u8>>, Vec<Vec<[u8; 32]>>, Vec<u8>);
+
 /// One block's Reed-Solomon state, on the proposer or on a relay.
 pub(crate) struct RsBlock {
     key: BlockKey,
@@ -183,7 +186,7 @@ pub(crate) struct RsBlock {
     /// Where the round over all shards goes on (proposer, decoded nodes).
     cursor: usize,
     /// Once decoded (or on the proposer): all shards, the tree, the payload.
-    full: Option<(Vec<Vec<u8>>, Vec<Vec<[u8; 32]>>, Vec<u8>)>,
+    full: Option<Full>,
 }
 
 impl RsBlock {
@@ -396,7 +399,7 @@ fn parse(body: &[u8]) -> Result<Parsed<'_>, RsError> {
         || k > MAX_SHARDS
         || r > MAX_SHARDS
         || shard_bytes == 0
-        || shard_bytes % 2 != 0
+        || !shard_bytes.is_multiple_of(2)
         || shard_bytes > MAX_SHARD_BYTES
     {
         return Err(RsError::Shape { k, r, shard_bytes });

@@ -1,4 +1,4 @@
-//! The decoders of everything a peer sends, fed random and mutated input: none may panic, and a
+//! Fuzzing: the decoders of everything a peer sends, fed random and mutated input: none may panic, and a
 //! mutated valid message is either refused with a typed error or decodes to something.
 //!
 //! `FUZZ_ITERATIONS` sets the inputs per decoder (default 20,000 in the test suite;
