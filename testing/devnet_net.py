@@ -148,6 +148,10 @@ def run_protocol(args, protocol):
         for line in proposer.log:
             if "block published" in line:
                 published[field(line, "key")] = (float(field(line, "sent")), int(field(line, "bytes")))
+        # The first --warmup blocks are left out of the figures (connections and streams being
+        # opened, generators derived, every process starting at once).
+        for k in sorted(published, key=lambda k: published[k][0])[:args.warmup]:
+            del published[k]
         delays = []
         for n in nodes[1:]:
             for line in n.log:
@@ -156,8 +160,15 @@ def run_protocol(args, protocol):
                     if k in published:
                         delays.append(float(field(line, "decoded")) - published[k][0])
         per_node = []
+        tick = os.sysconf("SC_CLK_TCK")
         for n in nodes:
             m = n.metrics()
+            try:
+                with open(f"/proc/{n.proc.pid}/stat") as f:
+                    stat = f.read().rsplit(")", 1)[1].split()
+                cpu = (int(stat[11]) + int(stat[12])) / tick
+            except OSError:
+                cpu = 0.0
             per_node.append({
                 "link_out": metric(m, "net_link_bytes_total", 'direction="out"'),
                 "link_in": metric(m, "net_link_bytes_total", 'direction="in"'),
@@ -165,7 +176,18 @@ def run_protocol(args, protocol):
                 "useless": metric(m, "net_chunks_total", 'outcome="useless"'),
                 "invalid": metric(m, "net_chunks_total", 'outcome="invalid"'),
                 "decoded": metric(m, "net_blocks_decoded_total"),
+                "cpu_seconds": cpu,
             })
+        # The late joiner's (and the restarted node's) sync rate, from their logs.
+        synced = []
+        for n in nodes[1:]:
+            for line in n.log:
+                if "synced" in line and field(line, "imported"):
+                    synced.append((int(field(line, "imported")), float(field(line, "seconds"))))
+        if args.export_chain:
+            with open(args.export_chain, "wb") as f:
+                for number in range(1, head + 1):
+                    f.write(bytes.fromhex(proposer.rpc("debug_getRawBlock", hex(number))[2:]))
         ms = [d * 1000 for d in delays]
         sizes = [b for (_, b) in published.values()]
         summary = {
@@ -186,6 +208,10 @@ def run_protocol(args, protocol):
             "delivery_ms_max": max(ms) if ms else None,
             "link_out_bytes_per_node_mean": statistics.mean(p["link_out"] for p in per_node),
             "link_out_bytes_total": sum(p["link_out"] for p in per_node),
+            "syncs": [{"blocks": b, "seconds": round(t, 3), "blocks_per_second": round(b / t, 1)}
+                      for b, t in synced if t > 0],
+            "cpu_seconds_per_node_mean": statistics.mean(p["cpu_seconds"] for p in per_node),
+            "cpu_seconds_proposer": per_node[0]["cpu_seconds"],
             "chunks_useful": sum(p["useful"] for p in per_node),
             "chunks_useless": sum(p["useless"] for p in per_node),
             "chunks_invalid": sum(p["invalid"] for p in per_node),
@@ -218,6 +244,10 @@ def main():
                    help="size of each large transaction's calldata (KiB)")
     p.add_argument("--calldata-txs", type=int, default=0,
                    help="large transactions sent per block time (block size ≈ this × --calldata-kb)")
+    p.add_argument("--export-chain", metavar="FILE",
+                   help="write the proposer's blocks 1..head as an RLP chain file (gigagas import)")
+    p.add_argument("--warmup", type=int, default=0,
+                   help="blocks left out of the figures at the start")
     p.add_argument("--no-restart", dest="restart", action="store_false",
                    help="do not kill -9 and restart a follower mid-run")
     p.add_argument("--no-late-joiner", dest="late_joiner", action="store_false",

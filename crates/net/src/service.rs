@@ -322,6 +322,7 @@ impl Task {
                 tracing::debug!(target: "net", %peer_id, addr = %endpoint.get_remote_address(), "peer connected");
                 self.peers.send_modify(|p| {
                     p.insert(peer_id);
+                    metrics::gauge!("net_peers").set(p.len() as f64);
                 });
                 if let Some(push) = &self.push {
                     let _ = push.send(propagation::push::PushCommand::PeerUp(peer_id));
@@ -331,6 +332,7 @@ impl Task {
                 tracing::debug!(target: "net", %peer_id, "peer disconnected");
                 self.peers.send_modify(|p| {
                     p.remove(&peer_id);
+                    metrics::gauge!("net_peers").set(p.len() as f64);
                 });
                 if let Some(push) = &self.push {
                     let _ = push.send(propagation::push::PushCommand::PeerDown(peer_id));

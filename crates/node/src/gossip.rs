@@ -140,7 +140,12 @@ fn read_block(
 }
 
 /// Imports gossiped blocks (every node with block propagation).
-pub(crate) async fn import_gossiped(engine: EngineHandle, network: NetworkHandle, follow: bool) {
+pub(crate) async fn import_gossiped(
+    engine: EngineHandle,
+    network: NetworkHandle,
+    syncer: Arc<crate::sync::Syncer>,
+    follow: bool,
+) {
     let Some(mut blocks) = network.take_blocks() else { return };
     // Blocks whose parent is unknown, by parent hash.
     let mut orphans: HashMap<B256, Vec<(BlockKey, NetworkBlock)>> = HashMap::new();
@@ -179,7 +184,7 @@ pub(crate) async fn import_gossiped(engine: EngineHandle, network: NetworkHandle
                 Ok(PayloadStatus::Syncing) if !retried.contains(&hash) => {
                     // Fetch the missing ancestors from peers, then try the block again.
                     retried.insert(hash);
-                    match crate::sync::backfill(&engine, &network, number, follow).await {
+                    match syncer.sync_to(number).await {
                         Ok(_) => queue.push((key, block)),
                         Err(e) => {
                             tracing::warn!(target: "net", number, %hash, error = %e, "sync failed");

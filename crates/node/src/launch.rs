@@ -94,8 +94,14 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
         }
         None => None,
     };
+    // Sync from peers (one at a time, for the gossip importer and for SYNCING payloads).
+    let syncer = network
+        .as_ref()
+        .map(|n| crate::sync::Syncer::new(engine.clone(), n.clone(), args.dev_follow));
     // Blocks over the network: the proposer publishes, everyone imports what is gossiped.
-    if let Some(network) = network.as_ref().filter(|n| n.protocol().is_some()) {
+    if let (Some(network), Some(syncer)) =
+        (network.as_ref().filter(|n| n.protocol().is_some()), &syncer)
+    {
         if args.gossip_signer_key.is_some() {
             tokio::spawn(gossip::publish_canonical(
                 engine.clone(),
@@ -103,15 +109,16 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
                 network.clone(),
             ));
         }
-        tokio::spawn(gossip::import_gossiped(engine.clone(), network.clone(), args.dev_follow));
-    }
-    // A payload with an unknown parent (SYNCING) starts a sync from peers.
-    if let Some(network) = &network {
-        tokio::spawn(crate::sync::sync_on_syncing(
+        tokio::spawn(gossip::import_gossiped(
             engine.clone(),
             network.clone(),
+            syncer.clone(),
             args.dev_follow,
         ));
+    }
+    // A payload with an unknown parent (SYNCING) starts a sync from peers.
+    if let Some(syncer) = &syncer {
+        tokio::spawn(crate::sync::sync_on_syncing(engine.clone(), syncer.clone()));
     }
 
     // The RPC servers: handlers over the store, the engine's handle, the pool and the network.

@@ -14,7 +14,7 @@ use alloy_consensus::{
 use alloy_eips::eip1898::HashOrNumber;
 use alloy_primitives::B256;
 use gigagas_bal::BlockAccessList;
-use gigagas_engine::{EngineError, EngineHandle, PayloadStatus};
+use gigagas_engine::{message::ForkchoiceState, EngineError, EngineHandle, PayloadStatus};
 use gigagas_net::{
     sync::{BlockProvider, SyncRequest, SyncResponse},
     NetError, NetworkHandle, PeerId,
@@ -115,57 +115,88 @@ pub enum SyncError {
     },
 }
 
-/// Fetches and imports the blocks between the engine's head and `target_number` (exclusive):
-/// the ancestors of a block whose parent is unknown. Returns the blocks imported.
-///
-/// # Errors
-/// [`SyncError`]; blocks imported before the error stay imported.
-pub(crate) async fn backfill(
-    engine: &EngineHandle,
-    network: &NetworkHandle,
-    target_number: u64,
+/// The node's sync: one at a time (the gossip importer and the Engine API's SYNCING both ask
+/// for it), remembering the last block it imported so that a second request goes on from there.
+#[derive(Debug)]
+pub(crate) struct Syncer {
+    engine: EngineHandle,
+    network: NetworkHandle,
     follow: bool,
-) -> Result<u64, SyncError> {
-    let start = Instant::now();
-    let mut imported = 0u64;
-    let mut failures = 0usize;
-    // The last block imported (the blocks stay in the engine's tree until a forkchoice update
-    // makes them canonical: with `--dev.follow` at once, else when the consensus client says).
-    let (mut head, mut head_hash) = engine.forkchoice().head;
-    loop {
-        if head + 1 >= target_number {
-            break;
+    /// The last block sync imported (number, hash).
+    cursor: tokio::sync::Mutex<(u64, B256)>,
+}
+
+impl Syncer {
+    /// A syncer over `engine` and `network`; with `follow`, synced blocks become the head.
+    pub(crate) fn new(engine: EngineHandle, network: NetworkHandle, follow: bool) -> Arc<Self> {
+        let head = engine.forkchoice().head;
+        Arc::new(Self { engine, network, follow, cursor: tokio::sync::Mutex::new(head) })
+    }
+
+    /// Fetches and imports the blocks from the later of the engine's head and the last block
+    /// synced up to `target_number` (exclusive), 128 per round: headers, bodies, BALs, each
+    /// block a `newPayload`, then (with `follow`) one forkchoice update to the round's last
+    /// block, which commits the round. Returns the blocks imported.
+    ///
+    /// # Errors
+    /// [`SyncError`]; blocks imported before the error stay imported.
+    pub(crate) async fn sync_to(&self, target_number: u64) -> Result<u64, SyncError> {
+        let (engine, network) = (&self.engine, &self.network);
+        let mut cursor = self.cursor.lock().await;
+        let start = Instant::now();
+        let mut imported = 0u64;
+        let mut failures = 0usize;
+        let engine_head = engine.forkchoice().head;
+        if engine_head.0 >= cursor.0 {
+            *cursor = engine_head;
         }
-        let peers: Vec<PeerId> = network.peers().into_iter().collect();
-        if peers.is_empty() || failures >= 3 * peers.len().max(1) {
-            return Err(SyncError::NoPeers);
-        }
-        let peer = peers[(head as usize + failures) % peers.len()];
-        let count = (target_number - 1 - head).min(HEADERS_PER_REQUEST);
-        match fetch(network, peer, head + 1, head_hash, count).await {
-            Ok(blocks) if !blocks.is_empty() => {
-                failures = 0;
-                for block in blocks {
-                    let (number, hash) =
-                        (block.block.header.number, block.block.header.hash_slow());
-                    import(engine, block, follow).await?;
-                    (head, head_hash) = (number, hash);
-                    imported += 1;
+        loop {
+            let (head, head_hash) = *cursor;
+            if head + 1 >= target_number {
+                break;
+            }
+            let peers: Vec<PeerId> = network.peers().into_iter().collect();
+            if peers.is_empty() || failures >= 3 * peers.len().max(1) {
+                return Err(SyncError::NoPeers);
+            }
+            let peer = peers[(head as usize + failures) % peers.len()];
+            let count = (target_number - 1 - head).min(HEADERS_PER_REQUEST);
+            match fetch(network, peer, head + 1, head_hash, count).await {
+                Ok(blocks) if !blocks.is_empty() => {
+                    failures = 0;
+                    for block in blocks {
+                        let (number, hash) =
+                            (block.block.header.number, block.block.header.hash_slow());
+                        import(engine, block).await?;
+                        *cursor = (number, hash);
+                        imported += 1;
+                    }
+                    if self.follow {
+                        let state = ForkchoiceState {
+                            head: cursor.1,
+                            safe: B256::ZERO,
+                            finalized: B256::ZERO,
+                        };
+                        let answer = engine.forkchoice_updated(state, None).await?;
+                        if !matches!(answer.status, PayloadStatus::Valid(_)) {
+                            return Err(SyncError::Stuck { number: cursor.0, hash: cursor.1 });
+                        }
+                    }
+                }
+                Ok(_) => failures += 1,
+                Err(e) => {
+                    tracing::debug!(target: "net", %peer, error = %e, "sync request failed");
+                    failures += 1;
                 }
             }
-            Ok(_) => failures += 1,
-            Err(e) => {
-                tracing::debug!(target: "net", %peer, error = %e, "sync request failed");
-                failures += 1;
-            }
         }
+        if imported > 0 {
+            let seconds = start.elapsed().as_secs_f64();
+            metrics::counter!("net_sync_blocks_total").increment(imported);
+            tracing::info!(target: "net", imported, seconds, blocks_per_second = imported as f64 / seconds.max(1e-9), "synced");
+        }
+        Ok(imported)
     }
-    if imported > 0 {
-        let seconds = start.elapsed().as_secs_f64();
-        metrics::counter!("net_sync_blocks_total").increment(imported);
-        tracing::info!(target: "net", imported, seconds, blocks_per_second = imported as f64 / seconds.max(1e-9), "synced");
-    }
-    Ok(imported)
 }
 
 /// Up to `count` blocks from `first` on, from `peer`, each checked against its header and the
@@ -235,10 +266,10 @@ async fn fetch(
     Ok(blocks)
 }
 
-async fn import(engine: &EngineHandle, block: NetworkBlock, follow: bool) -> Result<(), SyncError> {
+async fn import(engine: &EngineHandle, block: NetworkBlock) -> Result<(), SyncError> {
     let number = block.block.header.number;
     let hash = block.block.header.hash_slow();
-    match crate::gossip::import(engine, block, follow).await? {
+    match crate::gossip::import(engine, block, false).await? {
         PayloadStatus::Valid(_) => Ok(()),
         PayloadStatus::Invalid { reason, .. } => Err(SyncError::Invalid { number, hash, reason }),
         PayloadStatus::Syncing => Err(SyncError::Stuck { number, hash }),
@@ -248,11 +279,11 @@ async fn import(engine: &EngineHandle, block: NetworkBlock, follow: bool) -> Res
 /// Syncs whenever the engine answers a payload SYNCING (a consensus client sent a block whose
 /// parent this node lacks): fetches the ancestors and the block itself from peers, so that the
 /// consensus client's next `newPayload` / `forkchoiceUpdated` finds them.
-pub(crate) async fn sync_on_syncing(engine: EngineHandle, network: NetworkHandle, follow: bool) {
+pub(crate) async fn sync_on_syncing(engine: EngineHandle, syncer: Arc<Syncer>) {
     let mut syncing = engine.subscribe_syncing();
     while syncing.changed().await.is_ok() {
         let Some((number, hash)) = *syncing.borrow_and_update() else { continue };
-        if let Err(e) = backfill(&engine, &network, number + 1, follow).await {
+        if let Err(e) = syncer.sync_to(number + 1).await {
             tracing::warn!(target: "net", number, %hash, error = %e, "sync for a SYNCING payload failed");
         }
     }

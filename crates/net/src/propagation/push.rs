@@ -194,39 +194,78 @@ async fn read_frames(peer: PeerId, mut stream: Stream, tx: mpsc::UnboundedSender
     }
 }
 
+/// Frames held for a peer whose stream is being opened, at most.
+const MAX_HELD_FRAMES: usize = 32;
+
+/// The uplink: writes each frame to its peer's long-lived stream. A stream is opened in the
+/// background on a peer's first frame (its frames are held meanwhile, up to
+/// [`MAX_HELD_FRAMES`]), so that a peer whose stream is slow to open never holds up the others.
 async fn write_frames(
-    mut control: libp2p_stream::Control,
+    control: libp2p_stream::Control,
     protocol: StreamProtocol,
     mut rx: mpsc::Receiver<(PeerId, Vec<u8>)>,
 ) {
     let mut streams: HashMap<PeerId, Stream> = HashMap::new();
-    while let Some((peer, frame)) = rx.recv().await {
-        tracing::trace!(target: "net::push", %peer, len = frame.len(), "uplink frame");
-        let stream = match streams.entry(peer) {
-            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::hash_map::Entry::Vacant(slot) => {
-                let open = control.open_stream(peer, protocol.clone());
-                match tokio::time::timeout(OPEN_TIMEOUT, open).await {
-                    Ok(Ok(stream)) => slot.insert(stream),
-                    Ok(Err(e)) => {
-                        tracing::debug!(target: "net", %peer, error = %e, "cannot open a chunk stream");
+    let mut opening: HashMap<PeerId, Vec<Vec<u8>>> = HashMap::new();
+    let (opened_tx, mut opened_rx) = mpsc::unbounded_channel::<(PeerId, Option<Stream>)>();
+    loop {
+        let (peer, frames) = tokio::select! {
+            next = rx.recv() => match next {
+                Some((peer, frame)) => {
+                    if !streams.contains_key(&peer) {
+                        let held = opening.entry(peer).or_insert_with(|| {
+                            let (mut control, protocol, tx) =
+                                (control.clone(), protocol.clone(), opened_tx.clone());
+                            tokio::spawn(async move {
+                                let open = control.open_stream(peer, protocol);
+                                let stream = match tokio::time::timeout(OPEN_TIMEOUT, open).await {
+                                    Ok(Ok(stream)) => Some(stream),
+                                    Ok(Err(e)) => {
+                                        tracing::debug!(target: "net", %peer, error = %e, "cannot open a chunk stream");
+                                        None
+                                    }
+                                    Err(_) => None,
+                                };
+                                let _ = tx.send((peer, stream));
+                            });
+                            Vec::new()
+                        });
+                        if held.len() < MAX_HELD_FRAMES {
+                            held.push(frame);
+                        }
                         continue;
                     }
-                    Err(_) => continue,
+                    (peer, vec![frame])
+                }
+                None => return,
+            },
+            Some((peer, stream)) = opened_rx.recv() => {
+                let held = opening.remove(&peer).unwrap_or_default();
+                match stream {
+                    Some(stream) => {
+                        streams.insert(peer, stream);
+                        (peer, held)
+                    }
+                    None => continue,
                 }
             }
         };
-        let mut bytes = Vec::with_capacity(4 + frame.len());
-        bytes.extend_from_slice(&(frame.len() as u32).to_le_bytes());
-        bytes.extend_from_slice(&frame);
-        if let Err(e) = async {
-            stream.write_all(&bytes).await?;
-            stream.flush().await
-        }
-        .await
-        {
-            tracing::debug!(target: "net", %peer, error = %e, "chunk stream closed");
-            streams.remove(&peer);
+        let Some(stream) = streams.get_mut(&peer) else { continue };
+        for frame in frames {
+            tracing::trace!(target: "net::push", %peer, len = frame.len(), "uplink frame");
+            let mut bytes = Vec::with_capacity(4 + frame.len());
+            bytes.extend_from_slice(&(frame.len() as u32).to_le_bytes());
+            bytes.extend_from_slice(&frame);
+            if let Err(e) = async {
+                stream.write_all(&bytes).await?;
+                stream.flush().await
+            }
+            .await
+            {
+                tracing::debug!(target: "net", %peer, error = %e, "chunk stream closed");
+                streams.remove(&peer);
+                break;
+            }
         }
     }
 }
