@@ -9,13 +9,14 @@
 //! on Ctrl-C / SIGTERM: stop accepting, finish the block being committed, flush, exit 0.
 
 mod args;
+mod block;
 mod gossip;
 mod launch;
 mod metrics;
 mod sync;
 
 pub use args::NodeArgs;
-pub use gossip::{NetworkBlock, NetworkBlockError};
+pub use block::{NetworkBlock, NetworkBlockError};
 pub use launch::{launch, NodeHandle, DEV_GENESIS};
 pub use metrics::MetricsError;
 pub use sync::SyncError;

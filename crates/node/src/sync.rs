@@ -6,7 +6,7 @@
 //! the peers' BALs, checked against the header's BAL hash first), making each the head with
 //! `--dev.follow`.
 
-use crate::gossip::NetworkBlock;
+use crate::block::NetworkBlock;
 use alloy_consensus::{
     proofs::{calculate_ommers_root, calculate_transaction_root, calculate_withdrawals_root},
     Block, BlockBody, Header, TxEnvelope,
@@ -269,7 +269,7 @@ async fn fetch(
 async fn import(engine: &EngineHandle, block: NetworkBlock) -> Result<(), SyncError> {
     let number = block.block.header.number;
     let hash = block.block.header.hash_slow();
-    match crate::gossip::import(engine, block, false).await? {
+    match crate::block::import(engine, block, false).await? {
         PayloadStatus::Valid(_) => Ok(()),
         PayloadStatus::Invalid { reason, .. } => Err(SyncError::Invalid { number, hash, reason }),
         PayloadStatus::Syncing => Err(SyncError::Stuck { number, hash }),

@@ -18,6 +18,7 @@
 
 pub(crate) mod frame;
 pub mod gossipsub;
+mod outcome;
 pub(crate) mod push;
 pub mod rlnc;
 pub mod rs;

@@ -21,8 +21,8 @@
 //! on first use) and one reader per inbound stream, all on the node's runtime.
 
 use super::{
-    decode_frame, rlnc::RlncBlock, rs::RsBlock, BlockKey, Frame, GossipedBlock, PropagationConfig,
-    PropagationStats, Protocol, MAX_FRAME_BYTES,
+    decode_frame, outcome::Outcome, rlnc::RlncBlock, rs::RsBlock, BlockKey, Frame, GossipedBlock,
+    PropagationConfig, PropagationStats, Protocol, MAX_FRAME_BYTES,
 };
 use crate::service::Command;
 use futures::{AsyncReadExt, AsyncWriteExt, StreamExt};
@@ -50,17 +50,6 @@ pub(crate) fn stream_protocol(protocol: Protocol) -> StreamProtocol {
         Protocol::Rs => StreamProtocol::new("/gigagas/rs/1"),
         _ => StreamProtocol::new("/gigagas/rlnc/1"),
     }
-}
-
-/// What a chunk did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Outcome {
-    /// New information.
-    Useful,
-    /// Nothing new (dependent, duplicate, or the block is already decoded).
-    Useless,
-    /// New information that completed the block.
-    Decoded,
 }
 
 /// Errors of the coded schemes.

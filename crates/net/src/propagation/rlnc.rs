@@ -7,7 +7,7 @@
 //! (before any curve work), the commitment — and recodes a fresh combination of what it holds
 //! for every frame it sends.
 
-use super::{push::Outcome, BlockKey, BlockSigner, ProposerKey};
+use super::{outcome::Outcome, BlockKey, BlockSigner, ProposerKey};
 use gigagas_rlnc::{
     block_id, recode, Generators, Message, MessageError, Proposer, Received, Receiver,
     BYTES_PER_SCALAR,

@@ -16,7 +16,7 @@
 //! bytes)`; leaves are `SHA-256(0x00 ‖ index u16 ‖ shard)`, inner nodes `SHA-256(0x01 ‖ l ‖ r)`,
 //! the leaf count padded to a power of two with zero hashes.
 
-use super::{push::Outcome, BlockKey, BlockSigner, ProposerKey};
+use super::{outcome::Outcome, BlockKey, BlockSigner, ProposerKey};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashSet};
 
