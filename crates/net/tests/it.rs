@@ -181,10 +181,13 @@ async fn forger_is_banned(protocol: Protocol) {
     .unwrap();
     tokio::time::timeout(Duration::from_secs(60), forger.wait_for_peers(1)).await.unwrap().unwrap();
     let mut receivers: Vec<_> = nodes[1..].iter().map(|n| n.take_blocks().unwrap()).collect();
-    publish(&forger, &[7u8; 50_000]).await;
-    // Every honest node the forger sent data to counts it invalid and drops the forger.
+    // Every honest node the forger sent data to counts it invalid and drops the forger. The
+    // forger publishes a new block every 500 ms until then (a connection made and remade at
+    // start can leave its first block with no peer to go to).
     let dropped = async {
-        loop {
+        for round in 0u8.. {
+            let _ = forger.publish(vec![round; 50_000]).await;
+            tokio::time::sleep(Duration::from_millis(500)).await;
             let offended: Vec<_> =
                 nodes.iter().filter(|n| n.stats().snapshot().invalid > 0).collect();
             if !offended.is_empty()
@@ -192,7 +195,6 @@ async fn forger_is_banned(protocol: Protocol) {
             {
                 break;
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
         }
     };
     tokio::time::timeout(Duration::from_secs(30), dropped).await.expect("forger disconnected");

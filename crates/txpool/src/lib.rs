@@ -21,10 +21,25 @@ use std::{
 /// refused instead).
 pub const MAX_POOL_TRANSACTIONS: usize = 10_000;
 
+/// Largest transaction the pool takes (bytes of its EIP-2718 encoding; geth's `txMaxSize`,
+/// 128 KiB). Blob transactions, whose network form carries the sidecar, are not held to it.
+pub const MAX_TX_SIZE: usize = 128 * 1024;
+
+/// The EIP-2718 type byte of blob transactions (EIP-4844).
+const EIP4844_TX_TYPE: u8 = 3;
+
 /// Why a transaction is refused (the message follows geth's wording, returned as JSON-RPC
 /// error -32000).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PoolError {
+    /// Larger than [`MAX_TX_SIZE`] (blob transactions, whose sidecar rides along, excepted).
+    #[error("oversized data: transaction size {size}, limit {limit}")]
+    Oversized {
+        /// The transaction's encoded size (bytes).
+        size: usize,
+        /// The limit (bytes).
+        limit: usize,
+    },
     /// The bytes are not an EIP-2718 transaction (blob transactions in their network form,
     /// with the sidecar).
     #[error("rlp: {0}")]
@@ -129,6 +144,10 @@ impl TxPool {
         block_gas_limit: u64,
         state: &dyn StateSource,
     ) -> Result<B256, PoolError> {
+        // geth's txMaxSize: a pool must not take what a peer could flood it with.
+        if raw.len() > MAX_TX_SIZE && raw.first() != Some(&EIP4844_TX_TYPE) {
+            return Err(PoolError::Oversized { size: raw.len(), limit: MAX_TX_SIZE });
+        }
         let tx = decode_raw(raw)?;
         let sender = tx.recover_signer().map_err(|e| PoolError::Signature(e.to_string()))?;
         if let Some(have) = tx.chain_id() {
@@ -288,5 +307,49 @@ pub fn decode_raw(raw: &[u8]) -> Result<TxEnvelope, PoolError> {
             Ok(tx) => Ok(tx),
             Err(_) => Err(PoolError::Decode(e.to_string())),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gigagas_state::StateError;
+    use revm::state::{AccountInfo, Bytecode};
+
+    #[derive(Debug)]
+    struct Empty;
+
+    impl StateSource for Empty {
+        fn account(&self, _: &Address) -> Result<Option<AccountInfo>, StateError> {
+            Ok(None)
+        }
+        fn storage(&self, _: &Address, _: &U256) -> Result<U256, StateError> {
+            Ok(U256::ZERO)
+        }
+        fn code(&self, _: &B256) -> Result<Option<Bytecode>, StateError> {
+            Ok(None)
+        }
+        fn block_hash(&self, _: u64) -> Result<Option<B256>, StateError> {
+            Ok(None)
+        }
+    }
+
+    #[test]
+    fn oversized_transactions_are_refused_before_decoding() {
+        let pool = TxPool::default();
+        let mut raw = vec![0u8; MAX_TX_SIZE + 1];
+        raw[0] = 2;
+        let err = pool.add_raw(&raw, 1, 30_000_000, &Empty).unwrap_err();
+        assert!(
+            matches!(err, PoolError::Oversized { size, limit: MAX_TX_SIZE } if size == MAX_TX_SIZE + 1),
+            "{err}"
+        );
+        // At the limit the size check passes; these bytes then fail to decode.
+        raw.truncate(MAX_TX_SIZE);
+        assert!(matches!(pool.add_raw(&raw, 1, 30_000_000, &Empty), Err(PoolError::Decode(_))));
+        // Blob transactions carry their sidecar: no size limit here.
+        let mut blob = vec![0u8; MAX_TX_SIZE + 1];
+        blob[0] = 3;
+        assert!(matches!(pool.add_raw(&blob, 1, 30_000_000, &Empty), Err(PoolError::Decode(_))));
     }
 }
