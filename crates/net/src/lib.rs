@@ -94,6 +94,12 @@ pub enum NetError {
     /// The block could not be coded.
     #[error("cannot code the block: {0}")]
     Encode(#[from] SchemeError),
+    /// libp2p-gossipsub refused its parameters.
+    #[error("gossipsub parameters: {0}")]
+    GossipsubConfig(#[from] libp2p::gossipsub::ConfigBuilderError),
+    /// libp2p-gossipsub refused to start.
+    #[error("gossipsub: {0}")]
+    Gossipsub(&'static str),
     /// gossipsub refused to publish (e.g. no peer subscribed yet).
     #[error("gossipsub publish: {0}")]
     Publish(String),

@@ -75,7 +75,7 @@ pub async fn spawn(config: NetworkConfig) -> Result<NetworkHandle, NetError> {
     let shaping = config.shaping;
     let bucket = shaping.upload_bits_per_sec.map(UploadBucket::new);
     let gossipsub = match config.propagation.as_ref().map(|p| p.protocol) {
-        Some(Protocol::Gossipsub) => Some(gs::behaviour().map_err(NetError::Transport)?),
+        Some(Protocol::Gossipsub) => Some(gs::behaviour()?),
         _ => None,
     };
     let link_counters = counters.clone();

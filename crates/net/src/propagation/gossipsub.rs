@@ -8,6 +8,7 @@
 //! valid blocks are re-gossiped.
 
 use super::{BlockKey, BlockSigner, ProposerKey};
+use crate::NetError;
 use libp2p::gossipsub::{self, IdentTopic, MessageId};
 use sha2::{Digest, Sha256};
 use std::time::Duration;
@@ -51,8 +52,9 @@ fn signed_digest(payload: &[u8]) -> [u8; 32] {
 /// The gossipsub behaviour with Ethereum's parameters.
 ///
 /// # Errors
-/// The builder's message when the parameters are inconsistent.
-pub(crate) fn behaviour() -> Result<gossipsub::Behaviour, String> {
+/// [`NetError::GossipsubConfig`] / [`NetError::Gossipsub`] when libp2p-gossipsub refuses the
+/// parameters.
+pub(crate) fn behaviour() -> Result<gossipsub::Behaviour, NetError> {
     let config = gossipsub::ConfigBuilder::default()
         .mesh_n(8)
         .mesh_n_low(6)
@@ -69,10 +71,9 @@ pub(crate) fn behaviour() -> Result<gossipsub::Behaviour, String> {
         .message_id_fn(|m: &gossipsub::Message| MessageId::new(&message_key(&m.data)))
         .idontwant_message_size_threshold(1000)
         .idontwant_on_publish(true)
-        .build()
-        .map_err(|e| e.to_string())?;
+        .build()?;
     gossipsub::Behaviour::new(gossipsub::MessageAuthenticity::Anonymous, config)
-        .map_err(str::to_string)
+        .map_err(NetError::Gossipsub)
 }
 
 /// The message for `payload`, signed.

@@ -327,7 +327,7 @@ impl RsBlock {
 
     /// The shard index of a message (to remember that its sender holds it).
     pub(crate) fn index_of(body: &[u8]) -> Option<usize> {
-        parse(body).ok().map(|(_, _, index, _, _)| index)
+        check_message(body).ok()
     }
 
     /// Whether the block is known in full.
