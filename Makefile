@@ -7,7 +7,7 @@ GIGAGAS := target/release/gigagas
 GIGAGAS_BENCH := target/release/gigagas-bench
 BENCH_ARGS ?= --threads 1,2 --scheduler all --batch 1,all --repeat 11 --project
 
-.PHONY: help check-data deps devnet-deps build build-quic run test test-fixtures import proofs-check bench-io worst-io net-sim bench bench-rlnc node devnet devnet-net fuzz-net lint fmt
+.PHONY: help check-data deps devnet-deps build build-quic run test test-fixtures import proofs-check bench-io worst-io net-sim bench bench-rlnc node devnet devnet-net devnet-net-replay fuzz-net lint fmt
 VENV := testing/.venv
 
 help: ## List the targets
@@ -51,6 +51,11 @@ devnet: build devnet-deps ## Dev chain end to end: transactions over JSON-RPC, >
 
 devnet-net: build devnet-deps ## Multi-process devnet on loopback: a proposer and NODES-1 followers (default 16), blocks propagated by rlnc, rs and gossipsub in turn, 25 Mbit/s upload caps and 50 ± 20 ms latency; checks every node reaches the same head and state root (docs/network.md)
 	$(VENV)/bin/python testing/devnet_net.py --gigagas $(GIGAGAS) --nodes $(or $(NODES),16) --blocks 10 --upload-mbit 25 --latency-ms 50 --jitter-ms 20 $(NET_ARGS)
+
+devnet-net-replay: build devnet-deps ## The same blocks for every protocol: a chain of 100 KB to 2 MB blocks built once (target/net/chain.rlp), replayed by the proposer to NODES-1 followers (default 16), rlnc, rs and gossipsub in turn, 25 Mbit/s, 50 ± 20 ms, 6 s slots; JSON in target/net/devnet-replay.json, chart target/net/devnet_net.png
+	test -f target/net/chain.rlp || $(VENV)/bin/python testing/devnet_net.py --gigagas $(GIGAGAS) --gen-chain target/net/chain.rlp
+	$(VENV)/bin/python testing/devnet_net.py --gigagas $(GIGAGAS) --replay target/net/chain.rlp --nodes $(or $(NODES),16) --block-time 6 --upload-mbit 25 --latency-ms 50 --jitter-ms 20 --json-out target/net/devnet-replay.json $(NET_ARGS)
+	$(GIGAGAS_BENCH) net-plot target/net/devnet-replay.json --out target/net/devnet_net.png
 
 fuzz-net: deps ## The decoders of everything a peer sends (frames, RLNC and RS chunks, gossipsub messages, sync messages), 1,000,000 random and mutated inputs each: no panic
 	FUZZ_ITERATIONS=1000000 $(CARGO) test --release --workspace --test it -- fuzz --nocapture

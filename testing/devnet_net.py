@@ -20,9 +20,15 @@ proposer's publish to each node's decode (p50/p90/p99/max), bytes on the wire pe
 protocols of the node's connections), chunks useful / useless / invalid.
 Exit status 0 only when every node of every protocol converged.
 
+The same blocks for every protocol: `--gen-chain FILE` builds a chain once (one block per
+`--sizes-kb` entry, random calldata: incompressible), and `--replay FILE` makes the proposer feed
+it (`gigagas node --dev --dev.replay FILE`) instead of building blocks; a replay run sends no
+transactions and needs no Python package.
+
 Usage: python3 testing/devnet_net.py [--gigagas target/release/gigagas] [--nodes 16]
            [--gossip rlnc,rs,gossipsub] [--blocks 10] [--block-time 1.0] [--upload-mbit 25]
-           [--latency-ms 50] [--jitter-ms 20] [--json]
+           [--latency-ms 50] [--jitter-ms 20] [--replay FILE] [--json]
+       python3 testing/devnet_net.py --gen-chain FILE [--sizes-kb 100,500,1000,2000]
 """
 
 import argparse
@@ -35,8 +41,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from devnet import FUNDED_KEYS, INIT, Node, Sender, metric  # noqa: E402
-from eth_utils import to_checksum_address  # noqa: E402
+from devnet import FUNDED_KEYS, INIT, Node, Sender, metric, to_checksum_address  # noqa: E402
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -53,18 +58,110 @@ def percentile(values, q):
     return values[min(len(values) - 1, int(round(q / 100 * (len(values) - 1))))]
 
 
+def rlp_items(data):
+    """The top-level RLP items of `data` (blocks back to back), as byte strings."""
+    items, i = [], 0
+    while i < len(data):
+        b = data[i]
+        if b < 0x80:
+            n, h = 1, 0
+        elif b < 0xB8 or 0xC0 <= b < 0xF8:
+            n, h = b - (0x80 if b < 0xC0 else 0xC0), 1
+        else:
+            ll = b - (0xB7 if b < 0xC0 else 0xF7)
+            n, h = int.from_bytes(data[i + 1:i + 1 + ll], "big"), 1 + ll
+        items.append(data[i:i + h + n])
+        i += h + n
+    return items
+
+
+def genesis_file(work, gas_limit):
+    """testing/dev-genesis.json with another block gas limit, written into `work`."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "dev-genesis.json")) as f:
+        genesis = json.load(f)
+    genesis["gasLimit"] = hex(gas_limit)
+    path = os.path.join(work, "genesis.json")
+    with open(path, "w") as f:
+        json.dump(genesis, f)
+    return path
+
+
+def gen_chain(args):
+    """Builds a dev chain whose blocks carry --sizes-kb of random calldata each (one size per
+    block, in order), on a dev genesis with --gas-limit, and writes it to --gen-chain (RLP blocks
+    back to back) and its genesis beside it (FILE.genesis.json), for --replay."""
+    os.environ["RUST_LOG"] = "warn"
+    work = tempfile.mkdtemp(prefix="gigagas-genchain-")
+    genesis = genesis_file(work, args.gas_limit)
+    node = Node(args.gigagas, os.path.join(work, "node"),
+                ["--dev", "--dev.block-time", str(args.block_time), "--chain", genesis,
+                 "--disable-network"])
+    try:
+        senders = [Sender(k) for k in FUNDED_KEYS]
+        # Just after a block, so that all of the first size's transactions fit the next one;
+        # each next size is sent as soon as the previous one is included (no empty block).
+        number = int(node.rpc("eth_blockNumber"), 16)
+        while int(node.rpc("eth_blockNumber"), 16) == number:
+            time.sleep(0.05)
+        for size_kb in args.sizes_kb:
+            hashes, left, j = [], size_kb * 1000, 0
+            while left > 0:
+                data = os.urandom(min(left, 100_000))
+                left -= len(data)
+                s = senders[j % len(senders)]
+                j += 1
+                hashes.append(s.send(node, to_checksum_address("0x" + os.urandom(20).hex()),
+                                     data="0x" + data.hex(), gas=21_000 + 40 * len(data) + 10_000))
+            deadline = time.time() + 60
+            while node.rpc("eth_getTransactionReceipt", hashes[-1]) is None:
+                if time.time() > deadline:
+                    raise SystemExit("gen-chain: transactions not included")
+                time.sleep(0.02)
+        head = int(node.rpc("eth_blockNumber"), 16)
+        sizes = []
+        with open(args.gen_chain, "wb") as f:
+            for number in range(1, head + 1):
+                raw = bytes.fromhex(node.rpc("debug_getRawBlock", hex(number))[2:])
+                sizes.append(len(raw))
+                f.write(raw)
+        with open(genesis) as src, open(args.gen_chain + ".genesis.json", "w") as dst:
+            dst.write(src.read())
+        big = [round(b / 1000) for b in sizes if b > 10_000]
+        print(f"gen-chain: {head} blocks in {args.gen_chain} (KB of the blocks with calldata: {big}), "
+              f"genesis {args.gen_chain}.genesis.json", file=sys.stderr)
+        return 0
+    finally:
+        node.kill()
+
+
 def run_protocol(args, protocol):
     """One devnet with `protocol`; returns its summary (and `ok`)."""
     os.environ["RUST_LOG"] = "warn,net=info"
-    work = tempfile.mkdtemp(prefix=f"gigagas-devnet-{protocol}-")
+    work = tempfile.mkdtemp(prefix=f"gigagas-devnet-{protocol.replace(':', '-').replace(',', '-')}-")
     shaping = []
     if args.upload_mbit:
         shaping += ["--net.upload-mbit", str(args.upload_mbit)]
     if args.latency_ms:
         shaping += ["--net.latency-ms", str(args.latency_ms), "--net.jitter-ms", str(args.jitter_ms)]
-    common = ["--gossip", protocol, "--engine.threads", str(args.threads)] + shaping
+    # A variant: `rlnc:per-peer=4,chunks=32` adds `--gossip.per-peer 4 --gossip.chunks 32`.
+    name, _, variant = protocol.partition(":")
+    tuning = []
+    for kv in filter(None, variant.split(",")):
+        k, _, v = kv.partition("=")
+        tuning += [f"--gossip.{k}", v]
+    if args.loss:
+        shaping += ["--net.loss", str(args.loss)]
+    common = ["--gossip", name, "--engine.threads", str(args.threads)] + tuning + shaping
+    chain = ["--chain", "dev"]
+    replay = []
+    if args.replay:
+        genesis = args.replay + ".genesis.json"
+        if os.path.exists(genesis):
+            chain = ["--chain", genesis]
+        replay = ["--dev.replay", args.replay]
     proposer = Node(args.gigagas, os.path.join(work, "node0"),
-                    ["--dev", "--dev.block-time", str(args.block_time),
+                    ["--dev", "--dev.block-time", str(args.block_time)] + chain + replay + [
                      "--dev.min-peers", str(min(8, args.nodes - 1)),
                      "--gossip.signer-key", os.path.join(work, "bls-seed")] + common)
     banner = proposer.log[0]
@@ -74,8 +171,8 @@ def run_protocol(args, protocol):
     try:
         for i in range(1, args.nodes):
             nodes.append(Node(args.gigagas, os.path.join(work, f"node{i}"),
-                              ["--chain", "dev", "--dev.follow", "--gossip.proposer", key,
-                               "--bootnodes", p2p] + common))
+                              chain + ["--dev.follow", "--gossip.proposer", key,
+                                       "--bootnodes", p2p] + common))
         # Peers: every node connected to at least min(D, N-1) others, or 30 s.
         want = min(8, args.nodes - 1)
         deadline = time.time() + 30
@@ -85,24 +182,33 @@ def run_protocol(args, protocol):
                 break
             time.sleep(0.5)
         start = int(proposer.rpc("eth_blockNumber"), 16)
-        senders = [Sender(k) for k in FUNDED_KEYS]
-        for s in senders:
-            s.nonce = int(proposer.rpc("eth_getTransactionCount", s.address, "pending"), 16)
-        deploy = senders[0].send(proposer, None, data="0x" + INIT, gas=200_000)
-        contract = None
-        sent = 1
-        target = start + args.blocks
-        deadline = time.time() + args.blocks * args.block_time * 4 + 60
-        killed = None
-        follow_args = ["--chain", "dev", "--dev.follow", "--gossip.proposer", key, "--bootnodes", p2p] + common
+        blocks = args.blocks
+        if args.replay:
+            # The same blocks for every protocol: the proposer feeds them from the file.
+            with open(args.replay, "rb") as f:
+                blocks = len(rlp_items(f.read())) - start
+            senders, sent, contract = [], 0, True
+        else:
+            senders = [Sender(k) for k in FUNDED_KEYS]
+            for s in senders:
+                s.nonce = int(proposer.rpc("eth_getTransactionCount", s.address, "pending"), 16)
+            deploy = senders[0].send(proposer, None, data="0x" + INIT, gas=200_000)
+            contract = None
+            sent = 1
+        target = start + blocks
+        deadline = time.time() + blocks * args.block_time * 4 + 60
+        killed, killed_at = None, None
+        follow_args = chain + ["--dev.follow", "--gossip.proposer", key, "--bootnodes", p2p] + common
         while int(proposer.rpc("eth_blockNumber"), 16) < target:
             number = int(proposer.rpc("eth_blockNumber"), 16)
             # kill -9 the last follower a third of the way, restart it at two thirds: it has
             # missed blocks and must fetch them from its peers.
-            if args.restart and len(nodes) > 2 and killed is None and number >= start + args.blocks // 3:
+            kill_at = args.kill_at if args.kill_at is not None else start + blocks // 3
+            if args.restart and len(nodes) > 2 and killed is None and number >= kill_at:
                 killed = len(nodes) - 1
                 nodes[killed].kill()
-            if killed is not None and killed >= 0 and number >= start + 2 * args.blocks // 3:
+                killed_at = time.time()
+            if killed is not None and killed >= 0 and number >= start + 2 * blocks // 3:
                 nodes[killed] = Node(args.gigagas, os.path.join(work, f"node{killed}"), follow_args)
                 killed = -1
             if time.time() > deadline:
@@ -117,13 +223,15 @@ def run_protocol(args, protocol):
                 sent += 2 if contract else 1
             # Large blocks: transactions carrying random (incompressible) calldata; gas is the
             # EIP-7623 floor, 40 per non-zero byte.
-            for j in range(args.calldata_txs):
+            for j in range(0 if args.replay else args.calldata_txs):
                 data = os.urandom(args.calldata_kb * 1024)
                 s = senders[j % len(senders)]
                 s.send(proposer, to_checksum_address("0x" + os.urandom(20).hex()),
                        data="0x" + data.hex(), gas=21_000 + 40 * len(data) + 10_000)
                 sent += 1
-            time.sleep(args.block_time if args.calldata_txs else args.block_time / 2)
+            # A replay sends nothing: poll often, so that the kill lands within ~0.1 s of the
+            # publish of block --kill-at (mid-propagation of a large block).
+            time.sleep(0.1 if args.replay else args.block_time if args.calldata_txs else args.block_time / 2)
         if args.late_joiner:
             # A node from scratch, after the fact: it must reach the head by itself.
             nodes.append(Node(args.gigagas, os.path.join(work, "late"), follow_args))
@@ -148,17 +256,27 @@ def run_protocol(args, protocol):
         for line in proposer.log:
             if "block published" in line:
                 published[field(line, "key")] = (float(field(line, "sent")), int(field(line, "bytes")))
+        # Was the follower killed while a block was propagating? The last publish before it.
+        kill = None
+        if killed_at is not None:
+            before = [v for v in published.values() if v[0] <= killed_at]
+            if before:
+                sent_at, size = max(before)
+                kill = {"block_bytes": size, "ms_after_publish": round((killed_at - sent_at) * 1000)}
         # The first --warmup blocks are left out of the figures (connections and streams being
         # opened, generators derived, every process starting at once).
         for k in sorted(published, key=lambda k: published[k][0])[:args.warmup]:
             del published[k]
         delays = []
+        per_block = {}
         for n in nodes[1:]:
             for line in n.log:
                 if "block received" in line:
                     k = field(line, "key")
                     if k in published:
-                        delays.append(float(field(line, "decoded")) - published[k][0])
+                        d = float(field(line, "decoded")) - published[k][0]
+                        delays.append(d)
+                        per_block.setdefault(k, []).append(d * 1000)
         per_node = []
         tick = os.sysconf("SC_CLK_TCK")
         for n in nodes:
@@ -175,6 +293,7 @@ def run_protocol(args, protocol):
                 "useful": metric(m, "net_chunks_total", 'outcome="useful"'),
                 "useless": metric(m, "net_chunks_total", 'outcome="useless"'),
                 "invalid": metric(m, "net_chunks_total", 'outcome="invalid"'),
+                "lost": metric(m, "net_chunks_total", 'outcome="lost"'),
                 "decoded": metric(m, "net_blocks_decoded_total"),
                 "cpu_seconds": cpu,
             })
@@ -199,6 +318,7 @@ def run_protocol(args, protocol):
             "transactions_sent": sent,
             "converged": not lagging,
             "restarted_node": args.restart and len(nodes) > 2,
+            "killed_during": kill,
             "late_joiner": args.late_joiner,
             "lagging_nodes": lagging,
             "deliveries": len(delays),
@@ -210,11 +330,17 @@ def run_protocol(args, protocol):
             "link_out_bytes_total": sum(p["link_out"] for p in per_node),
             "syncs": [{"blocks": b, "seconds": round(t, 3), "blocks_per_second": round(b / t, 1)}
                       for b, t in synced if t > 0],
+            "blocks": [{"bytes": published[k][1], "deliveries": len(per_block.get(k, [])),
+                        "delivery_ms_p50": percentile(per_block.get(k, []), 50),
+                        "delivery_ms_p99": percentile(per_block.get(k, []), 99),
+                        "delivery_ms_max": max(per_block.get(k, []), default=None)}
+                       for k in sorted(published, key=lambda k: published[k][0])],
             "cpu_seconds_per_node_mean": statistics.mean(p["cpu_seconds"] for p in per_node),
             "cpu_seconds_proposer": per_node[0]["cpu_seconds"],
             "chunks_useful": sum(p["useful"] for p in per_node),
             "chunks_useless": sum(p["useless"] for p in per_node),
             "chunks_invalid": sum(p["invalid"] for p in per_node),
+            "chunks_lost": sum(p["lost"] for p in per_node),
         }
         summary["ok"] = summary["converged"] and summary["chunks_invalid"] == 0
         return summary
@@ -233,13 +359,17 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--gigagas", default="target/release/gigagas")
     p.add_argument("--nodes", type=int, default=16)
-    p.add_argument("--gossip", default="rlnc,rs,gossipsub")
+    p.add_argument("--gossip", default="rlnc,rs,gossipsub",
+                   help="protocols, run in turn; a variant adds --gossip.* flags: rlnc:per-peer=4")
     p.add_argument("--blocks", type=int, default=10)
     p.add_argument("--block-time", type=float, default=1.0)
     p.add_argument("--threads", type=int, default=1, help="executor threads per node")
     p.add_argument("--upload-mbit", type=float, default=0)
     p.add_argument("--latency-ms", type=float, default=0)
     p.add_argument("--jitter-ms", type=float, default=0)
+    p.add_argument("--loss", type=float, default=0,
+                   help="fraction of received block frames / gossipsub messages each node drops "
+                        "(--net.loss)")
     p.add_argument("--calldata-kb", type=int, default=100,
                    help="size of each large transaction's calldata (KiB)")
     p.add_argument("--calldata-txs", type=int, default=0,
@@ -248,18 +378,41 @@ def main():
                    help="write the proposer's blocks 1..head as an RLP chain file (gigagas import)")
     p.add_argument("--warmup", type=int, default=0,
                    help="blocks left out of the figures at the start")
+    p.add_argument("--kill-at", type=int, metavar="N",
+                   help="kill -9 the follower as soon as the proposer's head reaches block N "
+                        "(default: a third of the blocks); restarted at two thirds")
     p.add_argument("--no-restart", dest="restart", action="store_false",
                    help="do not kill -9 and restart a follower mid-run")
     p.add_argument("--no-late-joiner", dest="late_joiner", action="store_false",
                    help="do not start a node from scratch after the blocks")
+    p.add_argument("--replay", metavar="FILE",
+                   help="the proposer replays this chain file (from --gen-chain or --export-chain; "
+                        "its genesis FILE.genesis.json when present) instead of building blocks: "
+                        "the same blocks for every protocol; no transactions are sent")
+    p.add_argument("--gen-chain", metavar="FILE",
+                   help="only build a chain for --replay: one block per --sizes-kb entry (random "
+                        "calldata), on a dev genesis with --gas-limit; writes FILE and FILE.genesis.json")
+    p.add_argument("--sizes-kb", default="100,250,500,1000,1000,1000,1500,2000",
+                   type=lambda v: [int(x) for x in v.split(",")],
+                   help="--gen-chain: calldata per block (KB, one block each, in order)")
+    p.add_argument("--gas-limit", type=int, default=150_000_000,
+                   help="--gen-chain: the genesis block gas limit (2 MB of calldata needs 84M gas "
+                        "at EIP-7623's floor)")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--json-out", metavar="FILE",
+                   help="also write the results as JSON to FILE, rewritten after each protocol")
     args = p.parse_args()
+    if args.gen_chain:
+        sys.exit(gen_chain(args))
     results = []
     for protocol in args.gossip.split(","):
         try:
             results.append(run_protocol(args, protocol))
         except Exception as e:  # noqa: BLE001 - reported as a failed run
             results.append({"protocol": protocol, "ok": False, "error": str(e)})
+        if args.json_out:  # after each protocol: what is done survives a timeout
+            with open(args.json_out, "w") as f:
+                json.dump(results, f, indent=1)
     if args.json:
         print(json.dumps(results, indent=1))
     else:

@@ -1,7 +1,8 @@
 //! `gigagas-bench`: gigagas's lab tool, in the manner of revm's `revme`. One module per
 //! subcommand: `bench` (the executor on real mainnet blocks, in memory or over RocksDB with
 //! each BAL-hinted I/O design), `worst-io` (random SLOADs over millions of slots),
-//! `net-sim` (block propagation over a simulated network), `proofs-check` (the state-root stage
+//! `net-sim` (block propagation over a simulated network), `net-plot` (the chart of devnet
+//! runs), `proofs-check` (the state-root stage
 //! on mainnet blocks with proofs), `test-fixtures` (conformance suites through the pipeline) and
 //! `test-rpc` (the execution-apis rpc-compat suite against a node). The node is `gigagas`.
 
@@ -10,6 +11,7 @@ mod bench_args;
 mod bench_io;
 mod bench_plot;
 mod chart;
+mod net_plot;
 mod net_sim;
 mod proofs_check;
 mod report;
@@ -52,6 +54,9 @@ enum Command {
     /// mesh of thousands of nodes: hops, time until 50/95/99/100% decode, bytes per node, wasted
     /// chunks. Exit code 1 when some node never decodes.
     NetSim(net_sim::NetSimArgs),
+    /// Chart multi-process devnet runs (`testing/devnet_net.py --json-out`): delivery p50 / p90
+    /// / p99 per run and protocol, and p99 by block size; one PNG.
+    NetPlot(net_plot::NetPlotArgs),
     /// Replay the execution-apis rpc-compat suite as hive does: import its chain into a
     /// temporary datadir, launch a node on it, set the head over the Engine API, compare every
     /// `.io` case's answer; per-method table (or `--json`). Exit code 1 when any case fails.
@@ -73,6 +78,7 @@ fn main() -> ExitCode {
         Command::ProofsCheck(args) => proofs_check::run(args),
         Command::WorstIo(args) => worst_io::run(args),
         Command::NetSim(args) => net_sim::run(args),
+        Command::NetPlot(args) => net_plot::run(args),
         Command::TestRpc(args) => test_rpc::run(args),
     };
     match result {

@@ -141,6 +141,7 @@ pub async fn spawn(config: NetworkConfig) -> Result<NetworkHandle, NetError> {
             tx.clone(),
             stats.clone(),
             config.degree,
+            config.shaping.loss.clamp(0.0, 1.0),
         )),
         _ => None,
     };
@@ -168,6 +169,7 @@ pub async fn spawn(config: NetworkConfig) -> Result<NetworkHandle, NetError> {
         push,
         blocks: blocks_tx,
         stats,
+        loss: config.shaping.loss.clamp(0.0, 1.0),
         propagation: config.propagation,
         pending: HashMap::new(),
         provider: config.provider,
@@ -206,6 +208,8 @@ struct Task {
     push: Option<mpsc::UnboundedSender<propagation::push::PushCommand>>,
     blocks: mpsc::UnboundedSender<GossipedBlock>,
     stats: Arc<PropagationStats>,
+    /// Fraction of arriving gossipsub messages dropped ([`crate::shaping::Shaping::loss`]).
+    loss: f64,
     propagation: Option<propagation::PropagationConfig>,
     /// gossipsub messages delivered to the node and awaiting its verdict: id and source.
     pending: HashMap<propagation::BlockKey, (MessageId, PeerId)>,
@@ -373,6 +377,15 @@ impl Task {
     fn gossip_message(&mut self, source: PeerId, id: MessageId, message: gossipsub::Message) {
         let first_seen = SystemTime::now();
         self.stats.received(Protocol::Gossipsub, message.data.len());
+        if self.loss > 0.0 && rand::random::<f64>() < self.loss {
+            // Lost: gossipsub has seen its id and will not take it again from another peer;
+            // the node gets the block by sync when its child arrives.
+            self.stats.chunk(Protocol::Gossipsub, "lost");
+            if let Some(g) = self.swarm.behaviour_mut().gossipsub.as_mut() {
+                g.report_message_validation_result(&id, &source, MessageAcceptance::Ignore);
+            }
+            return;
+        }
         let key = gs::message_key(&message.data);
         let proposer = self.propagation.as_ref().and_then(|p| p.proposer);
         let verdict = match proposer {

@@ -35,6 +35,11 @@ pub struct Shaping {
     pub latency: Duration,
     /// Uniform jitter around `latency` (± this).
     pub jitter: Duration,
+    /// Fraction (0 to 1) of the block-propagation frames (rlnc/rs chunks, decoded notices) and
+    /// gossipsub messages this node drops on arrival, as if lost on the way: a fault injected
+    /// above the transport, since TCP itself never loses a byte (`--net.loss`). Counted as
+    /// `net_chunks_total{outcome="lost"}`.
+    pub loss: f64,
 }
 
 impl Shaping {

@@ -1,9 +1,11 @@
 //! Block sync by request/response (libp2p request-response on `/gigagas/sync/1`), mirroring
-//! devp2p eth/69's `GetBlockHeaders` / `GetBlockBodies` and EIP-8159's `GetBlockAccessLists`:
-//! headers by number or hash (with skip and direction), bodies and BALs by block hash.
+//! devp2p eth/69's `Status`, `GetBlockHeaders` / `GetBlockBodies` and EIP-8159's
+//! `GetBlockAccessLists`: a peer's chain and head, headers by number or hash (with skip and
+//! direction), bodies and BALs by block hash.
 //!
 //! Wire: `length u32 LE ‖ message id u8 ‖ RLP payload`, the ids and payloads of eth/69
-//! (GetBlockHeaders 0x03 `[start, limit, skip, reverse]`, BlockHeaders 0x04, GetBlockBodies
+//! (Status 0x00, asked for with an empty list and answered with eth/69's fields less the fork
+//! id `[version, networkid, genesis, earliest, latest, latesthash]`; GetBlockHeaders 0x03 `[start, limit, skip, reverse]`, BlockHeaders 0x04, GetBlockBodies
 //! 0x05 `[hash, …]`, BlockBodies 0x06) and EIP-8159 (GetBlockAccessLists 0x12 `[hash, …]`,
 //! BlockAccessLists 0x13, an unavailable BAL as an empty list); no request ids (the
 //! request-response stream pairs them). A node serves from its store through a
@@ -27,6 +29,7 @@ pub const MAX_BODIES: usize = 256;
 /// Largest message (bytes).
 pub const MAX_MESSAGE_BYTES: usize = 32 << 20;
 
+const STATUS: u8 = 0x00;
 const GET_BLOCK_HEADERS: u8 = 0x03;
 const BLOCK_HEADERS: u8 = 0x04;
 const GET_BLOCK_BODIES: u8 = 0x05;
@@ -34,9 +37,74 @@ const BLOCK_BODIES: u8 = 0x06;
 const GET_BLOCK_ACCESS_LISTS: u8 = 0x12;
 const BLOCK_ACCESS_LISTS: u8 = 0x13;
 
+/// eth/69 protocol version this status reports.
+pub const ETH_VERSION: u64 = 69;
+
+/// A node's chain and head: eth/69's `Status` without the fork id (every node of a devnet runs
+/// one chain spec; the genesis hash tells chains apart).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChainStatus {
+    /// eth protocol version ([`ETH_VERSION`]).
+    pub version: u64,
+    /// Network id (the chain id).
+    pub network_id: u64,
+    /// Genesis block hash.
+    pub genesis: B256,
+    /// Earliest block whose body the node serves.
+    pub earliest: u64,
+    /// The node's head block number.
+    pub latest: u64,
+    /// The node's head block hash.
+    pub latest_hash: B256,
+}
+
+impl ChainStatus {
+    fn fields_length(&self) -> usize {
+        self.version.length()
+            + self.network_id.length()
+            + self.genesis.length()
+            + self.earliest.length()
+            + self.latest.length()
+            + self.latest_hash.length()
+    }
+
+    fn encode_rlp(&self, out: &mut Vec<u8>) {
+        alloy_rlp::Header { list: true, payload_length: self.fields_length() }.encode(out);
+        self.version.encode(out);
+        self.network_id.encode(out);
+        self.genesis.encode(out);
+        self.earliest.encode(out);
+        self.latest.encode(out);
+        self.latest_hash.encode(out);
+    }
+
+    fn decode_rlp(buf: &mut &[u8]) -> Result<Self, alloy_rlp::Error> {
+        let header = alloy_rlp::Header::decode(buf)?;
+        if !header.list || header.payload_length > buf.len() {
+            return Err(alloy_rlp::Error::UnexpectedLength);
+        }
+        let (mut fields, rest) = buf.split_at(header.payload_length);
+        let status = Self {
+            version: u64::decode(&mut fields)?,
+            network_id: u64::decode(&mut fields)?,
+            genesis: B256::decode(&mut fields)?,
+            earliest: u64::decode(&mut fields)?,
+            latest: u64::decode(&mut fields)?,
+            latest_hash: B256::decode(&mut fields)?,
+        };
+        if !fields.is_empty() {
+            return Err(alloy_rlp::Error::UnexpectedLength);
+        }
+        *buf = rest;
+        Ok(status)
+    }
+}
+
 /// A sync request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SyncRequest {
+    /// eth/69 `Status`: the peer's chain and head.
+    Status,
     /// eth/69 `GetBlockHeaders`: `limit` headers from `start`, every `skip + 1`-th, towards
     /// lower numbers when `reverse`.
     GetBlockHeaders {
@@ -58,6 +126,8 @@ pub enum SyncRequest {
 /// A sync answer (a prefix of what was asked: a peer may stop at what it has or the limits).
 #[derive(Debug, Clone, PartialEq)]
 pub enum SyncResponse {
+    /// eth/69 `Status` (`None`: the peer serves no chain, an empty list on the wire).
+    Status(Option<ChainStatus>),
     /// eth/69 `BlockHeaders`.
     BlockHeaders(Vec<Header>),
     /// eth/69 `BlockBodies`.
@@ -75,6 +145,10 @@ pub trait BlockProvider: std::fmt::Debug + Send + Sync + 'static {
     fn bodies(&self, hashes: &[B256]) -> Vec<BlockBody<TxEnvelope>>;
     /// BALs of the blocks with these hashes (`None` where not available).
     fn access_lists(&self, hashes: &[B256]) -> Vec<Option<BlockAccessList>>;
+    /// The node's chain and head (`None`: none to tell).
+    fn status(&self) -> Option<ChainStatus> {
+        None
+    }
 }
 
 impl SyncRequest {
@@ -82,6 +156,10 @@ impl SyncRequest {
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::new();
         match self {
+            Self::Status => {
+                out.push(STATUS);
+                alloy_rlp::Header { list: true, payload_length: 0 }.encode(&mut out);
+            }
             Self::GetBlockHeaders { start, limit, skip, reverse } => {
                 out.push(GET_BLOCK_HEADERS);
                 let payload_length =
@@ -111,6 +189,13 @@ impl SyncRequest {
     pub fn decode(bytes: &[u8]) -> Result<Self, alloy_rlp::Error> {
         let (&id, mut rest) = bytes.split_first().ok_or(alloy_rlp::Error::InputTooShort)?;
         let request = match id {
+            STATUS => {
+                let header = alloy_rlp::Header::decode(&mut rest)?;
+                if !header.list || header.payload_length != 0 {
+                    return Err(alloy_rlp::Error::UnexpectedLength);
+                }
+                Self::Status
+            }
             GET_BLOCK_HEADERS => {
                 let header = alloy_rlp::Header::decode(&mut rest)?;
                 if !header.list || header.payload_length != rest.len() {
@@ -139,6 +224,13 @@ impl SyncResponse {
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::new();
         match self {
+            Self::Status(status) => {
+                out.push(STATUS);
+                match status {
+                    Some(status) => status.encode_rlp(&mut out),
+                    None => alloy_rlp::Header { list: true, payload_length: 0 }.encode(&mut out),
+                }
+            }
             Self::BlockHeaders(headers) => {
                 out.push(BLOCK_HEADERS);
                 headers.encode(&mut out);
@@ -165,6 +257,11 @@ impl SyncResponse {
     pub fn decode(bytes: &[u8]) -> Result<Self, alloy_rlp::Error> {
         let (&id, mut rest) = bytes.split_first().ok_or(alloy_rlp::Error::InputTooShort)?;
         let response = match id {
+            STATUS if rest == [alloy_rlp::EMPTY_LIST_CODE] => {
+                rest = &rest[1..];
+                Self::Status(None)
+            }
+            STATUS => Self::Status(Some(ChainStatus::decode_rlp(&mut rest)?)),
             BLOCK_HEADERS => Self::BlockHeaders(Vec::decode(&mut rest)?),
             BLOCK_BODIES => Self::BlockBodies(Vec::decode(&mut rest)?),
             BLOCK_ACCESS_LISTS => Self::BlockAccessLists(
@@ -185,6 +282,7 @@ impl SyncResponse {
 /// Answers a request from `provider`, within the limits.
 pub(crate) fn serve(provider: &dyn BlockProvider, request: SyncRequest) -> SyncResponse {
     match request {
+        SyncRequest::Status => SyncResponse::Status(provider.status()),
         SyncRequest::GetBlockHeaders { start, limit, skip, reverse } => SyncResponse::BlockHeaders(
             provider.headers(start, limit.min(MAX_HEADERS), skip, reverse),
         ),
@@ -287,6 +385,7 @@ mod tests {
             },
             SyncRequest::GetBlockBodies(vec![B256::repeat_byte(2), B256::repeat_byte(3)]),
             SyncRequest::GetBlockAccessLists(vec![B256::repeat_byte(4)]),
+            SyncRequest::Status,
         ];
         for r in requests {
             assert_eq!(SyncRequest::decode(&r.encode()).unwrap(), r);
@@ -298,6 +397,15 @@ mod tests {
             ]),
             SyncResponse::BlockBodies(vec![BlockBody::default()]),
             SyncResponse::BlockAccessLists(vec![None]),
+            SyncResponse::Status(None),
+            SyncResponse::Status(Some(ChainStatus {
+                version: ETH_VERSION,
+                network_id: 1337,
+                genesis: B256::repeat_byte(5),
+                earliest: 0,
+                latest: 200,
+                latest_hash: B256::repeat_byte(6),
+            })),
         ];
         for r in responses {
             assert_eq!(SyncResponse::decode(&r.encode()).unwrap(), r);
@@ -306,5 +414,7 @@ mod tests {
         assert!(SyncRequest::decode(&[0x03, 0xc0]).is_err());
         assert!(SyncRequest::decode(&[0x77, 0xc0]).is_err());
         assert!(SyncResponse::decode(&[0x04, 0xc1]).is_err());
+        assert!(SyncResponse::decode(&[0x00, 0xc1, 0x45]).is_err());
+        assert!(SyncRequest::decode(&[0x00, 0xc1, 0x45]).is_err());
     }
 }

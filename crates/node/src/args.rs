@@ -41,6 +41,12 @@ pub struct NodeArgs {
     /// Seconds per block of the dev chain.
     #[arg(long = "dev.block-time", default_value_t = 1.0)]
     pub dev_block_time: f64,
+    /// With `--dev`: instead of building blocks, feed the blocks of this RLP file (back to
+    /// back, geth's `export` format, e.g. `debug_getRawBlock` of a dev chain) one per
+    /// `--dev.block-time` through `newPayload` and a forkchoice update — the same blocks on
+    /// every run (devnet measurements that compare protocols).
+    #[arg(long = "dev.replay", requires = "dev")]
+    pub dev_replay: Option<PathBuf>,
     /// Worker threads of the engine's parallel executor: one pool, built at startup and reused
     /// for every payload (default: the machine's cores).
     #[arg(long = "engine.threads", alias = "threads")]
@@ -100,6 +106,10 @@ pub struct NodeArgs {
     /// Uniform jitter around `--net.latency-ms` (± milliseconds).
     #[arg(long = "net.jitter-ms", default_value_t = 0.0)]
     pub net_jitter_ms: f64,
+    /// Fault injection: the fraction (0 to 1) of arriving block chunks, decoded notices and
+    /// gossipsub messages this node drops, as if lost on the way (a devnet's 5% loss: 0.05).
+    #[arg(long = "net.loss", default_value_t = 0.0)]
+    pub net_loss: f64,
     /// Serve Prometheus metrics at `ADDR/metrics` (`--metrics` alone: 127.0.0.1:9001).
     #[arg(long, num_args = 0..=1, default_missing_value = "127.0.0.1:9001")]
     pub metrics: Option<SocketAddr>,
@@ -165,6 +175,7 @@ impl NodeArgs {
                 upload_bits_per_sec: self.net_upload_mbit.map(|m| (m * 1e6) as u64),
                 latency: ms(self.net_latency_ms),
                 jitter: ms(self.net_jitter_ms),
+                loss: self.net_loss.clamp(0.0, 1.0),
             },
             provider: None,
         }))

@@ -8,7 +8,9 @@
 //! committed whole: each commit is one RocksDB write batch), flushes the store and exits.
 
 use crate::{gossip, metrics, NodeArgs, NodeError};
+use alloy_consensus::{Block, TxEnvelope};
 use alloy_primitives::{address, Address};
+use alloy_rlp::Decodable;
 use gigagas_engine::{
     local::{LocalMiner, MinerConfig},
     BlockTree, EngineHandle, EngineService,
@@ -89,7 +91,9 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     // The peer-to-peer network (a task on this runtime).
     let network = match args.network()? {
         Some(mut config) => {
-            config.provider = Some(Arc::new(crate::sync::StoreProvider(storage.clone())));
+            let provider =
+                crate::sync::StoreProvider::new(storage.clone(), engine.chain().chain_id)?;
+            config.provider = Some(Arc::new(provider));
             Some(gigagas_net::spawn(config).await?)
         }
         None => None,
@@ -119,6 +123,12 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     // A payload with an unknown parent (SYNCING) starts a sync from peers.
     if let Some(syncer) = &syncer {
         tokio::spawn(crate::sync::sync_on_syncing(engine.clone(), syncer.clone()));
+        // A follower catches up with its peers' heads by itself (started next to a devnet
+        // that makes no new block, say); a node paired with a consensus client waits for it.
+        if args.dev_follow {
+            let genesis = storage.header(0)?.ok_or(NodeError::NoHeadHeader(0))?.hash_slow();
+            tokio::spawn(crate::sync::catch_up(syncer.clone(), genesis));
+        }
     }
 
     // The RPC servers: handlers over the store, the engine's handle, the pool and the network.
@@ -141,6 +151,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
             safe_lag: 2,
             finalized_lag: 4,
         };
+        let replay = args.dev_replay.as_deref().map(read_chain_file).transpose()?;
         let miner = LocalMiner::new(engine.clone(), config, header.timestamp);
         // A devnet's proposer may wait for its peers, so that no block is made before anyone
         // can receive it (`--dev.min-peers`).
@@ -150,7 +161,10 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
             if let Some(network) = wait_for {
                 let _ = network.wait_for_peers(min_peers).await;
             }
-            miner.run().await
+            match replay {
+                Some(blocks) => miner.replay(blocks).await,
+                None => miner.run().await,
+            }
         }))
     } else {
         None
@@ -223,4 +237,18 @@ async fn shutdown_signal() -> Result<(), NodeError> {
         signal = tokio::signal::ctrl_c() => signal.map_err(NodeError::Signal),
         _ = term.recv() => Ok(()),
     }
+}
+
+/// The blocks of an RLP chain file (back to back, geth's `export` format), for `--dev.replay`.
+fn read_chain_file(path: &std::path::Path) -> Result<Vec<Block<TxEnvelope>>, NodeError> {
+    let replay = |reason: String| NodeError::Replay { path: path.into(), reason };
+    let bytes = std::fs::read(path).map_err(|e| replay(e.to_string()))?;
+    let mut buf = bytes.as_slice();
+    let mut blocks = Vec::new();
+    while !buf.is_empty() {
+        let block = Block::<TxEnvelope>::decode(&mut buf)
+            .map_err(|e| replay(format!("block {} (index in the file): {e}", blocks.len())))?;
+        blocks.push(block);
+    }
+    Ok(blocks)
 }

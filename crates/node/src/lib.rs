@@ -52,6 +52,14 @@ pub enum NodeError {
     /// executor pool).
     #[error(transparent)]
     Init(#[from] gigagas_stages::ImportError),
+    /// The `--dev.replay` file cannot be read or is not RLP blocks back to back.
+    #[error("replay file {path}: {reason}")]
+    Replay {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong: the OS error, or the decoding error and the block's index.
+        reason: String,
+    },
     /// The head block's header is not stored.
     #[error("the head block {0}'s header is not stored")]
     NoHeadHeader(u64),

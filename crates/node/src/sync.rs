@@ -4,9 +4,10 @@
 //! headers (a peer's wrong answer is the peer's fault, never a verdict on the block), and
 //! imports them in order through the engine as `newPayload`s (the parallel executor runs with
 //! the peers' BALs, checked against the header's BAL hash first), making each the head with
-//! `--dev.follow`.
+//! `--dev.follow`. A follower also asks its peers for their heads (eth/69 `Status`) and catches
+//! up by itself ([`catch_up`]).
 
-use crate::block::NetworkBlock;
+use crate::{block::NetworkBlock, NodeError};
 use alloy_consensus::{
     proofs::{calculate_ommers_root, calculate_transaction_root, calculate_withdrawals_root},
     Block, BlockBody, Header, TxEnvelope,
@@ -16,22 +17,47 @@ use alloy_primitives::B256;
 use gigagas_bal::BlockAccessList;
 use gigagas_engine::{message::ForkchoiceState, EngineError, EngineHandle, PayloadStatus};
 use gigagas_net::{
-    sync::{BlockProvider, SyncRequest, SyncResponse},
+    sync::{BlockProvider, ChainStatus, SyncRequest, SyncResponse, ETH_VERSION},
     NetError, NetworkHandle, PeerId,
 };
 use gigagas_storage::Storage;
-use std::{sync::Arc, time::Instant};
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 /// Headers asked per request while syncing.
 const HEADERS_PER_REQUEST: u64 = 128;
 
+/// How often a follower asks its peers for their heads ([`catch_up`]).
+const CATCH_UP_INTERVAL: Duration = Duration::from_secs(2);
+/// Peers asked per round of [`catch_up`].
+const CATCH_UP_PEERS: usize = 4;
+/// Rounds of [`catch_up`] without a new head before one block behind is fetched by sync (a
+/// large block may take seconds to propagate: syncing it at once would send it twice).
+const CATCH_UP_STALL_ROUNDS: u32 = 3;
+
 /// Serves sync requests from the store (canonical blocks).
 #[derive(Debug)]
-pub(crate) struct StoreProvider(pub(crate) Arc<Storage>);
+pub(crate) struct StoreProvider {
+    store: Arc<Storage>,
+    network_id: u64,
+    genesis: B256,
+}
 
 impl StoreProvider {
+    /// Serves from `store`, whose chain has id `network_id`.
+    ///
+    /// # Errors
+    /// [`NodeError::Storage`] when the store fails, [`NodeError::NoHeadHeader`] without a
+    /// genesis header.
+    pub(crate) fn new(store: Arc<Storage>, network_id: u64) -> Result<Self, NodeError> {
+        let genesis = store.header(0)?.ok_or(NodeError::NoHeadHeader(0))?.hash_slow();
+        Ok(Self { store, network_id, genesis })
+    }
+
     fn number(&self, hash: &B256) -> Option<u64> {
-        self.0.block_number(hash).ok().flatten()
+        self.store.block_number(hash).ok().flatten()
     }
 }
 
@@ -46,7 +72,7 @@ impl BlockProvider for StoreProvider {
         let step = skip.saturating_add(1);
         let mut out = Vec::new();
         while (out.len() as u64) < limit {
-            match self.0.header(number) {
+            match self.store.header(number) {
                 Ok(Some(header)) => out.push(header),
                 Ok(None) => break,
                 Err(e) => {
@@ -66,12 +92,27 @@ impl BlockProvider for StoreProvider {
     fn bodies(&self, hashes: &[B256]) -> Vec<BlockBody<TxEnvelope>> {
         hashes
             .iter()
-            .map_while(|h| self.number(h).and_then(|n| self.0.body(n).ok().flatten()))
+            .map_while(|h| self.number(h).and_then(|n| self.store.body(n).ok().flatten()))
             .collect()
     }
 
     fn access_lists(&self, hashes: &[B256]) -> Vec<Option<BlockAccessList>> {
-        hashes.iter().map(|h| self.number(h).and_then(|n| self.0.bal(n).ok().flatten())).collect()
+        hashes
+            .iter()
+            .map(|h| self.number(h).and_then(|n| self.store.bal(n).ok().flatten()))
+            .collect()
+    }
+
+    fn status(&self) -> Option<ChainStatus> {
+        let (latest, latest_hash) = self.store.head().ok().flatten()?;
+        Some(ChainStatus {
+            version: ETH_VERSION,
+            network_id: self.network_id,
+            genesis: self.genesis,
+            earliest: 0,
+            latest,
+            latest_hash,
+        })
     }
 }
 
@@ -285,6 +326,47 @@ pub(crate) async fn sync_on_syncing(engine: EngineHandle, syncer: Arc<Syncer>) {
         let Some((number, hash)) = *syncing.borrow_and_update() else { continue };
         if let Err(e) = syncer.sync_to(number + 1).await {
             tracing::warn!(target: "net", number, %hash, error = %e, "sync for a SYNCING payload failed");
+        }
+    }
+}
+
+/// A follower's catch-up (`--dev.follow`): every [`CATCH_UP_INTERVAL`] asks a few peers for
+/// their eth/69 status and, when one on the same chain (`genesis`) is ahead — by two blocks, or
+/// by one that did not arrive by gossip within [`CATCH_UP_STALL_ROUNDS`] rounds — syncs to its
+/// head. A node started
+/// next to a devnet reaches the head even when no new block comes to start a sync.
+pub(crate) async fn catch_up(syncer: Arc<Syncer>, genesis: B256) {
+    let mut interval = tokio::time::interval(CATCH_UP_INTERVAL);
+    let mut last_head = u64::MAX;
+    let mut stalled = 0u32;
+    let mut round = 0usize;
+    loop {
+        interval.tick().await;
+        let head = syncer.engine.forkchoice().head.0;
+        let peers: Vec<PeerId> = syncer.network.peers().into_iter().collect();
+        let mut best: Option<u64> = None;
+        for i in 0..peers.len().min(CATCH_UP_PEERS) {
+            let peer = peers[(round * CATCH_UP_PEERS + i) % peers.len()];
+            if let Ok(SyncResponse::Status(Some(status))) =
+                syncer.network.request(peer, SyncRequest::Status).await
+            {
+                if status.genesis == genesis {
+                    best = best.max(Some(status.latest));
+                }
+            }
+        }
+        round += 1;
+        stalled = if head == last_head { stalled + 1 } else { 0 };
+        last_head = head;
+        match best {
+            Some(latest)
+                if latest >= head + 2 || (latest > head && stalled >= CATCH_UP_STALL_ROUNDS) =>
+            {
+                if let Err(e) = syncer.sync_to(latest + 1).await {
+                    tracing::debug!(target: "net", latest, error = %e, "catch-up sync failed");
+                }
+            }
+            _ => {}
         }
     }
 }

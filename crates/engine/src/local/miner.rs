@@ -2,12 +2,15 @@
 //! consensus client would, through the same messages the Engine API handlers send — every
 //! slot a forkchoice update with payload attributes, the payload built, `newPayload` with it
 //! (and its BAL on Amsterdam), then a forkchoice update to the new block, with the safe and
-//! finalized blocks lagging the head.
+//! finalized blocks lagging the head. [`LocalMiner::replay`] instead feeds blocks made
+//! before (a chain file) through the same `newPayload` + forkchoice update, one per slot: the
+//! same blocks every run, for measurements that compare runs.
 
 use crate::{
     message::{ForkchoiceState, NewPayload},
     EngineError, EngineHandle, PayloadStatus,
 };
+use alloy_consensus::{Block, TxEnvelope};
 use alloy_primitives::{keccak256, Address, B256};
 use alloy_rlp::Encodable;
 use gigagas_payload::PayloadAttributes;
@@ -72,6 +75,62 @@ impl LocalMiner {
     /// every block gets a later one.
     pub fn new(engine: EngineHandle, config: MinerConfig, head_timestamp: u64) -> Self {
         Self { engine, config, head_timestamp }
+    }
+
+    /// Feeds `blocks` (a chain on top of the engine's genesis, in order) one per
+    /// [`MinerConfig::block_time`] as `newPayload` without a BAL (the engine executes each with
+    /// the sequential reference and builds its BAL) and a forkchoice update to it; blocks at or
+    /// below the head are skipped (a restarted node). Then waits until the future is dropped.
+    ///
+    /// # Errors
+    /// [`MinerError::Rejected`] when the engine does not accept a block (or a forkchoice update
+    /// to it); [`MinerError::Engine`] when it fails.
+    pub async fn replay(self, blocks: Vec<Block<TxEnvelope>>) -> Result<(), MinerError> {
+        let engine = &self.engine;
+        let config = &self.config;
+        let (head_number, head) = engine.forkchoice().head;
+        let mut recent: VecDeque<B256> = VecDeque::from([head]);
+        let mut interval = tokio::time::interval(config.block_time);
+        interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        interval.tick().await;
+        let total = blocks.len();
+        for block in blocks.into_iter().filter(|b| b.header.number > head_number) {
+            interval.tick().await;
+            let (number, hash) = (block.header.number, block.header.hash_slow());
+            let (transactions, gas_used) = (block.body.transactions.len(), block.header.gas_used);
+            let payload = NewPayload {
+                rlp_len: block.length(),
+                block,
+                bal: None,
+                bal_bytes: 0,
+                received: Instant::now(),
+            };
+            let status = engine.new_payload(payload).await?;
+            if status != PayloadStatus::Valid(hash) {
+                return Err(MinerError::Rejected { number, hash, status });
+            }
+            recent.push_back(hash);
+            while recent.len() > config.finalized_lag.max(config.safe_lag) + 1 {
+                recent.pop_front();
+            }
+            let pick = |lag: usize| {
+                recent.get(recent.len().saturating_sub(1 + lag)).copied().unwrap_or(hash)
+            };
+            let state = ForkchoiceState {
+                head: hash,
+                safe: pick(config.safe_lag),
+                finalized: pick(config.finalized_lag),
+            };
+            let answer = engine.forkchoice_updated(state, None).await?;
+            if answer.status != PayloadStatus::Valid(hash) {
+                return Err(MinerError::Rejected { number, hash, status: answer.status });
+            }
+            eprintln!(
+                "dev: block {number} {hash}: {transactions} transactions, {gas_used} gas; replayed, executed and made canonical by the engine"
+            );
+        }
+        eprintln!("dev: replay done ({total} blocks in the file)");
+        std::future::pending().await
     }
 
     /// Makes a block every [`MinerConfig::block_time`] until the future is dropped (the node's

@@ -27,7 +27,7 @@ use super::{
 use crate::service::Command;
 use futures::{AsyncReadExt, AsyncWriteExt, StreamExt};
 use libp2p::{PeerId, Stream, StreamProtocol};
-use rand::{rngs::StdRng, SeedableRng};
+use rand::{rngs::StdRng, Rng, SeedableRng};
 use std::{
     collections::{HashMap, HashSet, VecDeque},
     sync::Arc,
@@ -129,6 +129,7 @@ pub(crate) fn spawn(
     swarm: mpsc::UnboundedSender<Command>,
     stats: Arc<PropagationStats>,
     degree: usize,
+    loss: f64,
 ) -> mpsc::UnboundedSender<PushCommand> {
     let protocol = stream_protocol(config.protocol);
     let (inbound_tx, inbound_rx) = mpsc::unbounded_channel::<Inbound>();
@@ -149,6 +150,7 @@ pub(crate) fn spawn(
     let engine = PushEngine {
         config,
         degree,
+        loss,
         blocks: HashMap::new(),
         order: VecDeque::new(),
         peers: Vec::new(),
@@ -262,6 +264,8 @@ async fn write_frames(
 struct PushEngine {
     config: PropagationConfig,
     degree: usize,
+    /// Fraction of arriving frames dropped (fault injection, [`crate::shaping::Shaping::loss`]).
+    loss: f64,
     blocks: HashMap<BlockKey, BlockEntry>,
     order: VecDeque<BlockKey>,
     /// Connected peers, in this node's random order (the first `degree` are its mesh).
@@ -405,6 +409,9 @@ impl PushEngine {
             }
         };
         self.stats.received(protocol, bytes.len() + 4);
+        if self.loss > 0.0 && self.rng.gen::<f64>() < self.loss {
+            return self.stats.chunk(protocol, "lost");
+        }
         let (key, body) = match decode_frame(&bytes) {
             Ok(Frame::Decoded { key }) => {
                 if let Some(entry) = self.blocks.get_mut(&key) {

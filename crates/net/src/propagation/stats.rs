@@ -12,6 +12,7 @@ pub struct PropagationStats {
     useful: AtomicU64,
     useless: AtomicU64,
     invalid: AtomicU64,
+    lost: AtomicU64,
     decoded: AtomicU64,
     published: AtomicU64,
 }
@@ -29,6 +30,8 @@ pub struct StatsSnapshot {
     pub useless: u64,
     /// Frames refused: malformed, bad signature, bad proof, forged data.
     pub invalid: u64,
+    /// Frames (or gossipsub messages) dropped on arrival by the injected loss (`--net.loss`).
+    pub lost: u64,
     /// Blocks decoded from the network.
     pub decoded: u64,
     /// Blocks this node published.
@@ -52,6 +55,7 @@ impl PropagationStats {
         let counter = match outcome {
             "useful" => &self.useful,
             "useless" => &self.useless,
+            "lost" => &self.lost,
             _ => &self.invalid,
         };
         counter.fetch_add(1, Relaxed);
@@ -78,6 +82,7 @@ impl PropagationStats {
             bytes_received: self.bytes_received.load(Relaxed),
             useful: self.useful.load(Relaxed),
             useless: self.useless.load(Relaxed),
+            lost: self.lost.load(Relaxed),
             invalid: self.invalid.load(Relaxed),
             decoded: self.decoded.load(Relaxed),
             published: self.published.load(Relaxed),

@@ -77,6 +77,16 @@ fn peer_input_decoders_never_panic() {
             .encode(),
         SyncResponse::BlockHeaders(vec![Default::default()]).encode(),
         SyncResponse::BlockAccessLists(vec![None]).encode(),
+        SyncRequest::Status.encode(),
+        SyncResponse::Status(Some(gigagas_net::sync::ChainStatus {
+            version: 69,
+            network_id: 1,
+            genesis: Default::default(),
+            earliest: 0,
+            latest: 9,
+            latest_hash: Default::default(),
+        }))
+        .encode(),
     ];
     for _ in 0..n {
         let bytes = input(&mut rng, &sync_samples);
