@@ -23,6 +23,13 @@ fn post(url: &str, body: &str, jwt: Option<&str>) -> (u16, String) {
 /// line ("… JSON-RPC http://ADDR; Engine API http://ADDR (JWT secret PATH)…"). The rest of its
 /// log is drained so the node never writes to a closed pipe.
 fn start_node(datadir: &Path, args: &[&str]) -> (KillOnDrop, String, String) {
+    let (node, http, engine, _) = start_node_with_banner(datadir, args);
+    (node, http, engine)
+}
+
+/// [`start_node`], also returning the node's first stderr line (its addresses, its p2p
+/// multiaddr).
+fn start_node_with_banner(datadir: &Path, args: &[&str]) -> (KillOnDrop, String, String, String) {
     let mut node = Command::new(env!("CARGO_BIN_EXE_gigagas"))
         .args([
             "node",
@@ -52,7 +59,7 @@ fn start_node(datadir: &Path, args: &[&str]) -> (KillOnDrop, String, String) {
         .map(|s| s.split([';', ' ']).next().expect("address"))
         .collect();
     let (http, engine) = (format!("http://{}", urls[0]), format!("http://{}", urls[1]));
-    (KillOnDrop(node), http, engine)
+    (KillOnDrop(node), http, engine, line)
 }
 
 #[test]
@@ -408,4 +415,89 @@ fn two_nodes_connect_over_libp2p() {
     }
     let listening = post(&b_http, r#"{"jsonrpc":"2.0","id":1,"method":"net_listening"}"#, None).1;
     assert!(listening.contains(r#""result":true"#), "{listening}");
+}
+
+/// Issue 20's Engine API path: a node paired with a consensus client gets a payload whose
+/// parent it lacks, answers SYNCING, fetches the missing blocks from its peer (eth/69 headers
+/// and bodies, EIP-8159 BALs), executes them, and then answers the same payload VALID and
+/// makes it its head.
+#[test]
+fn a_syncing_payload_is_fetched_from_peers_then_valid() {
+    let genesis = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testing/dev-genesis.json");
+    let (a_dir, b_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    // A: a dev chain (its miner drives its engine), serving sync requests from its store.
+    let (_a, a_http, a_engine, banner) = start_node_with_banner(
+        a_dir.path(),
+        &["--chain", genesis, "--dev", "--dev.block-time", "0.2", "--gossip", "none"],
+    );
+    let bootnode =
+        banner.split("; p2p ").nth(1).and_then(|s| s.split([';', ' ', '\n']).next()).expect("p2p");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let (_, body) =
+            post(&a_http, r#"{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber"}"#, None);
+        if !body.contains(r#""result":"0x0""#)
+            && !body.contains(r#""result":"0x1""#)
+            && !body.contains(r#""result":"0x2""#)
+            && !body.contains(r#""result":"0x3""#)
+        {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "A's dev chain did not reach block 4");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // A payload built by A on its head (the Engine API, as a consensus client would ask).
+    let jwt_of = |dir: &Path| {
+        let hex = std::fs::read_to_string(dir.join("jwt.hex")).expect("jwt.hex");
+        gigagas_rpc::auth::JwtSecret::from_hex(&hex).expect("hex").token()
+    };
+    let a_jwt = jwt_of(a_dir.path());
+    let (_, head) = post(
+        &a_http,
+        r#"{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":["latest",false]}"#,
+        None,
+    );
+    let head: serde_json::Value = serde_json::from_str(&head).expect("json");
+    let head_hash = head["result"]["hash"].as_str().expect("hash").to_string();
+    let (z, a) = ("00".repeat(32), "00".repeat(20));
+    let fcu = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"engine_forkchoiceUpdatedV4","params":[{{"headBlockHash":"{head_hash}","safeBlockHash":"0x{z}","finalizedBlockHash":"0x{z}"}},{{"timestamp":"0xfffffffff","prevRandao":"0x{z}","suggestedFeeRecipient":"0x{a}","withdrawals":[],"parentBeaconBlockRoot":"0x{z}","slotNumber":"0x1"}}]}}"#
+    );
+    let answer: serde_json::Value =
+        serde_json::from_str(&post(&a_engine, &fcu, Some(&a_jwt)).1).expect("json");
+    let id = answer["result"]["payloadId"].as_str().expect("payload id").to_string();
+    let get =
+        format!(r#"{{"jsonrpc":"2.0","id":3,"method":"engine_getPayloadV6","params":["{id}"]}}"#);
+    let envelope: serde_json::Value =
+        serde_json::from_str(&post(&a_engine, &get, Some(&a_jwt)).1).expect("json");
+    let payload = envelope["result"]["executionPayload"].clone();
+    let payload_hash = payload["blockHash"].as_str().expect("blockHash").to_string();
+
+    // B: the same chain, no dev miner, A as its bootnode; it has only the genesis.
+    let (_b, _b_http, b_engine, _) =
+        start_node_with_banner(b_dir.path(), &["--chain", genesis, "--bootnodes", bootnode]);
+    let b_jwt = jwt_of(b_dir.path());
+    let new_payload = || {
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": 4, "method": "engine_newPayloadV5",
+            "params": [payload, [], format!("0x{z}"), []]});
+        let answer: serde_json::Value =
+            serde_json::from_str(&post(&b_engine, &body.to_string(), Some(&b_jwt)).1)
+                .expect("json");
+        answer["result"]["status"].as_str().map(str::to_string)
+    };
+    // SYNCING at first (no parent), VALID once the ancestors came from A.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let mut answers = vec![new_payload()];
+    while answers.last().unwrap().as_deref() != Some("VALID") {
+        assert!(std::time::Instant::now() < deadline, "answers: {answers:?}");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        answers.push(new_payload());
+    }
+    assert_eq!(answers[0].as_deref(), Some("SYNCING"), "answers: {answers:?}");
+    let fcu_b = format!(
+        r#"{{"jsonrpc":"2.0","id":5,"method":"engine_forkchoiceUpdatedV4","params":[{{"headBlockHash":"{payload_hash}","safeBlockHash":"0x{z}","finalizedBlockHash":"0x{z}"}},null]}}"#
+    );
+    let answer: serde_json::Value =
+        serde_json::from_str(&post(&b_engine, &fcu_b, Some(&b_jwt)).1).expect("json");
+    assert_eq!(answer["result"]["payloadStatus"]["status"], "VALID", "{answer}");
 }
