@@ -28,6 +28,11 @@ use std::{
 
 /// Headers asked per request while syncing.
 const HEADERS_PER_REQUEST: u64 = 128;
+/// With `--dev.follow`, synced blocks are committed (a forkchoice update) every this many, and
+/// at the end of each round. Measured: 1, 8, 32 and 128 sync 200 small blocks at the same speed
+/// (the depth of the in-memory layers a state read walks through does not matter at this size);
+/// per block is slower (commits of one block each).
+const COMMIT_EVERY: u64 = 128;
 
 /// How often a follower asks its peers for their heads ([`catch_up`]).
 const CATCH_UP_INTERVAL: Duration = Duration::from_secs(2);
@@ -187,6 +192,9 @@ impl Syncer {
         let start = Instant::now();
         let mut imported = 0u64;
         let mut failures = 0usize;
+        // Where the time went: fetching, `newPayload`s, forkchoice updates (the commits).
+        let (mut fetching, mut importing, mut committing) =
+            (Duration::ZERO, Duration::ZERO, Duration::ZERO);
         let engine_head = engine.forkchoice().head;
         if engine_head.0 >= cursor.0 {
             *cursor = engine_head;
@@ -202,25 +210,35 @@ impl Syncer {
             }
             let peer = peers[(head as usize + failures) % peers.len()];
             let count = (target_number - 1 - head).min(HEADERS_PER_REQUEST);
-            match fetch(network, peer, head + 1, head_hash, count).await {
+            let started = Instant::now();
+            let fetched = fetch(network, peer, head + 1, head_hash, count).await;
+            fetching += started.elapsed();
+            match fetched {
                 Ok(blocks) if !blocks.is_empty() => {
                     failures = 0;
-                    for block in blocks {
+                    let last = blocks.len() - 1;
+                    for (i, block) in blocks.into_iter().enumerate() {
                         let (number, hash) =
                             (block.block.header.number, block.block.header.hash_slow());
+                        let started = Instant::now();
                         import(engine, block).await?;
+                        importing += started.elapsed();
                         *cursor = (number, hash);
                         imported += 1;
-                    }
-                    if self.follow {
-                        let state = ForkchoiceState {
-                            head: cursor.1,
-                            safe: B256::ZERO,
-                            finalized: B256::ZERO,
-                        };
-                        let answer = engine.forkchoice_updated(state, None).await?;
-                        if !matches!(answer.status, PayloadStatus::Valid(_)) {
-                            return Err(SyncError::Stuck { number: cursor.0, hash: cursor.1 });
+                        // With `follow`, a forkchoice update every COMMIT_EVERY blocks (and
+                        // at the end of the round) commits them.
+                        if self.follow && (i == last || imported % COMMIT_EVERY == 0) {
+                            let started = Instant::now();
+                            let state = ForkchoiceState {
+                                head: hash,
+                                safe: B256::ZERO,
+                                finalized: B256::ZERO,
+                            };
+                            let answer = engine.forkchoice_updated(state, None).await?;
+                            if !matches!(answer.status, PayloadStatus::Valid(_)) {
+                                return Err(SyncError::Stuck { number, hash });
+                            }
+                            committing += started.elapsed();
                         }
                     }
                 }
@@ -234,7 +252,16 @@ impl Syncer {
         if imported > 0 {
             let seconds = start.elapsed().as_secs_f64();
             metrics::counter!("net_sync_blocks_total").increment(imported);
-            tracing::info!(target: "net", imported, seconds, blocks_per_second = imported as f64 / seconds.max(1e-9), "synced");
+            tracing::info!(
+                target: "net",
+                imported,
+                seconds,
+                blocks_per_second = imported as f64 / seconds.max(1e-9),
+                fetch_seconds = fetching.as_secs_f64(),
+                import_seconds = importing.as_secs_f64(),
+                commit_seconds = committing.as_secs_f64(),
+                "synced"
+            );
         }
         Ok(imported)
     }
