@@ -227,7 +227,7 @@ impl Syncer {
                         imported += 1;
                         // With `follow`, a forkchoice update every COMMIT_EVERY blocks (and
                         // at the end of the round) commits them.
-                        if self.follow && (i == last || imported % COMMIT_EVERY == 0) {
+                        if self.follow && (i == last || imported.is_multiple_of(COMMIT_EVERY)) {
                             let started = Instant::now();
                             let state = ForkchoiceState {
                                 head: hash,

@@ -501,3 +501,52 @@ fn a_syncing_payload_is_fetched_from_peers_then_valid() {
         serde_json::from_str(&post(&b_engine, &fcu_b, Some(&b_jwt)).1).expect("json");
     assert_eq!(answer["result"]["payloadStatus"]["status"], "VALID", "{answer}");
 }
+
+/// `--dev --dev.replay FILE` on real data: the execution-apis chain (54 blocks) fed one per
+/// slot through `newPayload` and forkchoice updates ends on the head the suite's own
+/// `eth_getBlockByNumber("latest")` fixture names.
+#[test]
+fn dev_replay_feeds_a_chain_file_to_its_head() {
+    let dir =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/execution-apis/tests");
+    assert!(dir.is_dir(), "../shared/data/execution-apis is missing ({})", dir.display());
+    let fixture = std::fs::read_to_string(dir.join("eth_getBlockByNumber/get-latest.io"))
+        .expect("get-latest.io");
+    let answer = fixture.lines().find_map(|l| l.strip_prefix("<< ")).expect("a response line");
+    let answer: serde_json::Value = serde_json::from_str(answer).expect("json");
+    let (want_hash, want_number) = (
+        answer["result"]["hash"].as_str().expect("hash").to_string(),
+        answer["result"]["number"].as_str().expect("number").to_string(),
+    );
+    let datadir = tempfile::tempdir().expect("tempdir");
+    let genesis = dir.join("genesis.json");
+    let chain = dir.join("chain.rlp");
+    let (_node, http, _) = start_node(
+        datadir.path(),
+        &[
+            "--chain",
+            genesis.to_str().expect("utf-8 path"),
+            "--dev",
+            "--dev.block-time",
+            "0.05",
+            "--dev.replay",
+            chain.to_str().expect("utf-8 path"),
+            "--disable-network",
+        ],
+    );
+    let latest = || {
+        let (_, body) = post(
+            &http,
+            r#"{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":["latest",false]}"#,
+            None,
+        );
+        let v: serde_json::Value = serde_json::from_str(&body).expect("json");
+        (v["result"]["number"].as_str().map(str::to_string), v["result"]["hash"].clone())
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while latest().0.as_deref() != Some(want_number.as_str()) {
+        assert!(std::time::Instant::now() < deadline, "replay stopped at {:?}", latest());
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(latest().1, want_hash.as_str(), "the replayed head is another block");
+}
