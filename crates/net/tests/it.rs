@@ -87,6 +87,7 @@ async fn network_with_loss(
         protocol,
         chunks: 16,
         per_peer: 8,
+        wave: None,
         signer,
         proposer: Some(proposer.public()),
     };
@@ -205,6 +206,7 @@ async fn forger_is_banned(protocol: Protocol) {
             protocol,
             chunks: 16,
             per_peer: 8,
+            wave: None,
             signer: Some(forger_key.clone()),
             proposer: Some(forger_key.public()),
         }),

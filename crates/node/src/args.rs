@@ -80,6 +80,10 @@ pub struct NodeArgs {
     /// Chunks a node sends each mesh peer per block at most (`rlnc`, `rs`).
     #[arg(long = "gossip.per-peer", default_value_t = 8)]
     pub gossip_per_peer: usize,
+    /// Chunks a node that has just decoded a block owes each mesh peer that has not decoded it
+    /// (the completion wave; 0: none). Default: `--gossip.per-peer`.
+    #[arg(long = "gossip.wave")]
+    pub gossip_wave: Option<usize>,
     /// Mesh degree of `rlnc` and `rs`: the peers chunks are pushed to (gossipsub: D = 8).
     #[arg(long = "gossip.degree", default_value_t = 8)]
     pub gossip_degree: usize,
@@ -155,6 +159,7 @@ impl NodeArgs {
                     protocol,
                     chunks: self.gossip_chunks.max(1),
                     per_peer: self.gossip_per_peer.max(1),
+                    wave: self.gossip_wave,
                     signer,
                     proposer,
                 })

@@ -496,7 +496,11 @@ impl PushEngine {
                 }
                 let mesh = &self.peers[..self.peers.len().min(self.degree)];
                 for peer in mesh.iter().filter(|p| !entry.done.contains(p)) {
-                    *entry.owed.entry(*peer).or_default() += self.config.per_peer;
+                    let wave = self.config.wave();
+                    if wave == 0 {
+                        break;
+                    }
+                    *entry.owed.entry(*peer).or_default() += wave;
                     self.queue.push_back((key, *peer));
                 }
             }
