@@ -53,6 +53,7 @@ devnet-net: build devnet-deps ## Multi-process devnet on loopback: a proposer an
 	$(VENV)/bin/python testing/devnet_net.py --gigagas $(GIGAGAS) --nodes $(or $(NODES),16) --blocks 10 --upload-mbit 25 --latency-ms 50 --jitter-ms 20 $(NET_ARGS)
 
 devnet-net-replay: build devnet-deps ## The same blocks for every protocol: a chain of 100 KB to 2 MB blocks built once (target/net/chain.rlp), replayed by the proposer to NODES-1 followers (default 16), rlnc, rs and gossipsub in turn, 25 Mbit/s, 50 ± 20 ms, 6 s slots; JSON in target/net/devnet-replay.json, chart target/net/devnet_net.png
+	mkdir -p target/net
 	test -f target/net/chain.rlp || $(VENV)/bin/python testing/devnet_net.py --gigagas $(GIGAGAS) --gen-chain target/net/chain.rlp
 	$(VENV)/bin/python testing/devnet_net.py --gigagas $(GIGAGAS) --replay target/net/chain.rlp --nodes $(or $(NODES),16) --block-time 6 --upload-mbit 25 --latency-ms 50 --jitter-ms 20 --json-out target/net/devnet-replay.json $(NET_ARGS)
 	$(GIGAGAS_BENCH) net-plot target/net/devnet-replay.json --out target/net/devnet_net.png
