@@ -41,8 +41,8 @@ const BLOCK_ACCESS_LISTS: u8 = 0x13;
 pub const ETH_VERSION: u64 = 69;
 
 /// A node's chain and head: eth/69's `Status` without the fork id (every node of a devnet runs
-/// one chain spec; the genesis hash tells chains apart).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// one chain spec; the genesis hash tells chains apart). RLP: the fields as a list, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, alloy_rlp::RlpEncodable, alloy_rlp::RlpDecodable)]
 pub struct ChainStatus {
     /// eth protocol version ([`ETH_VERSION`]).
     pub version: u64,
@@ -56,48 +56,6 @@ pub struct ChainStatus {
     pub latest: u64,
     /// The node's head block hash.
     pub latest_hash: B256,
-}
-
-impl ChainStatus {
-    fn fields_length(&self) -> usize {
-        self.version.length()
-            + self.network_id.length()
-            + self.genesis.length()
-            + self.earliest.length()
-            + self.latest.length()
-            + self.latest_hash.length()
-    }
-
-    fn encode_rlp(&self, out: &mut Vec<u8>) {
-        alloy_rlp::Header { list: true, payload_length: self.fields_length() }.encode(out);
-        self.version.encode(out);
-        self.network_id.encode(out);
-        self.genesis.encode(out);
-        self.earliest.encode(out);
-        self.latest.encode(out);
-        self.latest_hash.encode(out);
-    }
-
-    fn decode_rlp(buf: &mut &[u8]) -> Result<Self, alloy_rlp::Error> {
-        let header = alloy_rlp::Header::decode(buf)?;
-        if !header.list || header.payload_length > buf.len() {
-            return Err(alloy_rlp::Error::UnexpectedLength);
-        }
-        let (mut fields, rest) = buf.split_at(header.payload_length);
-        let status = Self {
-            version: u64::decode(&mut fields)?,
-            network_id: u64::decode(&mut fields)?,
-            genesis: B256::decode(&mut fields)?,
-            earliest: u64::decode(&mut fields)?,
-            latest: u64::decode(&mut fields)?,
-            latest_hash: B256::decode(&mut fields)?,
-        };
-        if !fields.is_empty() {
-            return Err(alloy_rlp::Error::UnexpectedLength);
-        }
-        *buf = rest;
-        Ok(status)
-    }
 }
 
 /// A sync request.
@@ -227,7 +185,7 @@ impl SyncResponse {
             Self::Status(status) => {
                 out.push(STATUS);
                 match status {
-                    Some(status) => status.encode_rlp(&mut out),
+                    Some(status) => status.encode(&mut out),
                     None => alloy_rlp::Header { list: true, payload_length: 0 }.encode(&mut out),
                 }
             }
@@ -261,7 +219,7 @@ impl SyncResponse {
                 rest = &rest[1..];
                 Self::Status(None)
             }
-            STATUS => Self::Status(Some(ChainStatus::decode_rlp(&mut rest)?)),
+            STATUS => Self::Status(Some(ChainStatus::decode(&mut rest)?)),
             BLOCK_HEADERS => Self::BlockHeaders(Vec::decode(&mut rest)?),
             BLOCK_BODIES => Self::BlockBodies(Vec::decode(&mut rest)?),
             BLOCK_ACCESS_LISTS => Self::BlockAccessLists(

@@ -89,10 +89,11 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     }
 
     // The peer-to-peer network (a task on this runtime).
+    let genesis = storage.header(0)?.ok_or(NodeError::NoHeadHeader(0))?.hash_slow();
     let network = match args.network()? {
         Some(mut config) => {
             let provider =
-                crate::sync::StoreProvider::new(storage.clone(), engine.chain().chain_id)?;
+                crate::sync::StoreProvider::new(storage.clone(), engine.chain().chain_id, genesis);
             config.provider = Some(Arc::new(provider));
             Some(gigagas_net::spawn(config).await?)
         }
@@ -126,7 +127,6 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
         // A follower catches up with its peers' heads by itself (started next to a devnet
         // that makes no new block, say); a node paired with a consensus client waits for it.
         if args.dev_follow {
-            let genesis = storage.header(0)?.ok_or(NodeError::NoHeadHeader(0))?.hash_slow();
             tokio::spawn(crate::sync::catch_up(syncer.clone(), genesis));
         }
     }

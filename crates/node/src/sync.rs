@@ -7,7 +7,7 @@
 //! `--dev.follow`. A follower also asks its peers for their heads (eth/69 `Status`) and catches
 //! up by itself ([`catch_up`]).
 
-use crate::{block::NetworkBlock, NodeError};
+use crate::block::NetworkBlock;
 use alloy_consensus::{
     proofs::{calculate_ommers_root, calculate_transaction_root, calculate_withdrawals_root},
     Block, BlockBody, Header, TxEnvelope,
@@ -51,14 +51,9 @@ pub(crate) struct StoreProvider {
 }
 
 impl StoreProvider {
-    /// Serves from `store`, whose chain has id `network_id`.
-    ///
-    /// # Errors
-    /// [`NodeError::Storage`] when the store fails, [`NodeError::NoHeadHeader`] without a
-    /// genesis header.
-    pub(crate) fn new(store: Arc<Storage>, network_id: u64) -> Result<Self, NodeError> {
-        let genesis = store.header(0)?.ok_or(NodeError::NoHeadHeader(0))?.hash_slow();
-        Ok(Self { store, network_id, genesis })
+    /// Serves from `store`, whose chain has id `network_id` and genesis block hash `genesis`.
+    pub(crate) fn new(store: Arc<Storage>, network_id: u64, genesis: B256) -> Self {
+        Self { store, network_id, genesis }
     }
 
     fn number(&self, hash: &B256) -> Option<u64> {

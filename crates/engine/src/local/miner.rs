@@ -66,6 +66,37 @@ pub struct LocalMiner {
     head_timestamp: u64,
 }
 
+/// The blocks made canonical lately, newest last: enough of them for the safe and finalized
+/// blocks to lag the head by [`MinerConfig::safe_lag`] and [`MinerConfig::finalized_lag`].
+struct Recent {
+    hashes: VecDeque<B256>,
+    /// Blocks kept: the longer lag, plus the head.
+    keep: usize,
+}
+
+impl Recent {
+    fn new(head: B256, config: &MinerConfig) -> Self {
+        Self { hashes: VecDeque::from([head]), keep: config.finalized_lag.max(config.safe_lag) + 1 }
+    }
+
+    /// Remembers `hash` as the newest canonical block, forgetting what no lag reaches.
+    fn push(&mut self, hash: B256) {
+        self.hashes.push_back(hash);
+        while self.hashes.len() > self.keep {
+            self.hashes.pop_front();
+        }
+    }
+
+    /// The forkchoice state with `head`, safe and finalized lagging it (the oldest known block,
+    /// else `head`, when the chain is shorter than a lag).
+    fn state(&self, head: B256, config: &MinerConfig) -> ForkchoiceState {
+        let len = self.hashes.len();
+        let pick =
+            |lag: usize| self.hashes.get(len.saturating_sub(1 + lag)).copied().unwrap_or(head);
+        ForkchoiceState { head, safe: pick(config.safe_lag), finalized: pick(config.finalized_lag) }
+    }
+}
+
 fn now() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
@@ -89,7 +120,7 @@ impl LocalMiner {
         let engine = &self.engine;
         let config = &self.config;
         let (head_number, head) = engine.forkchoice().head;
-        let mut recent: VecDeque<B256> = VecDeque::from([head]);
+        let mut recent = Recent::new(head, config);
         let mut interval = tokio::time::interval(config.block_time);
         interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         interval.tick().await;
@@ -109,19 +140,8 @@ impl LocalMiner {
             if status != PayloadStatus::Valid(hash) {
                 return Err(MinerError::Rejected { number, hash, status });
             }
-            recent.push_back(hash);
-            while recent.len() > config.finalized_lag.max(config.safe_lag) + 1 {
-                recent.pop_front();
-            }
-            let pick = |lag: usize| {
-                recent.get(recent.len().saturating_sub(1 + lag)).copied().unwrap_or(hash)
-            };
-            let state = ForkchoiceState {
-                head: hash,
-                safe: pick(config.safe_lag),
-                finalized: pick(config.finalized_lag),
-            };
-            let answer = engine.forkchoice_updated(state, None).await?;
+            recent.push(hash);
+            let answer = engine.forkchoice_updated(recent.state(hash, config), None).await?;
             if answer.status != PayloadStatus::Valid(hash) {
                 return Err(MinerError::Rejected { number, hash, status: answer.status });
             }
@@ -144,7 +164,7 @@ impl LocalMiner {
         let head = engine.forkchoice().head;
         let (mut slot, mut head_hash) = head;
         let mut head_time = self.head_timestamp;
-        let mut recent: VecDeque<B256> = VecDeque::from([head_hash]);
+        let mut recent = Recent::new(head_hash, config);
         let mut interval = tokio::time::interval(config.block_time);
         interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         interval.tick().await;
@@ -152,14 +172,6 @@ impl LocalMiner {
             interval.tick().await;
             slot += 1;
             let timestamp = now().max(head_time + 1);
-            let pick = |recent: &VecDeque<B256>, lag: usize, head: B256| {
-                recent.get(recent.len().saturating_sub(1 + lag)).copied().unwrap_or(head)
-            };
-            let state = |head: B256, recent: &VecDeque<B256>| ForkchoiceState {
-                head,
-                safe: pick(recent, config.safe_lag, head),
-                finalized: pick(recent, config.finalized_lag, head),
-            };
             let chain = engine.chain();
             let attributes = PayloadAttributes {
                 timestamp,
@@ -173,8 +185,9 @@ impl LocalMiner {
                 target_gas_limit: None,
                 extra_data: None,
             };
-            let answer =
-                engine.forkchoice_updated(state(head_hash, &recent), Some(attributes)).await?;
+            let answer = engine
+                .forkchoice_updated(recent.state(head_hash, config), Some(attributes))
+                .await?;
             let Some(id) = answer.payload_id else {
                 return Err(MinerError::NoPayload { head: head_hash, status: answer.status });
             };
@@ -198,11 +211,8 @@ impl LocalMiner {
             }
             head_hash = hash;
             head_time = timestamp;
-            recent.push_back(head_hash);
-            while recent.len() > config.finalized_lag.max(config.safe_lag) + 1 {
-                recent.pop_front();
-            }
-            let answer = engine.forkchoice_updated(state(head_hash, &recent), None).await?;
+            recent.push(head_hash);
+            let answer = engine.forkchoice_updated(recent.state(head_hash, config), None).await?;
             if answer.status != PayloadStatus::Valid(hash) {
                 return Err(MinerError::Rejected { number, hash, status: answer.status });
             }
