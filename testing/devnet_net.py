@@ -17,7 +17,8 @@ the blocks it starts one more node from an empty datadir (a late joiner, which m
 whole chain by itself). Then it checks that every node reaches the proposer's head with the same
 block hash and state root, and reports from the nodes' logs and metrics: the time from the
 proposer's publish to each node's decode (p50/p90/p99/max), bytes on the wire per node (all
-protocols of the node's connections), chunks useful / useless / invalid.
+protocols of the node's connections), chunks useful / useless (dependent) / late (after decode) /
+invalid.
 Exit status 0 only when every node of every protocol converged.
 
 The same blocks for every protocol: `--gen-chain FILE` builds a chain once (one block per
@@ -292,6 +293,7 @@ def run_protocol(args, protocol):
                 "link_in": metric(m, "net_link_bytes_total", 'direction="in"'),
                 "useful": metric(m, "net_chunks_total", 'outcome="useful"'),
                 "useless": metric(m, "net_chunks_total", 'outcome="useless"'),
+                "late": metric(m, "net_chunks_total", 'outcome="late"'),
                 "invalid": metric(m, "net_chunks_total", 'outcome="invalid"'),
                 "lost": metric(m, "net_chunks_total", 'outcome="lost"'),
                 "decoded": metric(m, "net_blocks_decoded_total"),
@@ -339,6 +341,7 @@ def run_protocol(args, protocol):
             "cpu_seconds_proposer": per_node[0]["cpu_seconds"],
             "chunks_useful": sum(p["useful"] for p in per_node),
             "chunks_useless": sum(p["useless"] for p in per_node),
+            "chunks_late": sum(p["late"] for p in per_node),
             "chunks_invalid": sum(p["invalid"] for p in per_node),
             "chunks_lost": sum(p["lost"] for p in per_node),
         }

@@ -53,6 +53,23 @@ impl EngineHandle {
         self.ask(|tx| EngineMessage::NewPayload { payload: Box::new(payload), tx }).await
     }
 
+    /// [`Self::new_payload`] for a chain of payloads, each the child of the one before, with
+    /// each block's state root computed while the next executes
+    /// ([`crate::BlockTree::new_payloads`]): the verdicts in order, up to and including the
+    /// first that is not VALID. With `commit`, each VALID block that extends the head is
+    /// committed and becomes the head, as a forkchoice update to it would make it.
+    ///
+    /// # Errors
+    /// [`EngineError::Internal`] when a fault of ours kept a block from being judged (the
+    /// blocks before it stay VALID in the tree); [`EngineError::Stopped`].
+    pub async fn new_payloads(
+        &self,
+        payloads: Vec<NewPayload>,
+        commit: bool,
+    ) -> Result<Vec<PayloadStatus>, EngineError> {
+        self.ask(|tx| EngineMessage::NewPayloads { payloads, commit, tx }).await
+    }
+
     /// `engine_forkchoiceUpdated`: makes `state.head` canonical (committing, or unwinding on a
     /// reorg), records safe and finalized, and builds a payload on the head with `attributes`.
     ///

@@ -78,6 +78,17 @@ pub enum EngineMessage {
         /// The verdict, or the internal fault that prevented one.
         tx: oneshot::Sender<Result<PayloadStatus, EngineError>>,
     },
+    /// Validate and keep a chain of payloads, each the child of the one before (sync's
+    /// backfill: each block's state root overlaps the next one's execution).
+    NewPayloads {
+        /// The payloads, parent first.
+        payloads: Vec<NewPayload>,
+        /// Commit each VALID block that extends the head and make it the head (a node that
+        /// follows its peers without a consensus client).
+        commit: bool,
+        /// The verdicts in order, up to the first that is not VALID; or the internal fault.
+        tx: oneshot::Sender<Result<Vec<PayloadStatus>, EngineError>>,
+    },
     /// Update head, safe and finalized; build a payload on the head when attributes come.
     ForkchoiceUpdated {
         /// The new forkchoice.

@@ -10,6 +10,7 @@
 
 use crate::{
     message::{BuildRequest, Candidates, ForkchoiceAnswer, ForkchoiceState, NewPayload},
+    tree::BackfillPayload,
     BlockTree, EngineError, EngineEvent, EngineHandle, EngineMessage, EventHook, Forkchoice,
     PayloadStatus,
 };
@@ -70,6 +71,9 @@ impl EngineService {
                 EngineMessage::NewPayload { payload, tx } => {
                     let _ = tx.send(self.new_payload(*payload));
                 }
+                EngineMessage::NewPayloads { payloads, commit, tx } => {
+                    let _ = tx.send(self.new_payloads(payloads, commit));
+                }
                 EngineMessage::ForkchoiceUpdated { state, attributes, tx } => {
                     let _ = tx.send(self.forkchoice_updated(state, attributes.map(|a| *a)));
                 }
@@ -116,6 +120,53 @@ impl EngineService {
             elapsed: received.elapsed(),
         });
         Ok(status)
+    }
+
+    fn new_payloads(
+        &self,
+        payloads: Vec<NewPayload>,
+        commit: bool,
+    ) -> Result<Vec<PayloadStatus>, EngineError> {
+        let mut facts = Vec::with_capacity(payloads.len());
+        let backfill = payloads
+            .into_iter()
+            .map(|p| {
+                let header = &p.block.header;
+                facts.push((
+                    header.gas_used,
+                    p.block.body.transactions.len(),
+                    p.bal_bytes,
+                    p.received,
+                ));
+                BackfillPayload { block: p.block, rlp_len: p.rlp_len, bal: p.bal }
+            })
+            .collect();
+        let done = self.tree.new_payloads(backfill, commit).map_err(|e| {
+            tracing::error!(target: "engine::new_payload", error = %e, "payloads not judged: internal error");
+            EngineError::Internal(e)
+        })?;
+        let mut statuses = Vec::with_capacity(done.verdicts.len());
+        for ((status, executed), (gas_used, transactions, bal_bytes, received)) in
+            done.verdicts.into_iter().zip(facts)
+        {
+            // A backfill whose first parent is unknown is sync's own business: no SYNCING
+            // signal (that would start another sync).
+            self.emit(&EngineEvent::NewPayload {
+                status: status.name(),
+                block: executed.as_ref(),
+                gas_used,
+                transactions,
+                bal_bytes,
+                elapsed: received.elapsed(),
+            });
+            statuses.push(status);
+        }
+        if !done.change.committed.is_empty() {
+            self.pool.prune(&**self.tree.store());
+            self.emit(&EngineEvent::Canonical(&done.change));
+            self.forkchoice.send_replace(self.tree.forkchoice());
+        }
+        Ok(statuses)
     }
 
     fn forkchoice_updated(

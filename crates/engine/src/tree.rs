@@ -21,6 +21,10 @@ use gigagas_stages::{
 use gigagas_state::StateSource;
 use gigagas_storage::{AccountRecord, Storage, StorageError, UnwoundBlock};
 use gigagas_trie::NodeSource;
+mod backfill;
+
+pub use backfill::{BackfillPayload, Backfilled, Verdict};
+
 use std::{
     collections::BTreeSet,
     sync::{Arc, Mutex, RwLock},
@@ -75,6 +79,10 @@ impl PayloadStatus {
 #[error("invalid forkchoice state: {0}")]
 pub struct InvalidForkchoice(pub String);
 
+/// A block executed and state-rooted: the block, its new trie nodes, execution and state-root
+/// times.
+type Executed = (ExecutedBlock, Vec<(B256, Vec<u8>)>, std::time::Duration, std::time::Duration);
+
 /// ExecutedBlock, uncommitted blocks (newest first) and the canonical block they build on.
 type Branch = (Vec<Arc<TreeBlock>>, (u64, B256));
 
@@ -118,6 +126,10 @@ impl NodeSource for NodeOverlay<'_> {
 struct ParentState {
     header: Header,
     source: Arc<dyn StateSource>,
+    /// What `source` is made of: the stored state (below every layer) and the layers' diffs,
+    /// newest first.
+    base: Arc<dyn StateSource>,
+    diffs: Vec<Arc<PendingDiff>>,
     layers: Vec<Arc<TreeBlock>>,
 }
 
@@ -269,7 +281,9 @@ impl BlockTree {
         let diffs: Vec<Arc<PendingDiff>> = layers.iter().map(|b| b.executed.diff.clone()).collect();
         Ok(Some(ParentState {
             header,
-            source: Arc::new(Overlay { base: base_source, diffs }),
+            source: Arc::new(Overlay { base: base_source.clone(), diffs: diffs.clone() }),
+            base: base_source,
+            diffs,
             layers,
         }))
     }
@@ -325,18 +339,8 @@ impl BlockTree {
         let hash = block.header.hash_slow();
         let parent_hash = block.header.parent_hash;
         let mut state = self.lock();
-        if state.blocks.contains_key(&hash) || self.canonical(&hash)?.is_some() {
-            return Ok((PayloadStatus::Valid(hash), None));
-        }
-        if let Some((latest, reason)) = state.invalid.get(&hash) {
-            let status =
-                PayloadStatus::Invalid { latest_valid_hash: *latest, reason: reason.clone() };
+        if let Some(status) = self.known_verdict(&mut state, hash, parent_hash)? {
             return Ok((status, None));
-        }
-        if let Some((latest, reason)) = state.invalid.get(&parent_hash).cloned() {
-            let reason = format!("links to invalid ancestor {parent_hash}: {reason}");
-            state.invalid.insert(hash, (latest, reason.clone()));
-            return Ok((PayloadStatus::Invalid { latest_valid_hash: latest, reason }, None));
         }
         let Some(parent) = self.parent_state(&state, parent_hash)? else {
             return Ok((PayloadStatus::Syncing, None));
@@ -358,10 +362,46 @@ impl BlockTree {
             let nodes = state_root_stage(&mut executed, &parent.nodes(&self.store))?;
             Ok((executed, nodes, execution, start.elapsed()))
         });
-        let (mut executed, nodes, execution, state_root) = match executed {
+        Self::settle(&mut state, hash, parent_hash, executed)
+            .map(|(status, block)| (status, block.map(|b| b.executed.block.clone())))
+    }
+
+    /// The verdict on payload `hash` without executing it: VALID when it is known (executed or
+    /// canonical), INVALID when it or its parent was found invalid; `None` otherwise.
+    fn known_verdict(
+        &self,
+        state: &mut TreeState,
+        hash: B256,
+        parent_hash: B256,
+    ) -> Result<Option<PayloadStatus>, StorageError> {
+        if state.blocks.contains_key(&hash) || self.canonical(&hash)?.is_some() {
+            return Ok(Some(PayloadStatus::Valid(hash)));
+        }
+        if let Some((latest, reason)) = state.invalid.get(&hash) {
+            let status =
+                PayloadStatus::Invalid { latest_valid_hash: *latest, reason: reason.clone() };
+            return Ok(Some(status));
+        }
+        if let Some((latest, reason)) = state.invalid.get(&parent_hash).cloned() {
+            let reason = format!("links to invalid ancestor {parent_hash}: {reason}");
+            state.invalid.insert(hash, (latest, reason.clone()));
+            return Ok(Some(PayloadStatus::Invalid { latest_valid_hash: latest, reason }));
+        }
+        Ok(None)
+    }
+
+    /// Records the verdict on payload `hash`: a block executed and state-rooted is kept (VALID),
+    /// a consensus failure remembered (INVALID, its parent the latest valid hash). A fault of
+    /// ours (store, trie node, a database read during execution) is no verdict: it is returned
+    /// as the error, not remembered, and the payload can come again.
+    fn settle(
+        state: &mut TreeState,
+        hash: B256,
+        parent_hash: B256,
+        done: Result<Executed, ImportError>,
+    ) -> Result<(PayloadStatus, Option<Arc<TreeBlock>>), ImportError> {
+        let (mut executed, nodes, execution, state_root) = match done {
             Ok(done) => done,
-            // A fault of ours (store, trie node, a database read during execution) is no
-            // verdict: answered as an error, not remembered, the payload can come again.
             Err(e) if e.is_internal() => return Err(e),
             Err(e) => {
                 let reason = e.to_string();
@@ -374,9 +414,9 @@ impl BlockTree {
         executed.block.execution = execution;
         executed.block.state_root = state_root;
         let node_index = nodes.iter().enumerate().map(|(i, (h, _))| (*h, i)).collect();
-        let summary = executed.block.clone();
-        state.blocks.insert(hash, Arc::new(TreeBlock { executed, nodes, node_index }));
-        Ok((PayloadStatus::Valid(hash), Some(summary)))
+        let block = Arc::new(TreeBlock { executed, nodes, node_index });
+        state.blocks.insert(hash, block.clone());
+        Ok((PayloadStatus::Valid(hash), Some(block)))
     }
 
     /// `engine_forkchoiceUpdated`: makes `head` canonical — committing the executed blocks

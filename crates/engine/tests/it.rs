@@ -292,3 +292,101 @@ fn failing_reads_during_execution_are_internal_not_invalid() {
     let p2 = build(&tree, p1.hash, 2, &[transfer(&k0, 1, x, 2000)]);
     assert_eq!(submit(&tree, &p2), PayloadStatus::Valid(p2.hash));
 }
+
+/// Sync's backfill: a chain of payloads validated in one call, each block's state root computed
+/// while the next executes, gives the verdicts `newPayload` gives one by one; a block whose
+/// state root is wrong is INVALID and the block executed on top of it is not judged.
+#[test]
+fn backfill_judges_a_chain_as_new_payload_does() {
+    use gigagas_engine::tree::BackfillPayload;
+    let (_dir, _store, tree, genesis) = dev_chain();
+    let k0 = key(0);
+    let mut parent = genesis;
+    let mut chain = Vec::new();
+    for i in 0..5u64 {
+        let to = Address::repeat_byte(0x30 + i as u8);
+        let p = build(
+            &tree,
+            parent,
+            i + 1,
+            &[transfer(&k0, 2 * i, to, 7), transfer(&k0, 2 * i + 1, to, 9)],
+        );
+        assert_eq!(submit(&tree, &p), PayloadStatus::Valid(p.hash));
+        parent = p.hash;
+        chain.push(p);
+    }
+    let backfill = |ps: &[BuiltPayload]| -> Vec<BackfillPayload> {
+        ps.iter()
+            .map(|p| BackfillPayload {
+                block: p.block.clone(),
+                rlp_len: alloy_rlp::encode(&p.block).len(),
+                bal: Some(p.bal.clone()),
+            })
+            .collect()
+    };
+
+    // A fresh node imports the five blocks in one backfill, then commits them.
+    let (_dir2, store2, fresh, genesis2) = dev_chain();
+    assert_eq!(genesis2, genesis);
+    let verdicts = fresh.new_payloads(backfill(&chain), false).unwrap().verdicts;
+    assert_eq!(verdicts.len(), 5);
+    for (p, (status, executed)) in chain.iter().zip(&verdicts) {
+        assert_eq!(*status, PayloadStatus::Valid(p.hash));
+        assert!(executed.as_ref().unwrap().parallel, "a block with a BAL runs in parallel");
+    }
+    let (status, change) =
+        fresh.forkchoice_updated(chain[4].hash, B256::ZERO, B256::ZERO).unwrap().unwrap();
+    assert_eq!(status, PayloadStatus::Valid(chain[4].hash));
+    assert_eq!(change.committed.len(), 5);
+    assert_eq!(store2.head().unwrap(), Some((5, chain[4].hash)));
+    assert!(store2.account(&address_of(&k0)).unwrap().is_some());
+
+    // Committing as it goes (a follower): the same head and state, the blocks canonical.
+    let (_dir5, store5, committing, _) = dev_chain();
+    let done = committing.new_payloads(backfill(&chain), true).unwrap();
+    assert!(done.verdicts.iter().zip(&chain).all(|((s, _), p)| *s == PayloadStatus::Valid(p.hash)));
+    assert_eq!(done.change.committed.iter().map(|b| b.number).collect::<Vec<_>>(), [1, 2, 3, 4, 5]);
+    assert_eq!(store5.head().unwrap(), Some((5, chain[4].hash)));
+    assert_eq!(committing.forkchoice().head, (5, chain[4].hash));
+    let watched: Vec<Address> = std::iter::once(address_of(&k0))
+        .chain((0..5u8).map(|i| Address::repeat_byte(0x30 + i)))
+        .collect();
+    for a in &watched {
+        assert_eq!(balance(&store5, a), balance(&store2, a), "account {a}");
+    }
+    assert_flat_state_matches_trie(&store5, &watched);
+
+    // Again: every block is known, VALID without execution.
+    let again = fresh.new_payloads(backfill(&chain), false).unwrap().verdicts;
+    assert!(again.iter().all(|(s, e)| matches!(s, PayloadStatus::Valid(_)) && e.is_none()));
+
+    // Block 3 with a wrong state root, block 4 re-linked onto it: 1 and 2 VALID (and committed),
+    // 3 INVALID naming the state root with block 2 the latest valid and not committed, 4 not
+    // judged (then refused as the child of an invalid block).
+    let (_dir3, store3, third, _) = dev_chain();
+    let mut bad = chain[..4].to_vec();
+    bad[2].block.header.state_root = B256::repeat_byte(0x55);
+    bad[2].hash = bad[2].block.header.hash_slow();
+    bad[3].block.header.parent_hash = bad[2].hash;
+    bad[3].hash = bad[3].block.header.hash_slow();
+    let verdicts = third.new_payloads(backfill(&bad), true).unwrap().verdicts;
+    assert_eq!(verdicts.len(), 3, "{verdicts:?}");
+    assert_eq!(verdicts[1].0, PayloadStatus::Valid(chain[1].hash));
+    match &verdicts[2].0 {
+        PayloadStatus::Invalid { latest_valid_hash, reason } => {
+            assert_eq!(*latest_valid_hash, Some(chain[1].hash));
+            assert!(reason.contains("stateRoot") || reason.contains("state root"), "{reason}");
+        }
+        other => panic!("wrong state root: {other:?}"),
+    }
+    assert_eq!(store3.head().unwrap(), Some((2, chain[1].hash)));
+    let rlp_len = alloy_rlp::encode(&bad[3].block).len();
+    let (status, _) = third.new_payload(bad[3].block.clone(), rlp_len, Some(&bad[3].bal)).unwrap();
+    assert!(matches!(status, PayloadStatus::Invalid { .. }), "{status:?}");
+
+    // A backfill whose first parent is unknown: SYNCING, nothing else judged.
+    let (_dir4, _store4, fourth, _) = dev_chain();
+    let verdicts = fourth.new_payloads(backfill(&chain[1..]), false).unwrap().verdicts;
+    assert_eq!(verdicts.len(), 1);
+    assert_eq!(verdicts[0].0, PayloadStatus::Syncing);
+}

@@ -88,6 +88,8 @@ async fn network_with_loss(
         chunks: 16,
         per_peer: 8,
         wave: None,
+        skip_known: true,
+        pace_bits_per_sec: None,
         signer,
         proposer: Some(proposer.public()),
     };
@@ -207,6 +209,8 @@ async fn forger_is_banned(protocol: Protocol) {
             chunks: 16,
             per_peer: 8,
             wave: None,
+            skip_known: true,
+            pace_bits_per_sec: None,
             signer: Some(forger_key.clone()),
             proposer: Some(forger_key.public()),
         }),

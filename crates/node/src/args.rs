@@ -84,6 +84,15 @@ pub struct NodeArgs {
     /// (the completion wave; 0: none). Default: `--gossip.per-peer`.
     #[arg(long = "gossip.wave")]
     pub gossip_wave: Option<usize>,
+    /// `rlnc`: send a peer no chunk of a block while this node's rank is at most the chunks
+    /// exchanged with that peer (it would, with high probability, add nothing there).
+    #[arg(long = "gossip.skip-known", default_value_t = true, action = clap::ArgAction::Set)]
+    pub gossip_skip_known: bool,
+    /// Pace of the chunk uplink (Mbit/s; 0: none): chunks are made when the link can carry
+    /// them rather than queued in transport buffers, so that decoded notices still cancel
+    /// them. Default: `--net.upload-mbit`.
+    #[arg(long = "gossip.pace-mbit")]
+    pub gossip_pace_mbit: Option<f64>,
     /// Mesh degree of `rlnc` and `rs`: the peers chunks are pushed to (gossipsub: D = 8).
     #[arg(long = "gossip.degree", default_value_t = 8)]
     pub gossip_degree: usize,
@@ -160,6 +169,12 @@ impl NodeArgs {
                     chunks: self.gossip_chunks.max(1),
                     per_peer: self.gossip_per_peer.max(1),
                     wave: self.gossip_wave,
+                    skip_known: self.gossip_skip_known,
+                    pace_bits_per_sec: self
+                        .gossip_pace_mbit
+                        .or(self.net_upload_mbit)
+                        .filter(|m| *m > 0.0)
+                        .map(|m| (m * 1e6) as u64),
                     signer,
                     proposer,
                 })

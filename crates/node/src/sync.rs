@@ -15,7 +15,10 @@ use alloy_consensus::{
 use alloy_eips::eip1898::HashOrNumber;
 use alloy_primitives::B256;
 use gigagas_bal::BlockAccessList;
-use gigagas_engine::{message::ForkchoiceState, EngineError, EngineHandle, PayloadStatus};
+use gigagas_engine::{
+    message::{ForkchoiceState, NewPayload},
+    EngineError, EngineHandle, PayloadStatus,
+};
 use gigagas_net::{
     sync::{BlockProvider, ChainStatus, SyncRequest, SyncResponse, ETH_VERSION},
     NetError, NetworkHandle, PeerId,
@@ -26,13 +29,11 @@ use std::{
     time::{Duration, Instant},
 };
 
-/// Headers asked per request while syncing.
+/// Headers asked per request while syncing: a round of sync, imported as one backfill and,
+/// with `--dev.follow`, committed by one forkchoice update. Measured earlier: commits every 1,
+/// 8, 32 and 128 blocks sync 200 small blocks at the same speed (the depth of the in-memory
+/// layers a state read walks through does not matter at this size); per block is slower.
 const HEADERS_PER_REQUEST: u64 = 128;
-/// With `--dev.follow`, synced blocks are committed (a forkchoice update) every this many, and
-/// at the end of each round. Measured: 1, 8, 32 and 128 sync 200 small blocks at the same speed
-/// (the depth of the in-memory layers a state read walks through does not matter at this size);
-/// per block is slower (commits of one block each).
-const COMMIT_EVERY: u64 = 128;
 
 /// How often a follower asks its peers for their heads ([`catch_up`]).
 const CATCH_UP_INTERVAL: Duration = Duration::from_secs(2);
@@ -144,6 +145,9 @@ pub enum SyncError {
         /// Hash.
         hash: B256,
     },
+    /// The task fetching the next round failed (a panic or the runtime shutting down).
+    #[error("sync fetch task: {0}")]
+    Task(String),
     /// A synced block is INVALID.
     #[error("block {number} {hash} is INVALID: {reason}")]
     Invalid {
@@ -175,9 +179,11 @@ impl Syncer {
     }
 
     /// Fetches and imports the blocks from the later of the engine's head and the last block
-    /// synced up to `target_number` (exclusive), 128 per round: headers, bodies, BALs, each
-    /// block a `newPayload`, then (with `follow`) one forkchoice update to the round's last
-    /// block, which commits the round. Returns the blocks imported.
+    /// synced up to `target_number` (exclusive), 128 per round: headers, bodies, BALs, then the
+    /// round's blocks through the engine as one backfill of `newPayload`s (each block's state
+    /// root computed while the next executes), and (with `follow`) one forkchoice update to the
+    /// round's last block, which commits the round. The next round's blocks are fetched while
+    /// this round's are imported. Returns the blocks imported.
     ///
     /// # Errors
     /// [`SyncError`]; blocks imported before the error stay imported.
@@ -187,13 +193,16 @@ impl Syncer {
         let start = Instant::now();
         let mut imported = 0u64;
         let mut failures = 0usize;
-        // Where the time went: fetching, `newPayload`s, forkchoice updates (the commits).
+        // Where the time went: waiting for blocks (fetches not hidden behind an import),
+        // `newPayload`s, forkchoice updates (the commits).
         let (mut fetching, mut importing, mut committing) =
             (Duration::ZERO, Duration::ZERO, Duration::ZERO);
         let engine_head = engine.forkchoice().head;
         if engine_head.0 >= cursor.0 {
             *cursor = engine_head;
         }
+        // The next round's blocks, being fetched while a round is imported.
+        let mut prefetch: Option<tokio::task::JoinHandle<(PeerId, Fetched)>> = None;
         loop {
             let (head, head_hash) = *cursor;
             if head + 1 >= target_number {
@@ -203,46 +212,90 @@ impl Syncer {
             if peers.is_empty() || failures >= 3 * peers.len().max(1) {
                 return Err(SyncError::NoPeers);
             }
-            let peer = peers[(head as usize + failures) % peers.len()];
-            let count = (target_number - 1 - head).min(HEADERS_PER_REQUEST);
             let started = Instant::now();
-            let fetched = fetch(network, peer, head + 1, head_hash, count).await;
-            fetching += started.elapsed();
-            match fetched {
-                Ok(blocks) if !blocks.is_empty() => {
-                    failures = 0;
-                    let last = blocks.len() - 1;
-                    for (i, block) in blocks.into_iter().enumerate() {
-                        let (number, hash) =
-                            (block.block.header.number, block.block.header.hash_slow());
-                        let started = Instant::now();
-                        import(engine, block).await?;
-                        importing += started.elapsed();
-                        *cursor = (number, hash);
-                        imported += 1;
-                        // With `follow`, a forkchoice update every COMMIT_EVERY blocks (and
-                        // at the end of the round) commits them.
-                        if self.follow && (i == last || imported.is_multiple_of(COMMIT_EVERY)) {
-                            let started = Instant::now();
-                            let state = ForkchoiceState {
-                                head: hash,
-                                safe: B256::ZERO,
-                                finalized: B256::ZERO,
-                            };
-                            let answer = engine.forkchoice_updated(state, None).await?;
-                            if !matches!(answer.status, PayloadStatus::Valid(_)) {
-                                return Err(SyncError::Stuck { number, hash });
-                            }
-                            committing += started.elapsed();
-                        }
-                    }
+            let (peer, fetched) = match prefetch.take() {
+                Some(task) => match task.await {
+                    Ok(answer) => answer,
+                    Err(e) => (peers[0], Err(SyncError::Task(e.to_string()))),
+                },
+                None => {
+                    let peer = peers[(head as usize + failures) % peers.len()];
+                    let count = (target_number - 1 - head).min(HEADERS_PER_REQUEST);
+                    (peer, fetch(network, peer, head + 1, head_hash, count).await)
                 }
-                Ok(_) => failures += 1,
+            };
+            fetching += started.elapsed();
+            let blocks = match fetched {
+                Ok(blocks)
+                    if blocks.first().is_some_and(|b| {
+                        b.block.header.number == head + 1 && b.block.header.parent_hash == head_hash
+                    }) =>
+                {
+                    blocks
+                }
+                Ok(_) => {
+                    failures += 1;
+                    continue;
+                }
                 Err(e) => {
                     tracing::debug!(target: "net", %peer, error = %e, "sync request failed");
                     failures += 1;
+                    continue;
+                }
+            };
+            failures = 0;
+            let hashes: Vec<(u64, B256)> = blocks
+                .iter()
+                .map(|b| (b.block.header.number, b.block.header.hash_slow()))
+                .collect();
+            let (last_number, last_hash) = *hashes.last().expect("a non-empty round");
+            if last_number + 1 < target_number {
+                let (network, count) =
+                    (network.clone(), (target_number - 1 - last_number).min(HEADERS_PER_REQUEST));
+                let next_peer = peers[last_number as usize % peers.len()];
+                prefetch = Some(tokio::spawn(async move {
+                    let fetched =
+                        fetch(&network, next_peer, last_number + 1, last_hash, count).await;
+                    (next_peer, fetched)
+                }));
+            }
+            let started = Instant::now();
+            // With `follow`, each block is committed and made the head as it is found VALID.
+            let payloads = blocks.into_iter().map(new_payload).collect();
+            let statuses = engine.new_payloads(payloads, self.follow).await?;
+            importing += started.elapsed();
+            for (status, &(number, hash)) in statuses.iter().zip(&hashes) {
+                match status {
+                    PayloadStatus::Valid(_) => {
+                        *cursor = (number, hash);
+                        imported += 1;
+                    }
+                    PayloadStatus::Invalid { reason, .. } => {
+                        let reason = reason.clone();
+                        return Err(SyncError::Invalid { number, hash, reason });
+                    }
+                    PayloadStatus::Syncing => return Err(SyncError::Stuck { number, hash }),
                 }
             }
+            if statuses.len() < hashes.len() {
+                let (number, hash) = hashes[statuses.len()];
+                return Err(SyncError::Stuck { number, hash });
+            }
+            if self.follow && engine.forkchoice().head.1 != last_hash {
+                // The backfill commits only blocks that extend the head: a round on another
+                // branch becomes the head by a forkchoice update (a reorg).
+                let started = Instant::now();
+                let state =
+                    ForkchoiceState { head: last_hash, safe: B256::ZERO, finalized: B256::ZERO };
+                let answer = engine.forkchoice_updated(state, None).await?;
+                if !matches!(answer.status, PayloadStatus::Valid(_)) {
+                    return Err(SyncError::Stuck { number: last_number, hash: last_hash });
+                }
+                committing += started.elapsed();
+            }
+        }
+        if let Some(task) = prefetch {
+            task.abort();
         }
         if imported > 0 {
             let seconds = start.elapsed().as_secs_f64();
@@ -259,6 +312,21 @@ impl Syncer {
             );
         }
         Ok(imported)
+    }
+}
+
+/// A round of fetched blocks, or why there is none.
+type Fetched = Result<Vec<NetworkBlock>, SyncError>;
+
+/// A fetched block as the engine's `newPayload`.
+fn new_payload(block: NetworkBlock) -> NewPayload {
+    let bal_bytes = block.bal.as_ref().map_or(0, alloy_rlp::Encodable::length);
+    NewPayload {
+        rlp_len: alloy_rlp::Encodable::length(&block.block),
+        block: block.block,
+        bal: block.bal,
+        bal_bytes,
+        received: Instant::now(),
     }
 }
 
@@ -327,16 +395,6 @@ async fn fetch(
         blocks.push(NetworkBlock { block: Block { header, body }, bal });
     }
     Ok(blocks)
-}
-
-async fn import(engine: &EngineHandle, block: NetworkBlock) -> Result<(), SyncError> {
-    let number = block.block.header.number;
-    let hash = block.block.header.hash_slow();
-    match crate::block::import(engine, block, false).await? {
-        PayloadStatus::Valid(_) => Ok(()),
-        PayloadStatus::Invalid { reason, .. } => Err(SyncError::Invalid { number, hash, reason }),
-        PayloadStatus::Syncing => Err(SyncError::Stuck { number, hash }),
-    }
 }
 
 /// Syncs whenever the engine answers a payload SYNCING (a consensus client sent a block whose

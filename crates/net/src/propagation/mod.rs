@@ -99,6 +99,17 @@ pub struct PropagationConfig {
     /// `rlnc` on 5 nodes, but made delivery less robust — the 6-node `rs` test lost a block, and
     /// the `rlnc` test with 5 % frame loss failed once in three — so the default stays k.
     pub wave: Option<usize>,
+    /// `rlnc`: a node sends a peer no chunk of a block while its rank is at most the chunks
+    /// it has exchanged with that peer (sent to it, or useful from it): everything it could
+    /// send then lies, with high probability, in what the peer already holds. The chunk stays
+    /// owed and goes out once the node's rank grows (`--gossip.skip-known`).
+    pub skip_known: bool,
+    /// Pace of the push engine's uplink (bits per second; `None`: as fast as the transport
+    /// takes frames). Set to the node's upload rate, a chunk is made and addressed when the
+    /// link can carry it instead of waiting in transport buffers, so that a decoded notice
+    /// that arrives meanwhile still cancels it (`--gossip.pace-mbit`, default
+    /// `--net.upload-mbit`).
+    pub pace_bits_per_sec: Option<u64>,
     /// This node's BLS key when it proposes blocks.
     pub signer: Option<BlockSigner>,
     /// The proposer whose blocks this node accepts (its own key when it is the proposer).
@@ -119,6 +130,8 @@ impl Default for PropagationConfig {
             chunks: 32,
             per_peer: 4,
             wave: None,
+            skip_known: true,
+            pace_bits_per_sec: None,
             signer: None,
             proposer: None,
         }

@@ -13,6 +13,12 @@
 //! - what is owed is sent through one uplink, round-robin over (block, peer), and each chunk is
 //!   made when the uplink takes it (RLNC recodes from everything held by then; RS picks a shard
 //!   the peer has not exchanged with us);
+//! - RLNC, with `skip_known`: a chunk owed to a peer waits while this node's rank is at most
+//!   the chunks it exchanged with that peer (sent, or useful received): a recoded chunk would
+//!   then lie in what the peer holds; it goes out when the rank grows;
+//! - with a pace, the uplink hands frames to the streams no faster than the link carries them,
+//!   so that what is owed is decided at the last moment (a decoded notice that arrives while a
+//!   chunk would have sat in a transport buffer cancels it);
 //! - a frame that is malformed, forged or wrongly signed scores its sender down; at
 //!   [`BAN_SCORE`] the peer is disconnected and refused from then on;
 //! - a block the node found invalid ([`PushCommand::Report`]) is forwarded no more.
@@ -76,6 +82,14 @@ impl Coder {
         })
     }
 
+    /// RLNC: the dimensions held; RS: `None` (its shards are tracked by index instead).
+    fn rank(&self) -> Option<usize> {
+        match self {
+            Self::Rlnc(b) => Some(b.rank()),
+            Self::Rs(_) => None,
+        }
+    }
+
     fn is_decoded(&self) -> bool {
         match self {
             Self::Rlnc(b) => b.is_decoded(),
@@ -101,6 +115,10 @@ struct BlockEntry {
     done: HashSet<PeerId>,
     /// RS: shard indices exchanged with each peer (sent to or received from).
     exchanged: HashMap<PeerId, HashSet<usize>>,
+    /// RLNC: chunks exchanged with each peer (sent to it, or useful from it).
+    traded: HashMap<PeerId, usize>,
+    /// RLNC: peers owed chunks that wait for this node's rank to grow (`skip_known`).
+    parked: HashSet<PeerId>,
     /// The node found the block invalid: no more forwarding.
     rejected: bool,
 }
@@ -145,7 +163,8 @@ pub(crate) fn spawn(
         Err(e) => tracing::error!(target: "net", error = %e, "cannot accept chunk streams"),
     }
     let (uplink_tx, uplink_rx) = mpsc::channel::<(PeerId, Vec<u8>)>(1);
-    tokio::spawn(write_frames(control, protocol, uplink_rx));
+    let pace = config.pace_bits_per_sec.filter(|b| *b > 0).map(|b| b as f64 / 8.0);
+    tokio::spawn(write_frames(control, protocol, uplink_rx, pace));
     let (tx, rx) = mpsc::unbounded_channel();
     let engine = PushEngine {
         config,
@@ -187,15 +206,22 @@ async fn read_frames(peer: PeerId, mut stream: Stream, tx: mpsc::UnboundedSender
 
 /// Frames held for a peer whose stream is being opened, at most.
 const MAX_HELD_FRAMES: usize = 32;
+/// Bytes charged to the pace per frame besides its own (length prefix, yamux and noise
+/// framing, TCP/IP headers of its segments), an upper estimate.
+const FRAME_OVERHEAD_BYTES: usize = 64;
 
 /// The uplink: writes each frame to its peer's long-lived stream. A stream is opened in the
 /// background on a peer's first frame (its frames are held meanwhile, up to
 /// [`MAX_HELD_FRAMES`]), so that a peer whose stream is slow to open never holds up the others.
+/// With a `pace` (bytes per second), it takes the next frame only once the link has had time
+/// to carry the previous ones.
 async fn write_frames(
     control: libp2p_stream::Control,
     protocol: StreamProtocol,
     mut rx: mpsc::Receiver<(PeerId, Vec<u8>)>,
+    pace: Option<f64>,
 ) {
+    let mut free_at = tokio::time::Instant::now();
     let mut streams: HashMap<PeerId, Stream> = HashMap::new();
     let mut opening: HashMap<PeerId, Vec<Vec<u8>>> = HashMap::new();
     let (opened_tx, mut opened_rx) = mpsc::unbounded_channel::<(PeerId, Option<Stream>)>();
@@ -243,6 +269,11 @@ async fn write_frames(
         };
         let Some(stream) = streams.get_mut(&peer) else { continue };
         for frame in frames {
+            if let Some(rate) = pace {
+                tokio::time::sleep_until(free_at).await;
+                let busy = (frame.len() + FRAME_OVERHEAD_BYTES) as f64 / rate;
+                free_at = free_at.max(tokio::time::Instant::now()) + Duration::from_secs_f64(busy);
+            }
             tracing::trace!(target: "net::push", %peer, len = frame.len(), "uplink frame");
             let mut bytes = Vec::with_capacity(4 + frame.len());
             bytes.extend_from_slice(&(frame.len() as u32).to_le_bytes());
@@ -381,6 +412,8 @@ impl PushEngine {
             owed: HashMap::new(),
             done: HashSet::new(),
             exchanged: HashMap::new(),
+            traded: HashMap::new(),
+            parked: HashSet::new(),
             rejected: false,
         })
     }
@@ -428,7 +461,7 @@ impl PushEngine {
         };
         if let Some(entry) = self.blocks.get(&key) {
             if entry.coder.is_decoded() || entry.rejected {
-                self.stats.chunk(protocol, "useless");
+                self.stats.chunk(protocol, "late");
                 return;
             }
         }
@@ -450,6 +483,10 @@ impl PushEngine {
             Ok(outcome) => {
                 self.stats.chunk(protocol, "useful");
                 entry.useful += 1;
+                *entry.traded.entry(peer).or_default() += 1;
+                for p in entry.parked.drain() {
+                    self.queue.push_back((key, p));
+                }
                 if entry.useful <= self.config.per_peer {
                     let mesh: Vec<PeerId> = self.peers[..self.peers.len().min(self.degree)]
                         .iter()
@@ -525,6 +562,12 @@ impl PushEngine {
             if *owed == 0 || entry.rejected || entry.done.contains(&peer) {
                 continue;
             }
+            if let (true, Some(rank)) = (self.config.skip_known, entry.coder.rank()) {
+                if rank <= entry.traded.get(&peer).copied().unwrap_or(0) {
+                    entry.parked.insert(peer);
+                    continue;
+                }
+            }
             *owed -= 1;
             if *owed > 0 {
                 self.queue.push_back((key, peer));
@@ -534,6 +577,9 @@ impl PushEngine {
                 Coder::Rs(b) => b.next_body(entry.exchanged.entry(peer).or_default()),
             };
             if let Some(body) = body {
+                if let Coder::Rlnc(_) = entry.coder {
+                    *entry.traded.entry(peer).or_default() += 1;
+                }
                 return Some((peer, Frame::Chunk { key, body }.encode()));
             }
         }

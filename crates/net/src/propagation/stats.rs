@@ -11,6 +11,7 @@ pub struct PropagationStats {
     bytes_received: AtomicU64,
     useful: AtomicU64,
     useless: AtomicU64,
+    late: AtomicU64,
     invalid: AtomicU64,
     lost: AtomicU64,
     decoded: AtomicU64,
@@ -26,8 +27,11 @@ pub struct StatsSnapshot {
     pub bytes_received: u64,
     /// Chunks (or messages) that brought something new.
     pub useful: u64,
-    /// Chunks that were dependent, duplicate or arrived after the block was decoded.
+    /// Chunks that were dependent or duplicate while the block was still being decoded.
     pub useless: u64,
+    /// Chunks that arrived after their block was decoded (or found invalid): sent before the
+    /// sender heard this node's decoded notice.
+    pub late: u64,
     /// Frames refused: malformed, bad signature, bad proof, forged data.
     pub invalid: u64,
     /// Frames (or gossipsub messages) dropped on arrival by the injected loss (`--net.loss`).
@@ -55,6 +59,7 @@ impl PropagationStats {
         let counter = match outcome {
             "useful" => &self.useful,
             "useless" => &self.useless,
+            "late" => &self.late,
             "lost" => &self.lost,
             _ => &self.invalid,
         };
@@ -82,6 +87,7 @@ impl PropagationStats {
             bytes_received: self.bytes_received.load(Relaxed),
             useful: self.useful.load(Relaxed),
             useless: self.useless.load(Relaxed),
+            late: self.late.load(Relaxed),
             lost: self.lost.load(Relaxed),
             invalid: self.invalid.load(Relaxed),
             decoded: self.decoded.load(Relaxed),

@@ -1,0 +1,277 @@
+//! Backfill: a chain of payloads validated in one call, the state root of each block computed
+//! while the next one executes — the overlap `gigagas import` has — for sync.
+//!
+//! Flow: block i executes on its parent's state; then, at the same time, block i + 1 executes
+//! on block i's changes (an overlay of its diff, before its root is known) and block i's state
+//! root is computed from the trie nodes of the blocks below it — and, when the caller asks to
+//! commit (a node that follows its peers, with no consensus client to choose the head), block i
+//! is committed right after its root, still overlapping block i + 1's execution. Block i + 1
+//! reads block i's changes from the overlay first, so the store changing underneath gives it
+//! the same values. Block i's verdict is recorded as `newPayload` records it
+//! ([`BlockTree::settle`]); when it is not VALID, block i + 1's execution is dropped unjudged.
+
+use super::{
+    BlockTree, CanonicalChange, Forkchoice, ParentState, PayloadStatus, TreeState, KEEP_BLOCKS,
+};
+use alloy_consensus::{Block, TxEnvelope};
+use alloy_primitives::B256;
+use gigagas_bal::BlockAccessList;
+use gigagas_stages::{
+    commit_executed, execute_block, state_root_stage, ExecutedBlock, GivenBal, ImportError,
+    ImportedBlock, Overlay,
+};
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+/// One payload of a backfill.
+#[derive(Debug, Clone)]
+pub struct BackfillPayload {
+    /// The block (its hash checked by the caller, as for `newPayload`).
+    pub block: Block<TxEnvelope>,
+    /// Its RLP length (bytes; the EIP-7934 size check).
+    pub rlp_len: usize,
+    /// Its EIP-7928 BAL, when it came with one: the parallel executor runs driven by it.
+    pub bal: Option<BlockAccessList>,
+}
+
+/// A verdict and, when VALID and executed here, the block's figures.
+pub type Verdict = (PayloadStatus, Option<ImportedBlock>);
+
+/// What a backfill did: a verdict per payload judged, and the blocks it committed.
+#[derive(Debug, Default)]
+pub struct Backfilled {
+    /// The verdicts in order, up to and including the first that is not VALID.
+    pub verdicts: Vec<Verdict>,
+    /// The blocks committed (made canonical) when the backfill was asked to commit.
+    pub change: CanonicalChange,
+}
+
+/// A block executed whose state root is still to be computed, and the state it executed on.
+struct Pending {
+    executed: ExecutedBlock,
+    parent: ParentState,
+    hash: B256,
+    parent_hash: B256,
+    execution: Duration,
+}
+
+/// A block's trie nodes, state-root time and commit time (zero when not committed).
+type Rooted = (Vec<(B256, Vec<u8>)>, Duration, Duration);
+
+impl BlockTree {
+    /// `engine_newPayload` for a chain of payloads, each the child of the one before (the first
+    /// on any known block): the same checks and verdicts, with the state root of each block
+    /// computed while the next one executes. With `commit`, each VALID block that extends the
+    /// canonical head is also committed and becomes the head (as a forkchoice update to it
+    /// would, safe and finalized unchanged), its commit overlapping the next execution too.
+    /// Stops after the first verdict that is not VALID (the payloads after it are not judged).
+    ///
+    /// # Errors
+    /// [`ImportError`] for a fault of ours (store, trie node, a read during execution): no
+    /// verdict; the blocks found VALID before it stay in the tree (and committed ones in the
+    /// store).
+    pub fn new_payloads(
+        &self,
+        payloads: Vec<BackfillPayload>,
+        commit: bool,
+    ) -> Result<Backfilled, ImportError> {
+        let mut state = self.lock();
+        let mut out = Backfilled::default();
+        let mut pending: Option<Pending> = None;
+        for BackfillPayload { block, rlp_len, bal } in payloads {
+            let hash = block.header.hash_slow();
+            let parent_hash = block.header.parent_hash;
+            let given = bal.as_ref().map(|bal| GivenBal { bal, pool: &self.pool });
+            let parent = match pending.take() {
+                Some(p) if p.hash == parent_hash => {
+                    // Block i + 1 executes on block i's changes while block i's root is computed
+                    // (and block i committed).
+                    // When block i extends the stored head (every block below it committed),
+                    // block i + 1 reads the store under block i's diff alone, and its root the
+                    // store's trie nodes under block i's.
+                    let commit_it = commit && self.forkchoice().head.1 == p.parent_hash;
+                    let mut diffs = vec![p.executed.diff.clone()];
+                    let mut layers = Vec::new();
+                    if !commit_it {
+                        diffs.extend(p.parent.diffs.iter().cloned());
+                        layers.clone_from(&p.parent.layers);
+                    }
+                    let mut child = ParentState {
+                        header: p.executed.header.clone(),
+                        source: Arc::new(Overlay {
+                            base: p.parent.base.clone(),
+                            diffs: diffs.clone(),
+                        }),
+                        base: p.parent.base.clone(),
+                        diffs,
+                        layers,
+                    };
+                    let Pending {
+                        mut executed,
+                        parent,
+                        hash: done,
+                        parent_hash: done_parent,
+                        execution,
+                    } = p;
+                    let (next, rooted) = rayon::join(
+                        || {
+                            let start = Instant::now();
+                            let source = child.source.clone();
+                            execute_block(
+                                &self.chain,
+                                source,
+                                &child.header,
+                                block,
+                                rlp_len,
+                                false,
+                                given,
+                            )
+                            .map(|e| (e, start.elapsed()))
+                        },
+                        || self.root_and_commit(&mut executed, &parent, commit_it),
+                    );
+                    let kept = self.record(
+                        &mut state,
+                        executed,
+                        done,
+                        done_parent,
+                        execution,
+                        rooted,
+                        &mut out,
+                    )?;
+                    let Some(kept) = kept else { return Ok(out) };
+                    child.layers.insert(0, kept);
+                    match next {
+                        Ok((executed, execution)) => {
+                            pending = Some(Pending {
+                                executed,
+                                parent: child,
+                                hash,
+                                parent_hash,
+                                execution,
+                            });
+                            continue;
+                        }
+                        Err(e) => {
+                            let (status, _) = Self::settle(&mut state, hash, parent_hash, Err(e))?;
+                            out.verdicts.push((status, None));
+                            return Ok(out);
+                        }
+                    }
+                }
+                previous => {
+                    if let Some(p) = previous {
+                        if !self.finish(&mut state, p, commit, &mut out)? {
+                            return Ok(out);
+                        }
+                    }
+                    if let Some(status) = self.known_verdict(&mut state, hash, parent_hash)? {
+                        let valid = matches!(status, PayloadStatus::Valid(_));
+                        out.verdicts.push((status, None));
+                        if valid {
+                            continue;
+                        }
+                        return Ok(out);
+                    }
+                    match self.parent_state(&state, parent_hash)? {
+                        Some(parent) => parent,
+                        None => {
+                            out.verdicts.push((PayloadStatus::Syncing, None));
+                            return Ok(out);
+                        }
+                    }
+                }
+            };
+            let start = Instant::now();
+            let source = parent.source.clone();
+            match execute_block(&self.chain, source, &parent.header, block, rlp_len, false, given) {
+                Ok(executed) => {
+                    let execution = start.elapsed();
+                    pending = Some(Pending { executed, parent, hash, parent_hash, execution });
+                }
+                Err(e) => {
+                    let (status, _) = Self::settle(&mut state, hash, parent_hash, Err(e))?;
+                    out.verdicts.push((status, None));
+                    return Ok(out);
+                }
+            }
+        }
+        if let Some(p) = pending {
+            self.finish(&mut state, p, commit, &mut out)?;
+        }
+        if !out.change.committed.is_empty() {
+            // Forget blocks far below the new head, as a forkchoice update does.
+            let floor = self.forkchoice().head.0.saturating_sub(KEEP_BLOCKS);
+            state.blocks.retain(|_, b| b.executed.block.number > floor);
+        }
+        Ok(out)
+    }
+
+    /// The state root of `executed` (checked against its header) and, with `commit`, its
+    /// commit to the store.
+    fn root_and_commit(
+        &self,
+        executed: &mut ExecutedBlock,
+        parent: &ParentState,
+        commit: bool,
+    ) -> Result<Rooted, ImportError> {
+        let start = Instant::now();
+        let nodes = state_root_stage(executed, &parent.nodes(&self.store))?;
+        let root = start.elapsed();
+        let start = Instant::now();
+        if commit {
+            commit_executed(&self.store, executed, &nodes)?;
+        }
+        Ok((nodes, root, if commit { start.elapsed() } else { Duration::ZERO }))
+    }
+
+    /// Records the verdict on a block whose root (and commit) is done; makes it the head when
+    /// it was committed. The kept block when VALID.
+    #[allow(clippy::too_many_arguments)]
+    fn record(
+        &self,
+        state: &mut TreeState,
+        executed: ExecutedBlock,
+        hash: B256,
+        parent_hash: B256,
+        execution: Duration,
+        rooted: Result<Rooted, ImportError>,
+        out: &mut Backfilled,
+    ) -> Result<Option<Arc<super::TreeBlock>>, ImportError> {
+        let mut committed = None;
+        let done = rooted.map(|(nodes, root, commit)| {
+            if !commit.is_zero() {
+                committed = Some(commit);
+            }
+            (executed, nodes, execution, root)
+        });
+        let (status, kept) = Self::settle(state, hash, parent_hash, done)?;
+        let summary = kept.as_ref().map(|b| b.executed.block.clone());
+        if let (Some(commit), Some(block)) = (committed, &summary) {
+            let current = self.forkchoice();
+            *self.forkchoice.write().unwrap_or_else(|p| p.into_inner()) =
+                Forkchoice { head: (block.number, hash), ..current };
+            out.change.committed.push(ImportedBlock { commit, ..block.clone() });
+        }
+        out.verdicts.push((status, summary));
+        Ok(kept)
+    }
+
+    /// The state root (and commit) of a pending block alone, and its verdict; whether it was
+    /// VALID.
+    fn finish(
+        &self,
+        state: &mut TreeState,
+        mut p: Pending,
+        commit: bool,
+        out: &mut Backfilled,
+    ) -> Result<bool, ImportError> {
+        let commit_it = commit && self.forkchoice().head.1 == p.parent_hash;
+        let rooted = self.root_and_commit(&mut p.executed, &p.parent, commit_it);
+        let kept =
+            self.record(state, p.executed, p.hash, p.parent_hash, p.execution, rooted, out)?;
+        Ok(kept.is_some())
+    }
+}
