@@ -36,6 +36,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import statistics
 import sys
 import tempfile
@@ -355,6 +356,12 @@ def run_protocol(args, protocol):
                 pass
             with open(os.path.join(work, f"node{i}.log"), "w") as f:
                 f.writelines(ANSI.sub("", line) for line in n.log)
+        if not args.keep_data:
+            # The datadirs (RocksDB, ≈ 75 MB a node) go; the logs stay.
+            for entry in os.listdir(work):
+                path = os.path.join(work, entry)
+                if os.path.isdir(path):
+                    shutil.rmtree(path, ignore_errors=True)
         print(f"{protocol}: logs in {work}/node*.log", file=sys.stderr)
 
 
@@ -402,13 +409,22 @@ def main():
                    help="--gen-chain: the genesis block gas limit (2 MB of calldata needs 84M gas "
                         "at EIP-7623's floor)")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--keep-data", action="store_true",
+                   help="keep the nodes' datadirs after the run (by default only the logs stay)")
     p.add_argument("--json-out", metavar="FILE",
                    help="also write the results as JSON to FILE, rewritten after each protocol")
     args = p.parse_args()
     if args.gen_chain:
         sys.exit(gen_chain(args))
+    # `rlnc:per-peer=4,wave=2,gossipsub`: an item with `=` and no `:` belongs to the variant before.
+    protocols = []
+    for item in args.gossip.split(","):
+        if "=" in item and ":" not in item and protocols:
+            protocols[-1] += "," + item
+        else:
+            protocols.append(item)
     results = []
-    for protocol in args.gossip.split(","):
+    for protocol in protocols:
         try:
             results.append(run_protocol(args, protocol))
         except Exception as e:  # noqa: BLE001 - reported as a failed run

@@ -88,6 +88,12 @@ pub struct NodeArgs {
     /// exchanged with that peer (it would, with high probability, add nothing there).
     #[arg(long = "gossip.skip-known", default_value_t = true, action = clap::ArgAction::Set)]
     pub gossip_skip_known: bool,
+    /// Receiver feedback (`rlnc`, `rs`): tell the peers that send a block's chunks this node's
+    /// rank, how many it had from each and how many peers send it the block, so that each keeps
+    /// no more than its share of what is missing in flight, and sends that share again when the
+    /// first pushes fell short.
+    #[arg(long = "gossip.feedback", default_value_t = true, action = clap::ArgAction::Set)]
+    pub gossip_feedback: bool,
     /// Pace of the chunk uplink (Mbit/s; 0: none): chunks are made when the link can carry
     /// them rather than queued in transport buffers, so that decoded notices still cancel
     /// them. Default: `--net.upload-mbit`.
@@ -170,6 +176,7 @@ impl NodeArgs {
                     per_peer: self.gossip_per_peer.max(1),
                     wave: self.gossip_wave,
                     skip_known: self.gossip_skip_known,
+                    feedback: self.gossip_feedback,
                     pace_bits_per_sec: self
                         .gossip_pace_mbit
                         .or(self.net_upload_mbit)

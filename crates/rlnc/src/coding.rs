@@ -172,6 +172,11 @@ impl Decoder {
         Self { n, m, rows: Vec::with_capacity(n) }
     }
 
+    /// Chunks of the block (N): the rank at which it decodes.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
     /// Independent chunks held (the rank).
     pub fn rank(&self) -> usize {
         self.rows.len()

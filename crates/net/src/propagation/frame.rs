@@ -2,8 +2,11 @@
 //!
 //! ```text
 //! length u32 LE (of what follows, at most MAX_FRAME_BYTES)
-//!   ‖ kind u8 (0 = chunk, 1 = decoded: "stop sending me this block")
-//!   ‖ block key 32 ‖ body (chunk: the scheme's message; decoded: empty)
+//!   ‖ kind u8 (0 = chunk, 1 = decoded: "stop sending me this block",
+//!              2 = progress: "I hold this rank, have had this many chunks from you, and
+//!                  this many peers send me the block")
+//!   ‖ block key 32 ‖ body (chunk: the scheme's message; decoded: empty;
+//!                          progress: rank u16 LE ‖ received u16 LE ‖ senders u16 LE)
 //! ```
 //!
 //! A receiver reads the kind and the key before the body, so that chunks of a block it has
@@ -17,6 +20,8 @@ pub const MAX_FRAME_BYTES: usize = 4 << 20;
 
 const KIND_CHUNK: u8 = 0;
 const KIND_DECODED: u8 = 1;
+const KIND_PROGRESS: u8 = 2;
+const PROGRESS_BODY: usize = 6;
 const HEADER: usize = 1 + 32;
 
 /// A frame.
@@ -33,6 +38,20 @@ pub enum Frame {
     Decoded {
         /// The block.
         key: BlockKey,
+    },
+    /// The sender's progress on block `key`, for the peer it is addressed to: the rank it
+    /// holds (RLNC; distinct shards for RS) and how many chunks of the block it has received
+    /// from that peer, so that the peer sends no more than what is still missing.
+    Progress {
+        /// The block.
+        key: BlockKey,
+        /// Rank held (chunks that decode the block: N, or K shards).
+        rank: u16,
+        /// Chunks of the block received from the addressee so far.
+        received: u16,
+        /// Peers that have sent the sender chunks of the block (the addressee among them): the
+        /// chunks still missing are shared among them.
+        senders: u16,
     },
 }
 
@@ -51,6 +70,9 @@ pub enum FrameError {
     /// A decoded notice with a body.
     #[error("decoded notice with {0} trailing bytes")]
     Trailing(usize),
+    /// A progress notice whose body is not 6 bytes.
+    #[error("progress notice with a body of {0} bytes")]
+    Progress(usize),
 }
 
 impl Frame {
@@ -70,13 +92,22 @@ impl Frame {
                 out.extend_from_slice(key);
                 out
             }
+            Self::Progress { key, rank, received, senders } => {
+                let mut out = Vec::with_capacity(HEADER + PROGRESS_BODY);
+                out.push(KIND_PROGRESS);
+                out.extend_from_slice(key);
+                out.extend_from_slice(&rank.to_le_bytes());
+                out.extend_from_slice(&received.to_le_bytes());
+                out.extend_from_slice(&senders.to_le_bytes());
+                out
+            }
         }
     }
 
     /// The block the frame is about.
     pub fn key(&self) -> &BlockKey {
         match self {
-            Self::Chunk { key, .. } | Self::Decoded { key } => key,
+            Self::Chunk { key, .. } | Self::Decoded { key } | Self::Progress { key, .. } => key,
         }
     }
 }
@@ -97,6 +128,13 @@ pub fn decode_frame(bytes: &[u8]) -> Result<Frame, FrameError> {
         KIND_CHUNK => Ok(Frame::Chunk { key, body: bytes[HEADER..].to_vec() }),
         KIND_DECODED if bytes.len() == HEADER => Ok(Frame::Decoded { key }),
         KIND_DECODED => Err(FrameError::Trailing(bytes.len() - HEADER)),
+        KIND_PROGRESS if bytes.len() == HEADER + PROGRESS_BODY => Ok(Frame::Progress {
+            key,
+            rank: u16::from_le_bytes([bytes[HEADER], bytes[HEADER + 1]]),
+            received: u16::from_le_bytes([bytes[HEADER + 2], bytes[HEADER + 3]]),
+            senders: u16::from_le_bytes([bytes[HEADER + 4], bytes[HEADER + 5]]),
+        }),
+        KIND_PROGRESS => Err(FrameError::Progress(bytes.len() - HEADER)),
         kind => Err(FrameError::Kind(kind)),
     }
 }
@@ -111,6 +149,11 @@ mod tests {
         assert_eq!(decode_frame(&chunk.encode()).unwrap(), chunk);
         let done = Frame::Decoded { key: [4; 32] };
         assert_eq!(decode_frame(&done.encode()).unwrap(), done);
+        let progress = Frame::Progress { key: [5; 32], rank: 300, received: 7, senders: 3 };
+        assert_eq!(decode_frame(&progress.encode()).unwrap(), progress);
+        let mut short = progress.encode();
+        short.pop();
+        assert_eq!(decode_frame(&short), Err(FrameError::Progress(5)));
         assert_eq!(decode_frame(&[0; 5]), Err(FrameError::Truncated(5)));
         let mut bad = done.encode();
         bad[0] = 9;

@@ -104,6 +104,12 @@ pub struct PropagationConfig {
     /// send then lies, with high probability, in what the peer already holds. The chunk stays
     /// owed and goes out once the node's rank grows (`--gossip.skip-known`).
     pub skip_known: bool,
+    /// Receiver feedback: a node decoding a block tells each peer that sends it a chunk its
+    /// rank, how many chunks it has had from that peer and how many peers send it the block
+    /// ([`Frame::Progress`]); a sender then keeps no more than its share of what the peer still
+    /// misses in flight, and owes it that share again when it owed nothing more
+    /// (`--gossip.feedback`). Senders honour the notices either way.
+    pub feedback: bool,
     /// Pace of the push engine's uplink (bits per second; `None`: as fast as the transport
     /// takes frames). Set to the node's upload rate, a chunk is made and addressed when the
     /// link can carry it instead of waiting in transport buffers, so that a decoded notice
@@ -131,6 +137,7 @@ impl Default for PropagationConfig {
             per_peer: 4,
             wave: None,
             skip_known: true,
+            feedback: true,
             pace_bits_per_sec: None,
             signer: None,
             proposer: None,

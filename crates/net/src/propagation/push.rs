@@ -6,7 +6,10 @@
 //! - a relay, on each of its first `per_peer` useful chunks of a block, owes one more chunk to
 //!   every mesh peer but the sender;
 //! - a node that decodes a block tells all its peers ("decoded"), who owe it nothing more of
-//!   that block; chunks of a decoded block are dropped after reading the frame's header;
+//!   that block; chunks of a decoded block are dropped after reading the frame's header; the
+//!   proposer tells each peer the same right after its first chunk to it (so that the peer
+//!   knows the block by then), and a notice about a block not seen yet is remembered for when
+//!   its first chunk comes;
 //! - a node that decodes a block owes `per_peer` more chunks to every mesh peer that has not
 //!   said it decoded (a completion wave: its chunks are now made from the whole block, so they
 //!   are useful to any peer still short, which the relays' first-chunks rule cannot promise);
@@ -16,6 +19,14 @@
 //! - RLNC, with `skip_known`: a chunk owed to a peer waits while this node's rank is at most
 //!   the chunks it exchanged with that peer (sent, or useful received): a recoded chunk would
 //!   then lie in what the peer holds; it goes out when the rank grows;
+//! - feedback: a node answers each chunk of a block it is still decoding with a progress
+//!   notice to its sender (its rank, the chunks it has had from that sender, and how many peers
+//!   send it the block); a sender keeps no more chunks in flight to a peer than its share of
+//!   what the peer misses — the missing chunks divided among the peer's senders, rounded up (a
+//!   chunk sent more than [`IN_FLIGHT`] ago counts as arrived or lost) — and parks the rest
+//!   until the next notice or tick; a sender that owes a peer nothing more when a notice says
+//!   it still misses chunks owes it its share again (so that a block cannot stall below full
+//!   rank when the first pushes fall short, as they do when k·D is small against N);
 //! - with a pace, the uplink hands frames to the streams no faster than the link carries them,
 //!   so that what is owed is decided at the last moment (a decoded notice that arrives while a
 //!   chunk would have sat in a transport buffer cancels it);
@@ -49,6 +60,11 @@ pub const BAN_SCORE: i32 = -100;
 const INVALID_FRAME: i32 = -100;
 /// How long opening a stream to a peer may take.
 const OPEN_TIMEOUT: Duration = Duration::from_secs(5);
+/// A chunk sent this long ago is no longer counted in flight by the feedback rule (it arrived,
+/// and its notice was lost, or it was lost).
+pub(crate) const IN_FLIGHT: Duration = Duration::from_secs(1);
+/// How often parked sends are looked at again.
+const TICK: Duration = Duration::from_millis(200);
 
 /// The stream protocol of each coded scheme.
 pub(crate) fn stream_protocol(protocol: Protocol) -> StreamProtocol {
@@ -90,6 +106,14 @@ impl Coder {
         }
     }
 
+    /// The rank held and the rank that decodes, once the block's shape is known.
+    fn progress(&self) -> Option<(usize, usize)> {
+        match self {
+            Self::Rlnc(b) => b.progress(),
+            Self::Rs(b) => b.progress(),
+        }
+    }
+
     fn is_decoded(&self) -> bool {
         match self {
             Self::Rlnc(b) => b.is_decoded(),
@@ -117,10 +141,20 @@ struct BlockEntry {
     exchanged: HashMap<PeerId, HashSet<usize>>,
     /// RLNC: chunks exchanged with each peer (sent to it, or useful from it).
     traded: HashMap<PeerId, usize>,
-    /// RLNC: peers owed chunks that wait for this node's rank to grow (`skip_known`).
+    /// Peers owed chunks that wait: for this node's rank to grow (RLNC `skip_known`), or for
+    /// the peer's next progress notice (feedback).
     parked: HashSet<PeerId>,
+    /// Chunks of the block received from each peer, whatever their use (feedback).
+    received_from: HashMap<PeerId, usize>,
+    /// When each chunk sent to a peer left, in order.
+    sent_at: HashMap<PeerId, Vec<Instant>>,
+    /// Each peer's last progress notice: its rank, the chunks it had received from us, and
+    /// its senders.
+    progress: HashMap<PeerId, (usize, usize, usize)>,
     /// The node found the block invalid: no more forwarding.
     rejected: bool,
+    /// This node proposed the block.
+    proposed: bool,
 }
 
 /// Requests to the push engine.
@@ -177,6 +211,8 @@ pub(crate) fn spawn(
         banned: HashSet::new(),
         queue: VecDeque::new(),
         urgent: VecDeque::new(),
+        early_done: HashMap::new(),
+        early_order: VecDeque::new(),
         delivered,
         swarm,
         stats,
@@ -307,6 +343,10 @@ struct PushEngine {
     queue: VecDeque<(BlockKey, PeerId)>,
     /// Decoded notices, sent before any chunk.
     urgent: VecDeque<(PeerId, Vec<u8>)>,
+    /// Decoded notices about blocks not seen yet: the peers that sent them, by block.
+    early_done: HashMap<BlockKey, HashSet<PeerId>>,
+    /// The order `early_done` was filled in (the oldest forgotten past [`KEEP_BLOCKS`]).
+    early_order: VecDeque<BlockKey>,
     delivered: mpsc::UnboundedSender<GossipedBlock>,
     swarm: mpsc::UnboundedSender<Command>,
     stats: Arc<PropagationStats>,
@@ -320,9 +360,12 @@ impl PushEngine {
         mut inbound: mpsc::UnboundedReceiver<Inbound>,
         uplink: mpsc::Sender<(PeerId, Vec<u8>)>,
     ) {
+        let mut tick = tokio::time::interval(TICK);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             let sending = !self.urgent.is_empty() || !self.queue.is_empty();
             tokio::select! {
+                _ = tick.tick() => self.unpark(),
                 command = commands.recv() => match command {
                     Some(command) => self.command(command),
                     None => return,
@@ -334,6 +377,17 @@ impl PushEngine {
                         self.stats.sent(self.config.protocol, frame.len() + 4);
                         permit.send((peer, frame));
                     }
+                }
+            }
+        }
+    }
+
+    /// Parked sends are looked at again (a chunk in flight may have expired).
+    fn unpark(&mut self) {
+        for (key, entry) in &mut self.blocks {
+            if !entry.rejected {
+                for peer in entry.parked.drain() {
+                    self.queue.push_back((*key, peer));
                 }
             }
         }
@@ -382,6 +436,7 @@ impl PushEngine {
         let mesh = self.mesh().to_vec();
         tracing::debug!(target: "net::push", key = %alloy_primitives::B256::from(key), peers = mesh.len(), "publish");
         let entry = Self::insert(&mut self.blocks, &mut self.order, key, coder);
+        entry.proposed = true;
         for peer in mesh {
             entry.owed.insert(peer, self.config.per_peer);
             self.queue.push_back((key, peer));
@@ -414,7 +469,11 @@ impl PushEngine {
             exchanged: HashMap::new(),
             traded: HashMap::new(),
             parked: HashSet::new(),
+            received_from: HashMap::new(),
+            sent_at: HashMap::new(),
+            progress: HashMap::new(),
             rejected: false,
+            proposed: false,
         })
     }
 
@@ -450,6 +509,36 @@ impl PushEngine {
                 if let Some(entry) = self.blocks.get_mut(&key) {
                     entry.done.insert(peer);
                     entry.owed.remove(&peer);
+                } else {
+                    if !self.early_done.contains_key(&key) {
+                        self.early_order.push_back(key);
+                        while self.early_order.len() > KEEP_BLOCKS {
+                            if let Some(old) = self.early_order.pop_front() {
+                                self.early_done.remove(&old);
+                            }
+                        }
+                    }
+                    self.early_done.entry(key).or_default().insert(peer);
+                }
+                return;
+            }
+            Ok(Frame::Progress { key, rank, received, senders }) => {
+                if let Some(entry) = self.blocks.get_mut(&key) {
+                    let progress =
+                        (usize::from(rank), usize::from(received), usize::from(senders).max(1));
+                    entry.progress.insert(peer, progress);
+                    let owed = entry.owed.get(&peer).copied().unwrap_or(0);
+                    let missing = entry
+                        .coder
+                        .progress()
+                        .map_or(0, |(_, needed)| needed.saturating_sub(progress.0));
+                    if owed == 0 && missing > 0 && !entry.rejected && !entry.done.contains(&peer) {
+                        entry.owed.insert(peer, missing.div_ceil(progress.2));
+                        entry.parked.remove(&peer);
+                        self.queue.push_back((key, peer));
+                    } else if entry.parked.remove(&peer) {
+                        self.queue.push_back((key, peer));
+                    }
                 }
                 return;
             }
@@ -475,10 +564,31 @@ impl PushEngine {
             _ => Coder::Rlnc(Box::new(RlncBlock::receive_as(key, proposer))),
         };
         let entry = Self::insert(&mut self.blocks, &mut self.order, key, coder);
+        if fresh {
+            if let Some(done) = self.early_done.remove(&key) {
+                entry.done.extend(done);
+            }
+        }
         if let (Coder::Rs(_), Some(index)) = (&entry.coder, RsBlock::index_of(&body)) {
             entry.exchanged.entry(peer).or_default().insert(index);
         }
-        match entry.coder.receive(&body) {
+        let outcome = entry.coder.receive(&body);
+        if outcome.is_ok() {
+            *entry.received_from.entry(peer).or_default() += 1;
+            match entry.coder.progress() {
+                Some((rank, needed)) if self.config.feedback && rank < needed => {
+                    let notice = Frame::Progress {
+                        key,
+                        rank: u16::try_from(rank).unwrap_or(u16::MAX),
+                        received: u16::try_from(entry.received_from[&peer]).unwrap_or(u16::MAX),
+                        senders: u16::try_from(entry.received_from.len()).unwrap_or(u16::MAX),
+                    };
+                    self.urgent.push_back((peer, notice.encode()));
+                }
+                _ => {}
+            }
+        }
+        match outcome {
             Ok(Outcome::Useless) => self.stats.chunk(protocol, "useless"),
             Ok(outcome) => {
                 self.stats.chunk(protocol, "useful");
@@ -568,6 +678,17 @@ impl PushEngine {
                     continue;
                 }
             }
+            if let (Some(&(rank, got, senders)), Some((_, needed))) =
+                (entry.progress.get(&peer), entry.coder.progress())
+            {
+                let in_flight = entry.sent_at.get(&peer).map_or(0, |sent| {
+                    sent.iter().skip(got).filter(|t| t.elapsed() < IN_FLIGHT).count()
+                });
+                if in_flight >= needed.saturating_sub(rank).div_ceil(senders) {
+                    entry.parked.insert(peer);
+                    continue;
+                }
+            }
             *owed -= 1;
             if *owed > 0 {
                 self.queue.push_back((key, peer));
@@ -577,6 +698,11 @@ impl PushEngine {
                 Coder::Rs(b) => b.next_body(entry.exchanged.entry(peer).or_default()),
             };
             if let Some(body) = body {
+                let sent = entry.sent_at.entry(peer).or_default();
+                if sent.is_empty() && entry.proposed {
+                    self.urgent.push_back((peer, Frame::Decoded { key }.encode()));
+                }
+                sent.push(Instant::now());
                 if let Coder::Rlnc(_) = entry.coder {
                     *entry.traded.entry(peer).or_default() += 1;
                 }

@@ -136,6 +136,16 @@ impl RlncBlock {
         Some(Message { chunk, commitments: commitments.clone(), signature: *signature }.encode())
     }
 
+    /// The rank held and the rank that decodes (N), once the block's shape is known.
+    pub(crate) fn progress(&self) -> Option<(usize, usize)> {
+        if let Some((proposer, _)) = &self.proposer {
+            let n = proposer.chunks().n();
+            return Some((n, n));
+        }
+        let decoder = self.receiver.as_ref()?.decoder()?;
+        Some((decoder.rank(), decoder.n()))
+    }
+
     /// Dimensions this node holds: N on the proposer, the receiver's rank on a relay.
     pub(crate) fn rank(&self) -> usize {
         match (&self.proposer, &self.receiver) {

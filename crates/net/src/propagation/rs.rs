@@ -330,6 +330,13 @@ impl RsBlock {
         check_message(body).ok()
     }
 
+    /// Distinct shards held and the shards that decode (K), once the block's shape is known.
+    pub(crate) fn progress(&self) -> Option<(usize, usize)> {
+        let (shape, _) = self.shape.as_ref()?;
+        let held = if self.full.is_some() { shape.k } else { self.held.len().min(shape.k) };
+        Some((held, shape.k))
+    }
+
     /// Whether the block is known in full.
     pub(crate) fn is_decoded(&self) -> bool {
         self.full.is_some()
