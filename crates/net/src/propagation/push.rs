@@ -62,7 +62,7 @@ const INVALID_FRAME: i32 = -100;
 const OPEN_TIMEOUT: Duration = Duration::from_secs(5);
 /// A chunk sent this long ago is no longer counted in flight by the feedback rule (it arrived,
 /// and its notice was lost, or it was lost).
-pub(crate) const IN_FLIGHT: Duration = Duration::from_secs(1);
+pub(crate) const IN_FLIGHT: Duration = Duration::from_secs(3);
 /// How often parked sends are looked at again.
 const TICK: Duration = Duration::from_millis(200);
 
