@@ -98,10 +98,9 @@ impl EngineService {
     }
 
     fn new_payload(&self, payload: NewPayload) -> Result<PayloadStatus, EngineError> {
-        let NewPayload { block, rlp_len, bal, bal_bytes, received } = payload;
+        let facts = PayloadFacts::of(&payload);
+        let NewPayload { block, rlp_len, bal, .. } = payload;
         let (number, hash) = (block.header.number, block.header.hash_slow());
-        let gas_used = block.header.gas_used;
-        let transactions = block.body.transactions.len();
         let (status, executed) = self.tree.new_payload(block, rlp_len, bal.as_ref()).map_err(|e| {
             // Not a verdict on the block (the tree answers INVALID only for consensus reasons):
             // the consensus client gets an error and may send the payload again.
@@ -111,15 +110,25 @@ impl EngineService {
         if status == PayloadStatus::Syncing {
             self.syncing.send_replace(Some((number, hash)));
         }
+        self.emit_verdict(&status, executed.as_ref(), &facts);
+        Ok(status)
+    }
+
+    /// The event of one payload's verdict.
+    fn emit_verdict(
+        &self,
+        status: &PayloadStatus,
+        executed: Option<&gigagas_stages::ImportedBlock>,
+        facts: &PayloadFacts,
+    ) {
         self.emit(&EngineEvent::NewPayload {
             status: status.name(),
-            block: executed.as_ref(),
-            gas_used,
-            transactions,
-            bal_bytes,
-            elapsed: received.elapsed(),
+            block: executed,
+            gas_used: facts.gas_used,
+            transactions: facts.transactions,
+            bal_bytes: facts.bal_bytes,
+            elapsed: facts.received.elapsed(),
         });
-        Ok(status)
     }
 
     fn new_payloads(
@@ -127,38 +136,20 @@ impl EngineService {
         payloads: Vec<NewPayload>,
         commit: bool,
     ) -> Result<Vec<PayloadStatus>, EngineError> {
-        let mut facts = Vec::with_capacity(payloads.len());
+        let facts: Vec<PayloadFacts> = payloads.iter().map(PayloadFacts::of).collect();
         let backfill = payloads
             .into_iter()
-            .map(|p| {
-                let header = &p.block.header;
-                facts.push((
-                    header.gas_used,
-                    p.block.body.transactions.len(),
-                    p.bal_bytes,
-                    p.received,
-                ));
-                BackfillPayload { block: p.block, rlp_len: p.rlp_len, bal: p.bal }
-            })
+            .map(|p| BackfillPayload { block: p.block, rlp_len: p.rlp_len, bal: p.bal })
             .collect();
         let done = self.tree.new_payloads(backfill, commit).map_err(|e| {
             tracing::error!(target: "engine::new_payload", error = %e, "payloads not judged: internal error");
             EngineError::Internal(e)
         })?;
+        // A backfill whose first parent is unknown is sync's own business: no SYNCING signal
+        // (that would start another sync).
         let mut statuses = Vec::with_capacity(done.verdicts.len());
-        for ((status, executed), (gas_used, transactions, bal_bytes, received)) in
-            done.verdicts.into_iter().zip(facts)
-        {
-            // A backfill whose first parent is unknown is sync's own business: no SYNCING
-            // signal (that would start another sync).
-            self.emit(&EngineEvent::NewPayload {
-                status: status.name(),
-                block: executed.as_ref(),
-                gas_used,
-                transactions,
-                bal_bytes,
-                elapsed: received.elapsed(),
-            });
+        for ((status, executed), facts) in done.verdicts.into_iter().zip(&facts) {
+            self.emit_verdict(&status, executed.as_ref(), facts);
             statuses.push(status);
         }
         if !done.change.committed.is_empty() {
@@ -223,5 +214,24 @@ impl EngineService {
     fn pool_candidates(&self, parent: &alloy_consensus::Header) -> Vec<(TxEnvelope, Address)> {
         let base_fee = parent.next_block_base_fee(BaseFeeParams::ethereum()).unwrap_or_default();
         self.pool.best(&**self.tree.store(), base_fee)
+    }
+}
+
+/// What the event of a payload's verdict reports besides the verdict.
+struct PayloadFacts {
+    gas_used: u64,
+    transactions: usize,
+    bal_bytes: usize,
+    received: std::time::Instant,
+}
+
+impl PayloadFacts {
+    fn of(p: &NewPayload) -> Self {
+        Self {
+            gas_used: p.block.header.gas_used,
+            transactions: p.block.body.transactions.len(),
+            bal_bytes: p.bal_bytes,
+            received: p.received,
+        }
     }
 }
