@@ -16,6 +16,7 @@
 //! the node validates it as a `newPayload` and tells the network the verdict
 //! ([`crate::NetworkHandle::report_block`]), so that only valid blocks are re-gossiped.
 
+mod feedback;
 pub(crate) mod frame;
 pub mod gossipsub;
 mod outcome;

@@ -23,7 +23,7 @@
 //!   notice to its sender (its rank, the chunks it has had from that sender, and how many peers
 //!   send it the block); a sender keeps no more chunks in flight to a peer than its share of
 //!   what the peer misses — the missing chunks divided among the peer's senders, rounded up (a
-//!   chunk sent more than [`IN_FLIGHT`] ago counts as arrived or lost) — and parks the rest
+//!   chunk sent more than [`IN_FLIGHT`](super::feedback::IN_FLIGHT) ago counts as arrived or lost) — and parks the rest
 //!   until the next notice or tick; a sender that owes a peer nothing more when a notice says
 //!   it still misses chunks owes it its share again (so that a block cannot stall below full
 //!   rank when the first pushes fall short, as they do when k·D is small against N);
@@ -38,8 +38,8 @@
 //! on first use) and one reader per inbound stream, all on the node's runtime.
 
 use super::{
-    decode_frame, outcome::Outcome, rlnc::RlncBlock, rs::RsBlock, BlockKey, Frame, GossipedBlock,
-    PropagationConfig, PropagationStats, Protocol, MAX_FRAME_BYTES,
+    decode_frame, feedback::Feedback, outcome::Outcome, rlnc::RlncBlock, rs::RsBlock, BlockKey,
+    Frame, GossipedBlock, PropagationConfig, PropagationStats, Protocol, MAX_FRAME_BYTES,
 };
 use crate::service::Command;
 use futures::{AsyncReadExt, AsyncWriteExt, StreamExt};
@@ -60,9 +60,6 @@ pub const BAN_SCORE: i32 = -100;
 const INVALID_FRAME: i32 = -100;
 /// How long opening a stream to a peer may take.
 const OPEN_TIMEOUT: Duration = Duration::from_secs(5);
-/// A chunk sent this long ago is no longer counted in flight by the feedback rule (it arrived,
-/// and its notice was lost, or it was lost).
-pub(crate) const IN_FLIGHT: Duration = Duration::from_secs(3);
 /// How often parked sends are looked at again.
 const TICK: Duration = Duration::from_millis(200);
 
@@ -144,13 +141,8 @@ struct BlockEntry {
     /// Peers owed chunks that wait: for this node's rank to grow (RLNC `skip_known`), or for
     /// the peer's next progress notice (feedback).
     parked: HashSet<PeerId>,
-    /// Chunks of the block received from each peer, whatever their use (feedback).
-    received_from: HashMap<PeerId, usize>,
-    /// When each chunk sent to a peer left, in order.
-    sent_at: HashMap<PeerId, Vec<Instant>>,
-    /// Each peer's last progress notice: its rank, the chunks it had received from us, and
-    /// its senders.
-    progress: HashMap<PeerId, (usize, usize, usize)>,
+    /// Chunks exchanged with each peer and their progress notices.
+    feedback: Feedback,
     /// The node found the block invalid: no more forwarding.
     rejected: bool,
     /// This node proposed the block.
@@ -469,9 +461,7 @@ impl PushEngine {
             exchanged: HashMap::new(),
             traded: HashMap::new(),
             parked: HashSet::new(),
-            received_from: HashMap::new(),
-            sent_at: HashMap::new(),
-            progress: HashMap::new(),
+            feedback: Feedback::default(),
             rejected: false,
             proposed: false,
         })
@@ -524,16 +514,14 @@ impl PushEngine {
             }
             Ok(Frame::Progress { key, rank, received, senders }) => {
                 if let Some(entry) = self.blocks.get_mut(&key) {
-                    let progress =
-                        (usize::from(rank), usize::from(received), usize::from(senders).max(1));
-                    entry.progress.insert(peer, progress);
+                    entry.feedback.record(peer, rank, received, senders);
                     let owed = entry.owed.get(&peer).copied().unwrap_or(0);
-                    let missing = entry
+                    let share = entry
                         .coder
                         .progress()
-                        .map_or(0, |(_, needed)| needed.saturating_sub(progress.0));
-                    if owed == 0 && missing > 0 && !entry.rejected && !entry.done.contains(&peer) {
-                        entry.owed.insert(peer, missing.div_ceil(progress.2));
+                        .map_or(0, |(_, needed)| entry.feedback.share_missing(&peer, needed));
+                    if owed == 0 && share > 0 && !entry.rejected && !entry.done.contains(&peer) {
+                        entry.owed.insert(peer, share);
                         entry.parked.remove(&peer);
                         self.queue.push_back((key, peer));
                     } else if entry.parked.remove(&peer) {
@@ -574,18 +562,14 @@ impl PushEngine {
         }
         let outcome = entry.coder.receive(&body);
         if outcome.is_ok() {
-            *entry.received_from.entry(peer).or_default() += 1;
-            match entry.coder.progress() {
-                Some((rank, needed)) if self.config.feedback && rank < needed => {
-                    let notice = Frame::Progress {
-                        key,
-                        rank: u16::try_from(rank).unwrap_or(u16::MAX),
-                        received: u16::try_from(entry.received_from[&peer]).unwrap_or(u16::MAX),
-                        senders: u16::try_from(entry.received_from.len()).unwrap_or(u16::MAX),
-                    };
-                    self.urgent.push_back((peer, notice.encode()));
-                }
-                _ => {}
+            entry.feedback.received(peer);
+            let notice = entry
+                .coder
+                .progress()
+                .filter(|_| self.config.feedback)
+                .and_then(|(rank, needed)| entry.feedback.notice(key, peer, rank, needed));
+            if let Some(notice) = notice {
+                self.urgent.push_back((peer, notice));
             }
         }
         match outcome {
@@ -678,13 +662,8 @@ impl PushEngine {
                     continue;
                 }
             }
-            if let (Some(&(rank, got, senders)), Some((_, needed))) =
-                (entry.progress.get(&peer), entry.coder.progress())
-            {
-                let in_flight = entry.sent_at.get(&peer).map_or(0, |sent| {
-                    sent.iter().skip(got).filter(|t| t.elapsed() < IN_FLIGHT).count()
-                });
-                if in_flight >= needed.saturating_sub(rank).div_ceil(senders) {
+            if let Some((_, needed)) = entry.coder.progress() {
+                if entry.feedback.holds_back(&peer, needed) {
                     entry.parked.insert(peer);
                     continue;
                 }
@@ -698,11 +677,9 @@ impl PushEngine {
                 Coder::Rs(b) => b.next_body(entry.exchanged.entry(peer).or_default()),
             };
             if let Some(body) = body {
-                let sent = entry.sent_at.entry(peer).or_default();
-                if sent.is_empty() && entry.proposed {
+                if entry.feedback.sent(peer) && entry.proposed {
                     self.urgent.push_back((peer, Frame::Decoded { key }.encode()));
                 }
-                sent.push(Instant::now());
                 if let Coder::Rlnc(_) = entry.coder {
                     *entry.traded.entry(peer).or_default() += 1;
                 }

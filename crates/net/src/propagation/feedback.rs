@@ -1,0 +1,103 @@
+//! Receiver feedback of the push engine, per block: what each peer has sent this node and what
+//! this node has sent each peer, the peers' progress notices, and the two rules built on them
+//! (the rules themselves are listed in [`super::push`]'s module documentation).
+//!
+//! Flow: a chunk received is counted ([`Feedback::received`]) and answered with a progress
+//! notice ([`Feedback::notice`]); a chunk sent is timed ([`Feedback::sent`]); a notice received
+//! is kept ([`Feedback::record`]) and may make the sender owe the peer its share again
+//! ([`Feedback::share_missing`]); before each send, [`Feedback::holds_back`] tells whether the
+//! peer already has its share of what it misses in flight.
+
+use super::{BlockKey, Frame};
+use libp2p::PeerId;
+use std::{
+    collections::HashMap,
+    time::{Duration, Instant},
+};
+
+/// A chunk sent this long ago no longer counts in flight (it arrived and its notice was lost,
+/// or it was lost). Long enough for a receiver that verifies late under CPU load.
+pub(crate) const IN_FLIGHT: Duration = Duration::from_secs(3);
+
+/// A peer's last progress notice.
+#[derive(Debug, Clone, Copy)]
+struct Progress {
+    /// Its rank.
+    rank: usize,
+    /// Chunks of the block it had received from this node.
+    received: usize,
+    /// Peers sending it the block (at least 1).
+    senders: usize,
+}
+
+/// One block's feedback state.
+#[derive(Debug, Default)]
+pub(crate) struct Feedback {
+    /// Chunks of the block received from each peer, whatever their use.
+    received_from: HashMap<PeerId, usize>,
+    /// When each chunk sent to a peer left, in order.
+    sent_at: HashMap<PeerId, Vec<Instant>>,
+    /// Each peer's last progress notice.
+    progress: HashMap<PeerId, Progress>,
+}
+
+impl Feedback {
+    /// Counts a chunk received from `peer`.
+    pub(crate) fn received(&mut self, peer: PeerId) {
+        *self.received_from.entry(peer).or_default() += 1;
+    }
+
+    /// The progress notice for `peer` at `rank` of `needed`: `None` once decoded.
+    pub(crate) fn notice(
+        &self,
+        key: BlockKey,
+        peer: PeerId,
+        rank: usize,
+        needed: usize,
+    ) -> Option<Vec<u8>> {
+        let to_u16 = |v: usize| u16::try_from(v).unwrap_or(u16::MAX);
+        (rank < needed).then(|| {
+            Frame::Progress {
+                key,
+                rank: to_u16(rank),
+                received: to_u16(self.received_from.get(&peer).copied().unwrap_or(0)),
+                senders: to_u16(self.received_from.len()),
+            }
+            .encode()
+        })
+    }
+
+    /// Times a chunk sent to `peer`; whether it was the first.
+    pub(crate) fn sent(&mut self, peer: PeerId) -> bool {
+        let sent = self.sent_at.entry(peer).or_default();
+        sent.push(Instant::now());
+        sent.len() == 1
+    }
+
+    /// Keeps `peer`'s notice.
+    pub(crate) fn record(&mut self, peer: PeerId, rank: u16, received: u16, senders: u16) {
+        let progress = Progress {
+            rank: usize::from(rank),
+            received: usize::from(received),
+            senders: usize::from(senders).max(1),
+        };
+        self.progress.insert(peer, progress);
+    }
+
+    /// This node's share of what `peer` still misses of a block of `needed`, by its last
+    /// notice: the missing chunks divided among its senders, rounded up (0 when it misses none
+    /// or sent no notice).
+    pub(crate) fn share_missing(&self, peer: &PeerId, needed: usize) -> usize {
+        self.progress.get(peer).map_or(0, |p| needed.saturating_sub(p.rank).div_ceil(p.senders))
+    }
+
+    /// Whether `peer` already has this node's share of what it misses in flight (chunks sent
+    /// after those its last notice counted, within [`IN_FLIGHT`]); `false` without a notice.
+    pub(crate) fn holds_back(&self, peer: &PeerId, needed: usize) -> bool {
+        let Some(progress) = self.progress.get(peer) else { return false };
+        let in_flight = self.sent_at.get(peer).map_or(0, |sent| {
+            sent.iter().skip(progress.received).filter(|t| t.elapsed() < IN_FLIGHT).count()
+        });
+        in_flight >= self.share_missing(peer, needed)
+    }
+}
