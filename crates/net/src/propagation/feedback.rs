@@ -101,3 +101,50 @@ impl Feedback {
         in_flight >= self.share_missing(peer, needed)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::propagation::decode_frame;
+
+    #[test]
+    fn a_sender_keeps_its_share_of_what_the_peer_misses_in_flight() {
+        let (peer, other) = (PeerId::random(), PeerId::random());
+        let mut f = Feedback::default();
+        // No notice yet: nothing held back, no share owed again.
+        assert!(!f.holds_back(&peer, 16));
+        assert_eq!(f.share_missing(&peer, 16), 0);
+        for _ in 0..5 {
+            f.sent(peer);
+        }
+        // The peer holds 10 of 16, has had 3 of our 5 chunks, and has 3 senders: our share of
+        // the 6 it misses is 2, and 2 of ours are in flight.
+        f.record(peer, 10, 3, 3);
+        assert_eq!(f.share_missing(&peer, 16), 2);
+        assert!(f.holds_back(&peer, 16));
+        // Both arrived: room for two more.
+        f.record(peer, 12, 5, 3);
+        assert!(!f.holds_back(&peer, 16));
+        assert!(!f.sent(peer), "not the first chunk to this peer");
+        assert!(f.sent(other), "the first chunk to another peer");
+        // A notice saying the peer misses nothing: no share.
+        f.record(peer, 16, 6, 3);
+        assert_eq!(f.share_missing(&peer, 16), 0);
+        assert!(f.holds_back(&peer, 16));
+    }
+
+    #[test]
+    fn notices_count_what_each_sender_sent_until_decoded() {
+        let (a, b) = (PeerId::random(), PeerId::random());
+        let mut f = Feedback::default();
+        f.received(a);
+        f.received(a);
+        f.received(b);
+        let notice = f.notice([7; 32], a, 9, 16).expect("still decoding");
+        assert_eq!(
+            decode_frame(&notice).unwrap(),
+            Frame::Progress { key: [7; 32], rank: 9, received: 2, senders: 2 }
+        );
+        assert!(f.notice([7; 32], a, 16, 16).is_none(), "decoded: a decoded notice instead");
+    }
+}
