@@ -7,7 +7,7 @@ GIGAGAS := target/release/gigagas
 GIGAGAS_BENCH := target/release/gigagas-bench
 BENCH_ARGS ?= --threads 1,2 --scheduler all --batch 1,all --repeat 11 --project
 
-.PHONY: help check-data deps devnet-deps build build-quic run test test-fixtures import proofs-check bench-io worst-io net-sim bench bench-rlnc node devnet devnet-net devnet-net-replay fuzz-net lint fmt
+.PHONY: help check-data deps devnet-deps build build-quic test-quic run test test-fixtures import proofs-check bench-io worst-io net-sim bench bench-rlnc node devnet devnet-net devnet-net-replay fuzz-net lint fmt
 VENV := testing/.venv
 
 help: ## List the targets
@@ -26,6 +26,9 @@ check-data: ## Check that the shared data is where the targets expect it (../sha
 # ~100 crates a second time with other features.
 build: deps ## Build the binaries, gigagas (the node) and gigagas-bench (the lab) (release; the workspace's features as the tests build them)
 	$(CARGO) build --release --workspace --bins --examples
+
+test-quic: deps ## The network crate's tests with QUIC on (libp2p-quic's C build takes several minutes the first time)
+	$(CARGO) test --release -p gigagas-net --features quic
 
 build-quic: deps ## The node with QUIC next to TCP (libp2p-quic: quinn, rustls and aws-lc, a C build of several minutes; off by default to keep CI cold under its budget), in target/quic
 	CARGO_TARGET_DIR=target/quic $(CARGO) build --release -p gigagas --features quic
