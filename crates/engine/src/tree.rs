@@ -121,19 +121,22 @@ impl NodeSource for NodeOverlay<'_> {
     }
 }
 
-/// The state a block (or a payload being built) executes on: the parent's header, the state
-/// source, and the executed ancestors not yet committed (newest first).
+/// The state a block (or a payload being built) executes on: the parent's header, the stored
+/// state below every layer, the diffs of the executed ancestors not yet committed and those
+/// ancestors (newest first).
 struct ParentState {
     header: Header,
-    source: Arc<dyn StateSource>,
-    /// What `source` is made of: the stored state (below every layer) and the layers' diffs,
-    /// newest first.
     base: Arc<dyn StateSource>,
     diffs: Vec<Arc<PendingDiff>>,
     layers: Vec<Arc<TreeBlock>>,
 }
 
 impl ParentState {
+    /// The parent's state: the diffs over the stored state.
+    fn source(&self) -> Arc<dyn StateSource> {
+        Arc::new(Overlay { base: self.base.clone(), diffs: self.diffs.clone() })
+    }
+
     /// The trie nodes the parent's state root resolves from.
     fn nodes<'a>(&'a self, store: &'a Storage) -> impl NodeSource + Sync + 'a {
         NodeOverlay { store, layers: &self.layers }
@@ -279,13 +282,7 @@ impl BlockTree {
         };
         let header = layers.first().map_or(base_header, |b| b.executed.header.clone());
         let diffs: Vec<Arc<PendingDiff>> = layers.iter().map(|b| b.executed.diff.clone()).collect();
-        Ok(Some(ParentState {
-            header,
-            source: Arc::new(Overlay { base: base_source.clone(), diffs: diffs.clone() }),
-            base: base_source,
-            diffs,
-            layers,
-        }))
+        Ok(Some(ParentState { header, base: base_source, diffs, layers }))
     }
 
     /// Builds a payload on `parent` (canonical or executed) with `attrs` from `candidates`
@@ -306,7 +303,7 @@ impl BlockTree {
         let on = PayloadParent {
             hash: parent,
             header: &parent_state.header,
-            source: parent_state.source.clone(),
+            source: parent_state.source(),
             nodes: &nodes,
         };
         build_payload(&self.chain, &on, attrs, candidates, require_all).map(Some)
@@ -346,24 +343,29 @@ impl BlockTree {
             return Ok((PayloadStatus::Syncing, None));
         };
         let given = bal.map(|bal| GivenBal { bal, pool: &self.pool });
-        let start = Instant::now();
-        let executed = execute_block(
-            &self.chain,
-            parent.source.clone(),
-            &parent.header,
-            block,
-            rlp_len,
-            false,
-            given,
-        )
-        .and_then(|mut executed| {
-            let execution = start.elapsed();
-            let start = Instant::now();
-            let nodes = state_root_stage(&mut executed, &parent.nodes(&self.store))?;
-            Ok((executed, nodes, execution, start.elapsed()))
-        });
+        let executed = self.execute_on(&parent, block, rlp_len, given).and_then(
+            |(mut executed, execution)| {
+                let start = Instant::now();
+                let nodes = state_root_stage(&mut executed, &parent.nodes(&self.store))?;
+                Ok((executed, nodes, execution, start.elapsed()))
+            },
+        );
         Self::settle(&mut state, hash, parent_hash, executed)
             .map(|(status, block)| (status, block.map(|b| b.executed.block.clone())))
+    }
+
+    /// Executes `block` on `parent` ([`execute_block`]; by the parallel executor when `given` a
+    /// BAL), with the time it took.
+    fn execute_on(
+        &self,
+        parent: &ParentState,
+        block: Block<TxEnvelope>,
+        rlp_len: usize,
+        given: Option<GivenBal<'_>>,
+    ) -> Result<(ExecutedBlock, std::time::Duration), ImportError> {
+        let start = Instant::now();
+        execute_block(&self.chain, parent.source(), &parent.header, block, rlp_len, false, given)
+            .map(|executed| (executed, start.elapsed()))
     }
 
     /// The verdict on payload `hash` without executing it: VALID when it is known (executed or

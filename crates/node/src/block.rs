@@ -47,6 +47,17 @@ impl NetworkBlock {
         out
     }
 
+    /// The block as the engine's `newPayload`, received now.
+    pub(crate) fn into_new_payload(self) -> NewPayload {
+        NewPayload {
+            rlp_len: self.block.length(),
+            bal_bytes: self.bal.as_ref().map_or(0, Encodable::length),
+            block: self.block,
+            bal: self.bal,
+            received: Instant::now(),
+        }
+    }
+
     /// Parses published bytes.
     ///
     /// # Errors
@@ -75,15 +86,7 @@ pub(crate) async fn import(
     follow: bool,
 ) -> Result<PayloadStatus, gigagas_engine::EngineError> {
     let hash = block.block.header.hash_slow();
-    let bal_bytes = block.bal.as_ref().map_or(0, Encodable::length);
-    let payload = NewPayload {
-        rlp_len: block.block.length(),
-        block: block.block,
-        bal: block.bal,
-        bal_bytes,
-        received: Instant::now(),
-    };
-    let status = engine.new_payload(payload).await?;
+    let status = engine.new_payload(block.into_new_payload()).await?;
     if follow && status == PayloadStatus::Valid(hash) {
         let state = ForkchoiceState { head: hash, safe: B256::ZERO, finalized: B256::ZERO };
         return Ok(engine.forkchoice_updated(state, None).await?.status);

@@ -15,10 +15,7 @@ use alloy_consensus::{
 use alloy_eips::eip1898::HashOrNumber;
 use alloy_primitives::B256;
 use gigagas_bal::BlockAccessList;
-use gigagas_engine::{
-    message::{ForkchoiceState, NewPayload},
-    EngineError, EngineHandle, PayloadStatus,
-};
+use gigagas_engine::{message::ForkchoiceState, EngineError, EngineHandle, PayloadStatus};
 use gigagas_net::{
     sync::{BlockProvider, ChainStatus, SyncRequest, SyncResponse, ETH_VERSION},
     NetError, NetworkHandle, PeerId,
@@ -29,10 +26,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-/// Headers asked per request while syncing: a round of sync, imported as one backfill and,
-/// with `--dev.follow`, committed by one forkchoice update. Measured earlier: commits every 1,
-/// 8, 32 and 128 blocks sync 200 small blocks at the same speed (the depth of the in-memory
-/// layers a state read walks through does not matter at this size); per block is slower.
+/// Headers asked per request while syncing: a round of sync, imported as one engine backfill.
 const HEADERS_PER_REQUEST: u64 = 128;
 
 /// How often a follower asks its peers for their heads ([`catch_up`]).
@@ -181,9 +175,10 @@ impl Syncer {
     /// Fetches and imports the blocks from the later of the engine's head and the last block
     /// synced up to `target_number` (exclusive), 128 per round: headers, bodies, BALs, then the
     /// round's blocks through the engine as one backfill of `newPayload`s (each block's state
-    /// root computed while the next executes), and (with `follow`) one forkchoice update to the
-    /// round's last block, which commits the round. The next round's blocks are fetched while
-    /// this round's are imported. Returns the blocks imported.
+    /// root computed while the next executes; with `follow`, each block committed and made the
+    /// head as it is found VALID, or the round made the head by a forkchoice update when it is
+    /// on another branch). The next round's blocks are fetched while this round's are
+    /// imported. Returns the blocks imported.
     ///
     /// # Errors
     /// [`SyncError`]; blocks imported before the error stay imported.
@@ -261,7 +256,7 @@ impl Syncer {
             }
             let started = Instant::now();
             // With `follow`, each block is committed and made the head as it is found VALID.
-            let payloads = blocks.into_iter().map(new_payload).collect();
+            let payloads = blocks.into_iter().map(NetworkBlock::into_new_payload).collect();
             let statuses = engine.new_payloads(payloads, self.follow).await?;
             importing += started.elapsed();
             for (status, &(number, hash)) in statuses.iter().zip(&hashes) {
@@ -276,10 +271,6 @@ impl Syncer {
                     }
                     PayloadStatus::Syncing => return Err(SyncError::Stuck { number, hash }),
                 }
-            }
-            if statuses.len() < hashes.len() {
-                let (number, hash) = hashes[statuses.len()];
-                return Err(SyncError::Stuck { number, hash });
             }
             if self.follow && engine.forkchoice().head.1 != last_hash {
                 // The backfill commits only blocks that extend the head: a round on another
@@ -317,18 +308,6 @@ impl Syncer {
 
 /// A round of fetched blocks, or why there is none.
 type Fetched = Result<Vec<NetworkBlock>, SyncError>;
-
-/// A fetched block as the engine's `newPayload`.
-fn new_payload(block: NetworkBlock) -> NewPayload {
-    let bal_bytes = block.bal.as_ref().map_or(0, alloy_rlp::Encodable::length);
-    NewPayload {
-        rlp_len: alloy_rlp::Encodable::length(&block.block),
-        block: block.block,
-        bal: block.bal,
-        bal_bytes,
-        received: Instant::now(),
-    }
-}
 
 /// Up to `count` blocks from `first` on, from `peer`, each checked against its header and the
 /// chain checked to start on `parent`.

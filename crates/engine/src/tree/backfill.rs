@@ -17,8 +17,7 @@ use alloy_consensus::{Block, TxEnvelope};
 use alloy_primitives::B256;
 use gigagas_bal::BlockAccessList;
 use gigagas_stages::{
-    commit_executed, execute_block, state_root_stage, ExecutedBlock, GivenBal, ImportError,
-    ImportedBlock, Overlay,
+    commit_executed, state_root_stage, ExecutedBlock, GivenBal, ImportError, ImportedBlock,
 };
 use std::{
     sync::Arc,
@@ -48,17 +47,26 @@ pub struct Backfilled {
     pub change: CanonicalChange,
 }
 
-/// A block executed whose state root is still to be computed, and the state it executed on.
+/// A block executed whose state root is still to be computed, the state it executed on, and
+/// its execution time.
 struct Pending {
     executed: ExecutedBlock,
     parent: ParentState,
-    hash: B256,
-    parent_hash: B256,
     execution: Duration,
 }
 
-/// A block's trie nodes, state-root time and commit time (zero when not committed).
-type Rooted = (Vec<(B256, Vec<u8>)>, Duration, Duration);
+impl Pending {
+    fn hash(&self) -> B256 {
+        self.executed.block.hash
+    }
+
+    fn parent_hash(&self) -> B256 {
+        self.executed.header.parent_hash
+    }
+}
+
+/// A block's trie nodes, state-root time and, when it was committed, commit time.
+type Rooted = (Vec<(B256, Vec<u8>)>, Duration, Option<Duration>);
 
 impl BlockTree {
     /// `engine_newPayload` for a chain of payloads, each the child of the one before (the first
@@ -84,82 +92,32 @@ impl BlockTree {
             let hash = block.header.hash_slow();
             let parent_hash = block.header.parent_hash;
             let given = bal.as_ref().map(|bal| GivenBal { bal, pool: &self.pool });
-            let parent = match pending.take() {
-                Some(p) if p.hash == parent_hash => {
+            let next = match pending.take() {
+                Some(mut p) if p.hash() == parent_hash => {
                     // Block i + 1 executes on block i's changes while block i's root is computed
-                    // (and block i committed).
-                    // When block i extends the stored head (every block below it committed),
-                    // block i + 1 reads the store under block i's diff alone, and its root the
-                    // store's trie nodes under block i's.
-                    let commit_it = commit && self.forkchoice().head.1 == p.parent_hash;
-                    let mut diffs = vec![p.executed.diff.clone()];
-                    let mut layers = Vec::new();
-                    if !commit_it {
-                        diffs.extend(p.parent.diffs.iter().cloned());
-                        layers.clone_from(&p.parent.layers);
-                    }
+                    // (and block i committed). When block i extends the stored head (every
+                    // block below it committed), block i + 1 reads the store under block i's
+                    // diff alone, and its root the store's trie nodes under block i's.
+                    let commit_it = commit && self.forkchoice().head.1 == p.parent_hash();
                     let mut child = ParentState {
                         header: p.executed.header.clone(),
-                        source: Arc::new(Overlay {
-                            base: p.parent.base.clone(),
-                            diffs: diffs.clone(),
-                        }),
                         base: p.parent.base.clone(),
-                        diffs,
-                        layers,
+                        diffs: vec![p.executed.diff.clone()],
+                        layers: Vec::new(),
                     };
-                    let Pending {
-                        mut executed,
-                        parent,
-                        hash: done,
-                        parent_hash: done_parent,
-                        execution,
-                    } = p;
-                    let (next, rooted) = rayon::join(
-                        || {
-                            let start = Instant::now();
-                            let source = child.source.clone();
-                            execute_block(
-                                &self.chain,
-                                source,
-                                &child.header,
-                                block,
-                                rlp_len,
-                                false,
-                                given,
-                            )
-                            .map(|e| (e, start.elapsed()))
-                        },
-                        || self.root_and_commit(&mut executed, &parent, commit_it),
-                    );
-                    let kept = self.record(
-                        &mut state,
-                        executed,
-                        done,
-                        done_parent,
-                        execution,
-                        rooted,
-                        &mut out,
-                    )?;
-                    let Some(kept) = kept else { return Ok(out) };
-                    child.layers.insert(0, kept);
-                    match next {
-                        Ok((executed, execution)) => {
-                            pending = Some(Pending {
-                                executed,
-                                parent: child,
-                                hash,
-                                parent_hash,
-                                execution,
-                            });
-                            continue;
-                        }
-                        Err(e) => {
-                            let (status, _) = Self::settle(&mut state, hash, parent_hash, Err(e))?;
-                            out.verdicts.push((status, None));
-                            return Ok(out);
-                        }
+                    if !commit_it {
+                        child.diffs.extend(p.parent.diffs.iter().cloned());
+                        child.layers.clone_from(&p.parent.layers);
                     }
+                    let (next, rooted) = rayon::join(
+                        || self.execute_on(&child, block, rlp_len, given),
+                        || self.root_and_commit(&mut p.executed, &p.parent, commit_it),
+                    );
+                    let Some(kept) = self.record(&mut state, p, rooted, &mut out)? else {
+                        return Ok(out);
+                    };
+                    child.layers.insert(0, kept);
+                    next.map(|(executed, execution)| Pending { executed, parent: child, execution })
                 }
                 previous => {
                     if let Some(p) = previous {
@@ -175,22 +133,16 @@ impl BlockTree {
                         }
                         return Ok(out);
                     }
-                    match self.parent_state(&state, parent_hash)? {
-                        Some(parent) => parent,
-                        None => {
-                            out.verdicts.push((PayloadStatus::Syncing, None));
-                            return Ok(out);
-                        }
-                    }
+                    let Some(parent) = self.parent_state(&state, parent_hash)? else {
+                        out.verdicts.push((PayloadStatus::Syncing, None));
+                        return Ok(out);
+                    };
+                    self.execute_on(&parent, block, rlp_len, given)
+                        .map(|(executed, execution)| Pending { executed, parent, execution })
                 }
             };
-            let start = Instant::now();
-            let source = parent.source.clone();
-            match execute_block(&self.chain, source, &parent.header, block, rlp_len, false, given) {
-                Ok(executed) => {
-                    let execution = start.elapsed();
-                    pending = Some(Pending { executed, parent, hash, parent_hash, execution });
-                }
+            match next {
+                Ok(next) => pending = Some(next),
                 Err(e) => {
                     let (status, _) = Self::settle(&mut state, hash, parent_hash, Err(e))?;
                     out.verdicts.push((status, None));
@@ -220,32 +172,30 @@ impl BlockTree {
         let start = Instant::now();
         let nodes = state_root_stage(executed, &parent.nodes(&self.store))?;
         let root = start.elapsed();
-        let start = Instant::now();
-        if commit {
+        let committed = if commit {
+            let start = Instant::now();
             commit_executed(&self.store, executed, &nodes)?;
-        }
-        Ok((nodes, root, if commit { start.elapsed() } else { Duration::ZERO }))
+            Some(start.elapsed())
+        } else {
+            None
+        };
+        Ok((nodes, root, committed))
     }
 
-    /// Records the verdict on a block whose root (and commit) is done; makes it the head when
-    /// it was committed. The kept block when VALID.
-    #[allow(clippy::too_many_arguments)]
+    /// Records the verdict on pending block `p`, whose root (and commit) is done; makes it the
+    /// head when it was committed. The kept block when VALID.
     fn record(
         &self,
         state: &mut TreeState,
-        executed: ExecutedBlock,
-        hash: B256,
-        parent_hash: B256,
-        execution: Duration,
+        p: Pending,
         rooted: Result<Rooted, ImportError>,
         out: &mut Backfilled,
     ) -> Result<Option<Arc<super::TreeBlock>>, ImportError> {
+        let (hash, parent_hash) = (p.hash(), p.parent_hash());
         let mut committed = None;
         let done = rooted.map(|(nodes, root, commit)| {
-            if !commit.is_zero() {
-                committed = Some(commit);
-            }
-            (executed, nodes, execution, root)
+            committed = commit;
+            (p.executed, nodes, p.execution, root)
         });
         let (status, kept) = Self::settle(state, hash, parent_hash, done)?;
         let summary = kept.as_ref().map(|b| b.executed.block.clone());
@@ -268,10 +218,8 @@ impl BlockTree {
         commit: bool,
         out: &mut Backfilled,
     ) -> Result<bool, ImportError> {
-        let commit_it = commit && self.forkchoice().head.1 == p.parent_hash;
+        let commit_it = commit && self.forkchoice().head.1 == p.parent_hash();
         let rooted = self.root_and_commit(&mut p.executed, &p.parent, commit_it);
-        let kept =
-            self.record(state, p.executed, p.hash, p.parent_hash, p.execution, rooted, out)?;
-        Ok(kept.is_some())
+        Ok(self.record(state, p, rooted, out)?.is_some())
     }
 }

@@ -98,7 +98,7 @@ impl Coder {
     /// RLNC: the dimensions held; RS: `None` (its shards are tracked by index instead).
     fn rank(&self) -> Option<usize> {
         match self {
-            Self::Rlnc(b) => Some(b.rank()),
+            Self::Rlnc(b) => Some(b.progress().map_or(0, |(rank, _)| rank)),
             Self::Rs(_) => None,
         }
     }
@@ -520,11 +520,12 @@ impl PushEngine {
                         .coder
                         .progress()
                         .map_or(0, |(_, needed)| entry.feedback.share_missing(&peer, needed));
-                    if owed == 0 && share > 0 && !entry.rejected && !entry.done.contains(&peer) {
+                    let owe_again =
+                        owed == 0 && share > 0 && !entry.rejected && !entry.done.contains(&peer);
+                    if owe_again {
                         entry.owed.insert(peer, share);
-                        entry.parked.remove(&peer);
-                        self.queue.push_back((key, peer));
-                    } else if entry.parked.remove(&peer) {
+                    }
+                    if entry.parked.remove(&peer) || owe_again {
                         self.queue.push_back((key, peer));
                     }
                 }
@@ -625,12 +626,9 @@ impl PushEngine {
                 for peer in &self.peers {
                     self.urgent.push_back((*peer, notice.clone()));
                 }
+                let wave = self.config.wave();
                 let mesh = &self.peers[..self.peers.len().min(self.degree)];
-                for peer in mesh.iter().filter(|p| !entry.done.contains(p)) {
-                    let wave = self.config.wave();
-                    if wave == 0 {
-                        break;
-                    }
+                for peer in mesh.iter().filter(|p| wave > 0 && !entry.done.contains(p)) {
                     *entry.owed.entry(*peer).or_default() += wave;
                     self.queue.push_back((key, *peer));
                 }

@@ -146,15 +146,6 @@ impl RlncBlock {
         Some((decoder.rank(), decoder.n()))
     }
 
-    /// Dimensions this node holds: N on the proposer, the receiver's rank on a relay.
-    pub(crate) fn rank(&self) -> usize {
-        match (&self.proposer, &self.receiver) {
-            (Some((proposer, _)), _) => proposer.chunks().n(),
-            (None, Some(receiver)) => receiver.rank(),
-            (None, None) => 0,
-        }
-    }
-
     /// Whether the block is known in full.
     pub(crate) fn is_decoded(&self) -> bool {
         self.proposer.is_some()
