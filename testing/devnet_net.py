@@ -298,6 +298,8 @@ def run_protocol(args, protocol):
                 "invalid": metric(m, "net_chunks_total", 'outcome="invalid"'),
                 "lost": metric(m, "net_chunks_total", 'outcome="lost"'),
                 "decoded": metric(m, "net_blocks_decoded_total"),
+                "batches": metric(m, "net_verify_batches_total"),
+                "batched": metric(m, "net_verify_batched_chunks_total"),
                 "cpu_seconds": cpu,
             })
         # The late joiner's (and the restarted node's) sync rate, from their logs.
@@ -345,6 +347,9 @@ def run_protocol(args, protocol):
             "chunks_late": sum(p["late"] for p in per_node),
             "chunks_invalid": sum(p["invalid"] for p in per_node),
             "chunks_lost": sum(p["lost"] for p in per_node),
+            "verify_batches": sum(p["batches"] for p in per_node),
+            "verify_batch_mean": (sum(p["batched"] for p in per_node)
+                                  / max(1, sum(p["batches"] for p in per_node))),
         }
         summary["ok"] = summary["converged"] and summary["chunks_invalid"] == 0
         return summary

@@ -141,7 +141,7 @@ pub async fn spawn(config: NetworkConfig) -> Result<NetworkHandle, NetError> {
             tx.clone(),
             stats.clone(),
             config.degree,
-            config.shaping.loss.clamp(0.0, 1.0),
+            config.shaping,
         )),
         _ => None,
     };

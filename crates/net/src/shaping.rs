@@ -40,6 +40,11 @@ pub struct Shaping {
     /// above the transport, since TCP itself never loses a byte (`--net.loss`). Counted as
     /// `net_chunks_total{outcome="lost"}`.
     pub loss: f64,
+    /// Fault injection: this node alters one bit of every rlnc/rs chunk it sends (in the last
+    /// 32 bytes: a data scalar of an RLNC chunk, the proof or shard of an RS one), as a hostile
+    /// relay would; honest nodes must refuse the chunks, ban it and still decode
+    /// (`--net.forge-chunks`).
+    pub forge: bool,
 }
 
 impl Shaping {

@@ -2,7 +2,8 @@
 //! kademlia makes B and C find each other. A node key kept in a file gives the same peer id
 //! after a restart. Propagation: a proposer's blocks reach every node, byte for byte, by rlnc,
 //! rs and gossipsub; a peer publishing under another key is disconnected and banned while the
-//! proposer's blocks still arrive. Fuzzing of the decoders of peer input (it/fuzz.rs).
+//! proposer's blocks still arrive; a relay forging the chunks it forwards is caught the same
+//! way. Fuzzing of the decoders of peer input (it/fuzz.rs).
 
 use gigagas_net::{
     propagation::{BlockSigner, PropagationConfig, Protocol},
@@ -200,6 +201,77 @@ async fn rlnc_delivers_with_5_percent_frame_loss() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reed_solomon_delivers_with_5_percent_frame_loss() {
     propagates_with_loss(Protocol::Rs, 0.05).await;
+}
+
+/// A relay that alters the chunks it forwards (correctly signed blocks, data that is not the
+/// claimed combination: RLNC's commitment check, RS's Merkle proof) is caught — for RLNC in a
+/// batch check off the push engine's task, the forged chunk named among honest ones — scored
+/// down and disconnected, and every honest node still decodes every block.
+async fn forging_relay_is_banned(protocol: Protocol) {
+    let proposer = BlockSigner::from_seed(&[1; 32]).unwrap();
+    let nodes = network(protocol, 4, &proposer).await;
+    let forger = spawn(NetworkConfig {
+        propagation: Some(PropagationConfig {
+            protocol,
+            chunks: 16,
+            per_peer: 8,
+            wave: None,
+            skip_known: true,
+            feedback: true,
+            pace_bits_per_sec: None,
+            signer: None,
+            proposer: Some(proposer.public()),
+        }),
+        shaping: gigagas_net::shaping::Shaping { forge: true, ..Default::default() },
+        ..config(nodes.iter().map(|n| n.listen_addr().clone()).collect())
+    })
+    .await
+    .unwrap();
+    tokio::time::timeout(Duration::from_secs(60), forger.wait_for_peers(2)).await.unwrap().unwrap();
+    let mut receivers: Vec<_> = nodes[1..].iter().map(|n| n.take_blocks().unwrap()).collect();
+    let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(11);
+    for round in 0.. {
+        let mut payload = vec![0u8; 200_000];
+        rand::RngCore::fill_bytes(&mut rng, &mut payload);
+        let key = publish(&nodes[0], &payload).await;
+        for (i, rx) in receivers.iter_mut().enumerate() {
+            let got = tokio::time::timeout(Duration::from_secs(30), rx.recv())
+                .await
+                .unwrap_or_else(|_| panic!("{protocol}: node {} got no block {round}", i + 1))
+                .unwrap();
+            assert_eq!(
+                (got.key, got.payload == payload),
+                (key, true),
+                "{protocol}: node {}",
+                i + 1
+            );
+            nodes[i + 1].report_block(got.key, true);
+        }
+        let offended: Vec<_> = nodes.iter().filter(|n| n.stats().snapshot().invalid > 0).collect();
+        let forger_id = forger.local_peer_id();
+        if !offended.is_empty() && offended.iter().all(|n| !n.peers().contains(&forger_id)) {
+            break;
+        }
+        assert!(round < 30, "{protocol}: the forger was not caught in 30 blocks");
+    }
+    if protocol == Protocol::Rlnc {
+        let batches: u64 = nodes.iter().map(|n| n.stats().snapshot().batches).sum();
+        assert!(batches > 0, "rlnc chunks are verified in batches");
+    }
+    forger.shutdown().await.unwrap();
+    for n in nodes {
+        n.shutdown().await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_relay_forging_chunks_is_banned_rlnc() {
+    forging_relay_is_banned(Protocol::Rlnc).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_relay_forging_chunks_is_banned_rs() {
+    forging_relay_is_banned(Protocol::Rs).await;
 }
 
 /// A peer publishing blocks under another key is caught on its first chunk, scored down and

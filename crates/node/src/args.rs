@@ -129,6 +129,10 @@ pub struct NodeArgs {
     /// gossipsub messages this node drops, as if lost on the way (a devnet's 5% loss: 0.05).
     #[arg(long = "net.loss", default_value_t = 0.0)]
     pub net_loss: f64,
+    /// Fault injection: this node alters one bit of every block chunk (rlnc/rs) it sends, as a
+    /// hostile relay would (its peers must refuse the chunks and ban it).
+    #[arg(long = "net.forge-chunks")]
+    pub net_forge_chunks: bool,
     /// Serve Prometheus metrics at `ADDR/metrics` (`--metrics` alone: 127.0.0.1:9001).
     #[arg(long, num_args = 0..=1, default_missing_value = "127.0.0.1:9001")]
     pub metrics: Option<SocketAddr>,
@@ -203,6 +207,7 @@ impl NodeArgs {
                 latency: ms(self.net_latency_ms),
                 jitter: ms(self.net_jitter_ms),
                 loss: self.net_loss.clamp(0.0, 1.0),
+                forge: self.net_forge_chunks,
             },
             provider: None,
         }))

@@ -24,6 +24,8 @@ pub mod message;
 
 pub use commitment::Generators;
 pub use field::Element;
-pub use message::{block_id, Message, MessageError, Proposer, Received, Receiver};
+pub use message::{
+    block_id, Admitted, Message, MessageError, Proposer, Received, Receiver, Verifier,
+};
 
 pub use coding::{recode, Chunks, CodedChunk, Decoder, RlncError, BYTES_PER_SCALAR};

@@ -14,6 +14,8 @@
 //! limits, canonical scalars, non-zero coefficient vector), that the message belongs to its
 //! block, the signature once per block (then cached), linear independence from what it holds
 //! (a dependent chunk is dropped before any curve work), and `commit(data) == Σ b_i · C_i`.
+//! The last check may be split off ([`Receiver::admit`], [`Verifier`], [`Receiver::accept`]):
+//! a node under load then verifies what queued up in one folded batch, off its network task.
 
 use crate::field::{from_canonical_bytes, to_bytes, Element};
 use crate::{
@@ -25,6 +27,7 @@ use ark_ff::AdditiveGroup;
 use curve25519_dalek::{ristretto::CompressedRistretto, RistrettoPoint};
 use rand_core::{CryptoRng, RngCore};
 use sha2::{Digest, Sha256};
+use std::sync::Arc;
 
 /// BLS signature domain separation tag (proof-of-possession ciphersuite of the IETF BLS draft,
 /// min-pk variant, as Ethereum's consensus layer uses).
@@ -300,38 +303,101 @@ pub enum Received {
     AlreadyDecoded,
 }
 
+/// What [`Receiver::admit`] did with a well-formed, correctly signed message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Admitted {
+    /// Independent of everything held or admitted before: the chunk, still to be verified
+    /// (by a [`Verifier`], alone or in a batch) and then given to [`Receiver::accept`].
+    Pending(CodedChunk),
+    /// Linearly dependent on what is held or admitted: dropped before any curve work.
+    Useless,
+    /// The block is already decoded: nothing done.
+    AlreadyDecoded,
+}
+
+/// The commitment check of one block's chunks, detached from its [`Receiver`] so that it can
+/// run on another thread (cheap to clone: the commitments are shared).
+#[derive(Debug, Clone)]
+pub struct Verifier<'g> {
+    generators: &'g Generators,
+    commitments: Arc<[RistrettoPoint]>,
+}
+
+impl Verifier<'_> {
+    /// Whether `chunk` is the combination its coefficients claim (one multiscalar
+    /// multiplication of size m + N).
+    pub fn verify(&self, chunk: &CodedChunk) -> bool {
+        self.generators.verify(chunk, &self.commitments)
+    }
+
+    /// The indices of the forged chunks among `chunks` (empty when all are good): one folded
+    /// check for the batch, chunk by chunk only when it fails (see
+    /// [`Generators::verify_batch`]).
+    pub fn verify_batch<R: RngCore + CryptoRng>(
+        &self,
+        chunks: &[CodedChunk],
+        rng: &mut R,
+    ) -> Vec<usize> {
+        self.generators.verify_batch(chunks, &self.commitments, rng)
+    }
+}
+
 /// A block's id, chunk count (N) and scalars per chunk (m).
 type BlockShape = ([u8; 32], usize, usize);
 
 /// One receiver of one block: checks messages in order and decodes.
+///
+/// Two ways to use it: [`Receiver::receive`] checks a message completely and keeps it; or
+/// [`Receiver::admit`] does the cheap checks (shape, signature once, independence from what is
+/// held *or admitted*) and hands back the chunk, which the caller verifies with
+/// [`Receiver::verifier`] wherever it likes (batched, on a worker) and returns through
+/// [`Receiver::accept`] — or, when forged, drops with [`Receiver::withdraw`].
 pub struct Receiver<'g> {
     generators: &'g Generators,
     proposer: blst::min_pk::PublicKey,
     /// Set by the first message whose signature verifies.
-    block: Option<(BlockShape, Vec<RistrettoPoint>)>,
+    block: Option<(BlockShape, Arc<[RistrettoPoint]>)>,
     decoder: Option<Decoder>,
+    /// The coefficients (no data, m = 0) of the chunks held and of those admitted but not yet
+    /// accepted: what a new chunk must be independent of.
+    span: Option<Decoder>,
 }
 
 impl std::fmt::Debug for Receiver<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Receiver").field("rank", &self.decoder.as_ref().map(Decoder::rank)).finish()
+        f.debug_struct("Receiver")
+            .field("rank", &self.decoder.as_ref().map(Decoder::rank))
+            .field("admitted", &self.span.as_ref().map(Decoder::rank))
+            .finish()
     }
 }
 
 impl<'g> Receiver<'g> {
     /// A receiver expecting blocks signed by `proposer`.
     pub fn new(generators: &'g Generators, proposer: blst::min_pk::PublicKey) -> Self {
-        Self { generators, proposer, block: None, decoder: None }
+        Self { generators, proposer, block: None, decoder: None, span: None }
     }
 
-    /// Independent chunks held.
+    /// Independent chunks held (verified).
     pub fn rank(&self) -> usize {
         self.decoder.as_ref().map_or(0, Decoder::rank)
+    }
+
+    /// Independent chunks held or admitted (verified or not): the rank this receiver will have
+    /// once what it admitted is accepted.
+    pub fn admitted_rank(&self) -> usize {
+        self.span.as_ref().map_or(0, Decoder::rank)
     }
 
     /// The decoder (e.g. to recode from what is held).
     pub fn decoder(&self) -> Option<&Decoder> {
         self.decoder.as_ref()
+    }
+
+    /// The commitment check of this block's chunks, once the first message was admitted.
+    pub fn verifier(&self) -> Option<Verifier<'g>> {
+        let (_, commitments) = self.block.as_ref()?;
+        Some(Verifier { generators: self.generators, commitments: commitments.clone() })
     }
 
     /// The block, once `n` independent chunks are held.
@@ -343,11 +409,32 @@ impl<'g> Receiver<'g> {
     }
 
     /// Checks a message from the wire and keeps it if useful, in the order of the module
-    /// documentation.
+    /// documentation (the commitment check included, on this thread).
     ///
     /// # Errors
     /// [`MessageError`] for a malformed, foreign, unsigned or forged message; nothing is kept.
     pub fn receive(&mut self, bytes: &[u8]) -> Result<Received, MessageError> {
+        let chunk = match self.admit(bytes)? {
+            Admitted::Pending(chunk) => chunk,
+            Admitted::Useless => return Ok(Received::Useless),
+            Admitted::AlreadyDecoded => return Ok(Received::AlreadyDecoded),
+        };
+        let verifier = self.verifier().expect("set by admit");
+        if !verifier.verify(&chunk) {
+            self.withdraw(std::iter::empty());
+            return Err(MessageError::Forged);
+        }
+        self.accept(chunk)?;
+        Ok(Received::Useful)
+    }
+
+    /// Steps 1–3 of the module documentation: well-formedness, the signature (once per
+    /// block), independence from every chunk held or admitted. An independent chunk is
+    /// admitted (it counts in [`Receiver::admitted_rank`]) and returned for verification.
+    ///
+    /// # Errors
+    /// [`MessageError`] for a malformed, foreign or unsigned message; nothing is admitted.
+    pub fn admit(&mut self, bytes: &[u8]) -> Result<Admitted, MessageError> {
         // 1. Well-formedness, from the header and the coefficients alone.
         let (n, m, coefficients) = Message::peek(bytes)?;
         if let Some(((_, bn, bm), _)) = &self.block {
@@ -355,11 +442,11 @@ impl<'g> Receiver<'g> {
                 return Err(MessageError::InconsistentShape { n, m, block_n: *bn, block_m: *bm });
             }
             if self.decoder.as_ref().is_some_and(Decoder::is_complete) {
-                return Ok(Received::AlreadyDecoded);
+                return Ok(Admitted::AlreadyDecoded);
             }
             // 3 (early). A dependent chunk is dropped before reading the rest.
-            if !self.decoder.as_ref().is_some_and(|d| d.is_useful(&coefficients)) {
-                return Ok(Received::Useless);
+            if !self.span.as_ref().is_some_and(|d| d.is_useful(&coefficients)) {
+                return Ok(Admitted::Useless);
             }
         }
         let msg = Message::decode(bytes)?;
@@ -387,21 +474,43 @@ impl<'g> Receiver<'g> {
                 if self.generators.len() < m {
                     return Err(MessageError::Shape { n, m });
                 }
-                self.block = Some(((id, n, m), points));
+                self.block = Some(((id, n, m), points.into()));
                 self.decoder = Some(Decoder::new(n, m));
+                self.span = Some(Decoder::new(n, 0));
             }
         }
-        let (_, points) = self.block.as_ref().expect("set above");
-        let decoder = self.decoder.as_mut().expect("set with the block");
-        if !decoder.is_useful(&msg.chunk.coefficients) {
-            return Ok(Received::Useless);
+        let span = self.span.as_mut().expect("set with the block");
+        let coefficients =
+            CodedChunk { coefficients: msg.chunk.coefficients.clone(), data: vec![] };
+        if !span.add(coefficients)? {
+            return Ok(Admitted::Useless);
         }
-        // 4. The homomorphic check.
-        if !self.generators.verify(&msg.chunk, points) {
-            return Err(MessageError::Forged);
+        Ok(Admitted::Pending(msg.chunk))
+    }
+
+    /// Keeps an admitted chunk that verified; whether it raised the rank (`false` once the
+    /// block is decoded, or when it is dependent on what is held after a
+    /// [`Receiver::withdraw`]).
+    ///
+    /// # Errors
+    /// [`MessageError::Coding`] for a chunk of another shape than the block's.
+    pub fn accept(&mut self, chunk: CodedChunk) -> Result<bool, MessageError> {
+        match self.decoder.as_mut() {
+            Some(decoder) if !decoder.is_complete() => Ok(decoder.add(chunk)?),
+            _ => Ok(false),
         }
-        decoder.add(msg.chunk)?;
-        Ok(Received::Useful)
+    }
+
+    /// Forgets admitted chunks that failed verification: the admitted span is rebuilt from the
+    /// chunks held and `still_pending` (the admitted chunks not yet accepted nor refused).
+    pub fn withdraw<'c>(&mut self, still_pending: impl IntoIterator<Item = &'c CodedChunk>) {
+        let (Some(decoder), Some(span)) = (&self.decoder, &mut self.span) else { return };
+        let mut rebuilt = Decoder::new(decoder.n(), 0);
+        let held = decoder.held().map(|c| &c.coefficients);
+        for coefficients in held.chain(still_pending.into_iter().map(|c| &c.coefficients)) {
+            let _ = rebuilt.add(CodedChunk { coefficients: coefficients.clone(), data: vec![] });
+        }
+        *span = rebuilt;
     }
 }
 
@@ -491,6 +600,51 @@ mod tests {
         // A resent chunk is useless and costs no curve work.
         assert_eq!(r.receive(&good).unwrap(), Received::Useless);
         assert_eq!(r.rank(), 1);
+    }
+
+    /// The split path: chunks admitted while others wait for verification are checked for
+    /// independence against those too; a batch verified on another thread is accepted; a
+    /// forged chunk in a batch is named, withdrawn, and its dimension is admitted again later.
+    #[test]
+    fn admitted_chunks_verify_in_a_batch_elsewhere() {
+        let mut rng = StdRng::seed_from_u64(8);
+        let (block, p, g, pk) = setup(40_000, 6);
+        let mut r = Receiver::new(&g, pk);
+        let first = p.message(&mut rng).encode();
+        let Admitted::Pending(a) = r.admit(&first).unwrap() else { panic!("independent") };
+        // The same chunk again, not yet verified: dependent on what was admitted.
+        assert_eq!(r.admit(&first).unwrap(), Admitted::Useless);
+        assert_eq!((r.rank(), r.admitted_rank()), (0, 1));
+        let mut pending = vec![a];
+        for _ in 0..3 {
+            let Admitted::Pending(c) = r.admit(&p.message(&mut rng).encode()).unwrap() else {
+                panic!("independent")
+            };
+            pending.push(c);
+        }
+        // Forge the third: the batch check, run on another thread, names it.
+        pending[2].data[0] += Element::from(1u64);
+        let verifier = r.verifier().unwrap();
+        let batch = pending.clone();
+        let bad = std::thread::scope(|s| {
+            s.spawn(|| verifier.verify_batch(&batch, &mut StdRng::seed_from_u64(9))).join()
+        })
+        .unwrap();
+        assert_eq!(bad, vec![2]);
+        for (i, c) in pending.into_iter().enumerate() {
+            if !bad.contains(&i) {
+                assert!(r.accept(c).unwrap());
+            }
+        }
+        r.withdraw(std::iter::empty());
+        assert_eq!((r.rank(), r.admitted_rank()), (3, 3));
+        // The rest come by the one-step path and decode the block.
+        while r.block().unwrap().is_none() {
+            assert_eq!(r.receive(&p.message(&mut rng).encode()).unwrap(), Received::Useful);
+        }
+        assert_eq!(r.block().unwrap(), Some(block));
+        assert_eq!(r.admit(&first).unwrap(), Admitted::AlreadyDecoded);
+        assert!(!r.accept(p.chunks().random_combination(&mut rng)).unwrap(), "decoded already");
     }
 
     /// Random bytes and random mutations of valid messages: never a panic, never a forgery

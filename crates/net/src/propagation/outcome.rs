@@ -10,4 +10,7 @@ pub(crate) enum Outcome {
     Useless,
     /// New information that completed the block.
     Decoded,
+    /// RLNC: independent of everything held or queued, and queued for its commitment check
+    /// (useful or forged once the check has run).
+    Queued,
 }

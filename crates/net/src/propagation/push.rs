@@ -30,16 +30,26 @@
 //! - with a pace, the uplink hands frames to the streams no faster than the link carries them,
 //!   so that what is owed is decided at the last moment (a decoded notice that arrives while a
 //!   chunk would have sat in a transport buffer cancels it);
+//! - RLNC chunks are checked against their commitments off this task: a chunk independent of
+//!   what the node holds or has queued is queued, answered with a progress notice counting it
+//!   (so that senders stop at what the node will hold), and verified with the block's other
+//!   queued chunks in one folded batch on a blocking thread, one batch per block at a time;
+//!   it becomes useful (forwarded, recoded from, counted in the rank) once verified;
 //! - a frame that is malformed, forged or wrongly signed scores its sender down; at
 //!   [`BAN_SCORE`] the peer is disconnected and refused from then on;
 //! - a block the node found invalid ([`PushCommand::Report`]) is forwarded no more.
 //!
 //! Tasks: the engine (this state), the uplink writer (one long-lived stream per peer, opened
-//! on first use) and one reader per inbound stream, all on the node's runtime.
+//! on first use) and one reader per inbound stream, all on the node's runtime; RLNC batch
+//! checks on the runtime's blocking threads, their results back to the engine by channel.
 
 use super::{
-    decode_frame, feedback::Feedback, outcome::Outcome, rlnc::RlncBlock, rs::RsBlock, BlockKey,
-    Frame, GossipedBlock, PropagationConfig, PropagationStats, Protocol, MAX_FRAME_BYTES,
+    decode_frame,
+    feedback::Feedback,
+    outcome::Outcome,
+    rlnc::{Batch, RlncBlock},
+    rs::RsBlock,
+    BlockKey, Frame, GossipedBlock, PropagationConfig, PropagationStats, Protocol, MAX_FRAME_BYTES,
 };
 use crate::service::Command;
 use futures::{AsyncReadExt, AsyncWriteExt, StreamExt};
@@ -88,11 +98,20 @@ enum Coder {
 }
 
 impl Coder {
-    fn receive(&mut self, body: &[u8]) -> Result<Outcome, SchemeError> {
+    fn receive(&mut self, peer: PeerId, body: &[u8]) -> Result<Outcome, SchemeError> {
         Ok(match self {
-            Self::Rlnc(b) => b.receive(body)?,
+            Self::Rlnc(b) => b.receive(peer, body)?,
             Self::Rs(b) => b.receive(body)?,
         })
+    }
+
+    /// What this node tells its senders: the rank held (RLNC: or queued for verification)
+    /// and the rank that decodes.
+    fn admitted(&self) -> Option<(usize, usize)> {
+        match self {
+            Self::Rlnc(b) => b.admitted(),
+            Self::Rs(b) => b.progress(),
+        }
     }
 
     /// RLNC: the dimensions held; RS: `None` (its shards are tracked by index instead).
@@ -165,6 +184,9 @@ pub(crate) enum PushCommand {
 /// An inbound frame, or the reason a stream was closed.
 type Inbound = (PeerId, Result<Vec<u8>, usize>);
 
+/// A verified RLNC batch: the block, its chunks with their senders, the indices of the forged.
+type Verified = (BlockKey, Vec<(PeerId, gigagas_rlnc::CodedChunk)>, Vec<usize>);
+
 /// Starts the push engine and its stream tasks; returns the command sender.
 pub(crate) fn spawn(
     config: PropagationConfig,
@@ -173,7 +195,7 @@ pub(crate) fn spawn(
     swarm: mpsc::UnboundedSender<Command>,
     stats: Arc<PropagationStats>,
     degree: usize,
-    loss: f64,
+    faults: crate::shaping::Shaping,
 ) -> mpsc::UnboundedSender<PushCommand> {
     let protocol = stream_protocol(config.protocol);
     let (inbound_tx, inbound_rx) = mpsc::unbounded_channel::<Inbound>();
@@ -192,10 +214,12 @@ pub(crate) fn spawn(
     let pace = config.pace_bits_per_sec.filter(|b| *b > 0).map(|b| b as f64 / 8.0);
     tokio::spawn(write_frames(control, protocol, uplink_rx, pace));
     let (tx, rx) = mpsc::unbounded_channel();
+    let (verified_tx, verified_rx) = mpsc::unbounded_channel();
     let engine = PushEngine {
         config,
         degree,
-        loss,
+        loss: faults.loss.clamp(0.0, 1.0),
+        forge: faults.forge,
         blocks: HashMap::new(),
         order: VecDeque::new(),
         peers: Vec::new(),
@@ -209,8 +233,9 @@ pub(crate) fn spawn(
         swarm,
         stats,
         rng: StdRng::from_entropy(),
+        verified: verified_tx,
     };
-    tokio::spawn(engine.run(rx, inbound_rx, uplink_tx));
+    tokio::spawn(engine.run(rx, inbound_rx, verified_rx, uplink_tx));
     tx
 }
 
@@ -325,6 +350,8 @@ struct PushEngine {
     degree: usize,
     /// Fraction of arriving frames dropped (fault injection, [`crate::shaping::Shaping::loss`]).
     loss: f64,
+    /// Fault injection: alter every chunk sent ([`crate::shaping::Shaping::forge`]).
+    forge: bool,
     blocks: HashMap<BlockKey, BlockEntry>,
     order: VecDeque<BlockKey>,
     /// Connected peers, in this node's random order (the first `degree` are its mesh).
@@ -343,6 +370,8 @@ struct PushEngine {
     swarm: mpsc::UnboundedSender<Command>,
     stats: Arc<PropagationStats>,
     rng: StdRng,
+    /// Where batch checks send their results.
+    verified: mpsc::UnboundedSender<Verified>,
 }
 
 impl PushEngine {
@@ -350,6 +379,7 @@ impl PushEngine {
         mut self,
         mut commands: mpsc::UnboundedReceiver<PushCommand>,
         mut inbound: mpsc::UnboundedReceiver<Inbound>,
+        mut verified: mpsc::UnboundedReceiver<Verified>,
         uplink: mpsc::Sender<(PeerId, Vec<u8>)>,
     ) {
         let mut tick = tokio::time::interval(TICK);
@@ -363,6 +393,7 @@ impl PushEngine {
                     None => return,
                 },
                 Some((peer, frame)) = inbound.recv() => self.frame(peer, frame),
+                Some((key, chunks, forged)) = verified.recv() => self.settle(key, chunks, forged),
                 permit = uplink.reserve(), if sending => {
                     let Ok(permit) = permit else { return };
                     if let Some((peer, frame)) = self.next_send() {
@@ -561,12 +592,12 @@ impl PushEngine {
         if let (Coder::Rs(_), Some(index)) = (&entry.coder, RsBlock::index_of(&body)) {
             entry.exchanged.entry(peer).or_default().insert(index);
         }
-        let outcome = entry.coder.receive(&body);
+        let outcome = entry.coder.receive(peer, &body);
         if outcome.is_ok() {
             entry.feedback.received(peer);
             let notice = entry
                 .coder
-                .progress()
+                .admitted()
                 .filter(|_| self.config.feedback)
                 .and_then(|(rank, needed)| entry.feedback.notice(key, peer, rank, needed));
             if let Some(notice) = notice {
@@ -575,28 +606,8 @@ impl PushEngine {
         }
         match outcome {
             Ok(Outcome::Useless) => self.stats.chunk(protocol, "useless"),
-            Ok(outcome) => {
-                self.stats.chunk(protocol, "useful");
-                entry.useful += 1;
-                *entry.traded.entry(peer).or_default() += 1;
-                for p in entry.parked.drain() {
-                    self.queue.push_back((key, p));
-                }
-                if entry.useful <= self.config.per_peer {
-                    let mesh: Vec<PeerId> = self.peers[..self.peers.len().min(self.degree)]
-                        .iter()
-                        .copied()
-                        .filter(|p| *p != peer && !entry.done.contains(p))
-                        .collect();
-                    for p in mesh {
-                        *entry.owed.entry(p).or_default() += 1;
-                        self.queue.push_back((key, p));
-                    }
-                }
-                if outcome == Outcome::Decoded {
-                    self.decoded(key);
-                }
-            }
+            Ok(Outcome::Queued) => self.check(key),
+            Ok(outcome) => self.useful(key, peer, outcome == Outcome::Decoded),
             Err(e) => {
                 self.stats.chunk(protocol, "invalid");
                 if fresh {
@@ -606,6 +617,75 @@ impl PushEngine {
                 self.penalize(peer, &e.to_string());
             }
         }
+    }
+
+    /// A chunk from `peer` brought new information (and completed the block when `decoded`):
+    /// parked sends go again, and a relay owes its mesh one more chunk for each of its first
+    /// `per_peer` useful chunks.
+    fn useful(&mut self, key: BlockKey, peer: PeerId, decoded: bool) {
+        let Some(entry) = self.blocks.get_mut(&key) else { return };
+        self.stats.chunk(self.config.protocol, "useful");
+        entry.useful += 1;
+        *entry.traded.entry(peer).or_default() += 1;
+        for p in entry.parked.drain() {
+            self.queue.push_back((key, p));
+        }
+        if entry.useful <= self.config.per_peer && !entry.rejected {
+            let mesh: Vec<PeerId> = self.peers[..self.peers.len().min(self.degree)]
+                .iter()
+                .copied()
+                .filter(|p| *p != peer && !entry.done.contains(p))
+                .collect();
+            for p in mesh {
+                *entry.owed.entry(p).or_default() += 1;
+                self.queue.push_back((key, p));
+            }
+        }
+        if decoded {
+            self.decoded(key);
+        }
+    }
+
+    /// Starts the commitment check of block `key`'s queued RLNC chunks on a blocking thread,
+    /// unless one is running for that block.
+    fn check(&mut self, key: BlockKey) {
+        let Some(entry) = self.blocks.get_mut(&key) else { return };
+        let Coder::Rlnc(block) = &mut entry.coder else { return };
+        let Some(Batch { verifier, chunks }) = block.take_batch() else { return };
+        let (tx, seed) = (self.verified.clone(), self.rng.gen::<[u8; 32]>());
+        tokio::task::spawn_blocking(move || {
+            let data: Vec<_> = chunks.iter().map(|(_, c)| c.clone()).collect();
+            let forged = verifier.verify_batch(&data, &mut StdRng::from_seed(seed));
+            let _ = tx.send((key, chunks, forged));
+        });
+    }
+
+    /// A batch check of block `key` finished: verified chunks count, forged ones score their
+    /// senders down, and the chunks queued meanwhile are checked next.
+    fn settle(
+        &mut self,
+        key: BlockKey,
+        chunks: Vec<(PeerId, gigagas_rlnc::CodedChunk)>,
+        forged: Vec<usize>,
+    ) {
+        let protocol = self.config.protocol;
+        let Some(entry) = self.blocks.get_mut(&key) else { return };
+        let Coder::Rlnc(block) = &mut entry.coder else { return };
+        self.stats.batch(chunks.len());
+        let settled = block.settle(chunks, &forged);
+        let decoded = block.is_decoded();
+        let last = settled.useful.len();
+        for (i, peer) in settled.useful.into_iter().enumerate() {
+            self.useful(key, peer, decoded && i + 1 == last);
+        }
+        for _ in settled.useless {
+            self.stats.chunk(protocol, "useless");
+        }
+        for peer in settled.forged {
+            self.stats.chunk(protocol, "invalid");
+            self.penalize(peer, "forged chunk: data is not the claimed combination");
+        }
+        self.check(key);
     }
 
     fn decoded(&mut self, key: BlockKey) {
@@ -680,6 +760,11 @@ impl PushEngine {
                 }
                 if let Coder::Rlnc(_) = entry.coder {
                     *entry.traded.entry(peer).or_default() += 1;
+                }
+                let mut body = body;
+                if self.forge && body.len() >= 32 {
+                    let at = body.len() - 32;
+                    body[at] ^= 1;
                 }
                 return Some((peer, Frame::Chunk { key, body }.encode()));
             }

@@ -3,15 +3,18 @@
 //! The proposer splits the payload into N chunks (more for large blocks, so that a chunk has at
 //! most [`MAX_SCALARS_PER_CHUNK`] scalars and stays within the shared generators), commits and
 //! signs; every frame it sends is a fresh random combination. A relay checks each message in
-//! crates/rlnc's order — shape, signature once per block, independence from what it holds
-//! (before any curve work), the commitment — and recodes a fresh combination of what it holds
-//! for every frame it sends.
+//! crates/rlnc's order — shape, signature once per block, independence from what it holds or
+//! has queued (before any curve work) — and queues the chunk; the commitment check of what is
+//! queued runs as one folded batch off the push engine's task ([`RlncBlock::take_batch`], then
+//! [`RlncBlock::settle`]; one batch in flight per block, so that the batch grows with the load).
+//! It recodes a fresh combination of what it holds (verified) for every frame it sends.
 
 use super::{outcome::Outcome, BlockKey, BlockSigner, ProposerKey};
 use gigagas_rlnc::{
-    block_id, recode, Generators, Message, MessageError, Proposer, Received, Receiver,
-    BYTES_PER_SCALAR,
+    block_id, recode, Admitted, CodedChunk, Generators, Message, MessageError, Proposer, Receiver,
+    Verifier, BYTES_PER_SCALAR,
 };
+use libp2p::PeerId;
 use rand::rngs::StdRng;
 use std::sync::OnceLock;
 
@@ -54,6 +57,29 @@ pub(crate) struct RlncBlock {
     /// Commitments and signature of the block (from the first valid message), for recoded
     /// messages.
     template: Option<(Vec<curve25519_dalek::ristretto::CompressedRistretto>, [u8; 96])>,
+    /// Admitted chunks waiting for their commitment check, with their senders.
+    queued: Vec<(PeerId, CodedChunk)>,
+    /// A batch is being verified.
+    checking: bool,
+}
+
+/// Queued chunks of one block to verify together, off the push engine's task.
+pub(crate) struct Batch {
+    /// The block's commitment check.
+    pub(crate) verifier: Verifier<'static>,
+    /// The chunks and their senders.
+    pub(crate) chunks: Vec<(PeerId, CodedChunk)>,
+}
+
+/// What a verified batch did: the senders of each chunk, by its fate.
+#[derive(Debug, Default)]
+pub(crate) struct Settled {
+    /// Chunks that raised the rank, in order (the last may have decoded the block).
+    pub(crate) useful: Vec<PeerId>,
+    /// Chunks that verified but brought nothing (the block decoded first).
+    pub(crate) useless: Vec<PeerId>,
+    /// Chunks whose data is not the combination they claim.
+    pub(crate) forged: Vec<PeerId>,
 }
 
 impl RlncBlock {
@@ -77,17 +103,28 @@ impl RlncBlock {
             proposer_key: signer.public(),
             receiver: None,
             template,
+            queued: Vec::new(),
+            checking: false,
         };
         Ok((key, block))
     }
 
     /// A relay's state for block `key`, accepting messages signed by `proposer`.
     pub(crate) fn receive_as(key: BlockKey, proposer: ProposerKey) -> Self {
-        Self { key, proposer: None, proposer_key: proposer, receiver: None, template: None }
+        Self {
+            key,
+            proposer: None,
+            proposer_key: proposer,
+            receiver: None,
+            template: None,
+            queued: Vec::new(),
+            checking: false,
+        }
     }
 
-    /// Checks and keeps one message.
-    pub(crate) fn receive(&mut self, body: &[u8]) -> Result<Outcome, MessageError> {
+    /// Checks one message from `peer` up to its commitment check and queues it
+    /// ([`Outcome::Queued`]), or tells why not.
+    pub(crate) fn receive(&mut self, peer: PeerId, body: &[u8]) -> Result<Outcome, MessageError> {
         if self.is_decoded() {
             return Ok(Outcome::Useless);
         }
@@ -95,33 +132,69 @@ impl RlncBlock {
         let Some(generators) = generators(m) else {
             return Err(MessageError::Shape { n, m });
         };
-        if self.template.is_none() {
-            // The first message names the block: its commitments must hash to the key.
-            let message = Message::decode(body)?;
-            let id = block_id(n, m, &message.commitments);
-            if id != self.key {
-                return Err(MessageError::OtherBlock {
-                    expected: alloy_primitives::hex::encode(self.key),
-                    found: alloy_primitives::hex::encode(id),
-                });
+        let admitted = match self.receiver.as_mut() {
+            Some(receiver) => receiver.admit(body)?,
+            None => {
+                // The first message names the block: its commitments must hash to the key.
+                let message = Message::decode(body)?;
+                let id = block_id(n, m, &message.commitments);
+                if id != self.key {
+                    return Err(MessageError::OtherBlock {
+                        expected: alloy_primitives::hex::encode(self.key),
+                        found: alloy_primitives::hex::encode(id),
+                    });
+                }
+                let mut receiver = Receiver::new(generators, self.proposer_key.0);
+                let admitted = receiver.admit(body)?;
+                self.receiver = Some(receiver);
+                self.template = Some((message.commitments, message.signature));
+                admitted
             }
-            let mut receiver = Receiver::new(generators, self.proposer_key.0);
-            let outcome = receiver.receive(body)?;
-            self.receiver = Some(receiver);
-            self.template = Some((message.commitments, message.signature));
-            return Ok(self.outcome(outcome));
-        }
-        let Some(receiver) = self.receiver.as_mut() else { return Ok(Outcome::Useless) };
-        let outcome = receiver.receive(body)?;
-        Ok(self.outcome(outcome))
+        };
+        Ok(match admitted {
+            Admitted::Pending(chunk) => {
+                self.queued.push((peer, chunk));
+                Outcome::Queued
+            }
+            Admitted::Useless | Admitted::AlreadyDecoded => Outcome::Useless,
+        })
     }
 
-    fn outcome(&self, received: Received) -> Outcome {
-        match received {
-            Received::Useful if self.is_decoded() => Outcome::Decoded,
-            Received::Useful => Outcome::Useful,
-            Received::Useless | Received::AlreadyDecoded => Outcome::Useless,
+    /// The queued chunks as one batch to verify, unless a batch is being verified already or
+    /// nothing is queued.
+    pub(crate) fn take_batch(&mut self) -> Option<Batch> {
+        if self.checking || self.queued.is_empty() {
+            return None;
         }
+        let verifier = self.receiver.as_ref()?.verifier()?;
+        self.checking = true;
+        Some(Batch { verifier, chunks: std::mem::take(&mut self.queued) })
+    }
+
+    /// Keeps the chunks of a verified batch but those at the indices in `forged`.
+    pub(crate) fn settle(
+        &mut self,
+        chunks: Vec<(PeerId, CodedChunk)>,
+        forged: &[usize],
+    ) -> Settled {
+        self.checking = false;
+        let mut settled = Settled::default();
+        let Some(receiver) = self.receiver.as_mut() else { return settled };
+        for (i, (peer, chunk)) in chunks.into_iter().enumerate() {
+            if forged.contains(&i) {
+                settled.forged.push(peer);
+                continue;
+            }
+            match receiver.accept(chunk) {
+                Ok(true) => settled.useful.push(peer),
+                // Of the block's shape by construction (admitted); counted useless if not.
+                Ok(false) | Err(_) => settled.useless.push(peer),
+            }
+        }
+        if !forged.is_empty() {
+            receiver.withdraw(self.queued.iter().map(|(_, c)| c));
+        }
+        settled
     }
 
     /// A fresh combination of what this node holds, as a message; `None` while it holds
@@ -136,7 +209,17 @@ impl RlncBlock {
         Some(Message { chunk, commitments: commitments.clone(), signature: *signature }.encode())
     }
 
-    /// The rank held and the rank that decodes (N), once the block's shape is known.
+    /// The rank held or queued for verification and the rank that decodes (N): what this node
+    /// tells its senders.
+    pub(crate) fn admitted(&self) -> Option<(usize, usize)> {
+        if self.proposer.is_some() {
+            return self.progress();
+        }
+        let receiver = self.receiver.as_ref()?;
+        Some((receiver.admitted_rank(), receiver.decoder()?.n()))
+    }
+
+    /// The rank held (verified) and the rank that decodes (N), once the block's shape is known.
     pub(crate) fn progress(&self) -> Option<(usize, usize)> {
         if let Some((proposer, _)) = &self.proposer {
             let n = proposer.chunks().n();

@@ -16,6 +16,8 @@ pub struct PropagationStats {
     lost: AtomicU64,
     decoded: AtomicU64,
     published: AtomicU64,
+    batches: AtomicU64,
+    batched: AtomicU64,
 }
 
 /// A copy of the counters.
@@ -40,6 +42,10 @@ pub struct StatsSnapshot {
     pub decoded: u64,
     /// Blocks this node published.
     pub published: u64,
+    /// RLNC commitment checks run (each one folded check of the chunks queued by then).
+    pub batches: u64,
+    /// RLNC chunks those checks covered (`batched / batches` is the mean batch size).
+    pub batched: u64,
 }
 
 impl PropagationStats {
@@ -80,6 +86,13 @@ impl PropagationStats {
         metrics::counter!("net_blocks_published_total", "protocol" => protocol.name()).increment(1);
     }
 
+    pub(crate) fn batch(&self, chunks: usize) {
+        self.batches.fetch_add(1, Relaxed);
+        self.batched.fetch_add(chunks as u64, Relaxed);
+        metrics::counter!("net_verify_batches_total").increment(1);
+        metrics::counter!("net_verify_batched_chunks_total").increment(chunks as u64);
+    }
+
     /// The counters now.
     pub fn snapshot(&self) -> StatsSnapshot {
         StatsSnapshot {
@@ -92,6 +105,8 @@ impl PropagationStats {
             invalid: self.invalid.load(Relaxed),
             decoded: self.decoded.load(Relaxed),
             published: self.published.load(Relaxed),
+            batches: self.batches.load(Relaxed),
+            batched: self.batched.load(Relaxed),
         }
     }
 }
