@@ -1,11 +1,15 @@
 //! The Engine API (execution-apis `src/engine/`: paris … amsterdam), served behind JWT:
-//! `engine_exchangeCapabilities`, `engine_getClientVersionV1`, `engine_newPayloadV3–V5`,
+//! `engine_exchangeCapabilities`, `engine_getClientVersionV1`, `engine_newPayloadV1–V5`,
 //! `engine_forkchoiceUpdatedV1–V4` (with payload attributes: a payload is built from the
-//! pool), `engine_getPayloadV3–V6`.
+//! pool), `engine_getPayloadV1–V6`, `engine_getPayloadBodiesByHashV1/V2` and
+//! `engine_getPayloadBodiesByRangeV1/V2` (V2 with the EIP-7928 block access list).
 //!
 //! Error codes: -38001 unknown payload, -38002 invalid forkchoice state, -38003 invalid payload
-//! attributes, -38005 unsupported fork (a method version that does not match the fork of the
-//! payload's timestamp), -32602 invalid params, -32603 an internal fault (never INVALID).
+//! attributes (also attributes of the wrong structure for the method's version and fork),
+//! -38004 too large request (more than [`MAX_PAYLOAD_BODIES`] bodies), -38005 unsupported fork
+//! (a method version that does not match the fork of the payload's timestamp), -32602 invalid
+//! params (a payload of the wrong structure for the fork), -32603 an internal fault (never
+//! INVALID).
 //!
 //! The handlers decode and check the request's shape (fork, version, block hash, blob hashes),
 //! then hand it to the engine task through its [`gigagas_engine::EngineHandle`] and await the
@@ -14,12 +18,14 @@
 use crate::{RpcContext, RpcError};
 use alloy_consensus::{Block, Transaction, TxEnvelope};
 use alloy_eips::eip7685::Requests;
+use alloy_primitives::U64;
 use alloy_primitives::{Bytes, B256, B64};
 use alloy_rlp::{Decodable, Encodable};
 use alloy_rpc_types_engine::{
-    CancunPayloadFields, ExecutionPayload, ExecutionPayloadSidecar, ExecutionPayloadV3,
-    ExecutionPayloadV4, ForkchoiceState, PayloadAttributes as EnginePayloadAttributes,
-    PraguePayloadFields,
+    CancunPayloadFields, ExecutionPayload, ExecutionPayloadBodyV1, ExecutionPayloadBodyV2,
+    ExecutionPayloadFieldV2, ExecutionPayloadInputV2, ExecutionPayloadSidecar, ExecutionPayloadV1,
+    ExecutionPayloadV2, ExecutionPayloadV3, ExecutionPayloadV4, ForkchoiceState,
+    PayloadAttributes as EnginePayloadAttributes, PraguePayloadFields,
 };
 use gigagas_bal::BlockAccessList;
 use gigagas_engine::{
@@ -112,22 +118,34 @@ fn engine_error(e: EngineError) -> ErrorObjectOwned {
     }
 }
 
-/// The capabilities this node serves (`engine_exchangeCapabilities`).
+/// The methods this node serves that `engine_exchangeCapabilities` lists (the spec leaves
+/// `engine_exchangeCapabilities` itself out of the list).
 pub const CAPABILITIES: &[&str] = &[
-    "engine_exchangeCapabilities",
     "engine_getClientVersionV1",
     "engine_forkchoiceUpdatedV1",
     "engine_forkchoiceUpdatedV2",
     "engine_forkchoiceUpdatedV3",
     "engine_forkchoiceUpdatedV4",
+    "engine_newPayloadV1",
+    "engine_newPayloadV2",
     "engine_newPayloadV3",
     "engine_newPayloadV4",
     "engine_newPayloadV5",
+    "engine_getPayloadV1",
+    "engine_getPayloadV2",
     "engine_getPayloadV3",
     "engine_getPayloadV4",
     "engine_getPayloadV5",
     "engine_getPayloadV6",
+    "engine_getPayloadBodiesByHashV1",
+    "engine_getPayloadBodiesByHashV2",
+    "engine_getPayloadBodiesByRangeV1",
+    "engine_getPayloadBodiesByRangeV2",
 ];
+
+/// Most payload bodies one `engine_getPayloadBodiesBy*` call returns (-38004 above; the spec
+/// asks for at least 32; reth serves 1,024).
+pub const MAX_PAYLOAD_BODIES: u64 = 1024;
 
 /// Registers the methods.
 pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
@@ -159,15 +177,21 @@ pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
         })
         .expect("registered once");
     }
-    for (name, version) in
-        [("engine_newPayloadV3", 3), ("engine_newPayloadV4", 4), ("engine_newPayloadV5", 5)]
-    {
+    for (name, version) in [
+        ("engine_newPayloadV1", 1),
+        ("engine_newPayloadV2", 2),
+        ("engine_newPayloadV3", 3),
+        ("engine_newPayloadV4", 4),
+        ("engine_newPayloadV5", 5),
+    ] {
         m.register_async_method(name, move |params, ctx, _| async move {
             new_payload(&ctx, name, version, params).await
         })
         .expect("registered once");
     }
     for (name, version) in [
+        ("engine_getPayloadV1", 1),
+        ("engine_getPayloadV2", 2),
         ("engine_getPayloadV3", 3),
         ("engine_getPayloadV4", 4),
         ("engine_getPayloadV5", 5),
@@ -175,6 +199,22 @@ pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
     ] {
         m.register_method(name, move |params, ctx, _| get_payload(ctx, name, version, params))
             .expect("registered once");
+    }
+    for (name, version) in
+        [("engine_getPayloadBodiesByHashV1", 1), ("engine_getPayloadBodiesByHashV2", 2)]
+    {
+        m.register_blocking_method(name, move |params, ctx, _| {
+            bodies_by_hash(&ctx, version, params)
+        })
+        .expect("registered once");
+    }
+    for (name, version) in
+        [("engine_getPayloadBodiesByRangeV1", 1), ("engine_getPayloadBodiesByRangeV2", 2)]
+    {
+        m.register_blocking_method(name, move |params, ctx, _| {
+            bodies_by_range(&ctx, version, params)
+        })
+        .expect("registered once");
     }
     m
 }
@@ -209,7 +249,8 @@ fn check_fork(
 ) -> Result<(), ErrorObjectOwned> {
     use Fork::*;
     let served: &[Fork] = match (kind, version) {
-        (Versioned::Attributes, 1) => &[Paris],
+        (Versioned::Attributes | Versioned::GetPayload | Versioned::NewPayload, 1) => &[Paris],
+        (Versioned::GetPayload | Versioned::NewPayload, 2) => &[Paris, Shanghai],
         (Versioned::Attributes, 2) => &[Paris, Shanghai],
         (Versioned::Attributes, 3) => &[Cancun, Prague, Osaka],
         (Versioned::Attributes, 4) => &[Amsterdam],
@@ -239,17 +280,25 @@ async fn forkchoice_updated(
         ErrorObjectOwned::from(RpcError::InvalidParams(format!("payloadAttributes: {e}")))
     })?;
     if let Some(a) = &attrs {
-        let missing = |field: &str| error(-32602, format!("payloadAttributes: {field} missing"));
-        if version >= 3 && a.parent_beacon_block_root.is_none() {
-            return Err(missing("parentBeaconBlockRoot"));
-        }
-        if version >= 2 && ctx.chain.is_shanghai(a.timestamp) && a.withdrawals.is_none() {
-            return Err(missing("withdrawals"));
-        }
-        if version >= 4 && a.slot_number.is_none() {
-            return Err(missing("slotNumber"));
-        }
         check_fork(method, Versioned::Attributes, version, fork_at(ctx, a.timestamp))?;
+        // Attributes of the wrong structure for the version and fork: -38003 (shanghai.md,
+        // engine_forkchoiceUpdatedV2; reth answers the same for every version).
+        let wrong = |field: &str, what: &str| {
+            error(-38003, format!("Invalid payload attributes: {field} {what} for {method}"))
+        };
+        let shanghai = ctx.chain.is_shanghai(a.timestamp);
+        match (a.withdrawals.is_some(), version, shanghai) {
+            (true, 1, _) | (true, _, false) => return Err(wrong("withdrawals", "present")),
+            (false, 2.., true) => return Err(wrong("withdrawals", "missing")),
+            _ => {}
+        }
+        if (version >= 3) != a.parent_beacon_block_root.is_some() {
+            let what = if version >= 3 { "missing" } else { "present" };
+            return Err(wrong("parentBeaconBlockRoot", what));
+        }
+        if (version >= 4) != a.slot_number.is_some() {
+            return Err(wrong("slotNumber", if version >= 4 { "missing" } else { "present" }));
+        }
     }
     let state = EngineForkchoice {
         head: state.head_block_hash,
@@ -295,6 +344,11 @@ fn envelope_json(built: &BuiltPayload, version: u8) -> Value {
     let empty_v1 = json!({"commitments": [], "proofs": [], "blobs": []});
     let requests = &built.requests;
     match version {
+        1 => json!(ExecutionPayloadV1::from_block_unchecked(built.hash, block)),
+        2 => json!({
+            "executionPayload": ExecutionPayloadFieldV2::from_block_unchecked(built.hash, block),
+            "blockValue": value,
+        }),
         3 => json!({"executionPayload": v3, "blockValue": value, "blobsBundle": empty_v1,
                     "shouldOverrideBuilder": false}),
         4 | 5 => json!({"executionPayload": v3, "blockValue": value, "blobsBundle": empty_v1,
@@ -358,24 +412,65 @@ async fn testing_build_block(ctx: &RpcContext, params: Params<'_>) -> Answer {
 async fn new_payload(ctx: &RpcContext, method: &str, version: u8, params: Params<'_>) -> Answer {
     let start = Instant::now();
     let mut seq = params.sequence();
-    let (payload, bal_bytes) = if version >= 5 {
-        let p: ExecutionPayloadV4 = param(&mut seq, "executionPayload")?;
-        let bal = p.block_access_list.clone();
-        (ExecutionPayload::V4(p), Some(bal))
-    } else {
-        let p: ExecutionPayloadV3 = param(&mut seq, "executionPayload")?;
-        (ExecutionPayload::V3(p), None)
+    let (payload, bal_bytes) = match version {
+        1 | 2 => {
+            // The fork first (-38005 for a later payload, whatever its fields), then the
+            // structure the fork takes.
+            let raw: Value = param(&mut seq, "executionPayload")?;
+            let malformed = |e: serde_json::Error| {
+                ErrorObjectOwned::from(RpcError::InvalidParams(format!("executionPayload: {e}")))
+            };
+            let v1: ExecutionPayloadV1 = serde_json::from_value(raw.clone()).map_err(malformed)?;
+            check_fork(method, Versioned::NewPayload, version, fork_at(ctx, v1.timestamp))?;
+            if version == 1 && raw.get("withdrawals").is_some() {
+                return Err(malformed(serde::de::Error::custom(
+                    "withdrawals in ExecutionPayloadV1",
+                )));
+            }
+            let p: ExecutionPayloadInputV2 = serde_json::from_value(raw).map_err(malformed)?;
+            let payload = match p.withdrawals {
+                Some(withdrawals) => ExecutionPayload::V2(ExecutionPayloadV2 {
+                    payload_inner: p.execution_payload,
+                    withdrawals,
+                }),
+                None => ExecutionPayload::V1(p.execution_payload),
+            };
+            (payload, None)
+        }
+        3 | 4 => {
+            (ExecutionPayload::V3(param::<ExecutionPayloadV3>(&mut seq, "executionPayload")?), None)
+        }
+        _ => {
+            let p: ExecutionPayloadV4 = param(&mut seq, "executionPayload")?;
+            let bal = p.block_access_list.clone();
+            (ExecutionPayload::V4(p), Some(bal))
+        }
     };
-    let versioned_hashes: Vec<B256> = param(&mut seq, "expectedBlobVersionedHashes")?;
-    let beacon_root: B256 = param(&mut seq, "parentBeaconBlockRoot")?;
+    let cancun = if version >= 3 {
+        let versioned_hashes: Vec<B256> = param(&mut seq, "expectedBlobVersionedHashes")?;
+        let beacon_root: B256 = param(&mut seq, "parentBeaconBlockRoot")?;
+        Some(CancunPayloadFields::new(beacon_root, versioned_hashes))
+    } else {
+        None
+    };
     let requests: Option<Requests> =
         if version >= 4 { Some(param::<Requests>(&mut seq, "executionRequests")?) } else { None };
-    check_fork(method, Versioned::NewPayload, version, fork_at(ctx, payload.timestamp()))?;
+    let fork = fork_at(ctx, payload.timestamp());
+    check_fork(method, Versioned::NewPayload, version, fork)?;
+    // engine_newPayloadV2: ExecutionPayloadV1 before Shanghai, V2 from it; -32602 otherwise.
+    if version == 2 && (fork >= Fork::Shanghai) != payload.withdrawals().is_some() {
+        let what = if fork >= Fork::Shanghai { "missing" } else { "present" };
+        return Err(RpcError::InvalidParams(format!(
+            "executionPayload: withdrawals {what} for a {fork:?} payload"
+        ))
+        .into());
+    }
     let expected_hash = payload.block_hash();
-    let cancun = CancunPayloadFields::new(beacon_root, versioned_hashes.clone());
-    let sidecar = match requests {
-        Some(r) => ExecutionPayloadSidecar::v4(cancun, PraguePayloadFields::new(r)),
-        None => ExecutionPayloadSidecar::v3(cancun),
+    let versioned_hashes = cancun.as_ref().map(|c| c.versioned_hashes.clone()).unwrap_or_default();
+    let sidecar = match (cancun, requests) {
+        (Some(cancun), Some(r)) => ExecutionPayloadSidecar::v4(cancun, PraguePayloadFields::new(r)),
+        (Some(cancun), None) => ExecutionPayloadSidecar::v3(cancun),
+        (None, _) => ExecutionPayloadSidecar::none(),
     };
     let invalid = |reason: String| {
         Ok(json!({"status": "INVALID", "latestValidHash": null, "validationError": reason}))
@@ -386,9 +481,14 @@ async fn new_payload(ctx: &RpcContext, method: &str, version: u8, params: Params
     };
     let hash = block.header.hash_slow();
     if hash != expected_hash {
-        return invalid(format!(
-            "blockhash mismatch: payload says {expected_hash}, block is {hash}"
-        ));
+        let reason = format!("blockhash mismatch: payload says {expected_hash}, block is {hash}");
+        if version == 1 {
+            // Paris: its own status (later versions fold it into INVALID).
+            return Ok(json!({
+                "status": "INVALID_BLOCK_HASH", "latestValidHash": null, "validationError": reason
+            }));
+        }
+        return invalid(reason);
     }
     let blob_hashes: Vec<B256> = block
         .body
@@ -415,4 +515,73 @@ async fn new_payload(ctx: &RpcContext, method: &str, version: u8, params: Params
     };
     let status = ctx.engine.new_payload(payload).await.map_err(engine_error)?;
     Ok(status_json(&status))
+}
+
+/// One payload body of canonical block `number` (`null` when the store lacks it): withdrawals
+/// `null` before Shanghai; with `version` 2 the RLP of the block access list, `null` before
+/// Amsterdam.
+fn body_json(ctx: &RpcContext, number: u64, version: u8) -> Answer {
+    let (Some(header), Some(body)) = (
+        ctx.storage.header(number).map_err(internal)?,
+        ctx.storage.body(number).map_err(internal)?,
+    ) else {
+        return Ok(Value::Null);
+    };
+    let withdrawals = body.withdrawals.filter(|_| ctx.chain.is_shanghai(header.timestamp));
+    let v1 = ExecutionPayloadBodyV1::new(withdrawals, body.transactions.iter());
+    if version == 1 {
+        return Ok(json!(v1));
+    }
+    let bal = if ctx.chain.is_amsterdam(header.timestamp) {
+        ctx.storage.bal(number).map_err(internal)?.map(|bal| Bytes::from(alloy_rlp::encode(&bal)))
+    } else {
+        None
+    };
+    Ok(json!(ExecutionPayloadBodyV2 { block_access_list: bal, ..v1.into() }))
+}
+
+fn too_large(count: u64) -> ErrorObjectOwned {
+    error(-38004, format!("Too large request: {count} bodies, at most {MAX_PAYLOAD_BODIES}"))
+}
+
+/// `engine_getPayloadBodiesByHashV{version}(hashes)`: the bodies in the order asked, `null`
+/// for a block this node does not hold on its canonical chain.
+fn bodies_by_hash(ctx: &RpcContext, version: u8, params: Params<'_>) -> Answer {
+    let mut seq = params.sequence();
+    let hashes: Vec<B256> = param(&mut seq, "blockHashes")?;
+    if hashes.len() as u64 > MAX_PAYLOAD_BODIES {
+        return Err(too_large(hashes.len() as u64));
+    }
+    let mut bodies = Vec::with_capacity(hashes.len());
+    for hash in &hashes {
+        bodies.push(match ctx.storage.block_number(hash).map_err(internal)? {
+            Some(number) => body_json(ctx, number, version)?,
+            None => Value::Null,
+        });
+    }
+    Ok(Value::Array(bodies))
+}
+
+/// `engine_getPayloadBodiesByRangeV{version}(start, count)`: the canonical bodies from `start`,
+/// `null` for one the store lacks, and none past the head (no trailing `null`s).
+fn bodies_by_range(ctx: &RpcContext, version: u8, params: Params<'_>) -> Answer {
+    let mut seq = params.sequence();
+    let start: U64 = param(&mut seq, "start")?;
+    let count: U64 = param(&mut seq, "count")?;
+    let (start, count) = (start.to::<u64>(), count.to::<u64>());
+    if start < 1 || count < 1 {
+        return Err(RpcError::InvalidParams(format!(
+            "start and count must be at least 1 (start {start}, count {count})"
+        ))
+        .into());
+    }
+    if count > MAX_PAYLOAD_BODIES {
+        return Err(too_large(count));
+    }
+    let head = ctx.storage.head().map_err(internal)?.map_or(0, |(number, _)| number);
+    let last = start.saturating_add(count - 1).min(head);
+    (start..=last)
+        .map(|number| body_json(ctx, number, version))
+        .collect::<Result<Vec<_>, _>>()
+        .map(Value::Array)
 }
