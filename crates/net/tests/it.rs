@@ -63,6 +63,26 @@ async fn the_node_key_file_keeps_the_peer_id() {
     assert!(err.to_string().contains("node key"), "{err}");
 }
 
+/// The tests' propagation settings: N = 16, k = 8, the defaults otherwise; `signer` signs what
+/// the node publishes, blocks signed by `proposer` are accepted.
+fn propagation(
+    protocol: Protocol,
+    signer: Option<BlockSigner>,
+    proposer: &BlockSigner,
+) -> PropagationConfig {
+    PropagationConfig {
+        protocol,
+        chunks: 16,
+        per_peer: 8,
+        wave: None,
+        skip_known: true,
+        feedback: true,
+        pace_bits_per_sec: None,
+        signer,
+        proposer: Some(proposer.public()),
+    }
+}
+
 /// A network of `n` nodes on loopback: node 0 proposes (signs with `proposer`), all accept
 /// blocks signed by `proposer`; every node knows node 0 as its bootnode.
 async fn network(
@@ -84,24 +104,15 @@ async fn network_with_loss(
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .with_test_writer()
         .try_init();
-    let propagation = |signer: Option<BlockSigner>| PropagationConfig {
-        protocol,
-        chunks: 16,
-        per_peer: 8,
-        wave: None,
-        skip_known: true,
-        feedback: true,
-        pace_bits_per_sec: None,
-        signer,
-        proposer: Some(proposer.public()),
+    let first = NetworkConfig {
+        propagation: Some(propagation(protocol, Some(proposer.clone()), proposer)),
+        ..config(vec![])
     };
-    let first =
-        NetworkConfig { propagation: Some(propagation(Some(proposer.clone()))), ..config(vec![]) };
     let first = spawn(first).await.unwrap();
     let mut nodes = vec![first.clone()];
     for _ in 1..n {
         let c = NetworkConfig {
-            propagation: Some(propagation(None)),
+            propagation: Some(propagation(protocol, None, proposer)),
             shaping: gigagas_net::shaping::Shaping { loss, ..Default::default() },
             ..config(vec![first.listen_addr().clone()])
         };
@@ -211,17 +222,7 @@ async fn forging_relay_is_banned(protocol: Protocol) {
     let proposer = BlockSigner::from_seed(&[1; 32]).unwrap();
     let nodes = network(protocol, 4, &proposer).await;
     let forger = spawn(NetworkConfig {
-        propagation: Some(PropagationConfig {
-            protocol,
-            chunks: 16,
-            per_peer: 8,
-            wave: None,
-            skip_known: true,
-            feedback: true,
-            pace_bits_per_sec: None,
-            signer: None,
-            proposer: Some(proposer.public()),
-        }),
+        propagation: Some(propagation(protocol, None, &proposer)),
         shaping: gigagas_net::shaping::Shaping { forge: true, ..Default::default() },
         ..config(nodes.iter().map(|n| n.listen_addr().clone()).collect())
     })
@@ -258,10 +259,7 @@ async fn forging_relay_is_banned(protocol: Protocol) {
         let batches: u64 = nodes.iter().map(|n| n.stats().snapshot().batches).sum();
         assert!(batches > 0, "rlnc chunks are verified in batches");
     }
-    forger.shutdown().await.unwrap();
-    for n in nodes {
-        n.shutdown().await.unwrap();
-    }
+    shutdown(forger, nodes).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -281,17 +279,7 @@ async fn forger_is_banned(protocol: Protocol) {
     let nodes = network(protocol, 4, &proposer).await;
     let forger_key = BlockSigner::from_seed(&[9; 32]).unwrap();
     let forger = spawn(NetworkConfig {
-        propagation: Some(PropagationConfig {
-            protocol,
-            chunks: 16,
-            per_peer: 8,
-            wave: None,
-            skip_known: true,
-            feedback: true,
-            pace_bits_per_sec: None,
-            signer: Some(forger_key.clone()),
-            proposer: Some(forger_key.public()),
-        }),
+        propagation: Some(propagation(protocol, Some(forger_key.clone()), &forger_key)),
         ..config(vec![nodes[1].listen_addr().clone()])
     })
     .await
@@ -321,10 +309,7 @@ async fn forger_is_banned(protocol: Protocol) {
         let got = tokio::time::timeout(Duration::from_secs(30), rx.recv()).await.unwrap().unwrap();
         assert_eq!((got.key, got.payload), (key, payload.clone()), "{protocol}");
     }
-    forger.shutdown().await.unwrap();
-    for n in nodes {
-        n.shutdown().await.unwrap();
-    }
+    shutdown(forger, nodes).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -358,4 +343,12 @@ async fn two_nodes_connect_over_quic() {
         .unwrap_or_else(|_| panic!("no connection over {quic}"))
         .unwrap();
     assert!(b.peers().iter().any(|p| p.to_string() == peer));
+}
+
+/// Stops the forger and the network.
+async fn shutdown(forger: gigagas_net::NetworkHandle, nodes: Vec<gigagas_net::NetworkHandle>) {
+    forger.shutdown().await.unwrap();
+    for n in nodes {
+        n.shutdown().await.unwrap();
+    }
 }
