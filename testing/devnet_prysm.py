@@ -15,18 +15,19 @@ What it does:
 3. starts gigagas (`gigagas node --chain GENESIS --authrpc.jwtsecret JWT`, no `--dev`: the
    beacon node is its only consensus client), `beacon-chain` and `validator` with every log in
    one folder (target/devnet-prysm/run-*/);
-4. sends transactions of every type the fork allows that the node takes — legacy (EIP-155),
-   EIP-2930, EIP-1559 and EIP-7702 set-code — every slot, so that blocks are not empty;
+4. sends transactions of every type the fork allows — legacy (EIP-155), EIP-2930, EIP-1559,
+   EIP-7702 set-code, and blob transactions (EIP-4844) with real KZG commitments and, Osaka
+   being active, the cell proofs of EIP-7594 (python `ckzg`, the mainnet trusted setup
+   eth-account ships; wrapper version 1) — every slot, so that blocks are not empty;
 5. waits until the beacon chain's finalized checkpoint is at least --finalized-epochs past
    genesis and gigagas holds that checkpoint's execution block as its finalized block (it only
    learns it from `finalizedBlockHash` in `engine_forkchoiceUpdated`), then checks: gigagas's
    head is the beacon node's execution payload head; every block of the chain was built by
    gigagas (`engine_getPayload`: its extraData is "gigagas"); transactions of each type were
-   included and succeeded; Prysm logged no warning about Engine API methods gigagas lacks.
+   included and succeeded, blobs among them; Prysm logged no warning about Engine API methods
+   gigagas lacks.
 
-Exit status 0 only when every check holds. Blob transactions (EIP-4844/7594) are not sent
-yet: the node's pool does not keep blob sidecars, and `engine_getBlobsV1/V2` are not served —
-so the Engine API check fails until they are (it names the missing methods).
+Exit status 0 only when every check holds.
 
 Usage: python3 testing/devnet_prysm.py [--gigagas target/release/gigagas] [--prysm-bin DIR]
            [--slot-seconds 3] [--validators 64] [--finalized-epochs 2] [--timeout 1200] [--json]
@@ -47,10 +48,16 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from devnet import CHAIN_ID, FUNDED_KEYS, GWEI, INIT, free_port  # noqa: E402
 
 try:
+    import ckzg
+    import eth_account
+    import rlp
     from eth_account import Account
     from eth_utils import keccak, to_checksum_address
 except ImportError:
     raise SystemExit("devnet_prysm: eth-account is needed (make devnet-deps)")
+
+TRUSTED_SETUP = os.path.join(os.path.dirname(eth_account.__file__),
+                             "typed_transactions/blob_transactions/kzg_trusted_setup.txt")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FEE_RECIPIENT = "0x00000000000000000000000000000000000000fe"
@@ -140,6 +147,8 @@ class Traffic:
         self.errors = []
         self.counter = None
         self.delegated = 0
+        self.blob_txs = 0
+        self.kzg = ckzg.load_trusted_setup(TRUSTED_SETUP, 0)
         self.stop = threading.Event()
 
     def _send(self, i, tx):
@@ -172,6 +181,31 @@ class Traffic:
         auth = authority.sign_authorization({"chainId": CHAIN_ID, "address": to, "nonce": 0})
         self._send(0, {"type": 4, "to": authority.address, "gas": 200_000, "value": 0,
                        "authorizationList": [auth], **fee})
+        self._send_blobs(1, 2)
+
+    def _send_blobs(self, i, count):
+        """A blob transaction of `count` blobs in the EIP-7594 network form: eth-account signs
+        it and gives the EIP-4844 form (one proof a blob); the sidecar is rebuilt with the cell
+        proofs of each blob (wrapper version 1)."""
+        blobs = []
+        for _ in range(count):
+            data = bytearray(os.urandom(131072))
+            data[0::32] = bytes(4096)  # every field element below the BLS modulus
+            blobs.append(bytes(data))
+        tx = {"type": 3, "chainId": CHAIN_ID, "nonce": self.nonces[i], "to": self.counter,
+              "value": 0, "gas": 100_000, "maxFeePerGas": 30 * GWEI,
+              "maxPriorityFeePerGas": GWEI, "maxFeePerBlobGas": 10 * GWEI}
+        raw = self.accounts[i].sign_transaction(tx, blobs=blobs).raw_transaction
+        body, blobs_rlp, commitments, _proofs = rlp.decode(bytes(raw[1:]))
+        cell_proofs = []
+        for blob in blobs_rlp:
+            _cells, proofs = ckzg.compute_cells_and_kzg_proofs(blob, self.kzg)
+            cell_proofs.extend(proofs)
+        network = b"\x03" + rlp.encode([body, b"\x01", blobs_rlp, commitments, cell_proofs])
+        h = self.rpc("eth_sendRawTransaction", "0x" + network.hex())
+        self.nonces[i] += 1
+        self.sent[h] = 3
+        self.blob_txs += 1
 
     def run(self, every):
         while not self.stop.is_set():
@@ -347,7 +381,12 @@ def main():
         summary["transactions_included_by_type"] = included
         summary["transactions_failed"] = failed
         summary["traffic_errors"] = traffic.errors[:5]
-        for kind in (0, 1, 2, 4):
+        blob_blocks = sum(1 for n in range(1, head + 1)
+                          if int(eth("eth_getBlockByNumber", hex(n), False).get("blobGasUsed") or "0x0", 16) > 0)
+        summary["blocks_with_blobs"] = blob_blocks
+        if not blob_blocks:
+            failures.append("no block carried blobs")
+        for kind in (0, 1, 2, 3, 4):
             if not included.get(kind):
                 failures.append(f"no transaction of type {kind} was included")
         if failed:

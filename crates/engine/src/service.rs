@@ -15,7 +15,7 @@ use crate::{
     PayloadStatus,
 };
 use alloy_consensus::TxEnvelope;
-use alloy_eips::eip1559::BaseFeeParams;
+use alloy_eips::{eip1559::BaseFeeParams, eip7594::BlobTransactionSidecarVariant};
 use alloy_primitives::{Address, B256};
 use gigagas_payload::{payload_id, BuiltPayload, PayloadAttributes, PayloadStore};
 use gigagas_txpool::TxPool;
@@ -183,11 +183,12 @@ impl EngineService {
             });
         }
         let id = payload_id(*head, &attributes);
-        let candidates = self.pool_candidates(&head_header);
-        let built = self
+        let candidates = self.pool_candidates(&head_header, attributes.timestamp);
+        let mut built = self
             .tree
             .build_payload(*head, &attributes, &candidates, false)?
             .ok_or(EngineError::UnknownParent(*head))?;
+        self.attach_sidecars(&mut built);
         self.emit(&EngineEvent::Built(&built));
         self.payloads.insert(id, built);
         Ok(ForkchoiceAnswer { status, payload_id: Some(id) })
@@ -198,7 +199,7 @@ impl EngineService {
             Candidates::Given(txs) => txs,
             Candidates::Pool => {
                 let head = self.tree.canonical_header(self.tree.forkchoice().head.0)?;
-                self.pool_candidates(&head)
+                self.pool_candidates(&head, request.attributes.timestamp)
             }
         };
         let built = self.tree.build_payload(
@@ -207,13 +208,47 @@ impl EngineService {
             &candidates,
             request.require_all,
         )?;
-        Ok(built.map(Arc::new))
+        Ok(built.map(|mut built| {
+            self.attach_sidecars(&mut built);
+            Arc::new(built)
+        }))
     }
 
-    /// The pool's pending transactions for a block on `parent`, best first.
-    fn pool_candidates(&self, parent: &alloy_consensus::Header) -> Vec<(TxEnvelope, Address)> {
+    /// The pool's pending transactions for a block on `parent` at `timestamp`, best first; a
+    /// blob transaction only when the pool holds its sidecar in the form of the block's fork
+    /// (cell proofs from Osaka), so that the payload's blobs bundle can be served.
+    fn pool_candidates(
+        &self,
+        parent: &alloy_consensus::Header,
+        timestamp: u64,
+    ) -> Vec<(TxEnvelope, Address)> {
         let base_fee = parent.next_block_base_fee(BaseFeeParams::ethereum()).unwrap_or_default();
-        self.pool.best(&**self.tree.store(), base_fee)
+        let cell_proofs = self.tree.chain().is_osaka(timestamp);
+        let mut candidates = self.pool.best(&**self.tree.store(), base_fee);
+        candidates.retain(|(tx, _)| {
+            !tx.is_eip4844()
+                || self.pool.sidecar(tx.tx_hash()).is_some_and(|s| {
+                    matches!(
+                        (&*s, cell_proofs),
+                        (BlobTransactionSidecarVariant::Eip7594(_), true)
+                            | (BlobTransactionSidecarVariant::Eip4844(_), false)
+                    )
+                })
+        });
+        candidates
+    }
+
+    /// The pool's sidecars of `built`'s blob transactions, in block order (a transaction
+    /// given to `testing_buildBlockV1` that the pool does not hold has none).
+    fn attach_sidecars(&self, built: &mut BuiltPayload) {
+        built.sidecars = built
+            .block
+            .body
+            .transactions
+            .iter()
+            .filter(|tx| tx.is_eip4844())
+            .filter_map(|tx| self.pool.sidecar(tx.tx_hash()))
+            .collect();
     }
 }
 

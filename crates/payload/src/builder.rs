@@ -79,6 +79,9 @@ pub struct BuiltPayload {
     pub skipped: Vec<(B256, String)>,
     /// Time to build (execution and state root).
     pub build_time: Duration,
+    /// The sidecars of the block's blob transactions, in block order (the `blobsBundle` of
+    /// `engine_getPayloadV3+`); filled by whoever holds them (the engine, from the pool).
+    pub sidecars: Vec<std::sync::Arc<alloy_eips::eip7594::BlobTransactionSidecarVariant>>,
 }
 
 /// The `extraData` of blocks built here.
@@ -106,7 +109,9 @@ impl std::fmt::Debug for PayloadParent<'_> {
 /// those that do not fit or that the EVM rejects are left out, or with `require_all` make the
 /// build fail). The gas limit is the parent's, or moves toward
 /// [`PayloadAttributes::target_gas_limit`]; the base fee and excess blob gas follow the parent
-/// (EIP-1559, EIP-4844); blob transactions are not included (no blobs bundle).
+/// (EIP-1559, EIP-4844); blob transactions are taken while their blobs fit the fork's blob
+/// gas per block (the blob schedule's maximum; a blob transaction that does not fit is left
+/// out), and the header's blob gas used is theirs.
 ///
 /// # Errors
 /// [`ImportError`] when a system call fails or the store does (a failed read of the state is
@@ -150,14 +155,28 @@ pub fn build_payload(
         extra_data: attrs.extra_data.clone().unwrap_or(Bytes::from_static(EXTRA_DATA)),
         ..Default::default()
     };
-    if let (true, Some((tx, _))) = (require_all, candidates.iter().find(|(tx, _)| tx.is_eip4844()))
-    {
+    // Blob transactions while their blobs fit (EIP-4844; the block executor does not check the
+    // block's blob gas, the header check of an imported block does).
+    let max_blob_gas = blob_params.filter(|_| cancun).map_or(0, |p| p.max_blob_gas_per_block());
+    let mut blob_gas = 0u64;
+    let mut over = Vec::new();
+    let mut fits = |tx: &TxEnvelope| match tx.blob_gas_used() {
+        Some(gas) if blob_gas + gas > max_blob_gas => {
+            over.push(*tx.tx_hash());
+            false
+        }
+        Some(gas) => {
+            blob_gas += gas;
+            true
+        }
+        None => true,
+    };
+    let candidates: Vec<(&TxEnvelope, Address)> =
+        candidates.iter().filter(|(tx, _)| fits(tx)).map(|(tx, sender)| (tx, *sender)).collect();
+    if let (true, Some(hash)) = (require_all, over.first()) {
         return Err(ImportError::Invalid {
             number,
-            reason: format!(
-                "transaction {}: blob transactions are not built into payloads",
-                tx.tx_hash()
-            ),
+            reason: format!("transaction {hash}: its blobs exceed the block's blob gas"),
         });
     }
     let draft = BlockInput {
@@ -169,8 +188,6 @@ pub fn build_payload(
         ommers: Vec::new(),
     };
     let pre_state = PreState::backed(parent.source.clone());
-    let candidates =
-        candidates.iter().filter(|(tx, _)| !tx.is_eip4844()).map(|(tx, sender)| (tx, *sender));
     let built = build_block(chain, &draft, candidates, &pre_state);
     // After a failed read, whatever the builder decided (a transaction skipped, an error) says
     // nothing about the transactions: report the fault instead.
@@ -193,6 +210,10 @@ pub fn build_payload(
     header.receipts_root = calculate_receipt_root(&outcome.receipts);
     header.logs_bloom = outcome.logs_bloom();
     header.transactions_root = calculate_transaction_root(&built.transactions);
+    if cancun {
+        header.blob_gas_used =
+            Some(built.transactions.iter().filter_map(|tx| tx.blob_gas_used()).sum());
+    }
     if chain.is_prague(t) {
         header.requests_hash = Some(outcome.requests.requests_hash());
     }
@@ -224,7 +245,14 @@ pub fn build_payload(
         bal,
         requests: outcome.requests.clone(),
         block_value,
-        skipped: built.skipped,
+        skipped: built
+            .skipped
+            .into_iter()
+            .chain(
+                over.into_iter().map(|h| (h, "its blobs exceed the block's blob gas".to_string())),
+            )
+            .collect(),
         build_time: start.elapsed(),
+        sidecars: Vec::new(),
     })
 }

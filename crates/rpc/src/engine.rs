@@ -141,7 +141,13 @@ pub const CAPABILITIES: &[&str] = &[
     "engine_getPayloadBodiesByHashV2",
     "engine_getPayloadBodiesByRangeV1",
     "engine_getPayloadBodiesByRangeV2",
+    "engine_getBlobsV1",
+    "engine_getBlobsV2",
 ];
+
+/// Most versioned hashes one `engine_getBlobsV1/V2` call takes (-38004 above; the spec's
+/// minimum, as reth).
+pub const MAX_BLOB_HASHES: usize = 128;
 
 /// Most payload bodies one `engine_getPayloadBodiesBy*` call returns (-38004 above; the spec
 /// asks for at least 32; reth serves 1,024).
@@ -198,6 +204,10 @@ pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
         ("engine_getPayloadV6", 6),
     ] {
         m.register_method(name, move |params, ctx, _| get_payload(ctx, name, version, params))
+            .expect("registered once");
+    }
+    for (name, version) in [("engine_getBlobsV1", 1), ("engine_getBlobsV2", 2)] {
+        m.register_method(name, move |params, ctx, _| get_blobs(ctx, version, params))
             .expect("registered once");
     }
     for (name, version) in
@@ -333,33 +343,77 @@ fn get_payload(ctx: &RpcContext, method: &str, version: u8, params: Params<'_>) 
     let id: B64 = param(&mut seq, "payloadId")?;
     let built = ctx.engine.payloads().get(&id).ok_or_else(|| error(-38001, "Unknown payload"))?;
     check_fork(method, Versioned::GetPayload, version, fork_at(ctx, built.block.header.timestamp))?;
-    Ok(envelope_json(&built, version))
+    envelope_json(&built, version)
+}
+
+/// The `blobsBundle` of `built`: each blob transaction's commitments, proofs and blobs in
+/// block order; one KZG proof per blob (`getPayloadV3`/`V4`) or, with `cell_proofs`
+/// (`getPayloadV5`+, EIP-7594), the blob's `CELLS_PER_EXT_BLOB` cell proofs.
+///
+/// # Errors
+/// -32603 when a blob transaction's sidecar is missing or of the other form (the builder
+/// takes only those it holds in the block's form: a fault of the node).
+fn blobs_bundle(built: &BuiltPayload, cell_proofs: bool) -> Result<Value, ErrorObjectOwned> {
+    use alloy_eips::eip7594::BlobTransactionSidecarVariant as Sidecar;
+    let blob_txs = built.block.body.transactions.iter().filter(|tx| tx.is_eip4844()).count();
+    if built.sidecars.len() != blob_txs {
+        return Err(internal(format!(
+            "block {}: {} blob transactions, {} sidecars held",
+            built.block.header.number,
+            blob_txs,
+            built.sidecars.len()
+        )));
+    }
+    use alloy_eips::eip4844::{Blob, Bytes48};
+    let (mut commitments, mut proofs, mut blobs): (Vec<Bytes48>, Vec<Bytes48>, Vec<Blob>) =
+        (Vec::new(), Vec::new(), Vec::new());
+    for sidecar in &built.sidecars {
+        match (&**sidecar, cell_proofs) {
+            (Sidecar::Eip4844(s), false) => {
+                commitments.extend_from_slice(&s.commitments);
+                proofs.extend_from_slice(&s.proofs);
+                blobs.extend_from_slice(&s.blobs);
+            }
+            (Sidecar::Eip7594(s), true) => {
+                commitments.extend_from_slice(&s.commitments);
+                proofs.extend_from_slice(&s.cell_proofs);
+                blobs.extend_from_slice(&s.blobs);
+            }
+            _ => {
+                return Err(internal(format!(
+                    "block {}: a blob sidecar of the other form",
+                    built.block.header.number
+                )))
+            }
+        }
+    }
+    Ok(json!({"commitments": commitments, "proofs": proofs, "blobs": blobs}))
 }
 
 /// The `engine_getPayloadV{version}` answer for `built`.
-fn envelope_json(built: &BuiltPayload, version: u8) -> Value {
+fn envelope_json(built: &BuiltPayload, version: u8) -> Answer {
     let block = &built.block;
     let v3 = ExecutionPayloadV3::from_block_unchecked(built.hash, block);
     let value = built.block_value;
-    let empty_v1 = json!({"commitments": [], "proofs": [], "blobs": []});
+    let bundle = if version >= 3 { blobs_bundle(built, version >= 5)? } else { Value::Null };
     let requests = &built.requests;
-    match version {
+    Ok(match version {
         1 => json!(ExecutionPayloadV1::from_block_unchecked(built.hash, block)),
         2 => json!({
             "executionPayload": ExecutionPayloadFieldV2::from_block_unchecked(built.hash, block),
             "blockValue": value,
         }),
-        3 => json!({"executionPayload": v3, "blockValue": value, "blobsBundle": empty_v1,
+        3 => json!({"executionPayload": v3, "blockValue": value, "blobsBundle": bundle,
                     "shouldOverrideBuilder": false}),
-        4 | 5 => json!({"executionPayload": v3, "blockValue": value, "blobsBundle": empty_v1,
+        4 | 5 => json!({"executionPayload": v3, "blockValue": value, "blobsBundle": bundle,
                         "shouldOverrideBuilder": false, "executionRequests": requests}),
         _ => {
             let bal = Bytes::from(alloy_rlp::encode(&built.bal));
             let v4 = ExecutionPayloadV4::from_block_unchecked_with_bal(built.hash, block, bal);
-            json!({"executionPayload": v4, "blockValue": value, "blobsBundle": empty_v1,
+            json!({"executionPayload": v4, "blockValue": value, "blobsBundle": bundle,
                    "shouldOverrideBuilder": false, "executionRequests": requests})
         }
-    }
+    })
 }
 
 /// The gas limit `testing_buildBlockV1` moves toward: geth's default miner gas ceiling.
@@ -406,7 +460,7 @@ async fn testing_build_block(ctx: &RpcContext, params: Params<'_>) -> Answer {
         Fork::Prague => 4,
         _ => 3,
     };
-    Ok(envelope_json(&built, version))
+    envelope_json(&built, version)
 }
 
 async fn new_payload(ctx: &RpcContext, method: &str, version: u8, params: Params<'_>) -> Answer {
@@ -584,4 +638,43 @@ fn bodies_by_range(ctx: &RpcContext, version: u8, params: Params<'_>) -> Answer 
         .map(|number| body_json(ctx, number, version))
         .collect::<Result<Vec<_>, _>>()
         .map(Value::Array)
+}
+
+/// `engine_getBlobsV{version}(versionedHashes)` from the pool's sidecars. V1 (Cancun–Prague;
+/// -38005 once the head is at Osaka): `{blob, proof}` per hash, `null` for a blob the pool
+/// does not hold with one proof a blob. V2: `{blob, proofs}` (the cell proofs) per hash, or
+/// `null` as a whole when any blob is missing or held without cell proofs.
+fn get_blobs(ctx: &RpcContext, version: u8, params: Params<'_>) -> Answer {
+    use alloy_eips::eip7594::{BlobTransactionSidecarVariant as Sidecar, CELLS_PER_EXT_BLOB};
+    let mut seq = params.sequence();
+    let hashes: Vec<B256> = param(&mut seq, "versionedHashes")?;
+    if hashes.len() > MAX_BLOB_HASHES {
+        return Err(error(
+            -38004,
+            format!("Too large request: {} blobs, at most {MAX_BLOB_HASHES}", hashes.len()),
+        ));
+    }
+    let head = crate::convert::StoredBlock::load(ctx, ctx.forkchoice().head.0)
+        .map_err(ErrorObjectOwned::from)?
+        .map_or(0, |b| b.header.timestamp);
+    if version == 1 && ctx.chain.is_osaka(head) {
+        return Err(unsupported_fork("engine_getBlobsV1", fork_at(ctx, head)));
+    }
+    let mut out = Vec::with_capacity(hashes.len());
+    for hash in &hashes {
+        let held = ctx.pool.blob(hash);
+        let entry = match (held.as_ref().map(|(s, i)| (&**s, *i)), version) {
+            (Some((Sidecar::Eip4844(s), i)), 1) => {
+                json!({"blob": s.blobs[i], "proof": s.proofs[i]})
+            }
+            (Some((Sidecar::Eip7594(s), i)), 2) => json!({
+                "blob": s.blobs[i],
+                "proofs": s.cell_proofs[i * CELLS_PER_EXT_BLOB..(i + 1) * CELLS_PER_EXT_BLOB],
+            }),
+            (_, 1) => Value::Null,
+            _ => return Ok(Value::Null),
+        };
+        out.push(entry);
+    }
+    Ok(Value::Array(out))
 }

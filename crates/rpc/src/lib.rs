@@ -29,7 +29,7 @@ use gigagas_txpool::TxPool;
 use jsonrpsee::{server::Server, types::ErrorObjectOwned, RpcModule};
 use std::{net::SocketAddr, sync::Arc};
 
-pub use engine::{CAPABILITIES, MAX_PAYLOAD_BODIES};
+pub use engine::{CAPABILITIES, MAX_BLOB_HASHES, MAX_PAYLOAD_BODIES};
 pub use gigagas_engine::Forkchoice;
 pub use jsonrpsee::server::ServerHandle;
 

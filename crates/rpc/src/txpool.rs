@@ -4,7 +4,7 @@
 use crate::{RpcContext, RpcError};
 use alloy_primitives::{Address, Bytes, U64};
 use alloy_rpc_types_eth::Transaction as RpcTransaction;
-use gigagas_txpool::{PoolContent, PooledTx};
+use gigagas_txpool::{BlobForm, PoolContent, PooledTx};
 use jsonrpsee::{types::ErrorObjectOwned, RpcModule};
 use serde_json::{json, Value};
 use std::{collections::BTreeMap, sync::Arc};
@@ -52,11 +52,14 @@ pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
         let (raw,): (Bytes,) =
             params.parse().map_err(|e| RpcError::InvalidParams(e.to_string()))?;
         let head = ctx.forkchoice().head.0;
-        let gas_limit =
-            crate::convert::StoredBlock::load(ctx, head)?.map_or(u64::MAX, |b| b.header.gas_limit);
+        let header = crate::convert::StoredBlock::load(ctx, head)?.map(|b| b.header);
+        let gas_limit = header.as_ref().map_or(u64::MAX, |h| h.gas_limit);
+        // The sidecar form of the head's fork (the next block's, but for a block at the fork).
+        let osaka = ctx.chain.is_osaka(header.as_ref().map_or(0, |h| h.timestamp));
+        let form = if osaka { BlobForm::Eip7594 } else { BlobForm::Eip4844 };
         let hash = ctx
             .pool
-            .add_raw(&raw, ctx.chain.chain_id, gas_limit, &*ctx.storage)
+            .add_raw(&raw, ctx.chain.chain_id, gas_limit, form, &*ctx.storage)
             .map_err(|e| ErrorObjectOwned::owned(-32000, e.to_string(), None::<()>))?;
         Ok(json!(hash))
     })

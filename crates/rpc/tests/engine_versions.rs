@@ -8,74 +8,12 @@
 //! the payload bodies by hash and by range, V1 and V2 (the block access list from Amsterdam on),
 //! with their limits.
 
-use gigagas_engine::{BlockTree, EngineService};
-use gigagas_rpc::{auth_module, RpcContext, CAPABILITIES, MAX_PAYLOAD_BODIES};
-use gigagas_stages::init_genesis;
-use gigagas_storage::Storage;
-use jsonrpsee::{core::server::MethodsError, RpcModule};
-use revm::primitives::{Address, B256};
+mod common;
+
+use common::{attributes, call, node, state, Engine};
+use gigagas_rpc::{CAPABILITIES, MAX_PAYLOAD_BODIES};
+use revm::primitives::B256;
 use serde_json::{json, Value};
-use std::sync::Arc;
-
-type Engine = RpcModule<Arc<RpcContext>>;
-
-/// The Engine API over a fresh store of the dev chain with the fork times `forks` (a time of
-/// `None` removes the fork), the genesis hash and the engine thread (it ends once the module,
-/// which holds the last handle, is dropped).
-fn node(
-    dir: &std::path::Path,
-    forks: &[(&str, Option<u64>)],
-) -> (Engine, B256, std::thread::JoinHandle<()>) {
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testing/dev-genesis.json");
-    let mut genesis: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
-    for (fork, time) in forks {
-        match time {
-            Some(t) => genesis["config"][*fork] = json!(t),
-            None => {
-                genesis["config"].as_object_mut().unwrap().remove(*fork);
-            }
-        }
-    }
-    let store = Arc::new(Storage::open(dir).unwrap());
-    let genesis_hash = init_genesis(&store, &serde_json::to_vec(&genesis).unwrap()).unwrap().hash;
-    let tree = BlockTree::new(store.clone(), 2).unwrap();
-    let (handle, thread) =
-        EngineService::spawn(Arc::new(tree), Arc::default(), Arc::default(), None).unwrap();
-    (auth_module(Arc::new(RpcContext::new(store, handle, Arc::default()))), genesis_hash, thread)
-}
-
-/// The answer of `method`, or the error code it gave.
-async fn call(engine: &Engine, method: &str, params: Vec<Value>) -> Result<Value, i32> {
-    match engine.call::<_, Value>(method, params).await {
-        Ok(v) => Ok(v),
-        Err(MethodsError::JsonRpc(e)) => Err(e.code()),
-        Err(e) => panic!("{method}: {e:?}"),
-    }
-}
-
-fn state(head: B256) -> Value {
-    json!({"headBlockHash": head, "safeBlockHash": head, "finalizedBlockHash": head})
-}
-
-/// Payload attributes of the structure `version` takes, at `timestamp`.
-fn attributes(version: u8, timestamp: u64) -> Value {
-    let mut a = json!({
-        "timestamp": format!("{timestamp:#x}"),
-        "prevRandao": B256::repeat_byte(9),
-        "suggestedFeeRecipient": Address::repeat_byte(0xfe),
-    });
-    if version >= 2 {
-        a["withdrawals"] = json!([]);
-    }
-    if version >= 3 {
-        a["parentBeaconBlockRoot"] = json!(B256::repeat_byte(7));
-    }
-    if version >= 4 {
-        a["slotNumber"] = json!(format!("{timestamp:#x}"));
-    }
-    a
-}
 
 /// Builds, sends back and makes the head one block per step: (forkchoiceUpdated version,
 /// getPayload version, newPayload version, timestamp), checking the neighbouring versions'

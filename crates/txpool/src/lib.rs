@@ -6,9 +6,17 @@
 //! builder takes pending transactions, the highest effective priority fee first among the
 //! senders' next nonces. A transaction with the same sender and nonce replaces one only with a
 //! priority fee and fee cap at least 10% higher.
+//!
+//! Blob transactions come with their sidecar, checked by [`blobs::validate`] (KZG proofs with
+//! c-kzg, in the form the head's fork takes) and kept beside them ([`TxPool::sidecar`],
+//! [`TxPool::blob`]) until they leave the pool.
+
+pub mod blobs;
+
+pub use blobs::{BlobError, BlobForm, MAX_POOL_BLOB_TRANSACTIONS};
 
 use alloy_consensus::{transaction::SignerRecoverable, Transaction, TxEnvelope};
-use alloy_eips::eip2718::Decodable2718;
+use alloy_eips::{eip2718::Decodable2718, eip7594::BlobTransactionSidecarVariant};
 use alloy_primitives::{Address, B256, U256};
 use gigagas_state::StateSource;
 use std::{
@@ -92,6 +100,9 @@ pub enum PoolError {
     /// Reading the sender's account failed.
     #[error("state: {0}")]
     State(String),
+    /// A blob transaction's sidecar is refused (the message names the blob).
+    #[error(transparent)]
+    Blob(#[from] BlobError),
 }
 
 /// One pooled transaction.
@@ -109,6 +120,7 @@ pub struct PooledTx {
 struct Inner {
     by_sender: HashMap<Address, BTreeMap<u64, PooledTx>>,
     by_hash: HashMap<B256, (Address, u64)>,
+    blobs: blobs::BlobStore,
 }
 
 /// The pool. Thread-safe; every call takes one lock.
@@ -116,6 +128,9 @@ struct Inner {
 pub struct TxPool {
     inner: Mutex<Inner>,
 }
+
+/// A decoded transaction and, for a blob transaction, its sidecar.
+pub type Pooled = (TxEnvelope, Option<BlobTransactionSidecarVariant>);
 
 /// Pool contents split as geth's `txpool_content` does: per sender, by nonce.
 #[derive(Debug, Default, Clone)]
@@ -132,23 +147,25 @@ impl TxPool {
     }
 
     /// Decodes, checks and adds the EIP-2718 bytes of a signed transaction (blob transactions
-    /// in their network form, with the sidecar), against the head state `state` (nonce,
-    /// balance), `chain_id` and `block_gas_limit`. Returns the transaction hash.
+    /// in their network form, with the sidecar, whose form must be `blob_form`, the head's
+    /// fork's), against the head state `state` (nonce, balance), `chain_id` and
+    /// `block_gas_limit`. Returns the transaction hash.
     ///
     /// # Errors
-    /// [`PoolError`], with geth's wording.
+    /// [`PoolError`], with geth's wording; [`PoolError::Blob`] names the blob at fault.
     pub fn add_raw(
         &self,
         raw: &[u8],
         chain_id: u64,
         block_gas_limit: u64,
+        blob_form: BlobForm,
         state: &dyn StateSource,
     ) -> Result<B256, PoolError> {
         // geth's txMaxSize: a pool must not take what a peer could flood it with.
         if raw.len() > MAX_TX_SIZE && raw.first() != Some(&EIP4844_TX_TYPE) {
             return Err(PoolError::Oversized { size: raw.len(), limit: MAX_TX_SIZE });
         }
-        let tx = decode_raw(raw)?;
+        let (tx, sidecar) = decode_pooled(raw)?;
         let sender = tx.recover_signer().map_err(|e| PoolError::Signature(e.to_string()))?;
         if let Some(have) = tx.chain_id() {
             if have != chain_id {
@@ -175,11 +192,20 @@ impl TxPool {
             });
         }
         let hash = *tx.tx_hash();
+        if self.lock().by_hash.contains_key(&hash) {
+            return Err(PoolError::AlreadyKnown);
+        }
+        if let (Some(sidecar), Some(hashes)) = (&sidecar, tx.blob_versioned_hashes()) {
+            // The KZG work runs outside the lock.
+            blobs::validate(sidecar, hashes, blob_form)?;
+        }
         let mut inner = self.lock();
         if inner.by_hash.contains_key(&hash) {
             return Err(PoolError::AlreadyKnown);
         }
-        if inner.by_hash.len() >= MAX_POOL_TRANSACTIONS {
+        if inner.by_hash.len() >= MAX_POOL_TRANSACTIONS
+            || (sidecar.is_some() && inner.blobs.len() >= MAX_POOL_BLOB_TRANSACTIONS)
+        {
             return Err(PoolError::Full);
         }
         let queue = inner.by_sender.entry(sender).or_default();
@@ -198,9 +224,27 @@ impl TxPool {
         let replaced = queue.insert(nonce, PooledTx { tx, hash, sender });
         if let Some(old) = replaced {
             inner.by_hash.remove(&old.hash);
+            inner.blobs.remove(&old.hash);
         }
         inner.by_hash.insert(hash, (sender, nonce));
+        if let Some(sidecar) = sidecar {
+            inner.blobs.insert(hash, sidecar);
+        }
         Ok(hash)
+    }
+
+    /// The sidecar of the pooled blob transaction `tx`.
+    pub fn sidecar(&self, tx: &B256) -> Option<std::sync::Arc<BlobTransactionSidecarVariant>> {
+        self.lock().blobs.sidecar(tx)
+    }
+
+    /// The sidecar holding the blob with `versioned_hash`, and the blob's index in it
+    /// (`engine_getBlobsV1/V2`).
+    pub fn blob(
+        &self,
+        versioned_hash: &B256,
+    ) -> Option<(std::sync::Arc<BlobTransactionSidecarVariant>, usize)> {
+        self.lock().blobs.blob(versioned_hash)
     }
 
     /// The pooled transaction with this hash.
@@ -240,7 +284,8 @@ impl TxPool {
 
     /// The pending transactions in the order a block should take them: among the senders'
     /// next nonces, the highest effective priority fee at `base_fee` (wei) first; transactions
-    /// whose fee cap is below `base_fee` wait. Blob transactions are left out.
+    /// whose fee cap is below `base_fee` wait. Blob transactions are in (the builder takes
+    /// those whose sidecar has the block's form, within the block's blob gas).
     pub fn best(&self, state: &dyn StateSource, base_fee: u64) -> Vec<(TxEnvelope, Address)> {
         let content = self.content(state);
         let mut queues: Vec<std::vec::IntoIter<PooledTx>> =
@@ -255,7 +300,7 @@ impl TxPool {
         let mut out = Vec::new();
         while let Some((fee, Reverse(i))) = heap.pop() {
             let Some(tx) = heads[i].take() else { continue };
-            if fee.is_none() || tx.tx.is_eip4844() {
+            if fee.is_none() {
                 continue; // fee cap below the base fee: the sender's later nonces wait too
             }
             out.push((tx.tx, tx.sender));
@@ -281,6 +326,7 @@ impl TxPool {
         });
         for hash in dropped {
             inner.by_hash.remove(&hash);
+            inner.blobs.remove(&hash);
         }
     }
 }
@@ -295,16 +341,31 @@ fn account_nonce(state: &dyn StateSource, sender: &Address) -> u64 {
 /// # Errors
 /// [`PoolError::Decode`].
 pub fn decode_raw(raw: &[u8]) -> Result<TxEnvelope, PoolError> {
+    decode_pooled(raw).map(|(tx, _)| tx)
+}
+
+/// Decodes the EIP-2718 bytes of a signed transaction into the transaction and, for a blob
+/// transaction (which must come in its network form), its sidecar (either form; not checked).
+///
+/// # Errors
+/// [`PoolError::Decode`].
+pub fn decode_pooled(raw: &[u8]) -> Result<Pooled, PoolError> {
     use alloy_consensus::{EthereumTxEnvelope, TxEip4844Variant, TxEip4844WithSidecar};
-    use alloy_eips::eip7594::BlobTransactionSidecarVariant;
     type Network = EthereumTxEnvelope<TxEip4844WithSidecar<BlobTransactionSidecarVariant>>;
     match Network::decode_2718_exact(raw) {
-        Ok(pooled) => Ok(pooled.map_eip4844(|tx| TxEip4844Variant::TxEip4844(tx.tx))),
+        Ok(pooled) => {
+            let mut sidecar = None;
+            let tx = pooled.map_eip4844(|tx| {
+                sidecar = Some(tx.sidecar);
+                TxEip4844Variant::TxEip4844(tx.tx)
+            });
+            Ok((tx, sidecar))
+        }
         Err(e) => match TxEnvelope::decode_2718_exact(raw) {
             Ok(tx) if tx.is_eip4844() => {
                 Err(PoolError::Decode("blob transaction without its sidecar".into()))
             }
-            Ok(tx) => Ok(tx),
+            Ok(tx) => Ok((tx, None)),
             Err(_) => Err(PoolError::Decode(e.to_string())),
         },
     }
@@ -339,17 +400,23 @@ mod tests {
         let pool = TxPool::default();
         let mut raw = vec![0u8; MAX_TX_SIZE + 1];
         raw[0] = 2;
-        let err = pool.add_raw(&raw, 1, 30_000_000, &Empty).unwrap_err();
+        let err = pool.add_raw(&raw, 1, 30_000_000, BlobForm::Eip7594, &Empty).unwrap_err();
         assert!(
             matches!(err, PoolError::Oversized { size, limit: MAX_TX_SIZE } if size == MAX_TX_SIZE + 1),
             "{err}"
         );
         // At the limit the size check passes; these bytes then fail to decode.
         raw.truncate(MAX_TX_SIZE);
-        assert!(matches!(pool.add_raw(&raw, 1, 30_000_000, &Empty), Err(PoolError::Decode(_))));
+        assert!(matches!(
+            pool.add_raw(&raw, 1, 30_000_000, BlobForm::Eip7594, &Empty),
+            Err(PoolError::Decode(_))
+        ));
         // Blob transactions carry their sidecar: no size limit here.
         let mut blob = vec![0u8; MAX_TX_SIZE + 1];
         blob[0] = 3;
-        assert!(matches!(pool.add_raw(&blob, 1, 30_000_000, &Empty), Err(PoolError::Decode(_))));
+        assert!(matches!(
+            pool.add_raw(&blob, 1, 30_000_000, BlobForm::Eip7594, &Empty),
+            Err(PoolError::Decode(_))
+        ));
     }
 }

@@ -1,0 +1,87 @@
+//! What the Engine API tests share: a node over a fresh store of the dev chain with moved fork
+//! times (the engine task and the RPC handlers over one pool), calls, forkchoice states and
+//! payload attributes.
+
+#![allow(dead_code, unreachable_pub)]
+
+use gigagas_engine::{BlockTree, EngineService};
+use gigagas_rpc::{auth_module, RpcContext};
+use gigagas_stages::init_genesis;
+use gigagas_storage::Storage;
+use gigagas_txpool::TxPool;
+use jsonrpsee::{core::server::MethodsError, RpcModule};
+use revm::primitives::{Address, B256};
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+/// The authenticated RPC module (Engine API and the public methods).
+pub type Engine = RpcModule<Arc<RpcContext>>;
+
+/// The Engine API over a fresh store of the dev chain with the fork times `forks` (a time of
+/// `None` removes the fork), the genesis hash and the engine thread (it ends once the module,
+/// which holds the last handle, is dropped).
+pub fn node(
+    dir: &std::path::Path,
+    forks: &[(&str, Option<u64>)],
+) -> (Engine, B256, std::thread::JoinHandle<()>) {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testing/dev-genesis.json");
+    let mut genesis: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    for (fork, time) in forks {
+        match time {
+            Some(t) => genesis["config"][*fork] = json!(t),
+            None => {
+                genesis["config"].as_object_mut().unwrap().remove(*fork);
+            }
+        }
+    }
+    let store = Arc::new(Storage::open(dir).unwrap());
+    let genesis_hash = init_genesis(&store, &serde_json::to_vec(&genesis).unwrap()).unwrap().hash;
+    let tree = BlockTree::new(store.clone(), 2).unwrap();
+    let pool = Arc::new(TxPool::default());
+    let (handle, thread) =
+        EngineService::spawn(Arc::new(tree), pool.clone(), Arc::default(), None).unwrap();
+    (auth_module(Arc::new(RpcContext::new(store, handle, pool))), genesis_hash, thread)
+}
+
+/// The answer of `method`, or the error code it gave.
+pub async fn call(engine: &Engine, method: &str, params: Vec<Value>) -> Result<Value, i32> {
+    call_message(engine, method, params).await.map_err(|(code, _)| code)
+}
+
+/// The answer of `method`, or the error code and message it gave.
+pub async fn call_message(
+    engine: &Engine,
+    method: &str,
+    params: Vec<Value>,
+) -> Result<Value, (i32, String)> {
+    match engine.call::<_, Value>(method, params).await {
+        Ok(v) => Ok(v),
+        Err(MethodsError::JsonRpc(e)) => Err((e.code(), e.message().to_string())),
+        Err(e) => panic!("{method}: {e:?}"),
+    }
+}
+
+/// A forkchoice state with head, safe and finalized at `head`.
+pub fn state(head: B256) -> Value {
+    json!({"headBlockHash": head, "safeBlockHash": head, "finalizedBlockHash": head})
+}
+
+/// Payload attributes of the structure `version` takes, at `timestamp`.
+pub fn attributes(version: u8, timestamp: u64) -> Value {
+    let mut a = json!({
+        "timestamp": format!("{timestamp:#x}"),
+        "prevRandao": B256::repeat_byte(9),
+        "suggestedFeeRecipient": Address::repeat_byte(0xfe),
+    });
+    if version >= 2 {
+        a["withdrawals"] = json!([]);
+    }
+    if version >= 3 {
+        a["parentBeaconBlockRoot"] = json!(B256::repeat_byte(7));
+    }
+    if version >= 4 {
+        a["slotNumber"] = json!(format!("{timestamp:#x}"));
+    }
+    a
+}

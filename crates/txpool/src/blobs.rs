@@ -1,0 +1,265 @@
+//! Blob sidecars of pooled blob transactions (EIP-4844, EIP-7594): their checks when a
+//! transaction arrives, and the store the payload builder and `engine_getBlobsV1/V2` read.
+//!
+//! Flow: `eth_sendRawTransaction` brings a blob transaction in its network form (with the
+//! sidecar); [`validate`] checks the sidecar has the form the head's fork takes ([`BlobForm`]:
+//! one KZG proof per blob before Osaka, `CELLS_PER_EXT_BLOB` cell proofs per blob from Osaka —
+//! an old-form sidecar is refused, not converted), that every commitment hashes to the
+//! transaction's versioned hash at its index, and the KZG proofs with c-kzg and the mainnet
+//! trusted setup (one batch; blob by blob only when the batch fails, to name the blob). The pool
+//! keeps the sidecar beside the transaction ([`BlobStore`]) until the transaction leaves.
+
+use alloy_eips::{
+    eip4844::{env_settings::EnvKzgSettings, kzg_to_versioned_hash, BlobTransactionSidecar},
+    eip7594::{BlobTransactionSidecarEip7594, BlobTransactionSidecarVariant, CELLS_PER_EXT_BLOB},
+};
+use alloy_primitives::B256;
+use std::{collections::HashMap, sync::Arc};
+
+/// Blob transactions kept at most (each carries up to the fork's blobs per transaction, 128 KiB
+/// a blob): a new one beyond is refused.
+pub const MAX_POOL_BLOB_TRANSACTIONS: usize = 256;
+
+/// The sidecar form a fork takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlobForm {
+    /// Cancun to Prague: one KZG proof per blob (EIP-4844).
+    Eip4844,
+    /// Osaka on: the cell proofs of each blob's extension (EIP-7594, wrapper version 1).
+    Eip7594,
+}
+
+impl BlobForm {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Eip4844 => "one KZG proof per blob (EIP-4844)",
+            Self::Eip7594 => "cell proofs (EIP-7594)",
+        }
+    }
+}
+
+/// Why a blob transaction's sidecar is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BlobError {
+    /// The sidecar's form is not the one the fork takes.
+    #[error("blob sidecar with {found}, the fork takes {expected}")]
+    Form {
+        /// The sidecar's.
+        found: &'static str,
+        /// The fork's.
+        expected: &'static str,
+    },
+    /// Blobs, commitments, proofs and versioned hashes do not pair up.
+    #[error(
+        "blob sidecar: {blobs} blobs, {commitments} commitments, {proofs} proofs for \
+         {hashes} versioned hashes ({per_blob} proofs a blob expected)"
+    )]
+    Count {
+        /// Blobs in the sidecar.
+        blobs: usize,
+        /// Commitments in the sidecar.
+        commitments: usize,
+        /// Proofs in the sidecar.
+        proofs: usize,
+        /// Versioned hashes in the transaction.
+        hashes: usize,
+        /// Proofs a blob takes in this form.
+        per_blob: usize,
+    },
+    /// A commitment does not hash to the transaction's versioned hash.
+    #[error("blob {index}: versioned hash {have} does not match its commitment's {expected}")]
+    VersionedHash {
+        /// The blob's index.
+        index: usize,
+        /// The transaction's.
+        have: B256,
+        /// The commitment's.
+        expected: B256,
+    },
+    /// A KZG proof does not verify.
+    #[error("blob {index}: invalid KZG proof")]
+    Proof {
+        /// The blob's index.
+        index: usize,
+    },
+    /// c-kzg refused the input (a blob or point that is not canonical).
+    #[error("blob sidecar: {0}")]
+    Kzg(String),
+}
+
+/// Checks `sidecar` against the transaction's `hashes` and the fork's `form`.
+///
+/// # Errors
+/// [`BlobError`] naming the blob at fault.
+pub fn validate(
+    sidecar: &BlobTransactionSidecarVariant,
+    hashes: &[B256],
+    form: BlobForm,
+) -> Result<(), BlobError> {
+    let (found, blobs, commitments, proofs, per_blob) = match sidecar {
+        BlobTransactionSidecarVariant::Eip4844(s) => {
+            (BlobForm::Eip4844, s.blobs.len(), &s.commitments, s.proofs.len(), 1)
+        }
+        BlobTransactionSidecarVariant::Eip7594(s) => (
+            BlobForm::Eip7594,
+            s.blobs.len(),
+            &s.commitments,
+            s.cell_proofs.len(),
+            CELLS_PER_EXT_BLOB,
+        ),
+    };
+    if found != form {
+        return Err(BlobError::Form { found: found.name(), expected: form.name() });
+    }
+    let hashes_len = hashes.len();
+    if blobs != hashes_len || commitments.len() != hashes_len || proofs != blobs * per_blob {
+        return Err(BlobError::Count {
+            blobs,
+            commitments: commitments.len(),
+            proofs,
+            hashes: hashes_len,
+            per_blob,
+        });
+    }
+    for (index, (have, commitment)) in hashes.iter().zip(commitments).enumerate() {
+        let expected = kzg_to_versioned_hash(commitment.as_slice());
+        if *have != expected {
+            return Err(BlobError::VersionedHash { index, have: *have, expected });
+        }
+    }
+    let settings = EnvKzgSettings::Default.get();
+    if sidecar.validate(hashes, settings).is_ok() {
+        return Ok(());
+    }
+    // Blob by blob, to name the one at fault.
+    for index in 0..blobs {
+        let one = match sidecar {
+            BlobTransactionSidecarVariant::Eip4844(s) => {
+                BlobTransactionSidecarVariant::Eip4844(BlobTransactionSidecar::new(
+                    vec![s.blobs[index]],
+                    vec![s.commitments[index]],
+                    vec![s.proofs[index]],
+                ))
+            }
+            BlobTransactionSidecarVariant::Eip7594(s) => {
+                let cells = index * CELLS_PER_EXT_BLOB..(index + 1) * CELLS_PER_EXT_BLOB;
+                BlobTransactionSidecarVariant::Eip7594(BlobTransactionSidecarEip7594::new(
+                    vec![s.blobs[index]],
+                    vec![s.commitments[index]],
+                    s.cell_proofs[cells].to_vec(),
+                ))
+            }
+        };
+        match one.validate(&hashes[index..=index], settings) {
+            Ok(()) => {}
+            Err(alloy_eips::eip4844::BlobTransactionValidationError::InvalidProof) => {
+                return Err(BlobError::Proof { index })
+            }
+            Err(e) => return Err(BlobError::Kzg(format!("blob {index}: {e}"))),
+        }
+    }
+    Err(BlobError::Kzg("the batch check failed, every blob alone passed".into()))
+}
+
+/// The sidecars of the pooled blob transactions, by transaction hash and by versioned hash.
+#[derive(Debug, Default)]
+pub(crate) struct BlobStore {
+    by_tx: HashMap<B256, Arc<BlobTransactionSidecarVariant>>,
+    /// Versioned hash → (transaction hash, blob index).
+    by_hash: HashMap<B256, (B256, usize)>,
+}
+
+impl BlobStore {
+    pub(crate) fn len(&self) -> usize {
+        self.by_tx.len()
+    }
+
+    pub(crate) fn insert(&mut self, tx: B256, sidecar: BlobTransactionSidecarVariant) {
+        for (index, hash) in sidecar.versioned_hashes().enumerate() {
+            self.by_hash.insert(hash, (tx, index));
+        }
+        self.by_tx.insert(tx, Arc::new(sidecar));
+    }
+
+    pub(crate) fn remove(&mut self, tx: &B256) {
+        if let Some(sidecar) = self.by_tx.remove(tx) {
+            for hash in sidecar.versioned_hashes() {
+                if self.by_hash.get(&hash).is_some_and(|(t, _)| t == tx) {
+                    self.by_hash.remove(&hash);
+                }
+            }
+        }
+    }
+
+    pub(crate) fn sidecar(&self, tx: &B256) -> Option<Arc<BlobTransactionSidecarVariant>> {
+        self.by_tx.get(tx).cloned()
+    }
+
+    pub(crate) fn blob(
+        &self,
+        versioned_hash: &B256,
+    ) -> Option<(Arc<BlobTransactionSidecarVariant>, usize)> {
+        let (tx, index) = self.by_hash.get(versioned_hash)?;
+        Some((self.by_tx.get(tx)?.clone(), *index))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloy_eips::eip4844::Blob;
+
+    fn blobs(n: usize) -> Vec<Blob> {
+        (0..n)
+            .map(|b| {
+                let mut blob = Blob::default();
+                for (i, chunk) in blob.0.chunks_mut(32).enumerate() {
+                    // Not a constant apart: blobs that differ by a constant share their proofs.
+                    chunk[30] = (i as u8).wrapping_mul(b as u8 + 7);
+                    chunk[31] = i as u8;
+                }
+                blob
+            })
+            .collect()
+    }
+
+    #[test]
+    fn sidecars_are_checked_and_the_bad_blob_named() {
+        let settings = EnvKzgSettings::Default.get();
+        let cells = BlobTransactionSidecarEip7594::try_from_blobs_with_settings(blobs(2), settings)
+            .unwrap();
+        let hashes: Vec<B256> = cells.versioned_hashes().collect();
+        let good = BlobTransactionSidecarVariant::Eip7594(cells.clone());
+        assert_eq!(validate(&good, &hashes, BlobForm::Eip7594), Ok(()));
+        assert!(matches!(validate(&good, &hashes, BlobForm::Eip4844), Err(BlobError::Form { .. })));
+        let mut wrong = cells.clone();
+        let first = wrong.cell_proofs[..CELLS_PER_EXT_BLOB].to_vec();
+        wrong.cell_proofs[CELLS_PER_EXT_BLOB..].copy_from_slice(&first);
+        let wrong = BlobTransactionSidecarVariant::Eip7594(wrong);
+        assert_eq!(
+            validate(&wrong, &hashes, BlobForm::Eip7594),
+            Err(BlobError::Proof { index: 1 })
+        );
+        let mut swapped = hashes.clone();
+        swapped.swap(0, 1);
+        assert!(matches!(
+            validate(&good, &swapped, BlobForm::Eip7594),
+            Err(BlobError::VersionedHash { index: 0, .. })
+        ));
+        assert!(matches!(
+            validate(&good, &hashes[..1], BlobForm::Eip7594),
+            Err(BlobError::Count { .. })
+        ));
+
+        let one = BlobTransactionSidecar::try_from_blobs_with_settings(blobs(2), settings).unwrap();
+        let mut wrong = one.clone();
+        wrong.proofs[1] = wrong.proofs[0];
+        let wrong = BlobTransactionSidecarVariant::Eip4844(wrong);
+        let good = BlobTransactionSidecarVariant::Eip4844(one);
+        assert_eq!(validate(&good, &hashes, BlobForm::Eip4844), Ok(()));
+        assert_eq!(
+            validate(&wrong, &hashes, BlobForm::Eip4844),
+            Err(BlobError::Proof { index: 1 })
+        );
+    }
+}
