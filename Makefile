@@ -61,7 +61,7 @@ devnet-net-replay: build devnet-deps ## The same blocks for every protocol: a ch
 	$(VENV)/bin/python testing/devnet_net.py --gigagas $(GIGAGAS) --replay target/net/chain.rlp --nodes $(or $(NODES),16) --block-time 6 --upload-mbit 25 --latency-ms 50 --jitter-ms 20 --json-out target/net/devnet-replay.json $(NET_ARGS)
 	$(GIGAGAS_BENCH) net-plot target/net/devnet-replay.json --out target/net/devnet_net.png
 
-devnet-prysm: build devnet-deps ## gigagas driven by a real consensus client: Prysm v7.0.0 (built from the Go module proxy into ~/.cache/gigagas on first use), 64 interop validators, Fulu/Osaka at genesis, 3 s slots, transactions of every type; runs until the beacon chain has finalized two epochs past genesis and checks head, finality, that gigagas built every block, and Prysm's view of the Engine API; logs in target/devnet-prysm/ (docs/node.md)
+devnet-prysm: build devnet-deps ## gigagas driven by a real consensus client: Prysm v7.0.0 (built from the Go module proxy into ~/.cache/gigagas on first use), 64 interop validators, Fulu/Osaka at genesis, 3 s slots, transactions of every type (blobs with cell proofs included); runs until the beacon chain has finalized two epochs past genesis and checks head, finality, blobs, that gigagas built every block, and Prysm's view of the Engine API; logs in target/devnet-prysm/ (docs/node.md)
 	$(VENV)/bin/python testing/devnet_prysm.py --gigagas $(GIGAGAS) $(PRYSM_ARGS)
 
 fuzz-net: deps ## The decoders of everything a peer sends (frames, RLNC and RS chunks, gossipsub messages, sync messages), 1,000,000 random and mutated inputs each: no panic

@@ -78,14 +78,7 @@ class Node:
 
     def rpc(self, method, *params):
         self.id += 1
-        body = json.dumps({"jsonrpc": "2.0", "id": self.id, "method": method,
-                           "params": list(params)}).encode()
-        req = urllib.request.Request(self.url, body, {"Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=30) as r:
-            answer = json.load(r)
-        if "error" in answer:
-            raise RuntimeError(f"{method}: {answer['error']}")
-        return answer["result"]
+        return json_rpc(self.url, method, params, self.id)
 
     def metrics(self):
         url = f"http://127.0.0.1:{self.metrics_port}/metrics"
@@ -95,6 +88,18 @@ class Node:
     def kill(self, sig=signal.SIGKILL):
         self.proc.send_signal(sig)
         self.proc.wait(timeout=30)
+
+
+def json_rpc(url, method, params, id=1):
+    """The result of one JSON-RPC call; RuntimeError naming the method on an error answer."""
+    body = json.dumps({"jsonrpc": "2.0", "id": id, "method": method,
+                       "params": list(params)}).encode()
+    req = urllib.request.Request(url, body, {"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        answer = json.load(r)
+    if "error" in answer:
+        raise RuntimeError(f"{method}: {answer['error']}")
+    return answer["result"]
 
 
 def free_port():

@@ -34,6 +34,7 @@ Usage: python3 testing/devnet_prysm.py [--gigagas target/release/gigagas] [--pry
 """
 
 import argparse
+import concurrent.futures
 import json
 import os
 import re
@@ -45,7 +46,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from devnet import CHAIN_ID, FUNDED_KEYS, GWEI, INIT, free_port  # noqa: E402
+from devnet import CHAIN_ID, FUNDED_KEYS, GWEI, INIT, free_port, json_rpc  # noqa: E402
 
 try:
     import ckzg
@@ -126,18 +127,36 @@ class Rpc:
 
     def __call__(self, method, *params):
         self.id += 1
-        body = json.dumps({"jsonrpc": "2.0", "id": self.id, "method": method,
-                           "params": list(params)}).encode()
-        req = urllib.request.Request(self.url, body, {"Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=30) as r:
-            answer = json.load(r)
-        if "error" in answer:
-            raise RuntimeError(f"{method}: {answer['error']}")
-        return answer["result"]
+        return json_rpc(self.url, method, params, self.id)
+
+
+def sign_blob_tx(key, tx, count):
+    """`tx` with `count` blobs of random data, signed, in the EIP-7594 network form (wrapper
+    version 1, the cell proofs of each blob). eth-account 0.14 signs in that form; from a
+    version that gives the EIP-4844 form (one proof a blob) the sidecar is rebuilt with python
+    `ckzg` and the trusted setup eth-account ships."""
+    blobs = []
+    for _ in range(count):
+        data = bytearray(os.urandom(131072))
+        data[0::32] = bytes(4096)  # every field element below the BLS modulus
+        blobs.append(bytes(data))
+    raw = bytes(Account.from_key(key).sign_transaction(tx, blobs=blobs).raw_transaction)
+    fields = rlp.decode(raw[1:])
+    if len(fields) == 5:  # [tx, wrapper version, blobs, commitments, cell proofs]
+        return raw
+    body, blobs_rlp, commitments, _proofs = fields  # [tx, blobs, commitments, proofs]
+    kzg = ckzg.load_trusted_setup(TRUSTED_SETUP, 0)
+    cell_proofs = []
+    for blob in blobs_rlp:
+        _cells, proofs = ckzg.compute_cells_and_kzg_proofs(blob, kzg)
+        cell_proofs.extend(proofs)
+    return b"\x03" + rlp.encode([body, b"\x01", blobs_rlp, commitments, cell_proofs])
 
 
 class Traffic:
-    """Transactions of every type, a few per slot, from the funded dev keys."""
+    """Transactions of every type from the funded dev keys: every slot a legacy, an EIP-2930,
+    an EIP-1559 and an EIP-7702 transaction (keys 1–3), and, in a thread of their own (the
+    KZG work takes longer than a slot), blob transactions of two blobs (key 0)."""
 
     def __init__(self, rpc):
         self.rpc = rpc
@@ -148,7 +167,7 @@ class Traffic:
         self.counter = None
         self.delegated = 0
         self.blob_txs = 0
-        self.kzg = ckzg.load_trusted_setup(TRUSTED_SETUP, 0)
+        self.signer = concurrent.futures.ProcessPoolExecutor(max_workers=1)
         self.stop = threading.Event()
 
     def _send(self, i, tx):
@@ -162,7 +181,7 @@ class Traffic:
     def round(self):
         fee = {"maxFeePerGas": 30 * GWEI, "maxPriorityFeePerGas": GWEI}
         if self.counter is None:
-            h = self._send(0, {"type": 2, "data": "0x" + INIT, "gas": 200_000, "value": 0, **fee})
+            h = self._send(3, {"type": 2, "data": "0x" + INIT, "gas": 200_000, "value": 0, **fee})
             for _ in range(200):
                 r = self.rpc("eth_getTransactionReceipt", h)
                 if r:
@@ -179,44 +198,37 @@ class Traffic:
         authority = Account.from_key(keccak(f"gigagas prysm {self.delegated}".encode()))
         self.delegated += 1
         auth = authority.sign_authorization({"chainId": CHAIN_ID, "address": to, "nonce": 0})
-        self._send(0, {"type": 4, "to": authority.address, "gas": 200_000, "value": 0,
+        self._send(3, {"type": 4, "to": authority.address, "gas": 200_000, "value": 0,
                        "authorizationList": [auth], **fee})
-        self._send_blobs(1, 2)
+
+    def blob_round(self):
+        if self.counter is not None:
+            self._send_blobs(0, 2)
 
     def _send_blobs(self, i, count):
-        """A blob transaction of `count` blobs in the EIP-7594 network form: eth-account signs
-        it and gives the EIP-4844 form (one proof a blob); the sidecar is rebuilt with the cell
-        proofs of each blob (wrapper version 1)."""
-        blobs = []
-        for _ in range(count):
-            data = bytearray(os.urandom(131072))
-            data[0::32] = bytes(4096)  # every field element below the BLS modulus
-            blobs.append(bytes(data))
+        """A blob transaction of `count` blobs, signed in a worker process (the KZG work
+        holds the interpreter's lock for seconds, which would starve the other thread)."""
         tx = {"type": 3, "chainId": CHAIN_ID, "nonce": self.nonces[i], "to": self.counter,
               "value": 0, "gas": 100_000, "maxFeePerGas": 30 * GWEI,
               "maxPriorityFeePerGas": GWEI, "maxFeePerBlobGas": 10 * GWEI}
-        raw = self.accounts[i].sign_transaction(tx, blobs=blobs).raw_transaction
-        body, blobs_rlp, commitments, _proofs = rlp.decode(bytes(raw[1:]))
-        cell_proofs = []
-        for blob in blobs_rlp:
-            _cells, proofs = ckzg.compute_cells_and_kzg_proofs(blob, self.kzg)
-            cell_proofs.extend(proofs)
-        network = b"\x03" + rlp.encode([body, b"\x01", blobs_rlp, commitments, cell_proofs])
+        network = self.signer.submit(sign_blob_tx, FUNDED_KEYS[i], tx, count).result()
         h = self.rpc("eth_sendRawTransaction", "0x" + network.hex())
         self.nonces[i] += 1
         self.sent[h] = 3
         self.blob_txs += 1
 
-    def run(self, every):
+    def run(self, every, blobs=False):
+        keys = [0] if blobs else [1, 2, 3]
         while not self.stop.is_set():
             try:
-                self.round()
+                self.blob_round() if blobs else self.round()
             except Exception as e:  # noqa: BLE001 - reported in the checks
                 self.errors.append(str(e))
-                # The node may have refused a nonce: read them again.
+                # The node may have refused a nonce: read this thread's again.
                 try:
-                    self.nonces = [int(self.rpc("eth_getTransactionCount", a.address, "pending"), 16)
-                                   for a in self.accounts]
+                    for i in keys:
+                        address = self.accounts[i].address
+                        self.nonces[i] = int(self.rpc("eth_getTransactionCount", address, "pending"), 16)
                 except Exception:  # noqa: BLE001
                     pass
             self.stop.wait(every)
@@ -316,6 +328,7 @@ def main():
             raise SystemExit(f"FAIL: genesis differs: gigagas {el_genesis}, beacon state {cl_genesis}")
         traffic = Traffic(eth)
         threading.Thread(target=traffic.run, args=(args.slot_seconds,), daemon=True).start()
+        threading.Thread(target=traffic.run, args=(args.slot_seconds, True), daemon=True).start()
 
         # Finality: the beacon chain's finalized checkpoint, and gigagas's finalized block.
         deadline = time.time() + args.timeout + max(0, genesis_time - time.time())
@@ -384,8 +397,31 @@ def main():
         blob_blocks = sum(1 for n in range(1, head + 1)
                           if int(eth("eth_getBlockByNumber", hex(n), False).get("blobGasUsed") or "0x0", 16) > 0)
         summary["blocks_with_blobs"] = blob_blocks
+        # Blocks after the traffic started (the counter's deployment) that carry transactions.
+        deployed = next((int(r["blockNumber"], 16) for h, k in list(traffic.sent.items())[:1]
+                         if (r := eth("eth_getTransactionReceipt", h))), head)
+        full = sum(1 for n in range(deployed + 1, head + 1)
+                   if eth("eth_getBlockByNumber", hex(n), False)["transactions"])
+        summary["blocks_with_transactions_after_start"] = f"{full} of {head - deployed}"
+        if head > deployed and full < 0.75 * (head - deployed):
+            failures.append(f"only {full} of {head - deployed} blocks carried transactions")
         if not blob_blocks:
             failures.append("no block carried blobs")
+        # The beacon blocks carry the commitments of gigagas's blobs bundles: as many as the
+        # execution blocks' blobs.
+        el_blobs = sum(int(eth("eth_getBlockByNumber", hex(n), False).get("blobGasUsed") or "0x0", 16)
+                       for n in range(1, head + 1)) // 131072
+        cl_blobs = 0
+        for slot in range(1, summary["head_slot"] + 1):
+            try:
+                body = get(f"{cl}/eth/v2/beacon/blocks/{slot}")["data"]["message"]["body"]
+            except Exception:  # noqa: BLE001 - an empty slot
+                continue
+            if int(body["execution_payload"]["block_number"]) <= head:
+                cl_blobs += len(body.get("blob_kzg_commitments", []))
+        summary["blobs_execution_blocks"], summary["blobs_beacon_blocks"] = el_blobs, cl_blobs
+        if el_blobs != cl_blobs:
+            failures.append(f"blobs: {el_blobs} in the execution blocks, {cl_blobs} commitments in the beacon blocks")
         for kind in (0, 1, 2, 3, 4):
             if not included.get(kind):
                 failures.append(f"no transaction of type {kind} was included")
@@ -401,6 +437,7 @@ def main():
     finally:
         if traffic:
             traffic.stop.set()
+            traffic.signer.shutdown(wait=False, cancel_futures=True)
         for p in reversed(procs):
             p.stop()
     summary["failures"] = failures

@@ -21,19 +21,9 @@ use serde_json::{json, Value};
 
 const KEY: &str = "ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
 
-/// `n` blobs of distinct data (every field element below the modulus: its first bytes zero).
+/// `n` blobs of distinct data.
 fn blobs(n: usize) -> Vec<Blob> {
-    (0..n)
-        .map(|b| {
-            let mut blob = Blob::default();
-            for (i, chunk) in blob.0.chunks_mut(32).enumerate() {
-                // Not a constant apart: blobs that differ by a constant share their proofs.
-                chunk[30] = (i as u8).wrapping_mul(b as u8 + 7);
-                chunk[31] = i as u8;
-            }
-            blob
-        })
-        .collect()
+    gigagas_txpool::blobs::sample_blobs(n)
 }
 
 /// A signed blob transaction carrying `sidecar`, in its network form, and its versioned hashes.

@@ -161,6 +161,22 @@ pub fn validate(
     Err(BlobError::Kzg("the batch check failed, every blob alone passed".into()))
 }
 
+/// `n` blobs of distinct data, every field element canonical (tests and devnets). Not a
+/// constant apart: blobs that differ by a constant share their KZG proofs, and a test that
+/// swaps proofs between them would check nothing.
+pub fn sample_blobs(n: usize) -> Vec<alloy_eips::eip4844::Blob> {
+    (0..n)
+        .map(|b| {
+            let mut blob = alloy_eips::eip4844::Blob::default();
+            for (i, chunk) in blob.0.chunks_mut(32).enumerate() {
+                chunk[30] = (i as u8).wrapping_mul(b as u8 + 7);
+                chunk[31] = i as u8;
+            }
+            blob
+        })
+        .collect()
+}
+
 /// The sidecars of the pooled blob transactions, by transaction hash and by versioned hash.
 #[derive(Debug, Default)]
 pub(crate) struct BlobStore {
@@ -207,20 +223,9 @@ impl BlobStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use alloy_eips::eip4844::Blob;
 
-    fn blobs(n: usize) -> Vec<Blob> {
-        (0..n)
-            .map(|b| {
-                let mut blob = Blob::default();
-                for (i, chunk) in blob.0.chunks_mut(32).enumerate() {
-                    // Not a constant apart: blobs that differ by a constant share their proofs.
-                    chunk[30] = (i as u8).wrapping_mul(b as u8 + 7);
-                    chunk[31] = i as u8;
-                }
-                blob
-            })
-            .collect()
+    fn blobs(n: usize) -> Vec<alloy_eips::eip4844::Blob> {
+        sample_blobs(n)
     }
 
     #[test]
