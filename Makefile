@@ -7,7 +7,7 @@ GIGAGAS := target/release/gigagas
 GIGAGAS_BENCH := target/release/gigagas-bench
 BENCH_ARGS ?= --threads 1,2 --scheduler all --batch 1,all --repeat 11 --project
 
-.PHONY: help check-data deps devnet-deps build build-quic test-quic run test test-fixtures import proofs-check bench-io worst-io net-sim bench bench-rlnc node devnet devnet-net devnet-net-replay devnet-prysm fuzz-net lint fmt
+.PHONY: help check-data deps devnet-deps build build-quic test-quic run test test-fixtures import proofs-check bench-io worst-io net-sim bench bench-rlnc node devnet devnet-net devnet-net-replay devnet-prysm engine-schemas fuzz-net lint fmt
 VENV := testing/.venv
 
 help: ## List the targets
@@ -36,15 +36,17 @@ build-quic: deps ## The node with QUIC next to TCP (libp2p-quic: quinn, rustls a
 run: check-data build ## Execute the 52 mainnet blocks sequentially and in parallel (1 and all cores, three schedulers, per block and as one megablock), validate every block, print one screen of Mgas/s and ratios with the 1-32 thread projection, write target/bench/speedup.png (more: RUN_ARGS=--verbose)
 	$(GIGAGAS_BENCH) bench --data $(DATA) --project $(RUN_ARGS)
 
-devnet-deps: ## Python virtualenv with eth-account (PyPI) for the devnet script, in testing/.venv
+devnet-deps: ## Python virtualenv with eth-account and jsonschema (PyPI) for the devnet and Engine API schema scripts, in testing/.venv
 	@test -x $(VENV)/bin/python || python3 -m venv $(VENV)
 	@$(VENV)/bin/python -c "import eth_account" 2>/dev/null || $(VENV)/bin/pip install -q eth-account
+	@$(VENV)/bin/python -c "import jsonschema" 2>/dev/null || $(VENV)/bin/pip install -q jsonschema
 
 test: check-data deps devnet-deps ## Run all tests (release profile: the blocks execute in seconds), then a short devnet
 	$(CARGO) test --release --workspace
 	$(CARGO) build --release --workspace --bins --examples
 	$(VENV)/bin/python testing/devnet.py --gigagas $(GIGAGAS) --blocks 5 --block-time 0.3
 	$(VENV)/bin/python testing/devnet_net.py --gigagas $(GIGAGAS) --nodes 4 --blocks 4 --block-time 0.5
+	$(VENV)/bin/python testing/engine_schemas.py --gigagas $(GIGAGAS)
 
 node: build ## Run a dev node (a consensus driver over the Engine API, JSON-RPC on 8545, metrics on 9001)
 	$(GIGAGAS) node --dev --datadir target/dev-datadir --metrics
@@ -63,6 +65,9 @@ devnet-net-replay: build devnet-deps ## The same blocks for every protocol: a ch
 
 devnet-prysm: build devnet-deps ## gigagas driven by a real consensus client: Prysm v7.0.0 (built from the Go module proxy into ~/.cache/gigagas on first use), 64 interop validators, Fulu/Osaka at genesis, 3 s slots, transactions of every type (blobs with cell proofs included); runs until the beacon chain has finalized two epochs past genesis and checks head, finality, blobs, that gigagas built every block, and Prysm's view of the Engine API; logs in target/devnet-prysm/ (docs/node.md)
 	$(VENV)/bin/python testing/devnet_prysm.py --gigagas $(GIGAGAS) $(PRYSM_ARGS)
+
+engine-schemas: build devnet-deps ## The Engine API's answers (V1-V6, bodies, blobs) from nodes on Paris to Amsterdam chains validated against the execution-apis OpenRPC schemas (testing/execution-apis/engine-openrpc.json); also in make test
+	$(VENV)/bin/python testing/engine_schemas.py --gigagas $(GIGAGAS)
 
 fuzz-net: deps ## The decoders of everything a peer sends (frames, RLNC and RS chunks, gossipsub messages, sync messages), 1,000,000 random and mutated inputs each: no panic
 	FUZZ_ITERATIONS=1000000 $(CARGO) test --release --workspace --test it -- fuzz --nocapture
