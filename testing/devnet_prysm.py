@@ -39,6 +39,7 @@ import json
 import os
 import re
 import secrets
+import signal
 import subprocess
 import sys
 import threading
@@ -89,6 +90,48 @@ def chain_config(slot_seconds, validators):
     return "\n".join(lines) + "\n"
 
 
+def scrape(port):
+    """gigagas's Prometheus text ('' when it cannot be read)."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+            return r.read().decode()
+    except Exception:  # noqa: BLE001
+        return ""
+
+
+def report_metrics(texts, summary, failures):
+    """newPayload counts by status, latency p50/p99 (bucket upper bounds) and Mgas/s over the
+    newPayload time, summed over gigagas's processes (its counters restart with it)."""
+    statuses, buckets, seconds, gas = {}, {}, 0.0, 0.0
+    for text in texts:
+        for line in text.splitlines():
+            if line.startswith("#") or " " not in line:
+                continue
+            name, value = line.rsplit(" ", 1)
+            if name.startswith("gigagas_engine_new_payload_total{"):
+                status = re.search(r'status="([^"]+)"', name).group(1)
+                statuses[status] = statuses.get(status, 0) + float(value)
+            elif name.startswith("gigagas_engine_new_payload_seconds_bucket{"):
+                le = float(re.search(r'le="([^"]+)"', name).group(1).replace("+Inf", "inf"))
+                buckets[le] = buckets.get(le, 0) + float(value)
+            elif name == "gigagas_engine_new_payload_seconds_sum":
+                seconds += float(value)
+            elif name == "gigagas_executor_gas_total":
+                gas += float(value)
+    summary["new_payload_by_status"] = {k: int(v) for k, v in statuses.items()}
+    total = buckets.get(float("inf"), 0)
+
+    def quantile(q):
+        return next((le for le in sorted(buckets) if buckets[le] >= q * total), None)
+    if total:
+        summary["new_payload_seconds_p50_at_most"] = quantile(0.5)
+        summary["new_payload_seconds_p99_at_most"] = quantile(0.99)
+        summary["new_payload_mgas_per_second"] = round(gas / seconds / 1e6, 1) if seconds else None
+    bad = {k: v for k, v in statuses.items() if k.lower() not in ("valid", "syncing", "accepted")}
+    if bad:
+        failures.append(f"newPayload verdicts other than VALID/SYNCING: {bad}")
+
+
 def get(url, timeout=10):
     with urllib.request.urlopen(url, timeout=timeout) as r:
         return json.load(r)
@@ -106,9 +149,9 @@ class Process:
     def alive(self):
         return self.proc.poll() is None
 
-    def stop(self):
+    def stop(self, sig=None):
         if self.alive():
-            self.proc.terminate()
+            self.proc.send_signal(sig or signal.SIGTERM)
             try:
                 self.proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
@@ -178,7 +221,15 @@ class Traffic:
         self.sent[h] = tx.get("type", 0)
         return h
 
+    def refresh(self, keys):
+        """Nonces from the node (`pending`: the pool's too), so that a restarted node, whose
+        in-memory pool is gone, gets the sender's next nonces instead of a gap."""
+        for i in keys:
+            address = self.accounts[i].address
+            self.nonces[i] = int(self.rpc("eth_getTransactionCount", address, "pending"), 16)
+
     def round(self):
+        self.refresh([1, 2, 3])
         fee = {"maxFeePerGas": 30 * GWEI, "maxPriorityFeePerGas": GWEI}
         if self.counter is None:
             h = self._send(3, {"type": 2, "data": "0x" + INIT, "gas": 200_000, "value": 0, **fee})
@@ -203,6 +254,7 @@ class Traffic:
 
     def blob_round(self):
         if self.counter is not None:
+            self.refresh([0])
             self._send_blobs(0, 2)
 
     def _send_blobs(self, i, count):
@@ -226,9 +278,7 @@ class Traffic:
                 self.errors.append(str(e))
                 # The node may have refused a nonce: read this thread's again.
                 try:
-                    for i in keys:
-                        address = self.accounts[i].address
-                        self.nonces[i] = int(self.rpc("eth_getTransactionCount", address, "pending"), 16)
+                    self.refresh(keys)
                 except Exception:  # noqa: BLE001
                     pass
             self.stop.wait(every)
@@ -240,7 +290,11 @@ def main():
     ap.add_argument("--prysm-bin", help="folder with beacon-chain, validator, prysmctl")
     ap.add_argument("--slot-seconds", type=int, default=3)
     ap.add_argument("--validators", type=int, default=64)
-    ap.add_argument("--finalized-epochs", type=int, default=2)
+    ap.add_argument("--finalized-epochs", type=int, default=2,
+                    help="finalized epochs to reach (with --restarts, at least 4)")
+    ap.add_argument("--restarts", action="store_true",
+                    help="kill -9 gigagas once the chain finalized epoch 1, SIGTERM it at 2, "
+                         "restart the beacon node at 3; each comes back on its datadir")
     ap.add_argument("--timeout", type=float, default=1200, help="seconds to wait for finality")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
@@ -273,15 +327,34 @@ def main():
         f.write(secrets.token_hex(32))
 
     http, auth, rpc_port, beacon_http = free_port(), free_port(), free_port(), free_port()
+    metrics_port = free_port()
+    target = max(args.finalized_epochs, 4) if args.restarts else args.finalized_epochs
     procs = []
     failures = []
     summary = {"work": work, "slot_seconds": args.slot_seconds, "validators": args.validators}
     traffic = None
     try:
-        gigagas = Process("gigagas", [
-            args.gigagas, "node", "--datadir", os.path.join(work, "gigagas"), "--chain", el_out,
-            "--http.port", str(http), "--authrpc.port", str(auth), "--authrpc.jwtsecret", jwt,
-            "--port", "0", "--gossip", "none"], work)
+        def start_gigagas(name):
+            return Process(name, [
+                args.gigagas, "node", "--datadir", os.path.join(work, "gigagas"), "--chain", el_out,
+                "--http.port", str(http), "--authrpc.port", str(auth), "--authrpc.jwtsecret", jwt,
+                "--port", "0", "--gossip", "none", "--metrics", f"127.0.0.1:{metrics_port}"], work)
+
+        def start_beacon(name, clear):
+            return Process(name, [
+                os.path.join(prysm, "beacon-chain"), "--datadir", os.path.join(work, "beacon"),
+                "--accept-terms-of-use", *(["--force-clear-db"] if clear else []),
+                "--chain-config-file", config,
+                "--genesis-state", state, "--chain-id", str(CHAIN_ID), "--interop-eth1data-votes",
+                "--min-sync-peers", "0", "--no-discovery", "--bootstrap-node", "",
+                "--execution-endpoint", f"http://127.0.0.1:{auth}", "--jwt-secret", jwt,
+                "--rpc-host", "127.0.0.1", "--rpc-port", str(rpc_port),
+                "--http-host", "127.0.0.1", "--http-port", str(beacon_http),
+                "--p2p-tcp-port", str(free_port()), "--p2p-udp-port", str(free_port()),
+                "--p2p-quic-port", str(free_port()), "--monitoring-port", str(free_port()),
+                "--suggested-fee-recipient", FEE_RECIPIENT, "--minimum-peers-per-subnet", "0"], work)
+
+        gigagas = start_gigagas("gigagas")
         procs.append(gigagas)
         eth = Rpc(f"http://127.0.0.1:{http}")
         for _ in range(100):
@@ -292,17 +365,7 @@ def main():
                 time.sleep(0.2)
         else:
             raise SystemExit(f"gigagas did not start:\n{gigagas.text()}")
-        beacon = Process("beacon-chain", [
-            os.path.join(prysm, "beacon-chain"), "--datadir", os.path.join(work, "beacon"),
-            "--accept-terms-of-use", "--force-clear-db", "--chain-config-file", config,
-            "--genesis-state", state, "--chain-id", str(CHAIN_ID), "--interop-eth1data-votes",
-            "--min-sync-peers", "0", "--no-discovery", "--bootstrap-node", "",
-            "--execution-endpoint", f"http://127.0.0.1:{auth}", "--jwt-secret", jwt,
-            "--rpc-host", "127.0.0.1", "--rpc-port", str(rpc_port),
-            "--http-host", "127.0.0.1", "--http-port", str(beacon_http),
-            "--p2p-tcp-port", str(free_port()), "--p2p-udp-port", str(free_port()),
-            "--p2p-quic-port", str(free_port()), "--monitoring-port", str(free_port()),
-            "--suggested-fee-recipient", FEE_RECIPIENT, "--minimum-peers-per-subnet", "0"], work)
+        beacon = start_beacon("beacon-chain", True)
         procs.append(beacon)
         validator = Process("validator", [
             os.path.join(prysm, "validator"), "--datadir", os.path.join(work, "validator"),
@@ -333,14 +396,32 @@ def main():
         # Finality: the beacon chain's finalized checkpoint, and gigagas's finalized block.
         deadline = time.time() + args.timeout + max(0, genesis_time - time.time())
         finalized_epoch, finalized_hash, last_print = 0, None, 0
+        restarts = {1: "gigagas kill -9", 2: "gigagas SIGTERM", 3: "beacon-chain SIGTERM"} \
+            if args.restarts else {}
+        scraped = []  # gigagas's metrics before each of its stops, and at the end
+        summary["restarts"] = []
         while time.time() < deadline:
+            due = [e for e in restarts if finalized_epoch >= e]
+            if due:
+                what = restarts.pop(due[0])
+                name, how = what.split(" ", 1)
+                i = procs.index(gigagas if name == "gigagas" else beacon)
+                if name == "gigagas":
+                    scraped.append(scrape(metrics_port))
+                procs[i].stop(signal.SIGKILL if how == "kill -9" else signal.SIGTERM)
+                if name == "gigagas":
+                    gigagas = procs[i] = start_gigagas(f"gigagas-{len(summary['restarts']) + 1}")
+                else:
+                    beacon = procs[i] = start_beacon(f"beacon-chain-{len(summary['restarts']) + 1}", False)
+                summary["restarts"].append(f"{what} after finalized epoch {finalized_epoch}")
+                print(f"devnet-prysm: {what} and restarted", file=sys.stderr)
             for p in procs:
                 if not p.alive():
                     raise SystemExit(f"FAIL: {p.name} exited:\n{p.text()[-3000:]}")
             try:
                 cp = get(f"{cl}/eth/v1/beacon/states/head/finality_checkpoints")["data"]["finalized"]
                 finalized_epoch = int(cp["epoch"])
-                if finalized_epoch >= args.finalized_epochs:
+                if finalized_epoch >= target and not restarts:
                     block = get(f"{cl}/eth/v2/beacon/blocks/{cp['root']}")["data"]["message"]
                     want = block["body"]["execution_payload"]["block_hash"]
                     have = eth("eth_getBlockByNumber", "finalized", False)
@@ -352,7 +433,10 @@ def main():
             except Exception:  # noqa: BLE001 - polled again
                 pass
             if time.time() - last_print > 30:
-                head = eth("eth_blockNumber")
+                try:
+                    head = eth("eth_blockNumber")
+                except Exception:  # noqa: BLE001 - restarting
+                    head = "0x0"
                 print(f"devnet-prysm: finalized epoch {finalized_epoch}, gigagas head {int(head, 16)}",
                       file=sys.stderr)
                 last_print = time.time()
@@ -360,7 +444,9 @@ def main():
         summary["finalized_epoch"] = finalized_epoch
         if finalized_hash is None:
             failures.append(f"finality: the finalized epoch reached {finalized_epoch}, not "
-                            f"{args.finalized_epochs}, or gigagas never got its block as finalized")
+                            f"{target}, or gigagas never got its block as finalized")
+        scraped.append(scrape(metrics_port))
+        report_metrics(scraped, summary, failures)
         traffic.stop.set()
 
         # Head: gigagas's head is the beacon node's execution payload head (a slot may pass

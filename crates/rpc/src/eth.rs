@@ -185,7 +185,10 @@ pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
         let (address, block) = address_and_block(params)?;
         let root = state_of(ctx, block)?;
         let state = StateAt::new(ctx, root);
-        json(U64::from(state.account(&address)?.map_or(0, |a| a.nonce)))
+        let nonce = state.account(&address)?.map_or(0, |a| a.nonce);
+        // "pending": after the sender's transactions the pool can run in a row (geth's).
+        let pending = matches!(block, Some(BlockId::Number(BlockNumberOrTag::Pending)));
+        json(U64::from(if pending { ctx.pool.pending_nonce(&address, nonce) } else { nonce }))
     });
     reg(&mut m, "eth_getCode", |params, ctx| {
         let (address, block) = address_and_block(params)?;

@@ -124,6 +124,12 @@ async fn blob_transactions_with_cell_proofs_from_osaka() {
 
     let (raw, hashes) = blob_tx(0, cell_sidecar(2));
     send(&engine, &raw).await.unwrap();
+    // The next nonce: "pending" counts the pooled transaction, "latest" does not.
+    let sender = json!("0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266");
+    let nonce =
+        |tag: &str| call(&engine, "eth_getTransactionCount", vec![sender.clone(), json!(tag)]);
+    assert_eq!(nonce("pending").await.unwrap(), json!("0x1"));
+    assert_eq!(nonce("latest").await.unwrap(), json!("0x0"));
     let got = call(&engine, "engine_getBlobsV2", vec![json!(hashes)]).await.unwrap();
     let BlobTransactionSidecarVariant::Eip7594(sidecar) = cell_sidecar(2) else { unreachable!() };
     assert_eq!(got[1]["blob"], json!(sidecar.blobs[1]));

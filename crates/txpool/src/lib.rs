@@ -233,6 +233,23 @@ impl TxPool {
         Ok(hash)
     }
 
+    /// The nonce after `sender`'s pooled transactions that follow `state_nonce` without a gap
+    /// (`state_nonce` when there are none): the next nonce a wallet should use
+    /// (`eth_getTransactionCount(…, "pending")`, as geth answers it).
+    pub fn pending_nonce(&self, sender: &Address, state_nonce: u64) -> u64 {
+        let inner = self.lock();
+        let mut next = state_nonce;
+        if let Some(queue) = inner.by_sender.get(sender) {
+            for nonce in queue.range(state_nonce..).map(|(n, _)| *n) {
+                if nonce != next {
+                    break;
+                }
+                next += 1;
+            }
+        }
+        next
+    }
+
     /// The sidecar of the pooled blob transaction `tx`.
     pub fn sidecar(&self, tx: &B256) -> Option<std::sync::Arc<BlobTransactionSidecarVariant>> {
         self.lock().blobs.sidecar(tx)
