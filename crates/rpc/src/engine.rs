@@ -654,9 +654,8 @@ fn get_blobs(ctx: &RpcContext, version: u8, params: Params<'_>) -> Answer {
             format!("Too large request: {} blobs, at most {MAX_BLOB_HASHES}", hashes.len()),
         ));
     }
-    let head = crate::convert::StoredBlock::load(ctx, ctx.forkchoice().head.0)
-        .map_err(ErrorObjectOwned::from)?
-        .map_or(0, |b| b.header.timestamp);
+    let head =
+        ctx.storage.header(ctx.forkchoice().head.0).map_err(internal)?.map_or(0, |h| h.timestamp);
     if version == 1 && ctx.chain.is_osaka(head) {
         return Err(unsupported_fork("engine_getBlobsV1", fork_at(ctx, head)));
     }

@@ -52,7 +52,7 @@ pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
         let (raw,): (Bytes,) =
             params.parse().map_err(|e| RpcError::InvalidParams(e.to_string()))?;
         let head = ctx.forkchoice().head.0;
-        let header = crate::convert::StoredBlock::load(ctx, head)?.map(|b| b.header);
+        let header = ctx.storage.header(head).map_err(RpcError::from)?;
         let gas_limit = header.as_ref().map_or(u64::MAX, |h| h.gas_limit);
         // The sidecar form of the head's fork (the next block's, but for a block at the fork).
         let osaka = ctx.chain.is_osaka(header.as_ref().map_or(0, |h| h.timestamp));

@@ -184,8 +184,8 @@ pub(crate) enum PushCommand {
 /// An inbound frame, or the reason a stream was closed.
 type Inbound = (PeerId, Result<Vec<u8>, usize>);
 
-/// A verified RLNC batch: the block, its chunks with their senders, the indices of the forged.
-type Verified = (BlockKey, Vec<(PeerId, gigagas_rlnc::CodedChunk)>, Vec<usize>);
+/// A verified RLNC batch: the block, its chunks' senders, the chunks, the indices of the forged.
+type Verified = (BlockKey, Vec<PeerId>, Vec<gigagas_rlnc::CodedChunk>, Vec<usize>);
 
 /// Starts the push engine and its stream tasks; returns the command sender.
 pub(crate) fn spawn(
@@ -393,7 +393,9 @@ impl PushEngine {
                     None => return,
                 },
                 Some((peer, frame)) = inbound.recv() => self.frame(peer, frame),
-                Some((key, chunks, forged)) = verified.recv() => self.settle(key, chunks, forged),
+                Some((key, peers, chunks, forged)) = verified.recv() => {
+                    self.settle(key, peers, chunks, forged)
+                }
                 permit = uplink.reserve(), if sending => {
                     let Ok(permit) = permit else { return };
                     if let Some((peer, frame)) = self.next_send() {
@@ -651,12 +653,11 @@ impl PushEngine {
     fn check(&mut self, key: BlockKey) {
         let Some(entry) = self.blocks.get_mut(&key) else { return };
         let Coder::Rlnc(block) = &mut entry.coder else { return };
-        let Some(Batch { verifier, chunks }) = block.take_batch() else { return };
+        let Some(Batch { verifier, chunks, peers }) = block.take_batch() else { return };
         let (tx, seed) = (self.verified.clone(), self.rng.gen::<[u8; 32]>());
         tokio::task::spawn_blocking(move || {
-            let data: Vec<_> = chunks.iter().map(|(_, c)| c.clone()).collect();
-            let forged = verifier.verify_batch(&data, &mut StdRng::from_seed(seed));
-            let _ = tx.send((key, chunks, forged));
+            let forged = verifier.verify_batch(&chunks, &mut StdRng::from_seed(seed));
+            let _ = tx.send((key, peers, chunks, forged));
         });
     }
 
@@ -665,14 +666,15 @@ impl PushEngine {
     fn settle(
         &mut self,
         key: BlockKey,
-        chunks: Vec<(PeerId, gigagas_rlnc::CodedChunk)>,
+        peers: Vec<PeerId>,
+        chunks: Vec<gigagas_rlnc::CodedChunk>,
         forged: Vec<usize>,
     ) {
         let protocol = self.config.protocol;
         let Some(entry) = self.blocks.get_mut(&key) else { return };
         let Coder::Rlnc(block) = &mut entry.coder else { return };
         self.stats.batch(chunks.len());
-        let settled = block.settle(chunks, &forged);
+        let settled = block.settle(peers, chunks, &forged);
         let decoded = block.is_decoded();
         let last = settled.useful.len();
         for (i, peer) in settled.useful.into_iter().enumerate() {
@@ -754,14 +756,13 @@ impl PushEngine {
                 Coder::Rlnc(b) => b.next_body(&mut self.rng),
                 Coder::Rs(b) => b.next_body(entry.exchanged.entry(peer).or_default()),
             };
-            if let Some(body) = body {
+            if let Some(mut body) = body {
                 if entry.feedback.sent(peer) && entry.proposed {
                     self.urgent.push_back((peer, Frame::Decoded { key }.encode()));
                 }
                 if let Coder::Rlnc(_) = entry.coder {
                     *entry.traded.entry(peer).or_default() += 1;
                 }
-                let mut body = body;
                 if self.forge && body.len() >= 32 {
                     let at = body.len() - 32;
                     body[at] ^= 1;

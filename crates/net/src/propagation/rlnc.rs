@@ -67,8 +67,10 @@ pub(crate) struct RlncBlock {
 pub(crate) struct Batch {
     /// The block's commitment check.
     pub(crate) verifier: Verifier<'static>,
-    /// The chunks and their senders.
-    pub(crate) chunks: Vec<(PeerId, CodedChunk)>,
+    /// The chunks.
+    pub(crate) chunks: Vec<CodedChunk>,
+    /// Their senders, in the same order.
+    pub(crate) peers: Vec<PeerId>,
 }
 
 /// What a verified batch did: the senders of each chunk, by its fate.
@@ -168,19 +170,22 @@ impl RlncBlock {
         }
         let verifier = self.receiver.as_ref()?.verifier()?;
         self.checking = true;
-        Some(Batch { verifier, chunks: std::mem::take(&mut self.queued) })
+        let (peers, chunks) = std::mem::take(&mut self.queued).into_iter().unzip();
+        Some(Batch { verifier, chunks, peers })
     }
 
-    /// Keeps the chunks of a verified batch but those at the indices in `forged`.
+    /// Keeps the chunks of a verified batch (sent by `peers`) but those at the indices in
+    /// `forged`.
     pub(crate) fn settle(
         &mut self,
-        chunks: Vec<(PeerId, CodedChunk)>,
+        peers: Vec<PeerId>,
+        chunks: Vec<CodedChunk>,
         forged: &[usize],
     ) -> Settled {
         self.checking = false;
         let mut settled = Settled::default();
         let Some(receiver) = self.receiver.as_mut() else { return settled };
-        for (i, (peer, chunk)) in chunks.into_iter().enumerate() {
+        for (i, (peer, chunk)) in peers.into_iter().zip(chunks).enumerate() {
             if forged.contains(&i) {
                 settled.forged.push(peer);
                 continue;
