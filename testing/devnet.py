@@ -102,10 +102,19 @@ def json_rpc(url, method, params, id=1):
     return answer["result"]
 
 
+_PORTS_GIVEN = set()
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free TCP port on loopback, never one this process was given before: the OS may hand
+    a port that was just released out again, and two services of one devnet would collide."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _PORTS_GIVEN:
+            _PORTS_GIVEN.add(port)
+            return port
 
 
 def metric(text, name, labels=""):

@@ -9,7 +9,7 @@ What it does:
    --slot-seconds, 64 interop validators) and the genesis of both layers with
    `prysmctl testnet generate-genesis --fork fulu`: the execution genesis is
    testing/dev-genesis.json with Osaka at genesis (Fulu's execution fork) and without
-   `amsterdamTime`; prysmctl sets Shanghai, Cancun and Prague to the genesis time and
+   `balDevnetTime` (gigagas's EIP-7928 draft rules); prysmctl sets Shanghai, Cancun and Prague to the genesis time and
    writes it back with the same genesis time and chain id (1337), so both layers start from
    the same execution block;
 3. starts gigagas (`gigagas node --chain GENESIS --authrpc.jwtsecret JWT`, no `--dev`: the
@@ -25,12 +25,20 @@ What it does:
    head is the beacon node's execution payload head; every block of the chain was built by
    gigagas (`engine_getPayload`: its extraData is "gigagas"); transactions of each type were
    included and succeeded, blobs among them; Prysm logged no warning about Engine API methods
-   gigagas lacks.
+   gigagas lacks; reports the Engine API calls per method from gigagas's metrics;
+6. with --late-joiner: once the chain has finalized past genesis, starts a fresh gigagas peered with
+   the first over the network layer (`--bootnodes`) and a second beacon node peered with the
+   first (`--peer`) and checkpoint-synced from its finalized state; the second beacon node sends
+   payloads whose parents the fresh gigagas lacks, which answers SYNCING, fetches the chain from
+   its peer and then answers VALID. Both gigagas nodes must reach the same head and finalized
+   block, and the joiner must have answered SYNCING and synced blocks from its peer;
+7. with --restarts: kill -9 and SIGTERM gigagas and restart the beacon node mid-run.
 
 Exit status 0 only when every check holds.
 
 Usage: python3 testing/devnet_prysm.py [--gigagas target/release/gigagas] [--prysm-bin DIR]
-           [--slot-seconds 3] [--validators 64] [--finalized-epochs 2] [--timeout 1200] [--json]
+           [--slot-seconds 3] [--validators 64] [--finalized-epochs 2] [--late-joiner]
+           [--restarts] [--timeout 1200] [--json]
 """
 
 import argparse
@@ -100,9 +108,10 @@ def scrape(port):
 
 
 def report_metrics(texts, summary, failures):
-    """newPayload counts by status, latency p50/p99 (bucket upper bounds) and Mgas/s over the
-    newPayload time, summed over gigagas's processes (its counters restart with it)."""
-    statuses, buckets, seconds, gas = {}, {}, 0.0, 0.0
+    """newPayload counts by status, latency p50/p99 (bucket upper bounds), Mgas/s over the
+    newPayload time and the Engine API calls per method (and those answered with an error),
+    summed over gigagas's processes (its counters restart with it)."""
+    statuses, buckets, seconds, gas, calls, errors = {}, {}, 0.0, 0.0, {}, {}
     for text in texts:
         for line in text.splitlines():
             if line.startswith("#") or " " not in line:
@@ -118,7 +127,14 @@ def report_metrics(texts, summary, failures):
                 seconds += float(value)
             elif name == "gigagas_executor_gas_total":
                 gas += float(value)
+            elif name.startswith(("gigagas_rpc_calls_total{", "gigagas_rpc_call_errors_total{")) \
+                    and 'server="auth"' in name:
+                method = re.search(r'method="([^"]+)"', name).group(1)
+                into = errors if name.startswith("gigagas_rpc_call_errors") else calls
+                into[method] = into.get(method, 0) + int(float(value))
     summary["new_payload_by_status"] = {k: int(v) for k, v in statuses.items()}
+    summary["engine_calls_by_method"] = dict(sorted(calls.items()))
+    summary["engine_call_errors_by_method"] = dict(sorted(errors.items()))
     total = buckets.get(float("inf"), 0)
 
     def quantile(q):
@@ -130,6 +146,56 @@ def report_metrics(texts, summary, failures):
     bad = {k: v for k, v in statuses.items() if k.lower() not in ("valid", "syncing", "accepted")}
     if bad:
         failures.append(f"newPayload verdicts other than VALID/SYNCING: {bad}")
+
+
+def check_late_joiner(late, eth, summary, failures, args):
+    """Waits (up to 60 slots after the first gigagas's finality, 10 minutes at most from the
+    joiner's start) until the late joiner's gigagas has the first one's head and finalized
+    block, then records how it got there: its newPayload verdicts (SYNCING first, then VALID),
+    the blocks it synced from its peer, and the time it took."""
+    if late is None:
+        failures.append("late joiner: never started (the chain did not finalize epoch 1)")
+        return
+    (el, bn, ports), joiner = late, Rpc(f"http://127.0.0.1:{late[2][0]}")
+    started = summary["late_joiner_started"]["at"]
+    deadline = min(started + 600, time.time() + 60 * args.slot_seconds)
+    have = want = None
+    while time.time() < deadline:
+        for p in (el, bn):
+            if not p.alive():
+                failures.append(f"late joiner: {p.name} exited:\n{p.text()[-2000:]}")
+                return
+        try:
+            want = [eth("eth_getBlockByNumber", t, False) for t in ("latest", "finalized")]
+            have = [joiner("eth_getBlockByNumber", t, False) for t in ("latest", "finalized")]
+            if all(h and w and h["hash"] == w["hash"] for h, w in zip(have, want)):
+                break
+        except Exception:  # noqa: BLE001 - polled again
+            pass
+        time.sleep(1)
+    else:
+        def show(b):
+            return b and f"{int(b['number'], 16)} {b['hash'][:12]}"
+        failures.append("late joiner: head / finalized "
+                        f"{[show(b) for b in have or []]}, the first gigagas's "
+                        f"{[show(b) for b in want or []]}")
+        return
+    text = scrape(ports[2])
+    statuses = {m.group(1): int(float(m.group(2))) for m in re.finditer(
+        r'^gigagas_engine_new_payload_total\{status="([^"]+)"\} (\S+)', text, re.M)}
+    synced = sum(int(float(m.group(1))) for m in re.finditer(
+        r"^net_sync_blocks_total(?:\{[^}]*\})? (\S+)", text, re.M))
+    summary["late_joiner"] = {
+        "seconds_to_head": round(time.time() - started, 1),
+        "head_block": int(have[0]["number"], 16), "finalized_block": int(have[1]["number"], 16),
+        "new_payload_by_status": statuses, "blocks_synced_from_peer": synced}
+    if not statuses.get("SYNCING"):
+        failures.append(f"late joiner: never answered SYNCING ({statuses}): the path to test was not taken")
+    if not synced:
+        failures.append("late joiner: synced no block from its peer")
+    bad = {k: v for k, v in statuses.items() if k not in ("VALID", "SYNCING", "ACCEPTED")}
+    if bad:
+        failures.append(f"late joiner: newPayload verdicts {bad}")
 
 
 def get(url, timeout=10):
@@ -295,6 +361,11 @@ def main():
     ap.add_argument("--restarts", action="store_true",
                     help="kill -9 gigagas once the chain finalized epoch 1, SIGTERM it at 2, "
                          "restart the beacon node at 3; each comes back on its datadir")
+    ap.add_argument("--late-joiner", action="store_true",
+                    help="once the chain finalized past genesis, start a fresh gigagas (peered with the "
+                         "first over the network layer) and a second beacon node (peered with the "
+                         "first, checkpoint-synced from it); both must reach the same head and "
+                         "finalized block")
     ap.add_argument("--timeout", type=float, default=1200, help="seconds to wait for finality")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
@@ -310,7 +381,7 @@ def main():
         f.write(chain_config(args.slot_seconds, args.validators))
     with open(os.path.join(ROOT, "testing/dev-genesis.json")) as f:
         genesis = json.load(f)
-    genesis["config"].pop("amsterdamTime", None)
+    genesis["config"].pop("balDevnetTime", None)
     genesis["config"]["osakaTime"] = 0
     el_in, el_out = os.path.join(work, "el-genesis.in.json"), os.path.join(work, "el-genesis.json")
     with open(el_in, "w") as f:
@@ -322,6 +393,14 @@ def main():
                     "--chain-config-file", config, "--geth-genesis-json-in", el_in,
                     "--geth-genesis-json-out", el_out, "--output-ssz", state],
                    check=True, capture_output=True)
+    # prysmctl moves Shanghai, Cancun and Prague to the genesis time and leaves osakaTime at 0:
+    # Osaka before Prague, which geth (and gigagas) refuse. Osaka at Prague's time instead
+    # (the same block: the genesis block's timestamp is the genesis time).
+    with open(el_out) as f:
+        el_genesis_json = json.load(f)
+    el_genesis_json["config"]["osakaTime"] = el_genesis_json["config"].get("pragueTime", 0)
+    with open(el_out, "w") as f:
+        json.dump(el_genesis_json, f)
     jwt = os.path.join(work, "jwt.hex")
     with open(jwt, "w") as f:
         f.write(secrets.token_hex(32))
@@ -334,25 +413,59 @@ def main():
     summary = {"work": work, "slot_seconds": args.slot_seconds, "validators": args.validators}
     traffic = None
     try:
-        def start_gigagas(name):
-            return Process(name, [
-                args.gigagas, "node", "--datadir", os.path.join(work, "gigagas"), "--chain", el_out,
-                "--http.port", str(http), "--authrpc.port", str(auth), "--authrpc.jwtsecret", jwt,
-                "--port", "0", "--gossip", "none", "--metrics", f"127.0.0.1:{metrics_port}"], work)
+        # gigagas's peer-to-peer port and the beacon node's p2p TCP port stay the same across
+        # restarts, so that the late joiner's peers find them again.
+        gigagas_p2p, beacon_p2p = free_port(), free_port()
 
-        def start_beacon(name, clear):
+        def start_gigagas(name, datadir="gigagas", ports=None, bootnodes=None):
+            h, a, m, port = ports or (http, auth, metrics_port, gigagas_p2p)
             return Process(name, [
-                os.path.join(prysm, "beacon-chain"), "--datadir", os.path.join(work, "beacon"),
+                args.gigagas, "node", "--datadir", os.path.join(work, datadir), "--chain", el_out,
+                "--http.port", str(h), "--authrpc.port", str(a), "--authrpc.jwtsecret", jwt,
+                "--port", str(port), "--gossip", "none", "--metrics", f"127.0.0.1:{m}",
+                *(["--bootnodes", bootnodes] if bootnodes else [])], work)
+
+        def start_beacon(name, clear, datadir="beacon", ports=None, extra=("--min-sync-peers", "0")):
+            a, rpc, h, tcp = ports or (auth, rpc_port, beacon_http, beacon_p2p)
+            # The first beacon node custodies every data column (a supernode), so that a node
+            # syncing from it alone finds the columns of the blocks with blobs (Fulu, PeerDAS).
+            supernode = [] if ports else ["--subscribe-all-data-subnets"]
+            return Process(name, [
+                os.path.join(prysm, "beacon-chain"), "--datadir", os.path.join(work, datadir),
                 "--accept-terms-of-use", *(["--force-clear-db"] if clear else []),
                 "--chain-config-file", config,
                 "--genesis-state", state, "--chain-id", str(CHAIN_ID), "--interop-eth1data-votes",
-                "--min-sync-peers", "0", "--no-discovery", "--bootstrap-node", "",
-                "--execution-endpoint", f"http://127.0.0.1:{auth}", "--jwt-secret", jwt,
-                "--rpc-host", "127.0.0.1", "--rpc-port", str(rpc_port),
-                "--http-host", "127.0.0.1", "--http-port", str(beacon_http),
-                "--p2p-tcp-port", str(free_port()), "--p2p-udp-port", str(free_port()),
+                "--no-discovery", "--bootstrap-node", "", *extra, *supernode,
+                "--execution-endpoint", f"http://127.0.0.1:{a}", "--jwt-secret", jwt,
+                "--rpc-host", "127.0.0.1", "--rpc-port", str(rpc),
+                "--http-host", "127.0.0.1", "--http-port", str(h),
+                # Peers over TCP only: Prysm v7.0.0's quic-go, built with Go 1.26, panics
+                # ("crypto/tls bug: where's my session ticket?") when a peer's QUIC handshake
+                # completes, which took the first beacon node down when the joiner dialled it.
+                "--disable-quic",
+                "--p2p-local-ip", "127.0.0.1", "--p2p-host-ip", "127.0.0.1",
+                "--p2p-tcp-port", str(tcp), "--p2p-udp-port", str(free_port()),
                 "--p2p-quic-port", str(free_port()), "--monitoring-port", str(free_port()),
                 "--suggested-fee-recipient", FEE_RECIPIENT, "--minimum-peers-per-subnet", "0"], work)
+
+        def start_late_joiner():
+            """A fresh gigagas peered with the first over the network layer, and a second beacon
+            node peered with the first, checkpoint-synced from its finalized state."""
+            banner = re.search(r"; p2p (\S+?)(;|$)", gigagas.text(), re.M)
+            if not banner:
+                raise SystemExit(f"FAIL: gigagas printed no p2p address:\n{gigagas.text()[-2000:]}")
+            ports = (free_port(), free_port(), free_port(), free_port())
+            el = start_gigagas("gigagas-late", "gigagas-late", ports, banner.group(1))
+            # The first beacon node's peer id, as it logs it (its identity API answers 500
+            # without discovery).
+            ids = re.findall(r"Running node with peer id of (\w+)", beacon.text())
+            if not ids:
+                raise SystemExit("FAIL: the beacon node logged no peer id")
+            peer = f"/ip4/127.0.0.1/tcp/{beacon_p2p}/p2p/{ids[-1]}"
+            bn = start_beacon("beacon-chain-late", True, "beacon-late",
+                              (ports[1], free_port(), free_port(), free_port()),
+                              ("--min-sync-peers", "1", "--peer", peer, "--checkpoint-sync-url", cl))
+            return el, bn, ports
 
         gigagas = start_gigagas("gigagas")
         procs.append(gigagas)
@@ -400,7 +513,22 @@ def main():
             if args.restarts else {}
         scraped = []  # gigagas's metrics before each of its stops, and at the end
         summary["restarts"] = []
+        late = None  # the late joiner's (gigagas, beacon node, gigagas's ports), once started
+
+        def join_late():
+            """Starts the late joiner (once) when there is a finalized checkpoint to sync from."""
+            nonlocal late
+            if args.late_joiner and late is None and finalized_epoch >= 1:
+                late = start_late_joiner()
+                procs.extend(late[:2])
+                summary["late_joiner_started"] = {
+                    "finalized_epoch": finalized_epoch,
+                    "gigagas_head": int(eth("eth_blockNumber"), 16), "at": time.time()}
+                print(f"devnet-prysm: late joiner started (gigagas head "
+                      f"{summary['late_joiner_started']['gigagas_head']})", file=sys.stderr)
+
         while time.time() < deadline:
+            join_late()
             due = [e for e in restarts if finalized_epoch >= e]
             if due:
                 what = restarts.pop(due[0])
@@ -426,6 +554,7 @@ def main():
                     want = block["body"]["execution_payload"]["block_hash"]
                     have = eth("eth_getBlockByNumber", "finalized", False)
                     if have and have["hash"] == want:
+                        join_late()  # the chain may finalize epoch 2 first: from 0 straight to 2
                         finalized_hash = want
                         summary["finalized_block"] = int(have["number"], 16)
                         summary["finalized_slot"] = int(block["slot"])
@@ -445,6 +574,8 @@ def main():
         if finalized_hash is None:
             failures.append(f"finality: the finalized epoch reached {finalized_epoch}, not "
                             f"{target}, or gigagas never got its block as finalized")
+        if args.late_joiner:
+            check_late_joiner(late, eth, summary, failures, args)
         scraped.append(scrape(metrics_port))
         report_metrics(scraped, summary, failures)
         traffic.stop.set()

@@ -1,7 +1,7 @@
 //! `gigagas test-fixtures`: BlockchainTests fixtures through the parallel pipeline.
 
 use clap::Args;
-use gigagas_ef_tests::{run_path, summarize, AmsterdamRules, CaseStatus, RunOptions, SkipList};
+use gigagas_ef_tests::{run_path, summarize, CaseStatus, RunOptions, SkipList};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::{path::PathBuf, process::ExitCode, time::Instant};
 
@@ -18,11 +18,6 @@ pub(crate) struct TestFixturesArgs {
     /// Worker threads of the parallel executor.
     #[arg(long, default_value_t = 2)]
     threads: usize,
-    /// EVM rules for `Amsterdam` fixtures: `bal` (revm's Amsterdam without EIP-8037 and
-    /// EIP-2780, what the EIP-7928 fixtures of execution-spec-tests tests-bal@v5.0.0 were filled
-    /// for) or `revm` (revm 43's Amsterdam as it is).
-    #[arg(long, default_value = "bal", value_parser = ["bal", "revm"])]
-    amsterdam_rules: String,
     /// Print one JSON object (summary per folder and every failed or skipped case) instead of
     /// the table.
     #[arg(long)]
@@ -69,11 +64,7 @@ pub(crate) fn run(args: TestFixturesArgs) -> Result<ExitCode, TestFixturesError>
     } else {
         SkipList::default()
     };
-    let amsterdam = match args.amsterdam_rules.as_str() {
-        "revm" => AmsterdamRules::Revm,
-        _ => AmsterdamRules::Bal,
-    };
-    let options = RunOptions { threads: args.threads, amsterdam };
+    let options = RunOptions { threads: args.threads };
     let start = Instant::now();
     let progress = if args.json { ProgressBar::hidden() } else { ProgressBar::new_spinner() };
     progress.set_style(

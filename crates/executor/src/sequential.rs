@@ -10,7 +10,7 @@ use alloy_primitives::{Address, B256};
 use gigagas_bal::{BlockAccessIndex, Phase};
 use gigagas_primitives::{BlockInput, ChainSpec};
 use gigagas_state::PreState;
-use revm::database::State;
+use revm::{context_interface::Cfg, database::State};
 
 /// A block run in order over candidate transactions by [`crate::builder::build_block`]
 /// (or the reference, which includes every transaction).
@@ -91,18 +91,35 @@ pub(crate) fn run_in_order<'t>(
     let mut transactions = Vec::new();
     let mut senders = Vec::new();
     let mut skipped = Vec::new();
-    let (result, tx_gas_used) = {
+    // EIP-7778 (bal-devnet rules): the block's gas counts each transaction before refunds, for
+    // the header's `gasUsed` and for the check that a transaction fits; alloy-evm does so only
+    // together with EIP-8037, so it is done here (receipts keep gas after refunds).
+    let before_refunds = chain.is_bal_devnet(block.header.timestamp);
+    let (result, tx_gas_used, block_gas_before_refunds) = {
         let mut ex = EvmConfig::new(chain).block_executor(block, &mut state);
         ex.evm_mut().db_mut().set_bal_index(BlockAccessIndex::PRE_EXECUTION);
         ex.apply_pre_execution_changes()
             .map_err(|e| map_block_error(number, Phase::PreExecution, e))?;
+        let gas_cap = ex.evm().cfg_env().tx_gas_limit_cap();
         let mut tx_gas_used = Vec::with_capacity(block.transactions.len());
         let mut cumulative = 0u64;
         for (tx, sender) in candidates {
             let i = tx_gas_used.len();
-            if skip_invalid && tx.gas_limit() > gas_limit - cumulative {
-                skipped.push((*tx.tx_hash(), "does not fit the remaining block gas".into()));
-                continue;
+            let used = if before_refunds { ex.block_regular_gas_used } else { cumulative };
+            let available = gas_limit.saturating_sub(used);
+            if tx.gas_limit().min(gas_cap) > available {
+                if skip_invalid {
+                    skipped.push((*tx.tx_hash(), "does not fit the remaining block gas".into()));
+                    continue;
+                }
+                if before_refunds {
+                    return Err(ExecutionError::GasLimitExceeded {
+                        block: number,
+                        tx_index: i,
+                        gas_limit: tx.gas_limit(),
+                        available,
+                    });
+                }
             }
             ex.evm_mut().db_mut().set_bal_index(BlockAccessIndex::from_tx_index(i as u64));
             match ex.execute_transaction(Recovered::new_unchecked(tx, sender)) {
@@ -120,14 +137,15 @@ pub(crate) fn run_in_order<'t>(
         }
         let n = tx_gas_used.len() as u64;
         ex.evm_mut().db_mut().set_bal_index(BlockAccessIndex::new(n + 1));
+        let regular = ex.block_regular_gas_used;
         let (_, result) =
             ex.finish().map_err(|e| map_block_error(number, Phase::PostExecution, e))?;
-        (result, tx_gas_used)
+        (result, tx_gas_used, regular)
     };
     let bal = state.take_built_alloy_bal();
     let outcome = BlockOutcome {
         number,
-        gas_used: result.gas_used,
+        gas_used: if before_refunds { block_gas_before_refunds } else { result.gas_used },
         tx_gas_used,
         receipts: result.receipts,
         post_state: PostStateDiff::from_cache(&state.cache, pre_state)

@@ -1,5 +1,6 @@
 //! Chain specification: fork schedule and the EVM environment of a block.
 
+use crate::GenesisConfigError;
 use alloy_consensus::Header;
 use alloy_eips::{eip6110::MAINNET_DEPOSIT_CONTRACT_ADDRESS, eip7840::BlobParams};
 use alloy_evm::{eth::spec::EthExecutorSpec, spec_by_timestamp_and_block_number, EvmEnv};
@@ -49,12 +50,18 @@ pub struct ChainSpec {
     pub chain_id: u64,
     /// Fork activation schedule and deposit contract, as alloy-evm's executor reads them.
     pub eth: ForkSchedule,
-    /// bal-devnet execution rules: from Osaka on, the EVM runs revm's `AMSTERDAM` rules without
-    /// EIP-8037 (state-creation gas) and EIP-2780 (lower intrinsic gas), on Osaka's gas table —
-    /// i.e. EIP-7708 transfer logs and EIP-7778 block gas without refunds — while the block's
-    /// system calls stay Osaka's (no EIP-8282 builder requests). What the EIP-7928 fixtures of
-    /// execution-spec-tests tests-bal@v5.0.0 were filled for. `false` everywhere else.
-    pub bal_devnet: bool,
+    /// When gigagas's bal-devnet rules start (seconds; `None`: never): from this time on — at or
+    /// after Osaka — the EVM runs revm's `AMSTERDAM` rules without
+    /// EIP-8037 (state-creation gas) and EIP-2780 (lower intrinsic gas), on Osaka's gas table
+    /// (dynamic and static: `EXTCODESIZE` / `EXTCODECOPY` without EIP-8038's second warm
+    /// access), with EIP-7708 transfer logs (also for a transfer to the same account, as the
+    /// draft the fixtures were filled with) and EIP-7778 block gas before refunds (the block's
+    /// `gasUsed` and its inclusion check; receipts keep gas after refunds), while the block's
+    /// system calls stay Osaka's (no EIP-8282 builder requests); blocks carry EIP-7928 BALs.
+    /// What the EIP-7928 fixtures of execution-spec-tests tests-bal@v5.0.0 were filled for.
+    /// A genesis schedules it with its own key, `balDevnetTime` (not geth's `amsterdamTime`:
+    /// geth 1.17.10's Amsterdam is a later Glamsterdam, see docs/conformance.md).
+    pub bal_devnet_time: Option<u64>,
     /// EIP-7840 blob parameters per fork that changes them (Cancun, Prague, Osaka, BPO1–BPO5);
     /// mainnet's values unless a genesis file's `blobSchedule` says otherwise.
     pub blob_schedule: Vec<(EthereumHardfork, BlobParams)>,
@@ -80,86 +87,24 @@ impl ChainSpec {
                 hardforks: EthereumChainHardforks::mainnet(),
                 deposit_contract: Some(MAINNET_DEPOSIT_CONTRACT_ADDRESS),
             },
-            bal_devnet: false,
+            bal_devnet_time: None,
             blob_schedule: mainnet_blob_schedule(),
         }
     }
 
-    /// The chain a geth-format genesis `config` describes: chain id, fork blocks (`homesteadBlock`
-    /// … `mergeNetsplitBlock`), the Merge (`terminalTotalDifficulty`), fork times
-    /// (`shanghaiTime` … `bpo5Time`), `depositContractAddress` and
-    /// `blobSchedule` (target, max, `baseFeeUpdateFraction` per fork; the other EIP-7840 fields
-    /// keep the fork's mainnet values).
+    /// The chain a geth-format genesis `config` describes, read as geth 1.17.10 reads it
+    /// (crates/primitives/src/genesis_config.rs: fork blocks and times in geth's order, the Merge,
+    /// `blobSchedule` per fork, `depositContractAddress`), plus gigagas's own `balDevnetTime`
+    /// ([`ChainSpec::bal_devnet_time`]).
     ///
-    /// `amsterdamTime` selects the bal-devnet rules ([`ChainSpec::bal_devnet`]: EIP-7928 BALs
-    /// in headers and payloads), which apply from Osaka on: a genesis sets `amsterdamTime`
-    /// equal to `osakaTime` (the dev chain, testing/dev-genesis.json, sets both to 0). revm's
-    /// later Glamsterdam drafts are not scheduled by a genesis file.
-    pub fn from_genesis_config(config: &alloy_genesis::ChainConfig) -> Self {
-        use EthereumHardfork as F;
-        let block = |f, b: Option<u64>| b.map(|b| (f, ForkCondition::Block(b)));
-        let time = |f, t: Option<u64>| t.map(|t| (f, ForkCondition::Timestamp(t)));
-        let merge = config.terminal_total_difficulty.map(|ttd| {
-            let activation_block_number = config.merge_netsplit_block.unwrap_or(0);
-            let condition = ForkCondition::TTD {
-                activation_block_number,
-                fork_block: None,
-                total_difficulty: ttd,
-            };
-            (F::Paris, condition)
-        });
-        let forks = [
-            Some((F::Frontier, ForkCondition::Block(0))),
-            block(F::Homestead, config.homestead_block),
-            block(F::Dao, config.dao_fork_block),
-            block(F::Tangerine, config.eip150_block),
-            block(F::SpuriousDragon, config.eip158_block),
-            block(F::Byzantium, config.byzantium_block),
-            block(F::Constantinople, config.constantinople_block),
-            block(F::Petersburg, config.petersburg_block),
-            block(F::Istanbul, config.istanbul_block),
-            block(F::MuirGlacier, config.muir_glacier_block),
-            block(F::Berlin, config.berlin_block),
-            block(F::London, config.london_block),
-            block(F::ArrowGlacier, config.arrow_glacier_block),
-            block(F::GrayGlacier, config.gray_glacier_block),
-            merge,
-            time(F::Shanghai, config.shanghai_time),
-            time(F::Cancun, config.cancun_time),
-            time(F::Prague, config.prague_time),
-            time(F::Osaka, config.osaka_time),
-            time(F::Bpo1, config.bpo1_time),
-            time(F::Bpo2, config.bpo2_time),
-            time(F::Bpo3, config.bpo3_time),
-            time(F::Bpo4, config.bpo4_time),
-            time(F::Bpo5, config.bpo5_time),
-        ];
-        let mut blob_schedule = mainnet_blob_schedule();
-        for (name, params) in &config.blob_schedule {
-            let Ok(fork) = name.parse::<EthereumHardfork>() else { continue };
-            // Later forks inherit the EIP-7918 / EIP-7594 fields of the last mainnet fork.
-            let base = blob_schedule
-                .iter()
-                .rev()
-                .find(|(f, _)| *f <= fork)
-                .map_or(BlobParams::cancun(), |(_, p)| *p);
-            let merged = BlobParams {
-                target_blob_count: params.target_blob_count,
-                max_blob_count: params.max_blob_count,
-                update_fraction: params.update_fraction,
-                ..base
-            };
-            blob_schedule.retain(|(f, _)| *f != fork);
-            blob_schedule.push((fork, merged));
-        }
-        blob_schedule.sort_by_key(|(f, _)| *f);
-        Self {
-            chain_id: config.chain_id,
-            eth: ForkSchedule::new(forks.into_iter().flatten(), config.deposit_contract_address),
-            // `amsterdamTime` selects the bal-devnet rules (see the field), which follow Osaka.
-            bal_devnet: config.amsterdam_time.is_some(),
-            blob_schedule,
-        }
+    /// # Errors
+    /// [`GenesisConfigError`] naming the key gigagas does not implement (`amsterdamTime`,
+    /// `bogotaTime`, `ubtTime`, `clique`, any unknown fork key), forks out of order, a blob
+    /// schedule entry missing or unknown, or a Merge block it cannot know.
+    pub fn from_genesis_config(
+        config: &alloy_genesis::ChainConfig,
+    ) -> Result<Self, GenesisConfigError> {
+        crate::genesis_config::chain_spec(config)
     }
 
     /// A test network (chain id 1, as ethereum/tests use) on which `fork` and every fork before
@@ -184,7 +129,7 @@ impl ChainSpec {
         Self {
             chain_id: 1,
             eth: ForkSchedule::new(forks, Some(MAINNET_DEPOSIT_CONTRACT_ADDRESS)),
-            bal_devnet: false,
+            bal_devnet_time: None,
             blob_schedule: mainnet_blob_schedule(),
         }
     }
@@ -239,8 +184,15 @@ impl ChainSpec {
     /// header, `blockAccessList` in the Engine API payload): the bal-devnet rules from Osaka on,
     /// or revm's Amsterdam.
     pub fn is_amsterdam(&self, timestamp: u64) -> bool {
-        (self.bal_devnet && self.eth.is_osaka_active_at_timestamp(timestamp))
-            || self.eth.is_amsterdam_active_at_timestamp(timestamp)
+        self.is_bal_devnet(timestamp) || self.eth.is_amsterdam_active_at_timestamp(timestamp)
+    }
+
+    /// Whether the bal-devnet rules ([`ChainSpec::bal_devnet_time`]) are in force at `timestamp`:
+    /// EIP-7778 block gas before refunds, EIP-7708 logs for transfers to the same account, and
+    /// Osaka's static gas for `EXTCODESIZE` / `EXTCODECOPY`, on top of revm's `AMSTERDAM`.
+    pub fn is_bal_devnet(&self, timestamp: u64) -> bool {
+        self.bal_devnet_time.is_some_and(|t| timestamp >= t)
+            && self.eth.is_osaka_active_at_timestamp(timestamp)
     }
 
     /// Whether Prague (EIP-7685 requests) is active at `timestamp`.
@@ -266,7 +218,7 @@ impl ChainSpec {
             self.chain_id,
             self.blob_params(header.timestamp),
         );
-        if self.bal_devnet && env.cfg_env.spec.is_enabled_in(SpecId::OSAKA) {
+        if self.is_bal_devnet(header.timestamp) {
             env.cfg_env.spec = SpecId::AMSTERDAM;
             env.cfg_env.enable_amsterdam_eip8037 = false;
             env.cfg_env.enable_amsterdam_eip2780 = false;

@@ -8,8 +8,10 @@
 mod block;
 mod chain_spec;
 mod error;
+mod genesis_config;
 pub mod header;
 
 pub use block::BlockInput;
 pub use chain_spec::{ChainSpec, ForkSchedule};
 pub use error::RecoveryError;
+pub use genesis_config::GenesisConfigError;

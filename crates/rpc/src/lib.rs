@@ -17,6 +17,7 @@ mod config;
 mod convert;
 mod engine;
 mod eth;
+pub mod metrics;
 mod simulate;
 mod state;
 mod trace;
@@ -26,7 +27,11 @@ use gigagas_engine::EngineHandle;
 use gigagas_primitives::ChainSpec;
 use gigagas_storage::Storage;
 use gigagas_txpool::TxPool;
-use jsonrpsee::{server::Server, types::ErrorObjectOwned, RpcModule};
+use jsonrpsee::{
+    server::{middleware::rpc::RpcServiceBuilder, Server},
+    types::ErrorObjectOwned,
+    RpcModule,
+};
 use std::{net::SocketAddr, sync::Arc};
 
 pub use engine::{CAPABILITIES, MAX_BLOB_HASHES, MAX_PAYLOAD_BODIES};
@@ -124,7 +129,8 @@ pub fn auth_module(ctx: Arc<RpcContext>) -> RpcModule<Arc<RpcContext>> {
     m
 }
 
-/// Starts an HTTP JSON-RPC server on `addr` serving `module`; returns the bound address (an
+/// Starts an HTTP JSON-RPC server on `addr` serving `module`, its calls counted per method
+/// ([`metrics::CallCounterLayer`], server label `http`); returns the bound address (an
 /// ephemeral port when `addr` asks for port 0) and the handle that stops it.
 ///
 /// # Errors
@@ -133,14 +139,19 @@ pub async fn serve_http(
     addr: SocketAddr,
     module: RpcModule<Arc<RpcContext>>,
 ) -> Result<(SocketAddr, ServerHandle), RpcError> {
-    let server =
-        Server::builder().build(addr).await.map_err(|source| RpcError::Server { addr, source })?;
+    let counter = metrics::CallCounterLayer::new("http", module.method_names());
+    let server = Server::builder()
+        .set_rpc_middleware(RpcServiceBuilder::new().layer(counter))
+        .build(addr)
+        .await
+        .map_err(|source| RpcError::Server { addr, source })?;
     let bound = server.local_addr().map_err(|source| RpcError::Server { addr, source })?;
     Ok((bound, server.start(module)))
 }
 
 /// [`serve_http`] behind JWT authentication ([`auth::JwtValidator`]): every request without
-/// a valid `Authorization: Bearer` token is answered 401 before it reaches `module`.
+/// a valid `Authorization: Bearer` token is answered 401 before it reaches `module`; calls
+/// are counted under the server label `auth`.
 ///
 /// # Errors
 /// [`RpcError::Server`] when the address cannot be bound.
@@ -152,8 +163,10 @@ pub async fn serve_http_auth(
     let layer = tower_http::validate_request::ValidateRequestHeaderLayer::custom(
         auth::JwtValidator::new(secret),
     );
+    let counter = metrics::CallCounterLayer::new("auth", module.method_names());
     let server = Server::builder()
         .set_http_middleware(tower::ServiceBuilder::new().layer(layer))
+        .set_rpc_middleware(RpcServiceBuilder::new().layer(counter))
         .build(addr)
         .await
         .map_err(|source| RpcError::Server { addr, source })?;

@@ -1,7 +1,7 @@
 //! Every Engine API version on the fork it serves, and the spec's errors on the others
 //! (execution-apis `src/engine/`): a chain that starts at Paris and activates Shanghai, Cancun,
 //! Prague and Osaka ten seconds apart, and one that goes from Prague to Amsterdam
-//! (testing/dev-genesis.json with its fork times moved; a genesis's `amsterdamTime` selects the
+//! (testing/dev-genesis.json with its fork times moved; a genesis's `balDevnetTime` selects the
 //! bal-devnet rules, which start with Osaka, so Amsterdam gets a chain of its own). One block per
 //! fork built by the node itself (`engine_forkchoiceUpdatedV1–V4` with attributes,
 //! `engine_getPayloadV1–V6`), sent back through `engine_newPayloadV1–V5` and made the head. Then
@@ -123,7 +123,7 @@ async fn every_version_on_its_fork_and_the_errors_elsewhere() {
         ("cancunTime", Some(20)),
         ("pragueTime", Some(30)),
         ("osakaTime", Some(40)),
-        ("amsterdamTime", None),
+        ("balDevnetTime", None),
     ];
     let (engine, genesis, thread) = node(dir.path(), &forks);
     let caps: Vec<String> = serde_json::from_value(
@@ -165,7 +165,7 @@ async fn every_version_on_its_fork_and_the_errors_elsewhere() {
         ("cancunTime", Some(0)),
         ("pragueTime", Some(0)),
         ("osakaTime", Some(10)),
-        ("amsterdamTime", Some(10)),
+        ("balDevnetTime", Some(10)),
     ];
     let (engine, genesis, thread) = node(dir.path(), &forks);
     let hashes = walk(&engine, genesis, &[(3, 4, 4, 1), (4, 6, 5, 11)]).await;

@@ -13,6 +13,10 @@ pub enum ImportError {
     /// The genesis file does not parse (or its state root cannot be built).
     #[error("genesis: {0}")]
     Genesis(String),
+    /// The genesis `config` names forks or rules gigagas does not implement, or is out of
+    /// order (read as geth 1.17.10 reads it).
+    #[error(transparent)]
+    ChainConfig(#[from] gigagas_primitives::GenesisConfigError),
     /// The datadir has no genesis.
     #[error("datadir not initialized: run `gigagas init --genesis FILE --datadir DIR` first")]
     NotInitialized,

@@ -36,7 +36,7 @@ pub struct GenesisInit {
 pub fn init_genesis(store: &Storage, genesis_json: &[u8]) -> Result<GenesisInit, ImportError> {
     let genesis: alloy_genesis::Genesis =
         serde_json::from_slice(genesis_json).map_err(|e| ImportError::Genesis(e.to_string()))?;
-    let chain = ChainSpec::from_genesis_config(&genesis.config);
+    let chain = ChainSpec::from_genesis_config(&genesis.config)?;
     let mut updates = Vec::with_capacity(genesis.alloc.len());
     let mut records = Vec::with_capacity(genesis.alloc.len());
     let mut storage = Vec::new();
@@ -118,5 +118,5 @@ pub fn stored_chain_spec(store: &Storage) -> Result<ChainSpec, ImportError> {
     let json = store.meta(GENESIS_KEY)?.ok_or(ImportError::NotInitialized)?;
     let genesis: alloy_genesis::Genesis =
         serde_json::from_slice(&json).map_err(|e| ImportError::Genesis(e.to_string()))?;
-    Ok(ChainSpec::from_genesis_config(&genesis.config))
+    Ok(ChainSpec::from_genesis_config(&genesis.config)?)
 }

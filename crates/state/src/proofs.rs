@@ -66,7 +66,10 @@ pub struct ProofBlock {
     pub contracts: HashMap<B256, Bytecode>,
 }
 
-/// Reads one `block-<number>.json.gz`.
+/// Reads one `block-<number>.json.gz`. The file may hold more blocks than the block and its
+/// parent (uncles, ancestors) and proofs at other blocks: the block is the one numbered as the
+/// file (else the highest block proven), its parent the block whose hash is its `parentHash`,
+/// and the rest is ignored ([`select_blocks`]).
 ///
 /// # Errors
 /// [`LoadError`] naming the file and the field: not gzip, not the expected JSON, the block or its
@@ -78,19 +81,11 @@ pub fn load_proof_block(path: &Path) -> Result<ProofBlock, LoadError> {
         .read_to_end(&mut json)
         .map_err(|e| malformed(path, ".", format!("not gzip: {e}")))?;
     let file: ProofFile = parse_json(path, &json)?;
-    let mut blocks: Vec<(u64, RpcBlock)> =
-        file.full_blocks.into_iter().map(|(k, b)| (k.block_no, b)).collect();
-    blocks.sort_by_key(|(n, _)| *n);
-    let [(parent_no, parent), (number, block)] = <[_; 2]>::try_from(blocks).map_err(|b| {
-        malformed(path, "full_blocks", format!("expected 2 blocks, found {}", b.len()))
+    let number = target_number(path, &file)?;
+    let parent_no = number.checked_sub(1).ok_or_else(|| {
+        malformed(path, "full_blocks", "block 0 has no parent to prove against".to_string())
     })?;
-    if parent_no + 1 != number {
-        return Err(malformed(
-            path,
-            "full_blocks",
-            format!("{parent_no} is not the parent of {number}"),
-        ));
-    }
+    let (block, parent) = select_blocks(path, file.full_blocks, number, &file.proofs)?;
     let (block, parent) = (block_from_rpc(path, block)?, block_from_rpc(path, parent)?);
     let (mut pre_accounts, mut post_accounts) = (Vec::new(), Vec::new());
     let (mut pre_nodes, mut post_nodes) = (Vec::new(), Vec::new());
@@ -98,7 +93,8 @@ pub fn load_proof_block(path: &Path) -> Result<ProofBlock, LoadError> {
         let (accounts, nodes) = match k.block_no {
             n if n == parent_no => (&mut pre_accounts, &mut pre_nodes),
             n if n == number => (&mut post_accounts, &mut post_nodes),
-            n => return Err(malformed(path, "proofs", format!("proof at unexpected block {n}"))),
+            // Proofs at other blocks (ancestors, say) are not needed.
+            _ => continue,
         };
         nodes.extend(p.account_proof);
         let mut storage = Vec::with_capacity(p.storage_proof.len());
@@ -132,4 +128,76 @@ pub fn load_proof_block(path: &Path) -> Result<ProofBlock, LoadError> {
         }
     }
     Ok(ProofBlock { block, parent, pre_accounts, post_accounts, pre_nodes, post_nodes, contracts })
+}
+
+/// The block a proofs file is about: the number in its name (`block-<number>.json.gz`), else
+/// the highest block its proofs were taken at.
+fn target_number(path: &Path, file: &ProofFile) -> Result<u64, LoadError> {
+    let named = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_prefix("block-"))
+        .and_then(|n| n.split('.').next())
+        .and_then(|n| n.parse::<u64>().ok());
+    named.or_else(|| file.proofs.iter().map(|(k, _)| k.block_no).max()).ok_or_else(|| {
+        malformed(path, "proofs", "no proofs, and no block number in the file name".to_string())
+    })
+}
+
+/// The block numbered `number` and its parent out of `blocks`: the parent is the block
+/// numbered `number - 1` whose hash is the block's `parentHash`. Where several blocks carry
+/// the number (an uncle beside the block), the one whose state root is the root the proofs at
+/// `number` were taken against is chosen.
+///
+/// # Errors
+/// [`LoadError::Malformed`] when no block has the number, its parent is absent, or two
+/// candidates remain.
+fn select_blocks(
+    path: &Path,
+    blocks: Vec<(BlockKey, RpcBlock)>,
+    number: u64,
+    proofs: &[(BlockKey, alloy_rpc_types_eth::EIP1186AccountProofResponse)],
+) -> Result<(RpcBlock, RpcBlock), LoadError> {
+    let (mut at_number, mut at_parent): (Vec<RpcBlock>, Vec<RpcBlock>) = (Vec::new(), Vec::new());
+    for (k, b) in blocks {
+        if k.block_no == number {
+            at_number.push(b);
+        } else if k.block_no + 1 == number {
+            at_parent.push(b);
+        }
+    }
+    let found = at_number.len();
+    let mut candidates: Vec<(RpcBlock, RpcBlock)> = at_number
+        .into_iter()
+        .filter_map(|b| {
+            let parent = at_parent.iter().find(|p| p.header.hash == b.header.parent_hash)?;
+            Some((b, parent.clone()))
+        })
+        .collect();
+    if candidates.len() > 1 {
+        // The root the proofs at `number` were taken against: the hash of their first node.
+        let root = proofs
+            .iter()
+            .find(|(k, p)| k.block_no == number && !p.account_proof.is_empty())
+            .map(|(_, p)| keccak256(&p.account_proof[0]));
+        candidates.retain(|(b, _)| Some(b.header.state_root) == root);
+    }
+    match candidates.len() {
+        1 => Ok(candidates.pop().expect("one candidate")),
+        0 if found == 0 => {
+            Err(malformed(path, "full_blocks", format!("block {number} is not in the file")))
+        }
+        0 => Err(malformed(
+            path,
+            "full_blocks",
+            format!("the parent of block {number} (block {}) is not in the file", number - 1),
+        )),
+        n => Err(malformed(
+            path,
+            "full_blocks",
+            format!(
+                "{n} blocks numbered {number} extend a parent in the file and match the proofs"
+            ),
+        )),
+    }
 }

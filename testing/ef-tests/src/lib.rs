@@ -13,9 +13,7 @@ pub mod state;
 mod suite;
 
 pub use gigagas_primitives::header::genesis_header;
-pub use runner::{
-    run_chain, run_test, AmsterdamRules, BlockRejection, ChainBlock, RunOptions, TestFailure,
-};
+pub use runner::{run_chain, run_test, BlockRejection, ChainBlock, RunOptions, TestFailure};
 pub use suite::{
     run_path, summarize, CaseResult, CaseStatus, FolderSummary, SkipList, SkipListError,
 };

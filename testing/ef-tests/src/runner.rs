@@ -33,32 +33,16 @@ struct Imported {
     hashes: Arc<BTreeMap<u64, B256>>,
 }
 
-/// Which EVM rules a fixture whose network is `Amsterdam` runs under.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum AmsterdamRules {
-    /// bal-devnet: Osaka blocks (BPO2 blob parameters, Osaka system calls) whose EVM runs revm's
-    /// `AMSTERDAM` without EIP-8037 and EIP-2780 on Osaka's gas table — EIP-7928 plus EIP-7708
-    /// (transfer logs) and EIP-7778 (block gas without refunds). What the EIP-7928 fixtures of
-    /// execution-spec-tests `tests-bal@v5.0.0` were filled for. See `ChainSpec::bal_devnet`.
-    #[default]
-    Bal,
-    /// revm 43 / alloy-evm 0.39's `AMSTERDAM` as they are, which also enable later Glamsterdam
-    /// drafts (EIP-2780 lower intrinsic gas, EIP-8037 state gas, EIP-8282 builder requests).
-    Revm,
-}
-
 /// How to run fixtures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RunOptions {
     /// Worker threads of the parallel executor.
     pub threads: usize,
-    /// Rules for `Amsterdam` fixtures.
-    pub amsterdam: AmsterdamRules,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
-        Self { threads: 2, amsterdam: AmsterdamRules::default() }
+        Self { threads: 2 }
     }
 }
 
@@ -165,14 +149,19 @@ pub enum TestFailure {
     },
 }
 
-/// The chain a fixture's `network` names: every fork up to it active from genesis.
-fn chain_for(network: &str, options: &RunOptions) -> Result<ChainSpec, TestFailure> {
+/// The chain a fixture's `network` names: every fork up to it active from genesis. `Amsterdam`
+/// is the draft the EIP-7928 fixtures (execution-spec-tests tests-bal@v5.0.0) were filled for:
+/// the bal-devnet rules on an Osaka chain with BPO2's blob parameters
+/// ([`ChainSpec::bal_devnet_time`]); revm 43's `AMSTERDAM` is a later Glamsterdam (EIP-2780,
+/// EIP-8037, EIP-8282) that these fixtures do not follow (docs/conformance.md).
+fn chain_for(network: &str) -> Result<ChainSpec, TestFailure> {
     let fork: EthereumHardfork =
         network.parse().map_err(|_| TestFailure::UnknownNetwork(network.to_string()))?;
-    Ok(match (fork, options.amsterdam) {
-        (EthereumHardfork::Amsterdam, AmsterdamRules::Bal) => {
-            ChainSpec { bal_devnet: true, ..ChainSpec::from_genesis_fork(EthereumHardfork::Bpo2) }
-        }
+    Ok(match fork {
+        EthereumHardfork::Amsterdam => ChainSpec {
+            bal_devnet_time: Some(0),
+            ..ChainSpec::from_genesis_fork(EthereumHardfork::Bpo2)
+        },
         _ => ChainSpec::from_genesis_fork(fork),
     })
 }
@@ -184,7 +173,7 @@ fn chain_for(network: &str, options: &RunOptions) -> Result<ChainSpec, TestFailu
 /// invalid block accepted, a wrong head, or a post-state that differs (naming the account and
 /// field).
 pub fn run_test(test: &BlockchainTest, options: &RunOptions) -> Result<(), TestFailure> {
-    let chain = chain_for(&test.network, options)?;
+    let chain = chain_for(&test.network)?;
     let genesis = decode_block(&test.genesis_rlp).map_err(|e| TestFailure::Genesis(Box::new(e)))?;
     let state = WorldState::from_fixture(&test.pre);
     let root = state.state_root();
@@ -346,11 +335,11 @@ pub struct ChainBlock {
 /// # Errors
 /// When the genesis state root cannot be built or the file does not decode at all.
 pub fn run_chain(
+    chain: ChainSpec,
     genesis: &alloy_genesis::Genesis,
     chain_rlp: &[u8],
     options: &RunOptions,
 ) -> Result<Vec<ChainBlock>, alloy_rlp::Error> {
-    let chain = ChainSpec::from_genesis_config(&genesis.config);
     let state = WorldState::from_genesis(&genesis.alloc);
     let header = genesis_header(genesis, &chain, state.state_root());
     let mut imported = chain_from_genesis(header, state);

@@ -225,7 +225,12 @@ fn run_chain_dir(genesis: &Path, chain: &Path, options: &RunOptions) -> Vec<Case
         Ok(bytes) => bytes,
         Err(e) => return fail(format!("{}: {e}", chain.display())),
     };
-    match crate::runner::run_chain(&genesis_value, &rlp, options) {
+    let chain_spec = match gigagas_primitives::ChainSpec::from_genesis_config(&genesis_value.config)
+    {
+        Ok(spec) => spec,
+        Err(e) => return fail(format!("{}: {e}", genesis.display())),
+    };
+    match crate::runner::run_chain(chain_spec, &genesis_value, &rlp, options) {
         Err(e) => fail(format!("{}: chain RLP: {e}", chain.display())),
         Ok(blocks) => blocks
             .into_iter()

@@ -87,3 +87,50 @@ fn wrong_header_state_root_is_a_mismatch() {
     assert_eq!(report[0]["matches"], false);
     assert_ne!(report[0]["root"], report[0]["header_root"]);
 }
+
+/// A recorded file with more blocks than the block and its parent (an ancestor, an uncle at the
+/// block's height) and proofs at another block: the block and its parent are picked by number
+/// and hash and the state root still matches.
+#[test]
+fn extra_blocks_and_proofs_are_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = tampered(dir.path(), |doc| {
+        let blocks = doc["full_blocks"].as_array_mut().unwrap();
+        let find = |n: u64| blocks.iter().find(|b| b[0]["block_no"] == n).unwrap().clone();
+        let (parent, block) = (find(1_149_999), find(1_150_000));
+        let mut ancestor = parent.clone();
+        ancestor[0]["block_no"] = 1_149_998.into();
+        ancestor[1]["number"] = "0x118c9e".into();
+        ancestor[1]["hash"] = format!("0x{}", "a1".repeat(32)).into();
+        // An uncle: same height and parent as the block, another hash and state root.
+        let mut uncle = block.clone();
+        uncle[1]["hash"] = format!("0x{}", "b2".repeat(32)).into();
+        uncle[1]["stateRoot"] = format!("0x{}", "c3".repeat(32)).into();
+        // Put the extras first, so that picking by position would fail.
+        blocks.insert(0, uncle);
+        blocks.insert(0, ancestor);
+        let proofs = doc["proofs"].as_array_mut().unwrap();
+        let mut other = proofs[0].clone();
+        other[0]["block_no"] = 1_149_998.into();
+        proofs.push(other);
+    });
+    let out = proofs_check(&path);
+    let report = json(&out);
+    assert!(report[0]["error"].is_null(), "{report}");
+    assert_eq!(report[0]["matches"], true, "{report}");
+    assert!(out.status.success());
+}
+
+/// Without the block's parent the file is refused, naming what is missing.
+#[test]
+fn a_missing_parent_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = tampered(dir.path(), |doc| {
+        doc["full_blocks"].as_array_mut().unwrap().retain(|b| b[0]["block_no"] != 1_149_999);
+    });
+    let out = proofs_check(&path);
+    assert_eq!(out.status.code(), Some(1));
+    let report = json(&out);
+    let error = report[0]["error"].as_str().expect("an error");
+    assert!(error.contains("the parent of block 1150000"), "{error}");
+}

@@ -231,6 +231,27 @@ fn dev_chain_runs_over_the_engine_api_and_prometheus_scrapes_it() {
     tampered["blockAccessList"] = serde_json::json!("0xc0");
     assert_eq!(new_payload(&tampered).as_deref(), Some("INVALID"));
     assert_eq!(new_payload(&payload).as_deref(), Some("VALID"));
+    // Engine API calls are counted per method, errors apart; a method the server does not
+    // serve is counted as `other` (its name never becomes a label).
+    assert!(call(r#"{"jsonrpc":"2.0","id":12,"method":"engine_nope_0x1234"}"#).contains("-32601"));
+    let text = get(&format!("http://{metrics}/metrics")).expect("metrics endpoint");
+    let sample = |name: &str, method: &str| -> f64 {
+        text.lines()
+            .filter(|l| {
+                l.starts_with(&format!("{name}{{"))
+                    && l.contains(r#"server="auth""#)
+                    && l.contains(&format!(r#"method="{method}""#))
+            })
+            .map(|l| l.rsplit(' ').next().expect("value").parse::<f64>().expect("sample"))
+            .sum()
+    };
+    assert_eq!(sample("gigagas_rpc_calls_total", "engine_exchangeCapabilities"), 1.0, "{text}");
+    assert_eq!(sample("gigagas_rpc_calls_total", "engine_getPayloadV6"), 2.0, "{text}");
+    assert_eq!(sample("gigagas_rpc_call_errors_total", "engine_getPayloadV6"), 1.0, "{text}");
+    assert_eq!(sample("gigagas_rpc_calls_total", "engine_newPayloadV5"), 3.0, "{text}");
+    assert_eq!(sample("gigagas_rpc_call_errors_total", "engine_newPayloadV5"), 1.0, "{text}");
+    assert!(sample("gigagas_rpc_calls_total", "other") >= 1.0, "{text}");
+    assert!(!text.contains("engine_nope_0x1234"), "an unserved method became a label");
     // An oversized request is refused and the node keeps serving.
     let big = format!(
         r#"{{"jsonrpc":"2.0","id":7,"method":"eth_chainId","params":["{}"]}}"#,

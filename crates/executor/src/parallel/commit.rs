@@ -97,11 +97,17 @@ fn commit(shared: &Shared<'_>, b: usize) -> Result<BlockOutcome, ExecutionError>
         let cfg = ex.evm().cfg_env();
         (cfg.enable_amsterdam_eip8037, cfg.tx_gas_limit_cap())
     };
+    // EIP-7778 under the bal-devnet rules: block gas before refunds (as the sequential run).
+    let before_refunds = shared.chain.is_bal_devnet(pb.block.header.timestamp);
     let cancun = shared.chain.is_cancun(pb.block.header.timestamp);
     let mut tx_gas_used = Vec::with_capacity(n);
     let mut receipts = Vec::with_capacity(n);
     for (i, (tx, t)) in pb.block.transactions.iter().zip(txs).enumerate() {
-        let used = if amsterdam { ex.block_regular_gas_used } else { ex.cumulative_tx_gas_used };
+        let used = if amsterdam || before_refunds {
+            ex.block_regular_gas_used
+        } else {
+            ex.cumulative_tx_gas_used
+        };
         let available = pb.block.header.gas_limit.saturating_sub(used);
         if tx.gas_limit().min(gas_cap) > available {
             return Err(ExecutionError::GasLimitExceeded {
@@ -129,6 +135,7 @@ fn commit(shared: &Shared<'_>, b: usize) -> Result<BlockOutcome, ExecutionError>
         ));
     }
     ex.receipts = receipts;
+    let block_gas_before_refunds = ex.block_regular_gas_used;
     // Index n + 1: rewards, withdrawals, EIP-6110 deposits, EIP-7002/7251 requests.
     let result = ex.finish().map_err(|e| map_block_error(number, Phase::PostExecution, e))?.1;
     let post_fragment = state.take_built_bal().unwrap_or_default();
@@ -146,7 +153,7 @@ fn commit(shared: &Shared<'_>, b: usize) -> Result<BlockOutcome, ExecutionError>
     let (deleted, existence) = settle_existence(shared, b, &mut post_state);
     Ok(BlockOutcome {
         number,
-        gas_used: result.gas_used,
+        gas_used: if before_refunds { block_gas_before_refunds } else { result.gas_used },
         tx_gas_used,
         receipts: result.receipts,
         post_state,
