@@ -58,9 +58,13 @@ impl PostStateDiff {
                     storage.push((*slot, *value));
                 }
             }
-            // A destroyed or re-created account no longer has its pre-block slots (those known
-            // in memory; a backed state's stored slots are wiped by `BlockOutcome::wiped`).
-            if account.status.is_storage_known() {
+            // A destroyed account (self-destructed, or removed as empty and possibly re-created)
+            // no longer has its pre-block slots (those known in memory; a backed state's stored
+            // slots are wiped by `BlockOutcome::wiped`). Not `is_storage_known()`: revm's
+            // `State` also calls the storage of an account "known" once an account without
+            // nonce and code changes (`InMemoryChange`), although such an account can hold
+            // storage (ethereum/tests' synthetic pre-states; 28 accounts on mainnet).
+            if account.status.was_destroyed() {
                 storage.extend(
                     pre.known_storage(address)
                         .into_iter()
@@ -87,14 +91,15 @@ impl PostStateDiff {
     }
 
     /// Accounts of a sequential run whose pre-block storage the block destroyed while the
-    /// account exists after it (self-destructed and re-created, or created over an existing
-    /// account): their stored slots must be wiped before the block's writes apply. Sorted.
+    /// account exists after it (self-destructed or removed as empty, then re-created): their
+    /// stored slots must be wiped before the block's writes apply. Sorted. (A creation over an
+    /// existing account with storage is an EIP-7610 collision, never a wipe.)
     pub fn wiped_from_cache(cache: &CacheState, pre: &PreState) -> Vec<Address> {
         let mut out: Vec<Address> = cache
             .accounts
             .iter()
             .filter(|(address, a)| {
-                a.account.is_some() && a.status.is_storage_known() && pre.account(address).is_some()
+                a.account.is_some() && a.status.was_destroyed() && pre.account(address).is_some()
             })
             .map(|(address, _)| *address)
             .collect();
