@@ -486,12 +486,18 @@ impl Simulator<'_> {
             transactions.push(tx);
             senders.push(from);
         }
+        // EIP-7778 under the bal-devnet rules: the block's gas before refunds (as the executor).
+        let block_gas_before_refunds = ex.block_regular_gas_used;
         let (_, result) = ex.finish().map_err(internal)?;
         let updates = self.account_updates()?;
         let root =
             update_state_root(self.base_root, &updates, &*self.ctx.storage).map_err(internal)?;
         header.state_root = root.root;
-        header.gas_used = result.gas_used;
+        header.gas_used = if chain.is_bal_devnet(header.timestamp) {
+            block_gas_before_refunds
+        } else {
+            result.gas_used
+        };
         header.transactions_root = calculate_transaction_root(&transactions);
         header.receipts_root = calculate_receipt_root(&result.receipts);
         header.logs_bloom = result.receipts.iter().fold(Bloom::ZERO, |bloom, r| bloom | r.bloom());
