@@ -149,8 +149,8 @@ def report_metrics(texts, summary, failures):
 
 
 def check_late_joiner(late, eth, summary, failures, args):
-    """Waits (up to 60 slots after the first gigagas's finality, 10 minutes at most from the
-    joiner's start) until the late joiner's gigagas has the first one's head and finalized
+    """Waits (10 minutes from the joiner's start, or 60 slots after the first gigagas's
+    finality if later) until the late joiner's gigagas has the first one's head and finalized
     block, then records how it got there: its newPayload verdicts (SYNCING first, then VALID),
     the blocks it synced from its peer, and the time it took."""
     if late is None:
@@ -158,7 +158,7 @@ def check_late_joiner(late, eth, summary, failures, args):
         return
     (el, bn, ports), joiner = late, Rpc(f"http://127.0.0.1:{late[2][0]}")
     started = summary["late_joiner_started"]["at"]
-    deadline = min(started + 600, time.time() + 60 * args.slot_seconds)
+    deadline = max(started + 600, time.time() + 60 * args.slot_seconds)
     have = want = None
     while time.time() < deadline:
         for p in (el, bn):
@@ -435,7 +435,11 @@ def main():
                 "--accept-terms-of-use", *(["--force-clear-db"] if clear else []),
                 "--chain-config-file", config,
                 "--genesis-state", state, "--chain-id", str(CHAIN_ID), "--interop-eth1data-votes",
-                "--no-discovery", "--bootstrap-node", "", *extra, *supernode,
+                # With a late joiner, discovery stays on (loopback only, no bootnodes): Prysm
+                # learns a peer's custody of data columns from its ENR.
+                *([] if args.late_joiner else ["--no-discovery"]),
+                *(["--bootstrap-node", ""] if "--bootstrap-node" not in extra else []),
+                *extra, *supernode,
                 "--execution-endpoint", f"http://127.0.0.1:{a}", "--jwt-secret", jwt,
                 "--rpc-host", "127.0.0.1", "--rpc-port", str(rpc),
                 "--http-host", "127.0.0.1", "--http-port", str(h),
@@ -462,9 +466,12 @@ def main():
             if not ids:
                 raise SystemExit("FAIL: the beacon node logged no peer id")
             peer = f"/ip4/127.0.0.1/tcp/{beacon_p2p}/p2p/{ids[-1]}"
+            enrs = re.findall(r"enr:[A-Za-z0-9_\-]+", beacon.text())
+            bootstrap = ["--bootstrap-node", enrs[-1]] if enrs else []
             bn = start_beacon("beacon-chain-late", True, "beacon-late",
                               (ports[1], free_port(), free_port(), free_port()),
-                              ("--min-sync-peers", "1", "--peer", peer, "--checkpoint-sync-url", cl))
+                              ("--min-sync-peers", "1", "--peer", peer, "--checkpoint-sync-url", cl,
+                               *bootstrap))
             return el, bn, ports
 
         gigagas = start_gigagas("gigagas")
