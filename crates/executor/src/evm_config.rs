@@ -84,6 +84,8 @@ impl<DB: alloy_evm::Database> PrecompileProvider<EthEvmContext<DB>> for BlockPre
         <PrecompilesMap as PrecompileProvider<EthEvmContext<DB>>>::set_spec(&mut self.map, spec)
     }
 
+    /// The `String` error is revm's `PrecompileProvider` contract (a fatal provider error);
+    /// this wrapper adds none of its own.
     fn run(
         &mut self,
         context: &mut EthEvmContext<DB>,
@@ -175,8 +177,7 @@ impl<'a> EvmConfig<'a> {
         I: Inspector<EthEvmContext<DB>>,
     {
         let spec = env.cfg_env.spec;
-        let bal_devnet =
-            self.chain.bal_devnet_time.is_some() && spec.is_enabled_in(SpecId::AMSTERDAM);
+        let bal_devnet = self.chain.is_bal_devnet(env.block_env.timestamp.saturating_to());
         let mut inner = Context::mainnet()
             .with_block(env.block_env)
             .with_cfg(env.cfg_env)

@@ -65,15 +65,17 @@ const MAINNET_TTD: u128 = 58_750_000_000_000_000_000_000;
 /// Mainnet's first post-Merge block.
 const MAINNET_MERGE_BLOCK: u64 = 15_537_394;
 
-/// The blob-schedule keys geth 1.17.10 reads, with the fork each schedules.
-const BLOB_KEYS: [(&str, EthereumHardfork); 7] = [
-    ("cancun", EthereumHardfork::Cancun),
-    ("prague", EthereumHardfork::Prague),
-    ("bpo1", EthereumHardfork::Bpo1),
-    ("bpo2", EthereumHardfork::Bpo2),
-    ("bpo3", EthereumHardfork::Bpo3),
-    ("bpo4", EthereumHardfork::Bpo4),
-    ("bpo5", EthereumHardfork::Bpo5),
+/// The blob-schedule keys geth 1.17.10 reads, with the fork each schedules and that fork's
+/// activation time in the config.
+type BlobKey = (&'static str, EthereumHardfork, fn(&ChainConfig) -> Option<u64>);
+const BLOB_KEYS: [BlobKey; 7] = [
+    ("cancun", EthereumHardfork::Cancun, |c| c.cancun_time),
+    ("prague", EthereumHardfork::Prague, |c| c.prague_time),
+    ("bpo1", EthereumHardfork::Bpo1, |c| c.bpo1_time),
+    ("bpo2", EthereumHardfork::Bpo2, |c| c.bpo2_time),
+    ("bpo3", EthereumHardfork::Bpo3, |c| c.bpo3_time),
+    ("bpo4", EthereumHardfork::Bpo4, |c| c.bpo4_time),
+    ("bpo5", EthereumHardfork::Bpo5, |c| c.bpo5_time),
 ];
 
 /// Reads `config` as geth does (module doc).
@@ -304,7 +306,7 @@ fn blob_schedule(
         config.blob_schedule.iter().map(|(k, v)| (k.to_ascii_lowercase(), *v)).collect();
     let entry = |key: &str| entries.iter().find(|(k, _)| k == key).map(|(_, p)| *p);
     for (key, params) in &entries {
-        let known = BLOB_KEYS.iter().any(|(k, _)| k == key);
+        let known = BLOB_KEYS.iter().any(|(k, _, _)| k == key);
         if !known && key != "osaka" && key != "amsterdam" {
             return Err(GenesisConfigError::BlobSchedule(format!(
                 "unknown entry `{key}` (geth 1.17.10 reads cancun, prague, bpo1 … bpo5)"
@@ -316,18 +318,9 @@ fn blob_schedule(
             )));
         }
     }
-    let time = |f: F| match f {
-        F::Cancun => config.cancun_time,
-        F::Prague => config.prague_time,
-        F::Bpo1 => config.bpo1_time,
-        F::Bpo2 => config.bpo2_time,
-        F::Bpo3 => config.bpo3_time,
-        F::Bpo4 => config.bpo4_time,
-        _ => config.bpo5_time,
-    };
     let mut schedule: Vec<(F, BlobParams)> = Vec::new();
-    for (key, fork) in BLOB_KEYS {
-        if time(fork).is_none() {
+    for (key, fork, time) in BLOB_KEYS {
+        if time(config).is_none() {
             continue;
         }
         let params = entry(key).ok_or_else(|| {
