@@ -38,7 +38,9 @@ Exit status 0 only when every check holds.
 
 Usage: python3 testing/devnet_prysm.py [--gigagas target/release/gigagas] [--prysm-bin DIR]
            [--slot-seconds 3] [--validators 64] [--finalized-epochs 2] [--late-joiner]
-           [--restarts] [--timeout 1200] [--json]
+           [--restarts] [--timeout 1200] [--verbose] [--json]
+
+--verbose: gigagas nodes log at info (sync rounds), the beacon nodes at debug.
 """
 
 import argparse
@@ -156,10 +158,18 @@ def check_late_joiner(late, eth, summary, failures, args):
     if late is None:
         failures.append("late joiner: never started (the chain did not finalize epoch 1)")
         return
-    (el, bn, ports), joiner = late, Rpc(f"http://127.0.0.1:{late[2][0]}")
+    (el, bn, ports, restart_beacon), joiner = late, Rpc(f"http://127.0.0.1:{late[2][0]}")
     started = summary["late_joiner_started"]["at"]
     deadline = max(started + 600, time.time() + 60 * args.slot_seconds)
     have = want = None
+    # Prysm's joiner can lose its only peer's blocks right after its initial sync: it rejects
+    # the data-column sidecars of blocks it has not imported yet ("target root from epoch:
+    # invalid nil or unknown node"), gossipsub's invalid-delivery penalty (squared per topic)
+    # graylists that peer, or the first beacon node bans the joiner ("client banned this
+    # node"; docs/node.md). Its head then stands still; a restart with a new peer id (what an
+    # operator does) starts over. Recorded, at most three times.
+    restarts, progress = [], (None, time.time())
+    summary["late_joiner_beacon_restarts"] = restarts
     while time.time() < deadline:
         for p in (el, bn):
             if not p.alive():
@@ -170,6 +180,17 @@ def check_late_joiner(late, eth, summary, failures, args):
             have = [joiner("eth_getBlockByNumber", t, False) for t in ("latest", "finalized")]
             if all(h and w and h["hash"] == w["hash"] for h, w in zip(have, want)):
                 break
+            head = int(have[0]["number"], 16)
+            if head != progress[0]:
+                progress = (head, time.time())
+            elif (head > 0 and time.time() - progress[1] > 30 * args.slot_seconds
+                  and len(restarts) < 3):
+                restarts.append({"at_head": head, "first_gigagas_head": int(want[0]["number"], 16),
+                                 "seconds_after_start": round(time.time() - started, 1)})
+                print(f"devnet-prysm: the joiner's beacon node stalled at block {head}: "
+                      "restarting it", file=sys.stderr)
+                bn = restart_beacon(bn, len(restarts))
+                progress = (head, time.time())
         except Exception:  # noqa: BLE001 - polled again
             pass
         time.sleep(1)
@@ -206,11 +227,12 @@ def get(url, timeout=10):
 class Process:
     """A child process whose stderr and stdout go to a log file."""
 
-    def __init__(self, name, cmd, work):
+    def __init__(self, name, cmd, work, env=None):
         self.name = name
         self.path = os.path.join(work, f"{name}.log")
         self.file = open(self.path, "w")
-        self.proc = subprocess.Popen(cmd, stdout=self.file, stderr=subprocess.STDOUT, text=True)
+        self.proc = subprocess.Popen(cmd, stdout=self.file, stderr=subprocess.STDOUT, text=True,
+                                     env=env)
 
     def alive(self):
         return self.proc.poll() is None
@@ -367,6 +389,8 @@ def main():
                          "first, checkpoint-synced from it); both must reach the same head and "
                          "finalized block")
     ap.add_argument("--timeout", type=float, default=1200, help="seconds to wait for finality")
+    ap.add_argument("--verbose", action="store_true",
+                    help="gigagas logs at info (RUST_LOG=info), the beacon nodes at debug")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
 
@@ -423,7 +447,8 @@ def main():
                 args.gigagas, "node", "--datadir", os.path.join(work, datadir), "--chain", el_out,
                 "--http.port", str(h), "--authrpc.port", str(a), "--authrpc.jwtsecret", jwt,
                 "--port", str(port), "--gossip", "none", "--metrics", f"127.0.0.1:{m}",
-                *(["--bootnodes", bootnodes] if bootnodes else [])], work)
+                *(["--bootnodes", bootnodes] if bootnodes else [])], work,
+                dict(os.environ, RUST_LOG="info") if args.verbose else None)
 
         def start_beacon(name, clear, datadir="beacon", ports=None, extra=("--min-sync-peers", "0")):
             a, rpc, h, tcp = ports or (auth, rpc_port, beacon_http, beacon_p2p)
@@ -468,11 +493,25 @@ def main():
             peer = f"/ip4/127.0.0.1/tcp/{beacon_p2p}/p2p/{ids[-1]}"
             enrs = re.findall(r"enr:[A-Za-z0-9_\-]+", beacon.text())
             bootstrap = ["--bootstrap-node", enrs[-1]] if enrs else []
-            bn = start_beacon("beacon-chain-late", True, "beacon-late",
-                              (ports[1], free_port(), free_port(), free_port()),
-                              ("--min-sync-peers", "1", "--peer", peer, "--checkpoint-sync-url", cl,
-                               *bootstrap))
-            return el, bn, ports
+            beacon_ports = (ports[1], free_port(), free_port(), free_port())
+            extra = ("--min-sync-peers", "1", "--peer", peer, "--checkpoint-sync-url", cl,
+                     *bootstrap, *(["--verbosity", "debug"] if args.verbose else []))
+            bn = start_beacon("beacon-chain-late", True, "beacon-late", beacon_ports, extra)
+
+            def restart_beacon(bn, n):
+                """The joiner's beacon node stopped (SIGTERM) and started again on its database
+                with a new network key (a new log, beacon-chain-late-N.log): the first beacon
+                node may have banned the old peer id."""
+                bn.stop()
+                try:
+                    os.remove(os.path.join(work, "beacon-late", "network-keys"))
+                except FileNotFoundError:
+                    pass
+                new = start_beacon(f"beacon-chain-late-{n}", False, "beacon-late", beacon_ports,
+                                   extra)
+                procs.append(new)
+                return new
+            return el, bn, ports, restart_beacon
 
         gigagas = start_gigagas("gigagas")
         procs.append(gigagas)
@@ -485,7 +524,9 @@ def main():
                 time.sleep(0.2)
         else:
             raise SystemExit(f"gigagas did not start:\n{gigagas.text()}")
-        beacon = start_beacon("beacon-chain", True)
+        beacon = start_beacon("beacon-chain", True,
+                              extra=("--min-sync-peers", "0",
+                                     *(["--verbosity", "debug"] if args.verbose else [])))
         procs.append(beacon)
         validator = Process("validator", [
             os.path.join(prysm, "validator"), "--datadir", os.path.join(work, "validator"),
@@ -520,7 +561,7 @@ def main():
             if args.restarts else {}
         scraped = []  # gigagas's metrics before each of its stops, and at the end
         summary["restarts"] = []
-        late = None  # the late joiner's (gigagas, beacon node, gigagas's ports), once started
+        late = None  # the late joiner's (gigagas, beacon node, gigagas's ports, restart), once started
 
         def join_late():
             """Starts the late joiner (once) when there is a finalized checkpoint to sync from."""

@@ -191,6 +191,9 @@ fn verified_pre_state(data: &ProofBlock, nodes: &ProofNodes) -> Result<PreState,
         state
             .insert_account(a.address, a.balance, a.nonce, a.code_hash, storage)
             .map_err(|e| format!("account {}: {e}", a.address))?;
+        // The proofs hold the slots the block touches; the storage root says whether there are
+        // others (EIP-7610's collision test).
+        state.set_has_storage(&a.address, a.storage_hash != alloy_trie::EMPTY_ROOT_HASH);
     }
     Ok(state)
 }

@@ -1,8 +1,9 @@
 //! `gigagas init` and `gigagas import`: a datadir on RocksDB from a genesis file, then blocks
 //! from an RLP file, every block executed and its state root verified before it is committed.
 
+use alloy_primitives::B256;
 use clap::Args;
-use gigagas_stages::{import_blocks_with, init_genesis, merge_updates, ImportedBlock};
+use gigagas_stages::{import_blocks_with, init_genesis, merge_updates, ImportError, ImportedBlock};
 use gigagas_storage::Storage;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
@@ -27,7 +28,8 @@ pub(crate) struct ImportArgs {
     /// Data directory initialized by `gigagas init`.
     #[arg(long)]
     datadir: PathBuf,
-    /// Print one JSON object (totals and one entry per block) instead of the summary.
+    /// Print one JSON object (totals, one entry per block committed or skipped, and the block
+    /// that failed with its typed error) instead of the summary.
     #[arg(long)]
     json: bool,
     /// After the import, also compute the state root once per megablock of K consecutive
@@ -73,6 +75,21 @@ struct BlockJson {
     slots_changed: usize,
 }
 
+/// The block an import stopped at.
+#[derive(Debug, Serialize)]
+struct FailedJson {
+    /// Its number, when the error is about a block.
+    number: Option<u64>,
+    /// Its hash, when the file holds a block of that number.
+    hash: Option<String>,
+    /// The error's kind (`ImportError` variant: `Invalid`, `Execution`, `StateRoot`, …).
+    kind: &'static str,
+    /// An internal fault (disk, missing trie node) rather than a verdict on the block.
+    internal: bool,
+    /// The error, naming block, transaction, account or slot.
+    error: String,
+}
+
 #[derive(Debug, Serialize)]
 struct ImportJson {
     blocks_imported: usize,
@@ -86,6 +103,7 @@ struct ImportJson {
     commit_s: f64,
     head: Option<u64>,
     error: Option<String>,
+    failed: Option<FailedJson>,
     megablocks: Vec<MegablockJson>,
     blocks: Vec<BlockJson>,
 }
@@ -129,6 +147,49 @@ fn megablock_roots(
     })
 }
 
+/// Each block of a geth-export RLP file as (number, hash), from its header alone; stops at the
+/// first entry that does not decode (the import reports that one).
+fn block_index(rlp: &[u8]) -> Vec<(u64, B256)> {
+    use alloy_rlp::Decodable;
+    let (mut buf, mut out) = (rlp, Vec::new());
+    while !buf.is_empty() {
+        let mut item = buf;
+        let Ok(list) = alloy_rlp::Header::decode(&mut item) else { break };
+        if !list.list || item.len() < list.payload_length {
+            break;
+        }
+        let Ok(header) = alloy_consensus::Header::decode(&mut &item[..list.payload_length]) else {
+            break;
+        };
+        out.push((header.number, header.hash_slow()));
+        buf = &item[list.payload_length..];
+    }
+    out
+}
+
+fn block_json(b: &ImportedBlock) -> BlockJson {
+    BlockJson {
+        number: b.number,
+        hash: b.hash.to_string(),
+        imported: b.imported,
+        transactions: b.transactions,
+        gas_used: b.gas_used,
+        execution_ms: b.execution.as_secs_f64() * 1e3,
+        state_root_ms: b.state_root.as_secs_f64() * 1e3,
+        commit_ms: b.commit.as_secs_f64() * 1e3,
+        cache_hits: b.cache.hits,
+        cache_misses: b.cache.misses,
+        accounts_changed: b.accounts_changed,
+        slots_changed: b.slots_changed,
+    }
+}
+
+fn failed_json(e: &ImportError, index: &[(u64, B256)]) -> FailedJson {
+    let number = e.block_number();
+    let hash = number.and_then(|n| index.iter().find(|(m, _)| *m == n)).map(|(_, h)| h.to_string());
+    FailedJson { number, hash, kind: e.kind(), internal: e.is_internal(), error: e.to_string() }
+}
+
 /// Runs `import`: exit code 0 when every block imported, 1 when one failed (the blocks before it
 /// stay committed).
 pub(crate) fn import(args: ImportArgs) -> Result<ExitCode, String> {
@@ -146,10 +207,15 @@ pub(crate) fn import(args: ImportArgs) -> Result<ExitCode, String> {
     if store.head().map_err(|e| e.to_string())?.is_none() {
         return Err(not_initialized());
     }
-    let bar = ProgressBar::new_spinner();
+    let index = block_index(&rlp);
+    // On a terminal: blocks done of the file's, Mgas/s and the time left.
+    let bar = ProgressBar::new(index.len() as u64);
     bar.set_style(
-        ProgressStyle::with_template("{spinner} {elapsed} {pos} blocks  {msg}")
-            .expect("static template"),
+        ProgressStyle::with_template(
+            "{spinner} {elapsed} [{bar:30}] {pos}/{len} blocks  {msg}  ETA {eta}",
+        )
+        .expect("static template")
+        .progress_chars("=> "),
     );
     if args.json {
         bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
@@ -158,7 +224,11 @@ pub(crate) fn import(args: ImportArgs) -> Result<ExitCode, String> {
     let mut gas = 0u64;
     let mut done = 0u64;
     let keep = !args.megablock.is_empty();
+    // Every block committed or skipped, as it happens: the report has them even when a later
+    // block fails.
+    let mut rows = Vec::new();
     let result = import_blocks_with(&store, &rlp, keep, &mut |b: &ImportedBlock| {
+        rows.push(block_json(b));
         if b.imported {
             gas += b.gas_used;
             done += 1;
@@ -174,10 +244,11 @@ pub(crate) fn import(args: ImportArgs) -> Result<ExitCode, String> {
     });
     bar.finish_and_clear();
     let seconds = start.elapsed().as_secs_f64();
-    let (blocks, error) = match result {
+    let (blocks, failed) = match result {
         Ok(blocks) => (blocks, None),
-        Err(e) => (Vec::new(), Some(e.to_string())),
+        Err(e) => (Vec::new(), Some(failed_json(&e, &index))),
     };
+    let error = failed.as_ref().map(|f| f.error.clone());
     let head = store.head().map_err(|e| e.to_string())?.map(|(n, _)| n);
     let imported: Vec<&ImportedBlock> = blocks.iter().filter(|b| b.imported).collect();
     let sum = |f: fn(&ImportedBlock) -> f64| imported.iter().map(|b| f(b)).fold(0.0, |a, x| a + x);
@@ -188,8 +259,8 @@ pub(crate) fn import(args: ImportArgs) -> Result<ExitCode, String> {
         .map(|&k| megablock_roots(&store, &imported, k))
         .collect::<Result<Vec<_>, _>>()?;
     let report = ImportJson {
-        blocks_imported: if error.is_some() { done as usize } else { imported.len() },
-        blocks_skipped: blocks.len() - imported.len(),
+        blocks_imported: done as usize,
+        blocks_skipped: rows.iter().filter(|b| !b.imported).count(),
         gas,
         seconds,
         blocks_per_s: done as f64 / seconds,
@@ -199,24 +270,9 @@ pub(crate) fn import(args: ImportArgs) -> Result<ExitCode, String> {
         commit_s: sum(|b| b.commit.as_secs_f64()),
         head,
         error,
+        failed,
         megablocks,
-        blocks: blocks
-            .iter()
-            .map(|b| BlockJson {
-                number: b.number,
-                hash: b.hash.to_string(),
-                imported: b.imported,
-                transactions: b.transactions,
-                gas_used: b.gas_used,
-                execution_ms: b.execution.as_secs_f64() * 1e3,
-                state_root_ms: b.state_root.as_secs_f64() * 1e3,
-                commit_ms: b.commit.as_secs_f64() * 1e3,
-                cache_hits: b.cache.hits,
-                cache_misses: b.cache.misses,
-                accounts_changed: b.accounts_changed,
-                slots_changed: b.slots_changed,
-            })
-            .collect(),
+        blocks: rows,
     };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?);
@@ -242,8 +298,14 @@ pub(crate) fn import(args: ImportArgs) -> Result<ExitCode, String> {
                 m.size, m.count, m.roots_matching, m.mean_ms, m.per_block_sum_ms
             );
         }
-        if let Some(e) = &report.error {
-            println!("error: {e}");
+        if let Some(f) = &report.failed {
+            let at = match (f.number, &f.hash) {
+                (Some(n), Some(h)) => format!(" at block {n} {h}"),
+                (Some(n), None) => format!(" at block {n}"),
+                _ => String::new(),
+            };
+            let internal = if f.internal { " (internal fault, not a verdict)" } else { "" };
+            println!("error{at}: {}{internal}", f.error);
         }
     }
     Ok(if report.error.is_none() { ExitCode::SUCCESS } else { ExitCode::from(1) })

@@ -242,6 +242,10 @@ impl StateSource for Flaky {
         self.check(None)?;
         self.inner.block_hash(number)
     }
+    fn has_storage(&self, address: &Address) -> Result<bool, StateError> {
+        self.check(Some(address))?;
+        self.inner.has_storage(address)
+    }
 }
 
 /// A database read that fails while a valid payload executes — on the parallel path (the BAL's

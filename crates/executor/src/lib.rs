@@ -15,6 +15,7 @@
 //! ([`builder::build_block`]), the traced replay ([`replay::replay_block`]) and the RPC's calls.
 
 pub mod builder;
+pub mod eip7610;
 mod error;
 pub mod evm_config;
 mod outcome;

@@ -1,16 +1,20 @@
 //! The sequential reference: alloy-evm's Ethereum block executor over one revm `State`,
 //! committing after every transaction, with revm's EIP-7928 BAL builder attached.
 
+use crate::eip7610::{collision_targets, StorageCollisions};
 use crate::{
     error::map_block_error, evm_config::EvmConfig, BlockOutcome, ExecutionError, PostStateDiff,
 };
 use alloy_consensus::{transaction::Recovered, Transaction, TxEnvelope};
-use alloy_evm::{block::BlockExecutor, Evm};
+use alloy_evm::{
+    block::{BlockExecutionError, BlockExecutor},
+    Evm, EvmEnv, FromRecoveredTx,
+};
 use alloy_primitives::{Address, B256};
 use gigagas_bal::{BlockAccessIndex, Phase};
 use gigagas_primitives::{BlockInput, ChainSpec};
 use gigagas_state::PreState;
-use revm::{context_interface::Cfg, database::State};
+use revm::{context::TxEnv, context_interface::Cfg, database::State};
 
 /// A block run in order over candidate transactions by [`crate::builder::build_block`]
 /// (or the reference, which includes every transaction).
@@ -122,7 +126,27 @@ pub(crate) fn run_in_order<'t>(
                 }
             }
             ex.evm_mut().db_mut().set_bal_index(BlockAccessIndex::from_tx_index(i as u64));
-            match ex.execute_transaction(Recovered::new_unchecked(tx, sender)) {
+            // revm's run, then EIP-7610's storage collisions (crate::eip7610): run again with
+            // them when the transaction loaded an account that has storage but no code.
+            let executed = ex
+                .execute_transaction_without_commit(Recovered::new_unchecked(tx, sender))
+                .and_then(|mut out| {
+                    let targets = collision_targets(&out.result.state, pre_state)
+                        .map_err(BlockExecutionError::other)?;
+                    if !targets.is_empty() {
+                        let env = EvmEnv::new(ex.evm().cfg_env().clone(), ex.evm().block().clone());
+                        let mut evm = EvmConfig::new(chain).evm_with_inspector(
+                            &mut **ex.evm_mut().db_mut(),
+                            env,
+                            StorageCollisions::new(targets),
+                        );
+                        out.result = evm
+                            .transact(TxEnv::from_recovered_tx(tx, sender))
+                            .map_err(|e| BlockExecutionError::evm(e, *tx.tx_hash()))?;
+                    }
+                    Ok(ex.commit_transaction(out))
+                });
+            match executed {
                 Ok(gas) => {
                     cumulative += gas.tx_gas_used();
                     tx_gas_used.push(gas.tx_gas_used());

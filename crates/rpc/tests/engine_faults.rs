@@ -55,6 +55,10 @@ impl StateSource for Flaky {
         self.check()?;
         self.inner.block_hash(number)
     }
+    fn has_storage(&self, address: &Address) -> Result<bool, StateError> {
+        self.check()?;
+        self.inner.has_storage(address)
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -109,6 +109,40 @@ pub enum UnwindError {
 }
 
 impl ImportError {
+    /// The block the error is about, when it is about one (`None` for the genesis, the
+    /// datadir, the worker pool, an undecodable file entry, a store failure outside a block).
+    pub fn block_number(&self) -> Option<u64> {
+        match self {
+            Self::NoOutcome { number }
+            | Self::Invalid { number, .. }
+            | Self::Trie { number, .. }
+            | Self::Unwind { number, .. }
+            | Self::StateRoot { number, .. } => Some(*number),
+            Self::Execution(e) => Some(e.block()),
+            _ => None,
+        }
+    }
+
+    /// The variant's name (`Invalid`, `Execution`, `StateRoot`, …), for machine-readable
+    /// reports.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Genesis(_) => "Genesis",
+            Self::ChainConfig(_) => "ChainConfig",
+            Self::NotInitialized => "NotInitialized",
+            Self::OtherChain { .. } => "OtherChain",
+            Self::Storage(_) => "Storage",
+            Self::NoOutcome { .. } => "NoOutcome",
+            Self::ExecutorPool(_) => "ExecutorPool",
+            Self::Decode { .. } => "Decode",
+            Self::Invalid { .. } => "Invalid",
+            Self::Execution(_) => "Execution",
+            Self::Trie { .. } => "Trie",
+            Self::Unwind { .. } => "Unwind",
+            Self::StateRoot { .. } => "StateRoot",
+        }
+    }
+
     /// Whether the error is an internal fault — the store, a missing trie node, or a database
     /// read that failed during execution ([`ExecutionError::is_internal`]) — rather than a
     /// reason to reject the block. The engine answers such a payload with an error, never

@@ -86,4 +86,20 @@ impl StateSource for Overlay {
             None => self.base.block_hash(number),
         }
     }
+
+    /// A diff's non-zero slot of the account answers yes; a diff that cleared the account
+    /// answers no unless a newer diff wrote one; a zero a diff wrote may leave other slots
+    /// below, so only the base can say the account has none. Walks each diff's slots (a
+    /// block's worth; asked only of creation targets without code and nonce).
+    fn has_storage(&self, address: &Address) -> Result<bool, StateError> {
+        for d in &self.diffs {
+            if d.storage.iter().any(|((a, _), v)| a == address && !v.is_zero()) {
+                return Ok(true);
+            }
+            if d.cleared.contains(address) {
+                return Ok(false);
+            }
+        }
+        self.base.has_storage(address)
+    }
 }

@@ -141,4 +141,8 @@ impl StateSource for TrieState {
     fn block_hash(&self, number: u64) -> Result<Option<B256>, StateError> {
         StateSource::block_hash(&*self.store, number)
     }
+
+    fn has_storage(&self, address: &Address) -> Result<bool, StateError> {
+        Ok(self.trie_account(address)?.is_some_and(|a| a.storage_root != EMPTY_ROOT_HASH))
+    }
 }

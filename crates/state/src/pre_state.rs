@@ -82,6 +82,12 @@ pub trait StateSource: Send + Sync + fmt::Debug {
     /// # Errors
     /// [`StateError::Source`] when the read fails.
     fn block_hash(&self, number: u64) -> Result<Option<B256>, StateError>;
+    /// Whether `address` holds any non-zero storage slot (EIP-7610: a creation whose target
+    /// has storage collides).
+    ///
+    /// # Errors
+    /// [`StateError::Source`] when the read fails.
+    fn has_storage(&self, address: &Address) -> Result<bool, StateError>;
     /// Many accounts at once (a database's multi-get); by default one by one.
     ///
     /// # Errors
@@ -112,6 +118,8 @@ struct Backing {
     accounts: DashMap<Address, Option<AccountInfo>, alloy_primitives::map::DefaultHashBuilder>,
     storage: DashMap<(Address, U256), U256, alloy_primitives::map::DefaultHashBuilder>,
     codes: DashMap<B256, Bytecode, alloy_primitives::map::DefaultHashBuilder>,
+    /// Answers of [`StateSource::has_storage`].
+    has_storage: DashMap<Address, bool, alloy_primitives::map::DefaultHashBuilder>,
     hits: AtomicU64,
     misses: AtomicU64,
     /// The first failure of `source`: set once, by whichever thread saw it.
@@ -144,6 +152,9 @@ impl DBErrorMarker for StateError {}
 struct PreAccount {
     info: AccountInfo,
     storage: HashMap<U256, U256>,
+    /// Whether the account's storage holds any non-zero slot, those of `storage` or not
+    /// ([`PreState::set_has_storage`]).
+    has_storage: bool,
 }
 
 /// The state a block executes against.
@@ -180,6 +191,7 @@ impl PreState {
             accounts: DashMap::default(),
             storage: DashMap::default(),
             codes: DashMap::default(),
+            has_storage: DashMap::default(),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
             fault: OnceLock::new(),
@@ -314,8 +326,40 @@ impl PreState {
                 .ok_or(StateError::MissingCode(code_hash))?;
             AccountInfo::new(balance, nonce, code_hash, code)
         };
-        self.accounts.insert(address, PreAccount { info, storage });
+        let has_storage = storage.values().any(|v| !v.is_zero());
+        self.accounts.insert(address, PreAccount { info, storage, has_storage });
         Ok(())
+    }
+
+    /// Records whether the held account `address` has storage beyond the slots it holds: for
+    /// states built from proofs, which hold only the slots a block touches but know the
+    /// storage root (non-empty root: `true`). No-op for an account not held.
+    pub fn set_has_storage(&mut self, address: &Address, has_storage: bool) {
+        if let Some(a) = self.accounts.get_mut(address) {
+            a.has_storage = has_storage;
+        }
+    }
+
+    /// Whether `address` holds any non-zero storage slot before the block (EIP-7610's
+    /// collision test for a creation's target). A held account answers from what it holds
+    /// ([`PreState::insert_account`], [`PreState::set_has_storage`]); a backed state asks its
+    /// source once per account; an account an in-memory state does not hold has none.
+    ///
+    /// # Errors
+    /// [`StateError::Source`] when a backed state's source fails.
+    pub fn has_storage(&self, address: &Address) -> Result<bool, StateError> {
+        if let Some(a) = self.accounts.get(address) {
+            return Ok(a.has_storage);
+        }
+        let Some(b) = &self.backing else { return Ok(false) };
+        if let Some(has) = b.has_storage.get(address) {
+            b.hits.fetch_add(1, Ordering::Relaxed);
+            return Ok(*has);
+        }
+        b.misses.fetch_add(1, Ordering::Relaxed);
+        let has = b.noted(b.source.has_storage(address))?;
+        b.has_storage.insert(*address, has);
+        Ok(has)
     }
 
     /// Number of accounts held in memory (for a backed state: read so far).

@@ -368,6 +368,27 @@ impl Storage {
         })
     }
 
+    /// Whether `address` holds any storage slot (a prefix seek in the storage table; slots
+    /// are stored only while non-zero). EIP-7610 asks it of a creation's target.
+    ///
+    /// # Errors
+    /// [`StorageError::Db`].
+    pub fn has_storage(&self, address: &Address) -> Result<bool, StorageError> {
+        let from = storage_key(address, &U256::ZERO);
+        let mut to = [0xffu8; 53];
+        to[..20].copy_from_slice(address.as_slice());
+        to[52] = 0;
+        let mut options = rocksdb::ReadOptions::default();
+        options.set_iterate_upper_bound(to.to_vec());
+        let mut iter = self.db.raw_iterator_cf_opt(self.cf(STORAGE), options);
+        iter.seek(from);
+        if iter.valid() {
+            return Ok(true);
+        }
+        iter.status().map_err(self.db_err("seek storage"))?;
+        Ok(false)
+    }
+
     /// Contract code by hash.
     ///
     /// # Errors
@@ -640,6 +661,10 @@ impl StateSource for Storage {
 
     fn block_hash(&self, number: u64) -> Result<Option<B256>, StateError> {
         Storage::block_hash(self, number).map_err(state_err)
+    }
+
+    fn has_storage(&self, address: &Address) -> Result<bool, StateError> {
+        Storage::has_storage(self, address).map_err(state_err)
     }
 
     fn accounts(&self, addresses: &[Address]) -> Result<Vec<Option<AccountInfo>>, StateError> {

@@ -410,6 +410,9 @@ mod tests {
         fn block_hash(&self, _: u64) -> Result<Option<B256>, StateError> {
             Ok(None)
         }
+        fn has_storage(&self, _: &Address) -> Result<bool, StateError> {
+            Ok(false)
+        }
     }
 
     #[test]

@@ -151,3 +151,59 @@ fn killed_import_reopens_and_continues() {
     }
     assert!(mid_way > 0, "no kill landed inside an import: the test showed nothing");
 }
+
+/// A block that fails (here block 41 with a wrong `stateRoot`) stops the import with exit code
+/// 1, and `--json` still lists every block committed before it and names the failing one: its
+/// number, hash and typed error (a verdict, not an internal fault).
+#[test]
+fn a_failing_block_is_reported_with_the_blocks_before_it() {
+    use alloy_consensus::{Block, TxEnvelope};
+    use alloy_primitives::B256;
+    use alloy_rlp::{Decodable, Encodable};
+    let raw = std::fs::read(suite().join("chain.rlp")).unwrap();
+    let mut buf = &raw[..];
+    let mut blocks = Vec::new();
+    while !buf.is_empty() {
+        blocks.push(Block::<TxEnvelope>::decode(&mut buf).unwrap());
+    }
+    assert_eq!(blocks[40].header.number, 41);
+    let mut bad = blocks[40].clone();
+    bad.header.state_root = B256::repeat_byte(0x11);
+    let mut file = Vec::new();
+    for block in blocks[..40].iter().chain([&bad]) {
+        block.encode(&mut file);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (datadir, chain) = (dir.path().join("db"), dir.path().join("bad.rlp"));
+    std::fs::write(&chain, &file).unwrap();
+    let genesis = suite().join("genesis.json");
+    let init = gigagas(&[
+        "init".as_ref(),
+        "--genesis".as_ref(),
+        genesis.as_os_str(),
+        "--datadir".as_ref(),
+        datadir.as_os_str(),
+    ]);
+    assert!(init.status.success());
+    let out = gigagas(&[
+        "import".as_ref(),
+        chain.as_os_str(),
+        "--datadir".as_ref(),
+        datadir.as_os_str(),
+        "--json".as_ref(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let report = json(&out);
+    assert_eq!(report["blocks_imported"], 40, "{report}");
+    assert_eq!(report["head"], 40);
+    let listed = report["blocks"].as_array().unwrap();
+    assert_eq!(listed.len(), 40);
+    assert_eq!(listed[39]["number"], 40);
+    assert_eq!(listed[39]["hash"], blocks[39].header.hash_slow().to_string());
+    let failed = &report["failed"];
+    assert_eq!(failed["number"], 41, "{failed}");
+    assert_eq!(failed["hash"], bad.header.hash_slow().to_string());
+    assert_eq!(failed["kind"], "StateRoot");
+    assert_eq!(failed["internal"], false);
+    assert!(failed["error"].as_str().unwrap().contains("block 41"), "{failed}");
+}

@@ -5,7 +5,10 @@ use super::{
     ParallelBlock,
 };
 use crate::{ExecutionError, PostStateDiff};
-use alloy_primitives::{map::HashMap, Address};
+use alloy_primitives::{
+    map::{AddressSet, HashMap},
+    Address,
+};
 use gigagas_bal::{validate_structure, writes::IndexedWrites, BalCodes, BalKeys};
 use gigagas_primitives::ChainSpec;
 use revm::state::Account;
@@ -30,6 +33,9 @@ pub(super) struct Prepared {
     pub(super) destroyed: HashMap<Address, u64>,
     /// Before Spurious Dragon an empty account differs from a non-existent one.
     pub(super) empty_is_dead: bool,
+    /// Listed accounts that before the block have storage but no code and nonce 0: a creation
+    /// at one collides (EIP-7610, [`crate::eip7610`]). Almost always empty.
+    pub(super) collisions: AddressSet,
 }
 
 pub(super) fn prepare(
@@ -52,6 +58,10 @@ pub(super) fn prepare(
     );
     let (keys, values, post_state) =
         keyed.map_err(|source| ExecutionError::State { block: number, source })?;
+    // Every account a transaction touches is listed, so the BAL names every possible target.
+    let collisions =
+        crate::eip7610::storage_accounts(b.bal.iter().map(|a| &a.address), b.pre_state)
+            .map_err(|source| ExecutionError::State { block: number, source })?;
     let mut destroyed = HashMap::default();
     if !chain.is_cancun(b.block.header.timestamp) {
         for account in b.bal {
@@ -71,6 +81,7 @@ pub(super) fn prepare(
         post_state: Mutex::new(Some(post_state)),
         destroyed,
         empty_is_dead: chain.is_spurious_dragon(number),
+        collisions,
     })
 }
 

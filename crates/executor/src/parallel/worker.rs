@@ -3,11 +3,13 @@
 
 use super::{commit, positioned::PositionedDb, Existence, Shared, TxExec};
 use crate::{
+    eip7610::StorageCollisions,
+    error::PositionedError,
     evm_config::{BlockEvm, EvmConfig},
     receipt::BloomMemo,
     ExecutionError,
 };
-use alloy_evm::{Evm, FromRecoveredTx};
+use alloy_evm::{Evm, EvmEnv, FromRecoveredTx};
 use alloy_primitives::{map::HashMap, Address};
 use gigagas_bal::{
     writes::{check_writes, sort_writes, state_writes, Write},
@@ -77,7 +79,7 @@ fn execute_tx<'a>(
     let index = BlockAccessIndex::from_tx_index(i as u64);
     evm.db_mut().index = index.0;
     let tx_env = TxEnv::from_recovered_tx(&pb.block.transactions[i], pb.senders[i]);
-    let ResultAndState { result, state } = evm.transact(tx_env).map_err(|e| match e {
+    let evm_error = |e: EVMError<PositionedError>| match e {
         EVMError::Database(e) => e.into_execution_error(number, Phase::Tx(i)),
         EVMError::Transaction(e) => ExecutionError::InvalidTransaction {
             block: number,
@@ -87,7 +89,19 @@ fn execute_tx<'a>(
         other => {
             ExecutionError::Evm { block: number, phase: Phase::Tx(i), reason: other.to_string() }
         }
-    })?;
+    };
+    // EIP-7610 (crate::eip7610): a block whose BAL lists an account with storage but no code
+    // runs its transactions with the storage collisions.
+    let executed = if prep.collisions.is_empty() {
+        evm.transact(tx_env)
+    } else {
+        let env = EvmEnv::new(evm.cfg_env().clone(), evm.block().clone());
+        EvmConfig::new(shared.chain)
+            .evm_with_inspector(evm.db_mut(), env, StorageCollisions::new(prep.collisions.clone()))
+            .transact(tx_env)
+    }
+    .map_err(evm_error)?;
+    let ResultAndState { result, state } = executed;
 
     // A stale view is settled by the in-order fallback at commit. Otherwise every account and
     // slot touched must be listed, and the writes must be exactly the BAL's at this index: what
