@@ -4,13 +4,15 @@
 //! `net-sim` (block propagation over a simulated network), `net-plot` (the chart of devnet
 //! runs), `proofs-check` (the state-root stage
 //! on mainnet blocks with proofs), `test-fixtures` (conformance suites through the pipeline) and
-//! `test-rpc` (the execution-apis rpc-compat suite against a node). The node is `gigagas`.
+//! `test-rpc` (the execution-apis rpc-compat suite against a node), `gen-chain` (heavy workload
+//! chains built by the node's payload builder). The node is `gigagas`.
 
 mod bench;
 mod bench_args;
 mod bench_io;
 mod bench_plot;
 mod chart;
+mod gen_chain;
 mod net_plot;
 mod net_sim;
 mod proofs_check;
@@ -61,6 +63,13 @@ enum Command {
     /// temporary datadir, launch a node on it, set the head over the Engine API, compare every
     /// `.io` case's answer; per-method table (or `--json`). Exit code 1 when any case fails.
     TestRpc(test_rpc::TestRpcArgs),
+    /// Generate a heavy workload chain through the node's payload builder: a genesis with
+    /// mainnet WETH9 and USDT code, then blocks of a transaction mix (`mainnet`: ETH to fresh
+    /// accounts, token transfers, deposits, slot writes; `hot`: one contract every transaction
+    /// touches; `cold`: random reads of a large contract) at a gas per block, Osaka or
+    /// Amsterdam (BAL) rules, deterministic from a seed. Writes genesis.json, chain.rlp
+    /// (geth's export format) and info.json.
+    GenChain(gen_chain::GenChainArgs),
 }
 
 fn main() -> ExitCode {
@@ -78,6 +87,7 @@ fn main() -> ExitCode {
         Command::ProofsCheck(args) => proofs_check::run(args),
         Command::WorstIo(args) => worst_io::run(args),
         Command::NetSim(args) => net_sim::run(args),
+        Command::GenChain(args) => gen_chain::run(args),
         Command::NetPlot(args) => net_plot::run(args),
         Command::TestRpc(args) => test_rpc::run(args),
     };

@@ -203,6 +203,7 @@ fn missing_data_folder_is_named() {
 }
 
 mod baseline;
+mod gen_chain;
 mod proofs_check;
 
 /// `--state rocksdb`: each I/O design validates the blocks; `full` reads nothing from the

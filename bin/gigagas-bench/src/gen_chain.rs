@@ -1,0 +1,591 @@
+//! `gigagas-bench gen-chain`: heavy workload chains, built by the node's own payload builder.
+//!
+//! Flow: a geth-format genesis (testing/dev-genesis.json's forks and system contracts, Osaka at
+//! genesis; `balDevnetTime` 0 for the Amsterdam variant) holding real mainnet code at its
+//! mainnet addresses — WETH9 and Tether's USDT from `../shared/data/mainnet/bytecodes.json.gz`,
+//! their balances set in storage (WETH9's `balanceOf` at slot 3, USDT's `balances` at slot 2) —
+//! plus three small contracts of our own (a slot writer, a hot counter, a cold-slot reader),
+//! and funded senders whose keys derive from the seed → `gigagas init` of that genesis into a
+//! temporary RocksDB → per block: signed EIP-1559 transactions of the chosen mix until the
+//! block's gas is reached, built by the engine tree's payload builder
+//! ([`BlockTree::build_payload`], every candidate required), then validated as a consensus
+//! client's `newPayload` would be (with its BAL on Amsterdam) and made canonical → the blocks
+//! appended to `chain.rlp` (geth's export format, what `gigagas import` and `geth import`
+//! read). The same seed, mix, fork and sizes give the same files.
+//!
+//! Mixes: `mainnet` — ETH transfers to fresh accounts, USDT and WETH9 transfers, WETH9
+//! deposits, storage-heavy calls (ten new slots each); `hot` — every transaction increments
+//! the same counter slot (one contract every transaction touches); `cold` — every transaction
+//! reads 200 random slots of a contract holding `--cold-slots` slots.
+
+use alloy_consensus::{SignableTransaction, TxEip1559, TxEnvelope, TxReceipt};
+use alloy_primitives::{keccak256, Address, Bytes, Signature, TxKind, B256, U256};
+use clap::{Args, ValueEnum};
+use gigagas_engine::{BlockTree, PayloadStatus};
+use gigagas_payload::PayloadAttributes;
+use gigagas_stages::init_genesis;
+use gigagas_storage::Storage;
+use indicatif::{ProgressBar, ProgressStyle};
+use k256::ecdsa::SigningKey;
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+use std::{
+    path::{Path, PathBuf},
+    sync::Arc,
+    time::Instant,
+};
+
+/// Arguments of `gen-chain`.
+#[derive(Debug, Args)]
+pub(crate) struct GenChainArgs {
+    /// Output folder: `genesis.json`, `chain.rlp` and `info.json` are written there.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Gas per block to fill (gas; suffixes M and G allowed: 30M, 150M, 300M, 1G).
+    #[arg(long, default_value = "30M", value_parser = parse_gas)]
+    pub gas: u64,
+    /// Blocks to build.
+    #[arg(long, default_value_t = 10)]
+    pub blocks: u64,
+    /// Transaction mix.
+    #[arg(long, value_enum, default_value_t = Mix::Mainnet)]
+    pub mix: Mix,
+    /// Rules: `osaka` (no BAL) or `amsterdam` (gigagas's bal-devnet rules: the BAL in the block).
+    #[arg(long, value_enum, default_value_t = Fork::Osaka)]
+    pub fork: Fork,
+    /// Seed of keys, recipients and slots.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Slots of the cold-read contract (the `cold` mix reads 200 random ones per transaction).
+    #[arg(long, default_value_t = 100_000)]
+    pub cold_slots: u64,
+    /// Folder of the mainnet data (for `bytecodes.json.gz`).
+    #[arg(long, default_value = "../shared/data/mainnet")]
+    pub data: PathBuf,
+    /// Print one JSON object (the `info.json` written) instead of the summary.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// What the transactions of a chain do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Mix {
+    /// ETH transfers to fresh accounts, USDT and WETH9 transfers, WETH9 deposits, slot writes.
+    Mainnet,
+    /// One counter slot every transaction increments.
+    Hot,
+    /// 200 random reads of a large contract's slots per transaction.
+    Cold,
+}
+
+/// The rules the chain is built with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Fork {
+    /// Osaka: no BAL.
+    Osaka,
+    /// gigagas's bal-devnet rules (`balDevnetTime`): every block carries its EIP-7928 BAL.
+    Amsterdam,
+}
+
+fn parse_gas(s: &str) -> Result<u64, String> {
+    let (digits, scale) = match s.as_bytes().last() {
+        Some(b'G' | b'g') => (&s[..s.len() - 1], 1_000_000_000),
+        Some(b'M' | b'm') => (&s[..s.len() - 1], 1_000_000),
+        _ => (s, 1),
+    };
+    let n: u64 = digits.parse().map_err(|e| format!("{s}: {e}"))?;
+    n.checked_mul(scale).filter(|g| *g >= 1_000_000).ok_or_else(|| format!("{s}: at least 1M gas"))
+}
+
+/// WETH9 on mainnet: address and code hash (the code is in `bytecodes.json.gz`).
+const WETH9: (Address, B256) = (
+    alloy_primitives::address!("c02aaa39b223fe8d0a0e5c4f27ead9083c756cc2"),
+    alloy_primitives::b256!("d0a06b12ac47863b5c7be4185c2deaad1c61557033f56c7d4ea74429cbb25e23"),
+);
+/// Tether's USDT on mainnet: address and code hash.
+const USDT: (Address, B256) = (
+    alloy_primitives::address!("dac17f958d2ee523a2206206994597c13d831ec7"),
+    alloy_primitives::b256!("b44fb4e949d0f78f87f79ee46428f23a2a5713ce6fc6e0beb3dda78c2ac1ea55"),
+);
+/// The slot writer: `SSTORE(start + i, count - i)` for `i < count`; calldata `start ‖ count`.
+const WRITER: Address = Address::repeat_byte(0x71);
+const WRITER_CODE: &str = "6000356020355b8015601b578082559060010190600190036006565b00";
+/// The hot counter: `SSTORE(0, SLOAD(0) + 1)`.
+const HOT: Address = Address::repeat_byte(0x72);
+const HOT_CODE: &str = "60005460010160005500";
+/// The cold reader: `SLOAD` of every 32-byte word of the calldata.
+const COLD: Address = Address::repeat_byte(0x73);
+const COLD_CODE: &str = "60005b80361115601457803554506020016002565b00";
+/// Slots the `cold` mix reads per transaction.
+const COLD_READS: u64 = 200;
+/// Slots a storage-heavy call of the `mainnet` mix writes.
+const WRITES: u64 = 10;
+
+/// `transfer(address,uint256)`.
+const TRANSFER: [u8; 4] = [0xa9, 0x05, 0x9c, 0xbb];
+/// WETH9 `deposit()`.
+const DEPOSIT: [u8; 4] = [0xd0, 0xe3, 0x0d, 0xb0];
+
+/// Chain id of the generated chains (testing/dev-genesis.json's).
+const CHAIN_ID: u64 = 1337;
+/// Seconds between blocks.
+const BLOCK_TIME: u64 = 12;
+
+/// A deterministic stream of numbers (splitmix64) from the seed.
+#[derive(Debug)]
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+
+    fn word(&mut self) -> B256 {
+        let mut w = [0u8; 32];
+        for chunk in w.chunks_mut(8) {
+            chunk.copy_from_slice(&self.next().to_be_bytes());
+        }
+        B256::from(w)
+    }
+}
+
+/// One kind of transaction: what it calls and the gas it is given (its use, measured on the
+/// generated chains, plus a margin: a block is filled by the estimate, and every candidate must
+/// fit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+enum Kind {
+    EthToFresh,
+    UsdtTransfer,
+    WethTransfer,
+    WethDeposit,
+    SlotWrites,
+    HotCounter,
+    ColdReads,
+}
+
+impl Kind {
+    /// (gas limit, expected use) in gas.
+    fn gas(self) -> (u64, u64) {
+        match self {
+            Kind::EthToFresh => (21_000, 21_000),
+            Kind::UsdtTransfer => (90_000, 55_000),
+            Kind::WethTransfer => (70_000, 45_000),
+            Kind::WethDeposit => (60_000, 40_000),
+            Kind::SlotWrites => (260_000, 230_000),
+            Kind::HotCounter => (50_000, 30_000),
+            Kind::ColdReads => (620_000, 556_000),
+        }
+    }
+}
+
+/// Keys, nonces and recipients of a chain being generated.
+struct Workload {
+    rng: Rng,
+    senders: Vec<(SigningKey, Address)>,
+    nonces: Vec<u64>,
+    next: usize,
+    mix: Mix,
+    cold_slots: u64,
+    seed: u64,
+}
+
+/// The key of sender `i` of `seed`.
+fn sender_key(seed: u64, i: u64) -> SigningKey {
+    let mut n = 0u64;
+    loop {
+        let bytes = keccak256(
+            [
+                b"gigagas-gen-chain".as_slice(),
+                &seed.to_be_bytes(),
+                &i.to_be_bytes(),
+                &n.to_be_bytes(),
+            ]
+            .concat(),
+        );
+        if let Ok(key) = SigningKey::from_slice(bytes.as_slice()) {
+            return key;
+        }
+        n += 1;
+    }
+}
+
+/// Slot `i` of the cold reader.
+fn cold_slot(seed: u64, i: u64) -> B256 {
+    keccak256([b"cold".as_slice(), &seed.to_be_bytes(), &i.to_be_bytes()].concat())
+}
+
+/// The storage key of `holder` in a Solidity `mapping(address => …)` at `slot`.
+fn mapping_slot(holder: Address, slot: u64) -> B256 {
+    keccak256(
+        [
+            B256::left_padding_from(holder.as_slice()).as_slice(),
+            &U256::from(slot).to_be_bytes::<32>(),
+        ]
+        .concat(),
+    )
+}
+
+impl Workload {
+    fn new(seed: u64, senders: u64, mix: Mix, cold_slots: u64) -> Self {
+        let senders: Vec<(SigningKey, Address)> = (0..senders)
+            .map(|i| {
+                let key = sender_key(seed, i);
+                let address = Address::from_public_key(key.verifying_key());
+                (key, address)
+            })
+            .collect();
+        let nonces = vec![0; senders.len()];
+        Self { rng: Rng(seed), senders, nonces, next: 0, mix, cold_slots, seed }
+    }
+
+    fn kind(&mut self) -> Kind {
+        match self.mix {
+            Mix::Hot => Kind::HotCounter,
+            Mix::Cold => Kind::ColdReads,
+            Mix::Mainnet => match self.rng.below(100) {
+                0..30 => Kind::EthToFresh,
+                30..55 => Kind::UsdtTransfer,
+                55..75 => Kind::WethTransfer,
+                75..85 => Kind::WethDeposit,
+                _ => Kind::SlotWrites,
+            },
+        }
+    }
+
+    /// A recipient: another sender (an existing balance) or a fresh address, half and half.
+    fn recipient(&mut self) -> Address {
+        if self.rng.below(2) == 0 {
+            let i = self.rng.below(self.senders.len() as u64) as usize;
+            self.senders[i].1
+        } else {
+            Address::from_word(self.rng.word())
+        }
+    }
+
+    /// The next transaction, of `kind` (senders taken in turn).
+    fn transaction(&mut self, kind: Kind, max_fee: u128) -> (TxEnvelope, Address) {
+        let (to, value, input) = match kind {
+            Kind::EthToFresh => {
+                (Address::from_word(self.rng.word()), U256::from(1_000_000_000u64), Vec::new())
+            }
+            Kind::UsdtTransfer | Kind::WethTransfer => {
+                let token = if kind == Kind::UsdtTransfer { USDT.0 } else { WETH9.0 };
+                let to = self.recipient();
+                let amount = U256::from(1 + self.rng.below(1_000_000));
+                let mut input = TRANSFER.to_vec();
+                input.extend_from_slice(B256::left_padding_from(to.as_slice()).as_slice());
+                input.extend_from_slice(&amount.to_be_bytes::<32>());
+                (token, U256::ZERO, input)
+            }
+            Kind::WethDeposit => (WETH9.0, U256::from(1_000_000_000u64), DEPOSIT.to_vec()),
+            Kind::SlotWrites => {
+                let mut input = self.rng.word().to_vec();
+                input.extend_from_slice(&U256::from(WRITES).to_be_bytes::<32>());
+                (WRITER, U256::ZERO, input)
+            }
+            Kind::HotCounter => (HOT, U256::ZERO, Vec::new()),
+            Kind::ColdReads => {
+                let mut input = Vec::with_capacity(32 * COLD_READS as usize);
+                for _ in 0..COLD_READS {
+                    let i = self.rng.below(self.cold_slots);
+                    input.extend_from_slice(cold_slot(self.seed, i).as_slice());
+                }
+                (COLD, U256::ZERO, input)
+            }
+        };
+        let i = self.next;
+        self.next = (self.next + 1) % self.senders.len();
+        let nonce = self.nonces[i];
+        self.nonces[i] += 1;
+        let tx = TxEip1559 {
+            chain_id: CHAIN_ID,
+            nonce,
+            gas_limit: kind.gas().0,
+            max_fee_per_gas: max_fee,
+            max_priority_fee_per_gas: 1_000_000_000,
+            to: TxKind::Call(to),
+            value,
+            input: Bytes::from(input),
+            ..Default::default()
+        };
+        let (key, sender) = &self.senders[i];
+        let (sig, recid) = key
+            .sign_prehash_recoverable(tx.signature_hash().as_slice())
+            .expect("a prehash of 32 bytes signs");
+        let signature = Signature::new(
+            U256::from_be_slice(&sig.r().to_bytes()),
+            U256::from_be_slice(&sig.s().to_bytes()),
+            recid.is_y_odd(),
+        );
+        (TxEnvelope::Eip1559(tx.into_signed(signature)), *sender)
+    }
+}
+
+fn hex_u256(v: U256) -> String {
+    format!("{v:#x}")
+}
+
+/// A storage value as geth's genesis format wants it: 32 bytes of hex.
+fn slot_value(v: U256) -> String {
+    format!("{:#x}", B256::from(v))
+}
+
+/// The genesis (geth format): testing/dev-genesis.json's config and system contracts, the
+/// block gas limit, WETH9 and USDT with the senders' balances, the three contracts of our own,
+/// the senders funded.
+fn genesis(args: &GenChainArgs, workload: &Workload, gas_limit: u64) -> Result<Value, String> {
+    let template = include_str!("../../../testing/dev-genesis.json");
+    let mut genesis: Value = serde_json::from_str(template).map_err(|e| e.to_string())?;
+    let config = genesis["config"].as_object_mut().ok_or("dev-genesis.json: no config")?;
+    match args.fork {
+        Fork::Osaka => {
+            config.remove("balDevnetTime");
+        }
+        Fork::Amsterdam => {
+            config.insert("balDevnetTime".into(), json!(0));
+        }
+    }
+    genesis["gasLimit"] = json!(format!("{gas_limit:#x}"));
+    let codes = gigagas_state::mainnet::load_bytecodes(&args.data.join("bytecodes.json.gz"))
+        .map_err(|e| e.to_string())?;
+    let code_of = |(address, hash): (Address, B256)| {
+        codes
+            .get(&hash)
+            .map(|c| format!("0x{}", alloy_primitives::hex::encode(c.original_bytes())))
+            .ok_or_else(|| format!("{address}: code {hash} not in bytecodes.json.gz"))
+    };
+    let alloc = genesis["alloc"].as_object_mut().ok_or("dev-genesis.json: no alloc")?;
+    let rich = U256::from(10u64).pow(U256::from(24u64)); // a million ether (wei), or tokens
+    let (mut weth, mut usdt) = (Map::new(), Map::new());
+    for (_, sender) in &workload.senders {
+        alloc.insert(format!("{sender:#x}"), json!({ "balance": hex_u256(rich) }));
+        weth.insert(format!("{:#x}", mapping_slot(*sender, 3)), json!(slot_value(rich)));
+        usdt.insert(format!("{:#x}", mapping_slot(*sender, 2)), json!(slot_value(rich)));
+    }
+    let holders = U256::from(workload.senders.len());
+    alloc.insert(
+        format!("{:#x}", WETH9.0),
+        json!({ "balance": hex_u256(rich * holders), "code": code_of(WETH9)?, "storage": weth }),
+    );
+    // USDT: slot 0 its owner (not paused), slot 1 the total supply, slot 2 the balances.
+    usdt.insert(
+        format!("{:#x}", B256::ZERO),
+        json!(format!("{:#x}", B256::left_padding_from(workload.senders[0].1.as_slice()))),
+    );
+    usdt.insert(format!("{:#x}", B256::with_last_byte(1)), json!(slot_value(rich * holders)));
+    alloc.insert(
+        format!("{:#x}", USDT.0),
+        json!({ "balance": "0x0", "code": code_of(USDT)?, "storage": usdt }),
+    );
+    alloc.insert(
+        format!("{WRITER:#x}"),
+        json!({ "balance": "0x0", "code": format!("0x{WRITER_CODE}") }),
+    );
+    alloc.insert(format!("{HOT:#x}"), json!({ "balance": "0x0", "code": format!("0x{HOT_CODE}") }));
+    let mut cold = Map::new();
+    if args.mix == Mix::Cold {
+        for i in 0..args.cold_slots {
+            cold.insert(
+                format!("{:#x}", cold_slot(args.seed, i)),
+                json!(slot_value(U256::from(i + 1))),
+            );
+        }
+    }
+    alloc.insert(
+        format!("{COLD:#x}"),
+        json!({ "balance": "0x0", "code": format!("0x{COLD_CODE}"), "storage": cold }),
+    );
+    Ok(genesis)
+}
+
+/// One generated block, as `info.json` lists it.
+#[derive(Debug, Serialize)]
+struct BlockInfo {
+    number: u64,
+    hash: String,
+    transactions: usize,
+    gas_used: u64,
+    /// Transactions whose receipt says failed (reverted or out of gas): none is expected.
+    failed: usize,
+    /// Size of the block's RLP (bytes).
+    rlp_bytes: usize,
+    /// Build (execution, BAL, state root) plus validation and commit (seconds).
+    seconds: f64,
+}
+
+/// `info.json`: how the chain was made and what it holds.
+#[derive(Debug, Serialize)]
+struct ChainInfo {
+    fork: Fork,
+    mix: Mix,
+    seed: u64,
+    gas_per_block: u64,
+    block_gas_limit: u64,
+    senders: usize,
+    genesis_hash: String,
+    blocks: Vec<BlockInfo>,
+    transactions_by_kind: std::collections::BTreeMap<Kind, u64>,
+    gas_used: u64,
+    seconds: f64,
+}
+
+/// Runs `gen-chain`: exit code 0 when every block was built and found VALID (any failure is
+/// an error).
+pub(crate) fn run(args: GenChainArgs) -> Result<std::process::ExitCode, String> {
+    let info = generate(&args)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&info).map_err(|e| e.to_string())?);
+    } else {
+        println!(
+            "{}: {} blocks, {} transactions, {:.1} Mgas ({:?} mix, {:?} rules, seed {}) in {:.1} s: genesis.json, chain.rlp",
+            args.out.display(),
+            info.blocks.len(),
+            info.blocks.iter().map(|b| b.transactions).sum::<usize>(),
+            info.gas_used as f64 / 1e6,
+            info.mix,
+            info.fork,
+            info.seed,
+            info.seconds
+        );
+    }
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// Writes `genesis.json`, `chain.rlp` and `info.json` into `args.out`; returns the info.
+fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
+    let start = Instant::now();
+    // Room for every candidate's gas limit while the expected use fills `gas`.
+    let gas_limit = args.gas + args.gas / 2;
+    let per_tx = match args.mix {
+        Mix::Mainnet => 40_000,
+        Mix::Hot => Kind::HotCounter.gas().1,
+        Mix::Cold => Kind::ColdReads.gas().1,
+    };
+    // About one transaction per sender and block.
+    let senders = (args.gas / per_tx).clamp(64, 50_000);
+    let mut workload = Workload::new(args.seed, senders, args.mix, args.cold_slots.max(1));
+    let genesis = genesis(args, &workload, gas_limit)?;
+    std::fs::create_dir_all(&args.out).map_err(|e| format!("{}: {e}", args.out.display()))?;
+    let genesis_bytes = serde_json::to_vec_pretty(&genesis).map_err(|e| e.to_string())?;
+    write(&args.out.join("genesis.json"), &genesis_bytes)?;
+
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let store = Arc::new(Storage::open(dir.path()).map_err(|e| e.to_string())?);
+    let init = init_genesis(&store, &genesis_bytes).map_err(|e| e.to_string())?;
+    let tree =
+        BlockTree::new(store.clone(), rayon::current_num_threads()).map_err(|e| e.to_string())?;
+    let mut parent = init.hash;
+    let mut base_fee = init.header.base_fee_per_gas.unwrap_or(1_000_000_000);
+    let mut chain = Vec::new();
+    let (mut blocks, mut by_kind) = (Vec::new(), std::collections::BTreeMap::new());
+    let bar = ProgressBar::new(args.blocks);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} {elapsed} [{bar:30}] {pos}/{len} blocks  {msg}  ETA {eta}",
+        )
+        .expect("static template")
+        .progress_chars("=> "),
+    );
+    if args.json {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    for number in 1..=args.blocks {
+        let block_start = Instant::now();
+        // Twice the base fee leaves room for it to rise by 12.5 % a block.
+        let max_fee = u128::from(base_fee) * 2 + 1_000_000_000;
+        let (mut candidates, mut expected, mut limits) = (Vec::new(), 0u64, 0u64);
+        while expected < args.gas {
+            // The kind first: a transaction made is a nonce spent.
+            let kind = workload.kind();
+            let (limit, used) = kind.gas();
+            if limits + limit > gas_limit {
+                break;
+            }
+            let (tx, sender) = workload.transaction(kind, max_fee);
+            limits += limit;
+            expected += used;
+            *by_kind.entry(kind).or_insert(0u64) += 1;
+            candidates.push((tx, sender));
+        }
+        let timestamp = number * BLOCK_TIME;
+        let attributes = PayloadAttributes {
+            timestamp,
+            prev_randao: keccak256(timestamp.to_be_bytes()),
+            suggested_fee_recipient: Address::repeat_byte(0xfe),
+            withdrawals: Some(Vec::new()),
+            parent_beacon_block_root: Some(keccak256(number.to_be_bytes())),
+            slot_number: (args.fork == Fork::Amsterdam).then_some(number),
+            target_gas_limit: None,
+            extra_data: None,
+        };
+        let built = tree
+            .build_payload(parent, &attributes, &candidates, true)
+            .map_err(|e| format!("block {number}: build: {e}"))?
+            .ok_or_else(|| format!("block {number}: parent {parent} unknown"))?;
+        let rlp = alloy_rlp::encode(&built.block);
+        let bal = (args.fork == Fork::Amsterdam).then_some(&built.bal);
+        let (status, _) = tree
+            .new_payload(built.block.clone(), rlp.len(), bal)
+            .map_err(|e| format!("block {number}: validation: {e}"))?;
+        if status != PayloadStatus::Valid(built.hash) {
+            return Err(format!("block {number}: the built block is {status:?}"));
+        }
+        tree.forkchoice_updated(built.hash, built.hash, built.hash)
+            .map_err(|e| format!("block {number}: forkchoice: {e}"))?
+            .map_err(|e| format!("block {number}: forkchoice: {e}"))?;
+        base_fee = built.block.header.base_fee_per_gas.unwrap_or(base_fee);
+        let receipts: Vec<alloy_consensus::ReceiptEnvelope> = store
+            .receipts(number)
+            .map_err(|e| format!("block {number}: receipts: {e}"))?
+            .ok_or_else(|| format!("block {number}: no receipts stored"))?;
+        let failed = receipts.iter().filter(|r| !r.status()).count();
+        blocks.push(BlockInfo {
+            number,
+            hash: built.hash.to_string(),
+            transactions: built.block.body.transactions.len(),
+            gas_used: built.block.header.gas_used,
+            failed,
+            rlp_bytes: rlp.len(),
+            seconds: block_start.elapsed().as_secs_f64(),
+        });
+        chain.extend_from_slice(&rlp);
+        parent = built.hash;
+        bar.set_message(format!("{:.1} Mgas", built.block.header.gas_used as f64 / 1e6));
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    write(&args.out.join("chain.rlp"), &chain)?;
+    let info = ChainInfo {
+        fork: args.fork,
+        mix: args.mix,
+        seed: args.seed,
+        gas_per_block: args.gas,
+        block_gas_limit: gas_limit,
+        senders: workload.senders.len(),
+        genesis_hash: init.hash.to_string(),
+        gas_used: blocks.iter().map(|b| b.gas_used).sum(),
+        blocks,
+        transactions_by_kind: by_kind,
+        seconds: start.elapsed().as_secs_f64(),
+    };
+    write(
+        &args.out.join("info.json"),
+        &serde_json::to_vec_pretty(&info).map_err(|e| e.to_string())?,
+    )?;
+    Ok(info)
+}
+
+fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()))
+}
