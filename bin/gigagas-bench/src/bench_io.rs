@@ -184,13 +184,14 @@ type FullValues = (
     Vec<(Address, Option<AccountInfo>)>,
     Vec<((Address, U256), U256)>,
     Vec<(B256, revm::state::Bytecode)>,
+    Vec<(Address, bool)>,
 );
 
 fn full_values(store: &Storage, k: &BlockKeys) -> Result<FullValues, String> {
     let accounts = store.accounts(&k.accounts).map_err(|e| e.to_string())?;
     let slots = store.slots(&k.slots).map_err(|e| e.to_string())?;
     let mut codes = Vec::new();
-    let accounts = k
+    let accounts: Vec<(Address, Option<AccountInfo>)> = k
         .accounts
         .iter()
         .zip(accounts)
@@ -212,7 +213,18 @@ fn full_values(store: &Storage, k: &BlockKeys) -> Result<FullValues, String> {
             (*a, info)
         })
         .collect();
-    Ok((accounts, k.slots.iter().copied().zip(slots).collect(), codes))
+    // EIP-7610's question (does a codeless, nonce-0 account hold storage?) travels with the
+    // values too: the executor asks it of such accounts.
+    let mut has_storage = Vec::new();
+    for (a, info) in &accounts {
+        if info
+            .as_ref()
+            .is_some_and(|i| i.nonce == 0 && i.code_hash == revm::primitives::KECCAK_EMPTY)
+        {
+            has_storage.push((*a, store.has_storage(a).map_err(|e| e.to_string())?));
+        }
+    }
+    Ok((accounts, k.slots.iter().copied().zip(slots).collect(), codes, has_storage))
 }
 
 pub(crate) fn run(args: BenchArgs) -> Result<ExitCode, BenchError> {
@@ -307,7 +319,7 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode, BenchError> {
                                     |((st, k), f)| match io.as_str() {
                                         "batch" => st.prefetch(&k.accounts, &k.slots),
                                         "full" => {
-                                            st.seed(&f.0, &f.1, &f.2);
+                                            st.seed(&f.0, &f.1, &f.2, &f.3);
                                             Ok(())
                                         }
                                         _ => Ok(()),

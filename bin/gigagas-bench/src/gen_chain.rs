@@ -25,7 +25,6 @@ use gigagas_engine::{BlockTree, PayloadStatus};
 use gigagas_payload::PayloadAttributes;
 use gigagas_stages::init_genesis;
 use gigagas_storage::Storage;
-use indicatif::{ProgressBar, ProgressStyle};
 use k256::ecdsa::SigningKey;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
@@ -489,14 +488,7 @@ fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
     let mut base_fee = init.header.base_fee_per_gas.unwrap_or(1_000_000_000);
     let mut chain = Vec::new();
     let (mut blocks, mut by_kind) = (Vec::new(), std::collections::BTreeMap::new());
-    let bar = ProgressBar::new(args.blocks);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} {elapsed} [{bar:30}] {pos}/{len} blocks  {msg}  ETA {eta}",
-        )
-        .expect("static template")
-        .progress_chars("=> "),
-    );
+    let bar = crate::util::bar(args.blocks, "blocks");
     if args.json {
         bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
@@ -561,7 +553,6 @@ fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
         });
         chain.extend_from_slice(&rlp);
         parent = built.hash;
-        bar.set_message(format!("{:.1} Mgas", built.block.header.gas_used as f64 / 1e6));
         bar.inc(1);
     }
     bar.finish_and_clear();

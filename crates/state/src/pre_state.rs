@@ -284,14 +284,19 @@ impl PreState {
     }
 
     /// Seeds the cache of a backed state with known pre-block values (the "full" BAL design:
-    /// the values travel with the block, nothing is read). No-op for an in-memory state.
+    /// the values travel with the block, nothing is read): accounts, slots, codes, and whether
+    /// accounts hold storage ([`PreState::has_storage`]). No-op for an in-memory state.
     pub fn seed(
         &self,
         accounts: &[(Address, Option<AccountInfo>)],
         slots: &[((Address, U256), U256)],
         codes: &[(B256, Bytecode)],
+        has_storage: &[(Address, bool)],
     ) {
         let Some(b) = &self.backing else { return };
+        for (address, has) in has_storage {
+            b.has_storage.insert(*address, *has);
+        }
         for (hash, code) in codes {
             b.codes.insert(*hash, code.clone());
         }
