@@ -182,7 +182,7 @@ impl Kind {
             Kind::WethTransfer => (70_000, 45_000),
             Kind::WethDeposit => (60_000, 40_000),
             Kind::SlotWrites => (260_000, 230_000),
-            Kind::HotCounter => (50_000, 30_000),
+            Kind::HotCounter => (50_000, 26_000),
             Kind::ColdReads => (620_000, 556_000),
         }
     }
