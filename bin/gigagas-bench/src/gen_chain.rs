@@ -2,7 +2,8 @@
 //!
 //! Flow: a geth-format genesis (testing/dev-genesis.json's forks and system contracts, Osaka at
 //! genesis; `balDevnetTime` 0 for the Amsterdam variant) holding real mainnet code at its
-//! mainnet addresses — WETH9 and Tether's USDT from `../shared/data/mainnet/bytecodes.json.gz`,
+//! mainnet addresses — WETH9, Tether's USDT and Uniswap V2's factory and Router02 from
+//! `../shared/data/mainnet/bytecodes.json.gz`,
 //! their balances set in storage (WETH9's `balanceOf` at slot 3, USDT's `balances` at slot 2) —
 //! plus three small contracts of our own (a slot writer, a hot counter, a cold-slot reader),
 //! and funded senders whose keys derive from the seed → `gigagas init` of that genesis into a
@@ -14,7 +15,9 @@
 //! read). The same seed, mix, fork and sizes give the same files.
 //!
 //! Mixes: `mainnet` — ETH transfers to fresh accounts, USDT and WETH9 transfers, WETH9
-//! deposits, storage-heavy calls (ten new slots each); `hot` — every transaction increments
+//! deposits, Uniswap V2 swaps between WETH9 and USDT (mainnet factory and Router02 code; the
+//! first block creates the pair and adds liquidity; every sender's allowance to the router is
+//! set in the genesis), storage-heavy calls (ten new slots each); `hot` — every transaction increments
 //! the same counter slot (one contract every transaction touches); `cold` — every transaction
 //! reads 200 random slots of a contract holding `--cold-slots` slots.
 
@@ -108,6 +111,25 @@ const USDT: (Address, B256) = (
     alloy_primitives::address!("dac17f958d2ee523a2206206994597c13d831ec7"),
     alloy_primitives::b256!("b44fb4e949d0f78f87f79ee46428f23a2a5713ce6fc6e0beb3dda78c2ac1ea55"),
 );
+/// Uniswap V2 on mainnet: the factory and Router02 (which names the factory and WETH9 at these
+/// addresses in its code, and the pair's init-code hash the factory deploys with).
+const UNISWAP_FACTORY: (Address, B256) = (
+    alloy_primitives::address!("5c69bee701ef814a2b6a3edd4b1652cb9cc5aa6f"),
+    alloy_primitives::b256!("bab145d02e7005f0d84c6c1639d39b799b0ea16df99ebbdaf5a14d9da820b4e0"),
+);
+const UNISWAP_ROUTER: (Address, B256) = (
+    alloy_primitives::address!("7a250d5630b4cf539739df2c5dacb4c659f2488d"),
+    alloy_primitives::b256!("a324bc7db3d091b6f1a2d526e48a9c7039e03b3cc35f7d44b15ac7a1544c11d2"),
+);
+/// `createPair(address,address)`.
+const CREATE_PAIR: [u8; 4] = [0xc9, 0xc6, 0x53, 0x96];
+/// `addLiquidity(address,address,uint256,uint256,uint256,uint256,address,uint256)`.
+const ADD_LIQUIDITY: [u8; 4] = [0xe8, 0xe3, 0x37, 0x00];
+/// `swapExactTokensForTokens(uint256,uint256,address[],address,uint256)`.
+const SWAP_EXACT: [u8; 4] = [0x38, 0xed, 0x17, 0x39];
+/// Liquidity the setup puts in the WETH9/USDT pair, of each token (smallest units).
+const LIQUIDITY: u128 = 10_000_000_000_000_000_000_000;
+
 /// The slot writer: `SSTORE(start + i, count - i)` for `i < count`; calldata `start ‖ count`.
 const WRITER: Address = Address::repeat_byte(0x71);
 const WRITER_CODE: &str = "6000356020355b8015601b578082559060010190600190036006565b00";
@@ -169,6 +191,9 @@ enum Kind {
     WethTransfer,
     WethDeposit,
     SlotWrites,
+    UniswapSwap,
+    CreatePair,
+    AddLiquidity,
     HotCounter,
     ColdReads,
 }
@@ -182,6 +207,9 @@ impl Kind {
             Kind::WethTransfer => (70_000, 45_000),
             Kind::WethDeposit => (60_000, 40_000),
             Kind::SlotWrites => (260_000, 230_000),
+            Kind::UniswapSwap => (200_000, 105_000),
+            Kind::CreatePair => (3_000_000, 2_520_000),
+            Kind::AddLiquidity => (400_000, 240_000),
             Kind::HotCounter => (50_000, 26_000),
             Kind::ColdReads => (620_000, 556_000),
         }
@@ -254,9 +282,10 @@ impl Workload {
             Mix::Cold => Kind::ColdReads,
             Mix::Mainnet => match self.rng.below(100) {
                 0..30 => Kind::EthToFresh,
-                30..55 => Kind::UsdtTransfer,
-                55..75 => Kind::WethTransfer,
-                75..85 => Kind::WethDeposit,
+                30..50 => Kind::UsdtTransfer,
+                50..65 => Kind::WethTransfer,
+                65..75 => Kind::WethDeposit,
+                75..87 => Kind::UniswapSwap,
                 _ => Kind::SlotWrites,
             },
         }
@@ -292,6 +321,49 @@ impl Workload {
                 let mut input = self.rng.word().to_vec();
                 input.extend_from_slice(&U256::from(WRITES).to_be_bytes::<32>());
                 (WRITER, U256::ZERO, input)
+            }
+            Kind::CreatePair => {
+                let input = abi(CREATE_PAIR, &[word(WETH9.0), word(USDT.0)]);
+                (UNISWAP_FACTORY.0, U256::ZERO, input)
+            }
+            Kind::AddLiquidity => {
+                let provider = self.senders[self.next].1;
+                let amount = B256::from(U256::from(LIQUIDITY));
+                let deadline = B256::from(U256::from(u64::MAX));
+                let input = abi(
+                    ADD_LIQUIDITY,
+                    &[
+                        word(WETH9.0),
+                        word(USDT.0),
+                        amount,
+                        amount,
+                        B256::ZERO,
+                        B256::ZERO,
+                        word(provider),
+                        deadline,
+                    ],
+                );
+                (UNISWAP_ROUTER.0, U256::ZERO, input)
+            }
+            Kind::UniswapSwap => {
+                let trader = self.senders[self.next].1;
+                let path =
+                    if self.rng.below(2) == 0 { [WETH9.0, USDT.0] } else { [USDT.0, WETH9.0] };
+                let amount_in = B256::from(U256::from(1 + self.rng.below(1_000_000_000_000)));
+                let input = abi(
+                    SWAP_EXACT,
+                    &[
+                        amount_in,
+                        B256::ZERO,
+                        B256::from(U256::from(0xa0u64)), // the path's offset
+                        word(trader),
+                        B256::from(U256::from(u64::MAX)),
+                        B256::from(U256::from(2u64)),
+                        word(path[0]),
+                        word(path[1]),
+                    ],
+                );
+                (UNISWAP_ROUTER.0, U256::ZERO, input)
             }
             Kind::HotCounter => (HOT, U256::ZERO, Vec::new()),
             Kind::ColdReads => {
@@ -329,6 +401,20 @@ impl Workload {
         );
         (TxEnvelope::Eip1559(tx.into_signed(signature)), *sender)
     }
+}
+
+/// An address as an ABI word.
+fn word(a: Address) -> B256 {
+    B256::left_padding_from(a.as_slice())
+}
+
+/// Calldata: a selector and its ABI words.
+fn abi(selector: [u8; 4], words: &[B256]) -> Vec<u8> {
+    let mut out = selector.to_vec();
+    for w in words {
+        out.extend_from_slice(w.as_slice());
+    }
+    out
 }
 
 fn hex_u256(v: U256) -> String {
@@ -371,6 +457,13 @@ fn genesis(args: &GenChainArgs, workload: &Workload, gas_limit: u64) -> Result<V
         alloc.insert(format!("{sender:#x}"), json!({ "balance": hex_u256(rich) }));
         weth.insert(format!("{:#x}", mapping_slot(*sender, 3)), json!(slot_value(rich)));
         usdt.insert(format!("{:#x}", mapping_slot(*sender, 2)), json!(slot_value(rich)));
+        // Every sender lets the router move its tokens: WETH9's `allowance` (slot 4) and
+        // USDT's `allowed` (slot 5), both `mapping(owner => mapping(spender => amount))`.
+        for (map, slot) in [(&mut weth, 4), (&mut usdt, 5)] {
+            let inner = mapping_slot(*sender, slot);
+            let key = keccak256([word(UNISWAP_ROUTER.0).as_slice(), inner.as_slice()].concat());
+            map.insert(format!("{key:#x}"), json!(slot_value(U256::MAX)));
+        }
     }
     let holders = U256::from(workload.senders.len());
     alloc.insert(
@@ -387,6 +480,12 @@ fn genesis(args: &GenChainArgs, workload: &Workload, gas_limit: u64) -> Result<V
         format!("{:#x}", USDT.0),
         json!({ "balance": "0x0", "code": code_of(USDT)?, "storage": usdt }),
     );
+    for contract in [UNISWAP_FACTORY, UNISWAP_ROUTER] {
+        alloc.insert(
+            format!("{:#x}", contract.0),
+            json!({ "balance": "0x0", "code": code_of(contract)? }),
+        );
+    }
     alloc.insert(
         format!("{WRITER:#x}"),
         json!({ "balance": "0x0", "code": format!("0x{WRITER_CODE}") }),
@@ -497,9 +596,15 @@ fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
         // Twice the base fee leaves room for it to rise by 12.5 % a block.
         let max_fee = u128::from(base_fee) * 2 + 1_000_000_000;
         let (mut candidates, mut expected, mut limits) = (Vec::new(), 0u64, 0u64);
+        // The mainnet mix's first block sets up the WETH9/USDT pool its swaps trade in.
+        let mut setup: Vec<Kind> = if number == 1 && args.mix == Mix::Mainnet {
+            vec![Kind::AddLiquidity, Kind::CreatePair]
+        } else {
+            Vec::new()
+        };
         while expected < args.gas {
             // The kind first: a transaction made is a nonce spent.
-            let kind = workload.kind();
+            let kind = setup.pop().unwrap_or_else(|| workload.kind());
             let (limit, used) = kind.gas();
             if limits + limit > gas_limit {
                 break;

@@ -1,6 +1,7 @@
 //! `gigagas-bench gen-chain`: every generated block imports through the node's storage path
 //! (`gigagas_stages::import_blocks`: header checks, execution over RocksDB, state root from the
-//! stored trie), on both rule sets and every mix, and the same seed gives the same files.
+//! stored trie) on both rule sets and every mix, every transaction succeeds (the Uniswap V2
+//! setup and swaps included), and the same seed gives the same files.
 
 use super::data_dir;
 use gigagas_stages::{import_blocks, init_genesis};
@@ -55,9 +56,16 @@ fn generated_chains_import_on_both_rule_sets() {
         assert_eq!(import(dir.path()), 3, "{fork} {mix}: every block imports with its state root");
         if mix == "mainnet" {
             let kinds = info["transactions_by_kind"].as_object().unwrap();
-            for kind in
-                ["eth_to_fresh", "usdt_transfer", "weth_transfer", "weth_deposit", "slot_writes"]
-            {
+            for kind in [
+                "eth_to_fresh",
+                "usdt_transfer",
+                "weth_transfer",
+                "weth_deposit",
+                "uniswap_swap",
+                "create_pair",
+                "add_liquidity",
+                "slot_writes",
+            ] {
                 assert!(
                     kinds.get(kind).and_then(|v| v.as_u64()).unwrap_or(0) > 0,
                     "{kind}: {kinds:?}"
