@@ -147,24 +147,29 @@ fn megablock_roots(
     })
 }
 
-/// Each block of a geth-export RLP file as (number, hash), from its header alone; stops at the
-/// first entry that does not decode (the import reports that one).
-fn block_index(rlp: &[u8]) -> Vec<(u64, B256)> {
-    use alloy_rlp::Decodable;
-    let (mut buf, mut out) = (rlp, Vec::new());
-    while !buf.is_empty() {
+/// The payloads of the blocks of a geth-export RLP file (each block's list, unparsed), up to
+/// the first entry that is not a whole RLP list (the import reports that one).
+fn block_payloads(rlp: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut buf = rlp;
+    std::iter::from_fn(move || {
         let mut item = buf;
-        let Ok(list) = alloy_rlp::Header::decode(&mut item) else { break };
+        let list = alloy_rlp::Header::decode(&mut item).ok()?;
         if !list.list || item.len() < list.payload_length {
-            break;
+            return None;
         }
-        let Ok(header) = alloy_consensus::Header::decode(&mut &item[..list.payload_length]) else {
-            break;
-        };
-        out.push((header.number, header.hash_slow()));
-        buf = &item[list.payload_length..];
-    }
-    out
+        let (payload, rest) = item.split_at(list.payload_length);
+        buf = rest;
+        Some(payload)
+    })
+}
+
+/// The hash of the file's block `number`, read from its header.
+fn block_hash(rlp: &[u8], number: u64) -> Option<B256> {
+    use alloy_rlp::Decodable;
+    block_payloads(rlp).find_map(|mut payload| {
+        let header = alloy_consensus::Header::decode(&mut payload).ok()?;
+        (header.number == number).then(|| header.hash_slow())
+    })
 }
 
 fn block_json(b: &ImportedBlock) -> BlockJson {
@@ -184,9 +189,9 @@ fn block_json(b: &ImportedBlock) -> BlockJson {
     }
 }
 
-fn failed_json(e: &ImportError, index: &[(u64, B256)]) -> FailedJson {
+fn failed_json(e: &ImportError, rlp: &[u8]) -> FailedJson {
     let number = e.block_number();
-    let hash = number.and_then(|n| index.iter().find(|(m, _)| *m == n)).map(|(_, h)| h.to_string());
+    let hash = number.and_then(|n| block_hash(rlp, n)).map(|h| h.to_string());
     FailedJson { number, hash, kind: e.kind(), internal: e.is_internal(), error: e.to_string() }
 }
 
@@ -207,9 +212,8 @@ pub(crate) fn import(args: ImportArgs) -> Result<ExitCode, String> {
     if store.head().map_err(|e| e.to_string())?.is_none() {
         return Err(not_initialized());
     }
-    let index = block_index(&rlp);
     // On a terminal: blocks done of the file's, Mgas/s and the time left.
-    let bar = ProgressBar::new(index.len() as u64);
+    let bar = ProgressBar::new(block_payloads(&rlp).count() as u64);
     bar.set_style(
         ProgressStyle::with_template(
             "{spinner} {elapsed} [{bar:30}] {pos}/{len} blocks  {msg}  ETA {eta}",
@@ -246,7 +250,7 @@ pub(crate) fn import(args: ImportArgs) -> Result<ExitCode, String> {
     let seconds = start.elapsed().as_secs_f64();
     let (blocks, failed) = match result {
         Ok(blocks) => (blocks, None),
-        Err(e) => (Vec::new(), Some(failed_json(&e, &index))),
+        Err(e) => (Vec::new(), Some(failed_json(&e, &rlp))),
     };
     let error = failed.as_ref().map(|f| f.error.clone());
     let head = store.head().map_err(|e| e.to_string())?.map(|(n, _)| n);

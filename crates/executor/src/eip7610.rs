@@ -89,11 +89,6 @@ impl StorageCollisions {
     pub fn new(targets: AddressSet) -> Self {
         Self { targets }
     }
-
-    /// Whether a creation at `address` collides.
-    pub fn collides(&self, address: &Address) -> bool {
-        self.targets.contains(address)
-    }
 }
 
 impl<CTX: ContextTr, INTR: InterpreterTypes> Inspector<CTX, INTR> for StorageCollisions {

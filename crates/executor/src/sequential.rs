@@ -1,9 +1,11 @@
 //! The sequential reference: alloy-evm's Ethereum block executor over one revm `State`,
 //! committing after every transaction, with revm's EIP-7928 BAL builder attached.
 
-use crate::eip7610::{collision_targets, StorageCollisions};
 use crate::{
-    error::map_block_error, evm_config::EvmConfig, BlockOutcome, ExecutionError, PostStateDiff,
+    eip7610::{collision_targets, StorageCollisions},
+    error::map_block_error,
+    evm_config::EvmConfig,
+    BlockOutcome, ExecutionError, PostStateDiff,
 };
 use alloy_consensus::{transaction::Recovered, Transaction, TxEnvelope};
 use alloy_evm::{
