@@ -22,7 +22,7 @@ pub const KAD_PROTOCOL: StreamProtocol = StreamProtocol::new("/gigagas/kad/1.0.0
 /// The behaviours of one gigagas node.
 #[derive(NetworkBehaviour)]
 pub(crate) struct Behaviour {
-    /// Connection limits (total established connections, one per peer).
+    /// Connection limits (total established connections, two per peer: see [`Behaviour::new`]).
     pub(crate) limits: connection_limits::Behaviour,
     /// Peers banned for invalid data.
     pub(crate) blocked: allow_block_list::Behaviour<allow_block_list::BlockedPeers>,
@@ -50,7 +50,10 @@ impl Behaviour {
         let peer_id = key.public().to_peer_id();
         let limits = connection_limits::ConnectionLimits::default()
             .with_max_established(Some(max_peers))
-            .with_max_established_per_peer(Some(1));
+            // Two, not one: when two nodes dial each other at once, each would keep its own
+            // outbound connection and refuse the other's, closing both (a spurious disconnect
+            // in the middle of a block's propagation).
+            .with_max_established_per_peer(Some(2));
         let identify = identify::Behaviour::new(
             identify::Config::new(PROTOCOL_VERSION.into(), key.public())
                 .with_agent_version(format!("gigagas/{}", env!("CARGO_PKG_VERSION")))

@@ -238,7 +238,13 @@ async fn forging_relay_is_banned(protocol: Protocol) {
         for (i, rx) in receivers.iter_mut().enumerate() {
             let got = tokio::time::timeout(Duration::from_secs(30), rx.recv())
                 .await
-                .unwrap_or_else(|_| panic!("{protocol}: node {} got no block {round}", i + 1))
+                .unwrap_or_else(|_| {
+                    let stats: Vec<_> = nodes
+                        .iter()
+                        .map(|n| (n.stats().snapshot(), n.peers().len(), n.link_bytes()))
+                        .collect();
+                    panic!("{protocol}: node {} got no block {round}: {stats:#?}", i + 1)
+                })
                 .unwrap();
             assert_eq!(
                 (got.key, got.payload == payload),

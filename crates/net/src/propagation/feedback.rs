@@ -74,6 +74,18 @@ impl Feedback {
         sent.len() == 1
     }
 
+    /// The peers this node received chunks of the block from.
+    pub(crate) fn senders(&self) -> impl Iterator<Item = &PeerId> {
+        self.received_from.keys()
+    }
+
+    /// Forgets all of `peer` (it disconnected: what was in flight to it is lost).
+    pub(crate) fn forget(&mut self, peer: &PeerId) {
+        self.received_from.remove(peer);
+        self.sent_at.remove(peer);
+        self.progress.remove(peer);
+    }
+
     /// Keeps `peer`'s notice.
     pub(crate) fn record(&mut self, peer: PeerId, rank: u16, received: u16, senders: u16) {
         let progress = Progress {
@@ -91,13 +103,24 @@ impl Feedback {
         self.progress.get(peer).map_or(0, |p| needed.saturating_sub(p.rank).div_ceil(p.senders))
     }
 
+    /// Chunks sent to `peer` after those its last notice counted, within [`IN_FLIGHT`]
+    /// (`None` without a notice).
+    pub(crate) fn in_flight(&self, peer: &PeerId) -> Option<usize> {
+        let progress = self.progress.get(peer)?;
+        Some(self.sent_at.get(peer).map_or(0, |sent| {
+            sent.iter().skip(progress.received).filter(|t| t.elapsed() < IN_FLIGHT).count()
+        }))
+    }
+
+    /// The rank `peer` told in its last notice.
+    pub(crate) fn rank(&self, peer: &PeerId) -> Option<usize> {
+        self.progress.get(peer).map(|p| p.rank)
+    }
+
     /// Whether `peer` already has this node's share of what it misses in flight (chunks sent
     /// after those its last notice counted, within [`IN_FLIGHT`]); `false` without a notice.
     pub(crate) fn holds_back(&self, peer: &PeerId, needed: usize) -> bool {
-        let Some(progress) = self.progress.get(peer) else { return false };
-        let in_flight = self.sent_at.get(peer).map_or(0, |sent| {
-            sent.iter().skip(progress.received).filter(|t| t.elapsed() < IN_FLIGHT).count()
-        });
+        let Some(in_flight) = self.in_flight(peer) else { return false };
         in_flight >= self.share_missing(peer, needed)
     }
 }

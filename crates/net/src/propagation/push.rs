@@ -18,7 +18,8 @@
 //!   the peer has not exchanged with us);
 //! - RLNC, with `skip_known`: a chunk owed to a peer waits while this node's rank is at most
 //!   the chunks it exchanged with that peer (sent, or useful received): a recoded chunk would
-//!   then lie in what the peer holds; it goes out when the rank grows;
+//!   then lie in what the peer holds; it goes out when the rank grows (a progress notice
+//!   lowers that count to the rank the peer holds plus the chunks still in flight to it);
 //! - feedback: a node answers each chunk of a block it is still decoding with a progress
 //!   notice to its sender (its rank, the chunks it has had from that sender, and how many peers
 //!   send it the block); a sender keeps no more chunks in flight to a peer than its share of
@@ -34,10 +35,16 @@
 //!   what the node holds or has queued is queued, answered with a progress notice counting it
 //!   (so that senders stop at what the node will hold), and verified with the block's other
 //!   queued chunks in one folded batch on a blocking thread, one batch per block at a time;
-//!   it becomes useful (forwarded, recoded from, counted in the rank) once verified;
+//!   it becomes useful (forwarded, recoded from, counted in the rank) once verified; after a
+//!   batch that held a forged chunk, every sender hears the rank held now (it stopped on one
+//!   that counted the forged chunk);
 //! - a frame that is malformed, forged or wrongly signed scores its sender down; at
 //!   [`BAN_SCORE`] the peer is disconnected and refused from then on;
-//! - a block the node found invalid ([`PushCommand::Report`]) is forwarded no more.
+//! - a block the node found invalid ([`PushCommand::Report`]) is forwarded no more;
+//! - a peer that disconnects loses what was owed and exchanged (chunks on a dead stream are
+//!   lost); a peer that (re)connects is told which recent blocks this node decoded and, if in
+//!   the mesh, is owed `per_peer` chunks of each recent block this node holds data of
+//!   (otherwise a reconnect in the middle of a block would leave it out of that block).
 //!
 //! Tasks: the engine (this state), the uplink writer (one long-lived stream per peer, opened
 //! on first use) and one reader per inbound stream, all on the node's runtime; RLNC batch
@@ -72,6 +79,9 @@ const INVALID_FRAME: i32 = -100;
 const OPEN_TIMEOUT: Duration = Duration::from_secs(5);
 /// How often parked sends are looked at again.
 const TICK: Duration = Duration::from_millis(200);
+/// How recent a block must be for a peer that (re)connects to be offered it (one mainnet
+/// slot; an older block is left to sync).
+const REJOIN_WINDOW: Duration = Duration::from_secs(12);
 
 /// The stream protocol of each coded scheme.
 pub(crate) fn stream_protocol(protocol: Protocol) -> StreamProtocol {
@@ -268,6 +278,8 @@ const FRAME_OVERHEAD_BYTES: usize = 64;
 /// [`MAX_HELD_FRAMES`]), so that a peer whose stream is slow to open never holds up the others.
 /// With a `pace` (bytes per second), it takes the next frame only once the link has had time
 /// to carry the previous ones.
+/// A write that fails (the connection under the stream closed) is tried once more on a new
+/// stream with the frames after it.
 async fn write_frames(
     control: libp2p_stream::Control,
     protocol: StreamProtocol,
@@ -277,32 +289,37 @@ async fn write_frames(
     let mut free_at = tokio::time::Instant::now();
     let mut streams: HashMap<PeerId, Stream> = HashMap::new();
     let mut opening: HashMap<PeerId, Vec<Vec<u8>>> = HashMap::new();
+    // Peers whose last write failed and whose frames wait on a second stream.
+    let mut retrying: HashSet<PeerId> = HashSet::new();
     let (opened_tx, mut opened_rx) = mpsc::unbounded_channel::<(PeerId, Option<Stream>)>();
+    // Holds `frames` for `peer`, opening its stream in the background unless one is opening.
+    let open = |opening: &mut HashMap<PeerId, Vec<Vec<u8>>>, peer: PeerId, frames: Vec<Vec<u8>>| {
+        let held = opening.entry(peer).or_insert_with(|| {
+            let (mut control, protocol, tx) =
+                (control.clone(), protocol.clone(), opened_tx.clone());
+            tokio::spawn(async move {
+                let open = control.open_stream(peer, protocol);
+                let stream = match tokio::time::timeout(OPEN_TIMEOUT, open).await {
+                    Ok(Ok(stream)) => Some(stream),
+                    Ok(Err(e)) => {
+                        tracing::debug!(target: "net", %peer, error = %e, "cannot open a chunk stream");
+                        None
+                    }
+                    Err(_) => None,
+                };
+                let _ = tx.send((peer, stream));
+            });
+            Vec::new()
+        });
+        let room = MAX_HELD_FRAMES.saturating_sub(held.len());
+        held.extend(frames.into_iter().take(room));
+    };
     loop {
         let (peer, frames) = tokio::select! {
             next = rx.recv() => match next {
                 Some((peer, frame)) => {
                     if !streams.contains_key(&peer) {
-                        let held = opening.entry(peer).or_insert_with(|| {
-                            let (mut control, protocol, tx) =
-                                (control.clone(), protocol.clone(), opened_tx.clone());
-                            tokio::spawn(async move {
-                                let open = control.open_stream(peer, protocol);
-                                let stream = match tokio::time::timeout(OPEN_TIMEOUT, open).await {
-                                    Ok(Ok(stream)) => Some(stream),
-                                    Ok(Err(e)) => {
-                                        tracing::debug!(target: "net", %peer, error = %e, "cannot open a chunk stream");
-                                        None
-                                    }
-                                    Err(_) => None,
-                                };
-                                let _ = tx.send((peer, stream));
-                            });
-                            Vec::new()
-                        });
-                        if held.len() < MAX_HELD_FRAMES {
-                            held.push(frame);
-                        }
+                        open(&mut opening, peer, vec![frame]);
                         continue;
                     }
                     (peer, vec![frame])
@@ -316,12 +333,16 @@ async fn write_frames(
                         streams.insert(peer, stream);
                         (peer, held)
                     }
-                    None => continue,
+                    None => {
+                        retrying.remove(&peer);
+                        continue;
+                    }
                 }
             }
         };
         let Some(stream) = streams.get_mut(&peer) else { continue };
-        for frame in frames {
+        let mut frames_left = frames.into_iter();
+        while let Some(frame) = frames_left.next() {
             if let Some(rate) = pace {
                 tokio::time::sleep_until(free_at).await;
                 let busy = (frame.len() + FRAME_OVERHEAD_BYTES) as f64 / rate;
@@ -339,8 +360,16 @@ async fn write_frames(
             {
                 tracing::debug!(target: "net", %peer, error = %e, "chunk stream closed");
                 streams.remove(&peer);
+                // The connection under the stream may have been replaced: this frame and the
+                // rest go out on a new stream, once (a second failure in a row drops them).
+                if retrying.insert(peer) {
+                    let rest: Vec<Vec<u8>> =
+                        std::iter::once(frame).chain(frames_left.by_ref()).collect();
+                    open(&mut opening, peer, rest);
+                }
                 break;
             }
+            retrying.remove(&peer);
         }
     }
 }
@@ -437,13 +466,43 @@ impl PushEngine {
                 if !self.banned.contains(&peer) && !self.peers.contains(&peer) {
                     let at = rand::Rng::gen_range(&mut self.rng, 0..=self.peers.len());
                     self.peers.insert(at, peer);
+                    self.rejoined(peer);
                 }
             }
             PushCommand::PeerDown(peer) => {
                 self.peers.retain(|p| *p != peer);
                 for entry in self.blocks.values_mut() {
                     entry.owed.remove(&peer);
+                    entry.exchanged.remove(&peer);
+                    entry.traded.remove(&peer);
+                    entry.parked.remove(&peer);
+                    entry.feedback.forget(&peer);
                 }
+            }
+        }
+    }
+
+    /// A peer (re)connected while blocks were still propagating: what was in flight to it
+    /// before a disconnect is lost, and the forwarding rule owes nothing to a peer that was
+    /// not there when the chunks came. For each block of the last [`REJOIN_WINDOW`] that this
+    /// node holds data of, it is told at once if this node decoded it, and a mesh peer that
+    /// has not said it decoded is owed `per_peer` chunks (its progress notices then ask for
+    /// the rest).
+    fn rejoined(&mut self, peer: PeerId) {
+        let in_mesh = self.mesh().contains(&peer);
+        let per_peer = self.config.per_peer;
+        for key in &self.order {
+            let Some(entry) = self.blocks.get_mut(key) else { continue };
+            if entry.rejected || entry.started.elapsed() > REJOIN_WINDOW {
+                continue;
+            }
+            if entry.coder.is_decoded() {
+                self.urgent.push_back((peer, Frame::Decoded { key: *key }.encode()));
+            }
+            let holds = entry.proposed || entry.coder.is_decoded() || entry.useful > 0;
+            if in_mesh && holds && !entry.done.contains(&peer) {
+                entry.owed.insert(peer, per_peer);
+                self.queue.push_back((*key, peer));
             }
         }
     }
@@ -548,6 +607,17 @@ impl PushEngine {
             Ok(Frame::Progress { key, rank, received, senders }) => {
                 if let Some(entry) = self.blocks.get_mut(&key) {
                     entry.feedback.record(peer, rank, received, senders);
+                    // What this node shares with the peer is at most what the peer holds
+                    // plus what is still on its way: chunks lost on a dead stream, or
+                    // refused there as dependent on a forged chunk it later dropped, no
+                    // longer count (else `skip_known` would park this peer for good).
+                    if let (Some(traded), Some(held), Some(in_flight)) = (
+                        entry.traded.get_mut(&peer),
+                        entry.feedback.rank(&peer),
+                        entry.feedback.in_flight(&peer),
+                    ) {
+                        *traded = (*traded).min(held + in_flight);
+                    }
                     let owed = entry.owed.get(&peer).copied().unwrap_or(0);
                     let share = entry
                         .coder
@@ -683,9 +753,22 @@ impl PushEngine {
         for _ in settled.useless {
             self.stats.chunk(protocol, "useless");
         }
+        let forged_any = !settled.forged.is_empty();
         for peer in settled.forged {
             self.stats.chunk(protocol, "invalid");
             self.penalize(peer, "forged chunk: data is not the claimed combination");
+        }
+        // The forged chunks were counted in the rank told to the senders, who may have
+        // stopped on it: they hear the rank actually held (or queued) now.
+        if let (true, true, Some(entry)) = (forged_any, self.config.feedback, self.blocks.get(&key))
+        {
+            if let Some((rank, needed)) = entry.coder.admitted() {
+                for peer in entry.feedback.senders().filter(|p| !self.banned.contains(p)) {
+                    if let Some(notice) = entry.feedback.notice(key, *peer, rank, needed) {
+                        self.urgent.push_back((*peer, notice));
+                    }
+                }
+            }
         }
         self.check(key);
     }
