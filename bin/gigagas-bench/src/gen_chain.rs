@@ -12,7 +12,9 @@
 //! ([`BlockTree::build_payload`], every candidate required), then validated as a consensus
 //! client's `newPayload` would be (with its BAL on Amsterdam) and made canonical → the blocks
 //! appended to `chain.rlp` (geth's export format, what `gigagas import` and `geth import`
-//! read). The same seed, mix, fork and sizes give the same files.
+//! read), the Amsterdam variant's BALs to `bal.rlp` (what `replay` sends in `newPayloadV5`),
+//! each block's execution requests to `info.json`. The same seed, mix, fork and sizes give the
+//! same files.
 //!
 //! Mixes: `mainnet` — ETH transfers to fresh accounts, USDT and WETH9 transfers, WETH9
 //! deposits, Uniswap V2 swaps between WETH9 and USDT (mainnet factory and Router02 code; the
@@ -40,7 +42,8 @@ use std::{
 /// Arguments of `gen-chain`.
 #[derive(Debug, Args)]
 pub(crate) struct GenChainArgs {
-    /// Output folder: `genesis.json`, `chain.rlp` and `info.json` are written there.
+    /// Output folder: `genesis.json`, `chain.rlp`, `info.json` (and `bal.rlp` for Amsterdam)
+    /// are written there.
     #[arg(long)]
     pub out: PathBuf,
     /// Gas per block to fill (gas; suffixes M and G allowed: 30M, 150M, 300M, 1G).
@@ -520,6 +523,9 @@ struct BlockInfo {
     rlp_bytes: usize,
     /// Build (execution, BAL, state root) plus validation and commit (seconds).
     seconds: f64,
+    /// The block's EIP-7685 execution requests (hex, type byte first): what `newPayloadV4`
+    /// and later carry beside the block (`replay` sends them).
+    requests: Vec<String>,
 }
 
 /// `info.json`: how the chain was made and what it holds.
@@ -537,6 +543,9 @@ struct ChainInfo {
     gas_used: u64,
     seconds: f64,
 }
+
+/// The Amsterdam variant's BALs, one RLP list per block of `chain.rlp`, in order.
+pub(crate) const BAL_FILE: &str = "bal.rlp";
 
 /// Runs `gen-chain`: exit code 0 when every block was built and found VALID (any failure is
 /// an error).
@@ -585,7 +594,7 @@ fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
         BlockTree::new(store.clone(), rayon::current_num_threads()).map_err(|e| e.to_string())?;
     let mut parent = init.hash;
     let mut base_fee = init.header.base_fee_per_gas.unwrap_or(1_000_000_000);
-    let mut chain = Vec::new();
+    let (mut chain, mut bals) = (Vec::new(), Vec::new());
     let (mut blocks, mut by_kind) = (Vec::new(), std::collections::BTreeMap::new());
     let bar = crate::util::bar(args.blocks, "blocks");
     if args.json {
@@ -655,13 +664,22 @@ fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
             failed,
             rlp_bytes: rlp.len(),
             seconds: block_start.elapsed().as_secs_f64(),
+            requests: built.requests.iter().map(|r| format!("{r}")).collect(),
         });
         chain.extend_from_slice(&rlp);
+        if args.fork == Fork::Amsterdam {
+            bals.extend_from_slice(&alloy_rlp::encode(&built.bal));
+        }
         parent = built.hash;
         bar.inc(1);
     }
     bar.finish_and_clear();
     write(&args.out.join("chain.rlp"), &chain)?;
+    if args.fork == Fork::Amsterdam {
+        // The BALs beside the chain (an RLP list per block, back to back): geth's export
+        // format has no place for them, newPayloadV5 needs them.
+        write(&args.out.join(BAL_FILE), &bals)?;
+    }
     let info = ChainInfo {
         fork: args.fork,
         mix: args.mix,

@@ -5,7 +5,8 @@
 //! runs), `proofs-check` (the state-root stage
 //! on mainnet blocks with proofs), `test-fixtures` (conformance suites through the pipeline) and
 //! `test-rpc` (the execution-apis rpc-compat suite against a node), `gen-chain` (heavy workload
-//! chains built by the node's payload builder). The node is `gigagas`.
+//! chains built by the node's payload builder), `replay` (such a chain into a running node over
+//! the Engine API). The node is `gigagas`.
 
 mod bench;
 mod bench_args;
@@ -16,6 +17,7 @@ mod gen_chain;
 mod net_plot;
 mod net_sim;
 mod proofs_check;
+mod replay;
 mod report;
 mod rpc_client;
 mod test_fixtures;
@@ -70,6 +72,11 @@ enum Command {
     /// Amsterdam (BAL) rules, deterministic from a seed. Writes genesis.json, chain.rlp
     /// (geth's export format) and info.json.
     GenChain(gen_chain::GenChainArgs),
+    /// Replay a `gen-chain` folder into a running node over the authenticated Engine API
+    /// (`newPayload` + `forkchoiceUpdated` per block, as reth-bench's `new-payload-fcu`):
+    /// latency per block with its stages from the node's metrics, p50/p99/max, Mgas/s; CSV,
+    /// JSON and a PNG with `--out`.
+    Replay(replay::ReplayArgs),
 }
 
 fn main() -> ExitCode {
@@ -90,6 +97,7 @@ fn main() -> ExitCode {
         Command::GenChain(args) => gen_chain::run(args),
         Command::NetPlot(args) => net_plot::run(args),
         Command::TestRpc(args) => test_rpc::run(args),
+        Command::Replay(args) => replay::run(args),
     };
     match result {
         Ok(code) => code,

@@ -179,6 +179,10 @@ pub struct BlockTree {
     chain: ChainSpec,
     /// The parallel executor's workers: built once with the tree, reused for every payload.
     pool: rayon::ThreadPool,
+    /// Payloads with a BAL run on the parallel executor (else all run on the sequential one).
+    parallel: bool,
+    /// The parallel executor's scheduler.
+    scheduler: gigagas_executor::Scheduler,
     state: Mutex<TreeState>,
     forkchoice: RwLock<Forkchoice>,
     source_layer: Option<SourceLayer>,
@@ -200,6 +204,8 @@ impl BlockTree {
             store,
             chain,
             pool: gigagas_executor::parallel::executor_pool(threads)?,
+            parallel: true,
+            scheduler: gigagas_executor::Scheduler::GasLimit,
             state: Mutex::default(),
             forkchoice: RwLock::new(forkchoice),
             source_layer: None,
@@ -216,6 +222,21 @@ impl BlockTree {
     ) -> Self {
         self.source_layer = Some(SourceLayer(Box::new(layer)));
         self
+    }
+
+    /// The same tree executing payloads that carry a BAL on the parallel executor with
+    /// `scheduler` when `parallel` (the default: `gas-limit`), or every payload on the
+    /// sequential reference when not (the BAL is then checked against the one the sequential
+    /// run records, through the header's hash) — `--engine.parallel`, `--engine.scheduler`.
+    pub fn with_executor(mut self, parallel: bool, scheduler: gigagas_executor::Scheduler) -> Self {
+        self.parallel = parallel;
+        self.scheduler = scheduler;
+        self
+    }
+
+    /// Whether payloads with a BAL run on the parallel executor.
+    pub fn parallel(&self) -> bool {
+        self.parallel
     }
 
     /// Worker threads of the parallel executor's pool (built once, with the tree).
@@ -342,7 +363,7 @@ impl BlockTree {
         let Some(parent) = self.parent_state(&state, parent_hash)? else {
             return Ok((PayloadStatus::Syncing, None));
         };
-        let given = bal.map(|bal| GivenBal { bal, pool: &self.pool });
+        let given = self.given(bal);
         let executed = self.execute_on(&parent, block, rlp_len, given).and_then(
             |(mut executed, execution)| {
                 let start = Instant::now();
@@ -352,6 +373,16 @@ impl BlockTree {
         );
         Self::settle(&mut state, hash, parent_hash, executed)
             .map(|(status, block)| (status, block.map(|b| b.executed.block.clone())))
+    }
+
+    /// What a payload carrying `bal` runs with: the parallel executor driven by it, or with
+    /// `--engine.parallel false` the sequential reference, its BAL checked against `bal`.
+    fn given<'a>(&'a self, bal: Option<&'a BlockAccessList>) -> Option<GivenBal<'a>> {
+        bal.map(|bal| GivenBal {
+            bal,
+            pool: &self.pool,
+            scheduler: self.parallel.then_some(self.scheduler),
+        })
     }
 
     /// Executes `block` on `parent` ([`execute_block`]; by the parallel executor when `given` a

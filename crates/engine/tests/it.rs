@@ -196,6 +196,41 @@ fn payloads_reorgs_and_a_tampered_bal() {
     assert_eq!(status, PayloadStatus::Syncing);
 }
 
+/// `--engine.parallel false`: a payload with a BAL runs on the sequential reference, VALID
+/// when the BAL it records is the payload's, INVALID naming the account when it is not.
+#[test]
+fn the_sequential_engine_checks_the_given_bal() {
+    let (_dir, _store, tree, genesis) = dev_chain();
+    let tree = tree.with_executor(false, gigagas_executor::Scheduler::GasLimit);
+    assert!(!tree.parallel());
+    let (k0, x) = (key(0), Address::repeat_byte(0x11));
+    let p = build(&tree, genesis, 1, &[transfer(&k0, 0, x, 1000), transfer(&k0, 1, x, 7)]);
+    let rlp_len = alloy_rlp::encode(&p.block).len();
+    let (status, executed) = tree.new_payload(p.block.clone(), rlp_len, Some(&p.bal)).unwrap();
+    assert_eq!(status, PayloadStatus::Valid(p.hash));
+    assert!(!executed.unwrap().parallel, "--engine.parallel false runs the sequential reference");
+
+    let mut q = build(&tree, p.hash, 2, &[transfer(&k0, 2, x, 5)]);
+    let change = q
+        .bal
+        .iter_mut()
+        .find(|a| a.address == x)
+        .and_then(|a| a.balance_changes.first_mut())
+        .expect("x's balance changes");
+    change.post_balance += U256::from(1);
+    q.block.header.block_access_list_hash =
+        Some(gigagas_bal::compute_block_access_list_hash(&q.bal));
+    q.hash = q.block.header.hash_slow();
+    let rlp_len = alloy_rlp::encode(&q.block).len();
+    match tree.new_payload(q.block.clone(), rlp_len, Some(&q.bal)).unwrap().0 {
+        PayloadStatus::Invalid { latest_valid_hash, reason } => {
+            assert_eq!(latest_valid_hash, Some(p.hash));
+            assert!(reason.to_lowercase().contains(&format!("{x:#x}").to_lowercase()), "{reason}");
+        }
+        other => panic!("tampered BAL on the sequential engine: {other:?}"),
+    }
+}
+
 /// Which reads of [`Flaky`] fail: none, all, or only those of one account.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Fault {

@@ -51,6 +51,14 @@ pub struct NodeArgs {
     /// for every payload (default: the machine's cores).
     #[arg(long = "engine.threads", alias = "threads")]
     pub engine_threads: Option<usize>,
+    /// Execute payloads that carry a BAL (Amsterdam) on the parallel executor; `false` runs
+    /// every payload on the sequential reference (the BAL is still checked).
+    #[arg(long = "engine.parallel", default_value_t = true, action = clap::ArgAction::Set)]
+    pub engine_parallel: bool,
+    /// The parallel executor's scheduler: `gas-limit` (heaviest transactions first) or `ols`
+    /// (block order).
+    #[arg(long = "engine.scheduler", default_value = "gas-limit", value_parser = ["gas-limit", "ols"])]
+    pub engine_scheduler: String,
     /// Peer-to-peer listening address (TCP).
     #[arg(long = "addr", default_value = "0.0.0.0")]
     pub p2p_addr: IpAddr,
@@ -143,6 +151,11 @@ impl NodeArgs {
     pub fn threads(&self) -> usize {
         self.engine_threads
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
+    }
+
+    /// The parallel executor's scheduler (`--engine.scheduler`, checked by clap).
+    pub fn scheduler(&self) -> gigagas_executor::Scheduler {
+        self.engine_scheduler.parse().unwrap_or(gigagas_executor::Scheduler::GasLimit)
     }
 
     /// The network's configuration, `None` with `--disable-network` (sync requests are

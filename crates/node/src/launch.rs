@@ -78,14 +78,19 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
 
     // The engine: the tree (one executor pool, built here once), its task, the pool it builds
     // payloads from, the store of built payloads.
-    let tree = Arc::new(BlockTree::new(storage.clone(), threads)?);
+    let tree = Arc::new(
+        BlockTree::new(storage.clone(), threads)?
+            .with_executor(args.engine_parallel, args.scheduler()),
+    );
     let pool = Arc::new(TxPool::default());
     let payloads = Arc::new(PayloadStore::default());
     let on_event = args.metrics.map(|_| metrics::hook());
     let (engine, engine_thread) = EngineService::spawn(tree, pool.clone(), payloads, on_event)
         .map_err(NodeError::EngineThread)?;
     if let Some(addr) = args.metrics {
-        metrics::install(addr, engine.executor_threads(), "gas-limit")?;
+        let scheduler =
+            if args.engine_parallel { args.engine_scheduler.as_str() } else { "sequential" };
+        metrics::install(addr, engine.executor_threads(), scheduler)?;
     }
 
     // The peer-to-peer network (a task on this runtime).

@@ -11,7 +11,7 @@ use alloy_consensus::ReceiptEnvelope;
 use alloy_consensus::{Block, BlockBody, Header, TxEnvelope};
 use alloy_primitives::{Address, Bytes, B256, U256};
 use alloy_rlp::Decodable;
-use gigagas_bal::BlockAccessList;
+use gigagas_bal::{BalValidationError, BlockAccessList};
 use gigagas_executor::{
     parallel::{execute_parallel, execute_parallel_on, ParallelBlock, ParallelConfig},
     sequential::execute_sequential,
@@ -252,13 +252,19 @@ fn execute(
     execute_block(chain, source, parent, block, rlp_len, keep_updates, None)
 }
 
-/// How a block with a given EIP-7928 BAL is executed: by the parallel executor, driven by it.
+/// How a block with a given EIP-7928 BAL is executed: by the parallel executor driven by it,
+/// or (`scheduler: None`) by the sequential reference, the BAL it records compared with it.
 #[derive(Debug, Clone, Copy)]
 pub struct GivenBal<'a> {
     /// The block's BAL.
     pub bal: &'a BlockAccessList,
     /// The engine's executor workers, built once for the node.
     pub pool: &'a rayon::ThreadPool,
+    /// The order transactions are handed to the workers (`ols` or `gas-limit`: a node has no
+    /// earlier run to take `gas-used` from); `None` runs the block on the sequential
+    /// reference instead and checks the BAL it records against this one (an operator's
+    /// `--engine.parallel false`).
+    pub scheduler: Option<Scheduler>,
 }
 
 /// One block through the parallel executor driven by `bal`: its outcome and longest
@@ -360,7 +366,22 @@ fn execute_on(
             let bal = outcome.bal.clone().unwrap_or_default();
             (outcome, bal)
         }
-        Some(GivenBal { bal, pool }) => {
+        Some(GivenBal { bal, scheduler: None, .. }) => {
+            let outcome = execute_sequential(chain, &input, &senders, pre_state)?;
+            let built = outcome.bal.as_deref().unwrap_or_default();
+            if built != bal.as_slice() {
+                let diff = alloy_eip7928::BalDiff::between(bal, built).first_diff;
+                return Err(ExecutionError::from(BalValidationError::HashMismatch {
+                    block: number,
+                    expected: alloy_eip7928::compute_block_access_list_hash(bal),
+                    found: alloy_eip7928::compute_block_access_list_hash(built),
+                    diff: diff.map_or_else(|| "no account differs".into(), |d| format!("{d:?}")),
+                })
+                .into());
+            }
+            (outcome, bal.clone())
+        }
+        Some(GivenBal { bal, pool, scheduler: Some(scheduler) }) => {
             // BAL-hinted batch I/O: every key the BAL names, read before execution starts.
             let io_start = Instant::now();
             let addresses: Vec<Address> = bal.iter().map(|a| a.address).collect();
@@ -370,7 +391,7 @@ fn execute_on(
                 .map_err(|source| ExecutionError::State { block: number, source })?;
             io = io_start.elapsed();
             let threads = pool.current_num_threads();
-            let config = ParallelConfig { threads, scheduler: Scheduler::GasLimit, batch: 1 };
+            let config = ParallelConfig { threads, scheduler, batch: 1 };
             let (outcome, longest) =
                 run_parallel(chain, &input, &senders, pre_state, bal, config, Some(pool))?;
             longest_tx = longest;
@@ -381,7 +402,7 @@ fn execute_on(
     // Before Byzantium a receipt carries the state root after its transaction: the parallel
     // executor, driven by the BAL, gives each transaction's account creations and removals.
     let intermediate = if !chain.is_byzantium(number) && !input.transactions.is_empty() {
-        let existence = if given.is_some() {
+        let existence = if given.is_some_and(|g| g.scheduler.is_some()) {
             outcome.existence.clone()
         } else {
             let config = ParallelConfig { threads: 1, scheduler: Scheduler::Ols, batch: 1 };
@@ -424,7 +445,7 @@ fn execute_on(
         parent_state_root: parent.state_root,
         post_state_root: input.header.state_root,
         updates: keep_updates.then(|| updates.clone()),
-        parallel: given.is_some(),
+        parallel: given.is_some_and(|g| g.scheduler.is_some()),
         recovery,
         io,
         longest_tx,

@@ -205,6 +205,7 @@ fn missing_data_folder_is_named() {
 mod baseline;
 mod gen_chain;
 mod proofs_check;
+mod replay;
 
 /// `--state rocksdb`: each I/O design validates the blocks; `full` reads nothing from the
 /// database during the run, `batch` and `parallel` do; BAL sizes are ordered full > batch >

@@ -17,7 +17,7 @@ use alloy_consensus::{Block, TxEnvelope};
 use alloy_primitives::B256;
 use gigagas_bal::BlockAccessList;
 use gigagas_stages::{
-    commit_executed, state_root_stage, ExecutedBlock, GivenBal, ImportError, ImportedBlock,
+    commit_executed, state_root_stage, ExecutedBlock, ImportError, ImportedBlock,
 };
 use std::{
     sync::Arc,
@@ -91,7 +91,7 @@ impl BlockTree {
         for BackfillPayload { block, rlp_len, bal } in payloads {
             let hash = block.header.hash_slow();
             let parent_hash = block.header.parent_hash;
-            let given = bal.as_ref().map(|bal| GivenBal { bal, pool: &self.pool });
+            let given = self.given(bal.as_ref());
             let next = match pending.take() {
                 Some(mut p) if p.hash() == parent_hash => {
                     // Block i + 1 executes on block i's changes while block i's root is computed

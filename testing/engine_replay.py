@@ -1,0 +1,258 @@
+#!/usr/bin/env python3
+"""The Engine API replay benchmark: a `gigagas-bench gen-chain` folder replayed into a fresh
+gigagas node per configuration, as a consensus client would send it (`gigagas-bench replay`:
+newPayload + forkchoiceUpdated per block over JWT, stages from the node's metrics), and
+`gigagas import` of the same file, in one run.
+
+Configurations (`--configs`, comma-separated): `sequential` (`--engine.parallel false`),
+`parallel-T` (T threads, gas-limit scheduler), `parallel-T-ols` (T threads, block order).
+Caches (`--caches`): `cold` (the OS page cache dropped after `gigagas init`, before the node
+starts: every genesis read goes to the disk) and `warm` (the datadir just written, in the page
+cache). `--restart-at N` kills the node with SIGKILL after block N of each replay, restarts it
+and resumes at its head + 1 (what a crash mid-sync does); the final head must still be the
+chain's last block. Runs alternate configurations (config A, B, ..., then A again).
+
+Writes per run the replay's CSV/JSON/PNG under --out/<config>-<cache>-<run>/, and
+--out/summary.json; prints a table (or the summary with --json).
+
+Usage: python3 testing/engine_replay.py --chain target/chains/amsterdam-mainnet-300m
+           [--configs sequential,parallel-1,parallel-2] [--caches cold,warm] [--runs 1]
+           [--import] [--restart-at N] [--out target/replay/NAME] [--json]
+"""
+
+import argparse
+import json
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def rpc(url, method, *params):
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": list(params)}).encode()
+    req = urllib.request.Request(url, body, {"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=60) as r:
+        answer = json.load(r)
+    if "error" in answer:
+        raise RuntimeError(f"{method}: {answer['error']}")
+    return answer["result"]
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Node:
+    """A gigagas node on a datadir, with its Engine API, JSON-RPC and metrics endpoints."""
+
+    def __init__(self, gigagas, datadir, flags):
+        self.metrics = f"127.0.0.1:{free_port()}"
+        cmd = [gigagas, "node", "--datadir", datadir, "--disable-network", "--http.port", "0",
+               "--authrpc.port", "0", "--metrics", self.metrics] + flags
+        self.proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+        first = self.proc.stderr.readline()
+        m = re.search(r"JSON-RPC (http://\S+); Engine API (http://\S+) \(JWT secret ([^)]+)\)", first)
+        if not m:
+            raise SystemExit(f"engine_replay: node did not start: {first}{self.proc.stderr.read()}")
+        self.http, self.engine, self.jwt = m.group(1), m.group(2), m.group(3)
+        self.log = [first]
+        threading.Thread(target=self._drain, daemon=True).start()
+
+    def _drain(self):
+        for line in self.proc.stderr:
+            self.log.append(line)
+
+    def head(self):
+        return int(rpc(self.http, "eth_blockNumber"), 16)
+
+    def stop(self, sig=signal.SIGTERM):
+        self.proc.send_signal(sig)
+        self.proc.wait(timeout=120)
+
+
+def drop_page_cache():
+    """Drops the OS page cache (root only); whether it could."""
+    subprocess.run(["sync"], check=False)
+    try:
+        with open("/proc/sys/vm/drop_caches", "w") as f:
+            f.write("3\n")
+        return True
+    except OSError:
+        return False
+
+
+def flags_of(config):
+    if config == "sequential":
+        return ["--engine.parallel", "false", "--engine.threads", "1"], "sequential"
+    m = re.fullmatch(r"parallel-(\d+)(-ols)?", config)
+    if not m:
+        raise SystemExit(f"engine_replay: unknown configuration {config}")
+    scheduler = "ols" if m.group(2) else "gas-limit"
+    return ["--engine.threads", m.group(1), "--engine.scheduler", scheduler], scheduler
+
+
+def replay(bench, node, chain, out, label, start=None, to=None):
+    cmd = [bench, "replay", "--chain", chain, "--engine", node.engine, "--jwt-secret", node.jwt,
+           "--metrics", f"http://{node.metrics}/metrics", "--label", label, "--json"]
+    if out:
+        cmd += ["--out", out]
+    if start:
+        cmd += ["--from", str(start)]
+    if to:
+        cmd += ["--to", str(to)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        tail = "".join(node.log[-20:])
+        raise SystemExit(f"engine_replay: {label}: replay failed: {proc.stderr[-3000:]}\nnode:\n{tail}")
+    return json.loads(proc.stdout)
+
+
+def one_run(args, info, config, cache, run, bench):
+    flags, scheduler = flags_of(config)
+    label = f"{config}-{cache}-{run}"
+    with tempfile.TemporaryDirectory(dir=os.path.join(ROOT, "target")) as tmp:
+        datadir = os.path.join(tmp, "datadir")
+        subprocess.run([args.gigagas, "init", "--genesis", os.path.join(args.chain, "genesis.json"),
+                        "--datadir", datadir], check=True, capture_output=True)
+        dropped = drop_page_cache() if cache == "cold" else None
+        node = Node(args.gigagas, datadir, flags)
+        out = os.path.join(args.out, label)
+        restarts = 0
+        try:
+            if args.restart_at and args.restart_at < len(info["blocks"]):
+                first = replay(bench, node, args.chain, None, label, to=args.restart_at)
+                node.stop(signal.SIGKILL)
+                restarts = 1
+                if cache == "cold":
+                    drop_page_cache()
+                node = Node(args.gigagas, datadir, flags)
+                resumed_at = node.head() + 1
+                report = replay(bench, node, args.chain, out, label, start=resumed_at)
+                report["restart"] = {"killed_after": args.restart_at, "resumed_at": resumed_at,
+                                     "first_part_blocks": first["blocks"]}
+            else:
+                report = replay(bench, node, args.chain, out, label)
+            head = rpc(node.http, "eth_getBlockByNumber", "latest", False)
+        finally:
+            node.stop()
+    last = info["blocks"][-1]
+    if int(head["number"], 16) != last["number"] or head["hash"] != last["hash"]:
+        raise SystemExit(f"engine_replay: {label}: head {head['number']} {head['hash']}, the chain's "
+                         f"last block is {last['number']} {last['hash']}")
+    report.update({"config": config, "cache": cache, "run": run, "scheduler": scheduler,
+                   "page_cache_dropped": dropped, "restarts": restarts})
+    return report
+
+
+def import_run(args, run):
+    from_import = {}
+    with tempfile.TemporaryDirectory(dir=os.path.join(ROOT, "target")) as tmp:
+        datadir = os.path.join(tmp, "datadir")
+        subprocess.run([args.gigagas, "init", "--genesis", os.path.join(args.chain, "genesis.json"),
+                        "--datadir", datadir], check=True, capture_output=True)
+        drop_page_cache()
+        start = time.perf_counter()
+        proc = subprocess.run([args.gigagas, "import", os.path.join(args.chain, "chain.rlp"),
+                               "--datadir", datadir, "--json"], capture_output=True, text=True)
+        wall = time.perf_counter() - start
+        if proc.returncode != 0:
+            raise SystemExit(f"engine_replay: import failed: {proc.stdout[-2000:]}{proc.stderr[-2000:]}")
+        from_import = json.loads(proc.stdout[proc.stdout.index("{"):])
+    return {"config": "import", "cache": "cold", "run": run, "seconds": wall,
+            "gas": from_import.get("gas"), "blocks": from_import.get("blocks_imported")}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--chain", required=True, help="a gen-chain folder")
+    ap.add_argument("--gigagas", default=os.path.join(ROOT, "target/release/gigagas"))
+    ap.add_argument("--bench", default=os.path.join(ROOT, "target/release/gigagas-bench"))
+    ap.add_argument("--configs", default="sequential,parallel-1,parallel-2")
+    ap.add_argument("--caches", default="cold,warm")
+    ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--import", dest="do_import", action="store_true",
+                    help="also time `gigagas import` of the same chain.rlp (cold)")
+    ap.add_argument("--restart-at", type=int, help="SIGKILL the node after this block, resume")
+    ap.add_argument("--out", help="output folder (default target/replay/<chain name>)")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    args.chain = os.path.abspath(args.chain)
+    args.out = args.out or os.path.join(ROOT, "target/replay", os.path.basename(args.chain))
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.chain, "info.json")) as f:
+        info = json.load(f)
+    configs = args.configs.split(",")
+    caches = args.caches.split(",")
+    reports, imports = [], []
+    for run in range(1, args.runs + 1):
+        for config in configs:
+            for cache in caches:
+                r = one_run(args, info, config, cache, run, args.bench)
+                reports.append(r)
+                print(f"engine_replay: {r['config']:>16} {r['cache']:>4} run {run}: "
+                      f"{r['mgas_per_s']:8.1f} Mgas/s, newPayload p50 {r['new_payload']['p50'] * 1e3:.1f} ms",
+                      file=sys.stderr)
+        if args.do_import:
+            imports.append(import_run(args, run))
+    rows = []
+    for config in configs:
+        for cache in caches:
+            rs = [r for r in reports if r["config"] == config and r["cache"] == cache]
+            med = lambda f: statistics.median(f(r) for r in rs)
+            stages = {k: med(lambda r, k=k: r["stages"].get(k, 0.0)) for k in rs[0]["stages"]}
+            rows.append({
+                "config": config, "cache": cache, "runs": len(rs),
+                "mgas_per_s": round(med(lambda r: r["mgas_per_s"]), 1),
+                "new_payload_p50_ms": round(med(lambda r: r["new_payload"]["p50"]) * 1e3, 1),
+                "new_payload_p99_ms": round(med(lambda r: r["new_payload"]["p99"]) * 1e3, 1),
+                "new_payload_max_ms": round(med(lambda r: r["new_payload"]["max"]) * 1e3, 1),
+                "forkchoice_p50_ms": round(med(lambda r: r["forkchoice"]["p50"]) * 1e3, 1),
+                "state_root_share": round(med(lambda r: r["state_root_share"] or 0.0), 3),
+                "stages_s": {k: round(v, 3) for k, v in stages.items()},
+                "page_cache_dropped": rs[0]["page_cache_dropped"],
+            })
+    gas = info["gas_used"]
+    if imports:
+        secs = statistics.median(i["seconds"] for i in imports)
+        rows.append({"config": "import", "cache": "cold", "runs": len(imports),
+                     "mgas_per_s": round(gas / secs / 1e6, 1)})
+    summary = {
+        "chain": args.chain, "fork": info.get("fork"), "mix": info.get("mix"),
+        "gas_per_block": info.get("gas_per_block"), "blocks": len(info["blocks"]), "gas": gas,
+        "cores": os.cpu_count(),
+        "cpu": next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
+                     if line.startswith("model name")), "?"),
+        "restart_at": args.restart_at, "rows": rows, "runs": reports, "imports": imports,
+    }
+    with open(os.path.join(args.out, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    if args.json:
+        print(json.dumps({k: v for k, v in summary.items() if k != "runs"}, indent=1))
+        return
+    print(f"{summary['chain']}: {summary['blocks']} blocks, {gas / 1e9:.2f} Ggas, "
+          f"{summary['cores']} cores ({summary['cpu']})")
+    print(f"{'config':>16} {'cache':>5} {'Mgas/s':>8} {'np p50':>8} {'np p99':>8} {'np max':>8} "
+          f"{'fcu p50':>8} {'root %':>7}")
+    for r in rows:
+        if r["config"] == "import":
+            print(f"{'gigagas import':>16} {'cold':>5} {r['mgas_per_s']:8.1f}")
+            continue
+        print(f"{r['config']:>16} {r['cache']:>5} {r['mgas_per_s']:8.1f} {r['new_payload_p50_ms']:8.1f} "
+              f"{r['new_payload_p99_ms']:8.1f} {r['new_payload_max_ms']:8.1f} "
+              f"{r['forkchoice_p50_ms']:8.1f} {100 * r['state_root_share']:6.1f}%")
+    print(f"per-run CSV/JSON/PNG and summary.json in {args.out}")
+
+
+if __name__ == "__main__":
+    main()
