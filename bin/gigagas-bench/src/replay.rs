@@ -482,6 +482,9 @@ fn print_table(r: &ReplayReport) {
     }
 }
 
+/// One line of the chart: its label, colour and value per block (seconds).
+type Series = (&'static str, RGBColor, fn(&BlockRow) -> Option<f64>);
+
 /// Latency per block: newPayload and its execution and state root, and forkchoiceUpdated.
 fn plot(path: &Path, r: &ReplayReport) -> Result<(), String> {
     register_font()?;
@@ -507,7 +510,7 @@ fn plot(path: &Path, r: &ReplayReport) -> Result<(), String> {
         .label_style(("sans-serif", 14))
         .draw()
         .map_err(plot_err)?;
-    let series: [(&str, RGBColor, fn(&BlockRow) -> Option<f64>); 5] = [
+    let series: [Series; 5] = [
         ("newPayload + forkchoiceUpdated", BLACK, |b| Some(b.new_payload + b.forkchoice)),
         ("newPayload", BLUE, |b| Some(b.new_payload)),
         ("execution (with reads)", GREEN, |b| Some(b.execution? + b.io? + b.recovery?)),

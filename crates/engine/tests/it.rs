@@ -89,6 +89,21 @@ fn submit(tree: &BlockTree, p: &BuiltPayload) -> PayloadStatus {
     status
 }
 
+/// Moves `x`'s first post-balance in `p`'s BAL by one wei, the header's BAL hash and the block
+/// hash following (a payload consistent in itself whose BAL lies).
+fn tamper_balance(p: &mut BuiltPayload, x: Address) {
+    let change = p
+        .bal
+        .iter_mut()
+        .find(|a| a.address == x)
+        .and_then(|a| a.balance_changes.first_mut())
+        .expect("x's balance changes");
+    change.post_balance += U256::from(1);
+    p.block.header.block_access_list_hash =
+        Some(gigagas_bal::compute_block_access_list_hash(&p.bal));
+    p.hash = p.block.header.hash_slow();
+}
+
 /// Flat state equals the trie under the head's state root, for `addresses`.
 fn assert_flat_state_matches_trie(store: &Arc<Storage>, addresses: &[Address]) {
     let (head, _) = store.head().unwrap().unwrap();
@@ -165,16 +180,7 @@ fn payloads_reorgs_and_a_tampered_bal() {
 
     // A tampered BAL (a balance moved by one wei) makes the payload INVALID, naming x.
     let mut p = build(&tree, a3.hash, 5, &[transfer(&k0, 3, x, 1)]);
-    let change = p
-        .bal
-        .iter_mut()
-        .find(|a| a.address == x)
-        .and_then(|a| a.balance_changes.first_mut())
-        .expect("x's balance changes");
-    change.post_balance += U256::from(1);
-    p.block.header.block_access_list_hash =
-        Some(gigagas_bal::compute_block_access_list_hash(&p.bal));
-    p.hash = p.block.header.hash_slow();
+    tamper_balance(&mut p, x);
     match submit(&tree, &p) {
         PayloadStatus::Invalid { latest_valid_hash, reason } => {
             assert_eq!(latest_valid_hash, Some(a3.hash));
@@ -211,16 +217,7 @@ fn the_sequential_engine_checks_the_given_bal() {
     assert!(!executed.unwrap().parallel, "--engine.parallel false runs the sequential reference");
 
     let mut q = build(&tree, p.hash, 2, &[transfer(&k0, 2, x, 5)]);
-    let change = q
-        .bal
-        .iter_mut()
-        .find(|a| a.address == x)
-        .and_then(|a| a.balance_changes.first_mut())
-        .expect("x's balance changes");
-    change.post_balance += U256::from(1);
-    q.block.header.block_access_list_hash =
-        Some(gigagas_bal::compute_block_access_list_hash(&q.bal));
-    q.hash = q.block.header.hash_slow();
+    tamper_balance(&mut q, x);
     let rlp_len = alloy_rlp::encode(&q.block).len();
     match tree.new_payload(q.block.clone(), rlp_len, Some(&q.bal)).unwrap().0 {
         PayloadStatus::Invalid { latest_valid_hash, reason } => {

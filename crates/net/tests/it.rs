@@ -123,6 +123,11 @@ async fn network_with_loss(
     nodes
 }
 
+/// Each node's propagation counters, peer count and link bytes (for a failure's message).
+fn stats(nodes: &[gigagas_net::NetworkHandle]) -> Vec<impl std::fmt::Debug> {
+    nodes.iter().map(|n| (n.stats().snapshot(), n.peers().len(), n.link_bytes())).collect()
+}
+
 /// Publishes until it works (gossipsub needs a mesh first), returns the key.
 async fn publish(node: &gigagas_net::NetworkHandle, payload: &[u8]) -> [u8; 32] {
     for _ in 0..100 {
@@ -154,11 +159,7 @@ async fn propagates_with_loss(protocol: Protocol, loss: f64) {
             let got = tokio::time::timeout(Duration::from_secs(30), rx.recv())
                 .await
                 .unwrap_or_else(|_| {
-                    let stats: Vec<_> = nodes
-                        .iter()
-                        .map(|n| (n.stats().snapshot(), n.peers().len(), n.link_bytes()))
-                        .collect();
-                    panic!("{protocol}: node {} got no block {seed}: {stats:#?}", i + 1)
+                    panic!("{protocol}: node {} got no block {seed}: {:#?}", i + 1, stats(&nodes))
                 })
                 .unwrap();
             assert_eq!(got.key, key);
@@ -239,11 +240,7 @@ async fn forging_relay_is_banned(protocol: Protocol) {
             let got = tokio::time::timeout(Duration::from_secs(30), rx.recv())
                 .await
                 .unwrap_or_else(|_| {
-                    let stats: Vec<_> = nodes
-                        .iter()
-                        .map(|n| (n.stats().snapshot(), n.peers().len(), n.link_bytes()))
-                        .collect();
-                    panic!("{protocol}: node {} got no block {round}: {stats:#?}", i + 1)
+                    panic!("{protocol}: node {} got no block {round}: {:#?}", i + 1, stats(&nodes))
                 })
                 .unwrap();
             assert_eq!(
