@@ -31,26 +31,10 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def rpc(url, method, *params):
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": list(params)}).encode()
-    req = urllib.request.Request(url, body, {"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=60) as r:
-        answer = json.load(r)
-    if "error" in answer:
-        raise RuntimeError(f"{method}: {answer['error']}")
-    return answer["result"]
-
-
-def free_port():
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+sys.path.insert(0, os.path.join(ROOT, "testing"))
+from devnet import free_port, json_rpc  # noqa: E402
 
 
 class Node:
@@ -74,7 +58,7 @@ class Node:
             self.log.append(line)
 
     def head(self):
-        return int(rpc(self.http, "eth_blockNumber"), 16)
+        return int(json_rpc(self.http, "eth_blockNumber", []), 16)
 
     def stop(self, sig=signal.SIGTERM):
         self.proc.send_signal(sig)
@@ -143,7 +127,7 @@ def one_run(args, info, config, cache, run, bench):
                                      "first_part_blocks": first["blocks"]}
             else:
                 report = replay(bench, node, args.chain, out, label)
-            head = rpc(node.http, "eth_getBlockByNumber", "latest", False)
+            head = json_rpc(node.http, "eth_getBlockByNumber", ["latest", False])
         finally:
             node.stop()
     last = info["blocks"][-1]

@@ -525,7 +525,7 @@ struct BlockInfo {
     seconds: f64,
     /// The block's EIP-7685 execution requests (hex, type byte first): what `newPayloadV4`
     /// and later carry beside the block (`replay` sends them).
-    requests: Vec<String>,
+    requests: alloy_eips::eip7685::Requests,
 }
 
 /// `info.json`: how the chain was made and what it holds.
@@ -664,7 +664,7 @@ fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
             failed,
             rlp_bytes: rlp.len(),
             seconds: block_start.elapsed().as_secs_f64(),
-            requests: built.requests.iter().map(|r| format!("{r}")).collect(),
+            requests: built.requests.clone(),
         });
         chain.extend_from_slice(&rlp);
         if args.fork == Fork::Amsterdam {

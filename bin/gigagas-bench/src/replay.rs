@@ -20,7 +20,7 @@ use crate::{
     gen_chain::BAL_FILE,
     rpc_client::post_with,
 };
-use alloy_consensus::{Block, BlockHeader, Transaction, TxEnvelope};
+use alloy_consensus::{Block, BlockHeader, TxEnvelope};
 use alloy_eips::eip7685::Requests;
 use alloy_primitives::{Bytes, B256};
 use alloy_rlp::Decodable;
@@ -29,7 +29,7 @@ use alloy_rpc_types_engine::{
 };
 use gigagas_rpc::auth::JwtSecret;
 use plotters::prelude::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::{
     collections::BTreeMap,
@@ -163,12 +163,7 @@ fn new_payload(
     requests: &Requests,
 ) -> (&'static str, Value) {
     let h = &block.header;
-    let hashes: Vec<B256> = block
-        .body
-        .transactions
-        .iter()
-        .flat_map(|tx| tx.blob_versioned_hashes().unwrap_or_default().iter().copied())
-        .collect();
+    let hashes: Vec<B256> = block.body.blob_versioned_hashes_iter().copied().collect();
     let beacon = h.parent_beacon_block_root().unwrap_or_default();
     match (bal, h.requests_hash().is_some(), h.parent_beacon_block_root().is_some()) {
         (Some(bal), _, _) => {
@@ -211,15 +206,28 @@ fn scrape(url: &str) -> Result<BTreeMap<String, f64>, String> {
         .collect())
 }
 
-/// The stages' metric names in the node's Prometheus text.
-const STAGES: [(&str, &str); 5] = [
-    ("recovery", "gigagas_executor_stage_seconds_sum{stage=\"recovery\"}"),
-    ("io", "gigagas_executor_stage_seconds_sum{stage=\"io\"}"),
-    ("execution", "gigagas_executor_stage_seconds_sum{stage=\"execution\"}"),
-    ("state_root", "gigagas_executor_stage_seconds_sum{stage=\"state_root\"}"),
-    ("commit", "gigagas_executor_stage_seconds_sum{stage=\"commit\"}"),
+/// The stages' metric names in the node's Prometheus text: recovery, io, execution, state
+/// root, commit.
+const STAGES: [&str; 5] = [
+    "gigagas_executor_stage_seconds_sum{stage=\"recovery\"}",
+    "gigagas_executor_stage_seconds_sum{stage=\"io\"}",
+    "gigagas_executor_stage_seconds_sum{stage=\"execution\"}",
+    "gigagas_executor_stage_seconds_sum{stage=\"state_root\"}",
+    "gigagas_executor_stage_seconds_sum{stage=\"commit\"}",
 ];
 const NODE_NEW_PAYLOAD: &str = "gigagas_engine_new_payload_seconds_sum";
+
+/// What `replay` reads of `gen-chain`'s `info.json`: each block's execution requests.
+#[derive(Debug, Deserialize)]
+struct Info {
+    blocks: Vec<InfoBlock>,
+}
+
+#[derive(Debug, Deserialize)]
+struct InfoBlock {
+    #[serde(default)]
+    requests: Requests,
+}
 
 /// Reads the chain's blocks, BALs and requests.
 type Loaded = Vec<(Block<TxEnvelope>, Option<Bytes>, Requests)>;
@@ -259,25 +267,9 @@ fn load(dir: &Path) -> Result<Loaded, String> {
         None
     };
     let requests: Vec<Requests> = if dir.join("info.json").is_file() {
-        let info: Value =
+        let info: Info =
             serde_json::from_slice(&read("info.json")?).map_err(|e| format!("info.json: {e}"))?;
-        info["blocks"]
-            .as_array()
-            .map(|bs| {
-                bs.iter()
-                    .map(|b| {
-                        let list = b["requests"].as_array().cloned().unwrap_or_default();
-                        let items = list
-                            .iter()
-                            .map(|r| serde_json::from_value::<Bytes>(r.clone()))
-                            .collect::<Result<Vec<_>, _>>()
-                            .map_err(|e| format!("info.json: requests: {e}"))?;
-                        Ok(Requests::new(items))
-                    })
-                    .collect::<Result<Vec<_>, String>>()
-            })
-            .transpose()?
-            .unwrap_or_default()
+        info.blocks.into_iter().map(|b| b.requests).collect()
     } else {
         Vec::new()
     };
@@ -357,7 +349,7 @@ pub(crate) fn run(args: ReplayArgs) -> Result<ExitCode, String> {
             let delta = |name: &str| {
                 now.get(name).copied().unwrap_or(0.0) - prev.get(name).copied().unwrap_or(0.0)
             };
-            let [recovery, io, execution, state_root, commit] = STAGES.map(|(_, m)| delta(m));
+            let [recovery, io, execution, state_root, commit] = STAGES.map(delta);
             let node = delta(NODE_NEW_PAYLOAD);
             row.node_new_payload = Some(node);
             row.recovery = Some(recovery);

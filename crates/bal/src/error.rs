@@ -116,3 +116,23 @@ pub enum BalValidationError {
         slot: Option<alloy_primitives::U256>,
     },
 }
+
+impl BalValidationError {
+    /// [`Self::HashMismatch`] of block `block` when the BAL `built` by execution is not the
+    /// `given` one (the first divergence from alloy-eip7928's diff); `None` when they are equal.
+    pub fn mismatch(
+        block: u64,
+        given: &[alloy_eip7928::AccountChanges],
+        built: &[alloy_eip7928::AccountChanges],
+    ) -> Option<Self> {
+        (given != built).then(|| {
+            let diff = alloy_eip7928::BalDiff::between(given, built).first_diff;
+            Self::HashMismatch {
+                block,
+                expected: alloy_eip7928::compute_block_access_list_hash(given),
+                found: alloy_eip7928::compute_block_access_list_hash(built),
+                diff: diff.map_or_else(|| "no account differs".into(), |d| format!("{d:?}")),
+            }
+        })
+    }
+}

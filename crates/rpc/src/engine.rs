@@ -16,7 +16,7 @@
 //! answer: no handler executes a block.
 
 use crate::{RpcContext, RpcError};
-use alloy_consensus::{Block, Transaction, TxEnvelope};
+use alloy_consensus::{Block, TxEnvelope};
 use alloy_eips::eip7685::Requests;
 use alloy_primitives::U64;
 use alloy_primitives::{Bytes, B256, B64};
@@ -544,12 +544,7 @@ async fn new_payload(ctx: &RpcContext, method: &str, version: u8, params: Params
         }
         return invalid(reason);
     }
-    let blob_hashes: Vec<B256> = block
-        .body
-        .transactions
-        .iter()
-        .flat_map(|tx| tx.blob_versioned_hashes().unwrap_or_default().iter().copied())
-        .collect();
+    let blob_hashes: Vec<B256> = block.body.blob_versioned_hashes_iter().copied().collect();
     if blob_hashes != versioned_hashes {
         return invalid("blob versioned hashes do not match the block's blob transactions".into());
     }

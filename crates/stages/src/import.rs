@@ -369,15 +369,8 @@ fn execute_on(
         Some(GivenBal { bal, scheduler: None, .. }) => {
             let outcome = execute_sequential(chain, &input, &senders, pre_state)?;
             let built = outcome.bal.as_deref().unwrap_or_default();
-            if built != bal.as_slice() {
-                let diff = alloy_eip7928::BalDiff::between(bal, built).first_diff;
-                return Err(ExecutionError::from(BalValidationError::HashMismatch {
-                    block: number,
-                    expected: alloy_eip7928::compute_block_access_list_hash(bal),
-                    found: alloy_eip7928::compute_block_access_list_hash(built),
-                    diff: diff.map_or_else(|| "no account differs".into(), |d| format!("{d:?}")),
-                })
-                .into());
+            if let Some(e) = BalValidationError::mismatch(number, bal, built) {
+                return Err(ExecutionError::from(e).into());
             }
             (outcome, bal.clone())
         }

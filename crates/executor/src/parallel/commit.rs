@@ -10,7 +10,6 @@ use alloy_consensus::Transaction as _;
 use alloy_evm::{block::BlockExecutor, Evm};
 use alloy_primitives::{Address, U256};
 use gigagas_bal::{
-    compute_block_access_list_hash,
     writes::{check_writes, fragment_writes},
     Bal, BalValidationError, BlockAccessIndex, Phase,
 };
@@ -240,15 +239,8 @@ fn fallback(
 ) -> Result<BlockOutcome, ExecutionError> {
     let mut outcome = execute_sequential(chain, pb.block, pb.senders, pb.pre_state)?;
     let built = outcome.bal.as_deref().unwrap_or_default();
-    if built != pb.bal {
-        let diff = alloy_eip7928::BalDiff::between(pb.bal, built).first_diff;
-        return Err(BalValidationError::HashMismatch {
-            block: pb.block.number(),
-            expected: compute_block_access_list_hash(pb.bal),
-            found: compute_block_access_list_hash(built),
-            diff: diff.map_or_else(|| "no account differs".into(), |d| format!("{d:?}")),
-        }
-        .into());
+    if let Some(e) = BalValidationError::mismatch(pb.block.number(), pb.bal, built) {
+        return Err(e.into());
     }
     outcome.fallback = Some(reason);
     Ok(outcome)

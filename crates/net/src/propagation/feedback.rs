@@ -112,11 +112,6 @@ impl Feedback {
         }))
     }
 
-    /// The rank `peer` told in its last notice.
-    pub(crate) fn rank(&self, peer: &PeerId) -> Option<usize> {
-        self.progress.get(peer).map(|p| p.rank)
-    }
-
     /// Whether `peer` already has this node's share of what it misses in flight (chunks sent
     /// after those its last notice counted, within [`IN_FLIGHT`]); `false` without a notice.
     pub(crate) fn holds_back(&self, peer: &PeerId, needed: usize) -> bool {

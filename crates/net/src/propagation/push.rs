@@ -496,10 +496,11 @@ impl PushEngine {
             if entry.rejected || entry.started.elapsed() > REJOIN_WINDOW {
                 continue;
             }
-            if entry.coder.is_decoded() {
+            let decoded = entry.coder.is_decoded();
+            if decoded {
                 self.urgent.push_back((peer, Frame::Decoded { key: *key }.encode()));
             }
-            let holds = entry.proposed || entry.coder.is_decoded() || entry.useful > 0;
+            let holds = entry.proposed || decoded || entry.useful > 0;
             if in_mesh && holds && !entry.done.contains(&peer) {
                 entry.owed.insert(peer, per_peer);
                 self.queue.push_back((*key, peer));
@@ -611,12 +612,10 @@ impl PushEngine {
                     // plus what is still on its way: chunks lost on a dead stream, or
                     // refused there as dependent on a forged chunk it later dropped, no
                     // longer count (else `skip_known` would park this peer for good).
-                    if let (Some(traded), Some(held), Some(in_flight)) = (
-                        entry.traded.get_mut(&peer),
-                        entry.feedback.rank(&peer),
-                        entry.feedback.in_flight(&peer),
-                    ) {
-                        *traded = (*traded).min(held + in_flight);
+                    if let (Some(traded), Some(in_flight)) =
+                        (entry.traded.get_mut(&peer), entry.feedback.in_flight(&peer))
+                    {
+                        *traded = (*traded).min(usize::from(rank) + in_flight);
                     }
                     let owed = entry.owed.get(&peer).copied().unwrap_or(0);
                     let share = entry
@@ -758,19 +757,22 @@ impl PushEngine {
             self.stats.chunk(protocol, "invalid");
             self.penalize(peer, "forged chunk: data is not the claimed combination");
         }
-        // The forged chunks were counted in the rank told to the senders, who may have
-        // stopped on it: they hear the rank actually held (or queued) now.
-        if let (true, true, Some(entry)) = (forged_any, self.config.feedback, self.blocks.get(&key))
-        {
-            if let Some((rank, needed)) = entry.coder.admitted() {
-                for peer in entry.feedback.senders().filter(|p| !self.banned.contains(p)) {
-                    if let Some(notice) = entry.feedback.notice(key, *peer, rank, needed) {
-                        self.urgent.push_back((*peer, notice));
-                    }
-                }
-            }
+        if forged_any && self.config.feedback {
+            self.renotice_senders(key);
         }
         self.check(key);
+    }
+
+    /// The forged chunks of block `key` were counted in the rank told to its senders, who may
+    /// have stopped on it: each (not banned) hears the rank held or queued now.
+    fn renotice_senders(&mut self, key: BlockKey) {
+        let Some(entry) = self.blocks.get(&key) else { return };
+        let Some((rank, needed)) = entry.coder.admitted() else { return };
+        for peer in entry.feedback.senders().filter(|p| !self.banned.contains(p)) {
+            if let Some(notice) = entry.feedback.notice(key, *peer, rank, needed) {
+                self.urgent.push_back((*peer, notice));
+            }
+        }
     }
 
     fn decoded(&mut self, key: BlockKey) {
