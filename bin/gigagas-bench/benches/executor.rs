@@ -10,7 +10,7 @@ use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughpu
 use gigagas_bal::{validate_structure, writes::IndexedWrites, BalCodes, BalKeys};
 use gigagas_bench::baseline::execute_baseline;
 use gigagas_executor::{
-    parallel::{execute_parallel, ParallelBlock, ParallelConfig},
+    parallel::{execute_parallel, ParallelConfig},
     sequential::{execute_sequential, execute_sequential_without_bal},
     BloomMemo, Scheduler,
 };
@@ -30,18 +30,9 @@ fn executors(c: &mut Criterion) {
         .zip(&senders)
         .map(|(b, s)| execute_sequential(&chain, &b.block, s, &b.pre_state).expect("sequential"))
         .collect();
-    let inputs: Vec<ParallelBlock<'_>> = data
-        .iter()
-        .zip(&senders)
-        .zip(&reference)
-        .map(|((b, s), r)| ParallelBlock {
-            block: &b.block,
-            senders: s,
-            pre_state: &b.pre_state,
-            bal: r.bal.as_ref().expect("sequential builds a BAL"),
-            gas_used_hint: Some(&r.tx_gas_used),
-        })
-        .collect();
+    assert!(reference.iter().all(|r| r.bal.is_some()), "the sequential reference builds a BAL");
+    let empty = Vec::new();
+    let inputs = gigagas_bench::exec::parallel_inputs(&data, &senders, &reference, &empty);
     let gas: u64 = data.iter().map(|b| b.block.header.gas_used).sum();
 
     let mut group = c.benchmark_group("mainnet-52");

@@ -425,43 +425,14 @@ fn check_run(
     Checked { fallbacks, bad }
 }
 
-/// Per-block costs for the projection, from the calibration run with the median wall time.
-///
-/// One whole run, not per-transaction medians over runs: latencies are right-skewed (page faults,
-/// cache misses), so a sum of per-transaction medians undershoots every real run (by 17–29% when
-/// this was tried). The run's time outside the measured spans (freeing finished blocks' States,
-/// handing results over; about a tenth of it) is spread evenly over the blocks' preparations.
+/// Per-block costs for the projection (see [`gigagas_bench::projection::block_costs`]).
 fn block_costs(
     data: &[MainnetBlock],
     reference: &[Option<BlockOutcome>],
     runs: &[ParallelRun],
 ) -> Vec<BlockCost> {
-    let mut by_wall: Vec<&ParallelRun> = runs.iter().collect();
-    by_wall.sort_by_key(|r| r.wall);
-    let Some(run) = by_wall.get(by_wall.len() / 2) else { return Vec::new() };
-    let spans: u64 = run.tx_nanos.iter().flatten().sum::<u64>()
-        + run.commit_nanos.iter().sum::<u64>()
-        + run.prepare_nanos.iter().sum::<u64>();
-    let outside = (run.wall.as_nanos() as u64).saturating_sub(spans) / data.len().max(1) as u64;
-    data.iter()
-        .enumerate()
-        .map(|(bi, b)| {
-            let n = b.block.transactions.len();
-            BlockCost {
-                gas: b.block.header.gas_used,
-                tx_nanos: run.tx_nanos[bi].clone(),
-                tx_gas_limit: b
-                    .block
-                    .transactions
-                    .iter()
-                    .map(alloy_consensus::Transaction::gas_limit)
-                    .collect(),
-                tx_gas_used: reference[bi]
-                    .as_ref()
-                    .map_or_else(|| vec![0; n], |r| r.tx_gas_used.clone()),
-                commit_nanos: run.commit_nanos[bi],
-                prepare_nanos: run.prepare_nanos[bi] + outside,
-            }
-        })
-        .collect()
+    let blocks: Vec<_> = data.iter().map(|b| &b.block).collect();
+    let gas_used: Vec<Option<&[u64]>> =
+        reference.iter().map(|r| r.as_ref().map(|r| r.tx_gas_used.as_slice())).collect();
+    gigagas_bench::projection::block_costs(&blocks, &gas_used, runs)
 }

@@ -17,6 +17,25 @@ fn data_dir() -> PathBuf {
     dir
 }
 
+/// A `gen-chain` chain (mainnet mix, 3M gas per block, `blocks` blocks, `fork` rules) in a
+/// temporary folder, with the `info.json` the generator printed.
+fn gen_chain(fork: &str, blocks: u64) -> (tempfile::TempDir, serde_json::Value) {
+    let chain = tempfile::tempdir().unwrap();
+    let gen = Command::new(env!("CARGO_BIN_EXE_gigagas-bench"))
+        .args(["gen-chain", "--fork", fork, "--mix", "mainnet", "--gas", "3M", "--json"])
+        .arg("--blocks")
+        .arg(blocks.to_string())
+        .arg("--data")
+        .arg(data_dir())
+        .arg("--out")
+        .arg(chain.path())
+        .output()
+        .unwrap();
+    assert!(gen.status.success(), "{}", String::from_utf8_lossy(&gen.stderr));
+    let info = serde_json::from_slice(&gen.stdout).unwrap();
+    (chain, info)
+}
+
 /// A Frontier block with a SELFDESTRUCT fallback and a Cancun block with withdrawals.
 const BLOCKS: &str = "116525,19426587";
 
@@ -204,6 +223,7 @@ fn missing_data_folder_is_named() {
 
 mod baseline;
 mod gen_chain;
+mod hw;
 mod proofs_check;
 mod replay;
 

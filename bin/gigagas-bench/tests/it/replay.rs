@@ -15,17 +15,7 @@ struct Flags {
 
 #[test]
 fn a_generated_chain_replays_over_the_engine_api() {
-    let chain = tempfile::tempdir().unwrap();
-    let gen = Command::new(env!("CARGO_BIN_EXE_gigagas-bench"))
-        .args(["gen-chain", "--fork", "amsterdam", "--mix", "mainnet", "--gas", "3M"])
-        .args(["--blocks", "3", "--json", "--data"])
-        .arg(super::data_dir())
-        .arg("--out")
-        .arg(chain.path())
-        .output()
-        .unwrap();
-    assert!(gen.status.success(), "{}", String::from_utf8_lossy(&gen.stderr));
-    let info: serde_json::Value = serde_json::from_slice(&gen.stdout).unwrap();
+    let (chain, info) = super::gen_chain("amsterdam", 3);
     assert!(chain.path().join("bal.rlp").is_file(), "the Amsterdam variant writes its BALs");
 
     let datadir = tempfile::tempdir().unwrap();

@@ -7,7 +7,8 @@
 //! (A worker that waits for another worker's preparation of the same block is not modelled.) Memory bandwidth, cache contention and thread wake-up are not
 //! modelled, so the projection is an upper bound that the measured 1- and 2-thread runs check.
 
-use gigagas_executor::{task_order, Scheduler};
+use gigagas_executor::{parallel::ParallelRun, task_order, Scheduler};
+use gigagas_primitives::BlockInput;
 use std::{cmp::Reverse, collections::BinaryHeap};
 
 /// Measured costs of one block.
@@ -69,6 +70,51 @@ pub fn project(
         mgas_per_s: if seconds > 0.0 { gas as f64 / 1e6 / seconds } else { 0.0 },
         longest_tx_share: if total > 0 { longest as f64 / total as f64 } else { 0.0 },
     }
+}
+
+/// Per-block costs for the projection, from the one-thread calibration run with the median wall
+/// time; `tx_gas_used[i]` is block `i`'s gas used per transaction from the sequential reference
+/// (`None` when the reference failed: zeros).
+///
+/// One whole run, not per-transaction medians over runs: latencies are right-skewed (page faults,
+/// cache misses), so a sum of per-transaction medians undershoots every real run (by 17–29% when
+/// this was tried). The run's time outside the measured spans (freeing finished blocks' States,
+/// handing results over; about a tenth of it) is spread evenly over the blocks' preparations.
+pub fn block_costs(
+    blocks: &[&BlockInput],
+    tx_gas_used: &[Option<&[u64]>],
+    runs: &[ParallelRun],
+) -> Vec<BlockCost> {
+    let mut by_wall: Vec<&ParallelRun> = runs.iter().collect();
+    by_wall.sort_by_key(|r| r.wall);
+    let Some(run) = by_wall.get(by_wall.len() / 2) else { return Vec::new() };
+    let spans: u64 = run.tx_nanos.iter().flatten().sum::<u64>()
+        + run.commit_nanos.iter().sum::<u64>()
+        + run.prepare_nanos.iter().sum::<u64>();
+    let outside = (run.wall.as_nanos() as u64).saturating_sub(spans) / blocks.len().max(1) as u64;
+    blocks
+        .iter()
+        .enumerate()
+        .map(|(bi, b)| {
+            let n = b.transactions.len();
+            BlockCost {
+                gas: b.header.gas_used,
+                tx_nanos: run.tx_nanos[bi].clone(),
+                tx_gas_limit: b
+                    .transactions
+                    .iter()
+                    .map(alloy_consensus::Transaction::gas_limit)
+                    .collect(),
+                tx_gas_used: tx_gas_used
+                    .get(bi)
+                    .copied()
+                    .flatten()
+                    .map_or_else(|| vec![0; n], <[u64]>::to_vec),
+                commit_nanos: run.commit_nanos[bi],
+                prepare_nanos: run.prepare_nanos[bi] + outside,
+            }
+        })
+        .collect()
 }
 
 fn simulate_batch(blocks: &[BlockCost], threads: usize, scheduler: Scheduler) -> u64 {

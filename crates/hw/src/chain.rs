@@ -1,0 +1,254 @@
+//! The node's own engine path on a generated chain (`gigagas-bench gen-chain`): per
+//! configuration, `init` of its genesis into a fresh RocksDB datadir, then each block through the
+//! engine tree exactly as `engine_newPayload` + `engine_forkchoiceUpdated` run it (sender
+//! recovery, BAL-hinted reads, execution, header and BAL checks, state root; then the commit),
+//! without the JSON and HTTP around them. Configurations: the sequential reference
+//! (`--engine.parallel false`) and, when the chain carries its BALs (`bal.rlp`, Amsterdam), the
+//! parallel executor at each thread count. Per block: the stages' times, the reads that went to
+//! the store, this process's RSS and the page cache.
+
+use crate::{
+    error::io_err,
+    probe::{meminfo_bytes, rss_bytes},
+    HwError,
+};
+use alloy_consensus::{Block, TxEnvelope};
+use alloy_primitives::B256;
+use alloy_rlp::Decodable;
+use gigagas_bal::BlockAccessList;
+use gigagas_engine::{BlockTree, PayloadStatus};
+use gigagas_executor::Scheduler;
+use gigagas_stages::init_genesis;
+use gigagas_storage::Storage;
+use serde::{Deserialize, Serialize};
+use std::{path::Path, sync::Arc, time::Instant};
+
+/// One block through the engine.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct ChainBlock {
+    /// Block number.
+    pub number: u64,
+    /// Gas used (gas).
+    pub gas_used: u64,
+    /// Transactions.
+    pub transactions: usize,
+    /// Sender recovery, on the global pool (all cores) (seconds).
+    pub recovery_s: f64,
+    /// BAL-hinted reads before execution (seconds; zero on the sequential path).
+    pub io_s: f64,
+    /// Execution with header checks, recovery and BAL reads excluded (seconds).
+    pub execution_s: f64,
+    /// State root (seconds).
+    pub state_root_s: f64,
+    /// The block's atomic write in the forkchoice update (seconds).
+    pub commit_s: f64,
+    /// The rest of `newPayload`: decoding checks, the tree's bookkeeping, the header, BAL and
+    /// state-root comparisons (seconds).
+    #[serde(default)]
+    pub checks_s: f64,
+    /// Account, slot and code reads that went to the store.
+    pub store_reads: u64,
+    /// This process's RSS after the block (bytes).
+    pub rss_bytes: u64,
+    /// The page cache after the block (bytes).
+    pub page_cache_bytes: u64,
+}
+
+/// The chain through one engine configuration.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ChainRun {
+    /// The parallel executor (driven by the BALs) or the sequential reference.
+    pub parallel: bool,
+    /// Executor threads (the parallel executor's pool).
+    pub threads: usize,
+    /// One row per block.
+    pub blocks: Vec<ChainBlock>,
+}
+
+impl ChainRun {
+    /// Sum of `f` over the blocks.
+    pub fn sum(&self, f: impl Fn(&ChainBlock) -> f64) -> f64 {
+        self.blocks.iter().map(f).sum()
+    }
+}
+
+/// One generated chain through the engine.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ChainMeasure {
+    /// The chain folder.
+    pub chain: String,
+    /// `fork` and `mix` from its `info.json`.
+    pub workload: String,
+    /// Gas used by all blocks (gas).
+    pub gas: u64,
+    /// Transactions.
+    pub transactions: usize,
+    /// Threads of the global pool that recovered the senders.
+    pub recovery_threads: usize,
+    /// The datadir's size after the sequential run (bytes).
+    pub datadir_bytes: u64,
+    /// The sequential run first, then the parallel ones by thread count.
+    pub runs: Vec<ChainRun>,
+}
+
+impl ChainMeasure {
+    /// The sequential reference's run.
+    pub fn sequential(&self) -> &ChainRun {
+        &self.runs[0]
+    }
+
+    /// The parallel run at `threads`, when measured.
+    pub fn parallel(&self, threads: usize) -> Option<&ChainRun> {
+        self.runs.iter().find(|r| r.parallel && r.threads == threads)
+    }
+}
+
+/// The chain's blocks and, for the Amsterdam variant, their BALs.
+type Loaded = (Vec<(Block<TxEnvelope>, usize)>, Option<Vec<BlockAccessList>>);
+
+fn load(chain: &Path) -> Result<(Vec<u8>, Loaded, String), HwError> {
+    let read = |name: &'static str| {
+        let p = chain.join(name);
+        if !p.is_file() {
+            return Err(HwError::Chain { path: chain.to_path_buf(), what: name });
+        }
+        std::fs::read(&p).map_err(io_err(&p))
+    };
+    let genesis = read("genesis.json")?;
+    let bad = |what: &'static str| HwError::Chain { path: chain.to_path_buf(), what };
+    let info: serde_json::Value =
+        serde_json::from_slice(&read("info.json")?).map_err(|_| bad("info.json as JSON"))?;
+    let workload =
+        format!("{} {}", info["fork"].as_str().unwrap_or("?"), info["mix"].as_str().unwrap_or("?"));
+    let rlp = read("chain.rlp")?;
+    let mut buf = rlp.as_slice();
+    let mut blocks = Vec::new();
+    while !buf.is_empty() {
+        let before = buf.len();
+        let block = Block::<TxEnvelope>::decode(&mut buf).map_err(|_| bad("chain.rlp blocks"))?;
+        blocks.push((block, before - buf.len()));
+    }
+    let bals = if chain.join("bal.rlp").is_file() {
+        let raw = read("bal.rlp")?;
+        let mut buf = raw.as_slice();
+        let mut out = Vec::new();
+        while !buf.is_empty() {
+            out.push(BlockAccessList::decode(&mut buf).map_err(|_| bad("bal.rlp BALs"))?);
+        }
+        if out.len() != blocks.len() {
+            return Err(bad("one BAL per block in bal.rlp"));
+        }
+        Some(out)
+    } else {
+        None
+    };
+    Ok((genesis, (blocks, bals), workload))
+}
+
+/// Runs the chain in `chain` through the engine: sequentially, then (with BALs) in parallel at
+/// each of `threads`, each in a fresh datadir under `work` (removed afterwards); `tick` once per
+/// block.
+///
+/// # Errors
+/// [`HwError::Chain`] for a folder that is not a generated chain, [`HwError::Invalid`] when a
+/// block is not VALID, [`HwError::Import`]/[`HwError::Storage`]/[`HwError::Io`] for the
+/// datadir.
+pub fn measure(
+    chain: &Path,
+    work: &Path,
+    threads: &[usize],
+    tick: &dyn Fn(),
+) -> Result<ChainMeasure, HwError> {
+    let (genesis, (blocks, bals), workload) = load(chain)?;
+    let mut configs = vec![(false, 1)];
+    if bals.is_some() {
+        configs.extend(threads.iter().map(|&t| (true, t)));
+    }
+    let datadir = work.join("gigagas-hw-datadir");
+    let mut runs = Vec::new();
+    let mut datadir_bytes = 0;
+    for (parallel, t) in configs {
+        if datadir.exists() {
+            std::fs::remove_dir_all(&datadir).map_err(io_err(&datadir))?;
+        }
+        let store = Arc::new(Storage::open(&datadir)?);
+        init_genesis(&store, &genesis)?;
+        let tree = BlockTree::new(store.clone(), t)?.with_executor(parallel, Scheduler::GasLimit);
+        let mut rows = Vec::new();
+        for (i, (block, rlp_len)) in blocks.iter().enumerate() {
+            let hash = block.header.hash_slow();
+            let number = block.header.number;
+            let bal = bals.as_ref().map(|b| &b[i]);
+            let payload = block.clone();
+            let new_payload = Instant::now();
+            let (status, imported) = tree.new_payload(payload, *rlp_len, bal)?;
+            let new_payload = new_payload.elapsed();
+            let b = match (status, imported) {
+                (PayloadStatus::Valid(_), Some(b)) => b,
+                (status, _) => {
+                    return Err(HwError::Invalid { number, status: format!("{status:?}") })
+                }
+            };
+            let start = Instant::now();
+            let change = match tree.forkchoice_updated(hash, B256::ZERO, B256::ZERO)? {
+                Ok((PayloadStatus::Valid(_), change)) => change,
+                Ok((status, _)) => {
+                    return Err(HwError::Invalid { number, status: format!("{status:?}") })
+                }
+                Err(e) => return Err(HwError::Invalid { number, status: e.to_string() }),
+            };
+            let elapsed = start.elapsed().as_secs_f64();
+            // The commit's own time as the tree reports it, else the whole update's.
+            let reported: f64 = change.committed.iter().map(|c| c.commit.as_secs_f64()).sum();
+            let commit = if reported > 0.0 { reported } else { elapsed };
+            rows.push(ChainBlock {
+                number,
+                gas_used: b.gas_used,
+                transactions: b.transactions,
+                recovery_s: b.recovery.as_secs_f64(),
+                io_s: b.io.as_secs_f64(),
+                execution_s: b.execution.saturating_sub(b.recovery + b.io).as_secs_f64(),
+                state_root_s: b.state_root.as_secs_f64(),
+                commit_s: commit,
+                checks_s: new_payload.saturating_sub(b.execution + b.state_root).as_secs_f64(),
+                store_reads: b.cache.misses,
+                rss_bytes: rss_bytes().unwrap_or(0),
+                page_cache_bytes: meminfo_bytes("Cached:").unwrap_or(0),
+            });
+            tick();
+        }
+        drop(tree);
+        store.flush()?;
+        drop(store);
+        if !parallel {
+            datadir_bytes = dir_bytes(&datadir);
+        }
+        runs.push(ChainRun { parallel, threads: t, blocks: rows });
+    }
+    if datadir.exists() {
+        std::fs::remove_dir_all(&datadir).map_err(io_err(&datadir))?;
+    }
+    let first = &runs[0].blocks;
+    Ok(ChainMeasure {
+        chain: chain.display().to_string(),
+        workload,
+        gas: first.iter().map(|b| b.gas_used).sum(),
+        transactions: first.iter().map(|b| b.transactions).sum(),
+        recovery_threads: rayon::current_num_threads(),
+        datadir_bytes,
+        runs,
+    })
+}
+
+/// The bytes of the files under `dir` (not following links).
+fn dir_bytes(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+    entries
+        .flatten()
+        .map(|e| match e.metadata() {
+            Ok(m) if m.is_dir() => dir_bytes(&e.path()),
+            Ok(m) => m.len(),
+            Err(_) => 0,
+        })
+        .sum()
+}
