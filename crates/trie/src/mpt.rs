@@ -17,7 +17,11 @@ use alloy_trie::{
     nodes::{BranchNodeRef, ExtensionNodeRef, LeafNodeRef, RlpNode, TrieNode},
     Nibbles, TrieMask, EMPTY_ROOT_HASH,
 };
+use rayon::prelude::*;
 use std::fmt::Write as _;
+
+/// A node as (keccak256, RLP), as [`Trie::root_with_nodes`] reports it.
+type HashedNode = (B256, Vec<u8>);
 
 /// What a [`NodeSource`] that can fail (a database) reports: its own error, shared so that the
 /// trie's errors stay cloneable.
@@ -288,35 +292,98 @@ impl Trie {
         key: &Nibbles,
         src: &dyn NodeSource,
     ) -> Result<Option<Vec<u8>>, TrieError> {
-        let mut node = &mut self.root;
-        let mut path = Nibbles::new();
-        let mut rest = *key;
-        loop {
-            resolve(node, &path, src)?;
-            match node {
-                Node::Empty => return Ok(None),
-                Node::Leaf { key, value } => {
-                    return Ok((*key == rest).then(|| value.clone()));
-                }
-                Node::Extension { key, child } => {
-                    if !rest.starts_with(key) {
-                        return Ok(None);
-                    }
-                    path = path.join(key);
-                    rest = rest.slice(key.len()..);
-                    node = child;
-                }
-                Node::Branch { children } => {
-                    let Some(i) = rest.first() else {
-                        return Err(TrieError::PrefixKey { key: hex(key) });
-                    };
-                    path.push(i);
-                    rest = rest.slice(1..);
-                    node = &mut children[i as usize];
-                }
-                Node::Hash(_) => unreachable!("resolved above"),
-            }
+        get_from(&mut self.root, Nibbles::new(), *key, src)
+    }
+
+    /// [`Trie::get`] of every key of `keys`, in order: below a root branch the 16 subtrees are
+    /// searched in parallel (rayon), each resolving its own paths.
+    ///
+    /// # Errors
+    /// As [`Trie::get`], for the first key that fails.
+    pub fn get_many<S: NodeSource + Sync>(
+        &mut self,
+        keys: &[Nibbles],
+        src: &S,
+    ) -> Result<Vec<Option<Vec<u8>>>, TrieError> {
+        resolve(&mut self.root, &Nibbles::new(), src)?;
+        let Node::Branch { children } = &mut self.root else {
+            return keys.iter().map(|k| self.get(k, src)).collect();
+        };
+        let mut by_child: [Vec<usize>; 16] = Default::default();
+        for (i, k) in keys.iter().enumerate() {
+            let Some(n) = k.first() else { return Err(TrieError::PrefixKey { key: hex(k) }) };
+            by_child[n as usize].push(i);
         }
+        let found: Vec<Vec<(usize, Option<Vec<u8>>)>> = children
+            .par_iter_mut()
+            .zip(by_child.par_iter())
+            .enumerate()
+            .map(|(n, (child, idx))| {
+                idx.iter()
+                    .map(|&i| {
+                        get_from(child, one_nibble(n as u8), keys[i].slice(1..), src)
+                            .map(|v| (i, v))
+                    })
+                    .collect()
+            })
+            .collect::<Result<_, TrieError>>()?;
+        let mut out = vec![None; keys.len()];
+        for (i, v) in found.into_iter().flatten() {
+            out[i] = v;
+        }
+        Ok(out)
+    }
+
+    /// Sets (`Some(value)`, non-empty) or deletes (`None`) every key of `ops` (each key at
+    /// most once): below a root branch the 16 subtrees are updated in parallel (rayon), then
+    /// the root collapses as a sequence of [`Trie::insert`] / [`Trie::remove`] would leave it.
+    /// The result equals applying the operations one by one, in any order.
+    ///
+    /// # Errors
+    /// As [`Trie::insert`] and [`Trie::remove`], for the first operation that fails.
+    pub fn apply_many<S: NodeSource + Sync>(
+        &mut self,
+        ops: Vec<(Nibbles, Option<Vec<u8>>)>,
+        src: &S,
+    ) -> Result<(), TrieError> {
+        resolve(&mut self.root, &Nibbles::new(), src)?;
+        let Node::Branch { children } = &mut self.root else {
+            for (key, value) in ops {
+                match value {
+                    Some(v) => self.insert(&key, v, src)?,
+                    None => {
+                        self.remove(&key, src)?;
+                    }
+                }
+            }
+            return Ok(());
+        };
+        let mut by_child: [Vec<(Nibbles, Option<Vec<u8>>)>; 16] = Default::default();
+        for (key, value) in ops {
+            let Some(n) = key.first() else { return Err(TrieError::PrefixKey { key: hex(&key) }) };
+            by_child[n as usize].push((key.slice(1..), value));
+        }
+        children.par_iter_mut().zip(by_child.into_par_iter()).enumerate().try_for_each(
+            |(n, (child, ops))| {
+                let path = one_nibble(n as u8);
+                for (rest, value) in ops {
+                    match value {
+                        Some(v) => insert_at(child, path, rest, v, src)?,
+                        None => {
+                            remove_at(child, path, rest, src)?;
+                        }
+                    }
+                }
+                Ok::<_, TrieError>(())
+            },
+        )?;
+        // Deletions may have emptied children: a branch needs two.
+        if children.iter().all(|c| *c == Node::Empty) {
+            self.root = Node::Empty;
+        } else {
+            collapse_branch(&mut self.root, &Nibbles::new(), src)?;
+        }
+        Ok(())
     }
 
     /// The proof of `key` as `eth_getProof` (EIP-1186) returns it: the RLP of every node on
@@ -400,7 +467,40 @@ impl Trie {
         }
         let mut nodes = Vec::new();
         let mut buf = Vec::with_capacity(600);
-        let r = encode(&self.root, &mut buf, &mut |hash, rlp| nodes.push((hash, rlp.to_vec())));
+        let r = match &self.root {
+            // The root branch's 16 subtrees are encoded in parallel (rayon), their nodes kept
+            // in child order as the one-thread encoding reports them.
+            Node::Branch { children } => {
+                let encoded: Vec<Option<(RlpNode, Vec<HashedNode>)>> = children
+                    .par_iter()
+                    .map(|child| {
+                        (*child != Node::Empty).then(|| {
+                            let mut nodes = Vec::new();
+                            let mut buf = Vec::with_capacity(600);
+                            let r = encode(child, &mut buf, &mut |hash, rlp| {
+                                nodes.push((hash, rlp.to_vec()))
+                            });
+                            (r, nodes)
+                        })
+                    })
+                    .collect();
+                let mut stack = Vec::with_capacity(16);
+                let mut mask = TrieMask::default();
+                for (i, e) in encoded.into_iter().enumerate() {
+                    if let Some((r, n)) = e {
+                        stack.push(r);
+                        nodes.extend(n);
+                        mask.set_bit(i as u8);
+                    }
+                }
+                let r = BranchNodeRef::new(&stack, mask).rlp(&mut buf);
+                if let Some(hash) = r.as_hash() {
+                    nodes.push((hash, buf.clone()));
+                }
+                r
+            }
+            root => encode(root, &mut buf, &mut |hash, rlp| nodes.push((hash, rlp.to_vec()))),
+        };
         let root = match r.as_hash() {
             Some(hash) => hash,
             None => {
@@ -479,6 +579,39 @@ fn extension_over(key: Nibbles, child: Node) -> Node {
         child
     } else {
         Node::Extension { key, child: Box::new(child) }
+    }
+}
+
+/// The value at `rest` below `node` (whose own path is `path`), resolving on the way.
+fn get_from(
+    mut node: &mut Node,
+    mut path: Nibbles,
+    mut rest: Nibbles,
+    src: &dyn NodeSource,
+) -> Result<Option<Vec<u8>>, TrieError> {
+    loop {
+        resolve(node, &path, src)?;
+        match node {
+            Node::Empty => return Ok(None),
+            Node::Leaf { key, value } => return Ok((*key == rest).then(|| value.clone())),
+            Node::Extension { key, child } => {
+                if !rest.starts_with(key) {
+                    return Ok(None);
+                }
+                path = path.join(key);
+                rest = rest.slice(key.len()..);
+                node = child;
+            }
+            Node::Branch { children } => {
+                let Some(i) = rest.first() else {
+                    return Err(TrieError::PrefixKey { key: hex(&path) });
+                };
+                path.push(i);
+                rest = rest.slice(1..);
+                node = &mut children[i as usize];
+            }
+            Node::Hash(_) => unreachable!("resolved above"),
+        }
     }
 }
 
@@ -643,6 +776,69 @@ mod tests {
         stored.insert(&key(U256::from(1_000_000)), value(U256::from(5)), &pool).unwrap();
         map.insert(U256::from(1_000_000), U256::from(5));
         assert_eq!(stored.root(), oracle(&map));
+    }
+
+    /// `apply_many` and `get_many` (the root branch's subtrees in parallel) against one-by-one
+    /// updates and alloy-trie's root: random batches over stored nodes, a batch that empties
+    /// whole subtrees, one that leaves a single subtree (the root collapses) and one that
+    /// deletes everything.
+    #[test]
+    fn parallel_batches_equal_one_by_one_updates() {
+        let mut rng = StdRng::seed_from_u64(11);
+        let none = ProofNodes::default();
+        let mut map = std::collections::BTreeMap::new();
+        let mut serial = Trie::new(EMPTY_ROOT_HASH);
+        for i in 0..300u64 {
+            map.insert(U256::from(i), U256::from(i + 1));
+            serial.insert(&key(U256::from(i)), value(U256::from(i + 1)), &none).unwrap();
+        }
+        let (mut root, nodes) = serial.root_with_nodes();
+        let mut pool = ProofNodes::default();
+        pool.extend(nodes.into_iter().map(|(_, rlp)| Bytes::from(rlp)));
+        let first_nibble = |slot: &U256| key(*slot).first().unwrap();
+        for b in 0..4 {
+            let batch: Vec<(U256, Option<U256>)> = match b {
+                0 => (0..120)
+                    .map(|_| {
+                        let slot = U256::from(rng.random_range(0..400u64));
+                        let v =
+                            rng.random_bool(0.6).then(|| U256::from(rng.random_range(1..1000u64)));
+                        (slot, v)
+                    })
+                    .collect::<std::collections::BTreeMap<_, _>>()
+                    .into_iter()
+                    .collect(),
+                1 => map.keys().filter(|s| first_nibble(s) < 5).map(|s| (*s, None)).collect(),
+                2 => map.keys().filter(|s| first_nibble(s) != 9).map(|s| (*s, None)).collect(),
+                _ => map.keys().map(|s| (*s, None)).collect(),
+            };
+            let keys: Vec<Nibbles> = batch.iter().map(|(s, _)| key(*s)).collect();
+            let mut parallel = Trie::new(root);
+            let got = parallel.get_many(&keys, &pool).unwrap();
+            let want: Vec<_> = batch.iter().map(|(s, _)| map.get(s).map(|v| value(*v))).collect();
+            assert_eq!(got, want, "batch {b}");
+            let mut one_by_one = Trie::new(root);
+            for (slot, v) in &batch {
+                match v {
+                    Some(v) => {
+                        map.insert(*slot, *v);
+                        one_by_one.insert(&key(*slot), value(*v), &pool).unwrap();
+                    }
+                    None => {
+                        map.remove(slot);
+                        one_by_one.remove(&key(*slot), &pool).unwrap();
+                    }
+                }
+            }
+            let ops = batch.iter().map(|(s, v)| (key(*s), v.map(value))).collect();
+            parallel.apply_many(ops, &pool).unwrap();
+            let (r, nodes) = parallel.root_with_nodes();
+            assert_eq!(r, one_by_one.root(), "batch {b}");
+            assert_eq!(r, oracle(&map), "batch {b}");
+            pool.extend(nodes.into_iter().map(|(_, rlp)| Bytes::from(rlp)));
+            root = r;
+        }
+        assert_eq!(root, EMPTY_ROOT_HASH);
     }
 
     /// A deletion that collapses a branch onto a sibling leaf: the pre-state proof of the

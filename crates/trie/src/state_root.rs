@@ -5,7 +5,9 @@
 //! big-endian word) in a storage trie; values are the RLP of `[nonce, balance, storageRoot,
 //! codeHash]` and the RLP of the non-zero slot value; a zero value or a deleted account removes
 //! the key (Yellow Paper §4.1, appendix D). The storage tries of different accounts are
-//! independent and are updated in parallel (rayon); the account trie after them.
+//! independent and are updated in parallel (rayon); the account trie after them, its 16 subtrees
+//! below the root branch read, updated and hashed in parallel ([`Trie::get_many`],
+//! [`Trie::apply_many`], [`Trie::root_with_nodes`]).
 
 use crate::mpt::{NodeSource, Trie, TrieError};
 use alloy_primitives::{keccak256, Address, B256, U256};
@@ -85,13 +87,16 @@ pub fn update_state_root<S: NodeSource + Sync>(
     src: &S,
 ) -> Result<StateRootUpdate, StateRootError> {
     let mut accounts = Trie::new(parent_root);
-    // The accounts' current leaves (for their storage roots).
+    // The accounts' current leaves (for their storage roots), the account trie's subtrees
+    // searched in parallel.
+    let keys: Vec<Nibbles> =
+        updates.iter().map(|u| Nibbles::unpack(keccak256(u.address))).collect();
+    let leaves = accounts.get_many(&keys, src).map_err(|source| {
+        let address = failing_account(updates, &keys, &source);
+        StateRootError::Account { address, source }
+    })?;
     let mut current = Vec::with_capacity(updates.len());
-    for u in updates {
-        let key = Nibbles::unpack(keccak256(u.address));
-        let leaf = accounts
-            .get(&key, src)
-            .map_err(|source| StateRootError::Account { address: u.address, source })?;
+    for ((u, key), leaf) in updates.iter().zip(keys).zip(leaves) {
         let account = leaf
             .map(|rlp| {
                 alloy_rlp::decode_exact::<TrieAccount>(&rlp).map_err(|e| {
@@ -134,22 +139,47 @@ pub fn update_state_root<S: NodeSource + Sync>(
             root
         })
         .collect();
-    for ((u, (key, _)), storage_root) in updates.iter().zip(&current).zip(&storage_roots) {
-        let r = match u.info {
-            Some((nonce, balance, code_hash)) => {
-                let account = TrieAccount::new(nonce, balance, *storage_root, code_hash);
-                accounts.insert(key, alloy_rlp::encode(account), src)
-            }
-            None => accounts.remove(key, src).map(|_| ()),
-        };
-        r.map_err(|source| StateRootError::Account { address: u.address, source })?;
-    }
+    // The account trie: its subtrees updated in parallel.
+    let ops: Vec<(Nibbles, Option<Vec<u8>>)> = updates
+        .iter()
+        .zip(&current)
+        .zip(&storage_roots)
+        .map(|((u, (key, _)), storage_root)| {
+            let leaf = u.info.map(|(nonce, balance, code_hash)| {
+                alloy_rlp::encode(TrieAccount::new(nonce, balance, *storage_root, code_hash))
+            });
+            (*key, leaf)
+        })
+        .collect();
+    let keys: Vec<Nibbles> = ops.iter().map(|(k, _)| *k).collect();
+    accounts.apply_many(ops, src).map_err(|source| {
+        let address = failing_account(updates, &keys, &source);
+        StateRootError::Account { address, source }
+    })?;
     let mut storage_roots: Vec<(Address, B256)> =
         updates.iter().map(|u| u.address).zip(storage_roots).collect();
     storage_roots.sort_unstable();
     let (root, account_nodes) = accounts.root_with_nodes();
     nodes.extend(account_nodes);
     Ok(StateRootUpdate { root, storage_roots, nodes })
+}
+
+/// The account whose key's path holds the node `error` names (the first whose key starts with
+/// the error's path); the first account when the error names no path.
+fn failing_account(updates: &[AccountUpdate], keys: &[Nibbles], error: &TrieError) -> Address {
+    let path = match error {
+        TrieError::MissingNode { path, .. } => Some(path.as_str()),
+        _ => None,
+    };
+    let hex_key = |k: &Nibbles| {
+        k.iter().map(|n| char::from_digit(u32::from(n), 16).unwrap_or('?')).collect::<String>()
+    };
+    updates
+        .iter()
+        .zip(keys)
+        .find(|(_, k)| path.is_some_and(|p| hex_key(k).starts_with(p)))
+        .or_else(|| updates.iter().zip(keys).next())
+        .map_or(Address::ZERO, |(u, _)| u.address)
 }
 
 #[cfg(test)]
