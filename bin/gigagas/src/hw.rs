@@ -262,7 +262,13 @@ fn print_report(r: &Report) {
     for run in &c.runs {
         let n = run.blocks.len().max(1) as f64;
         let total = run.sum(|b| {
-            b.recovery_s + b.io_s + b.execution_s + b.state_root_s + b.commit_s + b.checks_s
+            b.recovery_s
+                + b.io_s
+                + b.execution_s
+                + b.state_root_s
+                + b.commit_s
+                + b.checks_s
+                + b.payload_s
         });
         let name =
             if run.parallel { format!("parallel-{}", run.threads) } else { "sequential".into() };
@@ -280,18 +286,20 @@ fn print_report(r: &Report) {
             run.sum(|b| b.execution_s) / n * 1e3,
             run.sum(|b| b.state_root_s) / n * 1e3,
             run.sum(|b| b.commit_s) / n * 1e3,
-            run.sum(|b| b.checks_s) / n * 1e3,
+            run.sum(|b| b.checks_s + b.payload_s) / n * 1e3,
             speedup
         );
     }
     println!(
         "  costs, ns per gas: recovery {:.3} (1 core), execution {:.3} (sequential), state root \
-         {:.3}, commit {:.3}, checks {:.3}; {:.2} store reads per kgas; datadir {:.1} MiB",
+         {:.3}, commit {:.3}, checks {:.3} + payload decoding {:.3}; {:.2} store reads per kgas; \
+         datadir {:.1} MiB",
         r.costs.recovery_ns_per_gas,
         r.costs.execution_ns_per_gas,
         r.costs.state_root_ns_per_gas,
         r.costs.commit_ns_per_gas,
         r.costs.checks_ns_per_gas,
+        r.costs.payload_ns_per_gas,
         r.costs.store_reads_per_gas * 1e3,
         c.datadir_bytes as f64 / (1u64 << 20) as f64
     );

@@ -42,10 +42,16 @@ pub struct ChainBlock {
     pub state_root_s: f64,
     /// The block's atomic write in the forkchoice update (seconds).
     pub commit_s: f64,
-    /// The rest of `newPayload`: decoding checks, the tree's bookkeeping, the header, BAL and
+    /// The rest of the engine tree's `newPayload`: its bookkeeping, the header, BAL and
     /// state-root comparisons (seconds).
     #[serde(default)]
     pub checks_s: f64,
+    /// What the Engine API handler does before the tree (seconds): the payload's JSON parsed
+    /// (`ExecutionPayloadV4`/`V3`, as a consensus client sends it), converted to a block
+    /// (`try_into_block_with_sidecar`: transactions decoded, roots computed), hashed, its BAL
+    /// decoded — alloy's functions, as `crates/rpc/src/engine.rs` calls them.
+    #[serde(default)]
+    pub payload_s: f64,
     /// Account, slot and code reads that went to the store.
     pub store_reads: u64,
     /// This process's RSS after the block (bytes).
@@ -179,6 +185,7 @@ pub fn measure(
             let hash = block.header.hash_slow();
             let number = block.header.number;
             let bal = bals.as_ref().map(|b| &b[i]);
+            let payload_s = payload_decode_seconds(block, hash, bals.as_ref().map(|b| &b[i]))?;
             let payload = block.clone();
             let new_payload = Instant::now();
             let (status, imported) = tree.new_payload(payload, *rlp_len, bal)?;
@@ -211,6 +218,7 @@ pub fn measure(
                 state_root_s: b.state_root.as_secs_f64(),
                 commit_s: commit,
                 checks_s: new_payload.saturating_sub(b.execution + b.state_root).as_secs_f64(),
+                payload_s,
                 store_reads: b.cache.misses,
                 rss_bytes: rss_bytes().unwrap_or(0),
                 page_cache_bytes: meminfo_bytes("Cached:").unwrap_or(0),
@@ -238,6 +246,67 @@ pub fn measure(
         datadir_bytes,
         runs,
     })
+}
+
+/// Times the Engine API handler's work on `block` before the tree: the JSON of its payload (built
+/// here, untimed, as a consensus client would send it) parsed, converted to a block, hashed, and
+/// its BAL decoded. The parse and the conversion must succeed (else the chain is not one a node
+/// would accept over the Engine API).
+fn payload_decode_seconds(
+    block: &Block<TxEnvelope>,
+    hash: B256,
+    bal: Option<&BlockAccessList>,
+) -> Result<f64, HwError> {
+    use alloy_rpc_types_engine::{
+        CancunPayloadFields, ExecutionPayload, ExecutionPayloadSidecar, ExecutionPayloadV3,
+        ExecutionPayloadV4, PraguePayloadFields,
+    };
+    let number = block.header.number;
+    let bad = |what: String| HwError::Invalid { number, status: what };
+    let bal_bytes = bal.map(|b| alloy_primitives::Bytes::from(alloy_rlp::encode(b)));
+    let json =
+        match &bal_bytes {
+            Some(bytes) => serde_json::to_string(
+                &ExecutionPayloadV4::from_block_unchecked_with_bal(hash, block, bytes.clone()),
+            ),
+            None => serde_json::to_string(&ExecutionPayloadV3::from_block_unchecked(hash, block)),
+        }
+        .map_err(|e| bad(e.to_string()))?;
+    let beacon = block.header.parent_beacon_block_root.unwrap_or_default();
+    let hashes: Vec<B256> = block.body.blob_versioned_hashes_iter().copied().collect();
+    let sidecar = ExecutionPayloadSidecar::v4(
+        CancunPayloadFields::new(beacon, hashes),
+        PraguePayloadFields::new(alloy_eips::eip7685::Requests::default()),
+    );
+    let start = Instant::now();
+    let payload = if bal_bytes.is_some() {
+        ExecutionPayload::V4(
+            serde_json::from_str::<ExecutionPayloadV4>(&json).map_err(|e| bad(e.to_string()))?,
+        )
+    } else {
+        ExecutionPayload::V3(
+            serde_json::from_str::<ExecutionPayloadV3>(&json).map_err(|e| bad(e.to_string()))?,
+        )
+    };
+    let decoded_bal = match &payload {
+        ExecutionPayload::V4(p) => Some(
+            BlockAccessList::decode(&mut &p.block_access_list[..])
+                .map_err(|e| bad(format!("BAL: {e}")))?,
+        ),
+        _ => None,
+    };
+    let converted: Block<TxEnvelope> =
+        payload.try_into_block_with_sidecar(&sidecar).map_err(|e| bad(format!("payload: {e}")))?;
+    let converted_hash = converted.header.hash_slow();
+    let seconds = start.elapsed().as_secs_f64();
+    // The work is used: the transactions and the BAL round-trip.
+    if converted.body.transactions.len() != block.body.transactions.len()
+        || decoded_bal.as_ref() != bal
+        || converted_hash == B256::ZERO
+    {
+        return Err(bad("the payload does not round-trip".into()));
+    }
+    Ok(seconds)
 }
 
 /// The bytes of the files under `dir` (not following links).

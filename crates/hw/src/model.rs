@@ -8,7 +8,8 @@
 //!                                                    projected per block / as a megablock)
 //!               + N(G) · (1/IOPS_cold(q) − 1/IOPS_warm(q))   cold reads (q = 1 sequential, T else)
 //!               + G · (root + commit + checks)       state root, commit, the rest of newPayload
-//!                                                    (serial stages)
+//!                                                    (the payload's JSON parsed and converted;
+//!                                                    serial stages)
 //! ```
 //!
 //! `rec` comes from one-core recovery of the mainnet blocks (per transaction) times the chain's
@@ -61,9 +62,12 @@ pub struct Costs {
     pub state_root_ns_per_gas: f64,
     /// Commit.
     pub commit_ns_per_gas: f64,
-    /// The rest of `newPayload` (checks, bookkeeping).
+    /// The rest of the tree's `newPayload` (checks, bookkeeping).
     #[serde(default)]
     pub checks_ns_per_gas: f64,
+    /// The Engine API handler's payload parse, conversion and hash.
+    #[serde(default)]
+    pub payload_ns_per_gas: f64,
     /// Reads that go to the store (account, slot, code) per gas.
     pub store_reads_per_gas: f64,
     /// The node's RSS growth per gas of the blocks in flight (bytes per gas).
@@ -102,7 +106,7 @@ pub struct Breakdown {
     pub state_root: f64,
     /// Commit.
     pub commit: f64,
-    /// The rest of `newPayload`.
+    /// The rest of `newPayload`: the tree's checks and the handler's payload decoding.
     pub checks: f64,
 }
 
@@ -175,6 +179,7 @@ impl Model {
             state_root_ns_per_gas: over_runs(|b| b.state_root_s) / gas * 1e9,
             commit_ns_per_gas: over_runs(|b| b.commit_s) / gas * 1e9,
             checks_ns_per_gas: over_runs(|b| b.checks_s) / gas * 1e9,
+            payload_ns_per_gas: over_runs(|b| b.payload_s) / gas * 1e9,
             store_reads_per_gas: seq.sum(|b| b.store_reads as f64) / gas,
             // The tree holds a block from newPayload to its commit: the RSS beyond the first
             // block's is charged to the block in flight.
@@ -251,7 +256,7 @@ impl Model {
             io,
             state_root: gas * c.state_root_ns_per_gas * cpu,
             commit: gas * c.commit_ns_per_gas * cpu,
-            checks: gas * c.checks_ns_per_gas * cpu,
+            checks: gas * (c.checks_ns_per_gas + c.payload_ns_per_gas) * cpu,
         }
     }
 
@@ -399,6 +404,7 @@ mod tests {
             rss_bytes: 1 << 30,
             page_cache_bytes: 0,
             checks_s: 0.0,
+            payload_s: 0.0,
         };
         let parallel = ChainBlock { io_s: 0.125, execution_s: 0.5, ..block };
         ChainMeasure {

@@ -35,6 +35,8 @@ fn hw_measures_the_node_stages_and_the_executor() {
     assert_eq!(seq.blocks.len(), 3);
     assert_eq!(report.chain.gas, info["gas_used"].as_u64().unwrap());
     assert!(seq.blocks.iter().all(|b| b.store_reads > 0 && b.rss_bytes > 0 && b.commit_s > 0.0));
+    // The Engine API handler's payload work was timed on each block's payload JSON.
+    assert!(seq.blocks.iter().all(|b| b.payload_s > 0.0));
     assert!(report.chain.datadir_bytes > 0);
     assert!(report.costs.execution_ns_per_gas > 0.0 && report.costs.state_root_ns_per_gas > 0.0);
 
