@@ -322,17 +322,18 @@ fn print_report(r: &Report) {
         m.cores
     );
     println!(
-        "  {:>7} {:>10} {:>12} {:>12}  binds first",
+        "  {:>7} {:>10} {:>12} {:>12}  binds first: warm | cold",
         "budget", "design", "warm Mgas", "cold Mgas"
     );
     for row in &r.capacity {
         println!(
-            "  {:>6}s {:>10} {:>12.0} {:>12}  {}",
+            "  {:>6}s {:>10} {:>12.0} {:>12}  {} | {}",
             row.budget_s,
             row.design.name(),
             row.max_gas_warm / 1e6,
             row.max_gas_cold.map_or_else(|| "-".into(), |g| format!("{:.0}", g / 1e6)),
-            row.binding
+            row.binding_warm,
+            if row.max_gas_cold.is_some() { row.binding } else { "-" }
         );
     }
     println!(

@@ -81,6 +81,8 @@ pub struct CapacityRow {
     pub breakdown: Breakdown,
     /// What binds first there.
     pub binding: &'static str,
+    /// What binds first at `max_gas_warm` (the state in the cache).
+    pub binding_warm: &'static str,
 }
 
 /// One EIP-7870 role's machine, at this machine's single-core speed.
@@ -199,6 +201,7 @@ pub fn measure(
                 max_gas_cold,
                 breakdown,
                 binding: breakdown.binding(),
+                binding_warm: model.block(max_gas_warm, design, here).binding(),
             });
         }
     }
