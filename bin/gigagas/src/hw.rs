@@ -167,7 +167,8 @@ fn from_saved(path: &std::path::Path, args: &HwArgs) -> Result<ExitCode, String>
         gigagas_hw::check::check(&model, &args.check_replay, cores).map_err(|e| e.to_string())?;
     let requirements = args.target_gas.map(|g| {
         let budget = args.budget.first().copied().unwrap_or(3.0);
-        model.requirements(g, budget, Design::Parallel, model_state_bytes(args))
+        // The saved report's own state is not known here: `--state-bytes`, else none.
+        model.requirements(g, budget, Design::Parallel, args.state_bytes.unwrap_or(0.0))
     });
     if args.json {
         let out = serde_json::json!({ "model": path, "machine": machine, "replay_cores": cores,
@@ -186,11 +187,6 @@ fn from_saved(path: &std::path::Path, args: &HwArgs) -> Result<ExitCode, String>
         print_requirements(q);
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The state the cache holds for `--target-gas` from a saved model: `--state-bytes`, else none.
-fn model_state_bytes(args: &HwArgs) -> f64 {
-    args.state_bytes.unwrap_or(0.0)
 }
 
 fn gib(b: f64) -> f64 {

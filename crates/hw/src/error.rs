@@ -74,8 +74,8 @@ pub enum HwError {
         reason: String,
     },
     /// The PNG could not be drawn.
-    #[error("plot: {0}")]
-    Plot(String),
+    #[error(transparent)]
+    Plot(#[from] crate::plot::PlotError),
 }
 
 /// `map_err` helper: an I/O error on `path`.

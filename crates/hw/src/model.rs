@@ -291,9 +291,8 @@ impl Model {
         let at_here = self.block(gas, design, here).total();
         let core_speed = at_here / budget;
         // IOPS for cold reads in the time the CPU leaves, at this machine's cores.
-        let cpu_time = at_here;
         let reads = gas * self.costs.store_reads_per_gas;
-        let iops = (budget > cpu_time).then(|| reads / (budget - cpu_time));
+        let iops = (budget > at_here).then(|| reads / (budget - at_here));
         // RAM: the node's RSS, a cache holding the state, and the free headroom the sizing study
         // asks for (cache at most 35% of RAM).
         let rss = self.rss_bytes(gas);

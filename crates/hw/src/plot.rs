@@ -14,36 +14,49 @@ use std::path::Path;
 /// `make deps`).
 pub const FONT: &str = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
 
-/// A plotters error as a one-line message.
-pub fn plot_err(e: impl std::fmt::Display) -> String {
-    format!("plot: {e}")
+/// Why a chart could not be drawn.
+#[derive(Debug, thiserror::Error)]
+pub enum PlotError {
+    /// [`FONT`] could not be read.
+    #[error("the charts need the font {FONT} (`make deps` installs fonts-dejavu-core): {0}")]
+    FontMissing(std::io::Error),
+    /// [`FONT`] is not a TrueType font.
+    #[error("{FONT} is not a TrueType font")]
+    FontNotTrueType,
+    /// plotters failed to draw or to write the file (its error, as a message: plotters' error
+    /// type is generic over the backend).
+    #[error("plot: {0}")]
+    Draw(String),
+}
+
+/// A plotters error as a [`PlotError::Draw`].
+pub fn plot_err(e: impl std::fmt::Display) -> PlotError {
+    PlotError::Draw(e.to_string())
 }
 
 /// Registers [`FONT`] under plotters' `sans-serif` family (once per process is enough; a second
 /// call replaces the first).
 ///
 /// # Errors
-/// A message naming the font when it is missing or not TrueType.
-pub fn register_font() -> Result<(), String> {
-    let bytes = std::fs::read(FONT).map_err(|e| {
-        format!("the charts need the font {FONT} (`make deps` installs fonts-dejavu-core): {e}")
-    })?;
+/// [`PlotError::FontMissing`], [`PlotError::FontNotTrueType`].
+pub fn register_font() -> Result<(), PlotError> {
+    let bytes = std::fs::read(FONT).map_err(PlotError::FontMissing)?;
     plotters::style::register_font(
         "sans-serif",
         FontStyle::Normal,
         Box::leak(bytes.into_boxed_slice()),
     )
-    .map_err(|_| format!("{FONT} is not a TrueType font"))
+    .map_err(|_| PlotError::FontNotTrueType)
 }
 
 /// The series labels of `chart`, boxed, at `position`.
 ///
 /// # Errors
-/// plotters' error as a message.
+/// [`PlotError::Draw`].
 pub fn legend<'a, X: Ranged, Y: Ranged>(
     chart: &mut ChartContext<'a, BitMapBackend<'a>, Cartesian2d<X, Y>>,
     position: SeriesLabelPosition,
-) -> Result<(), String> {
+) -> Result<(), PlotError> {
     chart
         .configure_series_labels()
         .position(position)
@@ -64,28 +77,28 @@ const COLORS: [RGBColor; 4] =
 /// # Errors
 /// [`HwError::Plot`] when the font is missing or the file cannot be written.
 pub fn write(path: &Path, report: &Report, model: &Model) -> Result<(), HwError> {
-    register_font().map_err(HwError::Plot)?;
+    register_font()?;
     let root = BitMapBackend::new(path, (1600, 1100)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| HwError::Plot(plot_err(e)))?;
+    root.fill(&WHITE).map_err(plot_err)?;
     let title = format!(
         "gigagas hw: {} ({} cores)",
         report.machine.cpu_model.as_deref().unwrap_or("unknown CPU"),
         report.machine.cores
     );
-    let root = root.titled(&title, ("sans-serif", 24)).map_err(|e| HwError::Plot(plot_err(e)))?;
+    let root = root.titled(&title, ("sans-serif", 24)).map_err(plot_err)?;
     let panels = root.split_evenly((2, 2));
-    scaling(&panels[0], report).map_err(HwError::Plot)?;
-    reads(&panels[1], report).map_err(HwError::Plot)?;
-    memory(&panels[2], report).map_err(HwError::Plot)?;
-    capacity(&panels[3], report, model).map_err(HwError::Plot)?;
-    root.present().map_err(|e| HwError::Plot(plot_err(e)))
+    scaling(&panels[0], report)?;
+    reads(&panels[1], report)?;
+    memory(&panels[2], report)?;
+    capacity(&panels[3], report, model)?;
+    Ok(root.present().map_err(plot_err)?)
 }
 
 fn log2_axis(max_threads: usize) -> std::ops::Range<f64> {
     0.0..(max_threads.max(2) as f64).log2() + 0.2
 }
 
-fn scaling(area: &Area<'_>, r: &Report) -> Result<(), String> {
+fn scaling(area: &Area<'_>, r: &Report) -> Result<(), PlotError> {
     let top = r.exec.projected.iter().map(|p| p.mgas_per_s).fold(1.0, f64::max) * 1.1;
     let mut chart = ChartBuilder::on(area)
         .caption(
@@ -136,7 +149,7 @@ fn scaling(area: &Area<'_>, r: &Report) -> Result<(), String> {
     legend(&mut chart, SeriesLabelPosition::UpperLeft)
 }
 
-fn reads(area: &Area<'_>, r: &Report) -> Result<(), String> {
+fn reads(area: &Area<'_>, r: &Report) -> Result<(), PlotError> {
     let sweeps: Vec<_> =
         [&r.disk, &r.rocksdb_warm, &r.rocksdb_cold].into_iter().flatten().collect();
     let top = sweeps.iter().flat_map(|s| s.points.iter().map(|p| p.iops)).fold(10.0, f64::max);
@@ -174,7 +187,7 @@ fn reads(area: &Area<'_>, r: &Report) -> Result<(), String> {
     legend(&mut chart, SeriesLabelPosition::LowerRight)
 }
 
-fn memory(area: &Area<'_>, r: &Report) -> Result<(), String> {
+fn memory(area: &Area<'_>, r: &Report) -> Result<(), PlotError> {
     let mb = |b: u64| b as f64 / (1u64 << 20) as f64;
     let rows = &r.chain.sequential().blocks;
     let top =
@@ -207,7 +220,7 @@ fn memory(area: &Area<'_>, r: &Report) -> Result<(), String> {
     legend(&mut chart, SeriesLabelPosition::LowerRight)
 }
 
-fn capacity(area: &Area<'_>, r: &Report, model: &Model) -> Result<(), String> {
+fn capacity(area: &Area<'_>, r: &Report, model: &Model) -> Result<(), PlotError> {
     let budget = r.capacity.first().map_or(3.0, |c| c.budget_s);
     let threads = crate::exec::thread_counts(64);
     let curves: Vec<(String, Vec<(f64, f64)>)> = Design::ALL

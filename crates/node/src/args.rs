@@ -2,7 +2,8 @@
 //! (`crates/node/core/src/args` in reth).
 
 use crate::NodeError;
-use clap::Args;
+use clap::{builder::TypedValueParser as _, Args};
+use gigagas_executor::Scheduler;
 use std::{
     net::{IpAddr, SocketAddr},
     path::PathBuf,
@@ -57,8 +58,14 @@ pub struct NodeArgs {
     pub engine_parallel: bool,
     /// The parallel executor's scheduler: `gas-limit` (heaviest transactions first) or `ols`
     /// (block order).
-    #[arg(long = "engine.scheduler", default_value = "gas-limit", value_parser = ["gas-limit", "ols"])]
-    pub engine_scheduler: String,
+    #[arg(
+        long = "engine.scheduler",
+        default_value = "gas-limit",
+        value_parser = clap::builder::PossibleValuesParser::new(["gas-limit", "ols"]).map(
+            |s| if s == "ols" { Scheduler::Ols } else { Scheduler::GasLimit }
+        )
+    )]
+    pub engine_scheduler: Scheduler,
     /// Peer-to-peer listening address (TCP).
     #[arg(long = "addr", default_value = "0.0.0.0")]
     pub p2p_addr: IpAddr,
@@ -151,11 +158,6 @@ impl NodeArgs {
     pub fn threads(&self) -> usize {
         self.engine_threads
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
-    }
-
-    /// The parallel executor's scheduler (`--engine.scheduler`, checked by clap).
-    pub fn scheduler(&self) -> gigagas_executor::Scheduler {
-        self.engine_scheduler.parse().unwrap_or(gigagas_executor::Scheduler::GasLimit)
     }
 
     /// The network's configuration, `None` with `--disable-network` (sync requests are

@@ -80,7 +80,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     // payloads from, the store of built payloads.
     let tree = Arc::new(
         BlockTree::new(storage.clone(), threads)?
-            .with_executor(args.engine_parallel, args.scheduler()),
+            .with_executor(args.engine_parallel, args.engine_scheduler),
     );
     let pool = Arc::new(TxPool::default());
     let payloads = Arc::new(PayloadStore::default());
@@ -89,7 +89,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
         .map_err(NodeError::EngineThread)?;
     if let Some(addr) = args.metrics {
         let scheduler =
-            if args.engine_parallel { args.engine_scheduler.as_str() } else { "sequential" };
+            if args.engine_parallel { args.engine_scheduler.name() } else { "sequential" };
         metrics::install(addr, engine.executor_threads(), scheduler)?;
     }
 

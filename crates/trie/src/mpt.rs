@@ -210,7 +210,8 @@ pub enum Node {
     Hash(B256),
 }
 
-fn hex(nibbles: &Nibbles) -> String {
+/// The nibbles as lowercase hex digits (the paths errors name).
+pub(crate) fn hex(nibbles: &Nibbles) -> String {
     let mut s = String::with_capacity(nibbles.len());
     for n in nibbles.iter() {
         let _ = write!(s, "{n:x}");

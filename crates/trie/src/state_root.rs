@@ -171,13 +171,10 @@ fn failing_account(updates: &[AccountUpdate], keys: &[Nibbles], error: &TrieErro
         TrieError::MissingNode { path, .. } => Some(path.as_str()),
         _ => None,
     };
-    let hex_key = |k: &Nibbles| {
-        k.iter().map(|n| char::from_digit(u32::from(n), 16).unwrap_or('?')).collect::<String>()
-    };
     updates
         .iter()
         .zip(keys)
-        .find(|(_, k)| path.is_some_and(|p| hex_key(k).starts_with(p)))
+        .find(|(_, k)| path.is_some_and(|p| crate::mpt::hex(k).starts_with(p)))
         .or_else(|| updates.iter().zip(keys).next())
         .map_or(Address::ZERO, |(u, _)| u.address)
 }
