@@ -7,7 +7,7 @@ GIGAGAS := target/release/gigagas
 GIGAGAS_BENCH := target/release/gigagas-bench
 BENCH_ARGS ?= --threads 1,2 --scheduler all --batch 1,all --repeat 11 --project
 
-.PHONY: help check-data deps devnet-deps build build-quic test-quic run test test-fixtures import proofs-check bench-io worst-io net-sim bench bench-rlnc node devnet devnet-net devnet-net-replay devnet-prysm engine-schemas fuzz-net hw engine-replay lint fmt
+.PHONY: help check-data deps devnet-deps build build-quic maxperf test-quic run test test-fixtures import proofs-check bench-io worst-io net-sim bench bench-rlnc node devnet devnet-net devnet-net-replay devnet-prysm engine-schemas fuzz-net hw engine-replay lint fmt
 VENV := testing/.venv
 
 help: ## List the targets
@@ -32,6 +32,9 @@ test-quic: deps ## The network crate's tests with QUIC on (libp2p-quic's C build
 
 build-quic: deps ## The node with QUIC next to TCP (libp2p-quic: quinn, rustls and aws-lc, a C build of several minutes; off by default to keep CI cold under its budget), in target/quic
 	CARGO_TARGET_DIR=target/quic $(CARGO) build --release -p gigagas --features quic
+
+maxperf: deps ## reth's maxperf build of gigagas and gigagas-bench into target/maxperf/: fat LTO, one codegen unit, -C target-cpu=native (this machine's CPU: run it where it is built), jemalloc; about an hour on 2 cores (what it buys: docs/benchmarks.md)
+	RUSTFLAGS="-C target-cpu=native" $(CARGO) build --profile maxperf -p gigagas -p gigagas-bench --bins --features gigagas/jemalloc,gigagas-bench/jemalloc
 
 run: check-data build ## Execute the 52 mainnet blocks sequentially and in parallel (1 and all cores, three schedulers, per block and as one megablock), validate every block, print one screen of Mgas/s and ratios with the 1-32 thread projection, write target/bench/speedup.png (more: RUN_ARGS=--verbose)
 	$(GIGAGAS_BENCH) bench --data $(DATA) --project $(RUN_ARGS)

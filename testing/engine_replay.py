@@ -4,8 +4,11 @@ gigagas node per configuration, as a consensus client would send it (`gigagas-be
 newPayload + forkchoiceUpdated per block over JWT, stages from the node's metrics), and
 `gigagas import` of the same file, in one run.
 
-Configurations (`--configs`, comma-separated): `sequential` (`--engine.parallel false`),
-`parallel-T` (T threads, gas-limit scheduler), `parallel-T-ols` (T threads, block order).
+Configurations (`--configs`, comma-separated): `sequential` (`--engine.parallel false`, one
+thread), `parallel-T` (T threads, gas-limit scheduler), `parallel-T-ols` (T threads, block
+order); a `-noprewarm` suffix adds `--engine.prewarm false` (payloads without a BAL then run on
+the sequential reference alone; with T threads and prewarming, T - 1 workers prewarm it), an
+`-io-DESIGN` suffix `--engine.io DESIGN` (prefetch-parallel, prefetch, on-demand).
 Caches (`--caches`): `cold` (the OS page cache dropped after `gigagas init`, before the node
 starts: every genesis read goes to the disk) and `warm` (the datadir just written, in the page
 cache). `--restart-at N` kills the node with SIGKILL after block N of each replay, restarts it
@@ -79,11 +82,17 @@ def drop_page_cache():
 def flags_of(config):
     if config == "sequential":
         return ["--engine.parallel", "false", "--engine.threads", "1"], "sequential"
-    m = re.fullmatch(r"parallel-(\d+)(-ols)?", config)
+    m = re.fullmatch(r"parallel-(\d+)(-ols)?(-noprewarm)?(?:-io-(prefetch-parallel|prefetch|on-demand))?",
+                     config)
     if not m:
         raise SystemExit(f"engine_replay: unknown configuration {config}")
     scheduler = "ols" if m.group(2) else "gas-limit"
-    return ["--engine.threads", m.group(1), "--engine.scheduler", scheduler], scheduler
+    flags = ["--engine.threads", m.group(1), "--engine.scheduler", scheduler]
+    if m.group(3):
+        flags += ["--engine.prewarm", "false"]
+    if m.group(4):
+        flags += ["--engine.io", m.group(4)]
+    return flags, scheduler
 
 
 def replay(bench, node, chain, out, label, start=None, to=None):

@@ -9,8 +9,12 @@ hash.
 geth is installed by testing/geth_install.sh (the Go module proxy, pinned v1.17.10, into
 ~/.cache/gigagas) unless --geth names it.
 
+With --prewarm-ab each run also imports with `gigagas import --prewarm false` (the sequential
+reference alone, no workers prewarming it), reported as `gigagas-noprewarm`, alternated with the
+default (prewarming) import.
+
 Usage: python3 testing/import_vs_geth.py --chain target/chains/osaka-mainnet-150m
-           [--gigagas target/release/gigagas] [--geth PATH] [--runs 3] [--json]
+           [--gigagas target/release/gigagas] [--geth PATH] [--runs 3] [--prewarm-ab] [--json]
 """
 
 import argparse
@@ -43,6 +47,8 @@ def main():
     ap.add_argument("--gigagas", default=os.path.join(ROOT, "target/release/gigagas"))
     ap.add_argument("--geth", help="geth binary (default: testing/geth_install.sh)")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--prewarm-ab", action="store_true",
+                    help="also gigagas import --prewarm false, alternated with the default")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     genesis, chain = (os.path.join(args.chain, f) for f in ("genesis.json", "chain.rlp"))
@@ -60,23 +66,30 @@ def main():
     version = next((line.split(":", 1)[1].strip() for line in version.splitlines()
                     if line.startswith("Version")), "?")
     gas = info.get("gas_used")
-    runs = {"gigagas": [], "geth": []}
+    variants = [("gigagas", [])]
+    if args.prewarm_ab:
+        variants.append(("gigagas-noprewarm", ["--prewarm", "false"]))
+    runs = {name: [] for name, _ in variants}
+    runs["geth"] = []
     heads = {}
     for i in range(args.runs):
         with tempfile.TemporaryDirectory(dir=os.path.join(ROOT, "target")) as tmp:
-            ours = os.path.join(tmp, "gigagas")
-            subprocess.run([args.gigagas, "init", "--genesis", genesis, "--datadir", ours],
-                           check=True, capture_output=True)
-            wall, cpu, rss, out, code = measured(
-                [args.gigagas, "import", chain, "--datadir", ours, "--json"])
-            if code != 0:
-                raise SystemExit(f"import_vs_geth: gigagas import failed:\n{out[-3000:]}")
-            report = json.loads(out[out.index("{"):])
-            head = json.loads(subprocess.run([args.gigagas, "db", "--datadir", ours, "head"],
-                                             check=True, capture_output=True, text=True).stdout)
-            heads["gigagas"] = (report["head"], head["hash"])
-            gas = gas or report["gas"]
-            runs["gigagas"].append({"seconds": wall, "cpu_seconds": cpu, "peak_rss_mib": rss})
+            # Alternate the gigagas variants' order from run to run.
+            for name, flags in (variants if i % 2 == 0 else variants[::-1]):
+                ours = os.path.join(tmp, name)
+                subprocess.run([args.gigagas, "init", "--genesis", genesis, "--datadir", ours],
+                               check=True, capture_output=True)
+                wall, cpu, rss, out, code = measured(
+                    [args.gigagas, "import", chain, "--datadir", ours, "--json"] + flags)
+                if code != 0:
+                    raise SystemExit(f"import_vs_geth: {name} import failed:\n{out[-3000:]}")
+                report = json.loads(out[out.index("{"):])
+                head = json.loads(subprocess.run([args.gigagas, "db", "--datadir", ours, "head"],
+                                                 check=True, capture_output=True,
+                                                 text=True).stdout)
+                heads[name] = (report["head"], head["hash"])
+                gas = gas or report["gas"]
+                runs[name].append({"seconds": wall, "cpu_seconds": cpu, "peak_rss_mib": rss})
 
             theirs = os.path.join(tmp, "geth")
             subprocess.run([geth, "init", "--datadir", theirs, genesis], check=True,
@@ -87,14 +100,15 @@ def main():
                 raise SystemExit(f"import_vs_geth: geth import failed:\n{out[-3000:]}")
             heads["geth"] = (int(segments[-1][0].replace(",", "")), segments[-1][1])
             runs["geth"].append({"seconds": wall, "cpu_seconds": cpu, "peak_rss_mib": rss})
-        print(f"import_vs_geth: run {i + 1}: gigagas {runs['gigagas'][-1]['seconds']:.2f} s, "
-              f"geth {runs['geth'][-1]['seconds']:.2f} s", file=sys.stderr)
+        print(f"import_vs_geth: run {i + 1}: " + ", ".join(
+            f"{k} {v[-1]['seconds']:.2f} s" for k, v in runs.items()), file=sys.stderr)
     # geth logs the hash abbreviated (first 6 and last 6 hex digits).
     ours_number, ours_hash = heads["gigagas"]
     geth_number, geth_short = heads["geth"]
     first, last = geth_short.split("..")
     same_head = (ours_number == geth_number and ours_hash[2:].startswith(first)
-                 and ours_hash.endswith(last))
+                 and ours_hash.endswith(last)
+                 and all(heads[name] == heads["gigagas"] for name, _ in variants))
     med = {k: {m: round(statistics.median(r[m] for r in v), 3)
                for m in ("seconds", "cpu_seconds", "peak_rss_mib")} for k, v in runs.items()}
     summary = {
@@ -103,17 +117,20 @@ def main():
         "cpu": next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
                      if line.startswith("model name")), "?"),
         "cores": os.cpu_count(), "geth_version": version,
-        "gigagas": runs["gigagas"], "geth": runs["geth"], "median": med,
+        "runs_by_client": runs, "median": med,
         "gigagas_mgas_per_s": round(gas / med["gigagas"]["seconds"] / 1e6, 1),
         "geth_mgas_per_s": round(gas / med["geth"]["seconds"] / 1e6, 1),
         "speed_gigagas_over_geth": round(med["geth"]["seconds"] / med["gigagas"]["seconds"], 2),
+        **({"speed_prewarm_over_noprewarm": round(
+            med["gigagas-noprewarm"]["seconds"] / med["gigagas"]["seconds"], 3)}
+           if args.prewarm_ab else {}),
         "same_head": same_head, "head": {"gigagas": heads["gigagas"], "geth": heads["geth"]},
     }
     if args.json:
         print(json.dumps(summary, indent=1))
     else:
         for k, v in summary.items():
-            if k not in ("gigagas", "geth"):
+            if k != "runs_by_client":
                 print(f"  {k:26} {v}")
     if not same_head:
         raise SystemExit("import_vs_geth: the two clients ended on different heads")

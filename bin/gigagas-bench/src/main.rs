@@ -25,6 +25,15 @@ mod test_rpc;
 mod util;
 mod worst_io;
 
+/// The global allocator: jemalloc with the `jemalloc` feature (`make maxperf`), mimalloc with
+/// `mimalloc`, the system's otherwise.
+#[cfg(feature = "jemalloc")]
+#[global_allocator]
+static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+#[cfg(all(feature = "mimalloc", not(feature = "jemalloc")))]
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 

@@ -3,7 +3,9 @@
 
 use alloy_primitives::B256;
 use clap::Args;
-use gigagas_stages::{import_blocks_with, init_genesis, merge_updates, ImportError, ImportedBlock};
+use gigagas_stages::{
+    import_blocks_with, init_genesis, merge_updates, ImportError, ImportOptions, ImportedBlock,
+};
 use gigagas_storage::Storage;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
@@ -38,6 +40,11 @@ pub(crate) struct ImportArgs {
     /// blocks' own state-root stages. Comma-separated sizes.
     #[arg(long, value_delimiter = ',')]
     megablock: Vec<usize>,
+    /// Prewarm blocks that carry no BAL: while the sequential reference runs a block, the other
+    /// cores execute its transactions speculatively ahead of it so that the state it reads is
+    /// cached (reth's prewarming). `false` runs the reference alone.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    prewarm: bool,
 }
 
 /// Runs `init`.
@@ -73,6 +80,8 @@ struct BlockJson {
     cache_misses: u64,
     accounts_changed: usize,
     slots_changed: usize,
+    /// Transactions the prewarming workers executed speculatively ahead of the in-order run.
+    prewarmed: u64,
 }
 
 /// The block an import stopped at.
@@ -186,6 +195,7 @@ fn block_json(b: &ImportedBlock) -> BlockJson {
         cache_misses: b.cache.misses,
         accounts_changed: b.accounts_changed,
         slots_changed: b.slots_changed,
+        prewarmed: b.prewarmed,
     }
 }
 
@@ -231,7 +241,8 @@ pub(crate) fn import(args: ImportArgs) -> Result<ExitCode, String> {
     // Every block committed or skipped, as it happens: the report has them even when a later
     // block fails.
     let mut rows = Vec::new();
-    let result = import_blocks_with(&store, &rlp, keep, &mut |b: &ImportedBlock| {
+    let options = ImportOptions { keep_updates: keep, prewarm: args.prewarm };
+    let result = import_blocks_with(&store, &rlp, options, &mut |b: &ImportedBlock| {
         rows.push(block_json(b));
         if b.imported {
             gas += b.gas_used;

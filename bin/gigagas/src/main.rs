@@ -10,6 +10,15 @@ mod hw;
 mod import;
 mod node;
 
+/// The global allocator: jemalloc with the `jemalloc` feature (`make maxperf`), mimalloc with
+/// `mimalloc`, the system's otherwise.
+#[cfg(feature = "jemalloc")]
+#[global_allocator]
+static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+#[cfg(all(feature = "mimalloc", not(feature = "jemalloc")))]
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 

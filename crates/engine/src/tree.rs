@@ -15,8 +15,8 @@ use gigagas_bal::BlockAccessList;
 use gigagas_payload::{build_payload, BuiltPayload, PayloadAttributes, PayloadParent};
 use gigagas_primitives::ChainSpec;
 use gigagas_stages::{
-    commit_executed, execute_block, state_root_stage, stored_chain_spec, ExecutedBlock, GivenBal,
-    ImportError, ImportedBlock, Overlay, PendingDiff, TrieState, UnwindError,
+    commit_executed, execute_block, state_root_stage, stored_chain_spec, BalIo, ExecutedBlock,
+    GivenBal, ImportError, ImportedBlock, Overlay, PendingDiff, Prewarming, TrieState, UnwindError,
 };
 use gigagas_state::StateSource;
 use gigagas_storage::{AccountRecord, Storage, StorageError, UnwoundBlock};
@@ -183,6 +183,11 @@ pub struct BlockTree {
     parallel: bool,
     /// The parallel executor's scheduler.
     scheduler: gigagas_executor::Scheduler,
+    /// Payloads without a BAL run on the sequential reference with the pool's threads but one
+    /// prewarming it ([`Prewarming`]).
+    prewarm: bool,
+    /// How the parallel executor's reads of a payload's BAL keys reach the store.
+    io: BalIo,
     state: Mutex<TreeState>,
     forkchoice: RwLock<Forkchoice>,
     source_layer: Option<SourceLayer>,
@@ -206,6 +211,8 @@ impl BlockTree {
             pool: gigagas_executor::parallel::executor_pool(threads)?,
             parallel: true,
             scheduler: gigagas_executor::Scheduler::GasLimit,
+            prewarm: true,
+            io: BalIo::default(),
             state: Mutex::default(),
             forkchoice: RwLock::new(forkchoice),
             source_layer: None,
@@ -231,6 +238,22 @@ impl BlockTree {
     pub fn with_executor(mut self, parallel: bool, scheduler: gigagas_executor::Scheduler) -> Self {
         self.parallel = parallel;
         self.scheduler = scheduler;
+        self
+    }
+
+    /// The same tree with prewarming of payloads without a BAL on (the default) or off: while
+    /// the sequential reference runs such a payload, `threads - 1` of the executor pool's
+    /// workers execute its transactions speculatively ahead of it to warm the state cache
+    /// (`--engine.prewarm`).
+    pub fn with_prewarm(mut self, prewarm: bool) -> Self {
+        self.prewarm = prewarm;
+        self
+    }
+
+    /// The same tree reading the keys of a payload's BAL with `io` (`--engine.io`; default
+    /// [`BalIo::PrefetchParallel`]).
+    pub fn with_io(mut self, io: BalIo) -> Self {
+        self.io = io;
         self
     }
 
@@ -382,6 +405,7 @@ impl BlockTree {
             bal,
             pool: &self.pool,
             scheduler: self.parallel.then_some(self.scheduler),
+            io: self.io,
         })
     }
 
@@ -395,7 +419,12 @@ impl BlockTree {
         given: Option<GivenBal<'_>>,
     ) -> Result<(ExecutedBlock, std::time::Duration), ImportError> {
         let start = Instant::now();
-        execute_block(&self.chain, parent.source(), &parent.header, block, rlp_len, false, given)
+        let prewarm = match self.prewarm {
+            true => Prewarming { pool: Some(&self.pool), workers: self.executor_threads() - 1 },
+            false => Prewarming::OFF,
+        };
+        let (source, header) = (parent.source(), &parent.header);
+        execute_block(&self.chain, source, header, block, rlp_len, false, given, prewarm)
             .map(|executed| (executed, start.elapsed()))
     }
 

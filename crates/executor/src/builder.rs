@@ -25,5 +25,5 @@ pub fn build_block<'t>(
     candidates: impl IntoIterator<Item = (&'t TxEnvelope, Address)>,
     pre_state: &PreState,
 ) -> Result<BuiltBlock, ExecutionError> {
-    run_in_order(chain, draft, candidates, pre_state, true, true)
+    run_in_order(chain, draft, candidates, pre_state, true, true, None)
 }

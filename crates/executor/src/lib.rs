@@ -9,7 +9,10 @@
 //! baseline that throughput is measured against lives in the lab, `gigagas-bench`):
 //! - [`sequential::execute_sequential`]: the sequential reference (alloy-evm's Ethereum block
 //!   executor over one revm `State`, commit per transaction) that also builds the block's BAL;
-//! - [`parallel::execute_parallel`]: the parallel executor driven by a BAL.
+//! - [`parallel::execute_parallel`]: the parallel executor driven by a BAL;
+//! - [`prewarm::execute_sequential_prewarmed`]: for blocks without a BAL, the sequential
+//!   reference with idle cores executing the transactions speculatively ahead of it to warm
+//!   the state cache.
 //!
 //! Every EVM is built by [`EvmConfig`]: these executors, the block builder
 //! ([`builder::build_block`]), the traced replay ([`replay::replay_block`]) and the RPC's calls.
@@ -20,6 +23,7 @@ mod error;
 pub mod evm_config;
 mod outcome;
 pub mod parallel;
+pub mod prewarm;
 mod receipt;
 pub mod replay;
 mod schedule;

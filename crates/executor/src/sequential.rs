@@ -17,6 +17,7 @@ use gigagas_bal::{BlockAccessIndex, Phase};
 use gigagas_primitives::{BlockInput, ChainSpec};
 use gigagas_state::PreState;
 use revm::{context::TxEnv, context_interface::Cfg, database::State};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A block run in order over candidate transactions by [`crate::builder::build_block`]
 /// (or the reference, which includes every transaction).
@@ -74,14 +75,33 @@ fn execute_in_order(
     build_bal: bool,
 ) -> Result<BlockOutcome, ExecutionError> {
     let candidates = block.transactions.iter().zip(senders).map(|(tx, s)| (tx, *s));
-    Ok(run_in_order(chain, block, candidates, pre_state, build_bal, false)?.outcome)
+    Ok(run_in_order(chain, block, candidates, pre_state, build_bal, false, None)?.outcome)
+}
+
+/// [`execute_sequential`] (`build_bal`) or [`execute_sequential_without_bal`], storing in
+/// `progress` the number of transactions done after each one (what
+/// [`crate::prewarm`]'s workers stay ahead of).
+///
+/// # Errors
+/// As [`execute_sequential`].
+pub(crate) fn execute_with_progress(
+    chain: &ChainSpec,
+    block: &BlockInput,
+    senders: &[Address],
+    pre_state: &PreState,
+    build_bal: bool,
+    progress: &AtomicUsize,
+) -> Result<BlockOutcome, ExecutionError> {
+    let candidates = block.transactions.iter().zip(senders).map(|(tx, s)| (tx, *s));
+    let run = run_in_order(chain, block, candidates, pre_state, build_bal, false, Some(progress));
+    Ok(run?.outcome)
 }
 
 /// The sequential run shared by the reference and the block builder: pre-execution system
 /// calls, `candidates` committed one by one (BAL index `i + 1` for the `i`-th included), then
 /// the post-execution changes. With `skip_invalid` a candidate that does not fit the remaining
 /// gas or that the EVM rejects is left out (recorded in [`BuiltBlock::skipped`]); otherwise it
-/// fails the block.
+/// fails the block. `progress`, when given, holds the candidates done so far.
 pub(crate) fn run_in_order<'t>(
     chain: &ChainSpec,
     block: &BlockInput,
@@ -89,6 +109,7 @@ pub(crate) fn run_in_order<'t>(
     pre_state: &PreState,
     build_bal: bool,
     skip_invalid: bool,
+    progress: Option<&AtomicUsize>,
 ) -> Result<BuiltBlock, ExecutionError> {
     let number = block.number();
     let gas_limit = block.header.gas_limit;
@@ -159,6 +180,9 @@ pub(crate) fn run_in_order<'t>(
                 }
                 Err(e) if skip_invalid => skipped.push((*tx.tx_hash(), e.to_string())),
                 Err(e) => return Err(map_block_error(number, Phase::Tx(i), e)),
+            }
+            if let Some(progress) = progress {
+                progress.store(i + 1, Ordering::Relaxed);
             }
         }
         let n = tx_gas_used.len() as u64;

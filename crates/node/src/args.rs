@@ -4,6 +4,7 @@
 use crate::NodeError;
 use clap::{builder::TypedValueParser as _, Args};
 use gigagas_executor::Scheduler;
+use gigagas_stages::BalIo;
 use std::{
     net::{IpAddr, SocketAddr},
     path::PathBuf,
@@ -56,6 +57,26 @@ pub struct NodeArgs {
     /// every payload on the sequential reference (the BAL is still checked).
     #[arg(long = "engine.parallel", default_value_t = true, action = clap::ArgAction::Set)]
     pub engine_parallel: bool,
+    /// Prewarm payloads that carry no BAL (before Amsterdam): while the sequential reference
+    /// runs one, `--engine.threads` − 1 workers execute its transactions speculatively ahead
+    /// of it so that the state it reads is cached (reth's prewarming).
+    #[arg(long = "engine.prewarm", default_value_t = true, action = clap::ArgAction::Set)]
+    pub engine_prewarm: bool,
+    /// How the parallel executor reads the accounts and slots a payload's BAL names:
+    /// `prefetch-parallel` (all up front, split over the executor's threads), `prefetch` (all
+    /// up front on one thread) or `on-demand` (each when a transaction first needs it).
+    #[arg(
+        long = "engine.io",
+        default_value = "prefetch-parallel",
+        value_parser = clap::builder::PossibleValuesParser::new(
+            ["prefetch-parallel", "prefetch", "on-demand"]
+        ).map(|s| match s.as_str() {
+            "prefetch" => BalIo::Prefetch,
+            "on-demand" => BalIo::OnDemand,
+            _ => BalIo::PrefetchParallel,
+        })
+    )]
+    pub engine_io: BalIo,
     /// The parallel executor's scheduler: `gas-limit` (heaviest transactions first) or `ols`
     /// (block order).
     #[arg(

@@ -80,7 +80,9 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     // payloads from, the store of built payloads.
     let tree = Arc::new(
         BlockTree::new(storage.clone(), threads)?
-            .with_executor(args.engine_parallel, args.engine_scheduler),
+            .with_executor(args.engine_parallel, args.engine_scheduler)
+            .with_prewarm(args.engine_prewarm)
+            .with_io(args.engine_io),
     );
     let pool = Arc::new(TxPool::default());
     let payloads = Arc::new(PayloadStore::default());

@@ -14,6 +14,7 @@ use alloy_rlp::Decodable;
 use gigagas_bal::{BalValidationError, BlockAccessList};
 use gigagas_executor::{
     parallel::{execute_parallel, execute_parallel_on, ParallelBlock, ParallelConfig},
+    prewarm::execute_sequential_prewarmed,
     sequential::execute_sequential,
     validate_header, BlockOutcome, ExecutionError, Scheduler,
 };
@@ -72,6 +73,39 @@ pub struct ImportedBlock {
     pub io: Duration,
     /// The longest single transaction of the parallel run (zero for the sequential reference).
     pub longest_tx: Duration,
+    /// Transactions executed speculatively by the prewarming workers beside the sequential
+    /// reference ([`Prewarming`]; zero without them or with a given BAL).
+    pub prewarmed: u64,
+}
+
+/// How a block without a BAL is executed: the sequential reference alone, or with prewarming
+/// workers executing its transactions speculatively ahead of it on idle threads
+/// ([`gigagas_executor::prewarm`]). Blocks with a BAL read its keys up front instead.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Prewarming<'a> {
+    /// The pool the workers run on (rayon's global pool when `None`).
+    pub pool: Option<&'a rayon::ThreadPool>,
+    /// Workers (0: the sequential reference alone).
+    pub workers: usize,
+}
+
+impl Prewarming<'_> {
+    /// No prewarming.
+    pub const OFF: Self = Self { pool: None, workers: 0 };
+
+    /// One worker per thread of rayon's global pool but the one running the block.
+    pub fn global() -> Self {
+        Self { pool: None, workers: rayon::current_num_threads().saturating_sub(1) }
+    }
+}
+
+/// Options of [`import_blocks_with`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ImportOptions {
+    /// Keep each block's state-trie updates in [`ImportedBlock::updates`].
+    pub keep_updates: bool,
+    /// Prewarm blocks without a BAL on rayon's global pool ([`Prewarming::global`]).
+    pub prewarm: bool,
 }
 
 /// A block executed and checked, not yet state-rooted nor committed: the one shape the file
@@ -143,20 +177,23 @@ pub fn import_blocks(
     blocks_rlp: &[u8],
     on_block: &mut dyn FnMut(&ImportedBlock),
 ) -> Result<Vec<ImportedBlock>, ImportError> {
-    import_blocks_with(store, blocks_rlp, false, on_block)
+    let options = ImportOptions { keep_updates: false, prewarm: true };
+    import_blocks_with(store, blocks_rlp, options, on_block)
 }
 
-/// [`import_blocks`], keeping each block's state-trie updates in
-/// [`ImportedBlock::updates`] when `keep_updates` is set.
+/// [`import_blocks`] with `options`: each block's state-trie updates kept in
+/// [`ImportedBlock::updates`], prewarming on or off.
 ///
 /// # Errors
 /// As [`import_blocks`].
 pub fn import_blocks_with(
     store: &Arc<Storage>,
     blocks_rlp: &[u8],
-    keep_updates: bool,
+    options: ImportOptions,
     on_block: &mut dyn FnMut(&ImportedBlock),
 ) -> Result<Vec<ImportedBlock>, ImportError> {
+    let ImportOptions { keep_updates, prewarm } = options;
+    let prewarm = if prewarm { Prewarming::global() } else { Prewarming::OFF };
     let chain = stored_chain_spec(store)?;
     let (mut head_number, _) = store.head()?.ok_or(ImportError::NotInitialized)?;
     let mut head_header = stored_header(store, head_number)?;
@@ -205,6 +242,7 @@ pub fn import_blocks_with(
                 recovery: Duration::ZERO,
                 io: Duration::ZERO,
                 longest_tx: Duration::ZERO,
+                prewarmed: 0,
             };
             on_block(&skipped);
             out.push(skipped);
@@ -214,7 +252,7 @@ pub fn import_blocks_with(
         let diff = pending.as_ref().map(|p| p.diff.clone());
         let previous = pending.take();
         let (executed, committed) = rayon::join(
-            || execute(&chain, store, &parent, diff, block, rlp_len, keep_updates),
+            || execute(&chain, store, &parent, diff, block, rlp_len, keep_updates, prewarm),
             || previous.map(|p| finish(store, p)).transpose(),
         );
         if let Some(done) = committed? {
@@ -239,6 +277,7 @@ fn stored_header(store: &Storage, number: u64) -> Result<Header, ImportError> {
 }
 
 /// The execution stage of one block on top of `parent` (committed, or pending with `diff`).
+#[allow(clippy::too_many_arguments)]
 fn execute(
     chain: &ChainSpec,
     store: &Arc<Storage>,
@@ -247,9 +286,10 @@ fn execute(
     block: Block<TxEnvelope>,
     rlp_len: usize,
     keep_updates: bool,
+    prewarm: Prewarming<'_>,
 ) -> Result<ExecutedBlock, ImportError> {
     let source = Arc::new(Overlay::over_store(store.clone(), diff));
-    execute_block(chain, source, parent, block, rlp_len, keep_updates, None)
+    execute_block(chain, source, parent, block, rlp_len, keep_updates, None, prewarm)
 }
 
 /// How a block with a given EIP-7928 BAL is executed: by the parallel executor driven by it,
@@ -265,6 +305,35 @@ pub struct GivenBal<'a> {
     /// reference instead and checks the BAL it records against this one (an operator's
     /// `--engine.parallel false`).
     pub scheduler: Option<Scheduler>,
+    /// How the parallel executor's reads reach the store.
+    pub io: BalIo,
+}
+
+/// How the reads of a block executed by the parallel executor reach the store
+/// (`--engine.io`). The BAL names every account and slot the block touches, so they can be
+/// read before execution starts; docs/benchmarks.md compares the three on generated chains.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BalIo {
+    /// Every key the BAL names read up front, in chunks split over the executor's threads
+    /// ([`PreState::prefetch_on`]).
+    #[default]
+    PrefetchParallel,
+    /// Every key the BAL names read up front on the calling thread, one batched multi-get for
+    /// the accounts, one for their codes, one for the slots ([`PreState::prefetch`]).
+    Prefetch,
+    /// Nothing read up front: each worker reads a key when a transaction first needs it.
+    OnDemand,
+}
+
+impl BalIo {
+    /// The design's name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::PrefetchParallel => "prefetch-parallel",
+            Self::Prefetch => "prefetch",
+            Self::OnDemand => "on-demand",
+        }
+    }
 }
 
 /// One block through the parallel executor driven by `bal`: its outcome and longest
@@ -298,7 +367,8 @@ fn run_parallel(
 /// A read of `source` that fails during execution makes the result
 /// [`ExecutionError::Database`] (internal, see [`ImportError::is_internal`]) whatever error the
 /// executor reported after it: the verdict of an execution whose reads failed is not about the
-/// block.
+/// block. Without `given`, `prewarm` says whether workers prewarm the sequential run.
+#[allow(clippy::too_many_arguments)]
 pub fn execute_block(
     chain: &ChainSpec,
     source: Arc<dyn StateSource>,
@@ -307,10 +377,13 @@ pub fn execute_block(
     rlp_len: usize,
     keep_updates: bool,
     given: Option<GivenBal<'_>>,
+    prewarm: Prewarming<'_>,
 ) -> Result<ExecutedBlock, ImportError> {
     let number = block.header.number;
     let pre_state = PreState::backed(source);
-    execute_on(chain, &pre_state, parent, block, rlp_len, keep_updates, given).map_err(|e| {
+    let executed =
+        execute_on(chain, &pre_state, parent, block, rlp_len, keep_updates, given, prewarm);
+    executed.map_err(|e| {
         if e.is_internal() {
             e
         } else {
@@ -328,6 +401,7 @@ pub fn source_fault(pre_state: &PreState, number: u64) -> Option<ImportError> {
 }
 
 /// [`execute_block`] over `pre_state` (backed by the parent's state).
+#[allow(clippy::too_many_arguments)]
 fn execute_on(
     chain: &ChainSpec,
     pre_state: &PreState,
@@ -336,6 +410,7 @@ fn execute_on(
     rlp_len: usize,
     keep_updates: bool,
     given: Option<GivenBal<'_>>,
+    prewarm: Prewarming<'_>,
 ) -> Result<ExecutedBlock, ImportError> {
     let start = Instant::now();
     let number = block.header.number;
@@ -360,9 +435,15 @@ fn execute_on(
     let recovery = recovery_start.elapsed();
     let mut io = Duration::ZERO;
     let mut longest_tx = Duration::ZERO;
+    let mut prewarmed = 0;
     let (outcome, bal) = match given {
         None => {
-            let outcome = execute_sequential(chain, &input, &senders, pre_state)?;
+            let Prewarming { pool, workers } = prewarm;
+            let (outcome, stats) = execute_sequential_prewarmed(
+                chain, &input, &senders, pre_state, true, pool, workers,
+            );
+            prewarmed = stats.executed;
+            let outcome = outcome?;
             let bal = outcome.bal.clone().unwrap_or_default();
             (outcome, bal)
         }
@@ -374,14 +455,17 @@ fn execute_on(
             }
             (outcome, bal.clone())
         }
-        Some(GivenBal { bal, pool, scheduler: Some(scheduler) }) => {
-            // BAL-hinted batch I/O: every key the BAL names, read before execution starts.
+        Some(GivenBal { bal, pool, scheduler: Some(scheduler), io: design }) => {
+            // BAL-hinted I/O: every key the BAL names, read before execution starts.
             let io_start = Instant::now();
             let addresses: Vec<Address> = bal.iter().map(|a| a.address).collect();
             let slots: Vec<(Address, U256)> = gigagas_bal::storage_keys(bal).collect();
-            pre_state
-                .prefetch(&addresses, &slots)
-                .map_err(|source| ExecutionError::State { block: number, source })?;
+            match design {
+                BalIo::PrefetchParallel => pre_state.prefetch_on(pool, &addresses, &slots),
+                BalIo::Prefetch => pre_state.prefetch(&addresses, &slots),
+                BalIo::OnDemand => Ok(()),
+            }
+            .map_err(|source| ExecutionError::State { block: number, source })?;
             io = io_start.elapsed();
             let threads = pool.current_num_threads();
             let config = ParallelConfig { threads, scheduler, batch: 1 };
@@ -442,6 +526,7 @@ fn execute_on(
         recovery,
         io,
         longest_tx,
+        prewarmed,
     };
     Ok(ExecutedBlock {
         block: imported,

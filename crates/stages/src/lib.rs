@@ -27,7 +27,8 @@ pub use error::{ImportError, UnwindError};
 pub use genesis::{init_genesis, stored_chain_spec, GenesisInit};
 pub use import::{
     account_updates, commit_executed, execute_block, import_blocks, import_blocks_with,
-    merge_updates, source_fault, state_root_stage, ExecutedBlock, GivenBal, ImportedBlock,
+    merge_updates, source_fault, state_root_stage, BalIo, ExecutedBlock, GivenBal, ImportOptions,
+    ImportedBlock, Prewarming,
 };
 pub use overlay::{Overlay, PendingDiff};
 pub use trie_state::{TrieReadError, TrieState};

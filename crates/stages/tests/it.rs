@@ -4,7 +4,9 @@
 
 use alloy_consensus::{Block, TxEnvelope};
 use alloy_rlp::Decodable;
-use gigagas_stages::{import_blocks, import_blocks_with, init_genesis, merge_updates, ImportError};
+use gigagas_stages::{
+    import_blocks, import_blocks_with, init_genesis, merge_updates, ImportError, ImportOptions,
+};
 use gigagas_storage::Storage;
 use std::{path::PathBuf, sync::Arc};
 
@@ -79,7 +81,13 @@ fn megablock_state_roots_equal_the_last_headers() {
     let store = Arc::new(Storage::open(dir.path()).unwrap());
     init_genesis(&store, &std::fs::read(suite().join("genesis.json")).unwrap()).unwrap();
     let rlp = std::fs::read(suite().join("chain.rlp")).unwrap();
-    let imported = import_blocks_with(&store, &rlp, true, &mut |_| {}).unwrap();
+    let imported = import_blocks_with(
+        &store,
+        &rlp,
+        ImportOptions { keep_updates: true, prewarm: true },
+        &mut |_| {},
+    )
+    .unwrap();
     for size in [2, 5, imported.len()] {
         for chunk in imported.chunks_exact(size) {
             let merged = merge_updates(chunk.iter().map(|b| b.updates.as_deref().unwrap()));

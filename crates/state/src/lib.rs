@@ -10,4 +10,4 @@ pub mod mainnet;
 mod pre_state;
 pub mod proofs;
 
-pub use pre_state::{CacheStats, PreState, SourceError, StateError, StateSource};
+pub use pre_state::{CacheStats, PreState, SourceError, StateError, StateSource, PREFETCH_CHUNK};

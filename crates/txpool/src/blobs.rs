@@ -16,8 +16,8 @@ use alloy_eips::{
 use alloy_primitives::B256;
 use std::{collections::HashMap, sync::Arc};
 
-/// Blob transactions kept at most (each carries up to the fork's blobs per transaction, 128 KiB
-/// a blob): a new one beyond is refused.
+/// Blob transactions kept at most by default (each carries up to the fork's blobs per
+/// transaction, 128 KiB a blob): beyond, the cheapest is evicted for a newcomer that pays more.
 pub const MAX_POOL_BLOB_TRANSACTIONS: usize = 256;
 
 /// The sidecar form a fork takes.
@@ -188,6 +188,10 @@ pub(crate) struct BlobStore {
 impl BlobStore {
     pub(crate) fn len(&self) -> usize {
         self.by_tx.len()
+    }
+
+    pub(crate) fn contains(&self, tx: &B256) -> bool {
+        self.by_tx.contains_key(tx)
     }
 
     pub(crate) fn insert(&mut self, tx: B256, sidecar: BlobTransactionSidecarVariant) {

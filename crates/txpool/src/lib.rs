@@ -10,6 +10,11 @@
 //! Blob transactions come with their sidecar, checked by [`blobs::validate`] (KZG proofs with
 //! c-kzg, in the form the head's fork takes) and kept beside them ([`TxPool::sidecar`],
 //! [`TxPool::blob`]) until they leave the pool.
+//!
+//! A full pool ([`PoolLimits`]) evicts as geth's does when the newcomer pays more: the cheapest
+//! transaction among the other senders' last nonces (no gap is opened) leaves, by fee cap then
+//! priority fee; for blob transactions, among blob transactions, by blob fee cap first. A
+//! newcomer that pays no more than that one is refused ([`PoolError::Underpriced`]).
 
 pub mod blobs;
 
@@ -25,9 +30,24 @@ use std::{
     sync::Mutex,
 };
 
-/// Transactions kept at most (the oldest senders' highest nonces are not evicted: new ones are
-/// refused instead).
+/// Transactions kept at most by default ([`PoolLimits`]); beyond, the cheapest is evicted for a
+/// newcomer that pays more.
 pub const MAX_POOL_TRANSACTIONS: usize = 10_000;
+
+/// How many transactions a [`TxPool`] keeps before it evicts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolLimits {
+    /// Transactions of any type ([`MAX_POOL_TRANSACTIONS`] by default).
+    pub transactions: usize,
+    /// Blob transactions with their sidecars ([`MAX_POOL_BLOB_TRANSACTIONS`] by default).
+    pub blob_transactions: usize,
+}
+
+impl Default for PoolLimits {
+    fn default() -> Self {
+        Self { transactions: MAX_POOL_TRANSACTIONS, blob_transactions: MAX_POOL_BLOB_TRANSACTIONS }
+    }
+}
 
 /// Largest transaction the pool takes (bytes of its EIP-2718 encoding; geth's `txMaxSize`,
 /// 128 KiB). Blob transactions, whose network form carries the sidecar, are not held to it.
@@ -90,11 +110,15 @@ pub enum PoolError {
     AlreadyKnown,
     /// Same sender and nonce without a 10% fee bump.
     #[error("replacement transaction underpriced")]
+    ReplacementUnderpriced,
+    /// The pool (or its blob part) is full and the transaction pays no more than the cheapest
+    /// one it could evict (geth's `ErrUnderpriced`).
+    #[error("transaction underpriced: the pool is full and its cheapest evictable transaction pays as much")]
     Underpriced,
     /// The gas limit exceeds the block's.
     #[error("exceeds block gas limit")]
     GasLimit,
-    /// The pool is full.
+    /// The pool is full and holds nothing it may evict (only the sender's own transactions).
     #[error("txpool is full")]
     Full,
     /// Reading the sender's account failed.
@@ -123,10 +147,56 @@ struct Inner {
     blobs: blobs::BlobStore,
 }
 
+/// What a transaction offers, compared when the pool must evict: the blob fee cap (among blob
+/// transactions, `blob`; zero otherwise), the fee cap, the priority fee (wei per gas).
+fn price(tx: &TxEnvelope, blob: bool) -> (u128, u128, u128) {
+    (
+        if blob { tx.max_fee_per_blob_gas().unwrap_or(0) } else { 0 },
+        tx.max_fee_per_gas(),
+        tx.max_priority_fee_per_gas().unwrap_or(tx.max_fee_per_gas()),
+    )
+}
+
+impl Inner {
+    /// Makes room for `newcomer` from `sender`: removes the cheapest transaction among the other
+    /// senders' last nonces (blob transactions only when `blob`), if `newcomer` pays more.
+    ///
+    /// # Errors
+    /// [`PoolError::Underpriced`] when it pays no more, [`PoolError::Full`] when nothing may go.
+    fn evict(
+        &mut self,
+        sender: &Address,
+        newcomer: &TxEnvelope,
+        blob: bool,
+    ) -> Result<(), PoolError> {
+        let victim = self
+            .by_sender
+            .iter()
+            .filter(|(s, _)| *s != sender)
+            .filter_map(|(_, queue)| queue.last_key_value().map(|(_, tx)| tx))
+            .filter(|tx| !blob || self.blobs.contains(&tx.hash))
+            .map(|tx| (tx.sender, tx.tx.nonce(), price(&tx.tx, blob)))
+            .min_by_key(|(_, _, price)| *price);
+        let Some((victim, nonce, cheapest)) = victim else { return Err(PoolError::Full) };
+        if price(newcomer, blob) <= cheapest {
+            return Err(PoolError::Underpriced);
+        }
+        let queue = self.by_sender.get_mut(&victim).expect("victim's queue");
+        let gone = queue.remove(&nonce).expect("victim");
+        if queue.is_empty() {
+            self.by_sender.remove(&victim);
+        }
+        self.by_hash.remove(&gone.hash);
+        self.blobs.remove(&gone.hash);
+        Ok(())
+    }
+}
+
 /// The pool. Thread-safe; every call takes one lock.
 #[derive(Debug, Default)]
 pub struct TxPool {
     inner: Mutex<Inner>,
+    limits: PoolLimits,
 }
 
 /// A decoded transaction and, for a blob transaction, its sidecar.
@@ -142,6 +212,11 @@ pub struct PoolContent {
 }
 
 impl TxPool {
+    /// An empty pool that keeps at most `limits` before it evicts.
+    pub fn with_limits(limits: PoolLimits) -> Self {
+        Self { inner: Mutex::default(), limits }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -203,13 +278,8 @@ impl TxPool {
         if inner.by_hash.contains_key(&hash) {
             return Err(PoolError::AlreadyKnown);
         }
-        if inner.by_hash.len() >= MAX_POOL_TRANSACTIONS
-            || (sidecar.is_some() && inner.blobs.len() >= MAX_POOL_BLOB_TRANSACTIONS)
-        {
-            return Err(PoolError::Full);
-        }
-        let queue = inner.by_sender.entry(sender).or_default();
-        if let Some(old) = queue.get(&tx.nonce()) {
+        let old = inner.by_sender.get(&sender).and_then(|q| q.get(&tx.nonce()));
+        if let Some(old) = old {
             let bumped = |new: u128, old: u128| new >= old + old / 10;
             let fee_ok = bumped(tx.max_fee_per_gas(), old.tx.max_fee_per_gas())
                 && bumped(
@@ -217,11 +287,21 @@ impl TxPool {
                     old.tx.max_priority_fee_per_gas().unwrap_or(old.tx.max_fee_per_gas()),
                 );
             if !fee_ok {
-                return Err(PoolError::Underpriced);
+                return Err(PoolError::ReplacementUnderpriced);
             }
         }
+        // A replacement takes no new place (a blob transaction replacing one, no blob place).
+        let grows = old.is_none();
+        let adds_blobs = sidecar.is_some() && !old.is_some_and(|o| inner.blobs.contains(&o.hash));
+        if adds_blobs && inner.blobs.len() >= self.limits.blob_transactions {
+            inner.evict(&sender, &tx, true)?;
+        }
+        if grows && inner.by_hash.len() >= self.limits.transactions {
+            inner.evict(&sender, &tx, false)?;
+        }
         let nonce = tx.nonce();
-        let replaced = queue.insert(nonce, PooledTx { tx, hash, sender });
+        let replaced =
+            inner.by_sender.entry(sender).or_default().insert(nonce, PooledTx { tx, hash, sender });
         if let Some(old) = replaced {
             inner.by_hash.remove(&old.hash);
             inner.blobs.remove(&old.hash);
@@ -438,5 +518,129 @@ mod tests {
             pool.add_raw(&blob, 1, 30_000_000, BlobForm::Eip7594, &Empty),
             Err(PoolError::Decode(_))
         ));
+    }
+
+    /// Every account holds 1,000 ETH and nonce 0.
+    #[derive(Debug)]
+    struct Funded;
+
+    impl StateSource for Funded {
+        fn account(&self, _: &Address) -> Result<Option<AccountInfo>, StateError> {
+            Ok(Some(AccountInfo { balance: U256::from(10u128.pow(21)), ..Default::default() }))
+        }
+        fn storage(&self, _: &Address, _: &U256) -> Result<U256, StateError> {
+            Ok(U256::ZERO)
+        }
+        fn code(&self, _: &B256) -> Result<Option<Bytecode>, StateError> {
+            Ok(None)
+        }
+        fn block_hash(&self, _: u64) -> Result<Option<B256>, StateError> {
+            Ok(None)
+        }
+        fn has_storage(&self, _: &Address) -> Result<bool, StateError> {
+            Ok(false)
+        }
+    }
+
+    fn key(i: u8) -> k256::ecdsa::SigningKey {
+        k256::ecdsa::SigningKey::from_slice(&[i + 1; 32]).unwrap()
+    }
+
+    fn signature(key: &k256::ecdsa::SigningKey, hash: B256) -> alloy_primitives::Signature {
+        let (sig, recid) = key.sign_prehash_recoverable(hash.as_slice()).unwrap();
+        alloy_primitives::Signature::new(
+            U256::from_be_slice(&sig.r().to_bytes()),
+            U256::from_be_slice(&sig.s().to_bytes()),
+            recid.is_y_odd(),
+        )
+    }
+
+    /// The EIP-2718 bytes of an EIP-1559 transfer from key `i` paying `gwei` as fee cap and tip.
+    fn transfer(i: u8, nonce: u64, gwei: u128) -> Vec<u8> {
+        use alloy_consensus::{SignableTransaction, TxEip1559};
+        use alloy_eips::eip2718::Encodable2718;
+        let tx = TxEip1559 {
+            chain_id: 1,
+            nonce,
+            gas_limit: 21_000,
+            max_fee_per_gas: gwei * 1_000_000_000,
+            max_priority_fee_per_gas: gwei * 1_000_000_000,
+            to: alloy_primitives::TxKind::Call(Address::repeat_byte(0x42)),
+            value: U256::from(1),
+            ..Default::default()
+        };
+        let sig = signature(&key(i), tx.signature_hash());
+        TxEnvelope::from(tx.into_signed(sig)).encoded_2718()
+    }
+
+    /// The network form of a one-blob transaction from key `i` paying `gwei` per blob gas.
+    fn blob_tx(i: u8, nonce: u64, gwei: u128, sidecar: &BlobTransactionSidecarVariant) -> Vec<u8> {
+        use alloy_consensus::{
+            EthereumTxEnvelope, SignableTransaction, TxEip4844, TxEip4844WithSidecar,
+        };
+        use alloy_eips::eip2718::Encodable2718;
+        let tx = TxEip4844 {
+            chain_id: 1,
+            nonce,
+            gas_limit: 21_000,
+            max_fee_per_gas: 10_000_000_000,
+            max_priority_fee_per_gas: 1_000_000_000,
+            to: Address::repeat_byte(0x42),
+            blob_versioned_hashes: sidecar.versioned_hashes().collect(),
+            max_fee_per_blob_gas: gwei * 1_000_000_000,
+            ..Default::default()
+        };
+        let sig = signature(&key(i), tx.signature_hash());
+        let signed =
+            TxEip4844WithSidecar::from_tx_and_sidecar(tx, sidecar.clone()).into_signed(sig);
+        EthereumTxEnvelope::Eip4844(signed).encoded_2718()
+    }
+
+    #[test]
+    fn a_full_pool_evicts_the_cheapest_last_nonce_for_a_better_paying_newcomer() {
+        let pool = TxPool::with_limits(PoolLimits { transactions: 3, blob_transactions: 1 });
+        let add = |raw: &[u8]| pool.add_raw(raw, 1, 30_000_000, BlobForm::Eip4844, &Funded);
+        // Sender 0 pays 1 gwei on nonces 0 and 1, sender 1 pays 5.
+        let cheap0 = add(&transfer(0, 0, 1)).unwrap();
+        let cheap1 = add(&transfer(0, 1, 1)).unwrap();
+        let dear = add(&transfer(1, 0, 5)).unwrap();
+        assert_eq!(pool.len(), 3);
+        // Paying no more than the cheapest: refused, nothing evicted.
+        assert_eq!(add(&transfer(2, 0, 1)), Err(PoolError::Underpriced));
+        assert_eq!(pool.len(), 3);
+        // Paying more: sender 0's last nonce goes (its nonce 0 stays: no gap is opened).
+        let newcomer = add(&transfer(2, 0, 2)).unwrap();
+        assert_eq!(pool.len(), 3);
+        assert!(pool.get(&cheap1).is_none());
+        for kept in [cheap0, dear, newcomer] {
+            assert!(pool.get(&kept).is_some());
+        }
+        // A replacement takes no new place: no eviction, no refusal.
+        let replacement = add(&transfer(1, 0, 6)).unwrap();
+        assert!(pool.get(&dear).is_none() && pool.get(&replacement).is_some());
+        assert_eq!(pool.len(), 3);
+        // A sender's own transactions are no candidates for its newcomer: sender 0's nonce 0
+        // pays 1 gwei, but the cheapest other sender's last nonce pays 2.
+        assert_eq!(add(&transfer(0, 1, 1)), Err(PoolError::Underpriced));
+
+        // Blob transactions: one blob place; the newcomer must offer a higher blob fee cap.
+        let settings = alloy_eips::eip4844::env_settings::EnvKzgSettings::Default.get();
+        let sidecar = BlobTransactionSidecarVariant::Eip4844(
+            alloy_eips::eip4844::BlobTransactionSidecar::try_from_blobs_with_settings(
+                blobs::sample_blobs(1),
+                settings,
+            )
+            .unwrap(),
+        );
+        let pool = TxPool::with_limits(PoolLimits { transactions: 10, blob_transactions: 1 });
+        let add = |raw: &[u8]| pool.add_raw(raw, 1, 30_000_000, BlobForm::Eip4844, &Funded);
+        let first = add(&blob_tx(0, 0, 3, &sidecar)).unwrap();
+        let plain = add(&transfer(3, 0, 1)).unwrap();
+        assert_eq!(add(&blob_tx(1, 0, 3, &sidecar)), Err(PoolError::Underpriced));
+        let second = add(&blob_tx(1, 0, 4, &sidecar)).unwrap();
+        assert!(pool.get(&first).is_none() && pool.sidecar(&first).is_none());
+        assert!(pool.sidecar(&second).is_some() && pool.get(&plain).is_some());
+        let hash = sidecar.versioned_hashes().next().unwrap();
+        assert_eq!(pool.blob(&hash).map(|(_, i)| i), Some(0));
     }
 }

@@ -1,0 +1,159 @@
+//! Prewarming for blocks that come without a BAL (every block before Amsterdam): while the
+//! in-order run executes the block on the calling thread, idle workers of rayon's global pool
+//! execute its transactions speculatively against the pre-block state, so that the accounts,
+//! slots and codes they read are in the [`PreState`]'s cache when the in-order run reaches them
+//! (reth's payload processor does the same before its in-order run).
+//!
+//! Flow: [`execute_sequential_prewarmed`] spawns `workers` tasks (on the given pool, else on
+//! rayon's global one), then runs the block in order (the reference, unchanged), publishing
+//! after each transaction how many are done. A worker task claims the next transaction index,
+//! skips ahead past what the in-order run has already done, and executes the transaction on an
+//! EVM over the pre-block state with the nonce check off (a sender's later transactions run
+//! too); its result is dropped. After a few transactions the task spawns its continuation and
+//! returns, so that a thread which took it while waiting for its own work is not held. When the
+//! in-order run ends the workers stop at their next claim.
+//!
+//! Correctness does not depend on the workers: they only read, and what they read is the
+//! pre-block state the in-order run reads too. A speculative transaction the EVM rejects
+//! (a balance an earlier transaction funds) is skipped. A read that fails is recorded by the
+//! pre-state ([`PreState::source_fault`]): should the in-order run then fail, the block's
+//! verdict is the internal fault, never INVALID.
+
+use crate::{evm_config::EvmConfig, sequential, BlockOutcome, ExecutionError};
+use alloy_evm::{Evm, FromRecoveredTx};
+use alloy_primitives::Address;
+use gigagas_primitives::{BlockInput, ChainSpec};
+use gigagas_state::PreState;
+use revm::{context::TxEnv, database::WrapDatabaseRef};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+/// How far ahead of the in-order run a worker starts (transactions): the next ones are being
+/// read by the in-order run itself, warming them would race it.
+const LEAD: usize = 2;
+
+/// Transactions a worker task executes before it hands its thread back (spawning its
+/// continuation): a thread that picked the task up while waiting for its own work (a rayon
+/// `join` in the state-root stage of the previous block) returns to it soon.
+const BURST: usize = 4;
+
+/// What the prewarming workers did for one block.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PrewarmStats {
+    /// Transactions executed speculatively.
+    pub executed: u64,
+    /// Transactions the EVM rejected speculatively (balance, fee cap): not warmed.
+    pub rejected: u64,
+}
+
+/// [`sequential::execute_sequential`] (`build_bal`) or
+/// [`sequential::execute_sequential_without_bal`] on the calling thread, with `workers`
+/// speculative prewarming tasks beside it on `pool` (rayon's global pool when `None`; a task
+/// waits there for an idle thread). `workers == 0` runs the block alone. The outcome is the
+/// in-order run's, whatever the workers did.
+///
+/// # Errors
+/// As [`sequential::execute_sequential`].
+pub fn execute_sequential_prewarmed(
+    chain: &ChainSpec,
+    block: &BlockInput,
+    senders: &[Address],
+    pre_state: &PreState,
+    build_bal: bool,
+    pool: Option<&rayon::ThreadPool>,
+    workers: usize,
+) -> (Result<BlockOutcome, ExecutionError>, PrewarmStats) {
+    let progress = AtomicUsize::new(0);
+    let run = || {
+        sequential::execute_with_progress(chain, block, senders, pre_state, build_bal, &progress)
+    };
+    if workers == 0 || block.transactions.len() <= LEAD {
+        return (run(), PrewarmStats::default());
+    }
+    let shared = Prewarm {
+        chain,
+        block,
+        senders,
+        pre_state,
+        progress: &progress,
+        next: AtomicUsize::new(LEAD),
+        done: AtomicBool::new(false),
+        executed: AtomicU64::new(0),
+        rejected: AtomicU64::new(0),
+    };
+    let outcome = match pool {
+        Some(pool) => pool.in_place_scope(|scope| shared.beside(scope, workers, run)),
+        None => rayon::in_place_scope(|scope| shared.beside(scope, workers, run)),
+    };
+    let stats = PrewarmStats {
+        executed: shared.executed.into_inner(),
+        rejected: shared.rejected.into_inner(),
+    };
+    (outcome, stats)
+}
+
+/// The state the prewarming workers share with the in-order run.
+struct Prewarm<'a> {
+    chain: &'a ChainSpec,
+    block: &'a BlockInput,
+    senders: &'a [Address],
+    pre_state: &'a PreState,
+    /// Transactions the in-order run has done.
+    progress: &'a AtomicUsize,
+    /// The next transaction a worker claims.
+    next: AtomicUsize,
+    /// Set when the in-order run has ended.
+    done: AtomicBool,
+    executed: AtomicU64,
+    rejected: AtomicU64,
+}
+
+impl Prewarm<'_> {
+    /// Spawns `workers` on `scope`, then runs `run` (the in-order run) on this thread and tells
+    /// the workers to stop.
+    fn beside<'s, T>(
+        &'s self,
+        scope: &rayon::Scope<'s>,
+        workers: usize,
+        run: impl FnOnce() -> T,
+    ) -> T {
+        for _ in 0..workers {
+            scope.spawn(move |scope| self.work(scope));
+        }
+        let outcome = run();
+        self.done.store(true, Ordering::Relaxed);
+        outcome
+    }
+
+    /// One worker task: claims up to [`BURST`] transactions, then spawns its continuation,
+    /// until the block's end or the in-order run's.
+    fn work<'s>(&'s self, scope: &rayon::Scope<'s>) {
+        let config = EvmConfig::new(self.chain);
+        let mut env = config.evm_env(&self.block.header);
+        // A sender's later transactions run against its pre-block nonce.
+        env.cfg_env.disable_nonce_check = true;
+        // No State, no commit: every read goes through the pre-state's shared cache.
+        let mut evm = config.evm(WrapDatabaseRef(self.pre_state), env);
+        let n = self.block.transactions.len();
+        for _ in 0..BURST {
+            if self.done.load(Ordering::Relaxed) {
+                return;
+            }
+            let mut i = self.next.fetch_add(1, Ordering::Relaxed);
+            let reached = self.progress.load(Ordering::Relaxed) + LEAD;
+            if i < reached {
+                // Behind the in-order run: jump ahead of it.
+                self.next.fetch_max(reached + 1, Ordering::Relaxed);
+                i = reached;
+            }
+            if i >= n {
+                return;
+            }
+            let tx = TxEnv::from_recovered_tx(&self.block.transactions[i], self.senders[i]);
+            match evm.transact(tx) {
+                Ok(_) => self.executed.fetch_add(1, Ordering::Relaxed),
+                Err(_) => self.rejected.fetch_add(1, Ordering::Relaxed),
+            };
+        }
+        scope.spawn(move |scope| self.work(scope));
+    }
+}
