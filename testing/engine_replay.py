@@ -4,7 +4,9 @@ gigagas node per configuration, as a consensus client would send it (`gigagas-be
 newPayload + forkchoiceUpdated per block over JWT, stages from the node's metrics), and
 `gigagas import` of the same file, in one run.
 
-Configurations (`--configs`, comma-separated): `sequential` (`--engine.parallel false`, one
+Configurations (`--configs`, comma-separated): `geth` (geth 1.17.10 fed the same payloads over
+its Engine API: `geth init` + `geth --authrpc.*`, no peers; no stage breakdown, geth exports
+no such metrics), `sequential` (`--engine.parallel false`, one
 thread), `parallel-T` (T threads, gas-limit scheduler), `parallel-T-ols` (T threads, block
 order); a `-noprewarm` suffix adds `--engine.prewarm false` (payloads without a BAL then run on
 the sequential reference alone; with T threads and prewarming, T - 1 workers prewarm it), an
@@ -68,6 +70,50 @@ class Node:
         self.proc.wait(timeout=120)
 
 
+class GethNode:
+    """geth (1.17.10, testing/geth_install.sh) on a datadir initialized from the chain's genesis,
+    with its authenticated Engine API and JSON-RPC on loopback, no peers: what a consensus client
+    pairs with, fed the same payloads as gigagas."""
+
+    @staticmethod
+    def init(geth, datadir, genesis):
+        subprocess.run([geth, "init", "--datadir", datadir, genesis], check=True, capture_output=True)
+
+    def __init__(self, geth, datadir):
+        self.jwt = os.path.join(datadir, "jwt.hex")
+        with open(self.jwt, "w") as f:
+            f.write(os.urandom(32).hex())
+        auth, http = free_port(), free_port()
+        self.engine, self.http = f"http://127.0.0.1:{auth}", f"http://127.0.0.1:{http}"
+        cmd = [geth, "--datadir", datadir, "--authrpc.addr", "127.0.0.1", "--authrpc.port", str(auth),
+               "--authrpc.jwtsecret", self.jwt, "--http", "--http.addr", "127.0.0.1",
+               "--http.port", str(http), "--nodiscover", "--maxpeers", "0", "--port", str(free_port()),
+               "--syncmode", "full", "--ipcdisable"]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.log = []
+        threading.Thread(target=self._drain, daemon=True).start()
+        for _ in range(200):
+            try:
+                json_rpc(self.http, "eth_blockNumber", [])
+                return
+            except Exception:  # noqa: BLE001 - not up yet
+                if self.proc.poll() is not None:
+                    raise SystemExit("engine_replay: geth did not start:\n" + "".join(self.log[-20:]))
+                time.sleep(0.1)
+        raise SystemExit("engine_replay: geth's JSON-RPC did not answer in 20 s")
+
+    def _drain(self):
+        for line in self.proc.stderr:
+            self.log.append(line)
+
+    def head(self):
+        return int(json_rpc(self.http, "eth_blockNumber", []), 16)
+
+    def stop(self, sig=signal.SIGTERM):
+        self.proc.send_signal(sig)
+        self.proc.wait(timeout=120)
+
+
 def drop_page_cache():
     """Drops the OS page cache (root only); whether it could."""
     subprocess.run(["sync"], check=False)
@@ -80,6 +126,8 @@ def drop_page_cache():
 
 
 def flags_of(config):
+    if config == "geth":
+        return [], "geth"
     if config == "sequential":
         return ["--engine.parallel", "false", "--engine.threads", "1"], "sequential"
     m = re.fullmatch(r"parallel-(\d+)(-ols)?(-noprewarm)?(?:-io-(prefetch-parallel|prefetch|on-demand))?",
@@ -97,7 +145,9 @@ def flags_of(config):
 
 def replay(bench, node, chain, out, label, start=None, to=None):
     cmd = [bench, "replay", "--chain", chain, "--engine", node.engine, "--jwt-secret", node.jwt,
-           "--metrics", f"http://{node.metrics}/metrics", "--label", label, "--json"]
+           "--label", label, "--json"]
+    if getattr(node, "metrics", None):
+        cmd += ["--metrics", f"http://{node.metrics}/metrics"]
     if out:
         cmd += ["--out", out]
     if start:
@@ -116,10 +166,18 @@ def one_run(args, info, config, cache, run, bench):
     label = f"{config}-{cache}-{run}"
     with tempfile.TemporaryDirectory(dir=os.path.join(ROOT, "target")) as tmp:
         datadir = os.path.join(tmp, "datadir")
-        subprocess.run([args.gigagas, "init", "--genesis", os.path.join(args.chain, "genesis.json"),
-                        "--datadir", datadir], check=True, capture_output=True)
-        dropped = drop_page_cache() if cache == "cold" else None
-        node = Node(args.gigagas, datadir, flags)
+        genesis = os.path.join(args.chain, "genesis.json")
+        if config == "geth":
+            if args.restart_at:
+                raise SystemExit("engine_replay: --restart-at is for gigagas configurations")
+            GethNode.init(args.geth, datadir, genesis)
+            dropped = drop_page_cache() if cache == "cold" else None
+            node = GethNode(args.geth, datadir)
+        else:
+            subprocess.run([args.gigagas, "init", "--genesis", genesis, "--datadir", datadir],
+                           check=True, capture_output=True)
+            dropped = drop_page_cache() if cache == "cold" else None
+            node = Node(args.gigagas, datadir, flags)
         out = os.path.join(args.out, label)
         restarts = 0
         try:
@@ -172,6 +230,8 @@ def main():
     ap.add_argument("--gigagas", default=os.path.join(ROOT, "target/release/gigagas"))
     ap.add_argument("--bench", default=os.path.join(ROOT, "target/release/gigagas-bench"))
     ap.add_argument("--configs", default="sequential,parallel-1,parallel-2")
+    ap.add_argument("--geth", help="geth binary for the `geth` configuration "
+                    "(default: testing/geth_install.sh, v1.17.10)")
     ap.add_argument("--caches", default="cold,warm")
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--import", dest="do_import", action="store_true",
@@ -187,6 +247,10 @@ def main():
         info = json.load(f)
     configs = args.configs.split(",")
     caches = args.caches.split(",")
+    if "geth" in configs and not args.geth:
+        args.geth = os.path.join(subprocess.run(
+            ["bash", os.path.join(ROOT, "testing/geth_install.sh")], check=True, capture_output=True,
+            text=True).stdout.strip().splitlines()[-1], "geth")
     reports, imports = [], []
     for run in range(1, args.runs + 1):
         for config in configs:

@@ -75,10 +75,30 @@ pub enum HwError {
     },
     /// The PNG could not be drawn.
     #[error(transparent)]
-    Plot(#[from] crate::plot::PlotError),
+    Plot(#[from] PlotError),
 }
 
 /// `map_err` helper: an I/O error on `path`.
 pub(crate) fn io_err(path: &std::path::Path) -> impl FnOnce(std::io::Error) -> HwError + '_ {
     move |source| HwError::Io { path: path.to_path_buf(), source }
+}
+
+/// Why a chart could not be drawn.
+#[derive(Debug, thiserror::Error)]
+pub enum PlotError {
+    /// The charts' font at `path` could not be read.
+    #[error("the charts need the font {path} (`make deps` installs fonts-dejavu-core): {source}")]
+    FontMissing {
+        /// The font's path.
+        path: &'static str,
+        /// Why it could not be read.
+        source: std::io::Error,
+    },
+    /// The font at `0` is not a TrueType font.
+    #[error("{0} is not a TrueType font")]
+    FontNotTrueType(&'static str),
+    /// plotters failed to draw or to write the file (its error, as a message: plotters' error
+    /// type is generic over the backend).
+    #[error("plot: {0}")]
+    Draw(String),
 }

@@ -14,20 +14,7 @@ use std::path::Path;
 /// `make deps`).
 pub const FONT: &str = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
 
-/// Why a chart could not be drawn.
-#[derive(Debug, thiserror::Error)]
-pub enum PlotError {
-    /// [`FONT`] could not be read.
-    #[error("the charts need the font {FONT} (`make deps` installs fonts-dejavu-core): {0}")]
-    FontMissing(std::io::Error),
-    /// [`FONT`] is not a TrueType font.
-    #[error("{FONT} is not a TrueType font")]
-    FontNotTrueType,
-    /// plotters failed to draw or to write the file (its error, as a message: plotters' error
-    /// type is generic over the backend).
-    #[error("plot: {0}")]
-    Draw(String),
-}
+pub use crate::error::PlotError;
 
 /// A plotters error as a [`PlotError::Draw`].
 pub fn plot_err(e: impl std::fmt::Display) -> PlotError {
@@ -40,13 +27,14 @@ pub fn plot_err(e: impl std::fmt::Display) -> PlotError {
 /// # Errors
 /// [`PlotError::FontMissing`], [`PlotError::FontNotTrueType`].
 pub fn register_font() -> Result<(), PlotError> {
-    let bytes = std::fs::read(FONT).map_err(PlotError::FontMissing)?;
+    let bytes =
+        std::fs::read(FONT).map_err(|source| PlotError::FontMissing { path: FONT, source })?;
     plotters::style::register_font(
         "sans-serif",
         FontStyle::Normal,
         Box::leak(bytes.into_boxed_slice()),
     )
-    .map_err(|_| PlotError::FontNotTrueType)
+    .map_err(|_| PlotError::FontNotTrueType(FONT))
 }
 
 /// The series labels of `chart`, boxed, at `position`.

@@ -474,12 +474,20 @@ mod tests {
     use gigagas_state::StateError;
     use revm::state::{AccountInfo, Bytecode};
 
+    /// Every account has `self.0` wei and nonce 0; none exists when `None`.
     #[derive(Debug)]
-    struct Empty;
+    struct Accounts(Option<U256>);
 
-    impl StateSource for Empty {
+    /// No account exists.
+    const EMPTY: Accounts = Accounts(None);
+
+    /// Every account holds 1,000 ETH.
+    const FUNDED: Accounts =
+        Accounts(Some(U256::from_limbs([3_875_820_019_684_212_736, 54, 0, 0])));
+
+    impl StateSource for Accounts {
         fn account(&self, _: &Address) -> Result<Option<AccountInfo>, StateError> {
-            Ok(None)
+            Ok(self.0.map(|balance| AccountInfo { balance, ..Default::default() }))
         }
         fn storage(&self, _: &Address, _: &U256) -> Result<U256, StateError> {
             Ok(U256::ZERO)
@@ -500,7 +508,7 @@ mod tests {
         let pool = TxPool::default();
         let mut raw = vec![0u8; MAX_TX_SIZE + 1];
         raw[0] = 2;
-        let err = pool.add_raw(&raw, 1, 30_000_000, BlobForm::Eip7594, &Empty).unwrap_err();
+        let err = pool.add_raw(&raw, 1, 30_000_000, BlobForm::Eip7594, &EMPTY).unwrap_err();
         assert!(
             matches!(err, PoolError::Oversized { size, limit: MAX_TX_SIZE } if size == MAX_TX_SIZE + 1),
             "{err}"
@@ -508,38 +516,16 @@ mod tests {
         // At the limit the size check passes; these bytes then fail to decode.
         raw.truncate(MAX_TX_SIZE);
         assert!(matches!(
-            pool.add_raw(&raw, 1, 30_000_000, BlobForm::Eip7594, &Empty),
+            pool.add_raw(&raw, 1, 30_000_000, BlobForm::Eip7594, &EMPTY),
             Err(PoolError::Decode(_))
         ));
         // Blob transactions carry their sidecar: no size limit here.
         let mut blob = vec![0u8; MAX_TX_SIZE + 1];
         blob[0] = 3;
         assert!(matches!(
-            pool.add_raw(&blob, 1, 30_000_000, BlobForm::Eip7594, &Empty),
+            pool.add_raw(&blob, 1, 30_000_000, BlobForm::Eip7594, &EMPTY),
             Err(PoolError::Decode(_))
         ));
-    }
-
-    /// Every account holds 1,000 ETH and nonce 0.
-    #[derive(Debug)]
-    struct Funded;
-
-    impl StateSource for Funded {
-        fn account(&self, _: &Address) -> Result<Option<AccountInfo>, StateError> {
-            Ok(Some(AccountInfo { balance: U256::from(10u128.pow(21)), ..Default::default() }))
-        }
-        fn storage(&self, _: &Address, _: &U256) -> Result<U256, StateError> {
-            Ok(U256::ZERO)
-        }
-        fn code(&self, _: &B256) -> Result<Option<Bytecode>, StateError> {
-            Ok(None)
-        }
-        fn block_hash(&self, _: u64) -> Result<Option<B256>, StateError> {
-            Ok(None)
-        }
-        fn has_storage(&self, _: &Address) -> Result<bool, StateError> {
-            Ok(false)
-        }
     }
 
     fn key(i: u8) -> k256::ecdsa::SigningKey {
@@ -599,7 +585,7 @@ mod tests {
     #[test]
     fn a_full_pool_evicts_the_cheapest_last_nonce_for_a_better_paying_newcomer() {
         let pool = TxPool::with_limits(PoolLimits { transactions: 3, blob_transactions: 1 });
-        let add = |raw: &[u8]| pool.add_raw(raw, 1, 30_000_000, BlobForm::Eip4844, &Funded);
+        let add = |raw: &[u8]| pool.add_raw(raw, 1, 30_000_000, BlobForm::Eip4844, &FUNDED);
         // Sender 0 pays 1 gwei on nonces 0 and 1, sender 1 pays 5.
         let cheap0 = add(&transfer(0, 0, 1)).unwrap();
         let cheap1 = add(&transfer(0, 1, 1)).unwrap();
@@ -633,7 +619,7 @@ mod tests {
             .unwrap(),
         );
         let pool = TxPool::with_limits(PoolLimits { transactions: 10, blob_transactions: 1 });
-        let add = |raw: &[u8]| pool.add_raw(raw, 1, 30_000_000, BlobForm::Eip4844, &Funded);
+        let add = |raw: &[u8]| pool.add_raw(raw, 1, 30_000_000, BlobForm::Eip4844, &FUNDED);
         let first = add(&blob_tx(0, 0, 3, &sidecar)).unwrap();
         let plain = add(&transfer(3, 0, 1)).unwrap();
         assert_eq!(add(&blob_tx(1, 0, 3, &sidecar)), Err(PoolError::Underpriced));
