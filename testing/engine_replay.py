@@ -70,10 +70,10 @@ class Node:
         self.proc.wait(timeout=120)
 
 
-class GethNode:
+class GethNode(Node):
     """geth (1.17.10, testing/geth_install.sh) on a datadir initialized from the chain's genesis,
     with its authenticated Engine API and JSON-RPC on loopback, no peers: what a consensus client
-    pairs with, fed the same payloads as gigagas."""
+    pairs with, fed the same payloads as gigagas. Its log, head and stop are `Node`'s."""
 
     @staticmethod
     def init(geth, datadir, genesis):
@@ -101,17 +101,6 @@ class GethNode:
                     raise SystemExit("engine_replay: geth did not start:\n" + "".join(self.log[-20:]))
                 time.sleep(0.1)
         raise SystemExit("engine_replay: geth's JSON-RPC did not answer in 20 s")
-
-    def _drain(self):
-        for line in self.proc.stderr:
-            self.log.append(line)
-
-    def head(self):
-        return int(json_rpc(self.http, "eth_blockNumber", []), 16)
-
-    def stop(self, sig=signal.SIGTERM):
-        self.proc.send_signal(sig)
-        self.proc.wait(timeout=120)
 
 
 def drop_page_cache():
