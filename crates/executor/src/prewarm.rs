@@ -20,7 +20,7 @@
 //! verdict is the internal fault, never INVALID.
 
 use crate::{evm_config::EvmConfig, sequential, BlockOutcome, ExecutionError};
-use alloy_evm::{Evm, FromRecoveredTx};
+use alloy_evm::{Evm, EvmEnv, FromRecoveredTx};
 use alloy_primitives::Address;
 use gigagas_primitives::{BlockInput, ChainSpec};
 use gigagas_state::PreState;
@@ -45,8 +45,7 @@ pub struct PrewarmStats {
     pub rejected: u64,
 }
 
-/// [`sequential::execute_sequential`] (`build_bal`) or
-/// [`sequential::execute_sequential_without_bal`] on the calling thread, with `workers`
+/// [`sequential::execute_sequential`] on the calling thread, with `workers`
 /// speculative prewarming tasks beside it on `pool` (rayon's global pool when `None`; a task
 /// waits there for an idle thread). `workers == 0` runs the block alone. The outcome is the
 /// in-order run's, whatever the workers did.
@@ -58,19 +57,22 @@ pub fn execute_sequential_prewarmed(
     block: &BlockInput,
     senders: &[Address],
     pre_state: &PreState,
-    build_bal: bool,
     pool: Option<&rayon::ThreadPool>,
     workers: usize,
 ) -> (Result<BlockOutcome, ExecutionError>, PrewarmStats) {
     let progress = AtomicUsize::new(0);
-    let run = || {
-        sequential::execute_with_progress(chain, block, senders, pre_state, build_bal, &progress)
-    };
+    let run =
+        || sequential::execute_in_order(chain, block, senders, pre_state, true, Some(&progress));
     if workers == 0 || block.transactions.len() <= LEAD {
         return (run(), PrewarmStats::default());
     }
+    let config = EvmConfig::new(chain);
+    let mut env = config.evm_env(&block.header);
+    // A sender's later transactions run against its pre-block nonce.
+    env.cfg_env.disable_nonce_check = true;
     let shared = Prewarm {
-        chain,
+        config,
+        env,
         block,
         senders,
         pre_state,
@@ -93,7 +95,9 @@ pub fn execute_sequential_prewarmed(
 
 /// The state the prewarming workers share with the in-order run.
 struct Prewarm<'a> {
-    chain: &'a ChainSpec,
+    config: EvmConfig<'a>,
+    /// The block's EVM environment, the nonce check off.
+    env: EvmEnv,
     block: &'a BlockInput,
     senders: &'a [Address],
     pre_state: &'a PreState,
@@ -127,12 +131,8 @@ impl Prewarm<'_> {
     /// One worker task: claims up to [`BURST`] transactions, then spawns its continuation,
     /// until the block's end or the in-order run's.
     fn work<'s>(&'s self, scope: &rayon::Scope<'s>) {
-        let config = EvmConfig::new(self.chain);
-        let mut env = config.evm_env(&self.block.header);
-        // A sender's later transactions run against its pre-block nonce.
-        env.cfg_env.disable_nonce_check = true;
         // No State, no commit: every read goes through the pre-state's shared cache.
-        let mut evm = config.evm(WrapDatabaseRef(self.pre_state), env);
+        let mut evm = self.config.evm(WrapDatabaseRef(self.pre_state), self.env.clone());
         let n = self.block.transactions.len();
         for _ in 0..BURST {
             if self.done.load(Ordering::Relaxed) {

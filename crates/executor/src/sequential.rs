@@ -48,7 +48,7 @@ pub fn execute_sequential(
     senders: &[Address],
     pre_state: &PreState,
 ) -> Result<BlockOutcome, ExecutionError> {
-    execute_in_order(chain, block, senders, pre_state, true)
+    execute_in_order(chain, block, senders, pre_state, true, None)
 }
 
 /// [`execute_sequential`] without revm's BAL builder: the same block execution, receipts and
@@ -64,37 +64,22 @@ pub fn execute_sequential_without_bal(
     senders: &[Address],
     pre_state: &PreState,
 ) -> Result<BlockOutcome, ExecutionError> {
-    execute_in_order(chain, block, senders, pre_state, false)
+    execute_in_order(chain, block, senders, pre_state, false, None)
 }
 
-fn execute_in_order(
+/// The block's transactions in order, the BAL built when `build_bal`; `progress`, when given,
+/// holds the number of transactions done after each one (what [`crate::prewarm`]'s workers
+/// stay ahead of).
+pub(crate) fn execute_in_order(
     chain: &ChainSpec,
     block: &BlockInput,
     senders: &[Address],
     pre_state: &PreState,
     build_bal: bool,
+    progress: Option<&AtomicUsize>,
 ) -> Result<BlockOutcome, ExecutionError> {
     let candidates = block.transactions.iter().zip(senders).map(|(tx, s)| (tx, *s));
-    Ok(run_in_order(chain, block, candidates, pre_state, build_bal, false, None)?.outcome)
-}
-
-/// [`execute_sequential`] (`build_bal`) or [`execute_sequential_without_bal`], storing in
-/// `progress` the number of transactions done after each one (what
-/// [`crate::prewarm`]'s workers stay ahead of).
-///
-/// # Errors
-/// As [`execute_sequential`].
-pub(crate) fn execute_with_progress(
-    chain: &ChainSpec,
-    block: &BlockInput,
-    senders: &[Address],
-    pre_state: &PreState,
-    build_bal: bool,
-    progress: &AtomicUsize,
-) -> Result<BlockOutcome, ExecutionError> {
-    let candidates = block.transactions.iter().zip(senders).map(|(tx, s)| (tx, *s));
-    let run = run_in_order(chain, block, candidates, pre_state, build_bal, false, Some(progress));
-    Ok(run?.outcome)
+    Ok(run_in_order(chain, block, candidates, pre_state, build_bal, false, progress)?.outcome)
 }
 
 /// The sequential run shared by the reference and the block builder: pre-execution system

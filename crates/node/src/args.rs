@@ -68,13 +68,8 @@ pub struct NodeArgs {
     #[arg(
         long = "engine.io",
         default_value = "prefetch-parallel",
-        value_parser = clap::builder::PossibleValuesParser::new(
-            ["prefetch-parallel", "prefetch", "on-demand"]
-        ).map(|s| match s.as_str() {
-            "prefetch" => BalIo::Prefetch,
-            "on-demand" => BalIo::OnDemand,
-            _ => BalIo::PrefetchParallel,
-        })
+        value_parser = clap::builder::PossibleValuesParser::new(BalIo::ALL.map(BalIo::name))
+            .map(|s| BalIo::ALL.into_iter().find(|d| d.name() == s).expect("a possible value"))
     )]
     pub engine_io: BalIo,
     /// The parallel executor's scheduler: `gas-limit` (heaviest transactions first) or `ols`

@@ -326,6 +326,9 @@ pub enum BalIo {
 }
 
 impl BalIo {
+    /// Every design, the default first.
+    pub const ALL: [Self; 3] = [Self::PrefetchParallel, Self::Prefetch, Self::OnDemand];
+
     /// The design's name on the command line.
     pub fn name(self) -> &'static str {
         match self {
@@ -439,9 +442,8 @@ fn execute_on(
     let (outcome, bal) = match given {
         None => {
             let Prewarming { pool, workers } = prewarm;
-            let (outcome, stats) = execute_sequential_prewarmed(
-                chain, &input, &senders, pre_state, true, pool, workers,
-            );
+            let (outcome, stats) =
+                execute_sequential_prewarmed(chain, &input, &senders, pre_state, pool, workers);
             prewarmed = stats.executed;
             let outcome = outcome?;
             let bal = outcome.bal.clone().unwrap_or_default();

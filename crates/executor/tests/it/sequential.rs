@@ -50,7 +50,6 @@ fn prewarmed_sequential_run_executes_identically() {
             &b.block,
             s,
             &b.pre_state,
-            true,
             Some(&pool),
             2,
         );
