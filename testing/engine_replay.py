@@ -10,7 +10,9 @@ no such metrics), `sequential` (`--engine.parallel false`, one
 thread), `parallel-T` (T threads, gas-limit scheduler), `parallel-T-ols` (T threads, block
 order); a `-noprewarm` suffix adds `--engine.prewarm false` (payloads without a BAL then run on
 the sequential reference alone; with T threads and prewarming, T - 1 workers prewarm it), an
-`-io-DESIGN` suffix `--engine.io DESIGN` (prefetch-parallel, prefetch, on-demand).
+`-io-DESIGN` suffix `--engine.io DESIGN` (prefetch-parallel, prefetch, on-demand), a last
+`-rootafter` suffix `--engine.state-root-beside false` (the state root of a payload with a BAL
+computed after execution instead of from the BAL beside it).
 Caches (`--caches`): `cold` (the OS page cache dropped after `gigagas init`, before the node
 starts: every genesis read goes to the disk) and `warm` (the datadir just written, in the page
 cache). `--restart-at N` kills the node with SIGKILL after block N of each replay, restarts it
@@ -119,8 +121,8 @@ def flags_of(config):
         return [], "geth"
     if config == "sequential":
         return ["--engine.parallel", "false", "--engine.threads", "1"], "sequential"
-    m = re.fullmatch(r"parallel-(\d+)(-ols)?(-noprewarm)?(?:-io-(prefetch-parallel|prefetch|on-demand))?",
-                     config)
+    m = re.fullmatch(r"parallel-(\d+)(-ols)?(-noprewarm)?(?:-io-(prefetch-parallel|prefetch|on-demand))?"
+                     r"(-rootafter)?", config)
     if not m:
         raise SystemExit(f"engine_replay: unknown configuration {config}")
     scheduler = "ols" if m.group(2) else "gas-limit"
@@ -129,6 +131,8 @@ def flags_of(config):
         flags += ["--engine.prewarm", "false"]
     if m.group(4):
         flags += ["--engine.io", m.group(4)]
+    if m.group(5):
+        flags += ["--engine.state-root-beside", "false"]
     return flags, scheduler
 
 

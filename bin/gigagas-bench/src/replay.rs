@@ -88,7 +88,12 @@ pub(crate) struct BlockRow {
     recovery: Option<f64>,
     io: Option<f64>,
     execution: Option<f64>,
+    /// The state root's share of `newPayload`: its whole time, or with a BAL what execution
+    /// waited for the root computed beside it.
     state_root: Option<f64>,
+    /// The state root's own time when computed from the BAL beside execution (not on the
+    /// critical path; zero otherwise).
+    state_root_beside: Option<f64>,
     /// Persisting the block (during the forkchoice update).
     commit: Option<f64>,
     /// The node's `newPayload` less its stages: header, BAL and root checks, the engine
@@ -207,13 +212,14 @@ fn scrape(url: &str) -> Result<BTreeMap<String, f64>, String> {
 }
 
 /// The stages' metric names in the node's Prometheus text: recovery, io, execution, state
-/// root, commit.
-const STAGES: [&str; 5] = [
+/// root, commit, state root beside execution.
+const STAGES: [&str; 6] = [
     "gigagas_executor_stage_seconds_sum{stage=\"recovery\"}",
     "gigagas_executor_stage_seconds_sum{stage=\"io\"}",
     "gigagas_executor_stage_seconds_sum{stage=\"execution\"}",
     "gigagas_executor_stage_seconds_sum{stage=\"state_root\"}",
     "gigagas_executor_stage_seconds_sum{stage=\"commit\"}",
+    "gigagas_executor_stage_seconds_sum{stage=\"state_root_beside\"}",
 ];
 const NODE_NEW_PAYLOAD: &str = "gigagas_engine_new_payload_seconds_sum";
 
@@ -340,6 +346,7 @@ pub(crate) fn run(args: ReplayArgs) -> Result<ExitCode, String> {
             io: None,
             execution: None,
             state_root: None,
+            state_root_beside: None,
             commit: None,
             checks: None,
             waiting: None,
@@ -349,13 +356,14 @@ pub(crate) fn run(args: ReplayArgs) -> Result<ExitCode, String> {
             let delta = |name: &str| {
                 now.get(name).copied().unwrap_or(0.0) - prev.get(name).copied().unwrap_or(0.0)
             };
-            let [recovery, io, execution, state_root, commit] = STAGES.map(delta);
+            let [recovery, io, execution, state_root, commit, beside] = STAGES.map(delta);
             let node = delta(NODE_NEW_PAYLOAD);
             row.node_new_payload = Some(node);
             row.recovery = Some(recovery);
             row.io = Some(io);
             row.execution = Some(execution);
             row.state_root = Some(state_root);
+            row.state_root_beside = Some(beside);
             row.commit = Some(commit);
             row.checks = Some((node - recovery - io - execution - state_root).max(0.0));
             row.waiting = Some((new_payload - node).max(0.0));
@@ -392,6 +400,7 @@ fn summarize(args: &ReplayArgs, rows: Vec<BlockRow>) -> ReplayReport {
         stages.insert("io", sum(|r| r.io));
         stages.insert("execution", sum(|r| r.execution));
         stages.insert("state_root", sum(|r| r.state_root));
+        stages.insert("state_root_beside", sum(|r| r.state_root_beside));
         stages.insert("commit", sum(|r| r.commit));
         stages.insert("checks", sum(|r| r.checks));
         stages.insert("waiting", sum(|r| r.waiting));
@@ -419,11 +428,11 @@ fn summarize(args: &ReplayArgs, rows: Vec<BlockRow>) -> ReplayReport {
 fn write_csv(path: &Path, rows: &[BlockRow]) -> Result<(), String> {
     let opt = |v: Option<f64>| v.map(|v| format!("{:.6}", v)).unwrap_or_default();
     let mut out = String::from(
-        "number,gas_used,transactions,new_payload_s,forkchoice_s,node_new_payload_s,recovery_s,io_s,execution_s,state_root_s,commit_s,checks_s,waiting_s\n",
+        "number,gas_used,transactions,new_payload_s,forkchoice_s,node_new_payload_s,recovery_s,io_s,execution_s,state_root_s,state_root_beside_s,commit_s,checks_s,waiting_s\n",
     );
     for r in rows {
         out.push_str(&format!(
-            "{},{},{},{:.6},{:.6},{},{},{},{},{},{},{},{}\n",
+            "{},{},{},{:.6},{:.6},{},{},{},{},{},{},{},{},{}\n",
             r.number,
             r.gas_used,
             r.transactions,
@@ -434,6 +443,7 @@ fn write_csv(path: &Path, rows: &[BlockRow]) -> Result<(), String> {
             opt(r.io),
             opt(r.execution),
             opt(r.state_root),
+            opt(r.state_root_beside),
             opt(r.commit),
             opt(r.checks),
             opt(r.waiting)

@@ -186,6 +186,8 @@ pub struct BlockTree {
     /// Payloads without a BAL run on the sequential reference with the pool's threads but one
     /// prewarming it ([`Prewarming`]).
     prewarm: bool,
+    /// Payloads with a BAL get their state root computed from it beside execution.
+    root_beside: bool,
     /// How the parallel executor's reads of a payload's BAL keys reach the store.
     io: BalIo,
     state: Mutex<TreeState>,
@@ -212,6 +214,7 @@ impl BlockTree {
             parallel: true,
             scheduler: gigagas_executor::Scheduler::GasLimit,
             prewarm: true,
+            root_beside: true,
             io: BalIo::default(),
             state: Mutex::default(),
             forkchoice: RwLock::new(forkchoice),
@@ -247,6 +250,14 @@ impl BlockTree {
     /// (`--engine.prewarm`).
     pub fn with_prewarm(mut self, prewarm: bool) -> Self {
         self.prewarm = prewarm;
+        self
+    }
+
+    /// The same tree computing the state root of a payload that carries a BAL from the BAL
+    /// beside the parallel execution (the default) or after it from the executed changes
+    /// (`--engine.state-root-beside`).
+    pub fn with_state_root_beside(mut self, beside: bool) -> Self {
+        self.root_beside = beside;
         self
     }
 
@@ -386,12 +397,17 @@ impl BlockTree {
         let Some(parent) = self.parent_state(&state, parent_hash)? else {
             return Ok((PayloadStatus::Syncing, None));
         };
-        let given = self.given(bal);
+        // With a BAL, the parallel executor's state root is computed from it beside execution.
+        let nodes = parent.nodes(&self.store);
+        let beside = self.root_beside.then_some(&nodes as &(dyn NodeSource + Sync));
+        let given = self.given(bal).map(|g| GivenBal { nodes: beside, ..g });
         let executed = self.execute_on(&parent, block, rlp_len, given).and_then(
             |(mut executed, execution)| {
                 let start = Instant::now();
-                let nodes = state_root_stage(&mut executed, &parent.nodes(&self.store))?;
-                Ok((executed, nodes, execution, start.elapsed()))
+                let trie_nodes = state_root_stage(&mut executed, &nodes)?;
+                // What execution waited for the root computed beside it is the root's share.
+                let wait = executed.state_root_wait();
+                Ok((executed, trie_nodes, execution - wait, start.elapsed() + wait))
             },
         );
         Self::settle(&mut state, hash, parent_hash, executed)
@@ -406,6 +422,7 @@ impl BlockTree {
             pool: &self.pool,
             scheduler: self.parallel.then_some(self.scheduler),
             io: self.io,
+            nodes: None,
         })
     }
 

@@ -85,6 +85,11 @@ fn submit(tree: &BlockTree, p: &BuiltPayload) -> PayloadStatus {
     let (status, executed) = tree.new_payload(p.block.clone(), rlp_len, Some(&p.bal)).unwrap();
     if let Some(b) = executed {
         assert!(b.parallel, "a payload with a BAL runs on the parallel executor");
+        assert!(
+            b.state_root_beside.is_some(),
+            "block {}: the state root computed from the BAL beside execution was not used",
+            b.number
+        );
     }
     status
 }

@@ -62,6 +62,11 @@ pub struct NodeArgs {
     /// of it so that the state it reads is cached (reth's prewarming).
     #[arg(long = "engine.prewarm", default_value_t = true, action = clap::ArgAction::Set)]
     pub engine_prewarm: bool,
+    /// Compute the state root of a payload that carries a BAL from the BAL, on a thread of its
+    /// own while the parallel executor runs (kept when the executed state changes are the
+    /// BAL's); `false` computes it after execution, from the executed changes.
+    #[arg(long = "engine.state-root-beside", default_value_t = true, action = clap::ArgAction::Set)]
+    pub engine_state_root_beside: bool,
     /// How the parallel executor reads the accounts and slots a payload's BAL names:
     /// `prefetch-parallel` (all up front, split over the executor's threads), `prefetch` (all
     /// up front on one thread) or `on-demand` (each when a transaction first needs it).

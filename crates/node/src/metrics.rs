@@ -144,6 +144,10 @@ fn record(event: &EngineEvent<'_>) {
                 histogram!("gigagas_executor_stage_seconds", "stage" => stage)
                     .record(d.as_secs_f64());
             }
+            // Always recorded (zero when not beside), so that per-block deltas line up.
+            let beside = b.state_root_beside.unwrap_or_default();
+            histogram!("gigagas_executor_stage_seconds", "stage" => "state_root_beside")
+                .record(beside.as_secs_f64());
             if b.parallel {
                 gauge!("gigagas_executor_longest_tx_seconds").set(b.longest_tx.as_secs_f64());
             }

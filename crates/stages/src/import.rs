@@ -1,6 +1,7 @@
 //! `import`: RLP blocks on top of the stored head, executed, state-rooted and committed, with
 //! the state root and commit of block N overlapping the execution of block N + 1.
 
+use crate::bal_root::BesideRoot;
 use crate::pre_byzantium::{per_tx_updates, with_intermediate_roots, Intermediate};
 use crate::{
     error::ImportError,
@@ -24,7 +25,7 @@ use gigagas_primitives::{
 };
 use gigagas_state::{CacheStats, PreState, StateSource};
 use gigagas_storage::{AccountRecord, BlockCommit, Storage};
-use gigagas_trie::{update_state_root, AccountUpdate, NodeSource};
+use gigagas_trie::{update_state_root, AccountUpdate, NodeSource, StateRootError, StateRootUpdate};
 use std::{
     sync::Arc,
     time::{Duration, Instant},
@@ -76,6 +77,10 @@ pub struct ImportedBlock {
     /// Transactions executed speculatively by the prewarming workers beside the sequential
     /// reference ([`Prewarming`]; zero without them or with a given BAL).
     pub prewarmed: u64,
+    /// The state root's own time when it was computed from the given BAL beside execution and
+    /// matched the executed updates ([`GivenBal::nodes`]); [`ImportedBlock::state_root`] then
+    /// holds only what the block waited for it after execution. `None` otherwise.
+    pub state_root_beside: Option<Duration>,
 }
 
 /// How a block without a BAL is executed: the sequential reference alone, or with prewarming
@@ -132,6 +137,21 @@ pub struct ExecutedBlock {
     pub(crate) intermediate: Option<(Intermediate, Vec<ReceiptEnvelope>)>,
     pub(crate) bal_rlp: Vec<u8>,
     pub(crate) tx_hashes: Vec<B256>,
+    /// The state root computed from the given BAL beside execution, when its updates matched
+    /// the executed ones: the state-root stage takes it instead of computing it.
+    pub(crate) beside_root: Option<Result<StateRootUpdate, StateRootError>>,
+    /// How long execution waited for that root after the executor finished (part of
+    /// [`ImportedBlock::execution`] as [`execute_block`] measures it).
+    pub(crate) beside_wait: Duration,
+}
+
+impl ExecutedBlock {
+    /// How long [`execute_block`] waited, after the executor finished, for the state root
+    /// computed beside it from the given BAL: the state root's share of the critical path, which
+    /// a caller timing the stages moves from execution to the state root.
+    pub fn state_root_wait(&self) -> Duration {
+        self.beside_wait
+    }
 }
 
 /// The block's changes as state-trie updates: changed accounts with their changed slots (and
@@ -243,6 +263,7 @@ pub fn import_blocks_with(
                 io: Duration::ZERO,
                 longest_tx: Duration::ZERO,
                 prewarmed: 0,
+                state_root_beside: None,
             };
             on_block(&skipped);
             out.push(skipped);
@@ -294,7 +315,7 @@ fn execute(
 
 /// How a block with a given EIP-7928 BAL is executed: by the parallel executor driven by it,
 /// or (`scheduler: None`) by the sequential reference, the BAL it records compared with it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct GivenBal<'a> {
     /// The block's BAL.
     pub bal: &'a BlockAccessList,
@@ -307,6 +328,22 @@ pub struct GivenBal<'a> {
     pub scheduler: Option<Scheduler>,
     /// How the parallel executor's reads reach the store.
     pub io: BalIo,
+    /// The parent's trie nodes: with them (and the parallel executor) the state root is
+    /// computed from the BAL on a thread of its own while the block executes
+    /// ([`crate::bal_root`]); `None` leaves the state root to [`state_root_stage`].
+    pub nodes: Option<&'a (dyn NodeSource + Sync)>,
+}
+
+impl std::fmt::Debug for GivenBal<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GivenBal")
+            .field("accounts", &self.bal.len())
+            .field("threads", &self.pool.current_num_threads())
+            .field("scheduler", &self.scheduler)
+            .field("io", &self.io)
+            .field("root_beside", &self.nodes.is_some())
+            .finish()
+    }
 }
 
 /// How the reads of a block executed by the parallel executor reach the store
@@ -433,12 +470,16 @@ fn execute_on(
     let Block { header, body: BlockBody { transactions, ommers, withdrawals } } = block;
     let input =
         BlockInput { hash, header, transactions, claimed_senders: Vec::new(), withdrawals, ommers };
+    // Sender recovery before the state root is started beside execution: on few cores the two
+    // only contend (recovery keeps every core busy), docs/benchmarks.md session 21.
     let recovery_start = Instant::now();
     let senders = input.par_recover(chain).map_err(ExecutionError::from)?;
     let recovery = recovery_start.elapsed();
     let mut io = Duration::ZERO;
     let mut longest_tx = Duration::ZERO;
     let mut prewarmed = 0;
+    let mut beside_root: Option<BesideRoot> = None;
+    let mut beside_wait = Duration::ZERO;
     let (outcome, bal) = match given {
         None => {
             let Prewarming { pool, workers } = prewarm;
@@ -457,7 +498,7 @@ fn execute_on(
             }
             (outcome, bal.clone())
         }
-        Some(GivenBal { bal, pool, scheduler: Some(scheduler), io: design }) => {
+        Some(GivenBal { bal, pool, scheduler: Some(scheduler), io: design, nodes }) => {
             // BAL-hinted I/O: every key the BAL names, read before execution starts.
             let io_start = Instant::now();
             let addresses: Vec<Address> = bal.iter().map(|a| a.address).collect();
@@ -471,9 +512,25 @@ fn execute_on(
             io = io_start.elapsed();
             let threads = pool.current_num_threads();
             let config = ParallelConfig { threads, scheduler, batch: 1 };
-            let (outcome, longest) =
-                run_parallel(chain, &input, &senders, pre_state, bal, config, Some(pool))?;
+            // With the parent's trie nodes, the state root from the BAL on a thread of its own
+            // (its storage tries on rayon's global pool) while the engine's pool executes.
+            let parent_root = parent.state_root;
+            let (run, beside, wait) = std::thread::scope(|scope| {
+                let root = nodes.map(|nodes| {
+                    scope.spawn(move || BesideRoot::compute(parent_root, bal, pre_state, nodes))
+                });
+                let run = run_parallel(chain, &input, &senders, pre_state, bal, config, Some(pool));
+                let waited = Instant::now();
+                let beside = root.and_then(|h| match h.join() {
+                    Ok(beside) => beside,
+                    Err(panic) => std::panic::resume_unwind(panic),
+                });
+                (run, beside, waited.elapsed())
+            });
+            let (outcome, longest) = run?;
             longest_tx = longest;
+            beside_root = beside;
+            beside_wait = wait;
             (outcome, bal.clone())
         }
     };
@@ -494,6 +551,10 @@ fn execute_on(
     };
 
     let updates = account_updates(&outcome);
+    // The root computed beside execution stands only for the updates execution produced.
+    let beside_root = beside_root.filter(|b| b.updates == updates);
+    let state_root_beside = beside_root.as_ref().map(|b| b.time);
+    let beside_root = beside_root.map(|b| b.root);
     let mut diff = PendingDiff { number, hash, ..Default::default() };
     for u in &updates {
         diff.accounts.insert(u.address, u.info);
@@ -529,6 +590,7 @@ fn execute_on(
         io,
         longest_tx,
         prewarmed,
+        state_root_beside,
     };
     Ok(ExecutedBlock {
         block: imported,
@@ -543,6 +605,8 @@ fn execute_on(
         intermediate,
         bal_rlp: alloy_rlp::encode(&bal),
         tx_hashes: input.transactions.iter().map(|tx| *tx.tx_hash()).collect(),
+        beside_root,
+        beside_wait,
     })
 }
 
@@ -577,8 +641,11 @@ pub fn state_root_stage<S: NodeSource + Sync>(
         }
         e.receipts_rlp = alloy_rlp::encode(&receipts);
     }
-    let root = update_state_root(e.parent_root, &e.updates, src)
-        .map_err(|source| ImportError::Trie { number, source })?;
+    let root = match e.beside_root.take() {
+        Some(beside) => beside,
+        None => update_state_root(e.parent_root, &e.updates, src),
+    }
+    .map_err(|source| ImportError::Trie { number, source })?;
     if root.root != e.header.state_root {
         return Err(ImportError::StateRoot {
             number,

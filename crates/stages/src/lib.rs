@@ -10,12 +10,16 @@
 //!   atomically. The state root of block N and the commit overlap with the execution of block
 //!   N + 1, which reads N's changes from an in-memory overlay until N is committed.
 //!
+//! - `bal_root`: with a given EIP-7928 BAL the state root is computed from the BAL beside the
+//!   parallel execution, and kept when the executed updates match the BAL's.
+//!
 //! - [`ExecutedBlock`]: the one shape of an executed block, made by [`execute_block`], rooted by
 //!   [`state_root_stage`], stored by [`commit_executed`]; the file import above, the engine tree
 //!   (`gigagas-engine`) and the payload builder (`gigagas-payload`) all go through these stages.
 //!
 //! [`Storage`]: gigagas_storage::Storage
 
+mod bal_root;
 mod error;
 pub mod genesis;
 pub mod import;

@@ -1,0 +1,154 @@
+//! The state root of a block computed from its EIP-7928 BAL, beside its execution.
+//!
+//! A BAL carries every account's and slot's value after the block (the last change of each), so
+//! the block's state-trie updates — and its state root — are known before the block is
+//! executed. [`execute_block`](crate::execute_block) with a given BAL and trie nodes runs
+//! [`BesideRoot::spawn`] on its own thread (the trie's storage tries on rayon's global pool)
+//! once the BAL's keys are read, while the parallel executor runs on the engine's pool; after
+//! execution the updates derived here are compared with the executed ones
+//! ([`account_updates`](crate::account_updates)). Equal, the root computed beside is the
+//! block's (the state-root stage then only waits for it); different — the one case known is an
+//! existing empty account removed by EIP-161 after a zero-value touch, which a BAL cannot record
+//! — it is dropped and the state-root stage computes the root from the executed updates as
+//! without a BAL. The verdict is always the executed state's.
+//!
+//! Flow: BAL + pre-block values → [`bal_updates`] → `update_state_root` on the parent's trie
+//! nodes → [`BesideRoot`] → compared after execution → `state_root_stage`.
+
+use alloy_primitives::{Address, B256, U256};
+use gigagas_bal::BlockAccessList;
+use gigagas_state::{PreState, StateError};
+use gigagas_trie::{
+    update_state_root, AccountUpdate, NodeSource, StateRootError, StateRootUpdate,
+};
+use revm::primitives::KECCAK_EMPTY;
+use std::time::{Duration, Instant};
+
+/// The state root computed from a BAL beside execution: the updates it was computed for, the
+/// trie's answer and how long it took.
+#[derive(Debug)]
+pub(crate) struct BesideRoot {
+    /// The block's state-trie updates as the BAL states them ([`bal_updates`]).
+    pub(crate) updates: Vec<AccountUpdate>,
+    /// The root over the parent's trie nodes, or why it could not be computed.
+    pub(crate) root: Result<StateRootUpdate, StateRootError>,
+    /// Wall time of the derivation and the trie update.
+    pub(crate) time: Duration,
+}
+
+impl BesideRoot {
+    /// Derives the updates from `bal` and the pre-block values in `pre` and applies them to the
+    /// trie under `parent_root`, resolving nodes from `nodes`. `None` when a pre-block value
+    /// cannot be read (the execution meets the same fault and reports it).
+    pub(crate) fn compute(
+        parent_root: B256,
+        bal: &BlockAccessList,
+        pre: &PreState,
+        nodes: &(dyn NodeSource + Sync),
+    ) -> Option<Self> {
+        let start = Instant::now();
+        let updates = bal_updates(bal, pre).ok()?;
+        let root = update_state_root(parent_root, &updates, &nodes);
+        Some(Self { updates, root, time: start.elapsed() })
+    }
+}
+
+/// The block's state-trie updates as its BAL states them, in the shape of
+/// [`account_updates`](crate::account_updates): every account whose balance, nonce, code hash
+/// or storage ends different from the pre-block state (a missing account counts as balance 0,
+/// nonce 0, no code), with the slots whose last value differs from the pre-block value, sorted
+/// by slot; an account that existed and ends empty is deleted (EIP-161); sorted by address.
+///
+/// # Errors
+/// [`StateError`] when a backed pre-state's source fails on a pre-block value.
+pub(crate) fn bal_updates(
+    bal: &BlockAccessList,
+    pre: &PreState,
+) -> Result<Vec<AccountUpdate>, StateError> {
+    let mut updates = Vec::new();
+    for account in bal {
+        if !account.has_changes() {
+            continue;
+        }
+        let address: Address = account.address;
+        let before = pre.account_values(&address)?;
+        let (balance0, nonce0, code0) = before.unwrap_or((U256::ZERO, 0, KECCAK_EMPTY));
+        let balance = account.balance_post_state().unwrap_or(balance0);
+        let nonce = account.nonce_post_state().unwrap_or(nonce0);
+        let code_hash = account.code_hash_post_state().unwrap_or(code0);
+        let mut storage = Vec::new();
+        for (slot, value) in account.storage_post_states() {
+            if value != pre.slot(&address, &slot)? {
+                storage.push((slot, value));
+            }
+        }
+        storage.sort_unstable_by_key(|(slot, _)| *slot);
+        let empty = balance.is_zero() && nonce == 0 && code_hash == KECCAK_EMPTY;
+        if empty && storage.is_empty() {
+            if before.is_some() {
+                updates.push(AccountUpdate {
+                    address,
+                    info: None,
+                    wiped: true,
+                    storage: Vec::new(),
+                });
+            }
+            continue;
+        }
+        let changed = (balance, nonce, code_hash) != (balance0, nonce0, code0);
+        if changed || !storage.is_empty() {
+            updates.push(AccountUpdate {
+                address,
+                info: Some((nonce, balance, code_hash)),
+                wiped: false,
+                storage,
+            });
+        }
+    }
+    updates.sort_by_key(|u| u.address);
+    Ok(updates)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bal_updates;
+    use crate::account_updates;
+    use gigagas_executor::sequential::execute_sequential;
+    use gigagas_primitives::ChainSpec;
+    use gigagas_state::mainnet;
+
+    /// On the 52 mainnet blocks, the updates a block's BAL states are the ones its execution
+    /// produced on every block from EIP-161 (Spurious Dragon) on where no account was deleted
+    /// or its storage wiped (what a BAL cannot state).
+    #[test]
+    fn bal_updates_equal_the_executed_updates_on_mainnet_blocks() {
+        let dir = mainnet::default_dir();
+        assert!(
+            dir.is_dir(),
+            "../shared/data/mainnet is missing ({}): this test needs the shared data beside the project",
+            dir.display()
+        );
+        let chain = ChainSpec::mainnet();
+        let blocks = mainnet::load(&dir, None, &|| {}).expect("load mainnet data");
+        let (mut equal, mut others) = (0, 0);
+        for b in &blocks {
+            let senders = b.block.par_recover(&chain).expect("recover senders");
+            let outcome = execute_sequential(&chain, &b.block, &senders, &b.pre_state).unwrap();
+            let bal = outcome.bal.as_ref().expect("the sequential reference builds a BAL");
+            let from_bal = bal_updates(bal, &b.pre_state).unwrap();
+            let executed = account_updates(&outcome);
+            let eip161 = chain.is_spurious_dragon(b.block.number());
+            if eip161 && outcome.deleted.is_empty() && outcome.wiped.is_empty() {
+                assert_eq!(from_bal, executed, "block {}", b.block.number());
+                equal += 1;
+            } else {
+                // Before EIP-161 a touched empty account is created, which a BAL cannot state;
+                // pre-Cancun SELFDESTRUCTs destroy what the BAL states. The engine drops the root
+                // computed beside whenever the updates differ.
+                others += 1;
+            }
+        }
+        assert!(equal >= 35, "only {equal} of {} blocks compared whole", blocks.len());
+        eprintln!("{equal} blocks equal, {others} before EIP-161 or with deleted or wiped accounts");
+    }
+}
