@@ -288,11 +288,12 @@ fn print_report(r: &Report) {
     }
     println!(
         "  costs, ns per gas: recovery {:.3} (1 core), execution {:.3} (sequential), state root \
-         {:.3}, commit {:.3}, checks {:.3} + payload decoding {:.3}; {:.2} store reads per kgas; \
-         datadir {:.1} MiB",
+         {:.3} (after execution; waited for beside the parallel engine: {}), commit {:.3}, \
+         checks {:.3} + payload decoding {:.3}; {:.2} store reads per kgas; datadir {:.1} MiB",
         r.costs.recovery_ns_per_gas,
         r.costs.execution_ns_per_gas,
         r.costs.state_root_ns_per_gas,
+        r.costs.state_root_parallel_ns_per_gas.map_or("-".into(), |v| format!("{v:.3}")),
         r.costs.commit_ns_per_gas,
         r.costs.checks_ns_per_gas,
         r.costs.payload_ns_per_gas,

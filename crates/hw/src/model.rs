@@ -7,7 +7,10 @@
 //!               + G · exec / S_design(T)             execution (S = 1 sequential; measured or
 //!                                                    projected per block / as a megablock)
 //!               + N(G) · (1/IOPS_cold(q) − 1/IOPS_warm(q))   cold reads (q = 1 sequential, T else)
-//!               + G · (root + commit + checks)       state root, commit, the rest of newPayload
+//!               + G · (root_design + commit + checks) state root (after execution on the
+//!                                                    sequential engine; on the parallel one
+//!                                                    what is waited for beside it), commit, the
+//!                                                    rest of newPayload
 //!                                                    (the payload's JSON parsed and converted;
 //!                                                    serial stages)
 //! ```
@@ -58,8 +61,13 @@ pub struct Costs {
     pub recovery_ns_per_gas: f64,
     /// Sequential execution with header checks, warm store.
     pub execution_ns_per_gas: f64,
-    /// State root.
+    /// State root, computed after execution (the sequential engine).
     pub state_root_ns_per_gas: f64,
+    /// The state root's share of `newPayload` on the parallel engine: what execution waits for
+    /// the root computed from the BAL beside it (the mean over the parallel runs; the root's own
+    /// time overlaps execution, whose measured time includes the contention); `None` without a
+    /// parallel run (an Osaka chain): the sequential root is used.
+    pub state_root_parallel_ns_per_gas: Option<f64>,
     /// Commit.
     pub commit_ns_per_gas: f64,
     /// The rest of the tree's `newPayload` (checks, bookkeeping).
@@ -168,15 +176,24 @@ impl Model {
         let rss_base = seq.blocks.first().map_or(0.0, |b| b.rss_bytes as f64);
         let rss_peak = seq.blocks.iter().map(|b| b.rss_bytes).max().unwrap_or(0) as f64;
         let max_block_gas = seq.blocks.iter().map(|b| b.gas_used).max().unwrap_or(1) as f64;
-        // Root and commit do not depend on the executor: the mean over every run.
+        // Commit and checks do not depend on the executor: the mean over every run. The state
+        // root does: after execution on the sequential engine, beside it on the parallel one.
         let runs = chain.runs.len().max(1) as f64;
         let over_runs = |f: fn(&crate::chain::ChainBlock) -> f64| {
             chain.runs.iter().map(|r| r.sum(f)).sum::<f64>() / runs
         };
+        let parallel: Vec<_> = chain.runs.iter().filter(|r| r.parallel).collect();
+        let root_parallel = (!parallel.is_empty()).then(|| {
+            parallel.iter().map(|r| r.sum(|b| b.state_root_s)).sum::<f64>()
+                / parallel.len() as f64
+                / gas
+                * 1e9
+        });
         let costs = Costs {
             recovery_ns_per_gas: per_tx_recovery * chain.transactions as f64 / gas * 1e9,
             execution_ns_per_gas: seq.sum(|b| b.execution_s + b.io_s) / gas * 1e9,
-            state_root_ns_per_gas: over_runs(|b| b.state_root_s) / gas * 1e9,
+            state_root_ns_per_gas: seq.sum(|b| b.state_root_s) / gas * 1e9,
+            state_root_parallel_ns_per_gas: root_parallel,
             commit_ns_per_gas: over_runs(|b| b.commit_s) / gas * 1e9,
             checks_ns_per_gas: over_runs(|b| b.checks_s) / gas * 1e9,
             payload_ns_per_gas: over_runs(|b| b.payload_s) / gas * 1e9,
@@ -254,7 +271,12 @@ impl Model {
                 / self.exec.recovery_speedup(target.recovery_threads.max(1)),
             execution: gas * c.execution_ns_per_gas * cpu / speedup.max(1e-6),
             io,
-            state_root: gas * c.state_root_ns_per_gas * cpu,
+            state_root: gas
+                * cpu
+                * match design {
+                    Design::Sequential => c.state_root_ns_per_gas,
+                    _ => c.state_root_parallel_ns_per_gas.unwrap_or(c.state_root_ns_per_gas),
+                },
             commit: gas * c.commit_ns_per_gas * cpu,
             checks: gas * (c.checks_ns_per_gas + c.payload_ns_per_gas) * cpu,
         }
@@ -388,7 +410,8 @@ mod tests {
     }
 
     /// One 1-Ggas block of 10,000 transactions: execution 1 s sequential, 1/1.6 s on the
-    /// parallel engine at 2 threads; root 0.5 s, commit 0.25 s, a million store reads.
+    /// parallel engine at 2 threads; root 0.5 s (0.1 s waited for beside the parallel engine),
+    /// commit 0.25 s, a million store reads.
     fn chain() -> ChainMeasure {
         let block = ChainBlock {
             number: 1,
@@ -405,7 +428,7 @@ mod tests {
             checks_s: 0.0,
             payload_s: 0.0,
         };
-        let parallel = ChainBlock { io_s: 0.125, execution_s: 0.5, ..block };
+        let parallel = ChainBlock { io_s: 0.125, execution_s: 0.5, state_root_s: 0.1, ..block };
         ChainMeasure {
             chain: "test".into(),
             workload: "amsterdam mainnet".into(),
@@ -447,6 +470,8 @@ mod tests {
         // Parallel at 2 threads: the chain's measured speedup (BAL reads and execution).
         let p = m.block(1e9, Design::Parallel, WARM);
         assert!((p.execution - 0.625).abs() < 1e-9);
+        // The root's share on the parallel engine: what it waited for the root beside it.
+        assert!((p.state_root - 0.1).abs() < 1e-9, "{p:?}");
         // At 4 threads (not measured here): the chain's 1.6 at 2, times the mainnet blocks'
         // speedup from 2 to 4 (measured 1.6 at 2; projected 3.0 at 4, scaled by 1.6 / 2.0).
         let p4 = m.block(1e9, Design::Parallel, Target::machine(4));

@@ -149,9 +149,16 @@ pub async fn serve_http(
     Ok((bound, server.start(module)))
 }
 
+/// Largest Engine API request body (bytes), as reth's auth server: 128 MiB.
+pub const AUTH_MAX_REQUEST_BYTES: u32 = 128 * 1024 * 1024;
+/// Largest Engine API response body (bytes), as reth's auth server: 750 MiB.
+pub const AUTH_MAX_RESPONSE_BYTES: u32 = 750 * 1024 * 1024;
+/// Most concurrent Engine API connections, as reth's auth server.
+pub const AUTH_MAX_CONNECTIONS: u32 = 500;
+
 /// [`serve_http`] behind JWT authentication ([`auth::JwtValidator`]): every request without
 /// a valid `Authorization: Bearer` token is answered 401 before it reaches `module`; calls
-/// are counted under the server label `auth`.
+/// are counted under the server label `auth`; requests up to [`AUTH_MAX_REQUEST_BYTES`].
 ///
 /// # Errors
 /// [`RpcError::Server`] when the address cannot be bound.
@@ -164,7 +171,15 @@ pub async fn serve_http_auth(
         auth::JwtValidator::new(secret),
     );
     let counter = metrics::CallCounterLayer::new("auth", module.method_names());
+    // reth's auth-server limits: a payload of a large block with its BAL exceeds jsonrpsee's
+    // 10 MiB default (a 1G-gas block: about 30 MiB of JSON).
+    let config = jsonrpsee::server::ServerConfig::builder()
+        .max_request_body_size(AUTH_MAX_REQUEST_BYTES)
+        .max_response_body_size(AUTH_MAX_RESPONSE_BYTES)
+        .max_connections(AUTH_MAX_CONNECTIONS)
+        .build();
     let server = Server::builder()
+        .set_config(config)
         .set_http_middleware(tower::ServiceBuilder::new().layer(layer))
         .set_rpc_middleware(RpcServiceBuilder::new().layer(counter))
         .build(addr)

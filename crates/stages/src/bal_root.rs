@@ -18,9 +18,7 @@
 use alloy_primitives::{Address, B256, U256};
 use gigagas_bal::BlockAccessList;
 use gigagas_state::{PreState, StateError};
-use gigagas_trie::{
-    update_state_root, AccountUpdate, NodeSource, StateRootError, StateRootUpdate,
-};
+use gigagas_trie::{update_state_root, AccountUpdate, NodeSource, StateRootError, StateRootUpdate};
 use revm::primitives::KECCAK_EMPTY;
 use std::time::{Duration, Instant};
 
@@ -149,6 +147,8 @@ mod tests {
             }
         }
         assert!(equal >= 35, "only {equal} of {} blocks compared whole", blocks.len());
-        eprintln!("{equal} blocks equal, {others} before EIP-161 or with deleted or wiped accounts");
+        eprintln!(
+            "{equal} blocks equal, {others} before EIP-161 or with deleted or wiped accounts"
+        );
     }
 }
