@@ -407,7 +407,7 @@ impl BlockTree {
                 let trie_nodes = state_root_stage(&mut executed, &nodes)?;
                 // What execution waited for the root computed beside it is the root's share.
                 let wait = executed.state_root_wait();
-                Ok((executed, trie_nodes, execution - wait, start.elapsed() + wait))
+                Ok((executed, trie_nodes, execution.saturating_sub(wait), start.elapsed() + wait))
             },
         );
         Self::settle(&mut state, hash, parent_hash, executed)

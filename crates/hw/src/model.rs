@@ -93,6 +93,10 @@ pub struct Model {
     pub exec: ExecMeasure,
     /// The chain's parallel execution speedup over its sequential run: (threads, speedup).
     pub chain_speedup: Vec<(usize, f64)>,
+    /// What the parallel engine's newPayload waited for the state root computed beside
+    /// execution, per thread count measured: (threads, ns per gas). Other thread counts take
+    /// [`Costs::state_root_parallel_ns_per_gas`], the mean.
+    pub root_wait_by_threads: Vec<(usize, f64)>,
     /// RocksDB reads, warm.
     pub warm: Option<ReadSweep>,
     /// RocksDB reads, cold.
@@ -210,7 +214,13 @@ impl Model {
             .filter(|r| r.parallel)
             .map(|r| (r.threads, sequential / r.sum(|b| b.execution_s + b.io_s).max(1e-12)))
             .collect();
-        Self { costs, exec, chain_speedup, warm, cold, cores }
+        let root_wait_by_threads = chain
+            .runs
+            .iter()
+            .filter(|r| r.parallel)
+            .map(|r| (r.threads, r.sum(|b| b.state_root_s) / gas * 1e9))
+            .collect();
+        Self { costs, exec, chain_speedup, root_wait_by_threads, warm, cold, cores }
     }
 
     /// Execution speedup over the sequential reference at `threads` with `design`: on the
@@ -271,14 +281,23 @@ impl Model {
                 / self.exec.recovery_speedup(target.recovery_threads.max(1)),
             execution: gas * c.execution_ns_per_gas * cpu / speedup.max(1e-6),
             io,
-            state_root: gas
-                * cpu
-                * match design {
-                    Design::Sequential => c.state_root_ns_per_gas,
-                    _ => c.state_root_parallel_ns_per_gas.unwrap_or(c.state_root_ns_per_gas),
-                },
+            state_root: gas * cpu * self.root_ns_per_gas(t, design),
             commit: gas * c.commit_ns_per_gas * cpu,
             checks: gas * (c.checks_ns_per_gas + c.payload_ns_per_gas) * cpu,
+        }
+    }
+
+    /// The state root's cost on the critical path per gas (ns) at `threads` with `design`: after
+    /// execution on the sequential engine; on the parallel one the wait measured at that thread
+    /// count, else the mean over the parallel runs (else the sequential root).
+    fn root_ns_per_gas(&self, threads: usize, design: Design) -> f64 {
+        let c = &self.costs;
+        if design == Design::Sequential {
+            return c.state_root_ns_per_gas;
+        }
+        match self.root_wait_by_threads.iter().find(|(t, _)| *t == threads) {
+            Some((_, ns)) => *ns,
+            None => c.state_root_parallel_ns_per_gas.unwrap_or(c.state_root_ns_per_gas),
         }
     }
 
