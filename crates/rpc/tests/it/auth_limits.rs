@@ -3,7 +3,7 @@
 //! up to reth's auth-server limit ([`AUTH_MAX_REQUEST_BYTES`], 128 MiB); a request without a
 //! valid JWT is refused (401).
 
-mod common;
+use crate::common;
 
 use gigagas_rpc::{auth::JwtSecret, serve_http_auth, AUTH_MAX_REQUEST_BYTES};
 use std::io::{Read, Write};

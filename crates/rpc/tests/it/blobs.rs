@@ -5,7 +5,7 @@
 //! in `engine_getPayload`'s blobs bundle and accepted back by `engine_newPayload` — on an
 //! Osaka/Amsterdam chain (cell proofs, EIP-7594) and on a Prague chain (one proof per blob).
 
-mod common;
+use crate::common;
 
 use alloy_consensus::{EthereumTxEnvelope, SignableTransaction, TxEip4844, TxEip4844WithSidecar};
 use alloy_eips::{

@@ -8,7 +8,7 @@
 //! the payload bodies by hash and by range, V1 and V2 (the block access list from Amsterdam on),
 //! with their limits.
 
-mod common;
+use crate::common;
 
 use common::{attributes, call, node, state, Engine};
 use gigagas_rpc::{CAPABILITIES, MAX_PAYLOAD_BODIES};
