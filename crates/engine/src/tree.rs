@@ -400,7 +400,7 @@ impl BlockTree {
         // With a BAL, the parallel executor's state root is computed from it beside execution.
         let nodes = parent.nodes(&self.store);
         let beside = self.root_beside.then_some(&nodes as &(dyn NodeSource + Sync));
-        let given = self.given(bal).map(|g| GivenBal { nodes: beside, ..g });
+        let given = self.given(bal, beside);
         let executed = self.execute_on(&parent, block, rlp_len, given).and_then(
             |(mut executed, execution)| {
                 let start = Instant::now();
@@ -415,14 +415,19 @@ impl BlockTree {
     }
 
     /// What a payload carrying `bal` runs with: the parallel executor driven by it, or with
-    /// `--engine.parallel false` the sequential reference, its BAL checked against `bal`.
-    fn given<'a>(&'a self, bal: Option<&'a BlockAccessList>) -> Option<GivenBal<'a>> {
+    /// `--engine.parallel false` the sequential reference, its BAL checked against `bal`; with
+    /// `nodes` (the parent's trie nodes) its state root computed from `bal` beside execution.
+    fn given<'a>(
+        &'a self,
+        bal: Option<&'a BlockAccessList>,
+        nodes: Option<&'a (dyn NodeSource + Sync)>,
+    ) -> Option<GivenBal<'a>> {
         bal.map(|bal| GivenBal {
             bal,
             pool: &self.pool,
             scheduler: self.parallel.then_some(self.scheduler),
             io: self.io,
-            nodes: None,
+            nodes,
         })
     }
 

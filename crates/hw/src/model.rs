@@ -186,12 +186,15 @@ impl Model {
         let over_runs = |f: fn(&crate::chain::ChainBlock) -> f64| {
             chain.runs.iter().map(|r| r.sum(f)).sum::<f64>() / runs
         };
-        let parallel: Vec<_> = chain.runs.iter().filter(|r| r.parallel).collect();
-        let root_parallel = (!parallel.is_empty()).then(|| {
-            parallel.iter().map(|r| r.sum(|b| b.state_root_s)).sum::<f64>()
-                / parallel.len() as f64
-                / gas
-                * 1e9
+        let root_wait_by_threads: Vec<(usize, f64)> = chain
+            .runs
+            .iter()
+            .filter(|r| r.parallel)
+            .map(|r| (r.threads, r.sum(|b| b.state_root_s) / gas * 1e9))
+            .collect();
+        let root_parallel = (!root_wait_by_threads.is_empty()).then(|| {
+            root_wait_by_threads.iter().map(|(_, ns)| ns).sum::<f64>()
+                / root_wait_by_threads.len() as f64
         });
         let costs = Costs {
             recovery_ns_per_gas: per_tx_recovery * chain.transactions as f64 / gas * 1e9,
@@ -213,12 +216,6 @@ impl Model {
             .iter()
             .filter(|r| r.parallel)
             .map(|r| (r.threads, sequential / r.sum(|b| b.execution_s + b.io_s).max(1e-12)))
-            .collect();
-        let root_wait_by_threads = chain
-            .runs
-            .iter()
-            .filter(|r| r.parallel)
-            .map(|r| (r.threads, r.sum(|b| b.state_root_s) / gas * 1e9))
             .collect();
         Self { costs, exec, chain_speedup, root_wait_by_threads, warm, cold, cores }
     }

@@ -91,7 +91,8 @@ impl BlockTree {
         for BackfillPayload { block, rlp_len, bal } in payloads {
             let hash = block.header.hash_slow();
             let parent_hash = block.header.parent_hash;
-            let given = self.given(bal.as_ref());
+            // The root of block i overlaps block i + 1's execution already: none beside.
+            let given = self.given(bal.as_ref(), None);
             let next = match pending.take() {
                 Some(mut p) if p.hash() == parent_hash => {
                     // Block i + 1 executes on block i's changes while block i's root is computed
