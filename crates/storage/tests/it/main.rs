@@ -1,0 +1,5 @@
+//! gigagas-storage's integration tests, one binary (each test binary links RocksDB: one link
+//! instead of one per file).
+
+mod crash;
+mod has_storage;
