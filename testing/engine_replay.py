@@ -10,6 +10,8 @@ no such metrics), `sequential` (`--engine.parallel false`, one
 thread), `parallel-T` (T threads, gas-limit scheduler), `parallel-T-ols` (T threads, block
 order); a `-noprewarm` suffix adds `--engine.prewarm false` (payloads without a BAL then run on
 the sequential reference alone; with T threads and prewarming, T - 1 workers prewarm it), an
+`-optimistic` suffix `--engine.optimistic true` (the reference commits the workers' results
+when what they read still holds, instead of their only warming the cache), an
 `-io-DESIGN` suffix `--engine.io DESIGN` (prefetch-parallel, prefetch, on-demand), a last
 `-rootafter` suffix `--engine.state-root-beside false` (the state root of a payload with a BAL
 computed after execution instead of from the BAL beside it).
@@ -121,14 +123,16 @@ def flags_of(config):
         return [], "geth"
     if config == "sequential":
         return ["--engine.parallel", "false", "--engine.threads", "1"], "sequential"
-    m = re.fullmatch(r"parallel-(\d+)(-ols)?(-noprewarm)?(?:-io-(prefetch-parallel|prefetch|on-demand))?"
-                     r"(-rootafter)?", config)
+    m = re.fullmatch(r"parallel-(\d+)(-ols)?(-noprewarm|-optimistic)?"
+                     r"(?:-io-(prefetch-parallel|prefetch|on-demand))?(-rootafter)?", config)
     if not m:
         raise SystemExit(f"engine_replay: unknown configuration {config}")
     scheduler = "ols" if m.group(2) else "gas-limit"
     flags = ["--engine.threads", m.group(1), "--engine.scheduler", scheduler]
-    if m.group(3):
+    if m.group(3) == "-noprewarm":
         flags += ["--engine.prewarm", "false"]
+    if m.group(3) == "-optimistic":
+        flags += ["--engine.optimistic", "true"]
     if m.group(4):
         flags += ["--engine.io", m.group(4)]
     if m.group(5):

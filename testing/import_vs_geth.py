@@ -11,10 +11,14 @@ geth is installed by testing/geth_install.sh (the Go module proxy, pinned v1.17.
 
 With --prewarm-ab each run also imports with `gigagas import --prewarm false` (the sequential
 reference alone, no workers prewarming it), reported as `gigagas-noprewarm`, alternated with the
-default (prewarming) import.
+default (prewarming) import. With --optimistic-ab each run also imports with
+`gigagas import --optimistic true` (the reference commits the prewarming workers' results when
+what they read still holds, instead of their only warming the cache), reported as
+`gigagas-optimistic`.
 
 Usage: python3 testing/import_vs_geth.py --chain target/chains/osaka-mainnet-150m
-           [--gigagas target/release/gigagas] [--geth PATH] [--runs 3] [--prewarm-ab] [--json]
+           [--gigagas target/release/gigagas] [--geth PATH] [--runs 3] [--prewarm-ab]
+           [--optimistic-ab] [--json]
 """
 
 import argparse
@@ -49,6 +53,8 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--prewarm-ab", action="store_true",
                     help="also gigagas import --prewarm false, alternated with the default")
+    ap.add_argument("--optimistic-ab", action="store_true",
+                    help="also gigagas import --optimistic true, alternated with the default")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     genesis, chain = (os.path.join(args.chain, f) for f in ("genesis.json", "chain.rlp"))
@@ -69,6 +75,8 @@ def main():
     variants = [("gigagas", [])]
     if args.prewarm_ab:
         variants.append(("gigagas-noprewarm", ["--prewarm", "false"]))
+    if args.optimistic_ab:
+        variants.append(("gigagas-optimistic", ["--optimistic", "true"]))
     runs = {name: [] for name, _ in variants}
     runs["geth"] = []
     heads = {}
@@ -124,6 +132,9 @@ def main():
         **({"speed_prewarm_over_noprewarm": round(
             med["gigagas-noprewarm"]["seconds"] / med["gigagas"]["seconds"], 3)}
            if args.prewarm_ab else {}),
+        **({"speed_optimistic_over_default": round(
+            med["gigagas"]["seconds"] / med["gigagas-optimistic"]["seconds"], 3)}
+           if args.optimistic_ab else {}),
         "same_head": same_head, "head": {"gigagas": heads["gigagas"], "geth": heads["geth"]},
     }
     if args.json:

@@ -45,6 +45,12 @@ pub(crate) struct ImportArgs {
     /// cached (reth's prewarming). `false` runs the reference alone.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     prewarm: bool,
+    /// With `--prewarm`, commit what a prewarming worker executed instead of executing the
+    /// transaction again when every value it read still holds at that point of the block
+    /// (optimistic execution validated as in Block-STM). `false` (the default: it measured no
+    /// faster on 2 cores, docs/benchmarks.md session 22) only warms the cache.
+    #[arg(long, default_value_t = false, action = clap::ArgAction::Set)]
+    optimistic: bool,
 }
 
 /// Runs `init`.
@@ -82,6 +88,10 @@ struct BlockJson {
     slots_changed: usize,
     /// Transactions the prewarming workers executed speculatively ahead of the in-order run.
     prewarmed: u64,
+    /// Of those, the ones whose result the in-order run committed (`--optimistic`).
+    reused: u64,
+    /// And the ones it found stale and executed again (a value they read had changed).
+    stale: u64,
 }
 
 /// The block an import stopped at.
@@ -196,6 +206,8 @@ fn block_json(b: &ImportedBlock) -> BlockJson {
         accounts_changed: b.accounts_changed,
         slots_changed: b.slots_changed,
         prewarmed: b.prewarmed,
+        reused: b.reused,
+        stale: b.stale,
     }
 }
 
@@ -241,7 +253,8 @@ pub(crate) fn import(args: ImportArgs) -> Result<ExitCode, String> {
     // Every block committed or skipped, as it happens: the report has them even when a later
     // block fails.
     let mut rows = Vec::new();
-    let options = ImportOptions { keep_updates: keep, prewarm: args.prewarm };
+    let options =
+        ImportOptions { keep_updates: keep, prewarm: args.prewarm, optimistic: args.optimistic };
     let result = import_blocks_with(&store, &rlp, options, &mut |b: &ImportedBlock| {
         rows.push(block_json(b));
         if b.imported {

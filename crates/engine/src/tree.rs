@@ -186,6 +186,9 @@ pub struct BlockTree {
     /// Payloads without a BAL run on the sequential reference with the pool's threads but one
     /// prewarming it ([`Prewarming`]).
     prewarm: bool,
+    /// The prewarming workers' results are reused when their reads still hold
+    /// ([`Prewarming::reuse`]).
+    optimistic: bool,
     /// Payloads with a BAL get their state root computed from it beside execution.
     root_beside: bool,
     /// How the parallel executor's reads of a payload's BAL keys reach the store.
@@ -214,6 +217,7 @@ impl BlockTree {
             parallel: true,
             scheduler: gigagas_executor::Scheduler::GasLimit,
             prewarm: true,
+            optimistic: false,
             root_beside: true,
             io: BalIo::default(),
             state: Mutex::default(),
@@ -247,9 +251,11 @@ impl BlockTree {
     /// The same tree with prewarming of payloads without a BAL on (the default) or off: while
     /// the sequential reference runs such a payload, `threads - 1` of the executor pool's
     /// workers execute its transactions speculatively ahead of it to warm the state cache
-    /// (`--engine.prewarm`).
-    pub fn with_prewarm(mut self, prewarm: bool) -> Self {
+    /// (`--engine.prewarm`); with `optimistic` (off by default) their results are committed in
+    /// order when every value they read still holds (`--engine.optimistic`).
+    pub fn with_prewarm(mut self, prewarm: bool, optimistic: bool) -> Self {
         self.prewarm = prewarm;
+        self.optimistic = optimistic;
         self
     }
 
@@ -442,7 +448,11 @@ impl BlockTree {
     ) -> Result<(ExecutedBlock, std::time::Duration), ImportError> {
         let start = Instant::now();
         let prewarm = match self.prewarm {
-            true => Prewarming { pool: Some(&self.pool), workers: self.executor_threads() - 1 },
+            true => Prewarming {
+                pool: Some(&self.pool),
+                workers: self.executor_threads() - 1,
+                reuse: self.optimistic,
+            },
             false => Prewarming::OFF,
         };
         let (source, header) = (parent.source(), &parent.header);

@@ -2,7 +2,10 @@
 //! as a payload builder does (`engine_forkchoiceUpdated` with payload attributes).
 
 pub use crate::sequential::BuiltBlock;
-use crate::{sequential::run_in_order, ExecutionError};
+use crate::{
+    sequential::{run_in_order, Beside},
+    ExecutionError,
+};
 use alloy_consensus::TxEnvelope;
 use alloy_primitives::Address;
 use gigagas_primitives::{BlockInput, ChainSpec};
@@ -25,5 +28,5 @@ pub fn build_block<'t>(
     candidates: impl IntoIterator<Item = (&'t TxEnvelope, Address)>,
     pre_state: &PreState,
 ) -> Result<BuiltBlock, ExecutionError> {
-    run_in_order(chain, draft, candidates, pre_state, true, true, None)
+    run_in_order(chain, draft, candidates, pre_state, true, true, Beside::default())
 }

@@ -12,7 +12,8 @@
 //! - [`parallel::execute_parallel`]: the parallel executor driven by a BAL;
 //! - [`prewarm::execute_sequential_prewarmed`]: for blocks without a BAL, the sequential
 //!   reference with idle cores executing the transactions speculatively ahead of it to warm
-//!   the state cache.
+//!   the state cache, and with `reuse` their results committed when what they read still
+//!   holds (optimistic execution, Block-STM's validation: `optimistic`).
 //!
 //! Every EVM is built by [`EvmConfig`]: these executors, the block builder
 //! ([`builder::build_block`]), the traced replay ([`replay::replay_block`]) and the RPC's calls.
@@ -21,6 +22,7 @@ pub mod builder;
 pub mod eip7610;
 mod error;
 pub mod evm_config;
+mod optimistic;
 mod outcome;
 pub mod parallel;
 pub mod prewarm;

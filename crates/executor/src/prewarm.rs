@@ -13,13 +13,22 @@
 //! returns, so that a thread which took it while waiting for its own work is not held. When the
 //! in-order run ends the workers stop at their next claim.
 //!
+//! With `reuse` ([`crate::optimistic`]) the workers keep what they executed — the result, the
+//! keys read, the fee held back — and the in-order run commits a kept result instead of
+//! executing the transaction when every value it read still holds at that point of the block.
+//!
 //! Correctness does not depend on the workers: they only read, and what they read is the
-//! pre-block state the in-order run reads too. A speculative transaction the EVM rejects
+//! pre-block state the in-order run reads too; a kept result is committed only when the
+//! in-order run would have computed the same one. A speculative transaction the EVM rejects
 //! (a balance an earlier transaction funds) is skipped. A read that fails is recorded by the
 //! pre-state ([`PreState::source_fault`]): should the in-order run then fail, the block's
 //! verdict is the internal fault, never INVALID.
 
-use crate::{evm_config::EvmConfig, sequential, BlockOutcome, ExecutionError};
+use crate::{
+    evm_config::EvmConfig,
+    optimistic::{RecordingDb, Speculated, Speculations},
+    sequential, BlockOutcome, ExecutionError,
+};
 use alloy_evm::{Evm, EvmEnv, FromRecoveredTx};
 use alloy_primitives::Address;
 use gigagas_primitives::{BlockInput, ChainSpec};
@@ -28,8 +37,13 @@ use revm::{context::TxEnv, database::WrapDatabaseRef};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 /// How far ahead of the in-order run a worker starts (transactions): the next ones are being
-/// read by the in-order run itself, warming them would race it.
+/// read by the in-order run itself, warming them would race it. A worker whose results are
+/// reused starts right after the transaction the in-order run is on ([`REUSE_LEAD`]).
 const LEAD: usize = 2;
+
+/// [`LEAD`] when the workers' results are reused: the transaction after the in-order run's
+/// is one it need not execute.
+const REUSE_LEAD: usize = 3;
 
 /// Transactions a worker task executes before it hands its thread back (spawning its
 /// continuation): a thread that picked the task up while waiting for its own work (a rayon
@@ -43,12 +57,20 @@ pub struct PrewarmStats {
     pub executed: u64,
     /// Transactions the EVM rejected speculatively (balance, fee cap): not warmed.
     pub rejected: u64,
+    /// Speculative results the in-order run committed instead of executing the transaction
+    /// (with `reuse`; each read still held).
+    pub reused: u64,
+    /// Speculative results the in-order run found stale: a value the transaction read had been
+    /// changed by an earlier one of the block (or its nonce was not yet the sender's).
+    pub stale: u64,
 }
 
 /// [`sequential::execute_sequential`] on the calling thread, with `workers`
 /// speculative prewarming tasks beside it on `pool` (rayon's global pool when `None`; a task
-/// waits there for an idle thread). `workers == 0` runs the block alone. The outcome is the
-/// in-order run's, whatever the workers did.
+/// waits there for an idle thread). `workers == 0` runs the block alone. With `reuse`, a
+/// speculative result whose reads still hold is committed instead of executing the
+/// transaction again ([`crate::optimistic`]). The outcome is the in-order run's, whatever the
+/// workers did.
 ///
 /// # Errors
 /// As [`sequential::execute_sequential`].
@@ -59,16 +81,22 @@ pub fn execute_sequential_prewarmed(
     pre_state: &PreState,
     pool: Option<&rayon::ThreadPool>,
     workers: usize,
+    reuse: bool,
 ) -> (Result<BlockOutcome, ExecutionError>, PrewarmStats) {
     let progress = AtomicUsize::new(0);
-    let run =
-        || sequential::execute_in_order(chain, block, senders, pre_state, true, Some(&progress));
+    let speculations = reuse.then(|| Speculations::new(block.transactions.len()));
+    let run = || {
+        let beside =
+            sequential::Beside { progress: Some(&progress), speculations: speculations.as_ref() };
+        sequential::execute_in_order(chain, block, senders, pre_state, true, beside)
+    };
     if workers == 0 || block.transactions.len() <= LEAD {
         return (run(), PrewarmStats::default());
     }
     let config = EvmConfig::new(chain);
     let mut env = config.evm_env(&block.header);
-    // A sender's later transactions run against its pre-block nonce.
+    // A sender's later transactions run against its pre-block nonce (a kept result is checked
+    // against the sender's nonce when it is reused).
     env.cfg_env.disable_nonce_check = true;
     let shared = Prewarm {
         config,
@@ -77,7 +105,9 @@ pub fn execute_sequential_prewarmed(
         senders,
         pre_state,
         progress: &progress,
-        next: AtomicUsize::new(LEAD),
+        speculations: speculations.as_ref(),
+        lead: if reuse { REUSE_LEAD } else { LEAD },
+        next: AtomicUsize::new(if reuse { REUSE_LEAD } else { LEAD }),
         done: AtomicBool::new(false),
         executed: AtomicU64::new(0),
         rejected: AtomicU64::new(0),
@@ -89,6 +119,8 @@ pub fn execute_sequential_prewarmed(
     let stats = PrewarmStats {
         executed: shared.executed.into_inner(),
         rejected: shared.rejected.into_inner(),
+        reused: speculations.as_ref().map_or(0, |s| s.reused.load(Ordering::Relaxed)),
+        stale: speculations.as_ref().map_or(0, |s| s.stale.load(Ordering::Relaxed)),
     };
     (outcome, stats)
 }
@@ -103,6 +135,10 @@ struct Prewarm<'a> {
     pre_state: &'a PreState,
     /// Transactions the in-order run has done.
     progress: &'a AtomicUsize,
+    /// Where the workers leave their results when they are to be reused.
+    speculations: Option<&'a Speculations>,
+    /// How far ahead of the in-order run a worker starts ([`LEAD`] or [`REUSE_LEAD`]).
+    lead: usize,
     /// The next transaction a worker claims.
     next: AtomicUsize,
     /// Set when the in-order run has ended.
@@ -131,29 +167,51 @@ impl Prewarm<'_> {
     /// One worker task: claims up to [`BURST`] transactions, then spawns its continuation,
     /// until the block's end or the in-order run's.
     fn work<'s>(&'s self, scope: &rayon::Scope<'s>) {
-        // No State, no commit: every read goes through the pre-state's shared cache.
-        let mut evm = self.config.evm(WrapDatabaseRef(self.pre_state), self.env.clone());
+        let more = match self.speculations {
+            // No State, no commit: every read goes through the pre-state's shared cache.
+            None => {
+                let mut evm = self.config.evm(WrapDatabaseRef(self.pre_state), self.env.clone());
+                self.burst(|_, tx| evm.transact(tx).is_ok())
+            }
+            Some(speculations) => {
+                let db = WrapDatabaseRef(RecordingDb::new(self.pre_state, speculations));
+                let mut evm = self.config.evm(db, self.env.clone()).into_inner();
+                self.burst(|i, tx| match Speculated::execute(&mut evm, i, tx, self.pre_state) {
+                    Some(speculated) => {
+                        speculations.put(i, speculated);
+                        true
+                    }
+                    None => false,
+                })
+            }
+        };
+        if more {
+            scope.spawn(move |scope| self.work(scope));
+        }
+    }
+
+    /// Executes up to [`BURST`] claimed transactions with `run(index, tx)` (true: executed,
+    /// false: the EVM rejected it); whether the worker should go on.
+    fn burst(&self, mut run: impl FnMut(usize, TxEnv) -> bool) -> bool {
         let n = self.block.transactions.len();
         for _ in 0..BURST {
             if self.done.load(Ordering::Relaxed) {
-                return;
+                return false;
             }
             let mut i = self.next.fetch_add(1, Ordering::Relaxed);
-            let reached = self.progress.load(Ordering::Relaxed) + LEAD;
+            let reached = self.progress.load(Ordering::Relaxed) + self.lead;
             if i < reached {
                 // Behind the in-order run: jump ahead of it.
                 self.next.fetch_max(reached + 1, Ordering::Relaxed);
                 i = reached;
             }
             if i >= n {
-                return;
+                return false;
             }
             let tx = TxEnv::from_recovered_tx(&self.block.transactions[i], self.senders[i]);
-            match evm.transact(tx) {
-                Ok(_) => self.executed.fetch_add(1, Ordering::Relaxed),
-                Err(_) => self.rejected.fetch_add(1, Ordering::Relaxed),
-            };
+            let counter = if run(i, tx) { &self.executed } else { &self.rejected };
+            counter.fetch_add(1, Ordering::Relaxed);
         }
-        scope.spawn(move |scope| self.work(scope));
+        true
     }
 }

@@ -5,11 +5,13 @@ use crate::{
     eip7610::{collision_targets, StorageCollisions},
     error::map_block_error,
     evm_config::EvmConfig,
+    optimistic::Speculations,
     BlockOutcome, ExecutionError, PostStateDiff,
 };
 use alloy_consensus::{transaction::Recovered, Transaction, TxEnvelope};
 use alloy_evm::{
     block::{BlockExecutionError, BlockExecutor},
+    eth::EthTxResult,
     Evm, EvmEnv, FromRecoveredTx,
 };
 use alloy_primitives::{Address, B256};
@@ -48,7 +50,7 @@ pub fn execute_sequential(
     senders: &[Address],
     pre_state: &PreState,
 ) -> Result<BlockOutcome, ExecutionError> {
-    execute_in_order(chain, block, senders, pre_state, true, None)
+    execute_in_order(chain, block, senders, pre_state, true, Beside::default())
 }
 
 /// [`execute_sequential`] without revm's BAL builder: the same block execution, receipts and
@@ -64,29 +66,38 @@ pub fn execute_sequential_without_bal(
     senders: &[Address],
     pre_state: &PreState,
 ) -> Result<BlockOutcome, ExecutionError> {
-    execute_in_order(chain, block, senders, pre_state, false, None)
+    execute_in_order(chain, block, senders, pre_state, false, Beside::default())
 }
 
-/// The block's transactions in order, the BAL built when `build_bal`; `progress`, when given,
-/// holds the number of transactions done after each one (what [`crate::prewarm`]'s workers
-/// stay ahead of).
+/// What the in-order run shares with the prewarming workers beside it ([`crate::prewarm`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Beside<'a> {
+    /// Holds the number of transactions done after each one (what the workers stay ahead of).
+    pub(crate) progress: Option<&'a AtomicUsize>,
+    /// The workers' speculative results, committed instead of executing a transaction when
+    /// every value it read still holds ([`crate::optimistic`]; pre-Amsterdam gas rules only).
+    pub(crate) speculations: Option<&'a Speculations>,
+}
+
+/// The block's transactions in order, the BAL built when `build_bal`, with the prewarming
+/// workers `beside` it.
 pub(crate) fn execute_in_order(
     chain: &ChainSpec,
     block: &BlockInput,
     senders: &[Address],
     pre_state: &PreState,
     build_bal: bool,
-    progress: Option<&AtomicUsize>,
+    beside: Beside<'_>,
 ) -> Result<BlockOutcome, ExecutionError> {
     let candidates = block.transactions.iter().zip(senders).map(|(tx, s)| (tx, *s));
-    Ok(run_in_order(chain, block, candidates, pre_state, build_bal, false, progress)?.outcome)
+    Ok(run_in_order(chain, block, candidates, pre_state, build_bal, false, beside)?.outcome)
 }
 
 /// The sequential run shared by the reference and the block builder: pre-execution system
 /// calls, `candidates` committed one by one (BAL index `i + 1` for the `i`-th included), then
 /// the post-execution changes. With `skip_invalid` a candidate that does not fit the remaining
 /// gas or that the EVM rejects is left out (recorded in [`BuiltBlock::skipped`]); otherwise it
-/// fails the block. `progress`, when given, holds the candidates done so far.
+/// fails the block. `beside`: the prewarming workers' progress counter and kept results.
 pub(crate) fn run_in_order<'t>(
     chain: &ChainSpec,
     block: &BlockInput,
@@ -94,7 +105,7 @@ pub(crate) fn run_in_order<'t>(
     pre_state: &PreState,
     build_bal: bool,
     skip_invalid: bool,
-    progress: Option<&AtomicUsize>,
+    beside: Beside<'_>,
 ) -> Result<BuiltBlock, ExecutionError> {
     let number = block.number();
     let gas_limit = block.header.gas_limit;
@@ -113,6 +124,12 @@ pub(crate) fn run_in_order<'t>(
         ex.apply_pre_execution_changes()
             .map_err(|e| map_block_error(number, Phase::PreExecution, e))?;
         let gas_cap = ex.evm().cfg_env().tx_gas_limit_cap();
+        // Kept speculative results are committed under the gas rules before EIP-7778 / 8037
+        // only (with them the block's gas is counted otherwise before the run).
+        let speculations = beside.speculations.filter(|_| {
+            !before_refunds && !skip_invalid && !ex.evm().cfg_env().enable_amsterdam_eip8037
+        });
+        let beneficiary = block.header.beneficiary;
         let mut tx_gas_used = Vec::with_capacity(block.transactions.len());
         let mut cumulative = 0u64;
         for (tx, sender) in candidates {
@@ -134,26 +151,51 @@ pub(crate) fn run_in_order<'t>(
                 }
             }
             ex.evm_mut().db_mut().set_bal_index(BlockAccessIndex::from_tx_index(i as u64));
-            // revm's run, then EIP-7610's storage collisions (crate::eip7610): run again with
-            // them when the transaction loaded an account that has storage but no code.
-            let executed = ex
-                .execute_transaction_without_commit(Recovered::new_unchecked(tx, sender))
-                .and_then(|mut out| {
-                    let targets = collision_targets(&out.result.state, pre_state)
-                        .map_err(BlockExecutionError::other)?;
-                    if !targets.is_empty() {
-                        let env = EvmEnv::new(ex.evm().cfg_env().clone(), ex.evm().block().clone());
-                        let mut evm = EvmConfig::new(chain).evm_with_inspector(
-                            &mut **ex.evm_mut().db_mut(),
-                            env,
-                            StorageCollisions::new(targets),
-                        );
-                        out.result = evm
-                            .transact(TxEnv::from_recovered_tx(tx, sender))
-                            .map_err(|e| BlockExecutionError::evm(e, *tx.tx_hash()))?;
+            // A speculative result whose reads still hold, after alloy-evm's check that the
+            // transaction fits the block's remaining gas.
+            let reused = speculations.and_then(|s| {
+                let fits = tx.gas_limit().min(gas_cap) <= gas_limit.saturating_sub(cumulative);
+                let speculated = s.take(i).filter(|_| fits)?;
+                let db = ex.evm_mut().db_mut();
+                let valid = speculated.validate(db, tx, sender, beneficiary).ok().flatten();
+                let counter = if valid.is_some() { &s.reused } else { &s.stale };
+                counter.fetch_add(1, Ordering::Relaxed);
+                valid
+            });
+            let executed = match reused {
+                Some(result) => {
+                    if let Some(s) = speculations {
+                        s.publish(i, &result.state);
                     }
+                    let blob_gas_used = tx.blob_gas_used().unwrap_or_default();
+                    let out = EthTxResult { result, blob_gas_used, tx_type: tx.tx_type() };
                     Ok(ex.commit_transaction(out))
-                });
+                }
+                // revm's run, then EIP-7610's storage collisions (crate::eip7610): run again
+                // with them when the transaction loaded an account that has storage but no code.
+                None => ex
+                    .execute_transaction_without_commit(Recovered::new_unchecked(tx, sender))
+                    .and_then(|mut out| {
+                        let targets = collision_targets(&out.result.state, pre_state)
+                            .map_err(BlockExecutionError::other)?;
+                        if !targets.is_empty() {
+                            let env =
+                                EvmEnv::new(ex.evm().cfg_env().clone(), ex.evm().block().clone());
+                            let mut evm = EvmConfig::new(chain).evm_with_inspector(
+                                &mut **ex.evm_mut().db_mut(),
+                                env,
+                                StorageCollisions::new(targets),
+                            );
+                            out.result = evm
+                                .transact(TxEnv::from_recovered_tx(tx, sender))
+                                .map_err(|e| BlockExecutionError::evm(e, *tx.tx_hash()))?;
+                        }
+                        if let Some(s) = speculations {
+                            s.publish(i, &out.result.state);
+                        }
+                        Ok(ex.commit_transaction(out))
+                    }),
+            };
             match executed {
                 Ok(gas) => {
                     cumulative += gas.tx_gas_used();
@@ -166,7 +208,7 @@ pub(crate) fn run_in_order<'t>(
                 Err(e) if skip_invalid => skipped.push((*tx.tx_hash(), e.to_string())),
                 Err(e) => return Err(map_block_error(number, Phase::Tx(i), e)),
             }
-            if let Some(progress) = progress {
+            if let Some(progress) = beside.progress {
                 progress.store(i + 1, Ordering::Relaxed);
             }
         }

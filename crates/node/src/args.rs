@@ -62,6 +62,13 @@ pub struct NodeArgs {
     /// of it so that the state it reads is cached (reth's prewarming).
     #[arg(long = "engine.prewarm", default_value_t = true, action = clap::ArgAction::Set)]
     pub engine_prewarm: bool,
+    /// With `--engine.prewarm`, keep what each prewarming worker executed (result, the keys it
+    /// read, the fee held back) and commit it in order instead of executing the transaction
+    /// again when every value it read still holds (optimistic execution validated as in
+    /// Block-STM); `false` (the default: it measured no faster on 2 cores, docs/benchmarks.md
+    /// session 22) only warms the cache.
+    #[arg(long = "engine.optimistic", default_value_t = false, action = clap::ArgAction::Set)]
+    pub engine_optimistic: bool,
     /// Compute the state root of a payload that carries a BAL from the BAL, on a thread of its
     /// own while the parallel executor runs (kept when the executed state changes are the
     /// BAL's); `false` computes it after execution, from the executed changes.

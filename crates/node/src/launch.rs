@@ -81,7 +81,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     let tree = Arc::new(
         BlockTree::new(storage.clone(), threads)?
             .with_executor(args.engine_parallel, args.engine_scheduler)
-            .with_prewarm(args.engine_prewarm)
+            .with_prewarm(args.engine_prewarm, args.engine_optimistic)
             .with_state_root_beside(args.engine_state_root_beside)
             .with_io(args.engine_io),
     );

@@ -77,6 +77,11 @@ pub struct ImportedBlock {
     /// Transactions executed speculatively by the prewarming workers beside the sequential
     /// reference ([`Prewarming`]; zero without them or with a given BAL).
     pub prewarmed: u64,
+    /// Transactions whose prewarming worker's result the sequential reference committed
+    /// instead of executing them ([`Prewarming::reuse`]; zero otherwise).
+    pub reused: u64,
+    /// Worker results the reference found stale and executed again (a value read had changed).
+    pub stale: u64,
     /// The state root's own time when it was computed from the given BAL beside execution and
     /// matched the executed updates ([`GivenBal::nodes`]); [`ImportedBlock::state_root`] then
     /// holds only what the block waited for it after execution. `None` otherwise.
@@ -85,22 +90,28 @@ pub struct ImportedBlock {
 
 /// How a block without a BAL is executed: the sequential reference alone, or with prewarming
 /// workers executing its transactions speculatively ahead of it on idle threads
-/// ([`gigagas_executor::prewarm`]). Blocks with a BAL read its keys up front instead.
+/// ([`gigagas_executor::prewarm`]), their results reused by the reference when what they read
+/// still holds (`reuse`: optimistic execution). Blocks with a BAL read its keys up front
+/// instead.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Prewarming<'a> {
     /// The pool the workers run on (rayon's global pool when `None`).
     pub pool: Option<&'a rayon::ThreadPool>,
     /// Workers (0: the sequential reference alone).
     pub workers: usize,
+    /// Commit a worker's result instead of executing the transaction again when every value
+    /// it read still holds at that point of the block.
+    pub reuse: bool,
 }
 
 impl Prewarming<'_> {
     /// No prewarming.
-    pub const OFF: Self = Self { pool: None, workers: 0 };
+    pub const OFF: Self = Self { pool: None, workers: 0, reuse: false };
 
-    /// One worker per thread of rayon's global pool but the one running the block.
-    pub fn global() -> Self {
-        Self { pool: None, workers: rayon::current_num_threads().saturating_sub(1) }
+    /// One worker per thread of rayon's global pool but the one running the block, their
+    /// results reused when `reuse`.
+    pub fn global(reuse: bool) -> Self {
+        Self { pool: None, workers: rayon::current_num_threads().saturating_sub(1), reuse }
     }
 }
 
@@ -111,6 +122,9 @@ pub struct ImportOptions {
     pub keep_updates: bool,
     /// Prewarm blocks without a BAL on rayon's global pool ([`Prewarming::global`]).
     pub prewarm: bool,
+    /// With `prewarm`, reuse the workers' results when their reads still hold
+    /// ([`Prewarming::reuse`]).
+    pub optimistic: bool,
 }
 
 /// A block executed and checked, not yet state-rooted nor committed: the one shape the file
@@ -197,7 +211,7 @@ pub fn import_blocks(
     blocks_rlp: &[u8],
     on_block: &mut dyn FnMut(&ImportedBlock),
 ) -> Result<Vec<ImportedBlock>, ImportError> {
-    let options = ImportOptions { keep_updates: false, prewarm: true };
+    let options = ImportOptions { keep_updates: false, prewarm: true, optimistic: false };
     import_blocks_with(store, blocks_rlp, options, on_block)
 }
 
@@ -212,8 +226,8 @@ pub fn import_blocks_with(
     options: ImportOptions,
     on_block: &mut dyn FnMut(&ImportedBlock),
 ) -> Result<Vec<ImportedBlock>, ImportError> {
-    let ImportOptions { keep_updates, prewarm } = options;
-    let prewarm = if prewarm { Prewarming::global() } else { Prewarming::OFF };
+    let ImportOptions { keep_updates, prewarm, optimistic } = options;
+    let prewarm = if prewarm { Prewarming::global(optimistic) } else { Prewarming::OFF };
     let chain = stored_chain_spec(store)?;
     let (mut head_number, _) = store.head()?.ok_or(ImportError::NotInitialized)?;
     let mut head_header = stored_header(store, head_number)?;
@@ -263,6 +277,8 @@ pub fn import_blocks_with(
                 io: Duration::ZERO,
                 longest_tx: Duration::ZERO,
                 prewarmed: 0,
+                reused: 0,
+                stale: 0,
                 state_root_beside: None,
             };
             on_block(&skipped);
@@ -478,14 +494,17 @@ fn execute_on(
     let mut io = Duration::ZERO;
     let mut longest_tx = Duration::ZERO;
     let mut prewarmed = 0;
+    let (mut reused, mut stale) = (0, 0);
     let mut beside_root: Option<BesideRoot> = None;
     let mut beside_wait = Duration::ZERO;
     let (outcome, bal) = match given {
         None => {
-            let Prewarming { pool, workers } = prewarm;
-            let (outcome, stats) =
-                execute_sequential_prewarmed(chain, &input, &senders, pre_state, pool, workers);
+            let Prewarming { pool, workers, reuse } = prewarm;
+            let (outcome, stats) = execute_sequential_prewarmed(
+                chain, &input, &senders, pre_state, pool, workers, reuse,
+            );
             prewarmed = stats.executed;
+            (reused, stale) = (stats.reused, stats.stale);
             let outcome = outcome?;
             let bal = outcome.bal.clone().unwrap_or_default();
             (outcome, bal)
@@ -590,6 +609,8 @@ fn execute_on(
         io,
         longest_tx,
         prewarmed,
+        reused,
+        stale,
         state_root_beside,
     };
     Ok(ExecutedBlock {

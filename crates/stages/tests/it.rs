@@ -84,7 +84,7 @@ fn megablock_state_roots_equal_the_last_headers() {
     let imported = import_blocks_with(
         &store,
         &rlp,
-        ImportOptions { keep_updates: true, prewarm: true },
+        ImportOptions { keep_updates: true, prewarm: true, optimistic: true },
         &mut |_| {},
     )
     .unwrap();

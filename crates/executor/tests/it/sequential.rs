@@ -39,28 +39,39 @@ fn sequential_without_bal_builder_executes_identically() {
 
 /// Prewarming workers beside the in-order run change nothing in the outcome (they only read
 /// the pre-block state), and they do run: speculative transactions ahead of the in-order run.
+/// With their results reused (optimistic execution) the outcome is still the reference's —
+/// receipts, post-state and BAL on every mainnet block — and results are reused.
 #[test]
 fn prewarmed_sequential_run_executes_identically() {
     let d = data();
     let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
-    let mut speculative = 0;
-    for ((b, s), reference) in d.blocks.iter().zip(&d.senders).zip(&d.reference) {
-        let (outcome, stats) = gigagas_executor::prewarm::execute_sequential_prewarmed(
-            &d.chain,
-            &b.block,
-            s,
-            &b.pre_state,
-            Some(&pool),
-            2,
-        );
-        let outcome = outcome.unwrap();
-        let number = b.block.number();
-        assert_eq!(outcome.tx_gas_used, reference.tx_gas_used, "block {number}");
-        assert_eq!(outcome.receipts, reference.receipts, "block {number}");
-        assert_eq!(outcome.post_state, reference.post_state, "block {number}");
-        assert_eq!(outcome.bal, reference.bal, "block {number}");
-        assert!(stats.executed + stats.rejected <= b.block.transactions.len() as u64 * 2);
-        speculative += stats.executed;
+    for reuse in [false, true] {
+        let (mut speculative, mut reused) = (0, 0);
+        for ((b, s), reference) in d.blocks.iter().zip(&d.senders).zip(&d.reference) {
+            let (outcome, stats) = gigagas_executor::prewarm::execute_sequential_prewarmed(
+                &d.chain,
+                &b.block,
+                s,
+                &b.pre_state,
+                Some(&pool),
+                2,
+                reuse,
+            );
+            let outcome = outcome.unwrap();
+            let number = b.block.number();
+            assert_eq!(outcome.tx_gas_used, reference.tx_gas_used, "block {number} {reuse}");
+            assert_eq!(outcome.receipts, reference.receipts, "block {number} {reuse}");
+            assert_eq!(outcome.post_state, reference.post_state, "block {number} {reuse}");
+            assert_eq!(outcome.deleted, reference.deleted, "block {number} {reuse}");
+            assert_eq!(outcome.wiped, reference.wiped, "block {number} {reuse}");
+            assert_eq!(outcome.bal, reference.bal, "block {number} {reuse}");
+            assert_eq!(outcome.requests, reference.requests, "block {number} {reuse}");
+            assert!(stats.executed + stats.rejected <= b.block.transactions.len() as u64 * 2);
+            assert!(stats.reused <= stats.executed, "block {number}");
+            speculative += stats.executed;
+            reused += stats.reused;
+        }
+        assert!(speculative > 0, "no transaction was executed speculatively");
+        assert_eq!(reused > 0, reuse, "speculative results reused: {reused}");
     }
-    assert!(speculative > 0, "no transaction was executed speculatively");
 }

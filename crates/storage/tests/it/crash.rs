@@ -66,7 +66,11 @@ fn killed_import_reopens_at_last_committed_block() {
     let mut last_head = None;
     for round in 0..3 {
         let mut child = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "crash::killed_import_reopens_at_last_committed_block", "--nocapture"])
+            .args([
+                "--exact",
+                "crash::killed_import_reopens_at_last_committed_block",
+                "--nocapture",
+            ])
             .env(CHILD_ENV, dir.path())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
