@@ -46,7 +46,10 @@ devnet-deps: ## Python virtualenv with eth-account and jsonschema (PyPI) for the
 
 test: check-data deps devnet-deps ## Run all tests (release profile: the blocks execute in seconds), then a short devnet
 	$(CARGO) test --release --workspace
-	$(CARGO) build --release --workspace --bins --examples
+	@# `cargo test` has built both binaries (their integration tests run them) and the examples.
+	@# Not `cargo build` again: without the dev-dependencies' features (criterion turns on
+	@# zerocopy's `derive`, under revm) it would rebuild most of the tree.
+	@test -x $(GIGAGAS) && test -x $(GIGAGAS_BENCH)
 	$(VENV)/bin/python testing/devnet.py --gigagas $(GIGAGAS) --blocks 5 --block-time 0.3
 	$(VENV)/bin/python testing/devnet_net.py --gigagas $(GIGAGAS) --nodes 4 --blocks 4 --block-time 0.5
 	$(VENV)/bin/python testing/engine_schemas.py --gigagas $(GIGAGAS)
