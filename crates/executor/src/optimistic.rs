@@ -196,10 +196,11 @@ pub(crate) struct Speculated {
 }
 
 impl Speculated {
-    /// Executes `tx` on `evm` (over a [`RecordingDb`]) with the fee deferred; `None` when the
-    /// EVM rejects it against the pre-block state, or it needs EIP-7610's collision rule (a
-    /// creation at an address with storage), which the in-order run applies.
-    /// Its writes are published for the later transactions' speculative runs.
+    /// Executes transaction `index` (`tx`) on `evm` (over a [`RecordingDb`]) with the fee
+    /// deferred, and publishes its writes for the speculative runs of later transactions.
+    /// `None` when the EVM rejects it against the state the worker sees (the in-order run then
+    /// meets the verdict itself), or when it needs EIP-7610's collision rule (a creation at an
+    /// address with storage), which the in-order run applies.
     pub(crate) fn execute(
         evm: &mut SpeculativeEvm<'_>,
         index: usize,
