@@ -50,7 +50,7 @@ use revm::{
     Database, DatabaseRef, ExecuteEvm,
 };
 use std::{
-    cell::RefCell,
+    cell::{Cell, RefCell},
     marker::PhantomData,
     sync::{atomic::AtomicU64, Mutex},
 };
@@ -72,29 +72,30 @@ fn account_read(info: Option<&AccountInfo>) -> AccountRead {
     info.map(|a| (a.balance, a.nonce, a.code_hash))
 }
 
-/// What one speculative execution read from the pre-block state, in the order it read it.
+/// What one speculative execution read (from the published writes or the pre-block state), in
+/// the order it read it.
 #[derive(Debug, Default)]
 pub(crate) struct ReadSet {
     accounts: Vec<(Address, AccountRead)>,
     slots: Vec<(Address, U256, U256)>,
 }
 
-/// The pre-block state under the in-order run's published writes, noting every account and
-/// slot read through it (code by hash and block hashes do not change within a block and are
+/// The pre-block state under the published writes of earlier transactions (the in-order run's
+/// and the workers'), noting every account and slot read through it (code by hash and block hashes do not change within a block and are
 /// not noted).
 #[derive(Debug)]
 pub(crate) struct RecordingDb<'a> {
     pre_state: &'a PreState,
     published: &'a Speculations,
     /// The transaction being executed: it sees the writes of the transactions before it.
-    tx: std::cell::Cell<usize>,
+    tx: Cell<usize>,
     reads: RefCell<ReadSet>,
 }
 
 impl<'a> RecordingDb<'a> {
     /// A recorder over `pre_state` and the writes `published` holds, with nothing read yet.
     pub(crate) fn new(pre_state: &'a PreState, published: &'a Speculations) -> Self {
-        Self { pre_state, published, tx: std::cell::Cell::new(0), reads: RefCell::default() }
+        Self { pre_state, published, tx: Cell::new(0), reads: RefCell::default() }
     }
 
     /// The reads since the last call.
@@ -141,13 +142,13 @@ impl DatabaseRef for RecordingDb<'_> {
 /// otherwise make it a read that each earlier transaction invalidates).
 #[derive(Debug)]
 pub(crate) struct FeeDeferred<EVM, ERROR, FRAME> {
-    fee: std::cell::Cell<U256>,
+    fee: Cell<U256>,
     _types: PhantomData<(EVM, ERROR, FRAME)>,
 }
 
 impl<EVM, ERROR, FRAME> Default for FeeDeferred<EVM, ERROR, FRAME> {
     fn default() -> Self {
-        Self { fee: std::cell::Cell::new(U256::ZERO), _types: PhantomData }
+        Self { fee: Cell::new(U256::ZERO), _types: PhantomData }
     }
 }
 
@@ -186,8 +187,8 @@ where
     }
 }
 
-/// A transaction executed speculatively against the pre-block state: what it read, its result
-/// and state changes, and the fee its beneficiary is owed.
+/// A transaction executed speculatively (against the state a worker sees, [`RecordingDb`]):
+/// what it read, its result and state changes, and the fee its beneficiary is owed.
 #[derive(Debug)]
 pub(crate) struct Speculated {
     reads: ReadSet,
@@ -201,23 +202,19 @@ impl Speculated {
     /// `None` when the EVM rejects it against the state the worker sees (the in-order run then
     /// meets the verdict itself), or when it needs EIP-7610's collision rule (a creation at an
     /// address with storage), which the in-order run applies.
-    pub(crate) fn execute(
-        evm: &mut SpeculativeEvm<'_>,
-        index: usize,
-        tx: TxEnv,
-        pre_state: &PreState,
-    ) -> Option<Self> {
+    pub(crate) fn execute(evm: &mut SpeculativeEvm<'_>, index: usize, tx: TxEnv) -> Option<Self> {
         evm.ctx.journaled_state.database.0.tx.set(index);
         evm.ctx.set_tx(tx);
         let mut handler = FeeDeferred::<_, EVMError<StateError>, EthFrame>::default();
         let run = handler.run(evm);
         let state = evm.finalize();
-        let reads = evm.ctx.journaled_state.database.0.take();
+        let db = &evm.ctx.journaled_state.database.0;
+        let reads = db.take();
         let result = run.ok()?;
-        if !collision_targets(&state, pre_state).ok()?.is_empty() {
+        if !collision_targets(&state, db.pre_state).ok()?.is_empty() {
             return None;
         }
-        evm.ctx.journaled_state.database.0.published.publish(index, &state);
+        db.published.publish(index, &state);
         Some(Self { reads, result: ResultAndState::new(result, state), fee: handler.fee.get() })
     }
 
@@ -315,12 +312,9 @@ impl Speculations {
             value: V,
         ) {
             match map.entry(key) {
-                dashmap::Entry::Occupied(mut e) if e.get().0 <= index => {
-                    e.insert((index, value));
-                }
-                dashmap::Entry::Occupied(_) => {}
-                dashmap::Entry::Vacant(e) => {
-                    e.insert((index, value));
+                dashmap::Entry::Occupied(e) if e.get().0 > index => {}
+                entry => {
+                    entry.insert((index, value));
                 }
             }
         }

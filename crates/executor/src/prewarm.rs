@@ -37,12 +37,12 @@ use revm::{context::TxEnv, database::WrapDatabaseRef};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 /// How far ahead of the in-order run a worker starts (transactions): the next ones are being
-/// read by the in-order run itself, warming them would race it. A worker whose results are
-/// reused starts right after the transaction the in-order run is on ([`REUSE_LEAD`]).
+/// read by the in-order run itself, warming them would race it.
 const LEAD: usize = 2;
 
-/// [`LEAD`] when the workers' results are reused: the transaction after the in-order run's
-/// is one it need not execute.
+/// [`LEAD`] when the workers' results are reused: the in-order run executes the next
+/// transactions itself while a worker runs one further on, whose result is then ready when the
+/// in-order run gets there (a lead of one had the two finish the same transaction together).
 const REUSE_LEAD: usize = 3;
 
 /// Transactions a worker task executes before it hands its thread back (spawning its
@@ -106,7 +106,6 @@ pub fn execute_sequential_prewarmed(
         pre_state,
         progress: &progress,
         speculations: speculations.as_ref(),
-        lead: if reuse { REUSE_LEAD } else { LEAD },
         next: AtomicUsize::new(if reuse { REUSE_LEAD } else { LEAD }),
         done: AtomicBool::new(false),
         executed: AtomicU64::new(0),
@@ -137,8 +136,6 @@ struct Prewarm<'a> {
     progress: &'a AtomicUsize,
     /// Where the workers leave their results when they are to be reused.
     speculations: Option<&'a Speculations>,
-    /// How far ahead of the in-order run a worker starts ([`LEAD`] or [`REUSE_LEAD`]).
-    lead: usize,
     /// The next transaction a worker claims.
     next: AtomicUsize,
     /// Set when the in-order run has ended.
@@ -176,7 +173,7 @@ impl Prewarm<'_> {
             Some(speculations) => {
                 let db = WrapDatabaseRef(RecordingDb::new(self.pre_state, speculations));
                 let mut evm = self.config.evm(db, self.env.clone()).into_inner();
-                self.burst(|i, tx| match Speculated::execute(&mut evm, i, tx, self.pre_state) {
+                self.burst(|i, tx| match Speculated::execute(&mut evm, i, tx) {
                     Some(speculated) => {
                         speculations.put(i, speculated);
                         true
@@ -199,7 +196,8 @@ impl Prewarm<'_> {
                 return false;
             }
             let mut i = self.next.fetch_add(1, Ordering::Relaxed);
-            let reached = self.progress.load(Ordering::Relaxed) + self.lead;
+            let lead = if self.speculations.is_some() { REUSE_LEAD } else { LEAD };
+            let reached = self.progress.load(Ordering::Relaxed) + lead;
             if i < reached {
                 // Behind the in-order run: jump ahead of it.
                 self.next.fetch_max(reached + 1, Ordering::Relaxed);

@@ -162,14 +162,10 @@ pub(crate) fn run_in_order<'t>(
                 counter.fetch_add(1, Ordering::Relaxed);
                 valid
             });
-            let executed = match reused {
+            let out = match reused {
                 Some(result) => {
-                    if let Some(s) = speculations {
-                        s.publish(i, &result.state);
-                    }
                     let blob_gas_used = tx.blob_gas_used().unwrap_or_default();
-                    let out = EthTxResult { result, blob_gas_used, tx_type: tx.tx_type() };
-                    Ok(ex.commit_transaction(out))
+                    Ok(EthTxResult { result, blob_gas_used, tx_type: tx.tx_type() })
                 }
                 // revm's run, then EIP-7610's storage collisions (crate::eip7610): run again
                 // with them when the transaction loaded an account that has storage but no code.
@@ -190,12 +186,16 @@ pub(crate) fn run_in_order<'t>(
                                 .transact(TxEnv::from_recovered_tx(tx, sender))
                                 .map_err(|e| BlockExecutionError::evm(e, *tx.tx_hash()))?;
                         }
-                        if let Some(s) = speculations {
-                            s.publish(i, &out.result.state);
-                        }
-                        Ok(ex.commit_transaction(out))
+                        Ok(out)
                     }),
             };
+            // The writes published for the workers' later speculative runs, then committed.
+            let executed = out.map(|out| {
+                if let Some(s) = speculations {
+                    s.publish(i, &out.result.state);
+                }
+                ex.commit_transaction(out)
+            });
             match executed {
                 Ok(gas) => {
                     cumulative += gas.tx_gas_used();
