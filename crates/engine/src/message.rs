@@ -105,6 +105,9 @@ pub enum EngineMessage {
         /// The payload, `None` when the parent is unknown.
         tx: oneshot::Sender<Result<Option<Arc<BuiltPayload>>, EngineError>>,
     },
+    /// The background persistence committed blocks (sent by its thread): the engine reports
+    /// them and publishes the forkchoice the store now holds.
+    Persisted,
     /// Finish the message in hand, flush the store and stop.
     Shutdown {
         /// Answered once the store is flushed.

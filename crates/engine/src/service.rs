@@ -11,13 +11,14 @@
 use crate::{
     message::{BuildRequest, Candidates, ForkchoiceAnswer, ForkchoiceState, NewPayload},
     tree::BackfillPayload,
-    BlockTree, EngineError, EngineEvent, EngineHandle, EngineMessage, EventHook, Forkchoice,
-    PayloadStatus,
+    BlockTree, CanonicalChange, EngineError, EngineEvent, EngineHandle, EngineMessage, EventHook,
+    Forkchoice, PayloadStatus,
 };
 use alloy_consensus::TxEnvelope;
 use alloy_eips::{eip1559::BaseFeeParams, eip7594::BlobTransactionSidecarVariant};
 use alloy_primitives::{Address, B256};
 use gigagas_payload::{payload_id, BuiltPayload, PayloadAttributes, PayloadStore};
+use gigagas_stages::ImportError;
 use gigagas_txpool::TxPool;
 use std::{sync::Arc, thread::JoinHandle};
 use tokio::sync::{mpsc, watch};
@@ -49,6 +50,14 @@ impl EngineService {
         on_event: Option<EventHook>,
     ) -> std::io::Result<(EngineHandle, JoinHandle<()>)> {
         let (tx, rx) = mpsc::unbounded_channel();
+        // The persistence thread wakes the task; a weak sender, so that the task still ends
+        // when every handle is dropped.
+        let persisted = tx.downgrade();
+        tree.on_persisted(move || {
+            if let Some(tx) = persisted.upgrade() {
+                let _ = tx.send(EngineMessage::Persisted);
+            }
+        });
         let (forkchoice, forkchoice_rx) = watch::channel(tree.forkchoice());
         let (syncing, syncing_rx) = watch::channel(None);
         let handle = EngineHandle::new(
@@ -80,13 +89,49 @@ impl EngineService {
                 EngineMessage::BuildPayload { request, tx } => {
                     let _ = tx.send(self.build(*request));
                 }
+                EngineMessage::Persisted => self.persisted(),
                 EngineMessage::Shutdown { tx } => {
-                    let flushed =
-                        self.tree.store().flush().map_err(|e| EngineError::Internal(e.into()));
+                    let flushed = self
+                        .tree
+                        .wait_persisted()
+                        .and_then(|()| self.tree.store().flush().map_err(ImportError::from))
+                        .map_err(EngineError::Internal);
+                    self.persisted();
                     tracing::info!(target: "engine", "engine stopped; store flushed");
                     let _ = tx.send(flushed);
                     return;
                 }
+            }
+        }
+    }
+
+    /// The blocks the background persistence committed: the pool pruned, the canonical
+    /// change emitted, the forkchoice the store now holds published. A persistence fault is
+    /// logged here and returned by the next forkchoice update.
+    fn persisted(&self) {
+        match self.tree.take_persisted() {
+            Ok(committed) if !committed.is_empty() => {
+                self.pool.prune(&**self.tree.store());
+                let change = CanonicalChange { unwound: Vec::new(), committed };
+                self.emit(&EngineEvent::Canonical(&change));
+                self.publish();
+            }
+            Ok(_) => {}
+            Err(e) => {
+                tracing::error!(target: "engine::persistence", error = %e, "committing canonical blocks failed");
+            }
+        }
+    }
+
+    /// Publishes the forkchoice the store holds ([`BlockTree::persisted_forkchoice`]) to
+    /// every handle.
+    fn publish(&self) {
+        match self.tree.persisted_forkchoice() {
+            Ok(forkchoice) => {
+                self.forkchoice.send_replace(forkchoice);
+            }
+            Err(e) => {
+                tracing::error!(target: "engine", error = %e, "reading the store's head failed");
             }
         }
     }
@@ -155,7 +200,7 @@ impl EngineService {
         if !done.change.committed.is_empty() {
             self.pool.prune(&**self.tree.store());
             self.emit(&EngineEvent::Canonical(&done.change));
-            self.forkchoice.send_replace(self.tree.forkchoice());
+            self.publish();
         }
         Ok(statuses)
     }
@@ -171,11 +216,11 @@ impl EngineService {
             self.pool.prune(&**self.tree.store());
             self.emit(&EngineEvent::Canonical(&change));
         }
-        self.forkchoice.send_replace(self.tree.forkchoice());
+        self.publish();
         let (PayloadStatus::Valid(head), Some(attributes)) = (&status, attributes) else {
             return Ok(ForkchoiceAnswer { status, payload_id: None });
         };
-        let head_header = self.tree.canonical_header(self.tree.forkchoice().head.0)?;
+        let head_header = self.tree.head_header()?;
         if attributes.timestamp <= head_header.timestamp {
             return Err(EngineError::InvalidAttributes {
                 timestamp: attributes.timestamp,
@@ -198,7 +243,7 @@ impl EngineService {
         let candidates = match request.candidates {
             Candidates::Given(txs) => txs,
             Candidates::Pool => {
-                let head = self.tree.canonical_header(self.tree.forkchoice().head.0)?;
+                let head = self.tree.head_header()?;
                 self.pool_candidates(&head, request.attributes.timestamp)
             }
         };

@@ -2,12 +2,19 @@
 //! with reorgs (`engine_forkchoiceUpdated`), and the state a payload is built on.
 //!
 //! ExecutedBlock blocks wait in memory until a forkchoice update makes them canonical; then they
-//! are committed to the store in order (each block atomically). A forkchoice update to a block
+//! are committed to the store in order (each block atomically): on the engine thread before the
+//! update returns, or with background persistence ([`BlockTree::with_background_persistence`],
+//! reth's design, `persistence.rs`) by a thread of their own while the next payloads execute on
+//! them from memory. A forkchoice update to a block
 //! on another branch first unwinds the store to the common ancestor: the flat state of every
 //! key the unwound blocks changed (their BALs name each one) is read back from the trie under
 //! the ancestor's state root, which the store keeps. ExecutedBlock blocks stay in memory for
 //! [`KEEP_BLOCKS`] blocks below the head, so a later forkchoice update can switch back to
 //! them without re-execution. Every operation takes one lock: the Engine API is sequential.
+//! With background persistence the store's head trails the tree's: the canonical blocks not yet
+//! committed stay layers over the store (the store moves only along them, so reading it under
+//! their diffs gives the same values before and after each commit); a reorg, a backfill and
+//! shutdown first wait until the store holds what was queued.
 
 use alloy_consensus::{Block, Header, TxEnvelope};
 use alloy_primitives::{map::HashMap, Address, Bytes, B256, U256};
@@ -22,8 +29,10 @@ use gigagas_state::StateSource;
 use gigagas_storage::{AccountRecord, Storage, StorageError, UnwoundBlock};
 use gigagas_trie::NodeSource;
 mod backfill;
+mod persistence;
 
 pub use backfill::{BackfillPayload, Backfilled, Verdict};
+use persistence::Persistence;
 
 use std::{
     collections::BTreeSet,
@@ -143,11 +152,14 @@ impl ParentState {
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct TreeState {
     blocks: HashMap<B256, Arc<TreeBlock>>,
     /// Invalid payloads: hash → (latest valid ancestor, reason).
     invalid: HashMap<B256, (Option<B256>, String)>,
+    /// The block the store's head will be once persistence has committed what it was handed
+    /// (with synchronous commits: the store's head).
+    persist_target: (u64, B256),
 }
 
 /// What a forkchoice update did to the store.
@@ -196,6 +208,8 @@ pub struct BlockTree {
     state: Mutex<TreeState>,
     forkchoice: RwLock<Forkchoice>,
     source_layer: Option<SourceLayer>,
+    /// The background persistence thread; `None`: forkchoice updates commit before returning.
+    persistence: Option<Persistence>,
 }
 
 impl BlockTree {
@@ -220,10 +234,89 @@ impl BlockTree {
             optimistic: false,
             root_beside: true,
             io: BalIo::default(),
-            state: Mutex::default(),
+            state: Mutex::new(TreeState {
+                blocks: HashMap::default(),
+                invalid: HashMap::default(),
+                persist_target: head,
+            }),
             forkchoice: RwLock::new(forkchoice),
             source_layer: None,
+            persistence: None,
         })
+    }
+
+    /// The same tree committing canonical blocks on a background thread (`on`, reth's
+    /// persistence service) or before each forkchoice update returns (the default) —
+    /// `--engine.persistence-background`. In the background, the store (and what the node
+    /// publishes: [`Self::persisted_forkchoice`]) trails the forkchoice by the blocks being
+    /// committed; payloads execute on them from memory meanwhile.
+    ///
+    /// # Errors
+    /// The OS error when the thread cannot be started.
+    pub fn with_background_persistence(mut self, on: bool) -> std::io::Result<Self> {
+        self.persistence = match on {
+            true => Some(Persistence::spawn(self.store.clone())?),
+            false => None,
+        };
+        Ok(self)
+    }
+
+    /// Calls `notify` after each block the background persistence committed (or failed to),
+    /// on the persistence thread: the engine task then takes the figures with
+    /// [`Self::take_persisted`]. Nothing happens without background persistence.
+    pub fn on_persisted(&self, notify: impl Fn() + Send + Sync + 'static) {
+        if let Some(p) = &self.persistence {
+            p.set_notify(Arc::new(notify));
+        }
+    }
+
+    /// The blocks the background persistence committed since the last call, lowest first,
+    /// with their commit times (empty without background persistence: the forkchoice update
+    /// reports its commits itself).
+    ///
+    /// # Errors
+    /// The fault that stopped the background persistence ([`ImportError::is_internal`]): the
+    /// blocks from the failed one on stay in memory and are queued again by the next
+    /// forkchoice update.
+    pub fn take_persisted(&self) -> Result<Vec<ImportedBlock>, ImportError> {
+        let Some(p) = &self.persistence else { return Ok(Vec::new()) };
+        let done = p.take_done();
+        self.persistence_fault(&mut self.lock())?;
+        Ok(done)
+    }
+
+    /// Waits until the store holds every block handed to the background persistence (at
+    /// once without it).
+    ///
+    /// # Errors
+    /// As [`Self::take_persisted`].
+    pub fn wait_persisted(&self) -> Result<(), ImportError> {
+        let mut state = self.lock();
+        self.drain_persistence(&mut state)
+    }
+
+    /// Waits for the background persistence to commit what it was handed; its fault, if any.
+    fn drain_persistence(&self, state: &mut TreeState) -> Result<(), ImportError> {
+        if let Some(p) = &self.persistence {
+            p.wait_idle();
+            self.persistence_fault(state)?;
+        }
+        Ok(())
+    }
+
+    /// The background persistence's fault, taken (after it finished skipping what it was
+    /// handed), with the persistence target set back to the store's head so that the next
+    /// forkchoice update queues the uncommitted blocks again.
+    fn persistence_fault(&self, state: &mut TreeState) -> Result<(), ImportError> {
+        let Some(p) = &self.persistence else { return Ok(()) };
+        p.wait_idle_if_failed();
+        match p.take_error() {
+            Some(e) => {
+                state.persist_target = self.store.head()?.ok_or(ImportError::NotInitialized)?;
+                Err(e)
+            }
+            None => Ok(()),
+        }
     }
 
     /// The same tree with every execution (payloads, payload building) reading the stored
@@ -299,6 +392,40 @@ impl BlockTree {
         *self.forkchoice.read().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Head, safe and finalized as far as the store holds them: [`Self::forkchoice`] with each
+    /// block above the store's head (being committed in the background) replaced by the
+    /// store's head, its canonical ancestor. What the node publishes to RPC, sync and gossip,
+    /// which read the store; the same as [`Self::forkchoice`] without background persistence.
+    ///
+    /// # Errors
+    /// [`StorageError`] when the store's head cannot be read.
+    pub fn persisted_forkchoice(&self) -> Result<Forkchoice, StorageError> {
+        let forkchoice = self.forkchoice();
+        let Some(stored) = self.store.head()? else { return Ok(forkchoice) };
+        if forkchoice.head.0 <= stored.0 {
+            return Ok(forkchoice);
+        }
+        let clamp = |b: Option<(u64, B256)>| b.map(|b| if b.0 > stored.0 { stored } else { b });
+        Ok(Forkchoice {
+            head: stored,
+            safe: clamp(forkchoice.safe),
+            finalized: clamp(forkchoice.finalized),
+        })
+    }
+
+    /// The header of the forkchoice head: from memory while background persistence has not
+    /// committed it yet, else from the store.
+    ///
+    /// # Errors
+    /// As [`Self::canonical_header`].
+    pub fn head_header(&self) -> Result<Header, ImportError> {
+        let head = self.forkchoice().head;
+        if let Some(b) = self.lock().blocks.get(&head.1) {
+            return Ok(b.executed.header.clone());
+        }
+        self.canonical_header(head.0)
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, TreeState> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -331,8 +458,15 @@ impl BlockTree {
     ) -> Result<Option<ParentState>, ImportError> {
         let Some((layers, base)) = self.branch(state, hash)? else { return Ok(None) };
         let base_header = self.canonical_header(base.0)?;
-        let head = self.store.head()?.ok_or(ImportError::NotInitialized)?;
-        let stored: Arc<dyn StateSource> = if base == head {
+        // The flat state is the store's head's. It serves this branch when the store stands at
+        // its base or on its layers, and moves (persistence) only along them; else the base's
+        // trie is read.
+        let target = match self.persistence {
+            Some(_) => state.persist_target,
+            None => self.store.head()?.ok_or(ImportError::NotInitialized)?,
+        };
+        let flat = target == base || layers.iter().any(|b| b.executed.block.hash == target.1);
+        let stored: Arc<dyn StateSource> = if flat {
             self.store.clone()
         } else {
             Arc::new(TrieState { store: self.store.clone(), root: base_header.state_root })
@@ -530,15 +664,110 @@ impl BlockTree {
         finalized: B256,
     ) -> Result<ForkchoiceOutcome, ImportError> {
         let mut state = self.lock();
+        self.persistence_fault(&mut state)?;
         if let Some((latest, reason)) = state.invalid.get(&head) {
             let status =
                 PayloadStatus::Invalid { latest_valid_hash: *latest, reason: reason.clone() };
             return Ok(Ok((status, CanonicalChange::default())));
         }
-        let Some((layers, base)) = self.branch(&state, head)? else {
+        let Some((mut layers, mut base)) = self.branch(&state, head)? else {
             return Ok(Ok((PayloadStatus::Syncing, CanonicalChange::default())));
         };
         let current = self.forkchoice();
+        let mut change = CanonicalChange::default();
+        let extends = current.head == base
+            || layers
+                .iter()
+                .any(|b| (b.executed.block.number, b.executed.block.hash) == current.head);
+        if let (Some(persistence), true) = (&self.persistence, extends) {
+            // The head's branch holds the current head: hand the blocks above what was queued
+            // to the persistence thread, lowest first.
+            let target = state.persist_target;
+            let queue: Vec<Arc<TreeBlock>> = layers
+                .iter()
+                .rev()
+                .filter(|b| b.executed.block.number > target.0)
+                .cloned()
+                .collect();
+            if let Some(last) = queue.last() {
+                state.persist_target = (last.executed.block.number, last.executed.block.hash);
+            }
+            persistence.queue(queue);
+        } else {
+            // A reorg (or synchronous commits): the store must hold what was queued first.
+            self.drain_persistence(&mut state)?;
+            (layers, base) = match self.branch(&state, head)? {
+                Some(branch) => branch,
+                None => return Ok(Ok((PayloadStatus::Syncing, CanonicalChange::default()))),
+            };
+            change = match self.commit_branch(head, &layers, base, current)? {
+                Ok(change) => change,
+                Err(invalid) => return Ok(Err(invalid)),
+            };
+            state.persist_target = self.store.head()?.ok_or(ImportError::NotInitialized)?;
+        }
+        // The head's branch: in memory (not yet committed, or being committed), else stored.
+        let in_memory = |h: &B256| {
+            layers.iter().find(|b| b.executed.block.hash == *h).map(|b| b.executed.block.number)
+        };
+        let canonical = |h: &B256| -> Result<Option<u64>, StorageError> {
+            match in_memory(h) {
+                Some(n) => Ok(Some(n)),
+                None => self.canonical(h),
+            }
+        };
+        let head_number = canonical(&head)?.ok_or(ImportError::NotInitialized)?;
+        let lookup =
+            |h: B256,
+             what: &str|
+             -> Result<Result<Option<(u64, B256)>, InvalidForkchoice>, ImportError> {
+                if h == B256::ZERO {
+                    return Ok(Ok(None));
+                }
+                match canonical(&h)? {
+                    Some(n) if n <= head_number => Ok(Ok(Some((n, h)))),
+                    _ => Ok(Err(InvalidForkchoice(format!(
+                        "{what} block {h} is not a canonical ancestor of the head"
+                    )))),
+                }
+            };
+        let safe = match lookup(safe, "safe")? {
+            Ok(s) => s,
+            Err(e) => return Ok(Err(e)),
+        };
+        let finalized = match lookup(finalized, "finalized")? {
+            Ok(f) => f,
+            Err(e) => return Ok(Err(e)),
+        };
+        *self.forkchoice.write().unwrap_or_else(|p| p.into_inner()) = Forkchoice {
+            head: (head_number, head),
+            safe: safe.or(current.safe.filter(|s| s.0 <= head_number)),
+            finalized: finalized.or(current.finalized.filter(|f| f.0 <= head_number)),
+        };
+        // Forget blocks far below the head, and branches below finalized.
+        let floor = head_number.saturating_sub(KEEP_BLOCKS);
+        let final_number = finalized.map_or(0, |f| f.0);
+        state.blocks.retain(|h, b| {
+            let n = b.executed.block.number;
+            n > floor && (n > final_number || canonical(h).ok().flatten().is_some())
+        });
+        if state.invalid.len() > 1024 {
+            state.invalid.clear();
+        }
+        Ok(Ok((PayloadStatus::Valid(head), change)))
+    }
+
+    /// Makes `head`'s branch (`layers` over the canonical block `base`) canonical in the store
+    /// now: unwinds the store to `base` when `base` is not its head (a reorg, refused below the
+    /// finalized block of `current` or deeper than [`KEEP_BLOCKS`]), then commits `layers`,
+    /// lowest first.
+    fn commit_branch(
+        &self,
+        head: B256,
+        layers: &[Arc<TreeBlock>],
+        base: (u64, B256),
+        current: Forkchoice,
+    ) -> Result<Result<CanonicalChange, InvalidForkchoice>, ImportError> {
         let stored_head = self.store.head()?.ok_or(ImportError::NotInitialized)?;
         let mut change = CanonicalChange::default();
         if base != stored_head {
@@ -566,45 +795,7 @@ impl BlockTree {
                 .committed
                 .push(ImportedBlock { commit: start.elapsed(), ..b.executed.block.clone() });
         }
-        let head_number = self.canonical(&head)?.ok_or(ImportError::NotInitialized)?;
-        let lookup =
-            |h: B256,
-             what: &str|
-             -> Result<Result<Option<(u64, B256)>, InvalidForkchoice>, ImportError> {
-                if h == B256::ZERO {
-                    return Ok(Ok(None));
-                }
-                match self.canonical(&h)? {
-                    Some(n) if n <= head_number => Ok(Ok(Some((n, h)))),
-                    _ => Ok(Err(InvalidForkchoice(format!(
-                        "{what} block {h} is not a canonical ancestor of the head"
-                    )))),
-                }
-            };
-        let safe = match lookup(safe, "safe")? {
-            Ok(s) => s,
-            Err(e) => return Ok(Err(e)),
-        };
-        let finalized = match lookup(finalized, "finalized")? {
-            Ok(f) => f,
-            Err(e) => return Ok(Err(e)),
-        };
-        *self.forkchoice.write().unwrap_or_else(|p| p.into_inner()) = Forkchoice {
-            head: (head_number, head),
-            safe: safe.or(current.safe.filter(|s| s.0 <= head_number)),
-            finalized: finalized.or(current.finalized.filter(|f| f.0 <= head_number)),
-        };
-        // Forget blocks far below the head, and branches below finalized.
-        let floor = head_number.saturating_sub(KEEP_BLOCKS);
-        let final_number = finalized.map_or(0, |f| f.0);
-        state.blocks.retain(|h, b| {
-            let n = b.executed.block.number;
-            n > floor && (n > final_number || self.canonical(h).ok().flatten().is_some())
-        });
-        if state.invalid.len() > 1024 {
-            state.invalid.clear();
-        }
-        Ok(Ok((PayloadStatus::Valid(head), change)))
+        Ok(Ok(change))
     }
 
     /// Unwinds the store from `stored_head` down to `base`. The unwound blocks stay in memory

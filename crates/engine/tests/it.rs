@@ -2,7 +2,8 @@
 //! genesis): payloads built with their BAL, executed by the parallel executor driven by it,
 //! forkchoice updates committing them, reorgs in both directions with the flat state checked
 //! against the trie, a tampered BAL rejected naming the account, unknown parents answered
-//! SYNCING, database reads failing during execution answered as internal errors (not INVALID).
+//! SYNCING, database reads failing during execution answered as internal errors (not INVALID),
+//! and background persistence (commits off the engine thread, the same store in the end).
 
 use alloy_consensus::{SignableTransaction, TxEip1559, TxEnvelope};
 use alloy_primitives::{keccak256, Address, Signature, TxKind, B256, U256};
@@ -430,4 +431,77 @@ fn backfill_judges_a_chain_as_new_payload_does() {
     let verdicts = fourth.new_payloads(backfill(&chain[1..]), false).unwrap().verdicts;
     assert_eq!(verdicts.len(), 1);
     assert_eq!(verdicts[0].0, PayloadStatus::Syncing);
+}
+
+/// `--engine.persistence-background`: forkchoice updates hand the canonical blocks to the
+/// persistence thread and return; the next payloads build and execute on them from memory
+/// while they are committed (a safe head not yet stored accepted), a payload on a stored
+/// ancestor (a fork) reads that ancestor's trie, a reorg waits for the commits and unwinds;
+/// the store ends with the same head and state as a tree committing before each update
+/// returns, and every commit is reported once, in order.
+#[test]
+fn background_persistence_commits_in_order_under_execution() {
+    let (_dir, store, tree, genesis) = dev_chain();
+    let tree = tree.with_background_persistence(true).unwrap();
+    let (_dir_sync, store_sync, reference, _) = dev_chain();
+    let k0 = key(0);
+    let to = |i: u64| Address::repeat_byte(0x40 + i as u8);
+    let mut chain: Vec<BuiltPayload> = Vec::new();
+    let mut parent = genesis;
+    for i in 0..8u64 {
+        let txs = [transfer(&k0, 2 * i, to(i % 3), 10 + i), transfer(&k0, 2 * i + 1, to(7), 1)];
+        // Built on a head whose blocks may still be on their way to the store.
+        let p = build(&tree, parent, i + 1, &txs);
+        assert_eq!(submit(&tree, &p), PayloadStatus::Valid(p.hash));
+        let finalized = chain.len().checked_sub(3).map_or(genesis, |j| chain[j].hash);
+        let (status, change) = tree.forkchoice_updated(p.hash, p.hash, finalized).unwrap().unwrap();
+        assert_eq!(status, PayloadStatus::Valid(p.hash));
+        assert!(change.committed.is_empty(), "committed on the engine thread: {change:?}");
+        assert_eq!(tree.forkchoice().head, (i + 1, p.hash));
+        // What the node publishes never runs ahead of the store.
+        let published = tree.persisted_forkchoice().unwrap();
+        assert!(published.head.0 <= store.head().unwrap().unwrap().0);
+        assert_eq!(tree.head_header().unwrap().number, i + 1);
+        parent = p.hash;
+        chain.push(p);
+    }
+    // A fork on block 5 (stored or not, its trie is read, not the moving flat state).
+    let fork = build(&tree, chain[4].hash, 50, &[transfer(&k0, 10, to(9), 77)]);
+    assert_eq!(submit(&tree, &fork), PayloadStatus::Valid(fork.hash));
+
+    tree.wait_persisted().unwrap();
+    assert_eq!(store.head().unwrap(), Some((8, chain[7].hash)));
+    assert_eq!(tree.persisted_forkchoice().unwrap().head, (8, chain[7].hash));
+    let reported: Vec<u64> = tree.take_persisted().unwrap().iter().map(|b| b.number).collect();
+    assert_eq!(reported, (1..=8).collect::<Vec<_>>());
+    assert!(tree.take_persisted().unwrap().is_empty(), "a commit reported twice");
+
+    // The same payloads through a tree that commits before each update returns.
+    for p in &chain {
+        assert_eq!(submit(&reference, p), PayloadStatus::Valid(p.hash));
+        reference.forkchoice_updated(p.hash, B256::ZERO, B256::ZERO).unwrap().unwrap();
+    }
+    let watched: Vec<Address> = std::iter::once(address_of(&k0)).chain((0..10).map(to)).collect();
+    for a in &watched {
+        assert_eq!(balance(&store, a), balance(&store_sync, a), "account {a}");
+    }
+    assert_flat_state_matches_trie(&store, &watched);
+
+    // Reorg to the fork: blocks 8..6 unwound, the fork committed, before the update returns.
+    let (status, change) =
+        tree.forkchoice_updated(fork.hash, B256::ZERO, B256::ZERO).unwrap().unwrap();
+    assert_eq!(status, PayloadStatus::Valid(fork.hash));
+    assert_eq!(change.unwound.iter().map(|b| b.0).collect::<Vec<_>>(), [8, 7, 6]);
+    assert_eq!(change.committed.iter().map(|b| b.hash).collect::<Vec<_>>(), [fork.hash]);
+    assert_eq!(store.head().unwrap(), Some((6, fork.hash)));
+    assert_eq!(balance(&store, &to(9)), U256::from(77));
+    assert_flat_state_matches_trie(&store, &watched);
+    // And on from the fork in the background again.
+    let next = build(&tree, fork.hash, 60, &[transfer(&k0, 11, to(9), 3)]);
+    assert_eq!(submit(&tree, &next), PayloadStatus::Valid(next.hash));
+    tree.forkchoice_updated(next.hash, B256::ZERO, B256::ZERO).unwrap().unwrap();
+    tree.wait_persisted().unwrap();
+    assert_eq!(store.head().unwrap(), Some((7, next.hash)));
+    assert_eq!(balance(&store, &to(9)), U256::from(80));
+    assert_flat_state_matches_trie(&store, &watched);
 }

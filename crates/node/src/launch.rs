@@ -83,7 +83,9 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
             .with_executor(args.engine_parallel, args.engine_scheduler)
             .with_prewarm(args.engine_prewarm, args.engine_optimistic)
             .with_state_root_beside(args.engine_state_root_beside)
-            .with_io(args.engine_io),
+            .with_io(args.engine_io)
+            .with_background_persistence(args.engine_persistence_background)
+            .map_err(NodeError::EngineThread)?,
     );
     let pool = Arc::new(TxPool::default());
     let payloads = Arc::new(PayloadStore::default());

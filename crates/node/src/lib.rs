@@ -75,7 +75,7 @@ pub enum NodeError {
     /// The metrics exporter failed.
     #[error(transparent)]
     Metrics(#[from] MetricsError),
-    /// The engine thread could not be started.
+    /// The engine's thread (or its background persistence thread) could not be started.
     #[error("engine thread: {0}")]
     EngineThread(std::io::Error),
     /// The engine failed on shutdown (the store's flush).

@@ -40,6 +40,10 @@ pub enum ImportError {
         /// Block number.
         number: u64,
     },
+    /// The engine's background persistence thread is gone (a bug of ours): the blocks it was
+    /// handed stay in memory, uncommitted.
+    #[error("the background persistence thread stopped")]
+    Persistence,
     /// The executor's worker threads could not be started.
     #[error("executor worker pool: {0}")]
     ExecutorPool(#[from] rayon::ThreadPoolBuildError),
@@ -134,6 +138,7 @@ impl ImportError {
             Self::Storage(_) => "Storage",
             Self::NoOutcome { .. } => "NoOutcome",
             Self::ExecutorPool(_) => "ExecutorPool",
+            Self::Persistence => "Persistence",
             Self::Decode { .. } => "Decode",
             Self::Invalid { .. } => "Invalid",
             Self::Execution(_) => "Execution",
@@ -153,6 +158,7 @@ impl ImportError {
             | Self::Trie { .. }
             | Self::ExecutorPool(_)
             | Self::NoOutcome { .. }
+            | Self::Persistence
             | Self::Unwind { .. } => true,
             Self::Execution(e) => e.is_internal(),
             _ => false,

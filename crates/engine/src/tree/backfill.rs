@@ -86,6 +86,8 @@ impl BlockTree {
         commit: bool,
     ) -> Result<Backfilled, ImportError> {
         let mut state = self.lock();
+        // Commits here extend the store's head: it must hold what persistence was handed.
+        self.drain_persistence(&mut state)?;
         let mut out = Backfilled::default();
         let mut pending: Option<Pending> = None;
         for BackfillPayload { block, rlp_len, bal } in payloads {
@@ -204,6 +206,7 @@ impl BlockTree {
             let current = self.forkchoice();
             *self.forkchoice.write().unwrap_or_else(|p| p.into_inner()) =
                 Forkchoice { head: (block.number, hash), ..current };
+            state.persist_target = (block.number, hash);
             out.change.committed.push(ImportedBlock { commit, ..block.clone() });
         }
         out.verdicts.push((status, summary));
