@@ -13,7 +13,7 @@ VENV := testing/.venv
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  make %-16s %s\n", $$1, $$2}'
 
-deps: ## Check for exactly what the build and tests load (cc/c++; libclang.so or libclang-<N>.so for RocksDB's bindgen, not libclang-cpp; DejaVu Sans; prometheus) and install what is missing (scripts/deps.sh)
+deps: ## Check for exactly what the build and tests load (cc/c++; clang++ for RocksDB's C++ (scripts/cxx); libclang.so or libclang-<N>.so for RocksDB's bindgen, not libclang-cpp; DejaVu Sans; prometheus) and install what is missing (scripts/deps.sh)
 	@scripts/deps.sh
 
 check-data: ## Check that the shared data is where the targets expect it (../shared/data beside the project)

@@ -1,5 +1,6 @@
 //! End-to-end tests of the `gigagas` binary (the node): `init`, `import` and `db` on the
-//! execution-apis chain, and `node` over JSON-RPC, the Engine API and Prometheus.
+//! execution-apis chain, and `node` over JSON-RPC, the Engine API and Prometheus; the node's
+//! network block encoding.
 
 use std::process::Output;
 
@@ -10,4 +11,5 @@ fn json(out: &Output) -> serde_json::Value {
 }
 
 mod import;
+mod network_block;
 mod node;
