@@ -1,14 +1,14 @@
 //! The engine tree: payloads executed on any known parent (`engine_newPayload`), fork choice
 //! with reorgs (`engine_forkchoiceUpdated`), and the state a payload is built on.
 //!
-//! ExecutedBlock blocks wait in memory until a forkchoice update makes them canonical; then they
+//! Executed blocks wait in memory until a forkchoice update makes them canonical; then they
 //! are committed to the store in order (each block atomically): on the engine thread before the
 //! update returns, or with background persistence ([`BlockTree::with_background_persistence`],
 //! reth's design, `persistence.rs`) by a thread of their own while the next payloads execute on
 //! them from memory. A forkchoice update to a block
 //! on another branch first unwinds the store to the common ancestor: the flat state of every
 //! key the unwound blocks changed (their BALs name each one) is read back from the trie under
-//! the ancestor's state root, which the store keeps. ExecutedBlock blocks stay in memory for
+//! the ancestor's state root, which the store keeps. Executed blocks stay in memory for
 //! [`KEEP_BLOCKS`] blocks below the head, so a later forkchoice update can switch back to
 //! them without re-execution. Every operation takes one lock: the Engine API is sequential.
 //! With background persistence the store's head trails the tree's: the canonical blocks not yet
@@ -29,9 +29,11 @@ use gigagas_state::StateSource;
 use gigagas_storage::{AccountRecord, Storage, StorageError, UnwoundBlock};
 use gigagas_trie::NodeSource;
 mod backfill;
+mod block;
 mod persistence;
 
 pub use backfill::{BackfillPayload, Backfilled, Verdict};
+use block::TreeBlock;
 use persistence::Persistence;
 
 use std::{
@@ -40,7 +42,7 @@ use std::{
     time::Instant,
 };
 
-/// ExecutedBlock blocks kept in memory below the head (reorgs within this depth switch branches
+/// Executed blocks kept in memory below the head (reorgs within this depth switch branches
 /// without re-executing).
 pub const KEEP_BLOCKS: u64 = 64;
 
@@ -58,7 +60,7 @@ pub struct Forkchoice {
 /// The verdict on a payload or a forkchoice head (execution-apis `PayloadStatusV1`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PayloadStatus {
-    /// ExecutedBlock and valid (or already known valid).
+    /// Executed and valid (or already known valid).
     Valid(B256),
     /// Invalid: `latest_valid_hash` is the last valid ancestor (the parent), `reason` names
     /// block, transaction, account or slot.
@@ -92,26 +94,12 @@ pub struct InvalidForkchoice(pub String);
 /// times.
 type Executed = (ExecutedBlock, Vec<(B256, Vec<u8>)>, std::time::Duration, std::time::Duration);
 
-/// ExecutedBlock, uncommitted blocks (newest first) and the canonical block they build on.
+/// Executed, uncommitted blocks (newest first) and the canonical block they build on.
 type Branch = (Vec<Arc<TreeBlock>>, (u64, B256));
 
 /// The outcome of a forkchoice update that the store could serve: the verdict on the head and
 /// what changed, or why the update was refused.
 pub type ForkchoiceOutcome = Result<(PayloadStatus, CanonicalChange), InvalidForkchoice>;
-
-/// One executed block, with the trie nodes of its state root.
-#[derive(Debug)]
-struct TreeBlock {
-    executed: ExecutedBlock,
-    nodes: Vec<(B256, Vec<u8>)>,
-    node_index: HashMap<B256, usize>,
-}
-
-impl TreeBlock {
-    fn parent_hash(&self) -> B256 {
-        self.executed.header.parent_hash
-    }
-}
 
 /// The store's trie nodes with those of executed, not yet committed blocks on top.
 struct NodeOverlay<'a> {

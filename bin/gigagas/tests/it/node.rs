@@ -311,15 +311,19 @@ fn dev_chain_runs_over_the_engine_api_and_prometheus_scrapes_it() {
 }
 
 /// Every metric the Grafana dashboard queries is one the node exports (declared in
-/// crates/node/src/metrics.rs), and the dashboard is valid JSON.
+/// crates/node/src/metrics.rs, or counted by gigagas-rpc's middleware under the names of
+/// crates/rpc/src/metrics.rs, which the node describes), and the dashboard is valid JSON.
 #[test]
 fn dashboard_queries_only_metrics_the_node_exports() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let dashboard = std::fs::read_to_string(root.join("etc/grafana/dashboards/gigagas.json"))
         .expect("etc/grafana/dashboards/gigagas.json");
     let json: serde_json::Value = serde_json::from_str(&dashboard).expect("dashboard JSON");
-    let source =
-        std::fs::read_to_string(root.join("crates/node/src/metrics.rs")).expect("node_metrics.rs");
+    // Names the node describes, and those of the RPC middleware, which it describes through
+    // gigagas-rpc's constants.
+    let source = ["crates/node/src/metrics.rs", "crates/rpc/src/metrics.rs"]
+        .map(|file| std::fs::read_to_string(root.join(file)).expect(file))
+        .concat();
     let mut names = Vec::new();
     for panel in json["panels"].as_array().expect("panels") {
         for target in panel["targets"].as_array().into_iter().flatten() {

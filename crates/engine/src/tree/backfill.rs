@@ -193,7 +193,7 @@ impl BlockTree {
         p: Pending,
         rooted: Result<Rooted, ImportError>,
         out: &mut Backfilled,
-    ) -> Result<Option<Arc<super::TreeBlock>>, ImportError> {
+    ) -> Result<Option<Arc<super::block::TreeBlock>>, ImportError> {
         let (hash, parent_hash) = (p.hash(), p.parent_hash());
         let mut committed = None;
         let done = rooted.map(|(nodes, root, commit)| {

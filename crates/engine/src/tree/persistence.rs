@@ -10,7 +10,7 @@
 //! nothing more until the engine has taken the error; the store then holds every block before
 //! the failed one, and the engine queues the rest again with its next forkchoice update.
 
-use super::TreeBlock;
+use super::block::TreeBlock;
 use gigagas_stages::{commit_executed, ImportError, ImportedBlock};
 use gigagas_storage::Storage;
 use std::{
