@@ -106,20 +106,15 @@ impl EngineService {
     }
 
     /// The blocks the background persistence committed: the pool pruned, the canonical
-    /// change emitted, the forkchoice the store now holds published. A persistence fault is
-    /// logged here and returned by the next forkchoice update.
+    /// change emitted, the forkchoice the store now holds published. A persistence fault
+    /// is returned by the next forkchoice update ([`BlockTree::take_persisted`]).
     fn persisted(&self) {
-        match self.tree.take_persisted() {
-            Ok(committed) if !committed.is_empty() => {
-                self.pool.prune(&**self.tree.store());
-                let change = CanonicalChange { unwound: Vec::new(), committed };
-                self.emit(&EngineEvent::Canonical(&change));
-                self.publish();
-            }
-            Ok(_) => {}
-            Err(e) => {
-                tracing::error!(target: "engine::persistence", error = %e, "committing canonical blocks failed");
-            }
+        let committed = self.tree.take_persisted();
+        if !committed.is_empty() {
+            self.pool.prune(&**self.tree.store());
+            let change = CanonicalChange { unwound: Vec::new(), committed };
+            self.emit(&EngineEvent::Canonical(&change));
+            self.publish();
         }
     }
 

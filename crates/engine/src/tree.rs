@@ -260,24 +260,20 @@ impl BlockTree {
 
     /// The blocks the background persistence committed since the last call, lowest first,
     /// with their commit times (empty without background persistence: the forkchoice update
-    /// reports its commits itself).
-    ///
-    /// # Errors
-    /// The fault that stopped the background persistence ([`ImportError::is_internal`]): the
-    /// blocks from the failed one on stay in memory and are queued again by the next
-    /// forkchoice update.
-    pub fn take_persisted(&self) -> Result<Vec<ImportedBlock>, ImportError> {
-        let Some(p) = &self.persistence else { return Ok(Vec::new()) };
-        let done = p.take_done();
-        self.persistence_fault(&mut self.lock())?;
-        Ok(done)
+    /// reports its commits itself). A fault that stopped the persistence is not taken here:
+    /// the next forkchoice update returns it (an internal error, never a verdict) and queues
+    /// the blocks from the failed one on again.
+    pub fn take_persisted(&self) -> Vec<ImportedBlock> {
+        self.persistence.as_ref().map(Persistence::take_done).unwrap_or_default()
     }
 
     /// Waits until the store holds every block handed to the background persistence (at
     /// once without it).
     ///
     /// # Errors
-    /// As [`Self::take_persisted`].
+    /// The fault that stopped the background persistence ([`ImportError::is_internal`]): the
+    /// blocks from the failed one on stay in memory, and the next forkchoice update queues
+    /// them again.
     pub fn wait_persisted(&self) -> Result<(), ImportError> {
         let mut state = self.lock();
         self.drain_persistence(&mut state)

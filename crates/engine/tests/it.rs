@@ -472,9 +472,9 @@ fn background_persistence_commits_in_order_under_execution() {
     tree.wait_persisted().unwrap();
     assert_eq!(store.head().unwrap(), Some((8, chain[7].hash)));
     assert_eq!(tree.persisted_forkchoice().unwrap().head, (8, chain[7].hash));
-    let reported: Vec<u64> = tree.take_persisted().unwrap().iter().map(|b| b.number).collect();
+    let reported: Vec<u64> = tree.take_persisted().iter().map(|b| b.number).collect();
     assert_eq!(reported, (1..=8).collect::<Vec<_>>());
-    assert!(tree.take_persisted().unwrap().is_empty(), "a commit reported twice");
+    assert!(tree.take_persisted().is_empty(), "a commit reported twice");
 
     // The same payloads through a tree that commits before each update returns.
     for p in &chain {
@@ -504,4 +504,35 @@ fn background_persistence_commits_in_order_under_execution() {
     assert_eq!(store.head().unwrap(), Some((7, next.hash)));
     assert_eq!(balance(&store, &to(9)), U256::from(80));
     assert_flat_state_matches_trie(&store, &watched);
+}
+
+/// A commit the store refuses on the persistence thread (here: the store lost block 1 behind
+/// the tree's back, so block 2 does not extend its head) is an internal error, never a verdict;
+/// the blocks stay in memory and the next forkchoice update queues them again.
+#[test]
+fn a_background_commit_fault_is_internal_and_retried() {
+    let (_dir, store, tree, genesis) = dev_chain();
+    let tree = tree.with_background_persistence(true).unwrap();
+    let (k0, x) = (key(0), Address::repeat_byte(0x51));
+    let b1 = build(&tree, genesis, 1, &[transfer(&k0, 0, x, 5)]);
+    assert_eq!(submit(&tree, &b1), PayloadStatus::Valid(b1.hash));
+    tree.forkchoice_updated(b1.hash, B256::ZERO, B256::ZERO).unwrap().unwrap();
+    tree.wait_persisted().unwrap();
+    let lost = gigagas_storage::UnwoundBlock { number: 1, hash: b1.hash, tx_hashes: Vec::new() };
+    store.unwind((0, genesis), &[lost], &[], &[]).unwrap();
+
+    let b2 = build(&tree, b1.hash, 2, &[transfer(&k0, 1, x, 7)]);
+    assert_eq!(submit(&tree, &b2), PayloadStatus::Valid(b2.hash));
+    let (status, _) = tree.forkchoice_updated(b2.hash, B256::ZERO, B256::ZERO).unwrap().unwrap();
+    assert_eq!(status, PayloadStatus::Valid(b2.hash));
+    let fault = tree.wait_persisted().expect_err("block 2 cannot follow the store's head 0");
+    assert!(fault.is_internal(), "{fault}");
+    assert_eq!(store.head().unwrap(), Some((0, genesis)));
+
+    // Queued again from the store's head: blocks 1 and 2 committed.
+    tree.forkchoice_updated(b2.hash, B256::ZERO, B256::ZERO).unwrap().unwrap();
+    tree.wait_persisted().unwrap();
+    assert_eq!(store.head().unwrap(), Some((2, b2.hash)));
+    assert_eq!(balance(&store, &x), U256::from(12));
+    assert_flat_state_matches_trie(&store, &[address_of(&k0), x]);
 }
