@@ -146,7 +146,7 @@ struct TreeState {
     /// Invalid payloads: hash → (latest valid ancestor, reason).
     invalid: HashMap<B256, (Option<B256>, String)>,
     /// The block the store's head will be once persistence has committed what it was handed
-    /// (with synchronous commits: the store's head).
+    /// (with synchronous commits: the store's head). Set wherever the tree changes the store.
     persist_target: (u64, B256),
 }
 
@@ -445,10 +445,7 @@ impl BlockTree {
         // The flat state is the store's head's. It serves this branch when the store stands at
         // its base or on its layers, and moves (persistence) only along them; else the base's
         // trie is read.
-        let target = match self.persistence {
-            Some(_) => state.persist_target,
-            None => self.store.head()?.ok_or(ImportError::NotInitialized)?,
-        };
+        let target = state.persist_target;
         let flat = target == base || layers.iter().any(|b| b.executed.block.hash == target.1);
         let stored: Arc<dyn StateSource> = if flat {
             self.store.clone()
@@ -678,25 +675,27 @@ impl BlockTree {
             }
             persistence.queue(queue);
         } else {
-            // A reorg (or synchronous commits): the store must hold what was queued first.
-            self.drain_persistence(&mut state)?;
-            (layers, base) = match self.branch(&state, head)? {
-                Some(branch) => branch,
-                None => return Ok(Ok((PayloadStatus::Syncing, CanonicalChange::default()))),
-            };
-            change = match self.commit_branch(head, &layers, base, current)? {
+            if self.persistence.is_some() {
+                // A reorg: the store must hold what was queued first, and the branch is read
+                // again against it.
+                self.drain_persistence(&mut state)?;
+                (layers, base) = match self.branch(&state, head)? {
+                    Some(branch) => branch,
+                    None => return Ok(Ok((PayloadStatus::Syncing, CanonicalChange::default()))),
+                };
+            }
+            let committed = self.commit_branch(head, &layers, base, current);
+            // Also after a failed commit: the blocks before it are stored.
+            state.persist_target = self.store.head()?.ok_or(ImportError::NotInitialized)?;
+            change = match committed? {
                 Ok(change) => change,
                 Err(invalid) => return Ok(Err(invalid)),
             };
-            state.persist_target = self.store.head()?.ok_or(ImportError::NotInitialized)?;
         }
         // The head's branch: in memory (not yet committed, or being committed), else stored.
-        let in_memory = |h: &B256| {
-            layers.iter().find(|b| b.executed.block.hash == *h).map(|b| b.executed.block.number)
-        };
         let canonical = |h: &B256| -> Result<Option<u64>, StorageError> {
-            match in_memory(h) {
-                Some(n) => Ok(Some(n)),
+            match layers.iter().find(|b| b.executed.block.hash == *h) {
+                Some(b) => Ok(Some(b.executed.block.number)),
                 None => self.canonical(h),
             }
         };

@@ -99,17 +99,18 @@ impl Persistence {
 
     /// Waits until every queued block is committed (or skipped after a fault).
     pub(super) fn wait_idle(&self) {
-        let mut progress = self.shared.lock();
-        while progress.queued > 0 {
-            progress = self.shared.changed.wait(progress).unwrap_or_else(|p| p.into_inner());
-        }
+        self.wait_while(|progress| progress.queued > 0);
     }
 
     /// After a fault, waits until the thread has skipped every block it was handed (so that
     /// taking the error does not let it commit the rest out of order).
     pub(super) fn wait_idle_if_failed(&self) {
+        self.wait_while(|progress| progress.error.is_some() && progress.queued > 0);
+    }
+
+    fn wait_while(&self, busy: impl Fn(&Progress) -> bool) {
         let mut progress = self.shared.lock();
-        while progress.error.is_some() && progress.queued > 0 {
+        while busy(&progress) {
             progress = self.shared.changed.wait(progress).unwrap_or_else(|p| p.into_inner());
         }
     }
