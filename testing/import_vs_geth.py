@@ -11,14 +11,18 @@ geth is installed by testing/geth_install.sh (the Go module proxy, pinned v1.17.
 
 With --prewarm-ab each run also imports with `gigagas import --prewarm false` (the sequential
 reference alone, no workers prewarming it), reported as `gigagas-noprewarm`, alternated with the
-default (prewarming) import. With --optimistic-ab each run also imports with
+default (prewarming) import. With --sequential-ab each run also imports with `gigagas import --bal ignore`
+(every block on the sequential reference, its BAL built and checked against the header), reported
+as `gigagas-sequential`, alternated with the default, which runs the blocks whose BAL the file
+carries (geth's `export` of an Amsterdam chain) on the parallel executor driven by it. With
+--optimistic-ab each run also imports with
 `gigagas import --optimistic true` (the reference commits the prewarming workers' results when
 what they read still holds, instead of their only warming the cache), reported as
 `gigagas-optimistic`.
 
 Usage: python3 testing/import_vs_geth.py --chain target/chains/osaka-mainnet-150m
            [--gigagas target/release/gigagas] [--geth PATH] [--runs 3] [--prewarm-ab]
-           [--optimistic-ab] [--json]
+           [--optimistic-ab] [--sequential-ab] [--json]
 """
 
 import argparse
@@ -55,6 +59,9 @@ def main():
                     help="also gigagas import --prewarm false, alternated with the default")
     ap.add_argument("--optimistic-ab", action="store_true",
                     help="also gigagas import --optimistic true, alternated with the default")
+    ap.add_argument("--sequential-ab", action="store_true",
+                    help="also gigagas import --bal ignore (the sequential path, BALs built), "
+                         "alternated with the default (the parallel executor on the file's BALs)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     genesis, chain = (os.path.join(args.chain, f) for f in ("genesis.json", "chain.rlp"))
@@ -77,6 +84,8 @@ def main():
         variants.append(("gigagas-noprewarm", ["--prewarm", "false"]))
     if args.optimistic_ab:
         variants.append(("gigagas-optimistic", ["--optimistic", "true"]))
+    if args.sequential_ab:
+        variants.append(("gigagas-sequential", ["--bal", "ignore"]))
     runs = {name: [] for name, _ in variants}
     runs["geth"] = []
     heads = {}
@@ -132,6 +141,9 @@ def main():
         **({"speed_prewarm_over_noprewarm": round(
             med["gigagas-noprewarm"]["seconds"] / med["gigagas"]["seconds"], 3)}
            if args.prewarm_ab else {}),
+        **({"speed_parallel_over_sequential": round(
+            med["gigagas-sequential"]["seconds"] / med["gigagas"]["seconds"], 3)}
+           if args.sequential_ab else {}),
         **({"speed_optimistic_over_default": round(
             med["gigagas"]["seconds"] / med["gigagas-optimistic"]["seconds"], 3)}
            if args.optimistic_ab else {}),

@@ -3,8 +3,10 @@
 
 use alloy_primitives::B256;
 use clap::Args;
+use gigagas_executor::Scheduler;
 use gigagas_stages::{
-    import_blocks_with, init_genesis, merge_updates, ImportError, ImportOptions, ImportedBlock,
+    import_blocks_with, init_genesis, merge_updates, FileBal, ImportError, ImportOptions,
+    ImportedBlock,
 };
 use gigagas_storage::Storage;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -51,6 +53,17 @@ pub(crate) struct ImportArgs {
     /// faster on 2 cores, docs/benchmarks.md session 22) only warms the cache.
     #[arg(long, default_value_t = false, action = clap::ArgAction::Set)]
     optimistic: bool,
+    /// The EIP-7928 BALs the file carries after Amsterdam blocks (geth's `export` writes them):
+    /// `use` runs each such block on the parallel executor driven by its BAL; `ignore` runs
+    /// every block on the sequential reference, whose BAL must hash to the header's.
+    #[arg(long, default_value = "use", value_parser = ["use", "ignore"])]
+    bal: String,
+    /// Threads of the parallel executor (0: one per core).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// The parallel executor's order: `gas-limit` (heaviest first) or `ols` (block order).
+    #[arg(long, default_value = "gas-limit", value_parser = ["gas-limit", "ols"])]
+    scheduler: String,
 }
 
 /// Runs `init`.
@@ -92,6 +105,13 @@ struct BlockJson {
     reused: u64,
     /// And the ones it found stale and executed again (a value they read had changed).
     stale: u64,
+    /// Which executor ran the block: `parallel` (driven by the file's BAL) or `sequential`
+    /// (the reference, building the block's BAL); `-` for a block already stored.
+    executor: &'static str,
+    /// Where the block's BAL came from: `file` (written after the block, as geth's `export`
+    /// does) or `built` (recorded by the sequential run; for an Amsterdam block checked
+    /// against the header's `blockAccessListHash`).
+    bal: &'static str,
 }
 
 /// The block an import stopped at.
@@ -208,6 +228,16 @@ fn block_json(b: &ImportedBlock) -> BlockJson {
         prewarmed: b.prewarmed,
         reused: b.reused,
         stale: b.stale,
+        executor: match (b.imported, b.parallel) {
+            (false, _) => "-",
+            (true, true) => "parallel",
+            (true, false) => "sequential",
+        },
+        bal: match (b.imported, b.parallel) {
+            (false, _) => "-",
+            (true, true) => "file",
+            (true, false) => "built",
+        },
     }
 }
 
@@ -253,8 +283,14 @@ pub(crate) fn import(args: ImportArgs) -> Result<ExitCode, String> {
     // Every block committed or skipped, as it happens: the report has them even when a later
     // block fails.
     let mut rows = Vec::new();
-    let options =
-        ImportOptions { keep_updates: keep, prewarm: args.prewarm, optimistic: args.optimistic };
+    let options = ImportOptions {
+        file_bal: if args.bal == "ignore" { FileBal::Ignore } else { FileBal::Use },
+        threads: args.threads,
+        scheduler: if args.scheduler == "ols" { Scheduler::Ols } else { Scheduler::GasLimit },
+        keep_updates: keep,
+        prewarm: args.prewarm,
+        optimistic: args.optimistic,
+    };
     let result = import_blocks_with(&store, &rlp, options, &mut |b: &ImportedBlock| {
         rows.push(block_json(b));
         if b.imported {

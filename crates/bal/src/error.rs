@@ -105,6 +105,17 @@ pub enum BalValidationError {
         /// revm's decode error.
         reason: String,
     },
+    /// The BAL has more items (accounts plus storage keys, changed or read) than EIP-7928's
+    /// size constraint allows: `items <= gasLimit / 2000` (geth's `ValidateSize`).
+    #[error("block {block}: BAL has {items} items (accounts + storage keys), above the limit {limit} (gas limit / 2000)")]
+    TooManyItems {
+        /// Block number.
+        block: u64,
+        /// Accounts plus storage keys of the BAL.
+        items: u64,
+        /// The block's gas limit divided by 2000.
+        limit: u64,
+    },
     /// The BAL lists an account or slot that no transaction or system call touched.
     #[error("block {block}: BAL lists account {address}{} but execution never touched it", slot.map(|s| format!(" slot {s:#x}")).unwrap_or_default())]
     Untouched {

@@ -22,6 +22,27 @@ pub use error::{BalValidationError, Phase};
 pub use keys::{storage_keys, BalKeys};
 pub use revm::state::bal::Bal;
 
+/// Gas charged per BAL item (an account or a storage key) by EIP-7928's size constraint.
+pub const BAL_ITEM_COST: u64 = 2000;
+
+/// EIP-7928's size constraint: the BAL's accounts plus storage keys (changed or read, each
+/// once) at most `gas_limit / 2000`, as geth 1.17.10's `BlockAccessList.ValidateSize`.
+///
+/// # Errors
+/// [`BalValidationError::TooManyItems`] naming the block, the count and the limit.
+pub fn validate_item_limit(
+    block: u64,
+    bal: &[alloy_eip7928::AccountChanges],
+    gas_limit: u64,
+) -> Result<(), BalValidationError> {
+    let items = alloy_eip7928::total_bal_items(bal);
+    let limit = gas_limit / BAL_ITEM_COST;
+    if items > limit {
+        return Err(BalValidationError::TooManyItems { block, items, limit });
+    }
+    Ok(())
+}
+
 /// Structural validation of a decoded BAL (EIP-7928 "ordering, uniqueness and determinism":
 /// sorted unique accounts and slots, strictly increasing indices, no index above `n + 1`).
 ///

@@ -107,6 +107,7 @@ impl ExecutionError {
                 | BalValidationError::NotInBal { block, .. }
                 | BalValidationError::HashMismatch { block, .. }
                 | BalValidationError::InvalidCode { block, .. }
+                | BalValidationError::TooManyItems { block, .. }
                 | BalValidationError::Untouched { block, .. } => *block,
             },
             Self::Recovery(RecoveryError::InvalidSignature { block, .. })

@@ -326,6 +326,7 @@ pub fn validate_header(
     }
     let bal_hash = match h.block_access_list_hash {
         Some(expected) => {
+            gigagas_bal::validate_item_limit(number, bal, h.gas_limit)?;
             let found = alloy_eip7928::compute_block_access_list_hash(bal);
             if expected != found {
                 return Err(err("blockAccessListHash", expected.to_string(), found.to_string()));

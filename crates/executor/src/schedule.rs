@@ -6,11 +6,13 @@ use std::{fmt, str::FromStr};
 ///
 /// Tasks are `(block, tx)` pairs over a whole batch (megablock); each free worker takes the next
 /// one. Ties keep natural order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Scheduler {
     /// Ordered list ("OLS"): natural block and transaction order.
     Ols,
-    /// Heaviest first by transaction gas limit (known before execution).
+    /// Heaviest first by transaction gas limit (known before execution); the default, as the
+    /// node's `--engine.scheduler`.
+    #[default]
     GasLimit,
     /// Heaviest first by gas used, as recorded by a previous (sequential) run.
     GasUsed,

@@ -2,10 +2,11 @@
 
 use crate::GenesisConfigError;
 use alloy_consensus::Header;
+use alloy_eip2124::{ForkHash, ForkId};
 use alloy_eips::{eip6110::MAINNET_DEPOSIT_CONTRACT_ADDRESS, eip7840::BlobParams};
 use alloy_evm::{eth::spec::EthExecutorSpec, spec_by_timestamp_and_block_number, EvmEnv};
 use alloy_hardforks::{EthereumChainHardforks, EthereumHardfork, EthereumHardforks, ForkCondition};
-use alloy_primitives::{Address, U256};
+use alloy_primitives::{Address, B256, U256};
 use revm::{context_interface::cfg::GasParams, primitives::hardfork::SpecId};
 
 /// A fork schedule plus the EIP-6110 deposit contract: what alloy-evm's Ethereum block executor
@@ -43,7 +44,7 @@ impl EthExecutorSpec for ForkSchedule {
 /// A chain's fork schedule plus the parameters needed to build a block's EVM environment.
 ///
 /// Follows reth's `ChainSpec` in spirit: forks activate by block number up to the Merge and by
-/// timestamp afterwards (EIP-2124 fork ids are not needed here).
+/// timestamp afterwards; [`ChainSpec::fork_id`] gives the EIP-2124 fork id.
 #[derive(Debug, Clone)]
 pub struct ChainSpec {
     /// EIP-155 chain id (1 for mainnet).
@@ -59,8 +60,8 @@ pub struct ChainSpec {
     /// `gasUsed` and its inclusion check; receipts keep gas after refunds), while the block's
     /// system calls stay Osaka's (no EIP-8282 builder requests); blocks carry EIP-7928 BALs.
     /// What the EIP-7928 fixtures of execution-spec-tests tests-bal@v5.0.0 were filled for.
-    /// A genesis schedules it with its own key, `balDevnetTime` (not geth's `amsterdamTime`:
-    /// geth 1.17.10's Amsterdam is a later Glamsterdam, see docs/conformance.md).
+    /// A genesis schedules it with its own key, `balDevnetTime`; geth's `amsterdamTime` is the
+    /// Glamsterdam that networks run (revm's full `AMSTERDAM`, see docs/conformance.md).
     pub bal_devnet_time: Option<u64>,
     /// EIP-7840 blob parameters per fork that changes them (Cancun, Prague, Osaka, BPO1–BPO5);
     /// mainnet's values unless a genesis file's `blobSchedule` says otherwise.
@@ -98,8 +99,8 @@ impl ChainSpec {
     /// ([`ChainSpec::bal_devnet_time`]).
     ///
     /// # Errors
-    /// [`GenesisConfigError`] naming the key gigagas does not implement (`amsterdamTime`,
-    /// `bogotaTime`, `ubtTime`, `clique`, any unknown fork key), forks out of order, a blob
+    /// [`GenesisConfigError`] naming the key gigagas does not implement (`bogotaTime`,
+    /// `ubtTime`, `clique`, any unknown fork key), `balDevnetTime` beside `amsterdamTime`, forks out of order, a blob
     /// schedule entry missing or unknown, or a Merge block it cannot know.
     pub fn from_genesis_config(
         config: &alloy_genesis::ChainConfig,
@@ -181,8 +182,8 @@ impl ChainSpec {
     }
 
     /// Whether blocks at `timestamp` carry an EIP-7928 BAL (`blockAccessListHash` in the
-    /// header, `blockAccessList` in the Engine API payload): the bal-devnet rules from Osaka on,
-    /// or revm's Amsterdam.
+    /// header, `blockAccessList` in the Engine API payload): geth 1.17.10's Amsterdam
+    /// (Glamsterdam, `amsterdamTime`: revm's `AMSTERDAM`), or the bal-devnet draft rules.
     pub fn is_amsterdam(&self, timestamp: u64) -> bool {
         self.is_bal_devnet(timestamp) || self.eth.is_amsterdam_active_at_timestamp(timestamp)
     }
@@ -208,6 +209,54 @@ impl ChainSpec {
     /// Whether Shanghai (EIP-4895 withdrawals) is active at `timestamp`.
     pub fn is_shanghai(&self, timestamp: u64) -> bool {
         self.eth.is_shanghai_active_at_timestamp(timestamp)
+    }
+
+    /// The fork activations that count for the EIP-2124 fork id, as geth's `forkid` gathers
+    /// them: block numbers above 0 (the Merge's at its `mergeNetsplitBlock`), then timestamps
+    /// after `genesis_time`, each once, ascending.
+    pub fn fork_activations(&self, genesis_time: u64) -> (Vec<u64>, Vec<u64>) {
+        let mut blocks = Vec::new();
+        let mut times = Vec::new();
+        for fork in EthereumHardfork::VARIANTS {
+            match self.eth.ethereum_fork_activation(*fork) {
+                ForkCondition::Block(b) if b > 0 => blocks.push(b),
+                ForkCondition::TTD { activation_block_number: b, .. } if b > 0 => blocks.push(b),
+                ForkCondition::Timestamp(t) if t > genesis_time => times.push(t),
+                _ => {}
+            }
+        }
+        for list in [&mut blocks, &mut times] {
+            list.sort_unstable();
+            list.dedup();
+        }
+        (blocks, times)
+    }
+
+    /// The EIP-2124 fork id of a node whose head is block `number` at `timestamp` (seconds) on
+    /// the chain of genesis `genesis_hash` made at `genesis_time`: CRC32 of the genesis hash and
+    /// every activation passed, and the next activation (0 when none is scheduled).
+    pub fn fork_id(
+        &self,
+        genesis_hash: B256,
+        genesis_time: u64,
+        number: u64,
+        timestamp: u64,
+    ) -> ForkId {
+        let (blocks, times) = self.fork_activations(genesis_time);
+        let mut hash = ForkHash::from(genesis_hash);
+        for b in blocks.iter().filter(|b| **b <= number) {
+            hash += *b;
+        }
+        for t in times.iter().filter(|t| **t <= timestamp) {
+            hash += *t;
+        }
+        let next = blocks
+            .iter()
+            .find(|b| **b > number)
+            .or_else(|| times.iter().find(|t| **t > timestamp))
+            .copied()
+            .unwrap_or(0);
+        ForkId { hash, next }
     }
 
     /// The EVM environment (spec id, chain id, block env, blob fee) for executing `header`.

@@ -9,22 +9,24 @@
 //! - `terminalTotalDifficulty`: 0 means merged at genesis; above 0 the Merge block must be known
 //!   (`mergeNetsplitBlock`, or mainnet's 15,537,394 for mainnet's chain id and total difficulty),
 //!   since gigagas does not follow total difficulty;
-//! - fork times `shanghaiTime`, `cancunTime`, `pragueTime`, `osakaTime`, `bpo1Time` …
-//!   `bpo5Time`, in geth's order, none skipped, none decreasing;
+//! - fork times `shanghaiTime`, `cancunTime`, `pragueTime`, `osakaTime`, `bpo1Time`,
+//!   `bpo2Time`, `amsterdamTime`, `bpo3Time` … `bpo5Time`, in geth's order
+//!   (`CheckConfigForkOrder`), none skipped, none decreasing. `amsterdamTime` is geth 1.17.10's
+//!   Glamsterdam: revm's `AMSTERDAM` with alloy-evm's EIP-8282 system calls (EIP by EIP in
+//!   docs/conformance.md);
 //! - `blobSchedule`: entries `cancun`, `prague`, `bpo1` … `bpo5`, each required when its fork
 //!   is scheduled; Osaka uses Prague's entry (as geth: named forks declare none; an `osaka`
-//!   entry is accepted only when equal to what it inherits); EIP-7918's blob base cost and
+//!   entry is accepted only when equal to what it inherits; Amsterdam likewise inherits the
+//!   latest entry before it); EIP-7918's blob base cost and
 //!   EIP-7594's per-transaction maximum follow Osaka;
 //! - `depositContractAddress`: absent means the zero address (geth writes it always), so no
 //!   EIP-6110 deposits unless it is named.
 //!
-//! Refused, with an error naming the key: `amsterdamTime` (geth 1.17.10's Amsterdam: EIP-7928
-//! with EIP-7843, 7708, 8024, 8037, 8038, 2780, 7976, 7981, 8282, 7997 — not implemented),
-//! `bogotaTime`, `ubtTime` / `verkleTime` (and their `enable…AtGenesis`), `clique`, `parlia`,
+//! Refused, with an error naming the key: `bogotaTime`, `ubtTime` / `verkleTime` (and their `enable…AtGenesis`), `clique`, `parlia`,
 //! `eip155Block` other than `eip158Block`, and any other key ending in `Block` or `Time`. Keys
 //! geth ignores (`chainName`, `consensus`, …) are ignored here too. gigagas's own draft rules
 //! are scheduled by their own key, `balDevnetTime` ([`ChainSpec::bal_devnet_time`]), which geth
-//! ignores (it then runs plain Osaka).
+//! ignores (it then runs plain Osaka); a config may not schedule both.
 
 use crate::{ChainSpec, ForkSchedule};
 use alloy_eips::eip7840::BlobParams;
@@ -96,6 +98,14 @@ pub(crate) fn chain_spec(config: &ChainConfig) -> Result<ChainSpec, GenesisConfi
         }
     }
     check_order(config, petersburg)?;
+    if bal_devnet_time.is_some() && config.amsterdam_time.is_some() {
+        return Err(unsupported(
+            "balDevnetTime",
+            "the bal-devnet draft rules and geth's Amsterdam (amsterdamTime) are two rule sets \
+             for the same blocks: schedule one"
+                .into(),
+        ));
+    }
     if let (Some(t), osaka) = (bal_devnet_time, config.osaka_time) {
         if osaka.is_none_or(|o| t < o) {
             return Err(unsupported(
@@ -155,6 +165,7 @@ pub(crate) fn chain_spec(config: &ChainConfig) -> Result<ChainSpec, GenesisConfi
         time(F::Bpo3, config.bpo3_time),
         time(F::Bpo4, config.bpo4_time),
         time(F::Bpo5, config.bpo5_time),
+        time(F::Amsterdam, config.amsterdam_time),
     ];
     let deposit_contract = config.deposit_contract_address.unwrap_or(Address::ZERO);
     Ok(ChainSpec {
@@ -171,15 +182,6 @@ fn unsupported(key: &str, why: String) -> GenesisConfigError {
 
 /// The keys gigagas refuses (module doc).
 fn refuse_unsupported(config: &ChainConfig) -> Result<(), GenesisConfigError> {
-    if config.amsterdam_time.is_some() {
-        return Err(unsupported(
-            "amsterdamTime",
-            "geth 1.17.10's Amsterdam (EIP-7928 with EIP-7843, 7708, 8024, 8037, 8038, 2780, 7976, \
-             7981, 8282, 7997) is not implemented; gigagas's EIP-7928 draft rules (bal-devnet: \
-             Osaka + EIP-7928, EIP-7708, EIP-7778) are scheduled with `balDevnetTime`"
-                .into(),
-        ));
-    }
     if config.bogota_time.is_some() {
         return Err(unsupported("bogotaTime", "geth's Bogota is not implemented".into()));
     }
@@ -202,8 +204,8 @@ fn refuse_unsupported(config: &ChainConfig) -> Result<(), GenesisConfigError> {
             return Err(unsupported(
                 key,
                 "not a fork key gigagas implements (geth 1.17.10's are homesteadBlock … \
-                 mergeNetsplitBlock, shanghaiTime … osakaTime, bpo1Time … bpo5Time; \
-                 gigagas's own: balDevnetTime)"
+                 mergeNetsplitBlock, shanghaiTime … osakaTime, bpo1Time … bpo5Time, \
+                 amsterdamTime; gigagas's own: balDevnetTime)"
                     .into(),
             ));
         }
@@ -252,6 +254,7 @@ fn check_order(config: &ChainConfig, petersburg: Option<u64>) -> Result<(), Gene
         ("osakaTime", config.osaka_time, true),
         ("bpo1Time", config.bpo1_time, true),
         ("bpo2Time", config.bpo2_time, true),
+        ("amsterdamTime", config.amsterdam_time, true),
         ("bpo3Time", config.bpo3_time, true),
         ("bpo4Time", config.bpo4_time, true),
         ("bpo5Time", config.bpo5_time, true),

@@ -329,6 +329,12 @@ pub fn genesis_header(
         block_access_list_hash: chain
             .is_amsterdam(timestamp)
             .then(|| alloy_primitives::keccak256([alloy_rlp::EMPTY_LIST_CODE])),
+        // EIP-7843 under geth's Amsterdam: the file's `slotNumber`, 0 when absent (geth's
+        // `Genesis.ToBlock`); the bal-devnet draft's genesis has none.
+        slot_number: chain
+            .eth
+            .is_amsterdam_active_at_timestamp(timestamp)
+            .then(|| genesis.slot_number.unwrap_or(0)),
         ..Default::default()
     }
 }

@@ -6,7 +6,7 @@ use alloy_eips::{eip6110::MAINNET_DEPOSIT_CONTRACT_ADDRESS, eip7840::BlobParams}
 use alloy_evm::eth::spec::EthExecutorSpec;
 use alloy_genesis::ChainConfig;
 use alloy_hardforks::{EthereumHardfork, EthereumHardforks};
-use alloy_primitives::Address;
+use alloy_primitives::{b256, Address};
 use gigagas_primitives::{ChainSpec, GenesisConfigError};
 use revm::primitives::hardfork::SpecId;
 use std::path::PathBuf;
@@ -136,8 +136,7 @@ fn geth_mainnet_chainspec_activates_every_fork_where_mainnet_does() {
 
 #[test]
 fn keys_gigagas_does_not_implement_are_refused_by_name() {
-    for key in ["amsterdamTime", "ubtTime", "verkleTime", "bogotaTime", "pragueTIME", "mergeBlock"]
-    {
+    for key in ["ubtTime", "verkleTime", "bogotaTime", "pragueTIME", "mergeBlock"] {
         let config = geth_dev(|c| {
             c.remove("bogotaTime");
             c.insert(key.into(), 0.into());
@@ -225,6 +224,72 @@ fn fork_order_and_merge_rules_follow_geth() {
     }))
     .expect("petersburgBlock may be left out");
     assert!(spec.eth.ethereum_fork_activation(EthereumHardfork::Petersburg).active_at_block(0));
+}
+
+#[test]
+fn amsterdam_time_is_geths_glamsterdam() {
+    // geth 1.17.10's dev genesis with Amsterdam at genesis instead of Bogota: revm's full
+    // AMSTERDAM rules, blocks with BALs, not the bal-devnet draft.
+    let spec = ChainSpec::from_genesis_config(&geth_dev(|c| {
+        c.remove("bogotaTime");
+        c.insert("amsterdamTime".into(), 0.into());
+    }))
+    .expect("geth's dev config with amsterdamTime");
+    assert_eq!(spec.spec_id(0, 0), SpecId::AMSTERDAM);
+    assert!(spec.is_amsterdam(0) && !spec.is_bal_devnet(0));
+    // Named forks declare no blob entry: Prague's, as for Osaka.
+    assert_eq!(spec.blob_params(0).expect("blob params").max_blob_count, 9);
+    // geth's order: bpo2 < amsterdam < bpo3; Amsterdam before BPO2 is refused.
+    let config = geth_dev(|c| {
+        c.remove("bogotaTime");
+        c.insert("bpo1Time".into(), 0.into());
+        c.insert("bpo2Time".into(), 200.into());
+        c.insert("amsterdamTime".into(), 100.into());
+        c["blobSchedule"]["bpo1"] =
+            serde_json::json!({"target": 10, "max": 15, "baseFeeUpdateFraction": 8346193});
+        c["blobSchedule"]["bpo2"] =
+            serde_json::json!({"target": 14, "max": 21, "baseFeeUpdateFraction": 11684671});
+    });
+    let err = ChainSpec::from_genesis_config(&config).expect_err("amsterdam before bpo2");
+    assert!(matches!(err, GenesisConfigError::ForkOrder(_)), "{err}");
+    // With the draft rules too: refused, the two are rule sets for the same blocks.
+    let config = geth_dev(|c| {
+        c.remove("bogotaTime");
+        c.insert("amsterdamTime".into(), 0.into());
+        c.insert("balDevnetTime".into(), 0.into());
+    });
+    assert_eq!(refused_key(ChainSpec::from_genesis_config(&config)), "balDevnetTime");
+}
+
+#[test]
+fn geth_sepolia_chainspec_schedules_amsterdam() {
+    // geth 1.17.10's params/chainspecs/sepolia.json: Glamsterdam at 1791294816, after BPO2.
+    let spec = ChainSpec::from_genesis_config(&config(&geth_file("sepolia-chainspec.json")))
+        .expect("geth's sepolia.json");
+    assert_eq!(spec.chain_id, 11_155_111);
+    assert_eq!(spec.spec_id(9_000_000, 1_791_294_815), SpecId::OSAKA);
+    assert_eq!(spec.spec_id(9_000_000, 1_791_294_816), SpecId::AMSTERDAM);
+    assert!(!spec.is_amsterdam(1_791_294_815) && spec.is_amsterdam(1_791_294_816));
+    // Amsterdam keeps BPO2's blob parameters.
+    assert_eq!(spec.blob_params(1_791_294_816).expect("blob params").max_blob_count, 21);
+    // EIP-2124 fork ids as geth 1.17.10's core/forkid/forkid_test.go gives them for Sepolia
+    // (genesis 0x25a5…6dd9 at 1633267481).
+    let genesis = b256!("0x25a5cc106eea7138acab33231d7160d69cb777ee0c2c553fcddf5138993e6dd9");
+    let id = |number, time| spec.fork_id(genesis, 1_633_267_481, number, time);
+    let cases: [(u64, u64, u32, u64); 8] = [
+        (0, 0, 0xfe3366e7, 1_735_371),
+        (1_735_371, 0, 0xb96cbd13, 1_677_557_088),
+        (1_735_372, 1_706_655_072, 0x88cf81d9, 1_741_159_776),
+        (1_735_372, 1_760_427_360, 0xe2ae4999, 1_761_017_184),
+        (1_735_372, 1_761_607_008, 0x268956b6, 1_791_294_816),
+        (1_735_372, 1_791_294_815, 0x268956b6, 1_791_294_816),
+        (1_735_372, 1_791_294_816, 0x6c1d9423, 0),
+        (1_735_372, 2_000_000_000, 0x6c1d9423, 0),
+    ];
+    for (number, time, hash, next) in cases {
+        let got = id(number, time);
+        assert_eq!((got.hash.0, got.next), (hash.to_be_bytes(), next), "block {number} at {time}");
+    }
 }
 
 #[test]

@@ -3,9 +3,8 @@
 //! precompiles and the system contracts of each.
 
 use crate::{convert::StoredBlock, RpcContext, RpcError};
-use alloy_eip2124::ForkHash;
 use alloy_evm::eth::spec::EthExecutorSpec;
-use alloy_hardforks::{EthereumHardfork, EthereumHardforks, ForkCondition};
+use alloy_hardforks::EthereumHardforks;
 use alloy_primitives::{address, Address, U64};
 use serde_json::{json, Map, Value};
 
@@ -31,26 +30,6 @@ const PRECOMPILES: [(&str, Address); 18] = [
     ("P256VERIFY", address!("0x0000000000000000000000000000000000000100")),
 ];
 
-/// The fork activations that count for the EIP-2124 fork id: block numbers (above 0), then
-/// timestamps (after genesis), each once, in order.
-fn activations(ctx: &RpcContext, genesis_time: u64) -> (Vec<u64>, Vec<u64>) {
-    let mut blocks = Vec::new();
-    let mut times = Vec::new();
-    for fork in EthereumHardfork::VARIANTS {
-        match ctx.chain.eth.ethereum_fork_activation(*fork) {
-            ForkCondition::Block(b) if b > 0 => blocks.push(b),
-            ForkCondition::TTD { activation_block_number: b, .. } if b > 0 => blocks.push(b),
-            ForkCondition::Timestamp(t) if t > genesis_time => times.push(t),
-            _ => {}
-        }
-    }
-    blocks.sort_unstable();
-    blocks.dedup();
-    times.sort_unstable();
-    times.dedup();
-    (blocks, times)
-}
-
 /// The configuration of the fork active at `(number, time)`, `activation` being its
 /// activation time (0 for a fork activated by block number or at genesis).
 fn fork_config(
@@ -60,14 +39,7 @@ fn fork_config(
     time: u64,
     activation: u64,
 ) -> Value {
-    let (blocks, times) = activations(ctx, genesis.header.timestamp);
-    let mut hash = ForkHash::from(genesis.hash);
-    for b in blocks.iter().filter(|b| **b <= number) {
-        hash += *b;
-    }
-    for t in times.iter().filter(|t| **t <= time) {
-        hash += *t;
-    }
+    let hash = ctx.chain.fork_id(genesis.hash, genesis.header.timestamp, number, time).hash;
     let spec = ctx.chain.spec_id(number, time);
     let available =
         revm::precompile::Precompiles::new(revm::precompile::PrecompileSpecId::from_spec_id(spec));
@@ -100,6 +72,17 @@ fn fork_config(
             system.insert("DEPOSIT_CONTRACT_ADDRESS".into(), json!(deposit));
         }
     }
+    if ctx.chain.eth.is_amsterdam_active_at_timestamp(time) {
+        // EIP-8282's builder request contracts (geth's `ActiveSystemContracts`).
+        system.insert(
+            "BUILDER_DEPOSIT_CONTRACT_ADDRESS".into(),
+            json!(alloy_eips::eip8282::BUILDER_DEPOSIT_CONTRACT_ADDRESS),
+        );
+        system.insert(
+            "BUILDER_EXIT_CONTRACT_ADDRESS".into(),
+            json!(alloy_eips::eip8282::BUILDER_EXIT_CONTRACT_ADDRESS),
+        );
+    }
     let blobs = ctx.chain.blob_params(time).map(|p| {
         json!({
             "target": p.target_blob_count,
@@ -125,7 +108,7 @@ pub(crate) fn eth_config(ctx: &RpcContext) -> Result<Value, RpcError> {
         .ok_or_else(|| RpcError::NotFound(format!("block {head}")))?
         .header;
     let genesis = StoredBlock::load(ctx, 0)?.ok_or_else(|| RpcError::NotFound("genesis".into()))?;
-    let (_, times) = activations(ctx, genesis.header.timestamp);
+    let (_, times) = ctx.chain.fork_activations(genesis.header.timestamp);
     let now = header.timestamp;
     let current_activation = times.iter().rev().find(|t| **t <= now).copied().unwrap_or(0);
     let current = fork_config(ctx, &genesis, header.number, now, current_activation);

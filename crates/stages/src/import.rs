@@ -2,6 +2,7 @@
 //! the state root and commit of block N overlapping the execution of block N + 1.
 
 use crate::bal_root::BesideRoot;
+use crate::export::ExportedBlock;
 use crate::pre_byzantium::{per_tx_updates, with_intermediate_roots, Intermediate};
 use crate::{
     error::ImportError,
@@ -115,9 +116,29 @@ impl Prewarming<'_> {
     }
 }
 
+/// What the file import does with the EIP-7928 BAL an export file carries after an Amsterdam
+/// block ([`crate::ExportedBlock`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FileBal {
+    /// The parallel executor runs the block driven by the file's BAL (every write and read
+    /// checked against it, its hash against the header's); blocks without one run on the
+    /// sequential reference, which builds their BAL.
+    #[default]
+    Use,
+    /// The file's BALs are ignored: every block runs on the sequential reference, and the BAL
+    /// it builds must hash to the header's `blockAccessListHash`.
+    Ignore,
+}
+
 /// Options of [`import_blocks_with`].
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ImportOptions {
+    /// What to do with the BALs the file carries.
+    pub file_bal: FileBal,
+    /// Threads of the parallel executor for blocks with a BAL (0: one per core).
+    pub threads: usize,
+    /// The order the parallel executor hands transactions to its workers.
+    pub scheduler: Scheduler,
     /// Keep each block's state-trie updates in [`ImportedBlock::updates`].
     pub keep_updates: bool,
     /// Prewarm blocks without a BAL on rayon's global pool ([`Prewarming::global`]).
@@ -211,7 +232,7 @@ pub fn import_blocks(
     blocks_rlp: &[u8],
     on_block: &mut dyn FnMut(&ImportedBlock),
 ) -> Result<Vec<ImportedBlock>, ImportError> {
-    let options = ImportOptions { keep_updates: false, prewarm: true, optimistic: false };
+    let options = ImportOptions { prewarm: true, ..Default::default() };
     import_blocks_with(store, blocks_rlp, options, on_block)
 }
 
@@ -226,8 +247,10 @@ pub fn import_blocks_with(
     options: ImportOptions,
     on_block: &mut dyn FnMut(&ImportedBlock),
 ) -> Result<Vec<ImportedBlock>, ImportError> {
-    let ImportOptions { keep_updates, prewarm, optimistic } = options;
+    let ImportOptions { file_bal, threads, scheduler, keep_updates, prewarm, optimistic } = options;
     let prewarm = if prewarm { Prewarming::global(optimistic) } else { Prewarming::OFF };
+    // The parallel executor's workers, built at the first block that comes with a BAL.
+    let mut pool: Option<rayon::ThreadPool> = None;
     let chain = stored_chain_spec(store)?;
     let (mut head_number, _) = store.head()?.ok_or(ImportError::NotInitialized)?;
     let mut head_header = stored_header(store, head_number)?;
@@ -238,11 +261,9 @@ pub fn import_blocks_with(
     while !buf.is_empty() {
         let offset = blocks_rlp.len() - buf.len();
         let start = buf;
-        let block = Block::<TxEnvelope>::decode(&mut buf).map_err(|e| ImportError::Decode {
-            index,
-            offset,
-            reason: e.to_string(),
-        })?;
+        let ExportedBlock { block, bal } = ExportedBlock::decode(&mut buf)
+            .map_err(|e| ImportError::Decode { index, offset, reason: e.to_string() })?;
+        let bal = bal.filter(|_| file_bal == FileBal::Use);
         let rlp_len = start.len() - buf.len();
         index += 1;
         let number = block.header.number;
@@ -288,8 +309,33 @@ pub fn import_blocks_with(
         let parent = pending.as_ref().map_or(&head_header, |p| &p.header).clone();
         let diff = pending.as_ref().map(|p| p.diff.clone());
         let previous = pending.take();
+        if let Some(bal) = &bal {
+            if !chain.is_amsterdam(block.header.timestamp) {
+                return Err(ImportError::Invalid {
+                    number,
+                    reason: format!(
+                        "the file carries a BAL of {} accounts for a block before Amsterdam",
+                        bal.len()
+                    ),
+                });
+            }
+            if pool.is_none() {
+                let built = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .thread_name(|i| format!("import-exec-{i}"))
+                    .build()?;
+                pool = Some(built);
+            }
+        }
+        let given = bal.as_ref().zip(pool.as_ref()).map(|(bal, pool)| GivenBal {
+            bal,
+            pool,
+            scheduler: Some(scheduler),
+            io: BalIo::PrefetchParallel,
+            nodes: None,
+        });
         let (executed, committed) = rayon::join(
-            || execute(&chain, store, &parent, diff, block, rlp_len, keep_updates, prewarm),
+            || execute(&chain, store, &parent, diff, block, rlp_len, keep_updates, given, prewarm),
             || previous.map(|p| finish(store, p)).transpose(),
         );
         if let Some(done) = committed? {
@@ -323,10 +369,11 @@ fn execute(
     block: Block<TxEnvelope>,
     rlp_len: usize,
     keep_updates: bool,
+    given: Option<GivenBal<'_>>,
     prewarm: Prewarming<'_>,
 ) -> Result<ExecutedBlock, ImportError> {
     let source = Arc::new(Overlay::over_store(store.clone(), diff));
-    execute_block(chain, source, parent, block, rlp_len, keep_updates, None, prewarm)
+    execute_block(chain, source, parent, block, rlp_len, keep_updates, given, prewarm)
 }
 
 /// How a block with a given EIP-7928 BAL is executed: by the parallel executor driven by it,

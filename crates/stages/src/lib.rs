@@ -10,6 +10,9 @@
 //!   atomically. The state root of block N and the commit overlap with the execution of block
 //!   N + 1, which reads N's changes from an in-memory overlay until N is committed.
 //!
+//! - [`export`]: geth's export file format, each block followed by its EIP-7928 BAL when the
+//!   file carries one.
+//!
 //! - `bal_root`: with a given EIP-7928 BAL the state root is computed from the BAL beside the
 //!   parallel execution, and kept when the executed updates match the BAL's.
 //!
@@ -21,6 +24,7 @@
 
 mod bal_root;
 mod error;
+pub mod export;
 pub mod genesis;
 pub mod import;
 pub mod overlay;
@@ -28,11 +32,12 @@ mod pre_byzantium;
 pub mod trie_state;
 
 pub use error::{ImportError, UnwindError};
+pub use export::ExportedBlock;
 pub use genesis::{init_genesis, stored_chain_spec, GenesisInit};
 pub use import::{
     account_updates, commit_executed, execute_block, import_blocks, import_blocks_with,
-    merge_updates, source_fault, state_root_stage, BalIo, ExecutedBlock, GivenBal, ImportOptions,
-    ImportedBlock, Prewarming,
+    merge_updates, source_fault, state_root_stage, BalIo, ExecutedBlock, FileBal, GivenBal,
+    ImportOptions, ImportedBlock, Prewarming,
 };
 pub use overlay::{Overlay, PendingDiff};
 pub use trie_state::{TrieReadError, TrieState};

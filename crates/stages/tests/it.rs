@@ -10,6 +10,9 @@ use gigagas_stages::{
 use gigagas_storage::Storage;
 use std::{path::PathBuf, sync::Arc};
 
+#[path = "it/geth_amsterdam.rs"]
+mod geth_amsterdam;
+
 fn suite() -> PathBuf {
     let dir =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/execution-apis/tests");
@@ -84,7 +87,7 @@ fn megablock_state_roots_equal_the_last_headers() {
     let imported = import_blocks_with(
         &store,
         &rlp,
-        ImportOptions { keep_updates: true, prewarm: true, optimistic: true },
+        ImportOptions { keep_updates: true, prewarm: true, optimistic: true, ..Default::default() },
         &mut |_| {},
     )
     .unwrap();

@@ -29,6 +29,29 @@ pub struct BlockchainTest {
     pub lastblockhash: B256,
     /// `"NoProof"` for the post-merge suites (no proof-of-work seal to check).
     pub seal_engine: Option<String>,
+    /// The filler's notes (execution-spec-tests: the test's source `url`, the tool's version).
+    #[serde(rename = "_info")]
+    pub info: Option<FixtureInfo>,
+}
+
+/// The `_info` of a filled fixture: where it came from.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+pub struct FixtureInfo {
+    /// The test's source, e.g. a file of ethereum/execution-specs at a tag.
+    #[serde(default)]
+    pub url: Option<String>,
+}
+
+impl BlockchainTest {
+    /// Whether the fixture was filled for the bal-devnet draft of Amsterdam (execution-spec-tests
+    /// `tests-bal@v5.0.0`, which its `_info.url` names) rather than the Glamsterdam that geth
+    /// 1.17.10 runs.
+    pub fn is_bal_devnet_draft(&self) -> bool {
+        self.info
+            .as_ref()
+            .and_then(|i| i.url.as_deref())
+            .is_some_and(|url| url.contains("tests-bal@v5."))
+    }
 }
 
 /// An account of `pre` / `postState`.

@@ -149,16 +149,17 @@ pub enum TestFailure {
     },
 }
 
-/// The chain a fixture's `network` names: every fork up to it active from genesis. `Amsterdam`
-/// is the draft the EIP-7928 fixtures (execution-spec-tests tests-bal@v5.0.0) were filled for:
-/// the bal-devnet rules on an Osaka chain with BPO2's blob parameters
-/// ([`ChainSpec::bal_devnet_time`]); revm 43's `AMSTERDAM` is a later Glamsterdam (EIP-2780,
-/// EIP-8037, EIP-8282) that these fixtures do not follow (docs/conformance.md).
-fn chain_for(network: &str) -> Result<ChainSpec, TestFailure> {
+/// The chain a fixture's `network` names: every fork up to it active from genesis (geth's
+/// `tests.Forks`). `Amsterdam` is geth 1.17.10's Glamsterdam (revm's `AMSTERDAM` after BPO2),
+/// except for fixtures filled for the EIP-7928 draft (execution-spec-tests tests-bal@v5.0.0,
+/// [`BlockchainTest::is_bal_devnet_draft`]): those run under the bal-devnet rules on an Osaka
+/// chain with BPO2's blob parameters ([`ChainSpec::bal_devnet_time`], docs/conformance.md).
+fn chain_for(test: &BlockchainTest) -> Result<ChainSpec, TestFailure> {
+    let network = &test.network;
     let fork: EthereumHardfork =
         network.parse().map_err(|_| TestFailure::UnknownNetwork(network.to_string()))?;
     Ok(match fork {
-        EthereumHardfork::Amsterdam => ChainSpec {
+        EthereumHardfork::Amsterdam if test.is_bal_devnet_draft() => ChainSpec {
             bal_devnet_time: Some(0),
             ..ChainSpec::from_genesis_fork(EthereumHardfork::Bpo2)
         },
@@ -173,7 +174,7 @@ fn chain_for(network: &str) -> Result<ChainSpec, TestFailure> {
 /// invalid block accepted, a wrong head, or a post-state that differs (naming the account and
 /// field).
 pub fn run_test(test: &BlockchainTest, options: &RunOptions) -> Result<(), TestFailure> {
-    let chain = chain_for(&test.network)?;
+    let chain = chain_for(test)?;
     let genesis = decode_block(&test.genesis_rlp).map_err(|e| TestFailure::Genesis(Box::new(e)))?;
     let state = WorldState::from_fixture(&test.pre);
     let root = state.state_root();

@@ -2,9 +2,11 @@
 
 use super::{positioned::PositionedDb, prepare::Prepared, ParallelBlock, Shared, TxExec};
 use crate::{
-    error::map_block_error, evm_config::EvmConfig, receipt::receipt_envelope,
-    sequential::execute_sequential, AccountExistence as Existence, AccountPost, BlockOutcome,
-    ExecutionError, PostStateDiff,
+    error::{map_block_error, PositionedError},
+    evm_config::EvmConfig,
+    receipt::receipt_envelope,
+    sequential::execute_sequential,
+    AccountExistence as Existence, AccountPost, BlockOutcome, ExecutionError, PostStateDiff,
 };
 use alloy_consensus::Transaction as _;
 use alloy_evm::{block::BlockExecutor, Evm};
@@ -16,7 +18,7 @@ use gigagas_bal::{
 use gigagas_primitives::ChainSpec;
 use revm::primitives::KECCAK_EMPTY;
 use revm::{context_interface::Cfg, database::State};
-use std::time::Instant;
+use std::{sync::OnceLock, time::Instant};
 
 /// [`commit`] with its duration in nanoseconds.
 pub(super) fn timed_commit(
@@ -51,12 +53,17 @@ fn commit(shared: &Shared<'_>, b: usize) -> Result<BlockOutcome, ExecutionError>
 
     // Index 0 first, so that errors come out in BAL index order: pre-execution system calls
     // (EIP-4788 beacon root, EIP-2935 history).
+    // The system calls' first read outside the BAL (alloy-evm reports it as a message).
+    let miss = OnceLock::new();
+    let system_error = |phase, e| match miss.get() {
+        Some(p) => PositionedError::clone(p).into_execution_error(number, phase),
+        None => map_block_error(number, phase, e),
+    };
     let pre_fragment = {
-        let mut state = bal_state(pb, prep, 0);
+        let mut state = bal_state(pb, prep, 0, &miss);
         {
             let mut ex = EvmConfig::new(shared.chain).block_executor(pb.block, &mut state);
-            ex.apply_pre_execution_changes()
-                .map_err(|e| map_block_error(number, Phase::PreExecution, e))?;
+            ex.apply_pre_execution_changes().map_err(|e| system_error(Phase::PreExecution, e))?;
         }
         state.take_built_bal().unwrap_or_default()
     };
@@ -90,7 +97,7 @@ fn commit(shared: &Shared<'_>, b: usize) -> Result<BlockOutcome, ExecutionError>
     // `EthBlockExecutor::commit_transaction` does, minus the logs bloom (already computed by the
     // workers) and minus the state commit (the BAL already positions index n + 1).
     let post_index = BlockAccessIndex::new(n as u64 + 1);
-    let mut state = bal_state(pb, prep, post_index.0);
+    let mut state = bal_state(pb, prep, post_index.0, &miss);
     let mut ex = EvmConfig::new(shared.chain).block_executor(pb.block, &mut state);
     let (amsterdam, gas_cap) = {
         let cfg = ex.evm().cfg_env();
@@ -136,7 +143,7 @@ fn commit(shared: &Shared<'_>, b: usize) -> Result<BlockOutcome, ExecutionError>
     ex.receipts = receipts;
     let block_gas_before_refunds = ex.block_regular_gas_used;
     // Index n + 1: rewards, withdrawals, EIP-6110 deposits, EIP-7002/7251 requests.
-    let result = ex.finish().map_err(|e| map_block_error(number, Phase::PostExecution, e))?.1;
+    let result = ex.finish().map_err(|e| system_error(Phase::PostExecution, e))?.1;
     let post_fragment = state.take_built_bal().unwrap_or_default();
     check_system_fragment(number, Phase::PostExecution, post_index.0, prep, &post_fragment)?;
 
@@ -218,14 +225,15 @@ fn settle_existence(
 }
 
 /// A `State` over the block's pre-state positioned at BAL `index`, recording the BAL fragment
-/// of what runs on it at that index.
+/// of what runs on it at that index; its first read outside the BAL kept in `miss`.
 fn bal_state<'a>(
     pb: &ParallelBlock<'a>,
     prep: &'a Prepared,
     index: u64,
+    miss: &'a OnceLock<PositionedError>,
 ) -> State<PositionedDb<'a>> {
-    let mut state =
-        State::builder().with_database(prep.positioned(pb, index)).with_bal_builder().build();
+    let db = prep.positioned(pb, index).latching(miss);
+    let mut state = State::builder().with_database(db).with_bal_builder().build();
     state.set_bal_index(BlockAccessIndex::new(index));
     state
 }

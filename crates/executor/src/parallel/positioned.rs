@@ -19,6 +19,7 @@ use revm::{
     database_interface::{Database, DatabaseRef},
     state::{AccountId, AccountInfo},
 };
+use std::sync::OnceLock;
 
 /// The last entry of `changes` (sorted by index) whose index is below `index`.
 fn last_before<T>(changes: &[T], index: u64, at: impl Fn(&T) -> u64) -> Option<&T> {
@@ -77,6 +78,8 @@ pub(crate) struct PositionedDb<'a> {
     codes: &'a BalCodes,
     /// The block access index reads are positioned at (`i + 1` for transaction `i`).
     pub(crate) index: u64,
+    /// Where the first read outside the BAL is kept ([`PositionedDb::latching`]).
+    miss: Option<&'a OnceLock<PositionedError>>,
 }
 
 impl<'a> PositionedDb<'a> {
@@ -90,13 +93,26 @@ impl<'a> PositionedDb<'a> {
         codes: &'a BalCodes,
         index: u64,
     ) -> Self {
-        Self { pre, values, bal, keys, codes, index }
+        Self { pre, values, bal, keys, codes, index, miss: None }
+    }
+
+    /// This view, keeping its first read outside the BAL in `miss`: alloy-evm's system calls
+    /// turn a database error into a message, so the commit takes the typed error from here.
+    pub(crate) fn latching(self, miss: &'a OnceLock<PositionedError>) -> Self {
+        Self { miss: Some(miss), ..self }
+    }
+
+    fn missed(&self, err: PositionedError) -> PositionedError {
+        if let Some(miss) = self.miss {
+            let _ = miss.set(err.clone());
+        }
+        err
     }
 
     fn position(&self, address: &Address) -> Result<usize, PositionedError> {
         self.keys
             .position(address)
-            .ok_or(PositionedError::NotInBal { address: *address, slot: None })
+            .ok_or_else(|| self.missed(PositionedError::NotInBal { address: *address, slot: None }))
     }
 
     fn slot_at(
@@ -106,7 +122,7 @@ impl<'a> PositionedDb<'a> {
         slot: U256,
     ) -> Result<U256, PositionedError> {
         let Some(j) = self.keys.slot_index(position, &slot) else {
-            return Err(PositionedError::NotInBal { address, slot: Some(slot) });
+            return Err(self.missed(PositionedError::NotInBal { address, slot: Some(slot) }));
         };
         if let Some(k) = self.keys.slot_changes(j) {
             let changes = &self.bal[position].storage_changes[k].changes;

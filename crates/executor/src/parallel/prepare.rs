@@ -9,7 +9,9 @@ use alloy_primitives::{
     map::{AddressSet, HashMap},
     Address,
 };
-use gigagas_bal::{validate_structure, writes::IndexedWrites, BalCodes, BalKeys};
+use gigagas_bal::{
+    validate_item_limit, validate_structure, writes::IndexedWrites, BalCodes, BalKeys,
+};
 use gigagas_primitives::ChainSpec;
 use revm::state::Account;
 use std::sync::Mutex;
@@ -45,6 +47,9 @@ pub(super) fn prepare(
     let number = b.block.number();
     let n = b.block.transactions.len();
     validate_structure(number, b.bal, n)?;
+    if b.block.header.block_access_list_hash.is_some() {
+        validate_item_limit(number, b.bal, b.block.header.gas_limit)?;
+    }
     let codes = BalCodes::new(number, b.bal)?;
     // Both reuse the code hashes decoding computed.
     let (writes, keyed) = rayon::join(
