@@ -7,7 +7,7 @@ GIGAGAS := target/release/gigagas
 GIGAGAS_BENCH := target/release/gigagas-bench
 BENCH_ARGS ?= --threads 1,2 --scheduler all --batch 1,all --repeat 11 --project
 
-.PHONY: help check-data deps devnet-deps build build-quic maxperf test-quic run test test-fixtures import proofs-check bench-io worst-io net-sim bench bench-rlnc node devnet devnet-net devnet-net-replay devnet-prysm engine-schemas fuzz-net hw engine-replay lint fmt
+.PHONY: interop-amsterdam help check-data deps devnet-deps build build-quic maxperf test-quic run test test-fixtures import proofs-check bench-io worst-io net-sim bench bench-rlnc node devnet devnet-net devnet-net-replay devnet-prysm engine-schemas fuzz-net hw engine-replay lint fmt
 VENV := testing/.venv
 
 help: ## List the targets
@@ -87,10 +87,14 @@ engine-replay: check-data build devnet-deps ## The Engine API replay benchmark o
 fuzz-net: deps ## The decoders of everything a peer sends (frames, RLNC and RS chunks, gossipsub messages, sync messages), 1,000,000 random and mutated inputs each: no panic
 	FUZZ_ITERATIONS=1000000 $(CARGO) test --release --workspace --test it -- fuzz --nocapture
 
-test-fixtures: build ## Conformance suites through the pipeline (ethereum/tests, execution-apis chain, EEST Amsterdam); tables in docs/conformance.md
+test-fixtures: build ## Conformance suites through the pipeline (ethereum/tests, execution-apis chain, EEST's EIP-7928 draft fixtures, geth 1.17.10's Amsterdam chain as a fixture); tables in docs/conformance.md
 	$(GIGAGAS_BENCH) test-fixtures $(SHARED)/data/ethereum-tests/BlockchainTests
 	$(GIGAGAS_BENCH) test-fixtures $(SHARED)/data/execution-apis/tests
 	$(GIGAGAS_BENCH) test-fixtures $(SHARED)/data/eest-amsterdam
+	$(GIGAGAS_BENCH) test-fixtures testing/geth/amsterdam-coverage/fixture.json
+
+interop-amsterdam: build devnet-deps ## geth 1.17.10 as the oracle of Amsterdam, both ways: geth --dev builds a chain under a load that exercises every Glamsterdam rule, gigagas imports it with geth's BALs (parallel) and without (sequential), its fixture passes geth's evm blocktest and test-fixtures; geth imports a gen-chain Amsterdam chain and a gigagas dev node's blocks (testing/interop_amsterdam.py; geth installed into ~/.cache/gigagas)
+	$(VENV)/bin/python testing/interop_amsterdam.py --gigagas $(GIGAGAS) --bench $(GIGAGAS_BENCH) --data $(DATA)
 
 import: build ## init + import the execution-apis chain into target/datadir (header checks, execution, every state root verified)
 	rm -rf target/datadir

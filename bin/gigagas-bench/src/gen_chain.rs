@@ -90,7 +90,9 @@ pub(crate) enum Mix {
 pub(crate) enum Fork {
     /// Osaka: no BAL.
     Osaka,
-    /// gigagas's bal-devnet rules (`balDevnetTime`): every block carries its EIP-7928 BAL.
+    /// geth 1.17.10's Amsterdam (`amsterdamTime`; Glamsterdam: revm's `AMSTERDAM`): every block
+    /// carries its EIP-7928 BAL; the genesis holds geth's EIP-8282 request contracts and the
+    /// EIP-7997 CREATE2 factory.
     Amsterdam,
 }
 
@@ -202,8 +204,11 @@ enum Kind {
 }
 
 impl Kind {
-    /// (gas limit, expected use) in gas.
-    fn gas(self) -> (u64, u64) {
+    /// (gas limit, expected use) in gas under `fork`'s rules.
+    fn gas(self, fork: Fork) -> (u64, u64) {
+        if fork == Fork::Amsterdam {
+            return self.gas_amsterdam();
+        }
         match self {
             Kind::EthToFresh => (21_000, 21_000),
             Kind::UsdtTransfer => (90_000, 55_000),
@@ -215,6 +220,27 @@ impl Kind {
             Kind::AddLiquidity => (400_000, 240_000),
             Kind::HotCounter => (50_000, 26_000),
             Kind::ColdReads => (620_000, 556_000),
+        }
+    }
+
+    /// (gas limit, expected use) under Amsterdam's EIP-8037 / EIP-8038 / EIP-2780 prices: a
+    /// new account costs 183,600 state gas (120 bytes at 1,530), a new slot 97,920 (64 bytes),
+    /// deployed code 1,530 a byte. The use is the receipts' mean (execution plus state gas)
+    /// on the generated chains (seed 1, 360 transactions of the mainnet mix, 120 of each
+    /// other), the limit their largest plus a margin. A block of `--gas` is filled by these
+    /// uses: its header's `gasUsed` (the larger of the two dimensions) is then lower.
+    fn gas_amsterdam(self) -> (u64, u64) {
+        match self {
+            Kind::EthToFresh => (210_000, 204_600),
+            Kind::UsdtTransfer => (190_000, 107_000),
+            Kind::WethTransfer => (180_000, 99_000),
+            Kind::WethDeposit => (60_000, 35_000),
+            Kind::SlotWrites => (1_350_000, 1_116_000),
+            Kind::UniswapSwap => (430_000, 137_000),
+            Kind::CreatePair => (22_000_000, 18_500_000),
+            Kind::AddLiquidity => (950_000, 778_000),
+            Kind::HotCounter => (150_000, 28_000),
+            Kind::ColdReads => (660_000, 543_000),
         }
     }
 }
@@ -305,7 +331,7 @@ impl Workload {
     }
 
     /// The next transaction, of `kind` (senders taken in turn).
-    fn transaction(&mut self, kind: Kind, max_fee: u128) -> (TxEnvelope, Address) {
+    fn transaction(&mut self, kind: Kind, fork: Fork, max_fee: u128) -> (TxEnvelope, Address) {
         let (to, value, input) = match kind {
             Kind::EthToFresh => {
                 (Address::from_word(self.rng.word()), U256::from(1_000_000_000u64), Vec::new())
@@ -385,7 +411,7 @@ impl Workload {
         let tx = TxEip1559 {
             chain_id: CHAIN_ID,
             nonce,
-            gas_limit: kind.gas().0,
+            gas_limit: kind.gas(fork).0,
             max_fee_per_gas: max_fee,
             max_priority_fee_per_gas: 1_000_000_000,
             to: TxKind::Call(to),
@@ -441,7 +467,29 @@ fn genesis(args: &GenChainArgs, workload: &Workload, gas_limit: u64) -> Result<V
             config.remove("balDevnetTime");
         }
         Fork::Amsterdam => {
-            config.insert("balDevnetTime".into(), json!(0));
+            config.remove("balDevnetTime");
+            config.insert("amsterdamTime".into(), json!(0));
+        }
+    }
+    if args.fork == Fork::Amsterdam {
+        // geth's own genesis entries of the contracts Amsterdam calls or names (its
+        // `--dev dumpgenesis`, testing/geth/): EIP-8282's builder deposit and exit request
+        // contracts (called after every block; geth refuses a block when one has no code) and
+        // EIP-7997's CREATE2 factory.
+        let geth: Value = serde_json::from_str(include_str!(
+            "../../../testing/geth/geth-1.17.10-dev-dumpgenesis.json"
+        ))
+        .map_err(|e| e.to_string())?;
+        for address in [
+            "0000bff46984e3725691fa540a8c7589300d8282",
+            "000064d678505ad48f8ccb093bc65613800e8282",
+            "4e59b44847b379578588920ca78fbf26c0b4956c",
+        ] {
+            let entry = geth["alloc"][address].clone();
+            if entry.is_null() {
+                return Err(format!("geth's dev genesis has no entry for {address}"));
+            }
+            genesis["alloc"][format!("0x{address}")] = entry;
         }
     }
     genesis["gasLimit"] = json!(format!("{gas_limit:#x}"));
@@ -576,8 +624,8 @@ fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
     let gas_limit = args.gas + args.gas / 2;
     let per_tx = match args.mix {
         Mix::Mainnet => 40_000,
-        Mix::Hot => Kind::HotCounter.gas().1,
-        Mix::Cold => Kind::ColdReads.gas().1,
+        Mix::Hot => Kind::HotCounter.gas(args.fork).1,
+        Mix::Cold => Kind::ColdReads.gas(args.fork).1,
     };
     // About one transaction per sender and block.
     let senders = (args.gas / per_tx).clamp(64, 50_000);
@@ -614,11 +662,11 @@ fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
         while expected < args.gas {
             // The kind first: a transaction made is a nonce spent.
             let kind = setup.pop().unwrap_or_else(|| workload.kind());
-            let (limit, used) = kind.gas();
+            let (limit, used) = kind.gas(args.fork);
             if limits + limit > gas_limit {
                 break;
             }
-            let (tx, sender) = workload.transaction(kind, max_fee);
+            let (tx, sender) = workload.transaction(kind, args.fork, max_fee);
             limits += limit;
             expected += used;
             *by_kind.entry(kind).or_insert(0u64) += 1;

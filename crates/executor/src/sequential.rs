@@ -132,11 +132,22 @@ pub(crate) fn run_in_order<'t>(
         let beneficiary = block.header.beneficiary;
         let mut tx_gas_used = Vec::with_capacity(block.transactions.len());
         let mut cumulative = 0u64;
+        let state_gas = ex.evm().cfg_env().enable_amsterdam_eip8037;
         for (tx, sender) in candidates {
             let i = tx_gas_used.len();
-            let used = if before_refunds { ex.block_regular_gas_used } else { cumulative };
-            let available = gas_limit.saturating_sub(used);
-            if tx.gas_limit().min(gas_cap) > available {
+            // alloy-evm's check that a transaction fits: its gas limit (up to the EIP-7825 cap)
+            // within the block's remaining gas — counted before refunds under EIP-7778 and
+            // EIP-8037 — and, under EIP-8037, its whole gas limit within what the block's
+            // state gas leaves.
+            let used =
+                if before_refunds || state_gas { ex.block_regular_gas_used } else { cumulative };
+            let mut available = gas_limit.saturating_sub(used);
+            let mut needed = tx.gas_limit().min(gas_cap);
+            if state_gas && needed <= available {
+                available = gas_limit.saturating_sub(ex.block_state_gas_used);
+                needed = tx.gas_limit();
+            }
+            if needed > available {
                 if skip_invalid {
                     skipped.push((*tx.tx_hash(), "does not fit the remaining block gas".into()));
                     continue;

@@ -153,6 +153,8 @@ pub fn build_payload(
             None
         },
         extra_data: attrs.extra_data.clone().unwrap_or(Bytes::from_static(EXTRA_DATA)),
+        // EIP-7843: the slot is in the block's environment while it is built (`SLOTNUM`).
+        slot_number: chain.is_amsterdam(t).then(|| attrs.slot_number.unwrap_or_default()),
         ..Default::default()
     };
     // Blob transactions while their blobs fit (EIP-4844; the block executor does not check the
@@ -219,7 +221,6 @@ pub fn build_payload(
     }
     if chain.is_amsterdam(t) {
         header.block_access_list_hash = Some(compute_block_access_list_hash(&bal));
-        header.slot_number = Some(attrs.slot_number.unwrap_or_default());
     }
     let base_fee = header.base_fee_per_gas.unwrap_or_default();
     let block_value = built

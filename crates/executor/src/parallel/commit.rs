@@ -123,6 +123,16 @@ fn commit(shared: &Shared<'_>, b: usize) -> Result<BlockOutcome, ExecutionError>
                 available,
             });
         }
+        // EIP-8037: the whole gas limit within what the block's state gas leaves.
+        let state_available = pb.block.header.gas_limit.saturating_sub(ex.block_state_gas_used);
+        if amsterdam && tx.gas_limit() > state_available {
+            return Err(ExecutionError::GasLimitExceeded {
+                block: number,
+                tx_index: i,
+                gas_limit: tx.gas_limit(),
+                available: state_available,
+            });
+        }
         let gas = t.result.gas();
         ex.cumulative_tx_gas_used += gas.tx_gas_used();
         ex.block_regular_gas_used += gas.block_regular_gas_used();
