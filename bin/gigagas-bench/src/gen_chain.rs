@@ -620,8 +620,14 @@ pub(crate) fn run(args: GenChainArgs) -> Result<std::process::ExitCode, String> 
 /// Writes `genesis.json`, `chain.rlp` and `info.json` into `args.out`; returns the info.
 fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
     let start = Instant::now();
-    // Room for every candidate's gas limit while the expected use fills `gas`.
-    let gas_limit = args.gas + args.gas / 2;
+    // Room for every candidate's gas limit while the expected use fills `gas`; the mainnet
+    // mix's first block also holds the pool's setup (under EIP-8037 the pair's code deposit
+    // alone is 18.5M gas).
+    let setup_gas = Kind::CreatePair.gas(args.fork).0 + Kind::AddLiquidity.gas(args.fork).0;
+    let mut gas_limit = args.gas + args.gas / 2;
+    if args.mix == Mix::Mainnet {
+        gas_limit = gas_limit.max(setup_gas + setup_gas / 4);
+    }
     let per_tx = match args.mix {
         Mix::Mainnet => 40_000,
         Mix::Hot => Kind::HotCounter.gas(args.fork).1,
@@ -659,7 +665,7 @@ fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
         } else {
             Vec::new()
         };
-        while expected < args.gas {
+        while expected < args.gas || !setup.is_empty() {
             // The kind first: a transaction made is a nonce spent.
             let kind = setup.pop().unwrap_or_else(|| workload.kind());
             let (limit, used) = kind.gas(args.fork);

@@ -18,7 +18,6 @@ use gigagas_state::{
 use gigagas_trie::{update_state_root, AccountUpdate, ProofNodes, Trie};
 use serde::Serialize;
 use std::{
-    collections::BTreeMap,
     path::{Path, PathBuf},
     process::ExitCode,
     sync::Arc,
@@ -175,12 +174,9 @@ fn check(chain: &ChainSpec, file: &Path, r: &mut BlockCheck) -> Result<(), Strin
 /// Verifies every proven account and slot against the parent's state root and builds the
 /// pre-state from them (an account whose proof shows absence is left out).
 fn verified_pre_state(data: &ProofBlock, nodes: &ProofNodes) -> Result<PreState, String> {
-    let mut hashes = BTreeMap::new();
     let parent = &data.parent;
-    hashes.insert(parent.number(), parent.hash);
-    if parent.number() > 0 {
-        hashes.insert(parent.number() - 1, parent.header.parent_hash);
-    }
+    // BLOCKHASH: every ancestor the file carries.
+    let hashes = data.block_hashes.clone();
     let mut state = PreState::new(Arc::new(data.contracts.clone()), Arc::new(hashes));
     let mut accounts = Trie::new(parent.header.state_root);
     for a in &data.pre_accounts {

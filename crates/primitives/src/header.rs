@@ -335,7 +335,6 @@ pub fn genesis_header(
             .eth
             .is_amsterdam_active_at_timestamp(timestamp)
             .then(|| genesis.slot_number.unwrap_or(0)),
-        ..Default::default()
     }
 }
 

@@ -57,9 +57,13 @@ pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
         // The sidecar form of the head's fork (the next block's, but for a block at the fork).
         let osaka = ctx.chain.is_osaka(header.as_ref().map_or(0, |h| h.timestamp));
         let form = if osaka { BlobForm::Eip7594 } else { BlobForm::Eip4844 };
+        // The next block's rules (as geth's pool: the head's fork, but for a block at the fork).
+        let spec = header.as_ref().map_or(revm::primitives::hardfork::SpecId::OSAKA, |h| {
+            ctx.chain.spec_id(h.number + 1, h.timestamp)
+        });
         let hash = ctx
             .pool
-            .add_raw(&raw, ctx.chain.chain_id, gas_limit, form, &*ctx.storage)
+            .add_raw(&raw, ctx.chain.chain_id, gas_limit, form, spec, &*ctx.storage)
             .map_err(|e| ErrorObjectOwned::owned(-32000, e.to_string(), None::<()>))?;
         Ok(json!(hash))
     })

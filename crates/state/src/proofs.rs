@@ -8,7 +8,7 @@ use alloy_primitives::{keccak256, map::HashMap, Address, Bytes, B256, U256};
 use gigagas_primitives::BlockInput;
 use revm::state::Bytecode;
 use serde::Deserialize;
-use std::{io::Read, path::Path};
+use std::{collections::BTreeMap, io::Read, path::Path};
 
 #[derive(Deserialize)]
 struct BlockKey {
@@ -64,6 +64,9 @@ pub struct ProofBlock {
     pub post_nodes: Vec<Bytes>,
     /// The touched accounts' code, by code hash (keccak-checked).
     pub contracts: HashMap<B256, Bytecode>,
+    /// The hashes of the block's ancestors (number → hash): the parent, its parent hash, and
+    /// every earlier block of the file that the parent hashes link to — what `BLOCKHASH` reads.
+    pub block_hashes: BTreeMap<u64, B256>,
 }
 
 /// Reads one `block-<number>.json.gz`. The file may hold more blocks than the block and its
@@ -85,8 +88,15 @@ pub fn load_proof_block(path: &Path) -> Result<ProofBlock, LoadError> {
     let parent_no = number.checked_sub(1).ok_or_else(|| {
         malformed(path, "full_blocks", "block 0 has no parent to prove against".to_string())
     })?;
+    // Every block of the file by hash, for the ancestors' hashes.
+    let links: HashMap<B256, (u64, B256)> = file
+        .full_blocks
+        .iter()
+        .map(|(_, b)| (b.header.hash, (b.header.number, b.header.parent_hash)))
+        .collect();
     let (block, parent) = select_blocks(path, file.full_blocks, number, &file.proofs)?;
     let (block, parent) = (block_from_rpc(path, block)?, block_from_rpc(path, parent)?);
+    let block_hashes = ancestor_hashes(&links, parent.number(), parent.hash);
     let (mut pre_accounts, mut post_accounts) = (Vec::new(), Vec::new());
     let (mut pre_nodes, mut post_nodes) = (Vec::new(), Vec::new());
     for (k, p) in file.proofs {
@@ -127,7 +137,36 @@ pub fn load_proof_block(path: &Path) -> Result<ProofBlock, LoadError> {
             ));
         }
     }
-    Ok(ProofBlock { block, parent, pre_accounts, post_accounts, pre_nodes, post_nodes, contracts })
+    Ok(ProofBlock {
+        block,
+        parent,
+        pre_accounts,
+        post_accounts,
+        pre_nodes,
+        post_nodes,
+        contracts,
+        block_hashes,
+    })
+}
+
+/// The hashes of block `number` (hash `hash`) and its ancestors that `links` (hash → number,
+/// parent hash) reaches by parent hashes, plus the parent hash of the earliest one reached.
+fn ancestor_hashes(
+    links: &HashMap<B256, (u64, B256)>,
+    number: u64,
+    hash: B256,
+) -> BTreeMap<u64, B256> {
+    let mut out = BTreeMap::new();
+    let (mut number, mut hash) = (number, hash);
+    loop {
+        out.insert(number, hash);
+        let Some(&(n, parent)) = links.get(&hash) else { break };
+        if n != number || number == 0 {
+            break;
+        }
+        (number, hash) = (number - 1, parent);
+    }
+    out
 }
 
 /// The block a proofs file is about: the number in its name (`block-<number>.json.gz`), else
@@ -199,5 +238,25 @@ fn select_blocks(
                 "{n} blocks numbered {number} extend a parent in the file and match the proofs"
             ),
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ancestors_follow_parent_hashes_through_the_file() {
+        let h = |n: u8| B256::repeat_byte(n);
+        // Blocks 10 ← 9 ← 8 in the file, an uncle at 9, block 7 absent.
+        let links: HashMap<B256, (u64, B256)> =
+            [(h(10), (10, h(9))), (h(9), (9, h(8))), (h(0x99), (9, h(8))), (h(8), (8, h(7)))]
+                .into_iter()
+                .collect();
+        let got = ancestor_hashes(&links, 10, h(10));
+        let want: BTreeMap<u64, B256> = [(10, h(10)), (9, h(9)), (8, h(8)), (7, h(7))].into();
+        assert_eq!(got, want);
+        // A parent outside the file: itself only.
+        assert_eq!(ancestor_hashes(&links, 5, h(5)), [(5, h(5))].into());
     }
 }

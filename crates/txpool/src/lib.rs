@@ -24,6 +24,7 @@ use alloy_consensus::{transaction::SignerRecoverable, Transaction, TxEnvelope};
 use alloy_eips::{eip2718::Decodable2718, eip7594::BlobTransactionSidecarVariant};
 use alloy_primitives::{Address, B256, U256};
 use gigagas_state::StateSource;
+use revm::primitives::hardfork::SpecId;
 use std::{
     cmp::Reverse,
     collections::{BTreeMap, BinaryHeap, HashMap},
@@ -118,6 +119,32 @@ pub enum PoolError {
     /// The gas limit exceeds the block's.
     #[error("exceeds block gas limit")]
     GasLimit,
+    /// The gas limit exceeds the fork's transaction cap: EIP-7825's 2^24 from Osaka, EIP-8037's
+    /// 2^32 − 1 from Amsterdam (geth's `ErrGasLimitTooHigh`).
+    #[error("transaction gas limit too high (cap: {cap}, tx: {gas})")]
+    GasLimitTooHigh {
+        /// The fork's cap (gas).
+        cap: u64,
+        /// The transaction's gas limit.
+        gas: u64,
+    },
+    /// The gas limit is below the intrinsic gas (geth's `ErrIntrinsicGas`).
+    #[error("intrinsic gas too low: gas {gas}, minimum needed {needed}")]
+    IntrinsicGas {
+        /// The transaction's gas limit.
+        gas: u64,
+        /// Its intrinsic gas (execution and state parts).
+        needed: u64,
+    },
+    /// The gas limit is below the EIP-7623 / EIP-7976 calldata floor, or (Amsterdam) the larger
+    /// of the intrinsic gas and the floor exceeds 2^24 (geth's `ErrFloorDataGas`).
+    #[error("insufficient gas for floor data gas cost: gas {gas}, minimum needed {needed}")]
+    FloorDataGas {
+        /// The transaction's gas limit.
+        gas: u64,
+        /// The floor, or the larger of intrinsic gas and floor when above 2^24.
+        needed: u64,
+    },
     /// The pool is full and holds nothing it may evict (only the sender's own transactions).
     #[error("txpool is full")]
     Full,
@@ -127,6 +154,54 @@ pub enum PoolError {
     /// A blob transaction's sidecar is refused (the message names the blob).
     #[error(transparent)]
     Blob(#[from] BlobError),
+}
+
+/// EIP-8037's cap on a transaction's whole gas limit (execution plus state-gas reservoir).
+const MAX_TX_TOTAL_GAS: u64 = u32::MAX as u64;
+
+/// geth's gas checks of a pooled transaction under `spec` (core/txpool/validation.go): the
+/// fork's gas-limit cap, the intrinsic gas (EIP-2780's prices from Amsterdam, state gas
+/// included), the calldata floor (EIP-7623, EIP-7976 from Amsterdam), and from Amsterdam the
+/// larger of intrinsic gas and floor within 2^24. revm computes the gas.
+fn check_gas(tx: &TxEnvelope, sender: Address, spec: SpecId) -> Result<(), PoolError> {
+    use revm::context_interface::cfg::gas_params::{Eip2780TxInfo, GasParams};
+    let gas = tx.gas_limit();
+    let amsterdam = spec.is_enabled_in(SpecId::AMSTERDAM);
+    let cap = revm::primitives::eip7825::TX_GAS_LIMIT_CAP;
+    if spec.is_enabled_in(SpecId::OSAKA) && !amsterdam && gas > cap {
+        return Err(PoolError::GasLimitTooHigh { cap, gas });
+    }
+    if amsterdam && gas > MAX_TX_TOTAL_GAS {
+        return Err(PoolError::GasLimitTooHigh { cap: MAX_TX_TOTAL_GAS, gas });
+    }
+    let eip2780 = amsterdam
+        .then(|| Eip2780TxInfo { value: tx.value(), is_self_transfer: tx.to() == Some(sender) });
+    let (accounts, keys) = tx.access_list().map_or((0, 0), |list| {
+        (list.len() as u64, list.iter().map(|item| item.storage_keys.len() as u64).sum())
+    });
+    let authorizations = tx.authorization_list().map_or(0, |a| a.len() as u64);
+    let initial = GasParams::new_spec(spec).initial_tx_gas(
+        tx.input(),
+        tx.kind().is_create(),
+        accounts,
+        keys,
+        authorizations,
+        eip2780,
+    );
+    let intrinsic = initial.initial_regular_gas + initial.initial_state_gas;
+    if gas < intrinsic {
+        return Err(PoolError::IntrinsicGas { gas, needed: intrinsic });
+    }
+    if spec.is_enabled_in(SpecId::PRAGUE) {
+        if gas < initial.floor_gas {
+            return Err(PoolError::FloorDataGas { gas, needed: initial.floor_gas });
+        }
+        let larger = intrinsic.max(initial.floor_gas);
+        if amsterdam && larger > cap {
+            return Err(PoolError::FloorDataGas { gas, needed: larger });
+        }
+    }
+    Ok(())
 }
 
 /// One pooled transaction.
@@ -234,6 +309,7 @@ impl TxPool {
         chain_id: u64,
         block_gas_limit: u64,
         blob_form: BlobForm,
+        spec: SpecId,
         state: &dyn StateSource,
     ) -> Result<B256, PoolError> {
         // geth's txMaxSize: a pool must not take what a peer could flood it with.
@@ -250,6 +326,7 @@ impl TxPool {
         if tx.gas_limit() > block_gas_limit {
             return Err(PoolError::GasLimit);
         }
+        check_gas(&tx, sender, spec)?;
         let account = state.account(&sender).map_err(|e| PoolError::State(e.to_string()))?;
         let (nonce, balance) = account.map_or((0, U256::ZERO), |a| (a.nonce, a.balance));
         if tx.nonce() < nonce {
@@ -508,7 +585,9 @@ mod tests {
         let pool = TxPool::default();
         let mut raw = vec![0u8; MAX_TX_SIZE + 1];
         raw[0] = 2;
-        let err = pool.add_raw(&raw, 1, 30_000_000, BlobForm::Eip7594, &EMPTY).unwrap_err();
+        let err = pool
+            .add_raw(&raw, 1, 30_000_000, BlobForm::Eip7594, SpecId::OSAKA, &EMPTY)
+            .unwrap_err();
         assert!(
             matches!(err, PoolError::Oversized { size, limit: MAX_TX_SIZE } if size == MAX_TX_SIZE + 1),
             "{err}"
@@ -516,14 +595,14 @@ mod tests {
         // At the limit the size check passes; these bytes then fail to decode.
         raw.truncate(MAX_TX_SIZE);
         assert!(matches!(
-            pool.add_raw(&raw, 1, 30_000_000, BlobForm::Eip7594, &EMPTY),
+            pool.add_raw(&raw, 1, 30_000_000, BlobForm::Eip7594, SpecId::OSAKA, &EMPTY),
             Err(PoolError::Decode(_))
         ));
         // Blob transactions carry their sidecar: no size limit here.
         let mut blob = vec![0u8; MAX_TX_SIZE + 1];
         blob[0] = 3;
         assert!(matches!(
-            pool.add_raw(&blob, 1, 30_000_000, BlobForm::Eip7594, &EMPTY),
+            pool.add_raw(&blob, 1, 30_000_000, BlobForm::Eip7594, SpecId::OSAKA, &EMPTY),
             Err(PoolError::Decode(_))
         ));
     }
@@ -559,6 +638,50 @@ mod tests {
         TxEnvelope::from(tx.into_signed(sig)).encoded_2718()
     }
 
+    /// A 1-wei EIP-1559 transfer from key `i` with `gas` and `data`.
+    fn transfer_with(i: u8, gas: u64, data: Vec<u8>) -> Vec<u8> {
+        use alloy_consensus::{SignableTransaction, TxEip1559};
+        use alloy_eips::eip2718::Encodable2718;
+        let tx = TxEip1559 {
+            chain_id: 1,
+            gas_limit: gas,
+            max_fee_per_gas: 1_000_000_000,
+            max_priority_fee_per_gas: 1_000_000_000,
+            to: alloy_primitives::TxKind::Call(Address::repeat_byte(0x42)),
+            value: U256::from(1),
+            input: data.into(),
+            ..Default::default()
+        };
+        let sig = signature(&key(i), tx.signature_hash());
+        TxEnvelope::from(tx.into_signed(sig)).encoded_2718()
+    }
+
+    #[test]
+    fn gas_limits_follow_the_forks_caps_intrinsic_gas_and_floor() {
+        let pool = TxPool::default();
+        let add = |raw: &[u8], spec| {
+            pool.add_raw(raw, 1, 1_000_000_000, BlobForm::Eip7594, spec, &FUNDED)
+        };
+        // Osaka: EIP-7825's cap; Amsterdam lets the rest be a state-gas reservoir.
+        let big = transfer_with(0, (1 << 24) + 1, Vec::new());
+        let err = add(&big, SpecId::OSAKA).unwrap_err();
+        assert_eq!(err, PoolError::GasLimitTooHigh { cap: 1 << 24, gas: (1 << 24) + 1 });
+        assert!(add(&big, SpecId::AMSTERDAM).is_ok());
+        // Intrinsic gas: 21,000 for a value transfer in both (EIP-2780: 12,000 + 3,000 + 6,000).
+        for spec in [SpecId::OSAKA, SpecId::AMSTERDAM] {
+            let err = add(&transfer_with(1, 20_999, Vec::new()), spec).unwrap_err();
+            assert_eq!(err, PoolError::IntrinsicGas { gas: 20_999, needed: 21_000 }, "{spec:?}");
+        }
+        // 1,000 non-zero bytes of calldata: intrinsic 21,000 + 16,000; the floor is 21,000 + 40
+        // a non-zero byte in Osaka (EIP-7623), 21,000 + 64 a byte in Amsterdam (EIP-7976).
+        let data = vec![0xff; 1000];
+        let err = add(&transfer_with(2, 60_999, data.clone()), SpecId::OSAKA).unwrap_err();
+        assert_eq!(err, PoolError::FloorDataGas { gas: 60_999, needed: 61_000 });
+        assert_eq!(add(&transfer_with(2, 70_000, data.clone()), SpecId::OSAKA).err(), None);
+        let err = add(&transfer_with(3, 70_000, data), SpecId::AMSTERDAM).unwrap_err();
+        assert_eq!(err, PoolError::FloorDataGas { gas: 70_000, needed: 85_000 });
+    }
+
     /// The network form of a one-blob transaction from key `i` paying `gwei` per blob gas.
     fn blob_tx(i: u8, nonce: u64, gwei: u128, sidecar: &BlobTransactionSidecarVariant) -> Vec<u8> {
         use alloy_consensus::{
@@ -585,7 +708,9 @@ mod tests {
     #[test]
     fn a_full_pool_evicts_the_cheapest_last_nonce_for_a_better_paying_newcomer() {
         let pool = TxPool::with_limits(PoolLimits { transactions: 3, blob_transactions: 1 });
-        let add = |raw: &[u8]| pool.add_raw(raw, 1, 30_000_000, BlobForm::Eip4844, &FUNDED);
+        let add = |raw: &[u8]| {
+            pool.add_raw(raw, 1, 30_000_000, BlobForm::Eip4844, SpecId::PRAGUE, &FUNDED)
+        };
         // Sender 0 pays 1 gwei on nonces 0 and 1, sender 1 pays 5.
         let cheap0 = add(&transfer(0, 0, 1)).unwrap();
         let cheap1 = add(&transfer(0, 1, 1)).unwrap();
@@ -619,7 +744,9 @@ mod tests {
             .unwrap(),
         );
         let pool = TxPool::with_limits(PoolLimits { transactions: 10, blob_transactions: 1 });
-        let add = |raw: &[u8]| pool.add_raw(raw, 1, 30_000_000, BlobForm::Eip4844, &FUNDED);
+        let add = |raw: &[u8]| {
+            pool.add_raw(raw, 1, 30_000_000, BlobForm::Eip4844, SpecId::PRAGUE, &FUNDED)
+        };
         let first = add(&blob_tx(0, 0, 3, &sidecar)).unwrap();
         let plain = add(&transfer(3, 0, 1)).unwrap();
         assert_eq!(add(&blob_tx(1, 0, 3, &sidecar)), Err(PoolError::Underpriced));

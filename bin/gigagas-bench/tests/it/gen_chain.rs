@@ -47,10 +47,15 @@ fn generated_chains_import_on_both_rule_sets() {
         let blocks = info["blocks"].as_array().unwrap();
         assert_eq!(blocks.len(), 3);
         for b in blocks {
-            // Filled to about the gas asked (the estimate per kind), and nothing left out.
+            // Filled to about the gas asked (the estimate per kind), and nothing left out;
+            // under Amsterdam the mainnet mix's first block holds the Uniswap pair's setup (its
+            // code deposit is 18.5M gas under EIP-8037), and a header counts the larger of
+            // execution and state gas, below the receipts' sum the blocks are filled by.
             let used = b["gas_used"].as_u64().unwrap();
-            assert!((2_000_000..=4_500_000).contains(&used), "{fork} {mix}: {b}");
-            assert!(b["transactions"].as_u64().unwrap() > 5, "{b}");
+            let setup = fork == "amsterdam" && mix == "mainnet" && b["number"] == 1;
+            let low = if fork == "amsterdam" { 1_000_000 } else { 2_000_000 };
+            assert!(setup || (low..=4_500_000).contains(&used), "{fork} {mix}: {b}");
+            assert!(b["transactions"].as_u64().unwrap() > if setup { 1 } else { 5 }, "{b}");
             assert_eq!(b["failed"], 0, "every transaction succeeds: {fork} {mix}: {b}");
         }
         assert_eq!(import(dir.path()), 3, "{fork} {mix}: every block imports with its state root");
