@@ -93,6 +93,10 @@ struct BlockJson {
     transactions: usize,
     gas_used: u64,
     execution_ms: f64,
+    /// Of `execution_ms`, sender recovery (rayon, all cores).
+    recovery_ms: f64,
+    /// Of `execution_ms`, the BAL-hinted reads before a parallel run (0 on the sequential path).
+    io_ms: f64,
     state_root_ms: f64,
     commit_ms: f64,
     cache_hits: u64,
@@ -219,6 +223,8 @@ fn block_json(b: &ImportedBlock) -> BlockJson {
         transactions: b.transactions,
         gas_used: b.gas_used,
         execution_ms: b.execution.as_secs_f64() * 1e3,
+        recovery_ms: b.recovery.as_secs_f64() * 1e3,
+        io_ms: b.io.as_secs_f64() * 1e3,
         state_root_ms: b.state_root.as_secs_f64() * 1e3,
         commit_ms: b.commit.as_secs_f64() * 1e3,
         cache_hits: b.cache.hits,
