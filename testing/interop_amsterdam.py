@@ -11,7 +11,9 @@ seen before (`make interop-amsterdam`):
 3. gigagas builds: `gigagas-bench gen-chain --fork amsterdam` (its mainnet mix), and a
    `gigagas node --dev` on the same Amsterdam genesis as step 1 fed the same coverage load over
    JSON-RPC (its own payloads: the local miner, the payload builder, the txpool), the node's
-   blocks read back with `debug_getRawBlock`; `geth import` of each must end on gigagas's head.
+   blocks read back with `debug_getRawBlock`; `geth import` of each must end on gigagas's head;
+   the node's `eth_estimateGas` of a transfer to a new account equals the gas of geth's receipt
+   of the same transaction kind.
 
 Prints one line per check and a summary; `--json` prints the summary as JSON. Exit code 1 when
 a check fails. geth comes from testing/geth_install.sh unless --geth names it.
@@ -91,7 +93,12 @@ def node_chain(gigagas, geth, folder, out):
             for n in range(1, head + 1):
                 f.write(bytes.fromhex(node.rpc("debug_getRawBlock", hex(n))[2:]))
         head_hash = node.rpc("eth_getBlockByNumber", hex(head), False)["hash"]
-        return head, head_hash, len(receipts), failed
+        # eth_estimateGas under the node's Amsterdam: a transfer to a new account (EIP-2780's
+        # 21,000 plus EIP-8037's 183,600 of state gas).
+        fresh = ga.to_checksum_address(ga.keccak(b"interop estimate")[12:])
+        estimate = int(node.rpc("eth_estimateGas", {"from": sender.accounts[2].address,
+                                                    "to": fresh, "value": hex(10**15)}), 16)
+        return head, head_hash, len(receipts), failed, estimate
     finally:
         node.kill()
         shutil.rmtree(datadir, ignore_errors=True)
@@ -158,7 +165,11 @@ def main():
               f"{len(info['blocks'])} blocks, {sum(b['transactions'] for b in info['blocks'])} "
               f"transactions, geth head {head}, gigagas {last['number']} {last['hash']}; {errors[:2]}")
         node_out = os.path.join(args.out, "node-coverage")
-        number, hash_, txs, failed = node_chain(args.gigagas, args.geth, geth_chain, node_out)
+        number, hash_, txs, failed, estimate = node_chain(args.gigagas, args.geth, geth_chain,
+                                                          node_out)
+        geth_gas = summary["by_kind"]["transfer to a new account"][0]["gasUsed"]
+        check("eth_estimateGas of a transfer to a new account equals geth's receipt",
+              estimate == geth_gas, f"gigagas node {estimate}, geth's chain {geth_gas}")
         head, errors, code = geth_import(args.geth, node_out, work)
         check("geth import of a gigagas dev node's blocks (coverage load)",
               code == 0 and head and head[0] == number and same(hash_, head[1]),

@@ -1,8 +1,8 @@
 //! Every Engine API version on the fork it serves, and the spec's errors on the others
 //! (execution-apis `src/engine/`): a chain that starts at Paris and activates Shanghai, Cancun,
-//! Prague and Osaka ten seconds apart, and one that goes from Prague to Amsterdam
-//! (testing/dev-genesis.json with its fork times moved; a genesis's `balDevnetTime` selects the
-//! bal-devnet rules, which start with Osaka, so Amsterdam gets a chain of its own). One block per
+//! Prague and Osaka ten seconds apart, and two that go from Prague to Amsterdam
+//! (testing/dev-genesis.json with its fork times moved): geth's Amsterdam (`amsterdamTime`) and
+//! the bal-devnet draft (`balDevnetTime`, which starts with Osaka). One block per
 //! fork built by the node itself (`engine_forkchoiceUpdatedV1–V4` with attributes,
 //! `engine_getPayloadV1–V6`), sent back through `engine_newPayloadV1–V5` and made the head. Then
 //! the payload bodies by hash and by range, V1 and V2 (the block access list from Amsterdam on),
@@ -158,32 +158,37 @@ async fn every_version_on_its_fork_and_the_errors_elsewhere() {
     drop(engine);
     thread.join().unwrap();
 
-    // Prague, then Amsterdam (bal-devnet rules with Osaka).
-    let dir = tempfile::tempdir().unwrap();
-    let forks = [
-        ("shanghaiTime", Some(0)),
-        ("cancunTime", Some(0)),
-        ("pragueTime", Some(0)),
-        ("osakaTime", Some(10)),
-        ("balDevnetTime", Some(10)),
-    ];
-    let (engine, genesis, thread) = node(dir.path(), &forks);
-    let hashes = walk(&engine, genesis, &[(3, 4, 4, 1), (4, 6, 5, 11)]).await;
-    let bal = hashes[1].1["blockAccessList"].clone();
-    assert!(bal.is_string(), "an Amsterdam payload carries its BAL");
-    // Bodies by hash: in the order asked, null for an unknown block; the BAL the block carried.
-    let asked = json!([hashes[0].0, B256::repeat_byte(0xab), hashes[1].0]);
-    let bodies =
-        call(&engine, "engine_getPayloadBodiesByHashV2", vec![asked.clone()]).await.unwrap();
-    assert_eq!(bodies[0]["withdrawals"], json!([]));
-    assert!(bodies[0]["blockAccessList"].is_null(), "Prague: no block access list");
-    assert!(bodies[1].is_null(), "{bodies}");
-    assert_eq!(bodies[2]["blockAccessList"], bal);
-    let v1 = call(&engine, "engine_getPayloadBodiesByHashV1", vec![asked]).await.unwrap();
-    assert!(v1[1].is_null() && v1[2].get("blockAccessList").is_none(), "{v1}");
-    assert_eq!(range(&engine, 2, 2, 1).await.unwrap()[0]["blockAccessList"], bal);
-    drop(engine);
-    thread.join().unwrap();
+    // Prague, then Amsterdam: geth's (`amsterdamTime`), and the bal-devnet draft with Osaka.
+    for (key, other) in [("amsterdamTime", "balDevnetTime"), ("balDevnetTime", "amsterdamTime")] {
+        let dir = tempfile::tempdir().unwrap();
+        let forks = [
+            ("shanghaiTime", Some(0)),
+            ("cancunTime", Some(0)),
+            ("pragueTime", Some(0)),
+            ("osakaTime", Some(10)),
+            (key, Some(10)),
+            (other, None),
+        ];
+        let (engine, genesis, thread) = node(dir.path(), &forks);
+        let hashes = walk(&engine, genesis, &[(3, 4, 4, 1), (4, 6, 5, 11)]).await;
+        let bal = hashes[1].1["blockAccessList"].clone();
+        assert!(bal.is_string(), "{key}: an Amsterdam payload carries its BAL");
+        assert!(hashes[1].1["slotNumber"].is_string(), "{key}: and its slot number");
+        // Bodies by hash: in the order asked, null for an unknown block; the BAL the block
+        // carried.
+        let asked = json!([hashes[0].0, B256::repeat_byte(0xab), hashes[1].0]);
+        let bodies =
+            call(&engine, "engine_getPayloadBodiesByHashV2", vec![asked.clone()]).await.unwrap();
+        assert_eq!(bodies[0]["withdrawals"], json!([]));
+        assert!(bodies[0]["blockAccessList"].is_null(), "Prague: no block access list");
+        assert!(bodies[1].is_null(), "{bodies}");
+        assert_eq!(bodies[2]["blockAccessList"], bal);
+        let v1 = call(&engine, "engine_getPayloadBodiesByHashV1", vec![asked]).await.unwrap();
+        assert!(v1[1].is_null() && v1[2].get("blockAccessList").is_none(), "{v1}");
+        assert_eq!(range(&engine, 2, 2, 1).await.unwrap()[0]["blockAccessList"], bal);
+        drop(engine);
+        thread.join().unwrap();
+    }
 }
 
 async fn range(engine: &Engine, version: u8, start: u64, count: u64) -> Result<Value, i32> {
