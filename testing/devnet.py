@@ -180,9 +180,11 @@ def main():
         fresh = [Sender("0x" + keccak(f"gigagas devnet {i}".encode()).hex())
                  for i in range(args.senders - len(funded))]
         # Fund the fresh senders and deploy the counter.
-        hashes = [funded[i % len(funded)].send(node, s.address, value=10**20)
+        # Amsterdam's EIP-8037 prices: a new account 183,600 gas of state, a new slot 97,920,
+        # deployed code 1,530 a byte.
+        hashes = [funded[i % len(funded)].send(node, s.address, value=10**20, gas=250_000)
                   for i, s in enumerate(fresh)]
-        deploy = funded[0].send(node, None, data="0x" + INIT, gas=200_000)
+        deploy = funded[0].send(node, None, data="0x" + INIT, gas=400_000)
         receipts = wait_receipts(node, hashes + [deploy])
         counter = to_checksum_address(receipts[-1]["contractAddress"])
         all_receipts = list(receipts)
@@ -195,7 +197,7 @@ def main():
             hashes = []
             for i, s in enumerate(senders):
                 if (i + round_) % 3:
-                    hashes.append(s.send(node, counter, gas=80_000))
+                    hashes.append(s.send(node, counter, gas=200_000))
                     calls[s.address] += 1
                 else:
                     to = senders[(i + round_) % len(senders)].address

@@ -9,7 +9,7 @@ What it does:
    --slot-seconds, 64 interop validators) and the genesis of both layers with
    `prysmctl testnet generate-genesis --fork fulu`: the execution genesis is
    testing/dev-genesis.json with Osaka at genesis (Fulu's execution fork) and without
-   `balDevnetTime` (gigagas's EIP-7928 draft rules); prysmctl sets Shanghai, Cancun and Prague to the genesis time and
+   `amsterdamTime` (Prysm v7.0.0 pairs Fulu with Osaka); prysmctl sets Shanghai, Cancun and Prague to the genesis time and
    writes it back with the same genesis time and chain id (1337), so both layers start from
    the same execution block;
 3. starts gigagas (`gigagas node --chain GENESIS --authrpc.jwtsecret JWT`, no `--dev`: the
@@ -405,7 +405,7 @@ def main():
         f.write(chain_config(args.slot_seconds, args.validators))
     with open(os.path.join(ROOT, "testing/dev-genesis.json")) as f:
         genesis = json.load(f)
-    genesis["config"].pop("balDevnetTime", None)
+    genesis["config"].pop("amsterdamTime", None)
     genesis["config"]["osakaTime"] = 0
     el_in, el_out = os.path.join(work, "el-genesis.in.json"), os.path.join(work, "el-genesis.json")
     with open(el_in, "w") as f:

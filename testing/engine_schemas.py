@@ -52,7 +52,7 @@ except ImportError:
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TRUSTED_SETUP = os.path.join(os.path.dirname(eth_account.__file__),
                              "typed_transactions/blob_transactions/kzg_trusted_setup.txt")
-FORKS = ["shanghaiTime", "cancunTime", "pragueTime", "osakaTime", "balDevnetTime"]
+FORKS = ["shanghaiTime", "cancunTime", "pragueTime", "osakaTime", "amsterdamTime"]
 
 
 def jwt(secret_hex):

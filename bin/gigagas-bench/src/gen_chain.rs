@@ -1,7 +1,7 @@
 //! `gigagas-bench gen-chain`: heavy workload chains, built by the node's own payload builder.
 //!
 //! Flow: a geth-format genesis (testing/dev-genesis.json's forks and system contracts, Osaka at
-//! genesis; `balDevnetTime` 0 for the Amsterdam variant) holding real mainnet code at its
+//! genesis; `amsterdamTime` 0 for the Amsterdam variant, removed for Osaka) holding real mainnet code at its
 //! mainnet addresses — WETH9, Tether's USDT and Uniswap V2's factory and Router02 from
 //! `../shared/data/mainnet/bytecodes.json.gz`,
 //! their balances set in storage (WETH9's `balanceOf` at slot 3, USDT's `balances` at slot 2) —
@@ -464,6 +464,7 @@ fn genesis(args: &GenChainArgs, workload: &Workload, gas_limit: u64) -> Result<V
     let config = genesis["config"].as_object_mut().ok_or("dev-genesis.json: no config")?;
     match args.fork {
         Fork::Osaka => {
+            config.remove("amsterdamTime");
             config.remove("balDevnetTime");
         }
         Fork::Amsterdam => {

@@ -1,5 +1,5 @@
-//! The engine tree on the dev chain (testing/dev-genesis.json: Osaka with EIP-7928 BALs from
-//! genesis): payloads built with their BAL, executed by the parallel executor driven by it,
+//! The engine tree on the dev chain (testing/dev-genesis.json: geth's Amsterdam, EIP-7928 BALs
+//! from genesis): payloads built with their BAL, executed by the parallel executor driven by it,
 //! forkchoice updates committing them, reorgs in both directions with the flat state checked
 //! against the trie, a tampered BAL rejected naming the account, unknown parents answered
 //! SYNCING, database reads failing during execution answered as internal errors (not INVALID),
@@ -34,7 +34,7 @@ fn transfer(key: &SigningKey, nonce: u64, to: Address, value: u64) -> (TxEnvelop
     let tx = TxEip1559 {
         chain_id: 1337,
         nonce,
-        gas_limit: 21_000,
+        gas_limit: 210_000, // a new account: 21,000 + 183,600 of EIP-8037 state gas
         max_fee_per_gas: 20_000_000_000,
         max_priority_fee_per_gas: 1_000_000_000,
         to: TxKind::Call(to),

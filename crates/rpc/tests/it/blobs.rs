@@ -152,7 +152,7 @@ async fn blob_transactions_with_cell_proofs_from_osaka() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn blob_transactions_with_blob_proofs_before_osaka() {
     let dir = tempfile::tempdir().unwrap();
-    let forks = [("osakaTime", None), ("balDevnetTime", None)];
+    let forks = [("osakaTime", None), ("amsterdamTime", None)];
     let (engine, genesis, thread) = node(dir.path(), &forks);
     let err = send(&engine, &blob_tx(0, cell_sidecar(1)).0).await.unwrap_err();
     assert!(err.1.contains("one KZG proof per blob"), "{err:?}");

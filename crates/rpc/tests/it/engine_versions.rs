@@ -123,7 +123,7 @@ async fn every_version_on_its_fork_and_the_errors_elsewhere() {
         ("cancunTime", Some(20)),
         ("pragueTime", Some(30)),
         ("osakaTime", Some(40)),
-        ("balDevnetTime", None),
+        ("amsterdamTime", None),
     ];
     let (engine, genesis, thread) = node(dir.path(), &forks);
     let caps: Vec<String> = serde_json::from_value(
