@@ -5,6 +5,9 @@ use alloy_eip7928::AccountChanges;
 use alloy_primitives::B256;
 use revm::bytecode::Bytecode;
 
+/// EIP-7954's largest deployed code (bytes), Amsterdam's: no BAL code change may be larger.
+pub(crate) const MAX_CODE_SIZE: usize = 0x10000;
+
 /// One code change: account position in the BAL, block access index, code hash, bytecode.
 #[derive(Debug, Clone)]
 struct CodeEntry {
@@ -35,6 +38,19 @@ impl BalCodes {
         let mut entries = Vec::new();
         for (k, account) in bal.iter().enumerate() {
             for change in &account.code_changes {
+                // No code deposit can exceed EIP-7954's limit (geth checks a BAL's code
+                // changes against it).
+                let size = change.new_code().len();
+                if size > MAX_CODE_SIZE {
+                    return Err(BalValidationError::InvalidCode {
+                        block,
+                        reason: format!(
+                            "account {} at index {}: {size} bytes of code, above the {MAX_CODE_SIZE} \
+                             bytes of EIP-7954",
+                            account.address, change.block_access_index.0
+                        ),
+                    });
+                }
                 let code = Bytecode::new_raw_checked(change.new_code().clone()).map_err(|e| {
                     BalValidationError::InvalidCode {
                         block,
@@ -119,5 +135,14 @@ mod tests {
         assert!(err.contains("block 9"), "{err}");
         assert!(err.contains(&Address::repeat_byte(3).to_string()), "{err}");
         assert!(err.contains("index 1"), "{err}");
+    }
+
+    #[test]
+    fn code_above_64_kib_is_refused() {
+        let at_limit = vec![0x5b; MAX_CODE_SIZE];
+        assert!(BalCodes::new(4, &[account(5, &[(1, &at_limit)])]).is_ok());
+        let over = vec![0x5b; MAX_CODE_SIZE + 1];
+        let err = BalCodes::new(4, &[account(5, &[(1, &over)])]).unwrap_err().to_string();
+        assert!(err.contains("65537 bytes") && err.contains("index 1"), "{err}");
     }
 }
