@@ -39,10 +39,9 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from devnet import json_rpc, free_port  # noqa: E402
+from devnet_prysm import sign_blob_tx  # noqa: E402
 
 try:
-    import ckzg
-    import eth_account
     import rlp
     from eth_account import Account
     from eth_utils import keccak, to_checksum_address
@@ -50,8 +49,6 @@ except ImportError:
     raise SystemExit("geth_amsterdam: eth-account is needed (make devnet-deps)")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TRUSTED_SETUP = os.path.join(os.path.dirname(eth_account.__file__),
-                             "typed_transactions/blob_transactions/kzg_trusted_setup.txt")
 # geth's `evm blocktest` network "Amsterdam" (tests/init.go): chain id 1, BPO1 and BPO2 at
 # genesis, mainnet's deposit contract; the chains are built on it so that they are fixtures too.
 CHAIN_ID = 1
@@ -197,26 +194,6 @@ class Sender:
             time.sleep(0.3)
         missing = [self.kinds[h] for h in self.hashes if h not in receipts]
         raise SystemExit(f"geth_amsterdam: not mined in {timeout} s: {missing}")
-
-
-def sign_blob_tx(key, tx, count):
-    """`tx` with `count` blobs in the EIP-7594 network form (cell proofs), as devnet_prysm.py."""
-    blobs = []
-    for _ in range(count):
-        data = bytearray(os.urandom(131072))
-        data[0::32] = bytes(4096)
-        blobs.append(bytes(data))
-    raw = bytes(Account.from_key(key).sign_transaction(tx, blobs=blobs).raw_transaction)
-    fields = rlp.decode(raw[1:])
-    if len(fields) == 5:
-        return raw
-    body, blobs_rlp, commitments, _proofs = fields
-    kzg = ckzg.load_trusted_setup(TRUSTED_SETUP, 0)
-    cell_proofs = []
-    for blob in blobs_rlp:
-        _cells, proofs = ckzg.compute_cells_and_kzg_proofs(blob, kzg)
-        cell_proofs.extend(proofs)
-    return b"\x03" + rlp.encode([body, b"\x01", blobs_rlp, commitments, cell_proofs])
 
 
 def word(n):

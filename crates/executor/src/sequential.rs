@@ -93,6 +93,28 @@ pub(crate) fn execute_in_order(
     Ok(run_in_order(chain, block, candidates, pre_state, build_bal, false, beside)?.outcome)
 }
 
+/// alloy-evm's check that a transaction of gas limit `tx_gas` fits a block of `gas_limit`:
+/// `min(tx_gas, cap)` (the EIP-7825 cap) within the gas left after `used` — execution gas
+/// before refunds under EIP-7778 and EIP-8037, else cumulative gas after refunds — and, under
+/// EIP-8037 (`state_used`: the block's state gas so far), the whole `tx_gas` within the gas left
+/// after the state gas. `Err` carries the gas available in the dimension that does not fit.
+pub(crate) fn check_fits(
+    gas_limit: u64,
+    tx_gas: u64,
+    cap: u64,
+    used: u64,
+    state_used: Option<u64>,
+) -> Result<(), u64> {
+    let available = gas_limit.saturating_sub(used);
+    if tx_gas.min(cap) > available {
+        return Err(available);
+    }
+    match state_used.map(|state| gas_limit.saturating_sub(state)) {
+        Some(available) if tx_gas > available => Err(available),
+        _ => Ok(()),
+    }
+}
+
 /// The sequential run shared by the reference and the block builder: pre-execution system
 /// calls, `candidates` committed one by one (BAL index `i + 1` for the `i`-th included), then
 /// the post-execution changes. With `skip_invalid` a candidate that does not fit the remaining
@@ -135,19 +157,11 @@ pub(crate) fn run_in_order<'t>(
         let state_gas = ex.evm().cfg_env().enable_amsterdam_eip8037;
         for (tx, sender) in candidates {
             let i = tx_gas_used.len();
-            // alloy-evm's check that a transaction fits: its gas limit (up to the EIP-7825 cap)
-            // within the block's remaining gas — counted before refunds under EIP-7778 and
-            // EIP-8037 — and, under EIP-8037, its whole gas limit within what the block's
-            // state gas leaves.
             let used =
                 if before_refunds || state_gas { ex.block_regular_gas_used } else { cumulative };
-            let mut available = gas_limit.saturating_sub(used);
-            let mut needed = tx.gas_limit().min(gas_cap);
-            if state_gas && needed <= available {
-                available = gas_limit.saturating_sub(ex.block_state_gas_used);
-                needed = tx.gas_limit();
-            }
-            if needed > available {
+            let state_used = state_gas.then_some(ex.block_state_gas_used);
+            if let Err(available) = check_fits(gas_limit, tx.gas_limit(), gas_cap, used, state_used)
+            {
                 if skip_invalid {
                     skipped.push((*tx.tx_hash(), "does not fit the remaining block gas".into()));
                     continue;

@@ -65,8 +65,8 @@ pub struct NodeArgs {
     /// With `--engine.prewarm`, keep what each prewarming worker executed (result, the keys it
     /// read, the fee held back) and commit it in order instead of executing the transaction
     /// again when every value it read still holds (optimistic execution validated as in
-    /// Block-STM); `false` (the default: it measured no faster on 2 cores, docs/benchmarks.md
-    /// session 22) only warms the cache.
+    /// Block-STM); `false` (the default: it measured no faster on 2 cores, docs/benchmarks.md)
+    /// only warms the cache.
     #[arg(long = "engine.optimistic", default_value_t = false, action = clap::ArgAction::Set)]
     pub engine_optimistic: bool,
     /// Commit canonical blocks to the store on a thread of their own (reth's persistence

@@ -19,7 +19,7 @@ pub struct ExportedBlock {
 }
 
 impl ExportedBlock {
-    /// A block without a BAL (what `gigagas import` writes back for pre-Amsterdam blocks).
+    /// `block`, followed in the file by `bal` when given.
     pub fn new(block: Block<TxEnvelope>, bal: Option<BlockAccessList>) -> Self {
         Self { block, bal }
     }

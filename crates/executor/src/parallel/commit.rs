@@ -5,7 +5,7 @@ use crate::{
     error::{map_block_error, PositionedError},
     evm_config::EvmConfig,
     receipt::receipt_envelope,
-    sequential::execute_sequential,
+    sequential::{check_fits, execute_sequential},
     AccountExistence as Existence, AccountPost, BlockOutcome, ExecutionError, PostStateDiff,
 };
 use alloy_consensus::Transaction as _;
@@ -114,23 +114,14 @@ fn commit(shared: &Shared<'_>, b: usize) -> Result<BlockOutcome, ExecutionError>
         } else {
             ex.cumulative_tx_gas_used
         };
-        let available = pb.block.header.gas_limit.saturating_sub(used);
-        if tx.gas_limit().min(gas_cap) > available {
+        let state_used = amsterdam.then_some(ex.block_state_gas_used);
+        let gas_limit = pb.block.header.gas_limit;
+        if let Err(available) = check_fits(gas_limit, tx.gas_limit(), gas_cap, used, state_used) {
             return Err(ExecutionError::GasLimitExceeded {
                 block: number,
                 tx_index: i,
                 gas_limit: tx.gas_limit(),
                 available,
-            });
-        }
-        // EIP-8037: the whole gas limit within what the block's state gas leaves.
-        let state_available = pb.block.header.gas_limit.saturating_sub(ex.block_state_gas_used);
-        if amsterdam && tx.gas_limit() > state_available {
-            return Err(ExecutionError::GasLimitExceeded {
-                block: number,
-                tx_index: i,
-                gas_limit: tx.gas_limit(),
-                available: state_available,
             });
         }
         let gas = t.result.gas();
