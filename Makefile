@@ -7,7 +7,7 @@ GIGAGAS := target/release/gigagas
 GIGAGAS_BENCH := target/release/gigagas-bench
 BENCH_ARGS ?= --threads 1,2 --scheduler all --batch 1,all --repeat 11 --project
 
-.PHONY: interop-amsterdam help check-data deps devnet-deps build build-quic maxperf test-quic run test test-fixtures import proofs-check bench-io worst-io net-sim bench bench-rlnc node devnet devnet-net devnet-net-replay devnet-prysm engine-schemas fuzz-net hw engine-replay lint fmt
+.PHONY: interop-amsterdam rpc-vs-geth help check-data deps devnet-deps build build-quic maxperf test-quic run test test-fixtures import proofs-check bench-io worst-io net-sim bench bench-rlnc node devnet devnet-net devnet-net-replay devnet-prysm engine-schemas fuzz-net hw engine-replay lint fmt
 VENV := testing/.venv
 
 help: ## List the targets
@@ -95,6 +95,9 @@ test-fixtures: build ## Conformance suites through the pipeline (ethereum/tests,
 
 interop-amsterdam: build devnet-deps ## geth 1.17.10 as the oracle of Amsterdam, both ways: geth --dev builds a chain under a load that exercises every Glamsterdam rule, gigagas imports it with geth's BALs (parallel) and without (sequential), its fixture passes geth's evm blocktest and test-fixtures; geth imports a gen-chain Amsterdam chain and a gigagas dev node's blocks (testing/interop_amsterdam.py; geth installed into ~/.cache/gigagas)
 	$(VENV)/bin/python testing/interop_amsterdam.py --gigagas $(GIGAGAS) --bench $(GIGAGAS_BENCH) --data $(DATA)
+
+rpc-vs-geth: build devnet-deps ## gigagas's JSON-RPC answers against geth 1.17.10's on geth's Amsterdam chain (testing/geth/amsterdam-coverage): blocks, receipts, eth_call, eth_estimateGas, eth_simulateV1, debug_trace* with the struct logger, callTracer and prestateTracer (testing/rpc_vs_geth.py; CHAIN=folder for another chain)
+	$(VENV)/bin/python testing/rpc_vs_geth.py --gigagas $(GIGAGAS) $(if $(CHAIN),--chain $(CHAIN))
 
 import: build ## init + import the execution-apis chain into target/datadir (header checks, execution, every state root verified)
 	rm -rf target/datadir

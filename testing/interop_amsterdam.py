@@ -14,6 +14,9 @@ seen before (`make interop-amsterdam`):
    blocks read back with `debug_getRawBlock`; `geth import` of each must end on gigagas's head;
    the node's `eth_estimateGas` of a transfer to a new account equals the gas of geth's receipt
    of the same transaction kind.
+4. JSON-RPC on geth's chain of step 1: testing/rpc_vs_geth.py serves it from both clients and
+   compares their answers (blocks, receipts, `eth_call`, `eth_estimateGas`, `eth_simulateV1`,
+   `debug_trace*` with the struct logger, `callTracer` and `prestateTracer`).
 
 Prints one line per check and a summary; `--json` prints the summary as JSON. Exit code 1 when
 a check fails. geth comes from testing/geth_install.sh unless --geth names it.
@@ -175,6 +178,17 @@ def main():
               code == 0 and head and head[0] == number and same(hash_, head[1]),
               f"{number} blocks, {txs} transactions (reverted: {failed}), geth head {head}, "
               f"gigagas {hash_}; {errors[:2]}")
+        # 4. JSON-RPC answers on geth's chain.
+        out = run([sys.executable, os.path.join(ROOT, "testing/rpc_vs_geth.py"), "--chain",
+                   geth_chain, "--gigagas", args.gigagas, "--geth", args.geth, "--out",
+                   os.path.join(args.out, "rpc-vs-geth"), "--json"])
+        table = json.loads(out.stdout)["methods"] if out.stdout.strip().startswith("{") else {}
+        same = sum(r["same"] for r in table.values())
+        differ = sum(r["differ"] for r in table.values())
+        known = sum(r["known"] for r in table.values())
+        check("JSON-RPC answers on geth's chain equal geth's", out.returncode == 0 and table,
+              f"{same} the same, {differ} differ, {known} known differences "
+              f"(testing/rpc_vs_geth.py){'' if table else ': ' + out.stderr[-500:]}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     ok = all(c["ok"] for c in checks)

@@ -34,6 +34,10 @@ pub struct NodeArgs {
     /// JSON-RPC port.
     #[arg(long = "http.port", default_value_t = 8545)]
     pub http_port: u16,
+    /// Gas at most that `eth_call` and `eth_estimateGas` give a request, and that all calls of
+    /// one `eth_simulateV1` request use together (geth's and reth's `--rpc.gascap`; 0: no cap)
+    #[arg(long = "rpc.gascap", default_value_t = gigagas_rpc::DEFAULT_GAS_CAP)]
+    pub rpc_gas_cap: u64,
     /// Run a dev chain: a local miner beside the engine builds, executes and finalizes a block
     /// every `--dev.block-time`, through the engine's messages as the Engine API handlers send
     /// them. An empty datadir starts from testing/dev-genesis.json unless `--chain` names a

@@ -142,7 +142,8 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     }
 
     // The RPC servers: handlers over the store, the engine's handle, the pool and the network.
-    let mut ctx = RpcContext::new(storage.clone(), engine.clone(), pool);
+    let mut ctx =
+        RpcContext::new(storage.clone(), engine.clone(), pool).with_gas_cap(args.rpc_gas_cap);
     if let Some(network) = &network {
         ctx = ctx.with_network(network.clone());
     }

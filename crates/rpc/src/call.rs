@@ -15,10 +15,12 @@ use gigagas_state::PreState;
 use jsonrpsee::types::ErrorObjectOwned;
 use revm::{
     context::{
-        result::{ExecutionResult, HaltReason, ResultAndState},
+        result::{EVMError, ExecutionResult, HaltReason, InvalidTransaction, ResultAndState},
         TxEnv,
     },
     database::{CacheDB, WrapDatabaseRef},
+    primitives::{hardfork::SpecId, KECCAK_EMPTY},
+    DatabaseRef,
 };
 use std::sync::Arc;
 
@@ -31,7 +33,8 @@ pub(crate) fn default_gas(ctx: &RpcContext, block: &StoredBlock) -> u64 {
     block.header.gas_limit.min(cap)
 }
 
-/// The transaction `request` describes, for revm; `gas` overrides its gas limit.
+/// The transaction `request` describes, for revm; `gas` overrides its gas limit, which the
+/// node's RPC gas cap bounds (as geth's).
 fn tx_env(
     ctx: &RpcContext,
     block: &StoredBlock,
@@ -64,10 +67,14 @@ fn tx_env(
     } else {
         0
     };
+    let mut gas_limit = gas.or(request.gas).unwrap_or_else(|| default_gas(ctx, block));
+    if ctx.gas_cap != 0 {
+        gas_limit = gas_limit.min(ctx.gas_cap);
+    }
     TxEnv {
         tx_type,
         caller: request.from.unwrap_or_default(),
-        gas_limit: gas.or(request.gas).unwrap_or_else(|| default_gas(ctx, block)),
+        gas_limit,
         gas_price: request.gas_price.or(request.max_fee_per_gas).unwrap_or_default(),
         kind: request.to.unwrap_or(TxKind::Create),
         value: request.value.unwrap_or_default(),
@@ -90,7 +97,34 @@ pub(crate) fn call(
     request: &TransactionRequest,
     gas: Option<u64>,
 ) -> Result<ExecutionResult<HaltReason>, RpcError> {
-    transact(ctx, block, request, gas).map(|r| r.result)
+    transact(ctx, block, request, gas).map(|r| r.result).map_err(RpcError::from)
+}
+
+/// Why a request did not run as a transaction.
+enum NotRun {
+    /// Its gas limit is below its intrinsic gas or calldata floor, or above the fork's cap:
+    /// another gas limit may run (geth's estimator raises or lowers it).
+    GasLimit(String),
+    /// Anything else: the transaction is invalid otherwise (funds, fees, nonce), or the store
+    /// failed.
+    Other(RpcError),
+}
+
+impl From<NotRun> for RpcError {
+    fn from(e: NotRun) -> Self {
+        match e {
+            NotRun::GasLimit(m) => RpcError::Execution(m),
+            NotRun::Other(e) => e,
+        }
+    }
+}
+
+/// The state after `block`, read through its state root.
+fn state_after(ctx: &RpcContext, block: &StoredBlock) -> PreState {
+    PreState::backed(Arc::new(TrieState {
+        store: ctx.storage.clone(),
+        root: block.header.state_root,
+    }))
 }
 
 /// [`call`] with the touched state (accounts and slots revm loaded or changed).
@@ -99,16 +133,19 @@ fn transact(
     block: &StoredBlock,
     request: &TransactionRequest,
     gas: Option<u64>,
-) -> Result<ResultAndState<HaltReason>, RpcError> {
+) -> Result<ResultAndState<HaltReason>, NotRun> {
     let mut env = EvmConfig::new(&ctx.chain).evm_env(&block.header);
     env.cfg_env.disable_nonce_check = true;
     env.cfg_env.disable_base_fee = true;
-    let state = PreState::backed(Arc::new(TrieState {
-        store: ctx.storage.clone(),
-        root: block.header.state_root,
-    }));
+    let state = state_after(ctx, block);
     let db = CacheDB::new(WrapDatabaseRef(&state));
-    let tx = tx_env(ctx, block, request, gas);
+    let mut tx = tx_env(ctx, block, request, gas);
+    // The nonce is not checked: the transaction carries the sender's (a create's address
+    // follows it, and EIP-2780's new-account charge reads that address from the transaction's
+    // nonce, where geth reads the account's).
+    let sender =
+        state.basic_ref(tx.caller).map_err(|e| NotRun::Other(RpcError::Store(e.to_string())))?;
+    tx.nonce = sender.map_or(0, |a| a.nonce);
     // geth: a call that pays no gas price (blob gas price) sees a zero BASEFEE (BLOBBASEFEE).
     if tx.gas_price == 0 {
         env.block_env.basefee = 0;
@@ -119,7 +156,16 @@ fn transact(
         }
     }
     let mut evm = EvmConfig::new(&ctx.chain).evm(db, env);
-    evm.transact(tx).map_err(|e| RpcError::Store(e.to_string()))
+    evm.transact(tx).map_err(|e| match e {
+        EVMError::Transaction(
+            invalid @ (InvalidTransaction::CallGasCostMoreThanGasLimit { .. }
+            | InvalidTransaction::GasFloorMoreThanGasLimit { .. }
+            | InvalidTransaction::TxGasLimitGreaterThanCap { .. }),
+        ) => NotRun::GasLimit(invalid.to_string()),
+        EVMError::Transaction(invalid) => NotRun::Other(RpcError::Execution(invalid.to_string())),
+        EVMError::Header(invalid) => NotRun::Other(RpcError::Execution(invalid.to_string())),
+        other => NotRun::Other(RpcError::Store(other.to_string())),
+    })
 }
 
 /// geth's message for a revert with `output`: "execution reverted", with ": reason" when the
@@ -137,33 +183,125 @@ pub(crate) fn reverted(output: &Bytes) -> ErrorObjectOwned {
     ErrorObjectOwned::owned(3, revert_message(output), Some(output.clone()))
 }
 
-/// The smallest gas limit with which `request` succeeds after `block` (binary search between
-/// the intrinsic 21,000 and the request's or block's gas limit, as geth's estimator does).
+/// geth's estimator's error ratio (`eth_estimateGas`): the search stops once the bracket
+/// around the smallest sufficient gas limit is within 1.5 % of its upper end.
+const ESTIMATE_ERROR_RATIO: f64 = 0.015;
+
+/// `eth_estimateGas`: a gas limit with which `request` succeeds after `block`, found as geth
+/// 1.17.10's estimator finds it (eth/gasestimator), so that both answer the same number:
+/// - the upper end is the request's gas (when at least 21,000) or the block's gas limit,
+///   within EIP-7825's 2^24 from Osaka until Amsterdam (whose reservoir lifts that cap), and
+///   within what the sender's balance pays at the request's fee cap and the node's RPC gas
+///   cap;
+/// - a plain transfer (no data, to an account without code) is run once with 21,000 gas and
+///   answers the gas it used (EIP-2780 makes some cost less);
+/// - otherwise the request runs at the upper end (a revert is answered as such, running out of
+///   gas as "gas required exceeds allowance"), then at (peak gas + 2,300) × 64 / 63, then by
+///   bisection from the gas it used, skewed low, until within [`ESTIMATE_ERROR_RATIO`].
+///
+/// A gas limit below the intrinsic gas or floor counts as too low; any other reason it cannot
+/// run is the answer.
 pub(crate) fn estimate(
     ctx: &RpcContext,
     block: &StoredBlock,
     request: &TransactionRequest,
 ) -> Result<u64, ErrorObjectOwned> {
-    let cap = request.gas.unwrap_or_else(|| default_gas(ctx, block));
-    match call(ctx, block, request, Some(cap))? {
-        ExecutionResult::Success { .. } => {}
-        ExecutionResult::Revert { output, .. } => return Err(reverted(&output)),
-        ExecutionResult::Halt { reason, .. } => {
-            return Err(RpcError::Store(format!("execution halted: {reason:?}")).into())
+    const TX_GAS: u64 = 21_000;
+    let spec = EvmConfig::new(&ctx.chain).evm_env(&block.header).cfg_env.spec;
+    let mut hi = match request.gas {
+        Some(gas) if gas >= TX_GAS => gas,
+        _ => block.header.gas_limit,
+    };
+    if spec.is_enabled_in(SpecId::OSAKA) && !spec.is_enabled_in(SpecId::AMSTERDAM) {
+        hi = hi.min(revm::primitives::eip7825::TX_GAS_LIMIT_CAP);
+    }
+    let state = state_after(ctx, block);
+    let from = request.from.unwrap_or_default();
+    let read = |e: gigagas_state::StateError| RpcError::Store(e.to_string());
+    let fee_cap = request.max_fee_per_gas.or(request.gas_price).unwrap_or_default();
+    if fee_cap != 0 {
+        let balance = state.basic_ref(from).map_err(read)?.map(|a| a.balance).unwrap_or_default();
+        let value = request.value.unwrap_or_default();
+        if value >= balance {
+            return Err(RpcError::Execution("insufficient funds for transfer".into()).into());
+        }
+        let mut available = balance - value;
+        let blobs = request.blob_versioned_hashes.as_ref().map_or(0, Vec::len);
+        if spec.is_enabled_in(SpecId::CANCUN) && blobs > 0 {
+            let usage = U256::from(blobs)
+                * U256::from(alloy_eips::eip4844::DATA_GAS_PER_BLOB)
+                * U256::from(request.max_fee_per_blob_gas.unwrap_or_default());
+            if usage >= available {
+                return Err(RpcError::Execution(
+                    "insufficient funds for gas * price + value".into(),
+                )
+                .into());
+            }
+            available -= usage;
+        }
+        if let Ok(allowance) = u64::try_from(available / U256::from(fee_cap)) {
+            hi = hi.min(allowance);
         }
     }
-    let (mut low, mut high) = (20_999u64, cap);
-    while low + 1 < high {
-        let mid = low + (high - low) / 2;
-        let ok =
-            matches!(call(ctx, block, request, Some(mid)), Ok(ExecutionResult::Success { .. }));
-        if ok {
-            high = mid;
+    if ctx.gas_cap != 0 {
+        hi = hi.min(ctx.gas_cap);
+    }
+    // Runs the request with `gas`: whether it failed in a way more gas might fix (a revert or
+    // halt, a limit below the intrinsic gas), and its result when it ran.
+    let execute = |gas: u64| -> Result<(bool, Option<ExecutionResult<HaltReason>>), RpcError> {
+        match transact(ctx, block, request, Some(gas)) {
+            Ok(out) => Ok((!out.result.is_success(), Some(out.result))),
+            Err(NotRun::GasLimit(_)) => Ok((true, None)),
+            Err(NotRun::Other(e)) => Err(e),
+        }
+    };
+    let input_empty = request.input.input().is_none_or(|d| d.is_empty());
+    if let (true, Some(TxKind::Call(to))) = (input_empty, request.to) {
+        let code_empty = state
+            .basic_ref(to)
+            .map_err(read)?
+            .is_none_or(|a| a.code_hash == KECCAK_EMPTY || a.code_hash.is_zero());
+        if code_empty {
+            if let Ok((false, Some(result))) = execute(TX_GAS) {
+                return Ok(result.gas().tx_gas_used());
+            }
+        }
+    }
+    let first = match execute(hi)? {
+        (false, Some(result)) => result,
+        (_, Some(ExecutionResult::Revert { output, .. })) => return Err(reverted(&output)),
+        (_, Some(ExecutionResult::Halt { reason, .. }))
+            if !matches!(reason, HaltReason::OutOfGas(_)) =>
+        {
+            return Err(RpcError::Execution(format!("execution halted: {reason:?}")).into())
+        }
+        _ => {
+            return Err(RpcError::Execution(format!("gas required exceeds allowance ({hi})")).into())
+        }
+    };
+    let gas = first.gas();
+    let mut lo = gas.tx_gas_used().saturating_sub(1);
+    let peak = gas.total_gas_spent().max(gas.floor_gas());
+    let optimistic = (peak + 2_300) * 64 / 63;
+    if optimistic < hi {
+        if execute(optimistic)?.0 {
+            lo = optimistic;
         } else {
-            low = mid;
+            hi = optimistic;
         }
     }
-    Ok(high)
+    while lo + 1 < hi {
+        if ((hi - lo) as f64 / hi as f64) < ESTIMATE_ERROR_RATIO {
+            break;
+        }
+        let mid = (lo + (hi - lo) / 2).min(lo.saturating_mul(2));
+        if execute(mid)?.0 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok(hi)
 }
 
 /// `eth_createAccessList`'s answer: the accounts and slots `request` touches after `block`
@@ -184,7 +322,7 @@ pub(crate) fn access_list(
     let mut request = request.clone();
     for _ in 0..8 {
         request.access_list = Some(list.clone());
-        let out = transact(ctx, block, &request, None)?;
+        let out = transact(ctx, block, &request, None).map_err(RpcError::from)?;
         let mut items: Vec<AccessListItem> = out
             .state
             .iter()

@@ -52,12 +52,31 @@ pub struct RpcContext {
     pub pool: Arc<TxPool>,
     /// The peer-to-peer network (`net_peerCount`), when the node runs one.
     pub network: Option<gigagas_net::NetworkHandle>,
+    /// geth's RPC gas cap (gas; 0: none): the most gas `eth_call` and `eth_estimateGas` give a
+    /// request, and the gas all calls of one `eth_simulateV1` request may use together.
+    pub gas_cap: u64,
 }
+
+/// The RPC gas cap a node has unless told otherwise (geth's and reth's default).
+pub const DEFAULT_GAS_CAP: u64 = 50_000_000;
 
 impl RpcContext {
     /// The handlers' context over `storage`, the engine behind `engine` and `pool`.
     pub fn new(storage: Arc<Storage>, engine: EngineHandle, pool: Arc<TxPool>) -> Self {
-        Self { storage, chain: engine.chain().clone(), engine, pool, network: None }
+        Self {
+            storage,
+            chain: engine.chain().clone(),
+            engine,
+            pool,
+            network: None,
+            gas_cap: DEFAULT_GAS_CAP,
+        }
+    }
+
+    /// The same context with RPC gas cap `gas_cap` (gas; 0: none).
+    pub fn with_gas_cap(mut self, gas_cap: u64) -> Self {
+        self.gas_cap = gas_cap;
+        self
     }
 
     /// The same context answering `net_peerCount` from `network`.
@@ -78,6 +97,10 @@ pub enum RpcError {
     /// The store failed or holds something malformed (-32000).
     #[error("store: {0}")]
     Store(String),
+    /// A request could not run as a transaction, or failed where geth answers an error (e.g.
+    /// insufficient funds, "gas required exceeds allowance"): -32000 with the reason.
+    #[error("{0}")]
+    Execution(String),
     /// A requested block does not exist (-32000, geth's wording).
     #[error("{0} not found")]
     NotFound(String),

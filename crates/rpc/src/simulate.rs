@@ -11,7 +11,9 @@
 //! gas limit, the base fee is 0 unless `validation` is set (then EIP-1559's) or overridden,
 //! the parent beacon block root is zero; calls are unsigned EIP-1559 (EIP-4844 with blob
 //! hashes) transactions whose nonce defaults to the sender's and whose gas defaults to what is
-//! left of the block, within a 50,000,000 gas budget for the whole request; without
+//! left of the block, within the node's RPC gas cap for the whole request (`--rpc.gascap`,
+//! 50,000,000 by default; 0: none); from Amsterdam a block carries its slot number (the
+//! parent's + 1) and the hash of its EIP-7928 access list, built as it runs; without
 //! `validation` nonces and the base fee are not checked; the sender's code is never checked
 //! (no EIP-3607) and the EIP-7825 per-transaction cap does not apply. `traceTransfers` adds an
 //! ERC-7528 `Transfer` log from `0xeeee…eeee` for every value transfer (call, create,
@@ -51,6 +53,7 @@ use alloy_rpc_types_eth::{
     state::StateOverride,
     BlockOverrides, Log as RpcLog, TransactionRequest,
 };
+use gigagas_bal::{compute_block_access_list_hash, BlockAccessIndex};
 use gigagas_executor::EvmConfig;
 use gigagas_stages::TrieState;
 use gigagas_state::PreState;
@@ -63,6 +66,7 @@ use revm::{
         ContextTr, JournalTr, TxEnv,
     },
     database::{AccountState, CacheDB, WrapDatabaseRef},
+    database_interface::bal::BalDatabase,
     interpreter::{CallInputs, CallOutcome, CallScheme, CreateInputs, CreateOutcome},
     primitives::KECCAK_EMPTY,
     Database, Inspector,
@@ -74,8 +78,6 @@ use std::{borrow::Cow, cmp::Ordering, collections::BTreeMap, sync::Arc};
 pub(crate) const MAX_BLOCKS: u64 = 256;
 /// Seconds between a simulated block and the next when no time is given.
 pub(crate) const TIMESTAMP_INCREMENT: u64 = 12;
-/// Gas all calls of one request may use together (geth's simulation gas budget).
-pub(crate) const GAS_BUDGET: u64 = 50_000_000;
 
 /// ERC-7528's address for ether in `traceTransfers` logs.
 const TRANSFER_ADDRESS: Address = Address::repeat_byte(0xee);
@@ -114,7 +116,7 @@ pub(crate) fn simulate(
         base_root: base.header.state_root,
         pre: &pre,
         db: CacheDB::new(WrapDatabaseRef(&pre)),
-        budget: GAS_BUDGET,
+        budget: if ctx.gas_cap == 0 { u64::MAX } else { ctx.gas_cap },
         validation: payload.validation,
         trace_transfers: payload.trace_transfers,
         full: payload.return_full_transactions,
@@ -211,7 +213,8 @@ struct CallRecord {
 
 impl Simulator<'_> {
     /// The header of a simulated block before execution: the overrides over what the
-    /// parent's gives (fee recipient, gas limit, difficulty), zero prevRandao and beacon root.
+    /// parent's gives (fee recipient, gas limit, difficulty), zero prevRandao and beacon root,
+    /// the slot after the parent's.
     fn draft_header(
         &self,
         o: &BlockOverrides,
@@ -258,6 +261,8 @@ impl Simulator<'_> {
             parent_beacon_block_root: cancun.then(|| o.beacon_root.unwrap_or_default()),
             transactions_root: EMPTY_ROOT_HASH,
             receipts_root: EMPTY_ROOT_HASH,
+            // EIP-7843: the slot after the parent's (none when the parent has none, as geth).
+            slot_number: parent.slot_number.map(|slot| slot + 1),
             ..Default::default()
         })
     }
@@ -365,7 +370,7 @@ impl Simulator<'_> {
             withdrawals: withdrawals.as_ref().map(|w| Cow::Borrowed(w.as_slice())),
             extra_data: Default::default(),
             tx_count_hint: Some(block.calls.len()),
-            slot_number: None,
+            slot_number: header.slot_number,
         };
         // Where EIP-7708 is in force the EVM logs every ether transfer itself: no second log.
         let evm_logs_transfers = spec.is_enabled_in(revm::primitives::hardfork::SpecId::AMSTERDAM)
@@ -375,7 +380,15 @@ impl Simulator<'_> {
             warm: removed.clone(),
             ..Default::default()
         };
-        let mut evm = config.evm_with_inspector(&mut self.db, env, tracer);
+        // From Amsterdam a simulated block carries its EIP-7928 access list's hash (as geth's):
+        // revm's BAL builder records every commit (system calls, transactions, withdrawals) at
+        // the index set before it.
+        let amsterdam = spec.is_enabled_in(revm::primitives::hardfork::SpecId::AMSTERDAM);
+        let mut db = BalDatabase::new(&mut self.db);
+        if amsterdam {
+            db = db.with_bal_builder();
+        }
+        let mut evm = config.evm_with_inspector(&mut db, env, tracer);
         {
             // geth: an overridden precompile is gone and a moved one lives at its destination,
             // while the fork's precompile addresses stay warm (its access list is the fork's
@@ -405,7 +418,8 @@ impl Simulator<'_> {
         let mut senders = Vec::with_capacity(block.calls.len());
         let mut records = Vec::with_capacity(block.calls.len());
         let mut gas_used = 0u64;
-        for request in &block.calls {
+        for (i, request) in block.calls.iter().enumerate() {
+            ex.evm_mut().db_mut().bal_state.bal_index = BlockAccessIndex::from_tx_index(i as u64);
             let from = request.from.unwrap_or_default();
             let remaining = header.gas_limit - gas_used;
             let mut gas = request.gas.unwrap_or(remaining);
@@ -440,10 +454,11 @@ impl Simulator<'_> {
             }
             let tx = unsigned_transaction(request, chain.chain_id, nonce, gas)?;
             let mut tx_env = TxEnv::from_recovered_tx(&tx, from);
-            // Without validation the nonce is not checked (revm would still refuse u64::MAX);
-            // a call's nonce matters nowhere else (a create's address follows the account's).
+            // Without validation the nonce is not checked: the transaction carries the
+            // account's (a create's address follows it, and EIP-2780's new-account charge reads
+            // that address from the transaction's nonce), 0 for u64::MAX (which revm refuses).
             if !self.validation {
-                tx_env.nonce = 0;
+                tx_env.nonce = if state_nonce == u64::MAX { 0 } else { state_nonce };
             }
             ex.evm_mut().inspector_mut().reset();
             let result = match ex.evm_mut().transact(tx_env) {
@@ -488,7 +503,12 @@ impl Simulator<'_> {
         }
         // EIP-7778 under the bal-devnet rules: the block's gas before refunds (as the executor).
         let block_gas_before_refunds = ex.block_regular_gas_used;
-        let (_, result) = ex.finish().map_err(internal)?;
+        ex.evm_mut().db_mut().bal_state.bal_index =
+            BlockAccessIndex::new(block.calls.len() as u64 + 1);
+        let (evm, result) = ex.finish().map_err(internal)?;
+        drop(evm);
+        let bal = db.bal_state.take_built_alloy_bal();
+        drop(db);
         let updates = self.account_updates()?;
         let root =
             update_state_root(self.base_root, &updates, &*self.ctx.storage).map_err(internal)?;
@@ -503,6 +523,9 @@ impl Simulator<'_> {
         header.logs_bloom = result.receipts.iter().fold(Bloom::ZERO, |bloom, r| bloom | r.bloom());
         if header.blob_gas_used.is_some() {
             header.blob_gas_used = Some(result.blob_gas_used);
+        }
+        if let Some(bal) = bal {
+            header.block_access_list_hash = Some(compute_block_access_list_hash(&bal));
         }
         if chain.is_prague(header.timestamp) {
             header.requests_hash = Some(if result.requests.is_empty() {
@@ -645,7 +668,7 @@ fn call_record(
 }
 
 /// geth's text for an EVM error (`core/vm/errors.go`).
-fn halt_message(reason: &HaltReason) -> String {
+pub(crate) fn halt_message(reason: &HaltReason) -> String {
     match reason {
         HaltReason::OutOfGas(
             OutOfGasError::Basic

@@ -1,19 +1,34 @@
 //! `debug_traceTransaction`, `debug_traceBlockByNumber`, `debug_traceBlockByHash` with geth's
 //! default tracer (struct logs: `disableStack`, `disableStorage`, `enableMemory`,
-//! `enableReturnData`): the block re-executed on its parent's state (read through the parent's
-//! state root), its system calls first, each transaction seen by revm-inspectors'
-//! `TracingInspector` and turned into geth's frame by its `GethTraceBuilder`.
+//! `enableReturnData`) and its built-in `callTracer` (`onlyTopCall`, `withLog`),
+//! `prestateTracer` (`diffMode`, `disableCode`, `disableStorage`), `4byteTracer` and
+//! `noopTracer`: the block re-executed on its parent's state (read through the parent's state
+//! root), its system calls first, each transaction seen by a revm-inspectors inspector
+//! (`TracingInspector`, `FourByteInspector`) and turned into geth's frame by its
+//! `GethTraceBuilder`; the prestate frames read the state before the transaction from the
+//! replay's database.
 
 use crate::{convert::StoredBlock, eth::resolve, RpcContext, RpcError};
 use alloy_eips::{BlockId, BlockNumberOrTag};
+use alloy_primitives::Address;
 use alloy_primitives::B256;
-use alloy_rpc_types_trace::geth::{DefaultFrame, GethDebugTracingOptions};
+use alloy_rpc_types_trace::geth::{
+    FourByteFrame, GethDebugBuiltInTracerType, GethDebugTracerType, GethDebugTracingOptions,
+    GethTrace, NoopFrame, PreStateFrame,
+};
 use gigagas_executor::replay::replay_block;
+use gigagas_executor::replay::ReplayDb;
 use gigagas_primitives::BlockInput;
 use gigagas_stages::TrieState;
 use gigagas_state::PreState;
 use jsonrpsee::{types::ErrorObjectOwned, RpcModule};
-use revm_inspectors::tracing::{TracingInspector, TracingInspectorConfig};
+use revm::inspector::NoOpInspector;
+use revm::{
+    context::result::{ExecutionResult, HaltReason, ResultAndState},
+    primitives::KECCAK_EMPTY,
+    DatabaseRef,
+};
+use revm_inspectors::tracing::{FourByteInspector, TracingInspector, TracingInspectorConfig};
 use serde_json::{json, Value};
 use std::sync::Arc;
 
@@ -24,16 +39,12 @@ fn invalid(e: impl std::fmt::Display) -> ErrorObjectOwned {
     RpcError::InvalidParams(e.to_string()).into()
 }
 
-/// The struct-log frames of the first `count` transactions of block `number` (all when `None`).
-fn trace_block(
+/// The block `number` and what its replay needs: the transactions' senders and the parent's
+/// state.
+fn replay_input(
     ctx: &RpcContext,
     number: u64,
-    count: Option<usize>,
-    opts: &GethDebugTracingOptions,
-) -> Result<Vec<(B256, DefaultFrame)>, ErrorObjectOwned> {
-    if opts.tracer.is_some() {
-        return Err(invalid("only the default (struct log) tracer is supported"));
-    }
+) -> Result<(BlockInput, Vec<Address>, PreState), ErrorObjectOwned> {
     if number == 0 {
         return Err(RpcError::Store("genesis is not traceable".into()).into());
     }
@@ -54,20 +65,275 @@ fn trace_block(
         store: ctx.storage.clone(),
         root: parent.header.state_root,
     }));
-    let config = opts.config;
-    let inspector = TracingInspector::new(TracingInspectorConfig::from_geth_config(&config));
+    Ok((input, senders, pre_state))
+}
+
+/// The traces of the first `count` transactions of block `number` (all when `None`), in the
+/// shape of the tracer `opts` names: geth's struct logs by default, or its built-in
+/// `callTracer`, `prestateTracer` (`diffMode` too), `4byteTracer` or `noopTracer`. Other
+/// tracers (JavaScript ones among them) are an invalid-params error naming them.
+fn trace_block(
+    ctx: &RpcContext,
+    number: u64,
+    count: Option<usize>,
+    opts: &GethDebugTracingOptions,
+) -> Result<Vec<(B256, GethTrace)>, ErrorObjectOwned> {
+    use GethDebugBuiltInTracerType as T;
+    let (input, senders, pre_state) = replay_input(ctx, number)?;
+    let hash = |i: usize| *input.transactions[i].tx_hash();
     let mut frames = Vec::new();
-    replay_block(&ctx.chain, &input, &senders, &pre_state, inspector, count, |i, insp, result| {
-        let frame = insp.geth_builder().geth_traces(
-            result.tx_gas_used(),
-            result.output().cloned().unwrap_or_default(),
-            config,
-        );
-        insp.fuse();
-        frames.push((*input.transactions[i].tx_hash(), frame));
-    })
-    .map_err(|e| RpcError::Store(e.to_string()))?;
+    let replay_failed = |e: gigagas_executor::ExecutionError| RpcError::Store(e.to_string());
+    match &opts.tracer {
+        None => {
+            let config = opts.config;
+            let inspector =
+                TracingInspector::new(TracingInspectorConfig::from_geth_config(&config));
+            replay_block(
+                &ctx.chain,
+                &input,
+                &senders,
+                &pre_state,
+                inspector,
+                count,
+                |i, insp, out, _| {
+                    let mut frame = insp.geth_builder().geth_traces(
+                        out.result.tx_gas_used(),
+                        out.result.output().cloned().unwrap_or_default(),
+                        config,
+                    );
+                    as_geth_struct_logs(&mut frame.struct_logs);
+                    insp.fuse();
+                    frames.push((hash(i), GethTrace::Default(frame)));
+                },
+            )
+            .map_err(replay_failed)?;
+        }
+        Some(GethDebugTracerType::BuiltInTracer(T::CallTracer)) => {
+            let config = opts.tracer_config.clone().into_call_config().map_err(invalid)?;
+            let inspector =
+                TracingInspector::new(TracingInspectorConfig::from_geth_call_config(&config));
+            replay_block(
+                &ctx.chain,
+                &input,
+                &senders,
+                &pre_state,
+                inspector,
+                count,
+                |i, insp, out, _| {
+                    // The top call's gas is the transaction's gas limit, as geth's.
+                    insp.set_transaction_gas_limit(alloy_consensus::Transaction::gas_limit(
+                        &input.transactions[i],
+                    ));
+                    let mut frame =
+                        insp.geth_builder().geth_call_traces(config, out.result.tx_gas_used());
+                    // A transaction that halts before its first frame runs (e.g. out of gas for
+                    // EIP-8037's new-account state gas) has the halt as its top call's error.
+                    if let (ExecutionResult::Halt { reason, .. }, None) =
+                        (&out.result, &frame.error)
+                    {
+                        frame.error = Some(crate::simulate::halt_message(reason));
+                    }
+                    // Such a transaction left no frame behind: its top call is the transaction.
+                    if frame.from.is_zero() && frame.calls.is_empty() {
+                        use alloy_consensus::Transaction as _;
+                        let tx = &input.transactions[i];
+                        frame.from = senders[i];
+                        frame.to = tx.to();
+                        frame.value = Some(tx.value());
+                        frame.input = tx.input().clone();
+                        frame.typ = if tx.is_create() { "CREATE" } else { "CALL" }.into();
+                    }
+                    insp.fuse();
+                    frames.push((hash(i), frame.into()));
+                },
+            )
+            .map_err(replay_failed)?;
+        }
+        Some(GethDebugTracerType::BuiltInTracer(T::PreStateTracer)) => {
+            let config = opts.tracer_config.clone().into_pre_state_config().map_err(invalid)?;
+            let inspector =
+                TracingInspector::new(TracingInspectorConfig::from_geth_prestate_config(&config));
+            let mut read_failed = None;
+            replay_block(
+                &ctx.chain,
+                &input,
+                &senders,
+                &pre_state,
+                inspector,
+                count,
+                |i, insp, out, db| {
+                    let frame = insp
+                        .geth_builder()
+                        .geth_prestate_traces(out, &config, db)
+                        .and_then(|frame| with_code_hashes(frame, out, db));
+                    match frame {
+                        Ok(frame) => frames.push((hash(i), frame)),
+                        Err(e) => read_failed = read_failed.take().or(Some(e.to_string())),
+                    }
+                    insp.fuse();
+                },
+            )
+            .map_err(replay_failed)?;
+            if let Some(e) = read_failed {
+                return Err(RpcError::Store(e).into());
+            }
+        }
+        Some(GethDebugTracerType::BuiltInTracer(T::FourByteTracer)) => {
+            replay_block(
+                &ctx.chain,
+                &input,
+                &senders,
+                &pre_state,
+                FourByteInspector::default(),
+                count,
+                |i, insp, _, _| {
+                    frames.push((hash(i), FourByteFrame::from(&*insp).into()));
+                    *insp = FourByteInspector::default();
+                },
+            )
+            .map_err(replay_failed)?;
+        }
+        Some(GethDebugTracerType::BuiltInTracer(T::NoopTracer)) => {
+            replay_block(
+                &ctx.chain,
+                &input,
+                &senders,
+                &pre_state,
+                NoOpInspector,
+                count,
+                |i, _, _, _| {
+                    frames.push((hash(i), NoopFrame::default().into()));
+                },
+            )
+            .map_err(replay_failed)?;
+        }
+        Some(other) => {
+            let name = serde_json::to_value(other).unwrap_or_default();
+            return Err(invalid(format!("tracer {name} is not supported")));
+        }
+    }
     Ok(frames)
+}
+
+/// revm-inspectors' struct logs in geth 1.17.10's terms (its logger reports an opcode's cost
+/// and the refund counter as its interpreter has them when the opcode's gas is charged):
+/// - `gasCost` is the opcode's regular gas: EIP-8037 state gas that spilled out of the
+///   reservoir into the regular gas is left out, and so is the gas a `CREATE`/`CREATE2` hands
+///   to its child frame (geth takes it while executing the opcode; `CALL`'s stays in, as in
+///   geth);
+/// - an `SSTORE` shows the refund counter after its own refund change; a zero counter is
+///   left out;
+/// - no `stateGasCost` or `stateGasReservoir` (geth's logger has neither).
+fn as_geth_struct_logs(logs: &mut [alloy_rpc_types_trace::geth::StructLog]) {
+    for k in 0..logs.len() {
+        let next = logs.get(k + 1).map(|n| (n.depth, n.gas, n.refund_counter));
+        let log = &mut logs[k];
+        if let Some(state_gas) = log.state_gas_cost {
+            // State gas drains the reservoir first; what it lacked came out of the regular gas.
+            let spilled = u64::try_from(state_gas)
+                .unwrap_or_default()
+                .saturating_sub(log.state_gas_reservoir.unwrap_or_default());
+            log.gas_cost = log.gas_cost.saturating_sub(spilled);
+        }
+        if let Some((depth, child_gas, refund_after)) = next {
+            if matches!(log.op.as_ref(), "CREATE" | "CREATE2") && depth == log.depth + 1 {
+                log.gas_cost = log.gas_cost.saturating_sub(child_gas);
+            }
+            if log.op == "SSTORE" && depth == log.depth {
+                log.refund_counter = refund_after;
+            }
+        }
+    }
+    for log in logs {
+        log.refund_counter = log.refund_counter.filter(|r| *r != 0);
+        log.state_gas_cost = None;
+        log.state_gas_reservoir = None;
+    }
+}
+
+/// Why the replay's database could not answer a read.
+type ReplayDbError = <ReplayDb<'static> as DatabaseRef>::Error;
+
+/// geth's `prestateTracer` frame from revm-inspectors': each account with code also carries
+/// its `codeHash` (the hash before the transaction; in `diffMode`'s `post`, the new hash when
+/// the transaction changed it); accounts empty before the transaction are left out of the
+/// prestate, and `diffMode` shows an account that exists neither before nor after with a zero
+/// code hash in `post`, as geth 1.17.10 does.
+fn with_code_hashes(
+    frame: PreStateFrame,
+    out: &ResultAndState<HaltReason>,
+    db: &ReplayDb<'_>,
+) -> Result<GethTrace, ReplayDbError> {
+    let code_hash = |hash: B256| (hash != KECCAK_EMPTY && !hash.is_zero()).then_some(hash);
+    let pre_hash = |address: &Address| -> Result<Option<B256>, ReplayDbError> {
+        Ok(db.basic_ref(*address)?.and_then(|a| code_hash(a.code_hash)))
+    };
+    let mut json = serde_json::to_value(&frame).unwrap_or_default();
+    // geth leaves accounts that were empty before the transaction (no balance, nonce or code)
+    // out of the prestate.
+    let was_empty = |address: &Address| -> Result<bool, ReplayDbError> {
+        Ok(db.basic_ref(*address)?.is_none_or(|a| a.is_empty()))
+    };
+    let pre = match &frame {
+        PreStateFrame::Default(_) => Some(&mut json),
+        PreStateFrame::Diff(_) => json.get_mut("pre"),
+    };
+    if let Some(pre) = pre.and_then(Value::as_object_mut) {
+        let mut empty = Vec::new();
+        for key in pre.keys() {
+            if let Ok(address) = key.parse::<Address>() {
+                if was_empty(&address)? {
+                    empty.push(key.clone());
+                }
+            }
+        }
+        for key in empty {
+            pre.remove(&key);
+        }
+    }
+    let set = |entry: Option<&mut Value>, hash: B256| {
+        if let Some(entry) = entry.and_then(Value::as_object_mut) {
+            entry.insert("codeHash".into(), json!(hash));
+        }
+    };
+    let key = |address: &Address| format!("{address:#x}");
+    match &frame {
+        PreStateFrame::Default(mode) => {
+            for address in mode.0.keys() {
+                if let Some(hash) = pre_hash(address)? {
+                    set(json.get_mut(key(address)), hash);
+                }
+            }
+        }
+        PreStateFrame::Diff(diff) => {
+            for address in diff.pre.keys() {
+                if let Some(hash) = pre_hash(address)? {
+                    set(json.get_mut("pre").and_then(|p| p.get_mut(key(address))), hash);
+                }
+            }
+            for address in diff.post.keys() {
+                let before = pre_hash(address)?.unwrap_or(KECCAK_EMPTY);
+                let after = out.state.get(address).map_or(before, |a| a.info.code_hash);
+                if after != before {
+                    set(json.get_mut("post").and_then(|p| p.get_mut(key(address))), after);
+                }
+            }
+            // geth compares the code hash of every account it looked at with the one after the
+            // transaction, which reads as zero for an account that does not exist: an account
+            // that neither existed before nor exists after is in `post` with a zero code hash.
+            if let Some(post) = json.get_mut("post").and_then(Value::as_object_mut) {
+                for (address, account) in &out.state {
+                    if account.info.is_empty() && db.basic_ref(*address)?.is_none() {
+                        post.entry(key(address))
+                            .or_insert_with(|| json!({}))
+                            .as_object_mut()
+                            .map(|entry| entry.insert("codeHash".into(), json!(B256::ZERO)));
+                    }
+                }
+            }
+        }
+    }
+    Ok(GethTrace::JS(json))
 }
 
 fn options(
@@ -76,7 +342,7 @@ fn options(
     Ok(seq.optional_next::<GethDebugTracingOptions>().map_err(invalid)?.unwrap_or_default())
 }
 
-fn block_answer(frames: Vec<(B256, DefaultFrame)>) -> Answer {
+fn block_answer(frames: Vec<(B256, GethTrace)>) -> Answer {
     Ok(Value::Array(
         frames.into_iter().map(|(hash, frame)| json!({"txHash": hash, "result": frame})).collect(),
     ))

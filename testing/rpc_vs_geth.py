@@ -1,0 +1,290 @@
+#!/usr/bin/env python3
+"""gigagas's JSON-RPC answers against geth 1.17.10's on the same chain (`make rpc-vs-geth`).
+
+Both clients import one chain (a folder with `genesis.json` and `chain.rlp`, by default the
+geth-built Amsterdam chain testing/geth/amsterdam-coverage, whose load exercises every
+Glamsterdam rule) and then serve it over JSON-RPC without a consensus client or peers. The
+same requests go to both and the answers are compared, field by field:
+
+- per block: `eth_getBlockByNumber` (full transactions), `eth_getBlockReceipts`,
+  `debug_traceBlockByNumber` (`callTracer`), and `eth_simulateV1` of the block's transactions
+  as calls on its parent (with and without `validation`, `traceTransfers` on);
+- per transaction: `eth_getTransactionReceipt`, `debug_traceTransaction` with `callTracer`,
+  `prestateTracer` (and `diffMode`) and the struct logger (memory off), and `eth_call` /
+  `eth_estimateGas` of the transaction as a call on its parent block.
+
+An answer counts as the same when the two JSON values are equal; for an error answer, when
+both sides answer an error (the messages are shown, not compared). Two differences are known
+and counted apart (`known`, with the reason) instead of failing the run:
+- `eth_simulateV1` of a call priced with `gasPrice`: geth makes it an unsigned legacy
+  transaction with v = 0 (no EIP-155 chain id), which alloy's encoding cannot write (it gives
+  v = 35 + 2 × chain id), so that transaction's hash, the transactions root and the block hash
+  differ;
+- `callTracer` of a `SELFDESTRUCT` to the contract itself by a contract not created in the same
+  transaction: revm moves no balance and destroys nothing there, so revm's inspector hook is
+  not called and revm-inspectors' frame has no `from`, `to` or `value`.
+Differences are written to OUT/diffs.json. Prints a table per method and exits 1 when any
+answer differs otherwise; `--json` prints the table as JSON. geth comes from
+testing/geth_install.sh unless --geth names it.
+
+Usage: testing/.venv/bin/python testing/rpc_vs_geth.py [--chain testing/geth/amsterdam-coverage]
+           [--gigagas target/release/gigagas] [--geth PATH] [--out target/rpc-vs-geth] [--json]
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from devnet import Node, free_port  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def call(url, method, params):
+    """(result, error) of one JSON-RPC request; error is the JSON-RPC error object or None."""
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
+    req = urllib.request.Request(url, body, {"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=120) as r:
+        answer = json.load(r)
+    return answer.get("result"), answer.get("error")
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+class GethServer:
+    """geth on a datadir that imported the chain, JSON-RPC on a free loopback port, no peers."""
+
+    def __init__(self, geth, chain, datadir):
+        run([geth, "init", "--datadir", datadir, os.path.join(chain, "genesis.json")], check=True)
+        out = run([geth, "import", "--datadir", datadir, os.path.join(chain, "chain.rlp")])
+        if out.returncode != 0:
+            raise SystemExit(f"rpc-vs-geth: geth import failed:\n{out.stderr[-2000:]}")
+        port = free_port()
+        self.url = f"http://127.0.0.1:{port}"
+        self.log = open(os.path.join(datadir, "geth.log"), "w")
+        self.proc = subprocess.Popen(
+            [geth, "--datadir", datadir, "--http", "--http.addr", "127.0.0.1", "--http.port",
+             str(port), "--http.api", "eth,debug,net,web3", "--port", "0", "--authrpc.port",
+             str(free_port()), "--nodiscover", "--maxpeers", "0", "--rpc.gascap", "0",
+             "--rpc.txfeecap", "0", "--syncmode", "full", "--verbosity", "2"],
+            stdout=self.log, stderr=subprocess.STDOUT)
+        for _ in range(300):
+            try:
+                call(self.url, "eth_blockNumber", [])
+                return
+            except Exception:
+                if self.proc.poll() is not None:
+                    break
+                time.sleep(0.1)
+        raise SystemExit(f"rpc-vs-geth: geth did not start; see {datadir}/geth.log")
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=60)
+        self.log.close()
+
+
+def gigagas_server(gigagas, chain, datadir):
+    """gigagas init + import of the chain, then `gigagas node` on it without a network."""
+    run([gigagas, "init", "--genesis", os.path.join(chain, "genesis.json"), "--datadir", datadir],
+        check=True)
+    out = run([gigagas, "import", os.path.join(chain, "chain.rlp"), "--datadir", datadir])
+    if out.returncode != 0:
+        raise SystemExit(f"rpc-vs-geth: gigagas import failed:\n{out.stderr[-2000:]}")
+    return Node(gigagas, datadir, ["--disable-network", "--rpc.gascap", "0"])
+
+
+CALL_FIELDS = ["from", "to", "gas", "value", "input", "nonce", "accessList", "authorizationList",
+               "blobVersionedHashes", "maxFeePerBlobGas"]
+
+
+def as_call(tx, with_gas=True):
+    """A transaction of eth_getBlockByNumber as the call object of eth_call and friends."""
+    c = {k: tx[k] for k in CALL_FIELDS if k in tx and tx[k] is not None}
+    if tx["type"] in ("0x0", "0x1"):
+        c["gasPrice"] = tx["gasPrice"]
+    else:
+        c["maxFeePerGas"] = tx["maxFeePerGas"]
+        c["maxPriorityFeePerGas"] = tx["maxPriorityFeePerGas"]
+    if not with_gas:
+        c.pop("gas", None)
+    return c
+
+
+ZERO_ADDRESS = "0x" + "00" * 20
+
+
+def known_difference(method, params, path, gigagas_value):
+    """The reason when (method, params, first differing path) is one of the known differences
+    of the module documentation, else None."""
+    if method == "eth_simulateV1" and re.search(r"(\.hash|\.blockHash|\.transactionsRoot|"
+                                                r"\.transactions\[\d+\])$", path):
+        calls = [c for block in params[0]["blockStateCalls"] for c in block.get("calls", [])]
+        if any("gasPrice" in c for c in calls):
+            return "legacy call: geth's unsigned transaction has v = 0"
+    if method in ("debug_traceTransaction", "debug_traceBlockByNumber") and \
+            re.search(r"\.calls\[\d+\]\.(from|to|value)$", path) and \
+            gigagas_value in (ZERO_ADDRESS, "<absent>"):
+        return "SELFDESTRUCT to itself: no inspector hook in revm"
+    return None
+
+
+def all_differences(a, b, path="$"):
+    """Every (path, a's value, b's value) where a and b differ."""
+    out = []
+    if type(a) is not type(b):
+        return [(path, a, b)]
+    if isinstance(a, dict):
+        for k in sorted(set(a) | set(b)):
+            if k not in a or k not in b:
+                out.append((f"{path}.{k}", a.get(k, "<absent>"), b.get(k, "<absent>")))
+            else:
+                out += all_differences(a[k], b[k], f"{path}.{k}")
+    elif isinstance(a, list):
+        if len(a) != len(b):
+            return [(f"{path}.length", len(a), len(b))]
+        for i, (x, y) in enumerate(zip(a, b)):
+            out += all_differences(x, y, f"{path}[{i}]")
+    elif a != b:
+        out.append((path, a, b))
+    return out
+
+
+def first_difference(a, b, path="$"):
+    """The JSON path of the first place where a and b differ, with both values there."""
+    if type(a) is not type(b):
+        return path, a, b
+    if isinstance(a, dict):
+        for k in sorted(set(a) | set(b)):
+            if k not in a or k not in b:
+                return f"{path}.{k}", a.get(k, "<absent>"), b.get(k, "<absent>")
+            d = first_difference(a[k], b[k], f"{path}.{k}")
+            if d:
+                return d
+        return None
+    if isinstance(a, list):
+        if len(a) != len(b):
+            return f"{path}.length", len(a), len(b)
+        for i, (x, y) in enumerate(zip(a, b)):
+            d = first_difference(x, y, f"{path}[{i}]")
+            if d:
+                return d
+        return None
+    return None if a == b else (path, a, b)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--chain", default=os.path.join(ROOT, "testing/geth/amsterdam-coverage"))
+    ap.add_argument("--gigagas", default=os.path.join(ROOT, "target/release/gigagas"))
+    ap.add_argument("--geth", help="geth binary (default: testing/geth_install.sh)")
+    ap.add_argument("--out", default=os.path.join(ROOT, "target/rpc-vs-geth"))
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    if not os.path.exists(os.path.join(args.chain, "chain.rlp")):
+        raise SystemExit(f"rpc-vs-geth: no chain.rlp in {args.chain}")
+    if not args.geth:
+        folder = run([os.path.join(ROOT, "testing/geth_install.sh")], check=True).stdout
+        args.geth = os.path.join(folder.strip().splitlines()[-1], "geth")
+    os.makedirs(args.out, exist_ok=True)
+    work = tempfile.mkdtemp(prefix="rpc-vs-geth-", dir=args.out)
+    table, diffs = {}, []
+
+    def compare(method, params, what):
+        g_res, g_err = call(geth.url, method, params)
+        n_res, n_err = call(node.url, method, params)
+        row = table.setdefault(method, {"same": 0, "differ": 0, "known": 0, "errors_both": 0})
+        if g_err or n_err:
+            same = bool(g_err) and bool(n_err)
+            if same:
+                row["errors_both"] += 1
+            detail = {"geth_error": g_err, "gigagas_error": n_err}
+        else:
+            d = first_difference(g_res, n_res)
+            same = d is None
+            detail = None if same else {"path": d[0], "geth": d[1], "gigagas": d[2]}
+        known = None
+        if not same and "path" in detail:
+            # Known only when every difference in the answer is.
+            reasons = {known_difference(method, params, p, n)
+                       for p, _, n in all_differences(g_res, n_res)}
+            known = reasons.pop() if len(reasons) == 1 and None not in reasons else None
+        row["same" if same else "known" if known else "differ"] += 1
+        if not same:
+            diffs.append({"method": method, "what": what, "params": params, "known": known,
+                          **detail})
+
+    try:
+        geth = GethServer(args.geth, args.chain, os.path.join(work, "geth"))
+        node = gigagas_server(args.gigagas, args.chain, os.path.join(work, "gigagas"))
+        try:
+            head = int(call(geth.url, "eth_blockNumber", [])[0], 16)
+            n_head = int(call(node.url, "eth_blockNumber", [])[0], 16)
+            if head != n_head:
+                raise SystemExit(f"rpc-vs-geth: heads differ: geth {head}, gigagas {n_head}")
+            for number in range(1, head + 1):
+                tag, parent = hex(number), hex(number - 1)
+                block, _ = call(geth.url, "eth_getBlockByNumber", [tag, True])
+                compare("eth_getBlockByNumber", [tag, True], f"block {number}")
+                compare("eth_getBlockReceipts", [tag], f"block {number}")
+                compare("debug_traceBlockByNumber", [tag, {"tracer": "callTracer"}],
+                        f"block {number}")
+                calls = [as_call(tx) for tx in block["transactions"]]
+                if calls:
+                    for validation in (False, True):
+                        compare("eth_simulateV1",
+                                [{"blockStateCalls": [{"calls": calls}], "validation": validation,
+                                  "traceTransfers": True}, parent],
+                                f"block {number}, validation {validation}")
+                for tx in block["transactions"]:
+                    h = tx["hash"]
+                    what = f"block {number} tx {int(tx['transactionIndex'], 16)} {h}"
+                    compare("eth_getTransactionReceipt", [h], what)
+                    for tracer in ({"tracer": "callTracer"},
+                                   {"tracer": "prestateTracer"},
+                                   {"tracer": "prestateTracer", "tracerConfig": {"diffMode": True}},
+                                   {"enableMemory": False}):
+                        compare("debug_traceTransaction", [h, tracer],
+                                f"{what} {tracer.get('tracer', 'structLogger')}")
+                    compare("eth_call", [as_call(tx), parent], what)
+                    compare("eth_estimateGas", [as_call(tx, with_gas=False), parent], what)
+        finally:
+            node.kill()
+            geth.stop()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    with open(os.path.join(args.out, "diffs.json"), "w") as f:
+        json.dump(diffs, f, indent=1)
+    failed = [d for d in diffs if not d["known"]]
+    ok = not failed
+    if args.json:
+        print(json.dumps({"ok": ok, "chain": args.chain, "methods": table}, indent=1))
+    else:
+        print(f"{'method':28} {'same':>6} {'differ':>7} {'known':>6} {'both error':>11}")
+        for method, row in table.items():
+            print(f"{method:28} {row['same']:>6} {row['differ']:>7} {row['known']:>6} "
+                  f"{row['errors_both']:>11}")
+    for d in [d for d in diffs if d["known"]]:
+        print(f"known {d['method']} {d['what']}: {d['known']}", file=sys.stderr)
+    for d in failed[:10]:
+        print(f"DIFF {d['method']} {d['what']}: "
+              f"{ {k: v for k, v in d.items() if k not in ('method', 'what', 'params', 'known')} }"[:600],
+              file=sys.stderr)
+    print(f"rpc-vs-geth: {sum(r['same'] for r in table.values())} answers the same, "
+          f"{len(failed)} differ, {len(diffs) - len(failed)} known differences "
+          f"(OUT {args.out}/diffs.json)", file=sys.stderr)
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
