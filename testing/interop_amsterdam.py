@@ -12,8 +12,9 @@ seen before (`make interop-amsterdam`):
    `gigagas node --dev` on the same Amsterdam genesis as step 1 fed the same coverage load over
    JSON-RPC (its own payloads: the local miner, the payload builder, the txpool), the node's
    blocks read back with `debug_getRawBlock`; `geth import` of each must end on gigagas's head;
-   the node's `eth_estimateGas` of a transfer to a new account equals the gas of geth's receipt
-   of the same transaction kind.
+   the node's `eth_estimateGas` of a transfer to a new account covers the gas of geth's receipt
+   of the same transaction kind, within the 1.5 % that geth's estimator (which gigagas follows)
+   may stop above it.
 4. JSON-RPC on geth's chain of step 1: testing/rpc_vs_geth.py serves it from both clients and
    compares their answers (blocks, receipts, `eth_call`, `eth_estimateGas`, `eth_simulateV1`,
    `debug_trace*` with the struct logger, `callTracer` and `prestateTracer`).
@@ -171,8 +172,9 @@ def main():
         number, hash_, txs, failed, estimate = node_chain(args.gigagas, args.geth, geth_chain,
                                                           node_out)
         geth_gas = summary["by_kind"]["transfer to a new account"][0]["gasUsed"]
-        check("eth_estimateGas of a transfer to a new account equals geth's receipt",
-              estimate == geth_gas, f"gigagas node {estimate}, geth's chain {geth_gas}")
+        check("eth_estimateGas of a transfer to a new account covers geth's receipt (≤ 1.5 % more)",
+              geth_gas <= estimate <= geth_gas / (1 - 0.015),
+              f"gigagas node {estimate}, geth's chain {geth_gas}")
         head, errors, code = geth_import(args.geth, node_out, work)
         check("geth import of a gigagas dev node's blocks (coverage load)",
               code == 0 and head and head[0] == number and same(hash_, head[1]),
@@ -183,11 +185,11 @@ def main():
                    geth_chain, "--gigagas", args.gigagas, "--geth", args.geth, "--out",
                    os.path.join(args.out, "rpc-vs-geth"), "--json"])
         table = json.loads(out.stdout)["methods"] if out.stdout.strip().startswith("{") else {}
-        same = sum(r["same"] for r in table.values())
+        equal = sum(r["same"] for r in table.values())
         differ = sum(r["differ"] for r in table.values())
         known = sum(r["known"] for r in table.values())
         check("JSON-RPC answers on geth's chain equal geth's", out.returncode == 0 and table,
-              f"{same} the same, {differ} differ, {known} known differences "
+              f"{equal} the same, {differ} differ, {known} known differences "
               f"(testing/rpc_vs_geth.py){'' if table else ': ' + out.stderr[-500:]}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
