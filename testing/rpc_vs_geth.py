@@ -3,8 +3,9 @@
 
 Both clients import one chain (a folder with `genesis.json` and `chain.rlp`, by default the
 geth-built Amsterdam chain testing/geth/amsterdam-coverage, whose load exercises every
-Glamsterdam rule) and then serve it over JSON-RPC without a consensus client or peers. The
-same requests go to both and the answers are compared, field by field:
+Glamsterdam rule) and then serve it over JSON-RPC without a consensus client or peers, both
+with the RPC gas cap `--gas-cap` (0, none, by default). The same requests go to both and the
+answers are compared, field by field:
 
 - per block: `eth_getBlockByNumber` (full transactions), `eth_getBlockReceipts`,
   `debug_traceBlockByNumber` (`callTracer`), and `eth_simulateV1` of the block's transactions
@@ -28,7 +29,8 @@ answer differs otherwise; `--json` prints the table as JSON. geth comes from
 testing/geth_install.sh unless --geth names it.
 
 Usage: testing/.venv/bin/python testing/rpc_vs_geth.py [--chain testing/geth/amsterdam-coverage]
-           [--gigagas target/release/gigagas] [--geth PATH] [--out target/rpc-vs-geth] [--json]
+           [--gigagas target/release/gigagas] [--geth PATH] [--out target/rpc-vs-geth]
+           [--gas-cap GAS] [--json]
 """
 
 import argparse
@@ -48,13 +50,46 @@ from devnet import Node, free_port  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def call(url, method, params):
-    """(result, error) of one JSON-RPC request; error is the JSON-RPC error object or None."""
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
+def raw_call(url, request):
+    """The whole JSON-RPC answer to `request`."""
+    body = json.dumps(request).encode()
     req = urllib.request.Request(url, body, {"Content-Type": "application/json"})
     with urllib.request.urlopen(req, timeout=120) as r:
-        answer = json.load(r)
+        return json.load(r)
+
+
+def call(url, method, params):
+    """(result, error) of one JSON-RPC request; error is the JSON-RPC error object or None."""
+    answer = raw_call(url, {"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
     return answer.get("result"), answer.get("error")
+
+
+RECORD_MAX_BYTES = 256 * 1024
+
+
+def record(folder, cases, head_hash, chain):
+    """geth's answers as execution-apis rpc-compat cases: folder/METHOD/NAME.io (a comment,
+    `>> request`, `<< answer`) and folder/headfcu.json (the forkchoice to the chain's head).
+    Answers above RECORD_MAX_BYTES (the struct logs of the heaviest transactions) are left
+    out."""
+    for method, what, request, answer in cases:
+        text = json.dumps(answer, separators=(",", ":"))
+        if len(text) > RECORD_MAX_BYTES:
+            continue
+        short = re.sub(r"0x([0-9a-f]{8})[0-9a-f]{56}", r"\1", what.lower())
+        name = re.sub(r"[^a-z0-9]+", "-", short).strip("-")
+        os.makedirs(os.path.join(folder, method), exist_ok=True)
+        with open(os.path.join(folder, method, name + ".io"), "w") as f:
+            f.write(f"// geth 1.17.10's answer on {os.path.basename(chain)}: {what} "
+                    f"(testing/rpc_vs_geth.py --record)\n")
+            f.write(">> " + json.dumps(request, separators=(",", ":")) + "\n")
+            f.write("<< " + text + "\n")
+    state = {"headBlockHash": head_hash, "safeBlockHash": head_hash,
+             "finalizedBlockHash": head_hash}
+    with open(os.path.join(folder, "headfcu.json"), "w") as f:
+        json.dump({"jsonrpc": "2.0", "id": "fcu", "method": "engine_forkchoiceUpdatedV3",
+                   "params": [state, None]}, f, indent=2)
+        f.write("\n")
 
 
 def run(cmd, **kw):
@@ -64,7 +99,7 @@ def run(cmd, **kw):
 class GethServer:
     """geth on a datadir that imported the chain, JSON-RPC on a free loopback port, no peers."""
 
-    def __init__(self, geth, chain, datadir):
+    def __init__(self, geth, chain, datadir, gas_cap):
         run([geth, "init", "--datadir", datadir, os.path.join(chain, "genesis.json")], check=True)
         out = run([geth, "import", "--datadir", datadir, os.path.join(chain, "chain.rlp")])
         if out.returncode != 0:
@@ -75,7 +110,7 @@ class GethServer:
         self.proc = subprocess.Popen(
             [geth, "--datadir", datadir, "--http", "--http.addr", "127.0.0.1", "--http.port",
              str(port), "--http.api", "eth,debug,net,web3", "--port", "0", "--authrpc.port",
-             str(free_port()), "--nodiscover", "--maxpeers", "0", "--rpc.gascap", "0",
+             str(free_port()), "--nodiscover", "--maxpeers", "0", "--rpc.gascap", str(gas_cap),
              "--rpc.txfeecap", "0", "--syncmode", "full", "--verbosity", "2"],
             stdout=self.log, stderr=subprocess.STDOUT)
         for _ in range(300):
@@ -94,14 +129,14 @@ class GethServer:
         self.log.close()
 
 
-def gigagas_server(gigagas, chain, datadir):
+def gigagas_server(gigagas, chain, datadir, gas_cap):
     """gigagas init + import of the chain, then `gigagas node` on it without a network."""
     run([gigagas, "init", "--genesis", os.path.join(chain, "genesis.json"), "--datadir", datadir],
         check=True)
     out = run([gigagas, "import", os.path.join(chain, "chain.rlp"), "--datadir", datadir])
     if out.returncode != 0:
         raise SystemExit(f"rpc-vs-geth: gigagas import failed:\n{out.stderr[-2000:]}")
-    return Node(gigagas, datadir, ["--disable-network", "--rpc.gascap", "0"])
+    return Node(gigagas, datadir, ["--disable-network", "--rpc.gascap", str(gas_cap)])
 
 
 CALL_FIELDS = ["from", "to", "gas", "value", "input", "nonce", "accessList", "authorizationList",
@@ -189,6 +224,13 @@ def main():
     ap.add_argument("--gigagas", default=os.path.join(ROOT, "target/release/gigagas"))
     ap.add_argument("--geth", help="geth binary (default: testing/geth_install.sh)")
     ap.add_argument("--out", default=os.path.join(ROOT, "target/rpc-vs-geth"))
+    ap.add_argument("--gas-cap", type=int, default=0,
+                    help="both clients' --rpc.gascap (default 0: none, so that execution is "
+                         "compared rather than caps)")
+    ap.add_argument("--record", metavar="DIR",
+                    help="also write geth's answers (all but the known differences) as "
+                         "execution-apis rpc-compat cases into DIR (one folder per method, and "
+                         "headfcu.json), for `gigagas-bench test-rpc`")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     if not os.path.exists(os.path.join(args.chain, "chain.rlp")):
@@ -198,10 +240,12 @@ def main():
         args.geth = os.path.join(folder.strip().splitlines()[-1], "geth")
     os.makedirs(args.out, exist_ok=True)
     work = tempfile.mkdtemp(prefix="rpc-vs-geth-", dir=args.out)
-    table, diffs = {}, []
+    table, diffs, recorded = {}, [], []
 
     def compare(method, params, what):
-        g_res, g_err = call(geth.url, method, params)
+        request = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+        g_answer = raw_call(geth.url, request)
+        g_res, g_err = g_answer.get("result"), g_answer.get("error")
         n_res, n_err = call(node.url, method, params)
         row = table.setdefault(method, {"same": 0, "differ": 0, "known": 0, "errors_both": 0})
         if g_err or n_err:
@@ -220,18 +264,22 @@ def main():
                        for p, _, n in all_differences(g_res, n_res)}
             known = reasons.pop() if len(reasons) == 1 and None not in reasons else None
         row["same" if same else "known" if known else "differ"] += 1
+        if not known:
+            recorded.append((method, what, request, g_answer))
         if not same:
             diffs.append({"method": method, "what": what, "params": params, "known": known,
                           **detail})
 
     try:
-        geth = GethServer(args.geth, args.chain, os.path.join(work, "geth"))
-        node = gigagas_server(args.gigagas, args.chain, os.path.join(work, "gigagas"))
+        geth = GethServer(args.geth, args.chain, os.path.join(work, "geth"), args.gas_cap)
+        node = gigagas_server(args.gigagas, args.chain, os.path.join(work, "gigagas"),
+                              args.gas_cap)
         try:
             head = int(call(geth.url, "eth_blockNumber", [])[0], 16)
             n_head = int(call(node.url, "eth_blockNumber", [])[0], 16)
             if head != n_head:
                 raise SystemExit(f"rpc-vs-geth: heads differ: geth {head}, gigagas {n_head}")
+            head_hash = call(geth.url, "eth_getBlockByNumber", [hex(head), False])[0]["hash"]
             for number in range(1, head + 1):
                 tag, parent = hex(number), hex(number - 1)
                 block, _ = call(geth.url, "eth_getBlockByNumber", [tag, True])
@@ -254,8 +302,9 @@ def main():
                                    {"tracer": "prestateTracer"},
                                    {"tracer": "prestateTracer", "tracerConfig": {"diffMode": True}},
                                    {"enableMemory": False}):
-                        compare("debug_traceTransaction", [h, tracer],
-                                f"{what} {tracer.get('tracer', 'structLogger')}")
+                        label = tracer.get("tracer", "structLogger") + \
+                            (" diffMode" if "tracerConfig" in tracer else "")
+                        compare("debug_traceTransaction", [h, tracer], f"{what} {label}")
                     compare("eth_call", [as_call(tx), parent], what)
                     compare("eth_estimateGas", [as_call(tx, with_gas=False), parent], what)
         finally:
@@ -263,6 +312,8 @@ def main():
             geth.stop()
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    if args.record:
+        record(args.record, recorded, head_hash, args.chain)
     with open(os.path.join(args.out, "diffs.json"), "w") as f:
         json.dump(diffs, f, indent=1)
     failed = [d for d in diffs if not d["known"]]

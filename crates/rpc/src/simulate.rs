@@ -15,7 +15,8 @@
 //! 50,000,000 by default; 0: none); from Amsterdam a block carries its slot number (the
 //! parent's + 1) and the hash of its EIP-7928 access list, built as it runs; without
 //! `validation` nonces and the base fee are not checked; the sender's code is never checked
-//! (no EIP-3607) and the EIP-7825 per-transaction cap does not apply. `traceTransfers` adds an
+//! (no EIP-3607) and no gas limit is refused for EIP-7825's cap (from Amsterdam with
+//! `validation`, gas above it is EIP-8037's state-gas reservoir). `traceTransfers` adds an
 //! ERC-7528 `Transfer` log from `0xeeee…eeee` for every value transfer (call, create,
 //! self-destruct) in the order it happens (unless EIP-7708 is in force: the EVM then logs
 //! transfers itself); logs of reverted frames are dropped.
@@ -29,10 +30,12 @@
 //! the base fee, -38013 intrinsic gas, -38014 insufficient funds, -38015 block gas limit,
 //! -38020 block numbers out of order, -38021 timestamps out of order, -38022 a precompile
 //! moved onto itself (two moved to one address: the later wins, as geth did), -38024 sender not an EOA,
-//! -38025 init code too large, -38026 client limit (256 blocks, gas budget), -32602 invalid
+//! -38025 init code too large, -38026 client limit (256 blocks, 5,000 calls a block, 10,000
+//! calls a request; geth 1.17.10's), -32602 invalid
 //! parameters, -32000 unknown base block or a move of a non-precompile, -32603 otherwise.
 //! A failing call is not an error: its result carries `status` 0 and an `error` object (code 3
-//! with the revert data for a revert, -32015 for any other EVM error).
+//! with the revert data for a revert, -32015 for any other EVM error, its message saying so
+//! when the RPC gas cap lowered the call's gas).
 
 use crate::{convert::StoredBlock, RpcContext};
 use alloy_consensus::{
@@ -76,6 +79,10 @@ use std::{borrow::Cow, cmp::Ordering, collections::BTreeMap, sync::Arc};
 
 /// Most blocks one request may simulate past its base block (geth's `maxSimulateBlocks`).
 pub(crate) const MAX_BLOCKS: u64 = 256;
+/// Most calls one simulated block may hold (geth's `maxSimulateCallsPerBlock`).
+const MAX_CALLS_PER_BLOCK: usize = 5_000;
+/// Most calls one request may hold (geth's `maxSimulateTotalCalls`).
+const MAX_CALLS: usize = 10_000;
 /// Seconds between a simulated block and the next when no time is given.
 pub(crate) const TIMESTAMP_INCREMENT: u64 = 12;
 
@@ -107,6 +114,22 @@ pub(crate) fn simulate(
 ) -> Result<Value, ErrorObjectOwned> {
     if payload.block_state_calls.is_empty() {
         return Err(error(-32602, "empty input"));
+    }
+    if payload.block_state_calls.len() as u64 > MAX_BLOCKS {
+        return Err(error(-38026, "too many blocks"));
+    }
+    let mut total_calls = 0;
+    for block in &payload.block_state_calls {
+        if block.calls.len() > MAX_CALLS_PER_BLOCK {
+            return Err(error(
+                -38026,
+                format!("too many calls in block: {} > {MAX_CALLS_PER_BLOCK}", block.calls.len()),
+            ));
+        }
+        total_calls += block.calls.len();
+        if total_calls > MAX_CALLS {
+            return Err(error(-38026, format!("too many calls: {total_calls} > {MAX_CALLS}")));
+        }
     }
     let blocks = sanitize_chain(payload.block_state_calls, &base.header)?;
     let trie = TrieState { store: ctx.storage.clone(), root: base.header.state_root };
@@ -347,7 +370,15 @@ impl Simulator<'_> {
         env.cfg_env.disable_nonce_check = !self.validation;
         env.cfg_env.disable_base_fee = !self.validation;
         env.cfg_env.disable_eip3607 = true;
-        env.cfg_env.tx_gas_limit_cap = Some(u64::MAX);
+        // A call's gas limit is never checked against EIP-7825's cap (geth skips that check
+        // for RPC calls). From Amsterdam with `validation`, gas above the cap is EIP-8037's
+        // state-gas reservoir (which a failing call does not spend); without it all of the gas
+        // is regular gas (geth's `SkipExecutionGasCapCheck`).
+        let amsterdam_validated = self.validation
+            && env.cfg_env.spec.is_enabled_in(revm::primitives::hardfork::SpecId::AMSTERDAM);
+        if !amsterdam_validated {
+            env.cfg_env.tx_gas_limit_cap = Some(u64::MAX);
+        }
         if let (Some(fee), Some(blob)) =
             (overrides.blob_base_fee, env.block_env.blob_excess_gas_and_price.as_mut())
         {
@@ -449,7 +480,7 @@ impl Simulator<'_> {
                     Ordering::Equal => None,
                 };
                 if let Some(e) = e {
-                    return Err(invalid_transaction(&e, from, gas, capped));
+                    return Err(invalid_transaction(&e, from, gas));
                 }
             }
             let tx = unsigned_transaction(request, chain.chain_id, nonce, gas)?;
@@ -464,27 +495,22 @@ impl Simulator<'_> {
             let result = match ex.evm_mut().transact(tx_env) {
                 Ok(r) => r,
                 Err(EVMError::Transaction(e)) => {
-                    return Err(invalid_transaction(&e, from, gas, capped));
+                    return Err(invalid_transaction(&e, from, gas));
                 }
                 Err(e) => return Err(internal(e)),
             };
             let logs = std::mem::take(&mut ex.evm_mut().inspector_mut().logs);
+            let deposit_out_of_gas = ex.evm_mut().inspector_mut().deposit_out_of_gas;
             let gas_info = *result.result.gas();
             let used = gas_info.tx_gas_used();
-            if capped
-                && matches!(
-                    result.result,
-                    ExecutionResult::Halt { reason: HaltReason::OutOfGas(_), .. }
-                )
-            {
-                return Err(error(-38026, "simulation gas limit exceeded"));
-            }
             self.budget = self.budget.saturating_sub(used);
             gas_used += used;
             records.push(call_record(
                 &result.result,
                 logs,
                 gas_info.total_gas_spent().max(gas_info.floor_gas()),
+                capped,
+                deposit_out_of_gas,
             ));
             ex.commit_transaction(EthTxResult {
                 result,
@@ -639,6 +665,8 @@ fn call_record(
     result: &ExecutionResult<HaltReason>,
     logs: Vec<(u64, Log)>,
     max_used_gas: u64,
+    capped: bool,
+    deposit_out_of_gas: bool,
 ) -> CallRecord {
     let gas_used = result.gas().tx_gas_used();
     let (status, error) = match result {
@@ -648,7 +676,16 @@ fn call_record(
             (false, Some(serde_json::json!({"message": message, "code": 3, "data": output})))
         }
         ExecutionResult::Halt { reason, .. } => {
-            (false, Some(serde_json::json!({"message": halt_message(reason), "code": -32015})))
+            let mut message = match reason {
+                HaltReason::OutOfGas(_) if deposit_out_of_gas => {
+                    "contract creation code storage out of gas".to_string()
+                }
+                _ => halt_message(reason),
+            };
+            if capped {
+                message.push_str(" (gas limit was capped by the RPC server's global gas cap)");
+            }
+            (false, Some(serde_json::json!({"message": message, "code": -32015})))
         }
     };
     CallRecord {
@@ -696,20 +733,12 @@ pub(crate) fn halt_message(reason: &HaltReason) -> String {
 }
 
 /// A rejected call as geth reports it (`txValidationError`).
-fn invalid_transaction(
-    e: &InvalidTransaction,
-    from: Address,
-    gas: u64,
-    capped: bool,
-) -> ErrorObjectOwned {
+fn invalid_transaction(e: &InvalidTransaction, from: Address, gas: u64) -> ErrorObjectOwned {
     use InvalidTransaction as I;
     let code = match e {
         I::NonceTooLow { .. } => -38010,
         I::NonceTooHigh { .. } => -38011,
         I::GasPriceLessThanBasefee => -38012,
-        I::CallGasCostMoreThanGasLimit { .. } | I::GasFloorMoreThanGasLimit { .. } if capped => {
-            -38026
-        }
         I::CallGasCostMoreThanGasLimit { .. } | I::GasFloorMoreThanGasLimit { .. } => -38013,
         I::LackOfFundForMaxFee { .. } | I::OverflowPaymentInTransaction => -38014,
         I::CallerGasLimitMoreThanBlock | I::TxGasLimitGreaterThanCap { .. } => -38015,
@@ -765,12 +794,16 @@ struct TransferTracer {
     frames: Vec<(Vec<(u64, Log)>, bool)>,
     /// The finished transaction's logs.
     logs: Vec<(u64, Log)>,
+    /// The transaction's top frame is a create whose code could not pay for its deposit (revm
+    /// says out of gas; geth "contract creation code storage out of gas").
+    deposit_out_of_gas: bool,
 }
 
 impl TransferTracer {
     fn reset(&mut self) {
         self.frames.clear();
         self.logs.clear();
+        self.deposit_out_of_gas = false;
     }
 
     fn transfer_log(from: Address, to: Address, value: U256) -> Log {
@@ -855,6 +888,14 @@ impl<CTX: ContextTr> Inspector<CTX> for TransferTracer {
                 topics[2] = address.into_word();
                 first.data = LogData::new_unchecked(topics, first.data.data.clone());
             }
+        }
+        // A create that runs out of gas while its init code still returned code ran out paying
+        // for the code's deposit.
+        if self.frames.len() == 1
+            && outcome.result.result == revm::interpreter::InstructionResult::OutOfGas
+            && !outcome.result.output.is_empty()
+        {
+            self.deposit_out_of_gas = true;
         }
         self.exit(outcome.result.result.is_ok());
     }

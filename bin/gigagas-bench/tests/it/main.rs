@@ -366,6 +366,28 @@ fn net_sim_plots_and_per_peer_lists() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("one --per-peer value"));
 }
 
+/// `gigagas-bench test-rpc` on geth 1.17.10's answers recorded on its own Amsterdam chain
+/// (testing/geth/amsterdam-coverage): blocks, receipts, `eth_call`, `eth_estimateGas`,
+/// `eth_simulateV1` (BAL hashes, EIP-8037 gas), `debug_trace*` with the struct logger,
+/// `callTracer` and `prestateTracer` — every answer as geth gives it (error texts aside).
+#[test]
+fn geth_amsterdam_rpc_replay() {
+    let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testing/geth/amsterdam-coverage");
+    let out = Command::new(env!("CARGO_BIN_EXE_gigagas-bench"))
+        .arg("test-rpc")
+        .arg(&suite)
+        .arg("--json")
+        .output()
+        .expect("run gigagas-bench");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    let r = json(&out);
+    assert_eq!(r["cases"], 280);
+    assert_eq!(r["passed"], 280);
+    for method in ["debug_traceTransaction", "eth_estimateGas", "eth_simulateV1"] {
+        assert!(r["methods"][method]["passed"].as_u64() > Some(0), "{method}");
+    }
+}
+
 /// `gigagas test-rpc` replays the execution-apis rpc-compat suite against a node on a temporary
 /// datadir: the methods implemented so far answer every one of their cases as geth does (error
 /// texts aside), and the report counts every case.

@@ -1,0 +1,3 @@
+// geth 1.17.10's answer on amsterdam-coverage: block 9 (testing/rpc_vs_geth.py --record)
+>> {"jsonrpc":"2.0","id":1,"method":"debug_traceBlockByNumber","params":["0x9",{"tracer":"callTracer"}]}
+<< {"jsonrpc":"2.0","id":1,"result":[]}

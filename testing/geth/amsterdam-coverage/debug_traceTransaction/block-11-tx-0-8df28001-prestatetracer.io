@@ -1,0 +1,3 @@
+// geth 1.17.10's answer on amsterdam-coverage: block 11 tx 0 0x8df280013ae53d6f58ac6573b1e9f3858ef8ee595bafb7fc6d1c02c1a3d230a9 prestateTracer (testing/rpc_vs_geth.py --record)
+>> {"jsonrpc":"2.0","id":1,"method":"debug_traceTransaction","params":["0x8df280013ae53d6f58ac6573b1e9f3858ef8ee595bafb7fc6d1c02c1a3d230a9",{"tracer":"prestateTracer"}]}
+<< {"jsonrpc":"2.0","id":1,"result":{"0x71562b71999873db5b286df957af199ec94617f7":{"balance":"0x2b390203975eed4"},"0x7c8602b5861c1476ea1f438c062eaaf704a8462e":{"balance":"0x38d7ea4c68000"},"0xf432a4ff2f663cac2c31caab839e25ba65fa6d23":{"balance":"0xd3c21bcecceda1000000"}}}

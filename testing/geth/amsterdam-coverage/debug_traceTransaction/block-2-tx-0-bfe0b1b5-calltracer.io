@@ -1,0 +1,3 @@
+// geth 1.17.10's answer on amsterdam-coverage: block 2 tx 0 0xbfe0b1b5a4df0311bcc875b2eee3a710077d7660f17951c92e25821bc9a855bd callTracer (testing/rpc_vs_geth.py --record)
+>> {"jsonrpc":"2.0","id":1,"method":"debug_traceTransaction","params":["0xbfe0b1b5a4df0311bcc875b2eee3a710077d7660f17951c92e25821bc9a855bd",{"tracer":"callTracer"}]}
+<< {"jsonrpc":"2.0","id":1,"result":{"from":"0x3cad63d4b6f5800300f43759963c929b381e4604","gas":"0x2dc6c0","gasUsed":"0x355f8","to":"0x69e77cf2b63dd9ec135a08a66229952c6ec90077","input":"0x62000007600e5f39620000075ff36020355f355500","output":"0x6020355f355500","value":"0x0","type":"CREATE"}}

@@ -1,0 +1,3 @@
+// geth 1.17.10's answer on amsterdam-coverage: block 2 tx 1 0xb2cd56edbec5c91885875999e7d5f145f04372a43e59b959b5273acdaf2cba28 callTracer (testing/rpc_vs_geth.py --record)
+>> {"jsonrpc":"2.0","id":1,"method":"debug_traceTransaction","params":["0xb2cd56edbec5c91885875999e7d5f145f04372a43e59b959b5273acdaf2cba28",{"tracer":"callTracer"}]}
+<< {"jsonrpc":"2.0","id":1,"result":{"from":"0x3cad63d4b6f5800300f43759963c929b381e4604","gas":"0x2dc6c0","gasUsed":"0x3e6ea","to":"0xddbaf9ec047f57ec8682206ed6d3f7efeae275e1","input":"0x6200001f600e5f396200001f5ff35f356020355b8015601d576001820182556001900390600101906005565b00","output":"0x5f356020355b8015601d576001820182556001900390600101906005565b00","value":"0x0","type":"CREATE"}}

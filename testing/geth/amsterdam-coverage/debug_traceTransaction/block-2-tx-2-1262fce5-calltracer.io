@@ -1,0 +1,3 @@
+// geth 1.17.10's answer on amsterdam-coverage: block 2 tx 2 0x1262fce58d6ec056a9defb429182d80f3a44529ac34ba7a4fb0f5cf0fdedcfb0 callTracer (testing/rpc_vs_geth.py --record)
+>> {"jsonrpc":"2.0","id":1,"method":"debug_traceTransaction","params":["0x1262fce58d6ec056a9defb429182d80f3a44529ac34ba7a4fb0f5cf0fdedcfb0",{"tracer":"callTracer"}]}
+<< {"jsonrpc":"2.0","id":1,"result":{"from":"0x3cad63d4b6f5800300f43759963c929b381e4604","gas":"0x2dc6c0","gasUsed":"0x355f8","to":"0x6566d4c947f0a0300e4c048718236527e5c0840a","input":"0x62000007600e5f39620000075ff34b6001015f5500","output":"0x4b6001015f5500","value":"0x0","type":"CREATE"}}

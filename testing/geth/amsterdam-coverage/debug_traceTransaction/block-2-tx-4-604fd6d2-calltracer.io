@@ -1,0 +1,3 @@
+// geth 1.17.10's answer on amsterdam-coverage: block 2 tx 4 0x604fd6d22e139c406ee96c9ec1e8c4fd4254b7bf8e3cce9425a082fa28bba73b callTracer (testing/rpc_vs_geth.py --record)
+>> {"jsonrpc":"2.0","id":1,"method":"debug_traceTransaction","params":["0x604fd6d22e139c406ee96c9ec1e8c4fd4254b7bf8e3cce9425a082fa28bba73b",{"tracer":"callTracer"}]}
+<< {"jsonrpc":"2.0","id":1,"result":{"from":"0x3cad63d4b6f5800300f43759963c929b381e4604","gas":"0x2dc6c0","gasUsed":"0x36816","to":"0xfb81e67278f94efbf3d93ab4353cf6ef4f78ae53","input":"0x6200000a600e5f396200000a5ff35f5f5f5f345f355af100","output":"0x5f5f5f5f345f355af100","value":"0x0","type":"CREATE"}}

@@ -1,0 +1,3 @@
+// geth 1.17.10's answer on amsterdam-coverage: block 2 tx 5 0x0541011fb0f5e70f8e5c4e5e0c895960fbe0e63222c15219d465540b35c01ffb callTracer (testing/rpc_vs_geth.py --record)
+>> {"jsonrpc":"2.0","id":1,"method":"debug_traceTransaction","params":["0x0541011fb0f5e70f8e5c4e5e0c895960fbe0e63222c15219d465540b35c01ffb",{"tracer":"callTracer"}]}
+<< {"jsonrpc":"2.0","id":1,"result":{"from":"0x3cad63d4b6f5800300f43759963c929b381e4604","gas":"0x2dc6c0","gasUsed":"0x337d2","to":"0x4209ffa3c7030bd2a65bfc4615b4831eb62889fe","input":"0x62000002600e5f39620000025ff333ff","output":"0x33ff","value":"0x12a05f200","type":"CREATE"}}

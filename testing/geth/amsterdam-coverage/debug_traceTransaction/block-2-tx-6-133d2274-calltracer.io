@@ -1,0 +1,3 @@
+// geth 1.17.10's answer on amsterdam-coverage: block 2 tx 6 0x133d2274e1d645530177874434ea630a4ba53d8176c02c49079b936f4e48b5c8 callTracer (testing/rpc_vs_geth.py --record)
+>> {"jsonrpc":"2.0","id":1,"method":"debug_traceTransaction","params":["0x133d2274e1d645530177874434ea630a4ba53d8176c02c49079b936f4e48b5c8",{"tracer":"callTracer"}]}
+<< {"jsonrpc":"2.0","id":1,"result":{"from":"0x3cad63d4b6f5800300f43759963c929b381e4604","gas":"0x2dc6c0","gasUsed":"0x337d2","to":"0x44dfd7fb1f03a143ef8732da51635d843f6ece2f","input":"0x62000002600e5f39620000025ff330ff","output":"0x30ff","value":"0x1a13b8600","type":"CREATE"}}

@@ -1,0 +1,3 @@
+// geth 1.17.10's answer on amsterdam-coverage: block 2 tx 7 0x3bda00a53933f407ac1797acfcbf1798a5decca69ea23f285e9cc3205264f582 callTracer (testing/rpc_vs_geth.py --record)
+>> {"jsonrpc":"2.0","id":1,"method":"debug_traceTransaction","params":["0x3bda00a53933f407ac1797acfcbf1798a5decca69ea23f285e9cc3205264f582",{"tracer":"callTracer"}]}
+<< {"jsonrpc":"2.0","id":1,"result":{"from":"0x3cad63d4b6f5800300f43759963c929b381e4604","gas":"0x2dc6c0","gasUsed":"0x39e72","to":"0xa543d3f0ba862d99fb47f0f7a7a57df1fa705877","input":"0x62000013600e5f39620000135ff3365f5f37365f5ff05f555f365f5ff560015500","output":"0x365f5f37365f5ff05f555f365f5ff560015500","value":"0x0","type":"CREATE"}}

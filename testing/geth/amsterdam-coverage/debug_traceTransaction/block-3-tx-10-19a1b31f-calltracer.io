@@ -1,0 +1,3 @@
+// geth 1.17.10's answer on amsterdam-coverage: block 3 tx 10 0x19a1b31f95557cd0becdadd5b96b42bfc4cea0f36635c10c44b96ecc7034c3d2 callTracer (testing/rpc_vs_geth.py --record)
+>> {"jsonrpc":"2.0","id":1,"method":"debug_traceTransaction","params":["0x19a1b31f95557cd0becdadd5b96b42bfc4cea0f36635c10c44b96ecc7034c3d2",{"tracer":"callTracer"}]}
+<< {"jsonrpc":"2.0","id":1,"result":{"from":"0x1322bd55beaf251e963871f1cd308f2052a1b495","gas":"0x7a120","gasUsed":"0x4e22","to":"0x4209ffa3c7030bd2a65bfc4615b4831eb62889fe","input":"0x","calls":[{"from":"0x4209ffa3c7030bd2a65bfc4615b4831eb62889fe","gas":"0x0","gasUsed":"0x0","to":"0x1322bd55beaf251e963871f1cd308f2052a1b495","input":"0x","value":"0x12a05f200","type":"SELFDESTRUCT"}],"value":"0x0","type":"CALL"}}

@@ -1,0 +1,3 @@
+// geth 1.17.10's answer on amsterdam-coverage: block 3 tx 10 0x19a1b31f95557cd0becdadd5b96b42bfc4cea0f36635c10c44b96ecc7034c3d2 prestateTracer (testing/rpc_vs_geth.py --record)
+>> {"jsonrpc":"2.0","id":1,"method":"debug_traceTransaction","params":["0x19a1b31f95557cd0becdadd5b96b42bfc4cea0f36635c10c44b96ecc7034c3d2",{"tracer":"prestateTracer"}]}
+<< {"jsonrpc":"2.0","id":1,"result":{"0x1322bd55beaf251e963871f1cd308f2052a1b495":{"balance":"0xd3c21bcc11b76559eb40","nonce":2},"0x4209ffa3c7030bd2a65bfc4615b4831eb62889fe":{"balance":"0x12a05f200","code":"0x33ff","codeHash":"0x5164f22255aad1217fb7dffed77d16661156d29688f495adc1ab2314051b3a91","nonce":1},"0x71562b71999873db5b286df957af199ec94617f7":{"balance":"0x1bad79a31939180"}}}

@@ -1,0 +1,3 @@
+// geth 1.17.10's answer on amsterdam-coverage: block 3 tx 10 0x19a1b31f95557cd0becdadd5b96b42bfc4cea0f36635c10c44b96ecc7034c3d2 structLogger (testing/rpc_vs_geth.py --record)
+>> {"jsonrpc":"2.0","id":1,"method":"debug_traceTransaction","params":["0x19a1b31f95557cd0becdadd5b96b42bfc4cea0f36635c10c44b96ecc7034c3d2",{"enableMemory":false}]}
+<< {"jsonrpc":"2.0","id":1,"result":{"gas":20002,"failed":false,"returnValue":"0x","structLogs":[{"pc":0,"op":"CALLER","gas":485000,"gasCost":2,"depth":1,"stack":[]},{"pc":1,"op":"SELFDESTRUCT","gas":484998,"gasCost":5000,"depth":1,"stack":["0x1322bd55beaf251e963871f1cd308f2052a1b495"]}]}}

@@ -1,0 +1,3 @@
+// geth 1.17.10's answer on amsterdam-coverage: block 3 tx 11 0xb88de4ca2136367a74f5888056555201241e16b5c289f9c4d319b0eea6d83dc4 prestateTracer (testing/rpc_vs_geth.py --record)
+>> {"jsonrpc":"2.0","id":1,"method":"debug_traceTransaction","params":["0xb88de4ca2136367a74f5888056555201241e16b5c289f9c4d319b0eea6d83dc4",{"tracer":"prestateTracer"}]}
+<< {"jsonrpc":"2.0","id":1,"result":{"0x1322bd55beaf251e963871f1cd308f2052a1b495":{"balance":"0xd3c21bcbf228278d5b58","nonce":3},"0x44dfd7fb1f03a143ef8732da51635d843f6ece2f":{"balance":"0x1a13b8600","code":"0x30ff","codeHash":"0x1350878883579ac28a3eb26119b4fab92667b38ad96491cba735ccef23adbe7c","nonce":1},"0x71562b71999873db5b286df957af199ec94617f7":{"balance":"0x1bae9cb45ae6580"}}}

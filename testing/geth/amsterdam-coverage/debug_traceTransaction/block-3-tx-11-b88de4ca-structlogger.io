@@ -1,0 +1,3 @@
+// geth 1.17.10's answer on amsterdam-coverage: block 3 tx 11 0xb88de4ca2136367a74f5888056555201241e16b5c289f9c4d319b0eea6d83dc4 structLogger (testing/rpc_vs_geth.py --record)
+>> {"jsonrpc":"2.0","id":1,"method":"debug_traceTransaction","params":["0xb88de4ca2136367a74f5888056555201241e16b5c289f9c4d319b0eea6d83dc4",{"enableMemory":false}]}
+<< {"jsonrpc":"2.0","id":1,"result":{"gas":20002,"failed":false,"returnValue":"0x","structLogs":[{"pc":0,"op":"ADDRESS","gas":485000,"gasCost":2,"depth":1,"stack":[]},{"pc":1,"op":"SELFDESTRUCT","gas":484998,"gasCost":5000,"depth":1,"stack":["0x44dfd7fb1f03a143ef8732da51635d843f6ece2f"]}]}}

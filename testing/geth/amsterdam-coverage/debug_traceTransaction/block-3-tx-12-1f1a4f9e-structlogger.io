@@ -1,0 +1,3 @@
+// geth 1.17.10's answer on amsterdam-coverage: block 3 tx 12 0x1f1a4f9e8ab2b360867c14b844f125bebb544196957b48427a2ceb8eb9e26ad7 structLogger (testing/rpc_vs_geth.py --record)
+>> {"jsonrpc":"2.0","id":1,"method":"debug_traceTransaction","params":["0x1f1a4f9e8ab2b360867c14b844f125bebb544196957b48427a2ceb8eb9e26ad7",{"enableMemory":false}]}
+<< {"jsonrpc":"2.0","id":1,"result":{"gas":408557,"failed":false,"returnValue":"0x","structLogs":[{"pc":0,"op":"PUSH20","gas":792046,"gasCost":3,"depth":1,"stack":[]},{"pc":21,"op":"SELFDESTRUCT","gas":792043,"gasCost":17000,"depth":1,"stack":["0x551e021077e74c41723dec9cccd3b92443f82f87"]}]}}

@@ -1,0 +1,3 @@
+// geth 1.17.10's answer on amsterdam-coverage: block 3 tx 15 0x3c646b9ac0a03634a707bef36e2fbf2b72dba2be3b77e776cd821c9fead69379 prestateTracer (testing/rpc_vs_geth.py --record)
+>> {"jsonrpc":"2.0","id":1,"method":"debug_traceTransaction","params":["0x3c646b9ac0a03634a707bef36e2fbf2b72dba2be3b77e776cd821c9fead69379",{"tracer":"prestateTracer"}]}
+<< {"jsonrpc":"2.0","id":1,"result":{"0x19a4a1370461dbb0d5bc307f053eac95f014cc7c":{"balance":"0xd3c21bcecceda1000000"},"0x71562b71999873db5b286df957af199ec94617f7":{"balance":"0x1bf7c10fb0b3580"},"0x7c8602b5861c1476ea1f438c062eaaf704a8462e":{"balance":"0x38d7ea4c68000"}}}

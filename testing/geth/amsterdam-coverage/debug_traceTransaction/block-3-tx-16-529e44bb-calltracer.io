@@ -1,0 +1,3 @@
+// geth 1.17.10's answer on amsterdam-coverage: block 3 tx 16 0x529e44bbfe6fc227db78f355263082d4df313a4aaa21f807fb756e63ca92632c callTracer (testing/rpc_vs_geth.py --record)
+>> {"jsonrpc":"2.0","id":1,"method":"debug_traceTransaction","params":["0x529e44bbfe6fc227db78f355263082d4df313a4aaa21f807fb756e63ca92632c",{"tracer":"callTracer"}]}
+<< {"jsonrpc":"2.0","id":1,"result":{"from":"0x19a4a1370461dbb0d5bc307f053eac95f014cc7c","gas":"0x7a120","gasUsed":"0x221f7","to":"0x69e77cf2b63dd9ec135a08a66229952c6ec90077","input":"0x00000000000000000000000000000000000000000000000000000000000000080000000000000000000000000000000000000000000000000000000000000001","value":"0x0","type":"CALL"}}

@@ -1,0 +1,3 @@
+// geth 1.17.10's answer on amsterdam-coverage: block 3 tx 17 0x7973844a6065501def35eb728de0c1d5296dc713383400ec44d7d2b9bc01a65e callTracer (testing/rpc_vs_geth.py --record)
+>> {"jsonrpc":"2.0","id":1,"method":"debug_traceTransaction","params":["0x7973844a6065501def35eb728de0c1d5296dc713383400ec44d7d2b9bc01a65e",{"tracer":"callTracer"}]}
+<< {"jsonrpc":"2.0","id":1,"result":{"from":"0x19a4a1370461dbb0d5bc307f053eac95f014cc7c","gas":"0x7a120","gasUsed":"0x201d3","to":"0x69e77cf2b63dd9ec135a08a66229952c6ec90077","input":"0x00000000000000000000000000000000000000000000000000000000000000090000000000000000000000000000000000000000000000000000000000000002","value":"0x0","type":"CALL"}}

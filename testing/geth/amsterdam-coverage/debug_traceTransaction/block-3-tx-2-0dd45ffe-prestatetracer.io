@@ -1,0 +1,3 @@
+// geth 1.17.10's answer on amsterdam-coverage: block 3 tx 2 0x0dd45ffeed43ec1c23c78474209d9f8553e1c064e759913f15465e7df9432bfd prestateTracer (testing/rpc_vs_geth.py --record)
+>> {"jsonrpc":"2.0","id":1,"method":"debug_traceTransaction","params":["0x0dd45ffeed43ec1c23c78474209d9f8553e1c064e759913f15465e7df9432bfd",{"tracer":"prestateTracer"}]}
+<< {"jsonrpc":"2.0","id":1,"result":{"0x00d49b34a7031ecf318dca3f69b544e002964bd4":{"balance":"0xd3c21bcecceda1000000"},"0x71562b71999873db5b286df957af199ec94617f7":{"balance":"0x1b6fb5dc5786780"},"0x741de89325a90cb62d2bc63d808d5ccfd53877d0":{"balance":"0xd3c21bc9fc90b3ac14a0","nonce":1}}}

@@ -1,0 +1,3 @@
+// geth 1.17.10's answer on amsterdam-coverage: block 3 tx 5 0xc4580a7a81c924b962f99dc38441014ec3a911e474b805fd5065c2ee01633845 callTracer (testing/rpc_vs_geth.py --record)
+>> {"jsonrpc":"2.0","id":1,"method":"debug_traceTransaction","params":["0xc4580a7a81c924b962f99dc38441014ec3a911e474b805fd5065c2ee01633845",{"tracer":"callTracer"}]}
+<< {"jsonrpc":"2.0","id":1,"result":{"from":"0x00d49b34a7031ecf318dca3f69b544e002964bd4","gas":"0x7a120","gasUsed":"0x1e98b","to":"0x69e77cf2b63dd9ec135a08a66229952c6ec90077","input":"0x0000000000000000000000000000000000000000000000000000000000000007000000000000000000000000000000000000000000000000000000000000dead","value":"0x0","type":"CALL"}}

@@ -1,0 +1,3 @@
+// geth 1.17.10's answer on amsterdam-coverage: block 3 tx 8 0x6f2588aba0e5efde11900ad89c774414fe262c85cac757d3e92d06a7d703dc19 prestateTracer (testing/rpc_vs_geth.py --record)
+>> {"jsonrpc":"2.0","id":1,"method":"debug_traceTransaction","params":["0x6f2588aba0e5efde11900ad89c774414fe262c85cac757d3e92d06a7d703dc19",{"tracer":"prestateTracer"}]}
+<< {"jsonrpc":"2.0","id":1,"result":{"0x1322bd55beaf251e963871f1cd308f2052a1b495":{"balance":"0xd3c21bcecceda1000000"},"0x71562b71999873db5b286df957af199ec94617f7":{"balance":"0x1b9449df6563b80"},"0xfb81e67278f94efbf3d93ab4353cf6ef4f78ae53":{"balance":"0x0","code":"0x5f5f5f5f345f355af100","codeHash":"0xf1e3e57fd568488626ab0beb7051d604235862d4e0303335d1e865cf1767116b","nonce":1}}}

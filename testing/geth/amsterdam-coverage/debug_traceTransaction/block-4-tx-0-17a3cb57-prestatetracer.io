@@ -1,0 +1,3 @@
+// geth 1.17.10's answer on amsterdam-coverage: block 4 tx 0 0x17a3cb57e93f73622242da1555984a7087e355980eb95714f56691e06db31b95 prestateTracer (testing/rpc_vs_geth.py --record)
+>> {"jsonrpc":"2.0","id":1,"method":"debug_traceTransaction","params":["0x17a3cb57e93f73622242da1555984a7087e355980eb95714f56691e06db31b95",{"tracer":"prestateTracer"}]}
+<< {"jsonrpc":"2.0","id":1,"result":{"0x4b8d62430e6dd1ebefbe71815c5e02925ecb5379":{"balance":"0xd3c21bcecceda1000000"},"0x71562b71999873db5b286df957af199ec94617f7":{"balance":"0x2af12543b7748d4"},"0xe3e32451ec65b6ddbade95f23c099110a89f07f0":{"balance":"0xd3c21bcecceda1000000"}}}

@@ -1,0 +1,3 @@
+// geth 1.17.10's answer on amsterdam-coverage: block 11 tx 0 0x8df280013ae53d6f58ac6573b1e9f3858ef8ee595bafb7fc6d1c02c1a3d230a9 (testing/rpc_vs_geth.py --record)
+>> {"jsonrpc":"2.0","id":1,"method":"eth_call","params":[{"from":"0xf432a4ff2f663cac2c31caab839e25ba65fa6d23","to":"0x7c8602b5861c1476ea1f438c062eaaf704a8462e","gas":"0x186a0","value":"0x0","input":"0x","nonce":"0x0","accessList":[],"blobVersionedHashes":["0x01e73bbefcaa52243ab3305d0ff11062cf08da915e20e08b5bbe1879eeef33ce"],"maxFeePerBlobGas":"0x174876e800","maxFeePerGas":"0x2e90edd000","maxPriorityFeePerGas":"0x3b9aca00"},"0xa"]}
+<< {"jsonrpc":"2.0","id":1,"result":"0x"}

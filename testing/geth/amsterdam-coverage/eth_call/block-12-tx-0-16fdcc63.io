@@ -1,0 +1,3 @@
+// geth 1.17.10's answer on amsterdam-coverage: block 12 tx 0 0x16fdcc6323258c525e8a202db0c92eade6c28a10b4de7bd5451265b153cdf54f (testing/rpc_vs_geth.py --record)
+>> {"jsonrpc":"2.0","id":1,"method":"eth_call","params":[{"from":"0x6ef72697147bd6608dfcc1120e19a4aeb93f0539","to":"0xe3e32451ec65b6ddbade95f23c099110a89f07f0","gas":"0x7a120","value":"0x0","input":"0x00000000000000000000000000000000000000000000000000000000000000030000000000000000000000000000000000000000000000000000000000000004","nonce":"0x0","accessList":[],"maxFeePerGas":"0x2e90edd000","maxPriorityFeePerGas":"0x3b9aca00"},"0xb"]}
+<< {"jsonrpc":"2.0","id":1,"result":"0x"}

@@ -1,0 +1,3 @@
+// geth 1.17.10's answer on amsterdam-coverage: block 3 tx 18 0xe8c93dc58abf0ca5e6884edf058c57d9a1d1bb443691426f7f6b6f2ff18219a9 (testing/rpc_vs_geth.py --record)
+>> {"jsonrpc":"2.0","id":1,"method":"eth_call","params":[{"from":"0x911d5461434dc89d56dc0004cf4459cb91639d16","to":"0xddbaf9ec047f57ec8682206ed6d3f7efeae275e1","gas":"0x2625a00","value":"0x0","input":"0x00000000000000000000000000000000000000000000000000000000000003e8000000000000000000000000000000000000000000000000000000000000012c","nonce":"0x0","accessList":[],"maxFeePerGas":"0x2e90edd000","maxPriorityFeePerGas":"0x3b9aca00"},"0x2"]}
+<< {"jsonrpc":"2.0","id":1,"result":"0x"}

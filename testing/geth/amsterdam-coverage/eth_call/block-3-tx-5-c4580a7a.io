@@ -1,0 +1,3 @@
+// geth 1.17.10's answer on amsterdam-coverage: block 3 tx 5 0xc4580a7a81c924b962f99dc38441014ec3a911e474b805fd5065c2ee01633845 (testing/rpc_vs_geth.py --record)
+>> {"jsonrpc":"2.0","id":1,"method":"eth_call","params":[{"from":"0x00d49b34a7031ecf318dca3f69b544e002964bd4","to":"0x69e77cf2b63dd9ec135a08a66229952c6ec90077","gas":"0x7a120","value":"0x0","input":"0x0000000000000000000000000000000000000000000000000000000000000007000000000000000000000000000000000000000000000000000000000000dead","nonce":"0x0","accessList":[],"maxFeePerGas":"0x2e90edd000","maxPriorityFeePerGas":"0x3b9aca00"},"0x2"]}
+<< {"jsonrpc":"2.0","id":1,"result":"0x"}

@@ -1,0 +1,3 @@
+// geth 1.17.10's answer on amsterdam-coverage: block 4 tx 1 0x7a67b7a83c7cbe88d2b8b6a9e9a7122023332fdb40b0ed6ca5b7d22976ba5960 (testing/rpc_vs_geth.py --record)
+>> {"jsonrpc":"2.0","id":1,"method":"eth_call","params":[{"from":"0x00d49b34a7031ecf318dca3f69b544e002964bd4","to":"0x69e77cf2b63dd9ec135a08a66229952c6ec90077","gas":"0x7a120","value":"0x0","input":"0x00000000000000000000000000000000000000000000000000000000000000070000000000000000000000000000000000000000000000000000000000000000","nonce":"0x3","accessList":[],"maxFeePerGas":"0x2e90edd000","maxPriorityFeePerGas":"0x3b9aca00"},"0x3"]}
+<< {"jsonrpc":"2.0","id":1,"result":"0x"}

@@ -1,0 +1,3 @@
+// geth 1.17.10's answer on amsterdam-coverage: block 4 tx 3 0x4766bcb1c7a6e371b958622cad6c57eacd04a8679370c4c82094e80de5fcdfbf (testing/rpc_vs_geth.py --record)
+>> {"jsonrpc":"2.0","id":1,"method":"eth_call","params":[{"from":"0x0c21334f8fe38189919b64dc09412f6daa0c3e72","to":"0x000064d678505ad48f8ccb093bc65613800e8282","gas":"0xf4240","value":"0xf4240","input":"0x2dad78cf47c21707f9544bd5959e37cc667baa45ac2d37fadcb97156d3da4b97ca626757ebd05109c28ec49344e3dde1","nonce":"0x1","accessList":[],"maxFeePerGas":"0x2e90edd000","maxPriorityFeePerGas":"0x3b9aca00"},"0x3"]}
+<< {"jsonrpc":"2.0","id":1,"result":"0x"}

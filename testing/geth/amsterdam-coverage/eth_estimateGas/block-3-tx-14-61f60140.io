@@ -1,0 +1,3 @@
+// geth 1.17.10's answer on amsterdam-coverage: block 3 tx 14 0x61f601407ad216306b552447813a797c2f21416f79e76b9c973a225473493326 (testing/rpc_vs_geth.py --record)
+>> {"jsonrpc":"2.0","id":1,"method":"eth_estimateGas","params":[{"from":"0xece828cb45a68446b284f0f75bc4aee354be2158","to":"0x4e59b44847b379578588920ca78fbf26c0b4956c","value":"0x0","input":"0x000000000000000000000000000000000000000000000000000000000000002a62000007600e5f39620000075ff36020355f355500","nonce":"0x2","accessList":[],"maxFeePerGas":"0x2e90edd000","maxPriorityFeePerGas":"0x3b9aca00"},"0x2"]}
+<< {"jsonrpc":"2.0","id":1,"result":"0x36e09"}
