@@ -22,8 +22,9 @@ use gigagas_rpc::{
 };
 use gigagas_stages::init_genesis;
 use gigagas_storage::Storage;
+use gigagas_tasks::{TaskExecutor, TaskManager};
 use gigagas_txpool::TxPool;
-use std::{net::SocketAddr, path::PathBuf, sync::Arc, thread::JoinHandle, time::Duration};
+use std::{net::SocketAddr, path::PathBuf, sync::Arc, time::Duration};
 
 /// Fee recipient of the dev chain's blocks.
 const DEV_FEE_RECIPIENT: Address = address!("0x000000000000000000000000000000000000dEaD");
@@ -50,8 +51,9 @@ pub struct NodeHandle {
     pub network: Option<gigagas_net::NetworkHandle>,
     http_handle: ServerHandle,
     auth_handle: ServerHandle,
-    engine_thread: Option<JoinHandle<()>>,
-    miner: Option<tokio::task::JoinHandle<Result<(), gigagas_engine::local::MinerError>>>,
+    tasks: TaskManager,
+    engine_thread: Option<tokio::task::JoinHandle<Option<()>>>,
+    miner: Option<tokio::task::JoinHandle<Option<Result<(), gigagas_engine::local::MinerError>>>>,
 }
 
 /// Opens (or initializes) `args.datadir` and starts everything on the current Tokio runtime.
@@ -75,6 +77,9 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     let jwt_path = args.jwt_path();
     let jwt = JwtSecret::load_or_create(&jwt_path)?;
     let threads = args.threads();
+    // Every long-running task below is critical: its panic shuts the node down, named.
+    let tasks = TaskManager::current();
+    let executor = tasks.executor();
 
     // The engine: the tree (one executor pool, built here once), its task, the pool it builds
     // payloads from, the store of built payloads.
@@ -92,6 +97,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     let on_event = args.metrics.map(|_| metrics::hook());
     let (engine, engine_thread) = EngineService::spawn(tree, pool.clone(), payloads, on_event)
         .map_err(NodeError::EngineThread)?;
+    let engine_thread = executor.watch_critical_thread("engine", engine_thread);
     if let Some(addr) = args.metrics {
         let scheduler =
             if args.engine_parallel { args.engine_scheduler.name() } else { "sequential" };
@@ -118,26 +124,32 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
         (network.as_ref().filter(|n| n.protocol().is_some()), &syncer)
     {
         if args.gossip_signer_key.is_some() {
-            tokio::spawn(gossip::publish_canonical(
-                engine.clone(),
-                storage.clone(),
-                network.clone(),
-            ));
+            executor.spawn_critical(
+                "gossip-publish",
+                gossip::publish_canonical(engine.clone(), storage.clone(), network.clone()),
+            );
         }
-        tokio::spawn(gossip::import_gossiped(
-            engine.clone(),
-            network.clone(),
-            syncer.clone(),
-            args.dev_follow,
-        ));
+        executor.spawn_critical(
+            "gossip-import",
+            gossip::import_gossiped(
+                engine.clone(),
+                network.clone(),
+                syncer.clone(),
+                args.dev_follow,
+            ),
+        );
     }
     // A payload with an unknown parent (SYNCING) starts a sync from peers.
     if let Some(syncer) = &syncer {
-        tokio::spawn(crate::sync::sync_on_syncing(engine.clone(), syncer.clone()));
+        executor.spawn_critical(
+            "sync-on-syncing",
+            crate::sync::sync_on_syncing(engine.clone(), syncer.clone()),
+        );
         // A follower catches up with its peers' heads by itself (started next to a devnet
         // that makes no new block, say); a node paired with a consensus client waits for it.
         if args.dev_follow {
-            tokio::spawn(crate::sync::catch_up(syncer.clone(), genesis));
+            executor
+                .spawn_critical("sync-catch-up", crate::sync::catch_up(syncer.clone(), genesis));
         }
     }
 
@@ -168,7 +180,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
         // can receive it (`--dev.min-peers`).
         let wait_for = network.clone().filter(|_| args.dev_min_peers > 0);
         let min_peers = args.dev_min_peers;
-        Some(tokio::spawn(async move {
+        Some(executor.spawn_critical("dev-miner", async move {
             if let Some(network) = wait_for {
                 let _ = network.wait_for_peers(min_peers).await;
             }
@@ -189,30 +201,49 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
         network,
         http_handle,
         auth_handle,
+        tasks,
         engine_thread: Some(engine_thread),
         miner,
     })
 }
 
 impl NodeHandle {
-    /// Serves until Ctrl-C / SIGTERM (or until the dev miner fails), then shuts down.
+    /// Spawns tasks on the node's runtime under its supervision: one spawned as critical that
+    /// panics shuts the node down ([`NodeHandle::run_until_shutdown`] returns
+    /// [`NodeError::CriticalTask`] naming it).
+    pub fn task_executor(&self) -> TaskExecutor {
+        self.tasks.executor()
+    }
+
+    /// Serves until Ctrl-C / SIGTERM, until a critical task panics or until the dev miner
+    /// fails, then shuts down.
     ///
     /// # Errors
-    /// [`NodeError::Miner`] when the dev miner stopped on an error (after shutting down), or
-    /// what [`NodeHandle::shutdown`] reports.
+    /// [`NodeError::CriticalTask`] naming the task that panicked, [`NodeError::Miner`] when
+    /// the dev miner stopped on an error (each after shutting down), or what
+    /// [`NodeHandle::shutdown`] reports.
     pub async fn run_until_shutdown(mut self) -> Result<(), NodeError> {
         let miner = self.miner.take();
-        let result = match miner {
-            Some(miner) => tokio::select! {
-                signal = shutdown_signal() => signal,
-                done = miner => Err(match done {
-                    Ok(Ok(())) => NodeError::MinerStopped,
-                    Ok(Err(e)) => NodeError::Miner(e),
-                    Err(e) => NodeError::MinerTask(e),
-                }),
-            },
-            None => shutdown_signal().await,
+        let miner_done = async move {
+            match miner {
+                Some(miner) => miner.await,
+                None => std::future::pending().await,
+            }
         };
+        let result = tokio::select! {
+            signal = shutdown_signal() => signal,
+            panic = self.tasks.wait_for_panic() => Err(panic.into()),
+            done = miner_done => match done {
+                Ok(Some(Ok(()))) => Err(NodeError::MinerStopped),
+                Ok(Some(Err(e))) => Err(NodeError::Miner(e)),
+                // It panicked: the manager has the report.
+                Ok(None) => Err(self.tasks.wait_for_panic().await.into()),
+                Err(e) => Err(NodeError::MinerTask(e)),
+            },
+        };
+        if let Err(e) = &result {
+            tracing::error!(target: "node", error = %e, "stopping");
+        }
         let shutdown = self.shutdown().await;
         result.and(shutdown)
     }
@@ -234,7 +265,7 @@ impl NodeHandle {
         }
         let flushed = self.engine.shutdown().await;
         if let Some(thread) = self.engine_thread.take() {
-            let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+            let _ = thread.await;
         }
         flushed.map_err(NodeError::Engine)
     }

@@ -5,8 +5,10 @@
 //! with the transaction pool (`gigagas-txpool`) and the payload store (`gigagas-payload`) →
 //! install the Prometheus exporter, subscribed to the engine's events → start the JSON-RPC and
 //! Engine API servers (`gigagas-rpc`: handlers only, given the store, the engine's handle and
-//! the pool) → with `--dev`, the local miner. [`NodeHandle`] owns them all and shuts them down
-//! on Ctrl-C / SIGTERM: stop accepting, finish the block being committed, flush, exit 0.
+//! the pool) → with `--dev`, the local miner. Long-running tasks and the engine's thread are
+//! critical tasks of the node's `gigagas_tasks::TaskManager`. [`NodeHandle`] owns them all and
+//! shuts them down on Ctrl-C / SIGTERM (stop accepting, finish the block being committed,
+//! flush, exit 0) or when a critical task panics (the same, then exit with the task named).
 
 mod args;
 mod block;
@@ -93,4 +95,8 @@ pub enum NodeError {
     /// The signal handlers could not be installed.
     #[error("signal handler: {0}")]
     Signal(std::io::Error),
+    /// A critical task or thread (the engine, the dev miner, gossip, sync) panicked: the node
+    /// shut down.
+    #[error(transparent)]
+    CriticalTask(#[from] gigagas_tasks::PanickedTaskError),
 }

@@ -13,3 +13,4 @@ fn json(out: &Output) -> serde_json::Value {
 mod import;
 mod network_block;
 mod node;
+mod tasks;
