@@ -58,6 +58,10 @@ pub struct NetworkConfig {
     pub shaping: Shaping,
     /// What sync requests are answered from (the node's store); `None`: empty answers.
     pub provider: Option<Arc<dyn sync::BlockProvider>>,
+    /// The node's task executor: the swarm's task and the push engine run as its critical
+    /// tasks (`network`, `propagation`), whose panic shuts the node down; `None`: plain tasks
+    /// on the current runtime.
+    pub tasks: Option<gigagas_tasks::TaskExecutor>,
 }
 
 /// Errors of the network layer.

@@ -129,20 +129,28 @@ pub async fn spawn(config: NetworkConfig) -> Result<NetworkHandle, NetError> {
             tracing::warn!(target: "net", %addr, error = %e, "cannot dial bootnode");
         }
     }
+    let tasks = config.tasks.clone();
     let (tx, rx) = mpsc::unbounded_channel();
     let (peers_tx, peers_rx) = watch::channel(BTreeSet::new());
     let (blocks_tx, blocks_rx) = mpsc::unbounded_channel();
     let stats = Arc::new(PropagationStats::default());
     let push = match &config.propagation {
-        Some(p) if p.protocol != Protocol::Gossipsub => Some(propagation::push::spawn(
-            p.clone(),
-            swarm.behaviour().stream.new_control(),
-            blocks_tx.clone(),
-            tx.clone(),
-            stats.clone(),
-            config.degree,
-            config.shaping,
-        )),
+        Some(p) if p.protocol != Protocol::Gossipsub => {
+            let (push, engine) = propagation::push::spawn(
+                p.clone(),
+                swarm.behaviour().stream.new_control(),
+                blocks_tx.clone(),
+                tx.clone(),
+                stats.clone(),
+                config.degree,
+                config.shaping,
+            );
+            match &tasks {
+                Some(tasks) => drop(tasks.spawn_critical("propagation", engine)),
+                None => drop(tokio::spawn(engine)),
+            }
+            Some(push)
+        }
         _ => None,
     };
     if swarm.behaviour().gossipsub.is_enabled() {
@@ -175,7 +183,10 @@ pub async fn spawn(config: NetworkConfig) -> Result<NetworkHandle, NetError> {
         provider: config.provider,
         requests: HashMap::new(),
     };
-    tokio::spawn(task.run(rx));
+    match &tasks {
+        Some(tasks) => drop(tasks.spawn_critical("network", task.run(rx))),
+        None => drop(tokio::spawn(task.run(rx))),
+    }
     Ok(handle)
 }
 

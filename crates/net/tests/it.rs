@@ -25,6 +25,7 @@ fn config(bootnodes: Vec<gigagas_net::Multiaddr>) -> NetworkConfig {
         degree: 8,
         shaping: Default::default(),
         provider: None,
+        tasks: None,
     }
 }
 

@@ -263,6 +263,7 @@ impl NodeArgs {
                 forge: self.net_forge_chunks,
             },
             provider: None,
+            tasks: None,
         }))
     }
 

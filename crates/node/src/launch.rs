@@ -111,6 +111,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
             let provider =
                 crate::sync::StoreProvider::new(storage.clone(), engine.chain().chain_id, genesis);
             config.provider = Some(Arc::new(provider));
+            config.tasks = Some(executor.clone());
             Some(gigagas_net::spawn(config).await?)
         }
         None => None,

@@ -197,7 +197,8 @@ type Inbound = (PeerId, Result<Vec<u8>, usize>);
 /// A verified RLNC batch: the block, its chunks' senders, the chunks, the indices of the forged.
 type Verified = (BlockKey, Vec<PeerId>, Vec<gigagas_rlnc::CodedChunk>, Vec<usize>);
 
-/// Starts the push engine and its stream tasks; returns the command sender.
+/// Starts the push engine's stream tasks; returns the engine's command sender and the engine
+/// itself, for the caller to spawn.
 pub(crate) fn spawn(
     config: PropagationConfig,
     mut control: libp2p_stream::Control,
@@ -206,7 +207,7 @@ pub(crate) fn spawn(
     stats: Arc<PropagationStats>,
     degree: usize,
     faults: crate::shaping::Shaping,
-) -> mpsc::UnboundedSender<PushCommand> {
+) -> (mpsc::UnboundedSender<PushCommand>, impl std::future::Future<Output = ()> + Send + 'static) {
     let protocol = stream_protocol(config.protocol);
     let (inbound_tx, inbound_rx) = mpsc::unbounded_channel::<Inbound>();
     match control.accept(protocol.clone()) {
@@ -245,8 +246,7 @@ pub(crate) fn spawn(
         rng: StdRng::from_entropy(),
         verified: verified_tx,
     };
-    tokio::spawn(engine.run(rx, inbound_rx, verified_rx, uplink_tx));
-    tx
+    (tx, engine.run(rx, inbound_rx, verified_rx, uplink_tx))
 }
 
 async fn read_frames(peer: PeerId, mut stream: Stream, tx: mpsc::UnboundedSender<Inbound>) {
