@@ -25,6 +25,8 @@ pub use handle::EngineHandle;
 pub use message::EngineMessage;
 pub use service::EngineService;
 pub use tree::{
+    block_buffer::{BlockBuffer, BUFFER_CAPACITY, BUFFER_MAX_AGE},
+    invalid_headers::{InvalidHeaderCache, INVALID_CAPACITY},
     BlockTree, CanonicalChange, Forkchoice, ForkchoiceOutcome, InvalidForkchoice, PayloadStatus,
     KEEP_BLOCKS,
 };

@@ -30,6 +30,8 @@ use gigagas_storage::{AccountRecord, Storage, StorageError, UnwoundBlock};
 use gigagas_trie::NodeSource;
 mod backfill;
 mod block;
+pub mod block_buffer;
+pub mod invalid_headers;
 mod persistence;
 
 pub use backfill::{BackfillPayload, Backfilled, Verdict};
@@ -143,8 +145,9 @@ impl ParentState {
 #[derive(Debug)]
 struct TreeState {
     blocks: HashMap<B256, Arc<TreeBlock>>,
-    /// Invalid payloads: hash → (latest valid ancestor, reason).
-    invalid: HashMap<B256, (Option<B256>, String)>,
+    /// Invalid payloads: hash → (latest valid ancestor, reason), least recently used
+    /// forgotten first.
+    invalid: invalid_headers::InvalidHeaderCache,
     /// The block the store's head will be once persistence has committed what it was handed
     /// (with synchronous commits: the store's head). Set wherever the tree changes the store.
     persist_target: (u64, B256),
@@ -224,7 +227,7 @@ impl BlockTree {
             io: BalIo::default(),
             state: Mutex::new(TreeState {
                 blocks: HashMap::default(),
-                invalid: HashMap::default(),
+                invalid: Default::default(),
                 persist_target: head,
             }),
             forkchoice: RwLock::new(forkchoice),
@@ -587,13 +590,12 @@ impl BlockTree {
             return Ok(Some(PayloadStatus::Valid(hash)));
         }
         if let Some((latest, reason)) = state.invalid.get(&hash) {
-            let status =
-                PayloadStatus::Invalid { latest_valid_hash: *latest, reason: reason.clone() };
+            let status = PayloadStatus::Invalid { latest_valid_hash: latest, reason };
             return Ok(Some(status));
         }
-        if let Some((latest, reason)) = state.invalid.get(&parent_hash).cloned() {
+        if let Some((latest, reason)) = state.invalid.get(&parent_hash) {
             let reason = format!("links to invalid ancestor {parent_hash}: {reason}");
-            state.invalid.insert(hash, (latest, reason.clone()));
+            state.invalid.insert(hash, latest, reason.clone());
             return Ok(Some(PayloadStatus::Invalid { latest_valid_hash: latest, reason }));
         }
         Ok(None)
@@ -614,7 +616,7 @@ impl BlockTree {
             Err(e) if e.is_internal() => return Err(e),
             Err(e) => {
                 let reason = e.to_string();
-                state.invalid.insert(hash, (Some(parent_hash), reason.clone()));
+                state.invalid.insert(hash, Some(parent_hash), reason.clone());
                 let status =
                     PayloadStatus::Invalid { latest_valid_hash: Some(parent_hash), reason };
                 return Ok((status, None));
@@ -647,8 +649,7 @@ impl BlockTree {
         let mut state = self.lock();
         self.persistence_fault(&mut state)?;
         if let Some((latest, reason)) = state.invalid.get(&head) {
-            let status =
-                PayloadStatus::Invalid { latest_valid_hash: *latest, reason: reason.clone() };
+            let status = PayloadStatus::Invalid { latest_valid_hash: latest, reason };
             return Ok(Ok((status, CanonicalChange::default())));
         }
         let Some((mut layers, mut base)) = self.branch(&state, head)? else {
@@ -734,9 +735,6 @@ impl BlockTree {
             let n = b.executed.block.number;
             n > floor && (n > final_number || canonical(h).ok().flatten().is_some())
         });
-        if state.invalid.len() > 1024 {
-            state.invalid.clear();
-        }
         Ok(Ok((PayloadStatus::Valid(head), change)))
     }
 

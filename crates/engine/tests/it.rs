@@ -536,3 +536,56 @@ fn a_background_commit_fault_is_internal_and_retried() {
     assert_eq!(balance(&store, &x), U256::from(12));
     assert_flat_state_matches_trie(&store, &[address_of(&k0), x]);
 }
+
+/// The invalid-payload cache forgets the least recently used payload first, and a payload
+/// found invalid again replaces its entry.
+#[test]
+fn the_least_recently_used_invalid_payload_is_forgotten_first() {
+    use gigagas_engine::InvalidHeaderCache;
+    let h = |n: u8| B256::repeat_byte(n);
+    let mut cache = InvalidHeaderCache::with_capacity(2);
+    cache.insert(h(1), Some(h(0)), "bad state root".into());
+    cache.insert(h(2), None, "bad BAL".into());
+    // Looking 1 up makes 2 the least recently used.
+    assert_eq!(cache.get(&h(1)), Some((Some(h(0)), "bad state root".into())));
+    cache.insert(h(3), Some(h(2)), "gas".into());
+    assert_eq!(cache.len(), 2);
+    assert_eq!(cache.get(&h(2)), None);
+    assert!(cache.get(&h(1)).is_some() && cache.get(&h(3)).is_some());
+    cache.insert(h(3), None, "gas, again".into());
+    assert_eq!((cache.len(), cache.get(&h(3))), (2, Some((None, "gas, again".into()))));
+}
+
+/// Blocks waiting for their parent: taken out by parent, dropped when too old, at or below
+/// finalized, or pushed out by newer ones past the capacity.
+#[test]
+fn the_block_buffer_is_bounded_and_expires() {
+    use gigagas_engine::BlockBuffer;
+    use std::time::{Duration, Instant};
+    let h = |n: u8| B256::repeat_byte(n);
+    let t0 = Instant::now();
+    let mut buffer = BlockBuffer::new(3, Duration::from_secs(10));
+    buffer.insert(h(2), h(1), 2, "2", t0);
+    buffer.insert(h(3), h(1), 2, "3 (sibling)", t0);
+    buffer.insert(h(4), h(2), 3, "4", t0 + Duration::from_secs(5));
+    buffer.insert(h(4), h(2), 3, "4 again", t0 + Duration::from_secs(6));
+    assert_eq!(buffer.len(), 3);
+    let mut children = buffer.take_children(&h(1));
+    children.sort();
+    assert_eq!(children, ["2", "3 (sibling)"]);
+    assert_eq!(buffer.take_children(&h(2)), ["4"]);
+    assert!(buffer.is_empty());
+    // Capacity: the earliest-inserted block goes first.
+    for n in 10..14u8 {
+        buffer.insert(h(n), h(n - 1), n.into(), "x", t0);
+    }
+    assert_eq!(buffer.len(), 3);
+    assert!(!buffer.contains(&h(10)) && buffer.contains(&h(13)));
+    // Finalized: blocks at or below it go.
+    buffer.remove_finalized(11);
+    assert!(!buffer.contains(&h(11)) && buffer.len() == 2);
+    // Age.
+    buffer.insert(h(20), h(19), 20, "young", t0 + Duration::from_secs(30));
+    buffer.expire(t0 + Duration::from_secs(35));
+    assert_eq!((buffer.len(), buffer.contains(&h(20))), (1, true));
+}

@@ -11,21 +11,22 @@
 //!   parallel executor runs when a BAL comes; a wrong BAL is INVALID, never accepted), reports
 //!   the verdict; with `--dev.follow` a valid block becomes the head (a forkchoice update);
 //!   a block whose parent is unknown starts a sync (sync.rs) and is tried again after it, or
-//!   waits (bounded) until its parent is imported.
+//!   waits in the engine's `BlockBuffer` (bounded, expiring, dropped once at or below the
+//!   finalized block) until its parent is imported.
 
 use crate::block::{import, NetworkBlock};
 use alloy_consensus::Block;
 use alloy_primitives::B256;
-use gigagas_engine::{EngineHandle, PayloadStatus};
+use gigagas_engine::{BlockBuffer, EngineHandle, PayloadStatus};
 use gigagas_net::{
     propagation::{BlockKey, GossipedBlock},
     NetworkHandle,
 };
 use gigagas_storage::Storage;
-use std::{collections::HashMap, sync::Arc};
+use std::{collections::VecDeque, sync::Arc, time::Instant};
 
-/// Blocks waiting for their parent, at most.
-const MAX_ORPHANS: usize = 256;
+/// Blocks a sync was tried for, remembered at most.
+const MAX_RETRIED: usize = 256;
 /// Blocks behind the head the publisher still publishes after a jump.
 const MAX_PUBLISH_BEHIND: u64 = 16;
 
@@ -86,12 +87,15 @@ pub(crate) async fn import_gossiped(
     follow: bool,
 ) {
     let Some(mut blocks) = network.take_blocks() else { return };
-    // Blocks whose parent is unknown, by parent hash.
-    let mut orphans: HashMap<B256, Vec<(BlockKey, NetworkBlock)>> = HashMap::new();
-    let mut orphan_count = 0usize;
-    // Blocks a sync was already tried for (a second SYNCING parks them as orphans).
-    let mut retried: std::collections::HashSet<B256> = Default::default();
+    // Blocks whose parent is unknown (bounded, expiring; below finalized dropped).
+    let mut orphans: BlockBuffer<(BlockKey, NetworkBlock)> = BlockBuffer::default();
+    // Blocks a sync was already tried for (a second SYNCING parks them as orphans), newest last.
+    let mut retried: VecDeque<B256> = VecDeque::new();
     while let Some(GossipedBlock { key, payload, first_seen, decoded, .. }) = blocks.recv().await {
+        orphans.expire(Instant::now());
+        if let Some(finalized) = engine.forkchoice().finalized {
+            orphans.remove_finalized(finalized.0);
+        }
         let unix = |t: std::time::SystemTime| {
             t.duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
         };
@@ -115,30 +119,24 @@ pub(crate) async fn import_gossiped(
                 Ok(PayloadStatus::Valid(_)) => {
                     network.report_block(key, true);
                     tracing::info!(target: "net", number, %hash, "gossiped block imported");
-                    if let Some(children) = orphans.remove(&hash) {
-                        orphan_count -= children.len();
-                        queue.extend(children);
-                    }
+                    queue.extend(orphans.take_children(&hash));
                 }
                 Ok(PayloadStatus::Syncing) if !retried.contains(&hash) => {
                     // Fetch the missing ancestors from peers, then try the block again.
-                    retried.insert(hash);
+                    retried.push_back(hash);
+                    if retried.len() > MAX_RETRIED {
+                        retried.pop_front();
+                    }
                     match syncer.sync_to(number).await {
                         Ok(_) => queue.push((key, block)),
                         Err(e) => {
                             tracing::warn!(target: "net", number, %hash, error = %e, "sync failed");
-                            if orphan_count < MAX_ORPHANS {
-                                orphan_count += 1;
-                                orphans.entry(parent).or_default().push((key, block));
-                            }
+                            orphans.insert(hash, parent, number, (key, block), Instant::now());
                         }
                     }
                 }
                 Ok(PayloadStatus::Syncing) => {
-                    if orphan_count < MAX_ORPHANS {
-                        orphan_count += 1;
-                        orphans.entry(parent).or_default().push((key, block));
-                    }
+                    orphans.insert(hash, parent, number, (key, block), Instant::now());
                 }
                 Ok(PayloadStatus::Invalid { reason, .. }) => {
                     tracing::warn!(target: "net", number, %hash, reason, "gossiped block is INVALID");
