@@ -294,8 +294,18 @@ impl Task {
                         Some(provider) => crate::sync::serve(provider.as_ref(), request),
                         None => crate::sync::serve(&Empty, request),
                     };
-                    if self.swarm.behaviour_mut().sync.send_response(channel, response).is_err() {
-                        tracing::debug!(target: "net", %peer, "sync answer not sent");
+                    match response {
+                        Ok(response) => {
+                            let sync = &mut self.swarm.behaviour_mut().sync;
+                            if sync.send_response(channel, response).is_err() {
+                                tracing::debug!(target: "net", %peer, "sync answer not sent");
+                            }
+                        }
+                        // Not answered (the channel dropped): the peer's request fails and it
+                        // asks another peer, instead of taking a short answer for the chain.
+                        Err(e) => {
+                            tracing::error!(target: "net", %peer, error = %e, "sync request not served")
+                        }
                     }
                 }
                 request_response::Message::Response { request_id, response } => {
@@ -441,21 +451,24 @@ impl BlockProvider for Empty {
         _: u64,
         _: u64,
         _: bool,
-    ) -> Vec<alloy_consensus::Header> {
-        Vec::new()
+    ) -> Result<Vec<alloy_consensus::Header>, crate::sync::ProviderError> {
+        Ok(Vec::new())
     }
 
     fn bodies(
         &self,
         _: &[alloy_primitives::B256],
-    ) -> Vec<alloy_consensus::BlockBody<alloy_consensus::TxEnvelope>> {
-        Vec::new()
+    ) -> Result<
+        Vec<alloy_consensus::BlockBody<alloy_consensus::TxEnvelope>>,
+        crate::sync::ProviderError,
+    > {
+        Ok(Vec::new())
     }
 
     fn access_lists(
         &self,
         _: &[alloy_primitives::B256],
-    ) -> Vec<Option<gigagas_bal::BlockAccessList>> {
-        Vec::new()
+    ) -> Result<Vec<Option<gigagas_bal::BlockAccessList>>, crate::sync::ProviderError> {
+        Ok(Vec::new())
     }
 }

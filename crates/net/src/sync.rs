@@ -94,18 +94,43 @@ pub enum SyncResponse {
     BlockAccessLists(Vec<Option<BlockAccessList>>),
 }
 
-/// What a node serves sync requests from (its store). Errors are the provider's to log: an
-/// answer is then shorter.
+/// A [`BlockProvider`] could not read what a request asks for (its store failed). The request
+/// is then not answered — the asking peer sees a failed request and asks another — rather
+/// than answered short.
+#[derive(Debug, thiserror::Error)]
+#[error("block provider: {0}")]
+pub struct ProviderError(#[source] pub Box<dyn std::error::Error + Send + Sync>);
+
+/// What a node serves sync requests from (its store). A block it does not have ends an answer
+/// (or is `None` among BALs); a failed read is a [`ProviderError`], never a shorter answer.
 pub trait BlockProvider: std::fmt::Debug + Send + Sync + 'static {
     /// Canonical headers as [`SyncRequest::GetBlockHeaders`] asks, at most `limit`.
-    fn headers(&self, start: HashOrNumber, limit: u64, skip: u64, reverse: bool) -> Vec<Header>;
+    ///
+    /// # Errors
+    /// [`ProviderError`] when a read fails.
+    fn headers(
+        &self,
+        start: HashOrNumber,
+        limit: u64,
+        skip: u64,
+        reverse: bool,
+    ) -> Result<Vec<Header>, ProviderError>;
     /// Bodies of the blocks with these hashes, stopping at the first unknown one.
-    fn bodies(&self, hashes: &[B256]) -> Vec<BlockBody<TxEnvelope>>;
+    ///
+    /// # Errors
+    /// [`ProviderError`] when a read fails.
+    fn bodies(&self, hashes: &[B256]) -> Result<Vec<BlockBody<TxEnvelope>>, ProviderError>;
     /// BALs of the blocks with these hashes (`None` where not available).
-    fn access_lists(&self, hashes: &[B256]) -> Vec<Option<BlockAccessList>>;
+    ///
+    /// # Errors
+    /// [`ProviderError`] when a read fails.
+    fn access_lists(&self, hashes: &[B256]) -> Result<Vec<Option<BlockAccessList>>, ProviderError>;
     /// The node's chain and head (`None`: none to tell).
-    fn status(&self) -> Option<ChainStatus> {
-        None
+    ///
+    /// # Errors
+    /// [`ProviderError`] when a read fails.
+    fn status(&self) -> Result<Option<ChainStatus>, ProviderError> {
+        Ok(None)
     }
 }
 
@@ -238,19 +263,22 @@ impl SyncResponse {
 }
 
 /// Answers a request from `provider`, within the limits.
-pub(crate) fn serve(provider: &dyn BlockProvider, request: SyncRequest) -> SyncResponse {
-    match request {
-        SyncRequest::Status => SyncResponse::Status(provider.status()),
+pub(crate) fn serve(
+    provider: &dyn BlockProvider,
+    request: SyncRequest,
+) -> Result<SyncResponse, ProviderError> {
+    Ok(match request {
+        SyncRequest::Status => SyncResponse::Status(provider.status()?),
         SyncRequest::GetBlockHeaders { start, limit, skip, reverse } => SyncResponse::BlockHeaders(
-            provider.headers(start, limit.min(MAX_HEADERS), skip, reverse),
+            provider.headers(start, limit.min(MAX_HEADERS), skip, reverse)?,
         ),
         SyncRequest::GetBlockBodies(hashes) => {
-            SyncResponse::BlockBodies(provider.bodies(&hashes[..hashes.len().min(MAX_BODIES)]))
+            SyncResponse::BlockBodies(provider.bodies(&hashes[..hashes.len().min(MAX_BODIES)])?)
         }
         SyncRequest::GetBlockAccessLists(hashes) => SyncResponse::BlockAccessLists(
-            provider.access_lists(&hashes[..hashes.len().min(MAX_BODIES)]),
+            provider.access_lists(&hashes[..hashes.len().min(MAX_BODIES)])?,
         ),
-    }
+    })
 }
 
 /// The request-response codec: length-prefixed `id ‖ RLP` messages.

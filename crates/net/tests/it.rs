@@ -3,7 +3,8 @@
 //! after a restart. Propagation: a proposer's blocks reach every node, byte for byte, by rlnc,
 //! rs and gossipsub; a peer publishing under another key is disconnected and banned while the
 //! proposer's blocks still arrive; a relay forging the chunks it forwards is caught the same
-//! way. Fuzzing of the decoders of peer input (it/fuzz.rs).
+//! way. A sync request the serving node's store cannot read fails at the asking node instead of
+//! being answered short. Fuzzing of the decoders of peer input (it/fuzz.rs).
 
 use gigagas_net::{
     propagation::{BlockSigner, PropagationConfig, Protocol},
@@ -44,6 +45,79 @@ async fn nodes_find_each_other_through_a_bootnode() {
     assert!(c.peers().contains(&b.local_peer_id()), "C did not find B");
     for n in [a, b, c] {
         n.shutdown().await.unwrap();
+    }
+}
+
+/// Serves one header per request, or fails every read.
+#[derive(Debug)]
+struct OneHeader {
+    fail: bool,
+}
+
+impl gigagas_net::sync::BlockProvider for OneHeader {
+    fn headers(
+        &self,
+        _: alloy_eips::eip1898::HashOrNumber,
+        _: u64,
+        _: u64,
+        _: bool,
+    ) -> Result<Vec<alloy_consensus::Header>, gigagas_net::sync::ProviderError> {
+        if self.fail {
+            return Err(gigagas_net::sync::ProviderError("disk gone".into()));
+        }
+        Ok(vec![alloy_consensus::Header { number: 7, ..Default::default() }])
+    }
+
+    fn bodies(
+        &self,
+        _: &[alloy_primitives::B256],
+    ) -> Result<
+        Vec<alloy_consensus::BlockBody<alloy_consensus::TxEnvelope>>,
+        gigagas_net::sync::ProviderError,
+    > {
+        Ok(Vec::new())
+    }
+
+    fn access_lists(
+        &self,
+        _: &[alloy_primitives::B256],
+    ) -> Result<Vec<Option<gigagas_bal::BlockAccessList>>, gigagas_net::sync::ProviderError> {
+        Ok(Vec::new())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_error_fails_the_request_instead_of_a_short_answer() {
+    use gigagas_net::sync::{SyncRequest, SyncResponse};
+    let request = || SyncRequest::GetBlockHeaders {
+        start: alloy_eips::eip1898::HashOrNumber::Number(7),
+        limit: 4,
+        skip: 0,
+        reverse: false,
+    };
+    for fail in [false, true] {
+        let server = spawn(NetworkConfig {
+            provider: Some(std::sync::Arc::new(OneHeader { fail })),
+            ..config(vec![])
+        })
+        .await
+        .unwrap();
+        let client = spawn(config(vec![server.listen_addr().clone()])).await.unwrap();
+        tokio::time::timeout(Duration::from_secs(30), client.wait_for_peers(1))
+            .await
+            .expect("connected")
+            .unwrap();
+        let answer = client.request(server.local_peer_id(), request()).await;
+        match (fail, answer) {
+            (false, Ok(SyncResponse::BlockHeaders(headers))) => {
+                assert_eq!(headers.iter().map(|h| h.number).collect::<Vec<_>>(), [7]);
+            }
+            (true, Err(gigagas_net::NetError::Request { .. })) => {}
+            (fail, other) => panic!("provider failing: {fail}: {other:?}"),
+        }
+        for n in [client, server] {
+            n.shutdown().await.unwrap();
+        }
     }
 }
 

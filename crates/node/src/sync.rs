@@ -17,7 +17,7 @@ use alloy_primitives::B256;
 use gigagas_bal::BlockAccessList;
 use gigagas_engine::{message::ForkchoiceState, EngineError, EngineHandle, PayloadStatus};
 use gigagas_net::{
-    sync::{BlockProvider, ChainStatus, SyncRequest, SyncResponse, ETH_VERSION},
+    sync::{BlockProvider, ChainStatus, ProviderError, SyncRequest, SyncResponse, ETH_VERSION},
     NetError, NetworkHandle, PeerId,
 };
 use gigagas_storage::Storage;
@@ -51,63 +51,76 @@ impl StoreProvider {
         Self { store, network_id, genesis }
     }
 
-    fn number(&self, hash: &B256) -> Option<u64> {
-        self.store.block_number(hash).ok().flatten()
+    fn number(&self, hash: &B256) -> Result<Option<u64>, ProviderError> {
+        self.store.block_number(hash).map_err(read_failed)
     }
 }
 
+/// A store read that failed, as the network's provider error.
+fn read_failed(e: gigagas_storage::StorageError) -> ProviderError {
+    ProviderError(Box::new(e))
+}
+
 impl BlockProvider for StoreProvider {
-    fn headers(&self, start: HashOrNumber, limit: u64, skip: u64, reverse: bool) -> Vec<Header> {
+    fn headers(
+        &self,
+        start: HashOrNumber,
+        limit: u64,
+        skip: u64,
+        reverse: bool,
+    ) -> Result<Vec<Header>, ProviderError> {
         let Some(mut number) = (match start {
             HashOrNumber::Number(n) => Some(n),
-            HashOrNumber::Hash(h) => self.number(&h),
+            HashOrNumber::Hash(h) => self.number(&h)?,
         }) else {
-            return Vec::new();
+            return Ok(Vec::new());
         };
         let step = skip.saturating_add(1);
         let mut out = Vec::new();
         while (out.len() as u64) < limit {
-            match self.store.header(number) {
-                Ok(Some(header)) => out.push(header),
-                Ok(None) => break,
-                Err(e) => {
-                    tracing::warn!(target: "net", number, error = %e, "cannot serve a header");
-                    break;
-                }
-            }
+            let Some(header) = self.store.header(number).map_err(read_failed)? else { break };
+            out.push(header);
             number = match if reverse { number.checked_sub(step) } else { number.checked_add(step) }
             {
                 Some(n) => n,
                 None => break,
             };
         }
-        out
+        Ok(out)
     }
 
-    fn bodies(&self, hashes: &[B256]) -> Vec<BlockBody<TxEnvelope>> {
+    fn bodies(&self, hashes: &[B256]) -> Result<Vec<BlockBody<TxEnvelope>>, ProviderError> {
+        let mut out = Vec::with_capacity(hashes.len());
+        for hash in hashes {
+            let Some(number) = self.number(hash)? else { break };
+            let Some(body) = self.store.body(number).map_err(read_failed)? else { break };
+            out.push(body);
+        }
+        Ok(out)
+    }
+
+    fn access_lists(&self, hashes: &[B256]) -> Result<Vec<Option<BlockAccessList>>, ProviderError> {
         hashes
             .iter()
-            .map_while(|h| self.number(h).and_then(|n| self.store.body(n).ok().flatten()))
+            .map(|hash| match self.number(hash)? {
+                Some(number) => self.store.bal(number).map_err(read_failed),
+                None => Ok(None),
+            })
             .collect()
     }
 
-    fn access_lists(&self, hashes: &[B256]) -> Vec<Option<BlockAccessList>> {
-        hashes
-            .iter()
-            .map(|h| self.number(h).and_then(|n| self.store.bal(n).ok().flatten()))
-            .collect()
-    }
-
-    fn status(&self) -> Option<ChainStatus> {
-        let (latest, latest_hash) = self.store.head().ok().flatten()?;
-        Some(ChainStatus {
+    fn status(&self) -> Result<Option<ChainStatus>, ProviderError> {
+        let Some((latest, latest_hash)) = self.store.head().map_err(read_failed)? else {
+            return Ok(None);
+        };
+        Ok(Some(ChainStatus {
             version: ETH_VERSION,
             network_id: self.network_id,
             genesis: self.genesis,
             earliest: 0,
             latest,
             latest_hash,
-        })
+        }))
     }
 }
 
