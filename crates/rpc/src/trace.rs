@@ -39,33 +39,56 @@ fn invalid(e: impl std::fmt::Display) -> ErrorObjectOwned {
     RpcError::InvalidParams(e.to_string()).into()
 }
 
-/// The block `number` and what its replay needs: the transactions' senders and the parent's
-/// state.
-fn replay_input(
-    ctx: &RpcContext,
-    number: u64,
-) -> Result<(BlockInput, Vec<Address>, PreState), ErrorObjectOwned> {
-    if number == 0 {
-        return Err(RpcError::Store("genesis is not traceable".into()).into());
+/// A block to replay traced: the block, its transactions' senders, its parent's state and how
+/// many of its transactions to run.
+struct BlockReplay<'a> {
+    ctx: &'a RpcContext,
+    input: BlockInput,
+    senders: Vec<Address>,
+    pre_state: PreState,
+    count: Option<usize>,
+}
+
+impl<'a> BlockReplay<'a> {
+    /// Block `number`, read from the store, its first `count` transactions (all when `None`).
+    fn load(
+        ctx: &'a RpcContext,
+        number: u64,
+        count: Option<usize>,
+    ) -> Result<Self, ErrorObjectOwned> {
+        if number == 0 {
+            return Err(RpcError::Store("genesis is not traceable".into()).into());
+        }
+        let block = StoredBlock::load(ctx, number)?
+            .ok_or_else(|| RpcError::NotFound(format!("block #{number}")))?;
+        let parent = StoredBlock::load(ctx, number - 1)?
+            .ok_or_else(|| RpcError::NotFound(format!("block #{}", number - 1)))?;
+        let input = BlockInput {
+            hash: block.hash,
+            header: block.header.clone(),
+            transactions: block.body.transactions.clone(),
+            claimed_senders: Vec::new(),
+            withdrawals: block.body.withdrawals.clone(),
+            ommers: block.body.ommers.clone(),
+        };
+        let senders = input.par_recover(&ctx.chain).map_err(|e| RpcError::Store(e.to_string()))?;
+        let pre_state = PreState::backed(Arc::new(TrieState {
+            store: ctx.storage.clone(),
+            root: parent.header.state_root,
+        }));
+        Ok(Self { ctx, input, senders, pre_state, count })
     }
-    let block = StoredBlock::load(ctx, number)?
-        .ok_or_else(|| RpcError::NotFound(format!("block #{number}")))?;
-    let parent = StoredBlock::load(ctx, number - 1)?
-        .ok_or_else(|| RpcError::NotFound(format!("block #{}", number - 1)))?;
-    let input = BlockInput {
-        hash: block.hash,
-        header: block.header.clone(),
-        transactions: block.body.transactions.clone(),
-        claimed_senders: Vec::new(),
-        withdrawals: block.body.withdrawals.clone(),
-        ommers: block.body.ommers.clone(),
-    };
-    let senders = input.par_recover(&ctx.chain).map_err(|e| RpcError::Store(e.to_string()))?;
-    let pre_state = PreState::backed(Arc::new(TrieState {
-        store: ctx.storage.clone(),
-        root: parent.header.state_root,
-    }));
-    Ok((input, senders, pre_state))
+
+    /// Replays it with `inspector` ([`replay_block`]); `on_tx` takes each transaction's trace.
+    fn run<I, F>(&self, inspector: I, on_tx: F) -> Result<(), ErrorObjectOwned>
+    where
+        I: for<'db> revm::Inspector<alloy_evm::eth::EthEvmContext<&'db mut ReplayDb<'db>>>,
+        F: FnMut(usize, &mut I, &ResultAndState<HaltReason>, &ReplayDb<'_>),
+    {
+        let Self { ctx, input, senders, pre_state, count, .. } = self;
+        replay_block(&ctx.chain, input, senders, pre_state, inspector, *count, on_tx)
+            .map_err(|e| RpcError::Store(e.to_string()).into())
+    }
 }
 
 /// The traces of the first `count` transactions of block `number` (all when `None`), in the
@@ -79,133 +102,87 @@ fn trace_block(
     opts: &GethDebugTracingOptions,
 ) -> Result<Vec<(B256, GethTrace)>, ErrorObjectOwned> {
     use GethDebugBuiltInTracerType as T;
-    let (input, senders, pre_state) = replay_input(ctx, number)?;
+    let replay = BlockReplay::load(ctx, number, count)?;
+    let input = &replay.input;
+    let senders = &replay.senders;
     let hash = |i: usize| *input.transactions[i].tx_hash();
     let mut frames = Vec::new();
-    let replay_failed = |e: gigagas_executor::ExecutionError| RpcError::Store(e.to_string());
     match &opts.tracer {
         None => {
             let config = opts.config;
             let inspector =
                 TracingInspector::new(TracingInspectorConfig::from_geth_config(&config));
-            replay_block(
-                &ctx.chain,
-                &input,
-                &senders,
-                &pre_state,
-                inspector,
-                count,
-                |i, insp, out, _| {
-                    let mut frame = insp.geth_builder().geth_traces(
-                        out.result.tx_gas_used(),
-                        out.result.output().cloned().unwrap_or_default(),
-                        config,
-                    );
-                    as_geth_struct_logs(&mut frame.struct_logs);
-                    insp.fuse();
-                    frames.push((hash(i), GethTrace::Default(frame)));
-                },
-            )
-            .map_err(replay_failed)?;
+            replay.run(inspector, |i, insp, out, _| {
+                let mut frame = insp.geth_builder().geth_traces(
+                    out.result.tx_gas_used(),
+                    out.result.output().cloned().unwrap_or_default(),
+                    config,
+                );
+                as_geth_struct_logs(&mut frame.struct_logs);
+                insp.fuse();
+                frames.push((hash(i), GethTrace::Default(frame)));
+            })?;
         }
         Some(GethDebugTracerType::BuiltInTracer(T::CallTracer)) => {
             let config = opts.tracer_config.clone().into_call_config().map_err(invalid)?;
             let inspector =
                 TracingInspector::new(TracingInspectorConfig::from_geth_call_config(&config));
-            replay_block(
-                &ctx.chain,
-                &input,
-                &senders,
-                &pre_state,
-                inspector,
-                count,
-                |i, insp, out, _| {
-                    // The top call's gas is the transaction's gas limit, as geth's.
-                    insp.set_transaction_gas_limit(alloy_consensus::Transaction::gas_limit(
-                        &input.transactions[i],
-                    ));
-                    let mut frame =
-                        insp.geth_builder().geth_call_traces(config, out.result.tx_gas_used());
-                    // A transaction that halts before its first frame runs (e.g. out of gas for
-                    // EIP-8037's new-account state gas) has the halt as its top call's error.
-                    if let (ExecutionResult::Halt { reason, .. }, None) =
-                        (&out.result, &frame.error)
-                    {
-                        frame.error = Some(crate::simulate::halt_message(reason));
-                    }
-                    // Such a transaction left no frame behind: its top call is the transaction.
-                    if frame.from.is_zero() && frame.calls.is_empty() {
-                        use alloy_consensus::Transaction as _;
-                        let tx = &input.transactions[i];
-                        frame.from = senders[i];
-                        frame.to = tx.to();
-                        frame.value = Some(tx.value());
-                        frame.input = tx.input().clone();
-                        frame.typ = if tx.is_create() { "CREATE" } else { "CALL" }.into();
-                    }
-                    insp.fuse();
-                    frames.push((hash(i), frame.into()));
-                },
-            )
-            .map_err(replay_failed)?;
+            replay.run(inspector, |i, insp, out, _| {
+                // The top call's gas is the transaction's gas limit, as geth's.
+                insp.set_transaction_gas_limit(alloy_consensus::Transaction::gas_limit(
+                    &input.transactions[i],
+                ));
+                let mut frame =
+                    insp.geth_builder().geth_call_traces(config, out.result.tx_gas_used());
+                // A transaction that halts before its first frame runs (e.g. out of gas for
+                // EIP-8037's new-account state gas) has the halt as its top call's error.
+                if let (ExecutionResult::Halt { reason, .. }, None) = (&out.result, &frame.error) {
+                    frame.error = Some(crate::simulate::halt_message(reason));
+                }
+                // Such a transaction left no frame behind: its top call is the transaction.
+                if frame.from.is_zero() && frame.calls.is_empty() {
+                    use alloy_consensus::Transaction as _;
+                    let tx = &input.transactions[i];
+                    frame.from = senders[i];
+                    frame.to = tx.to();
+                    frame.value = Some(tx.value());
+                    frame.input = tx.input().clone();
+                    frame.typ = if tx.is_create() { "CREATE" } else { "CALL" }.into();
+                }
+                insp.fuse();
+                frames.push((hash(i), frame.into()));
+            })?;
         }
         Some(GethDebugTracerType::BuiltInTracer(T::PreStateTracer)) => {
             let config = opts.tracer_config.clone().into_pre_state_config().map_err(invalid)?;
             let inspector =
                 TracingInspector::new(TracingInspectorConfig::from_geth_prestate_config(&config));
             let mut read_failed = None;
-            replay_block(
-                &ctx.chain,
-                &input,
-                &senders,
-                &pre_state,
-                inspector,
-                count,
-                |i, insp, out, db| {
-                    let frame = insp
-                        .geth_builder()
-                        .geth_prestate_traces(out, &config, db)
-                        .and_then(|frame| with_code_hashes(frame, out, db));
-                    match frame {
-                        Ok(frame) => frames.push((hash(i), frame)),
-                        Err(e) => read_failed = read_failed.take().or(Some(e.to_string())),
-                    }
-                    insp.fuse();
-                },
-            )
-            .map_err(replay_failed)?;
+            replay.run(inspector, |i, insp, out, db| {
+                let frame = insp
+                    .geth_builder()
+                    .geth_prestate_traces(out, &config, db)
+                    .and_then(|frame| with_code_hashes(frame, out, db));
+                match frame {
+                    Ok(frame) => frames.push((hash(i), frame)),
+                    Err(e) => read_failed = read_failed.take().or(Some(e.to_string())),
+                }
+                insp.fuse();
+            })?;
             if let Some(e) = read_failed {
                 return Err(RpcError::Store(e).into());
             }
         }
         Some(GethDebugTracerType::BuiltInTracer(T::FourByteTracer)) => {
-            replay_block(
-                &ctx.chain,
-                &input,
-                &senders,
-                &pre_state,
-                FourByteInspector::default(),
-                count,
-                |i, insp, _, _| {
-                    frames.push((hash(i), FourByteFrame::from(&*insp).into()));
-                    *insp = FourByteInspector::default();
-                },
-            )
-            .map_err(replay_failed)?;
+            replay.run(FourByteInspector::default(), |i, insp, _, _| {
+                frames.push((hash(i), FourByteFrame::from(&*insp).into()));
+                *insp = FourByteInspector::default();
+            })?;
         }
         Some(GethDebugTracerType::BuiltInTracer(T::NoopTracer)) => {
-            replay_block(
-                &ctx.chain,
-                &input,
-                &senders,
-                &pre_state,
-                NoOpInspector,
-                count,
-                |i, _, _, _| {
-                    frames.push((hash(i), NoopFrame::default().into()));
-                },
-            )
-            .map_err(replay_failed)?;
+            replay.run(NoOpInspector, |i, _, _, _| {
+                frames.push((hash(i), NoopFrame::default().into()));
+            })?;
         }
         Some(other) => {
             let name = serde_json::to_value(other).unwrap_or_default();

@@ -366,6 +366,25 @@ fn net_sim_plots_and_per_peer_lists() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("one --per-peer value"));
 }
 
+/// `gigagas-bench test-rpc SUITE --json`'s report, after checking that it exited 0 (every
+/// case passed; the failures are shown otherwise).
+fn test_rpc(suite: &Path) -> serde_json::Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_gigagas-bench"))
+        .arg("test-rpc")
+        .arg(suite)
+        .arg("--json")
+        .output()
+        .expect("run gigagas-bench");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    json(&out)
+}
+
 /// `gigagas-bench test-rpc` on geth 1.17.10's answers recorded on its own Amsterdam chain
 /// (testing/geth/amsterdam-coverage): blocks, receipts, `eth_call`, `eth_estimateGas`,
 /// `eth_simulateV1` (BAL hashes, EIP-8037 gas), `debug_trace*` with the struct logger,
@@ -373,14 +392,7 @@ fn net_sim_plots_and_per_peer_lists() {
 #[test]
 fn geth_amsterdam_rpc_replay() {
     let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testing/geth/amsterdam-coverage");
-    let out = Command::new(env!("CARGO_BIN_EXE_gigagas-bench"))
-        .arg("test-rpc")
-        .arg(&suite)
-        .arg("--json")
-        .output()
-        .expect("run gigagas-bench");
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
-    let r = json(&out);
+    let r = test_rpc(&suite);
     assert_eq!(r["cases"], 280);
     assert_eq!(r["passed"], 280);
     for method in ["debug_traceTransaction", "eth_estimateGas", "eth_simulateV1"] {
@@ -400,15 +412,7 @@ fn rpc_compat_replay() {
         "{} is missing: this test needs the shared data beside the project",
         suite.display()
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_gigagas-bench"))
-        .arg("test-rpc")
-        .arg(&suite)
-        .arg("--json")
-        .output()
-        .expect("run gigagas-bench");
-    // Exit code 0: every case passed.
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    let r = json(&out);
+    let r = test_rpc(&suite);
     assert_eq!(r["cases"], 232);
     for method in [
         "eth_blockNumber",
