@@ -38,6 +38,7 @@ import os
 import re
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -153,6 +154,12 @@ def run_protocol(args, protocol):
         k, _, v = kv.partition("=")
         tuning += [f"--gossip.{k}", v]
     if args.loss:
+        help_text = subprocess.run([args.gigagas, "node", "--help"], capture_output=True,
+                                   text=True).stdout
+        if "--net.loss" not in help_text:
+            raise SystemExit(f"devnet_net: {args.gigagas} has no --net.loss (fault injection is "
+                             "not in the production binary): `make build-faults`, then "
+                             "--gigagas target/faults/release/gigagas")
         shaping += ["--net.loss", str(args.loss)]
     common = ["--gossip", name, "--engine.threads", str(args.threads)] + tuning + shaping
     chain = ["--chain", "dev"]

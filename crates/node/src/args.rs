@@ -180,10 +180,14 @@ pub struct NodeArgs {
     pub net_jitter_ms: f64,
     /// Fault injection: the fraction (0 to 1) of arriving block chunks, decoded notices and
     /// gossipsub messages this node drops, as if lost on the way (a devnet's 5% loss: 0.05).
+    /// Only in a binary built with the `fault-injection` feature (`make build-faults`).
+    #[cfg(feature = "fault-injection")]
     #[arg(long = "net.loss", default_value_t = 0.0)]
     pub net_loss: f64,
     /// Fault injection: this node alters one bit of every block chunk (rlnc/rs) it sends, as a
-    /// hostile relay would (its peers must refuse the chunks and ban it).
+    /// hostile relay would (its peers must refuse the chunks and ban it). Only in a binary
+    /// built with the `fault-injection` feature (`make build-faults`).
+    #[cfg(feature = "fault-injection")]
     #[arg(long = "net.forge-chunks")]
     pub net_forge_chunks: bool,
     /// Serve Prometheus metrics at `ADDR/metrics` (`--metrics` alone: 127.0.0.1:9001).
@@ -259,12 +263,27 @@ impl NodeArgs {
                 upload_bits_per_sec: self.net_upload_mbit.map(|m| (m * 1e6) as u64),
                 latency: ms(self.net_latency_ms),
                 jitter: ms(self.net_jitter_ms),
-                loss: self.net_loss.clamp(0.0, 1.0),
-                forge: self.net_forge_chunks,
+                ..self.faults()
             },
             provider: None,
             tasks: None,
         }))
+    }
+
+    /// The injected faults (`--net.loss`, `--net.forge-chunks`) of a `fault-injection` build.
+    #[cfg(feature = "fault-injection")]
+    fn faults(&self) -> gigagas_net::shaping::Shaping {
+        gigagas_net::shaping::Shaping {
+            loss: self.net_loss.clamp(0.0, 1.0),
+            forge: self.net_forge_chunks,
+            ..Default::default()
+        }
+    }
+
+    /// No faults: a production build has no fault injection.
+    #[cfg(not(feature = "fault-injection"))]
+    fn faults(&self) -> gigagas_net::shaping::Shaping {
+        Default::default()
     }
 
     /// The JWT secret file: `--authrpc.jwtsecret`, else `DATADIR/jwt.hex`.
