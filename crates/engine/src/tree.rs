@@ -240,13 +240,18 @@ impl BlockTree {
     /// persistence service) or before each forkchoice update returns (the default) —
     /// `--engine.persistence-background`. In the background, the store (and what the node
     /// publishes: [`Self::persisted_forkchoice`]) trails the forkchoice by the blocks being
-    /// committed; payloads execute on them from memory meanwhile.
+    /// committed; payloads execute on them from memory meanwhile. Given the node's `tasks`,
+    /// the thread is critical: its panic shuts the node down.
     ///
     /// # Errors
     /// The OS error when the thread cannot be started.
-    pub fn with_background_persistence(mut self, on: bool) -> std::io::Result<Self> {
+    pub fn with_background_persistence(
+        mut self,
+        on: bool,
+        tasks: Option<&gigagas_tasks::TaskExecutor>,
+    ) -> std::io::Result<Self> {
         self.persistence = match on {
-            true => Some(Persistence::spawn(self.store.clone())?),
+            true => Some(Persistence::spawn(self.store.clone(), tasks)?),
             false => None,
         };
         Ok(self)

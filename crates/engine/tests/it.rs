@@ -442,7 +442,7 @@ fn backfill_judges_a_chain_as_new_payload_does() {
 #[test]
 fn background_persistence_commits_in_order_under_execution() {
     let (_dir, store, tree, genesis) = dev_chain();
-    let tree = tree.with_background_persistence(true).unwrap();
+    let tree = tree.with_background_persistence(true, None).unwrap();
     let (_dir_sync, store_sync, reference, _) = dev_chain();
     let k0 = key(0);
     let to = |i: u64| Address::repeat_byte(0x40 + i as u8);
@@ -512,7 +512,7 @@ fn background_persistence_commits_in_order_under_execution() {
 #[test]
 fn a_background_commit_fault_is_internal_and_retried() {
     let (_dir, store, tree, genesis) = dev_chain();
-    let tree = tree.with_background_persistence(true).unwrap();
+    let tree = tree.with_background_persistence(true, None).unwrap();
     let (k0, x) = (key(0), Address::repeat_byte(0x51));
     let b1 = build(&tree, genesis, 1, &[transfer(&k0, 0, x, 5)]);
     assert_eq!(submit(&tree, &b1), PayloadStatus::Valid(b1.hash));

@@ -89,7 +89,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
             .with_prewarm(args.engine_prewarm, args.engine_optimistic)
             .with_state_root_beside(args.engine_state_root_beside)
             .with_io(args.engine_io)
-            .with_background_persistence(args.engine_persistence_background)
+            .with_background_persistence(args.engine_persistence_background, Some(&executor))
             .map_err(NodeError::EngineThread)?,
     );
     let pool = Arc::new(TxPool::default());

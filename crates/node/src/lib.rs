@@ -95,8 +95,8 @@ pub enum NodeError {
     /// The signal handlers could not be installed.
     #[error("signal handler: {0}")]
     Signal(std::io::Error),
-    /// A critical task or thread (the engine, the dev miner, gossip, sync, the network and its
-    /// block propagation) panicked: the node shut down.
+    /// A critical task or thread (the engine and its persistence, the dev miner, gossip, sync,
+    /// the network and its block propagation) panicked: the node shut down.
     #[error(transparent)]
     CriticalTask(#[from] gigagas_tasks::PanickedTaskError),
 }

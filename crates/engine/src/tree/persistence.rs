@@ -52,7 +52,7 @@ impl Shared {
 pub(super) struct Persistence {
     tx: Option<mpsc::Sender<Vec<Arc<TreeBlock>>>>,
     shared: Arc<Shared>,
-    thread: Option<JoinHandle<()>>,
+    thread: Option<JoinHandle<Option<()>>>,
 }
 
 impl std::fmt::Debug for Persistence {
@@ -62,17 +62,27 @@ impl std::fmt::Debug for Persistence {
 }
 
 impl Persistence {
-    /// Starts the thread (named `persistence`) committing to `store`.
+    /// Starts the thread (named `persistence`) committing to `store`: a critical thread of
+    /// `tasks` when given (its panic shuts the node down), else a plain one (its panic leaves
+    /// the blocks in memory and the next forkchoice update reports the fault).
     ///
     /// # Errors
     /// The OS error when the thread cannot be started.
-    pub(super) fn spawn(store: Arc<Storage>) -> std::io::Result<Self> {
+    pub(super) fn spawn(
+        store: Arc<Storage>,
+        tasks: Option<&gigagas_tasks::TaskExecutor>,
+    ) -> std::io::Result<Self> {
         let (tx, rx) = mpsc::channel::<Vec<Arc<TreeBlock>>>();
         let shared = Arc::new(Shared::default());
         let worker = shared.clone();
-        let thread = std::thread::Builder::new()
-            .name("persistence".into())
-            .spawn(move || run(&store, &worker, &rx))?;
+        let work = move || run(&store, &worker, &rx);
+        let thread = match tasks {
+            Some(tasks) => tasks.spawn_critical_thread("persistence", work)?,
+            None => std::thread::Builder::new().name("persistence".into()).spawn(move || {
+                work();
+                Some(())
+            })?,
+        };
         Ok(Self { tx: Some(tx), shared, thread: Some(thread) })
     }
 
