@@ -228,6 +228,11 @@ impl EngineService {
             .tree
             .build_payload(*head, &attributes, &candidates, false)?
             .ok_or(EngineError::UnknownParent(*head))?;
+        // The consensus client will send it back as a newPayload: kept as executed, it is not
+        // executed twice.
+        if self.tree.keeps_built() {
+            self.tree.insert_built(&built)?;
+        }
         self.attach_sidecars(&mut built);
         self.emit(&EngineEvent::Built(&built));
         self.payloads.insert(id, built);

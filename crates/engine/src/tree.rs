@@ -22,8 +22,9 @@ use gigagas_bal::BlockAccessList;
 use gigagas_payload::{build_payload, BuiltPayload, PayloadAttributes, PayloadParent};
 use gigagas_primitives::ChainSpec;
 use gigagas_stages::{
-    commit_executed, execute_block, state_root_stage, stored_chain_spec, BalIo, ExecutedBlock,
-    GivenBal, ImportError, ImportedBlock, Overlay, PendingDiff, Prewarming, TrieState, UnwindError,
+    commit_executed, execute_block, executed_from_build, state_root_stage, stored_chain_spec,
+    BalIo, ExecutedBlock, GivenBal, ImportError, ImportedBlock, Overlay, PendingDiff, Prewarming,
+    TrieState, UnwindError,
 };
 use gigagas_state::StateSource;
 use gigagas_storage::{AccountRecord, Storage, StorageError, UnwoundBlock};
@@ -194,6 +195,9 @@ pub struct BlockTree {
     optimistic: bool,
     /// Payloads with a BAL get their state root computed from it beside execution.
     root_beside: bool,
+    /// Whether the payloads built for a consensus client are kept as executed
+    /// ([`Self::with_built_kept`]).
+    keep_built: bool,
     /// How the parallel executor's reads of a payload's BAL keys reach the store.
     io: BalIo,
     state: Mutex<TreeState>,
@@ -224,6 +228,7 @@ impl BlockTree {
             prewarm: true,
             optimistic: false,
             root_beside: true,
+            keep_built: true,
             io: BalIo::default(),
             state: Mutex::new(TreeState {
                 blocks: HashMap::default(),
@@ -352,6 +357,20 @@ impl BlockTree {
         self
     }
 
+    /// The same tree keeping the payloads it builds for a forkchoice update with attributes as
+    /// executed (`true`, the default: their newPayload executes nothing again, reth's design)
+    /// or not (`false`: the dev chain, whose own blocks are validated like any other so that
+    /// it exercises the executors).
+    pub fn with_built_kept(mut self, keep: bool) -> Self {
+        self.keep_built = keep;
+        self
+    }
+
+    /// Whether payloads built for a forkchoice update are kept as executed.
+    pub fn keeps_built(&self) -> bool {
+        self.keep_built
+    }
+
     /// The same tree reading the keys of a payload's BAL with `io` (`--engine.io`; default
     /// [`BalIo::PrefetchParallel`]).
     pub fn with_io(mut self, io: BalIo) -> Self {
@@ -470,7 +489,8 @@ impl BlockTree {
     }
 
     /// Builds a payload on `parent` (canonical or executed) with `attrs` from `candidates`
-    /// ([`build_payload`]); `None` when `parent` is unknown.
+    /// ([`build_payload`]); `None` when `parent` is unknown. Nothing is kept: see
+    /// [`Self::insert_built`].
     ///
     /// # Errors
     /// As [`build_payload`], or [`ImportError::Storage`].
@@ -491,6 +511,46 @@ impl BlockTree {
             nodes: &nodes,
         };
         build_payload(&self.chain, &on, attrs, candidates, require_all).map(Some)
+    }
+
+    /// Keeps a payload built on `built.block`'s parent as executed, from what building it
+    /// executed (its state root checked again through the state-root stage), so that an
+    /// `engine_newPayload` of it is VALID without executing it again (reth inserts its built
+    /// payloads the same way). Returns whether it was kept: not when its parent is no longer
+    /// known, before Byzantium, or when the state-root stage disagrees (then its
+    /// `newPayload` executes and judges it as any other).
+    ///
+    /// # Errors
+    /// [`ImportError::Storage`] / [`ImportError::Trie`] when the store fails.
+    pub fn insert_built(&self, built: &BuiltPayload) -> Result<bool, ImportError> {
+        let parent = built.block.header.parent_hash;
+        let mut state = self.lock();
+        if state.blocks.contains_key(&built.hash) {
+            return Ok(true);
+        }
+        let Some(parent_state) = self.parent_state(&state, parent)? else { return Ok(false) };
+        let executed = executed_from_build(
+            &self.chain,
+            &parent_state.header,
+            &built.block,
+            &built.outcome,
+            built.build_time,
+        );
+        let Some(mut executed) = executed else { return Ok(false) };
+        let nodes = parent_state.nodes(&self.store);
+        let start = Instant::now();
+        let trie_nodes = match state_root_stage(&mut executed, &nodes) {
+            Ok(trie_nodes) => trie_nodes,
+            Err(e) if e.is_internal() => return Err(e),
+            Err(e) => {
+                tracing::warn!(target: "engine", hash = %built.hash, error = %e,
+                    "built payload not kept as executed");
+                return Ok(false);
+            }
+        };
+        let done = Ok((executed, trie_nodes, built.build_time, start.elapsed()));
+        let (status, _) = Self::settle(&mut state, built.hash, parent, done)?;
+        Ok(matches!(status, PayloadStatus::Valid(_)))
     }
 
     /// The header of the canonical block `number`.

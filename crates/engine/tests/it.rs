@@ -589,3 +589,32 @@ fn the_block_buffer_is_bounded_and_expires() {
     buffer.expire(t0 + Duration::from_secs(35));
     assert_eq!((buffer.len(), buffer.contains(&h(20))), (1, true));
 }
+
+/// A payload this node built and kept (`insert_built`, as the engine does for a consensus
+/// client's forkchoiceUpdated with attributes) is VALID on its newPayload without a second
+/// execution, becomes canonical on a forkchoice update and is committed with the state it
+/// built; one built but not kept is executed on its newPayload as any other.
+#[test]
+fn a_built_payload_kept_as_executed_is_not_executed_again() {
+    let (_dir, store, tree, genesis) = dev_chain();
+    let (k0, x) = (key(0), Address::repeat_byte(0x44));
+    let kept = build(&tree, genesis, 1, &[transfer(&k0, 0, x, 1000)]);
+    assert!(tree.insert_built(&kept).unwrap());
+    let rlp_len = alloy_rlp::encode(&kept.block).len();
+    let (status, executed) =
+        tree.new_payload(kept.block.clone(), rlp_len, Some(&kept.bal)).unwrap();
+    assert_eq!(status, PayloadStatus::Valid(kept.hash));
+    assert!(executed.is_none(), "a kept payload is not executed again");
+    let (status, _) = tree.forkchoice_updated(kept.hash, kept.hash, genesis).unwrap().unwrap();
+    assert_eq!(status, PayloadStatus::Valid(kept.hash));
+    assert_eq!(store.head().unwrap(), Some((1, kept.hash)));
+    assert_eq!(balance(&store, &x), U256::from(1000));
+    assert_flat_state_matches_trie(&store, &[x, address_of(&k0)]);
+
+    let other = build(&tree, kept.hash, 2, &[transfer(&k0, 1, x, 5)]);
+    let rlp_len = alloy_rlp::encode(&other.block).len();
+    let (status, executed) =
+        tree.new_payload(other.block.clone(), rlp_len, Some(&other.bal)).unwrap();
+    assert_eq!(status, PayloadStatus::Valid(other.hash));
+    assert!(executed.is_some(), "a payload not kept is executed");
+}

@@ -88,6 +88,9 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
             .with_executor(args.engine_parallel, args.engine_scheduler)
             .with_prewarm(args.engine_prewarm, args.engine_optimistic)
             .with_state_root_beside(args.engine_state_root_beside)
+            // The dev chain validates its own blocks like any other (it exercises the
+            // executors); a node paired with a consensus client keeps what it built.
+            .with_built_kept(!args.dev)
             .with_io(args.engine_io)
             .with_background_persistence(args.engine_persistence_background, Some(&executor))
             .map_err(NodeError::EngineThread)?,

@@ -82,6 +82,9 @@ pub struct BuiltPayload {
     /// The sidecars of the block's blob transactions, in block order (the `blobsBundle` of
     /// `engine_getPayloadV3+`); filled by whoever holds them (the engine, from the pool).
     pub sidecars: Vec<std::sync::Arc<alloy_eips::eip7594::BlobTransactionSidecarVariant>>,
+    /// What executing the block while building it gave (receipts, state changes, BAL): the
+    /// engine keeps the block as executed from it, so that its `newPayload` runs nothing again.
+    pub outcome: std::sync::Arc<gigagas_executor::BlockOutcome>,
 }
 
 /// The `extraData` of blocks built here.
@@ -240,11 +243,12 @@ pub fn build_payload(
             withdrawals: withdrawals.map(Withdrawals::new),
         },
     };
+    let requests = outcome.requests.clone();
     Ok(BuiltPayload {
         block,
         hash,
         bal,
-        requests: outcome.requests.clone(),
+        requests,
         block_value,
         skipped: built
             .skipped
@@ -255,5 +259,6 @@ pub fn build_payload(
             .collect(),
         build_time: start.elapsed(),
         sidecars: Vec::new(),
+        outcome: std::sync::Arc::new(built.outcome),
     })
 }

@@ -621,21 +621,8 @@ fn execute_on(
     let beside_root = beside_root.filter(|b| b.updates == updates);
     let state_root_beside = beside_root.as_ref().map(|b| b.time);
     let beside_root = beside_root.map(|b| b.root);
-    let mut diff = PendingDiff { number, hash, ..Default::default() };
-    for u in &updates {
-        diff.accounts.insert(u.address, u.info);
-        if u.wiped {
-            diff.cleared.insert(u.address);
-        }
-        diff.storage.extend(u.storage.iter().map(|(slot, value)| ((u.address, *slot), *value)));
-    }
-    let codes: Vec<(B256, Bytes)> = bal
-        .iter()
-        .flat_map(|a| a.code_changes.iter())
-        .filter(|c| !c.new_code().is_empty())
-        .map(|c| (alloy_primitives::keccak256(c.new_code()), c.new_code().clone()))
-        .collect();
-    diff.codes.extend(codes.iter().cloned());
+    let codes = deployed_codes(&bal);
+    let diff = pending_diff(number, hash, &updates, &codes);
     let imported = ImportedBlock {
         number,
         hash,
@@ -675,6 +662,97 @@ fn execute_on(
         tx_hashes: input.transactions.iter().map(|tx| *tx.tx_hash()).collect(),
         beside_root,
         beside_wait,
+    })
+}
+
+/// The code a block deployed, by hash, from its BAL's code changes.
+fn deployed_codes(bal: &BlockAccessList) -> Vec<(B256, Bytes)> {
+    bal.iter()
+        .flat_map(|a| a.code_changes.iter())
+        .filter(|c| !c.new_code().is_empty())
+        .map(|c| (alloy_primitives::keccak256(c.new_code()), c.new_code().clone()))
+        .collect()
+}
+
+/// Block `number` (`hash`)'s changes as the blocks executed on top of it read them.
+fn pending_diff(
+    number: u64,
+    hash: B256,
+    updates: &[AccountUpdate],
+    codes: &[(B256, Bytes)],
+) -> PendingDiff {
+    let mut diff = PendingDiff { number, hash, ..Default::default() };
+    for u in updates {
+        diff.accounts.insert(u.address, u.info);
+        if u.wiped {
+            diff.cleared.insert(u.address);
+        }
+        diff.storage.extend(u.storage.iter().map(|(slot, value)| ((u.address, *slot), *value)));
+    }
+    diff.codes.extend(codes.iter().cloned());
+    diff
+}
+
+/// A block this node built (gigagas-payload's builder), as an executed block: its changes taken
+/// from the builder's `outcome` (which `execution` took), so that the tree keeps it and an
+/// `engine_newPayload` of it needs no second execution. `None` when the builder's outcome
+/// cannot stand for an execution: before Byzantium (receipts there carry per-transaction state
+/// roots the builder does not compute) or without the BAL the builder builds.
+pub fn executed_from_build(
+    chain: &ChainSpec,
+    parent: &Header,
+    block: &Block<TxEnvelope>,
+    outcome: &BlockOutcome,
+    execution: Duration,
+) -> Option<ExecutedBlock> {
+    let number = block.header.number;
+    let bal = outcome.bal.as_ref()?;
+    if !chain.is_byzantium(number) {
+        return None;
+    }
+    let hash = block.header.hash_slow();
+    let updates = account_updates(outcome);
+    let codes = deployed_codes(bal);
+    let diff = pending_diff(number, hash, &updates, &codes);
+    let imported = ImportedBlock {
+        number,
+        hash,
+        transactions: block.body.transactions.len(),
+        gas_used: outcome.gas_used,
+        imported: true,
+        execution,
+        state_root: Duration::ZERO,
+        commit: Duration::ZERO,
+        cache: CacheStats::default(),
+        accounts_changed: updates.len(),
+        slots_changed: updates.iter().map(|u| u.storage.len()).sum(),
+        parent_state_root: parent.state_root,
+        post_state_root: block.header.state_root,
+        updates: None,
+        parallel: false,
+        recovery: Duration::ZERO,
+        io: Duration::ZERO,
+        longest_tx: Duration::ZERO,
+        prewarmed: 0,
+        reused: 0,
+        stale: 0,
+        state_root_beside: None,
+    };
+    Some(ExecutedBlock {
+        block: imported,
+        parent_root: parent.state_root,
+        header: block.header.clone(),
+        diff: Arc::new(diff),
+        updates,
+        codes,
+        header_rlp: alloy_rlp::encode(&block.header),
+        body_rlp: alloy_rlp::encode(&block.body),
+        receipts_rlp: alloy_rlp::encode(&outcome.receipts),
+        intermediate: None,
+        bal_rlp: alloy_rlp::encode(bal),
+        tx_hashes: block.body.transactions.iter().map(|tx| *tx.tx_hash()).collect(),
+        beside_root: None,
+        beside_wait: Duration::ZERO,
     })
 }
 

@@ -35,9 +35,9 @@ pub use error::{ImportError, UnwindError};
 pub use export::ExportedBlock;
 pub use genesis::{init_genesis, stored_chain_spec, GenesisInit};
 pub use import::{
-    account_updates, commit_executed, execute_block, import_blocks, import_blocks_with,
-    merge_updates, source_fault, state_root_stage, BalIo, ExecutedBlock, FileBal, GivenBal,
-    ImportOptions, ImportedBlock, Prewarming,
+    account_updates, commit_executed, execute_block, executed_from_build, import_blocks,
+    import_blocks_with, merge_updates, source_fault, state_root_stage, BalIo, ExecutedBlock,
+    FileBal, GivenBal, ImportOptions, ImportedBlock, Prewarming,
 };
 pub use overlay::{Overlay, PendingDiff};
 pub use trie_state::{TrieReadError, TrieState};

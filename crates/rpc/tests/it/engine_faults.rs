@@ -72,9 +72,11 @@ async fn new_payload_on_a_failing_database_is_an_error_not_invalid() {
     let genesis_hash = init_genesis(&store, &genesis).unwrap().hash;
     let fail = Arc::new(AtomicBool::new(false));
     let layer_fail = fail.clone();
-    let tree = BlockTree::new(store.clone(), 2).unwrap().with_source_layer(move |inner| {
-        Arc::new(Flaky { inner, fail: layer_fail.clone() }) as Arc<dyn StateSource>
-    });
+    // The payload this node builds is executed again on its newPayload (not kept as executed),
+    // so that the newPayload reads the failing database.
+    let tree = BlockTree::new(store.clone(), 2).unwrap().with_built_kept(false).with_source_layer(
+        move |inner| Arc::new(Flaky { inner, fail: layer_fail.clone() }) as Arc<dyn StateSource>,
+    );
     let (handle, _engine_thread) =
         EngineService::spawn(Arc::new(tree), Arc::default(), Arc::default(), None).unwrap();
     let engine = auth_module(Arc::new(RpcContext::new(store, handle, Arc::default())));
