@@ -32,8 +32,8 @@ use std::{
     time::{Duration, Instant},
 };
 
-/// One imported block, with stage timings.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One imported block, with stage timings (the default: zeros, nothing measured).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ImportedBlock {
     /// Block number.
     pub number: u64,
@@ -284,23 +284,8 @@ pub fn import_blocks_with(
                 transactions: block.body.transactions.len(),
                 gas_used: block.header.gas_used,
                 imported: false,
-                execution: Duration::ZERO,
-                state_root: Duration::ZERO,
-                commit: Duration::ZERO,
-                cache: CacheStats::default(),
-                accounts_changed: 0,
-                slots_changed: 0,
-                parent_state_root: B256::ZERO,
                 post_state_root: block.header.state_root,
-                updates: None,
-                parallel: false,
-                recovery: Duration::ZERO,
-                io: Duration::ZERO,
-                longest_tx: Duration::ZERO,
-                prewarmed: 0,
-                reused: 0,
-                stale: 0,
-                state_root_beside: None,
+                ..Default::default()
             };
             on_block(&skipped);
             out.push(skipped);
@@ -721,22 +706,11 @@ pub fn executed_from_build(
         gas_used: outcome.gas_used,
         imported: true,
         execution,
-        state_root: Duration::ZERO,
-        commit: Duration::ZERO,
-        cache: CacheStats::default(),
         accounts_changed: updates.len(),
         slots_changed: updates.iter().map(|u| u.storage.len()).sum(),
         parent_state_root: parent.state_root,
         post_state_root: block.header.state_root,
-        updates: None,
-        parallel: false,
-        recovery: Duration::ZERO,
-        io: Duration::ZERO,
-        longest_tx: Duration::ZERO,
-        prewarmed: 0,
-        reused: 0,
-        stale: 0,
-        state_root_beside: None,
+        ..Default::default()
     };
     Some(ExecutedBlock {
         block: imported,
