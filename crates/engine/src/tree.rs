@@ -514,11 +514,11 @@ impl BlockTree {
     }
 
     /// Keeps a payload built on `built.block`'s parent as executed, from what building it
-    /// executed (its state root checked again through the state-root stage), so that an
+    /// executed and the state-root update that gave its header's root, so that an
     /// `engine_newPayload` of it is VALID without executing it again (reth inserts its built
     /// payloads the same way). Returns whether it was kept: not when its parent is no longer
-    /// known, before Byzantium, or when the state-root stage disagrees (then its
-    /// `newPayload` executes and judges it as any other).
+    /// known, before Byzantium, or when the root is not the header's (then its `newPayload`
+    /// executes and judges it as any other).
     ///
     /// # Errors
     /// [`ImportError::Storage`] / [`ImportError::Trie`] when the store fails.
@@ -534,12 +534,12 @@ impl BlockTree {
             &parent_state.header,
             &built.block,
             &built.outcome,
+            (*built.state_root).clone(),
             built.build_time,
         );
         let Some(mut executed) = executed else { return Ok(false) };
-        let nodes = parent_state.nodes(&self.store);
-        let start = Instant::now();
-        let trie_nodes = match state_root_stage(&mut executed, &nodes) {
+        // Takes the builder's root (no trie is computed again) and checks it is the header's.
+        let trie_nodes = match state_root_stage(&mut executed, &parent_state.nodes(&self.store)) {
             Ok(trie_nodes) => trie_nodes,
             Err(e) if e.is_internal() => return Err(e),
             Err(e) => {
@@ -548,7 +548,7 @@ impl BlockTree {
                 return Ok(false);
             }
         };
-        let done = Ok((executed, trie_nodes, built.build_time, start.elapsed()));
+        let done = Ok((executed, trie_nodes, built.build_time, std::time::Duration::ZERO));
         let (status, _) = Self::settle(&mut state, built.hash, parent, done)?;
         Ok(matches!(status, PayloadStatus::Valid(_)))
     }

@@ -85,6 +85,9 @@ pub struct BuiltPayload {
     /// What executing the block while building it gave (receipts, state changes, BAL): the
     /// engine keeps the block as executed from it, so that its `newPayload` runs nothing again.
     pub outcome: std::sync::Arc<gigagas_executor::BlockOutcome>,
+    /// The state-root update that gave the header's `stateRoot` (with the new trie nodes): the
+    /// engine commits them when it keeps the block, without computing the root again.
+    pub state_root: std::sync::Arc<gigagas_trie::StateRootUpdate>,
 }
 
 /// The `extraData` of blocks built here.
@@ -260,5 +263,6 @@ pub fn build_payload(
         build_time: start.elapsed(),
         sidecars: Vec::new(),
         outcome: std::sync::Arc::new(built.outcome),
+        state_root: std::sync::Arc::new(root),
     })
 }

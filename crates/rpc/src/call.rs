@@ -19,7 +19,7 @@ use revm::{
         TxEnv,
     },
     database::{CacheDB, WrapDatabaseRef},
-    primitives::{hardfork::SpecId, KECCAK_EMPTY},
+    primitives::hardfork::SpecId,
     DatabaseRef,
 };
 use std::sync::Arc;
@@ -97,7 +97,9 @@ pub(crate) fn call(
     request: &TransactionRequest,
     gas: Option<u64>,
 ) -> Result<ExecutionResult<HaltReason>, RpcError> {
-    transact(ctx, block, request, gas).map(|r| r.result).map_err(RpcError::from)
+    transact(ctx, block, &state_after(ctx, block), request, gas)
+        .map(|r| r.result)
+        .map_err(RpcError::from)
 }
 
 /// Why a request did not run as a transaction.
@@ -127,18 +129,19 @@ fn state_after(ctx: &RpcContext, block: &StoredBlock) -> PreState {
     }))
 }
 
-/// [`call`] with the touched state (accounts and slots revm loaded or changed).
+/// [`call`] on `state` (the state after `block`, whose reads it caches: the runs of one
+/// estimate share it), with the touched state (accounts and slots revm loaded or changed).
 fn transact(
     ctx: &RpcContext,
     block: &StoredBlock,
+    state: &PreState,
     request: &TransactionRequest,
     gas: Option<u64>,
 ) -> Result<ResultAndState<HaltReason>, NotRun> {
     let mut env = EvmConfig::new(&ctx.chain).evm_env(&block.header);
     env.cfg_env.disable_nonce_check = true;
     env.cfg_env.disable_base_fee = true;
-    let state = state_after(ctx, block);
-    let db = CacheDB::new(WrapDatabaseRef(&state));
+    let db = CacheDB::new(WrapDatabaseRef(state));
     let mut tx = tx_env(ctx, block, request, gas);
     // The nonce is not checked: the transaction carries the sender's (a create's address
     // follows it, and EIP-2780's new-account charge reads that address from the transaction's
@@ -249,7 +252,7 @@ pub(crate) fn estimate(
     // Runs the request with `gas`: whether it failed in a way more gas might fix (a revert or
     // halt, a limit below the intrinsic gas), and its result when it ran.
     let execute = |gas: u64| -> Result<(bool, Option<ExecutionResult<HaltReason>>), RpcError> {
-        match transact(ctx, block, request, Some(gas)) {
+        match transact(ctx, block, &state, request, Some(gas)) {
             Ok(out) => Ok((!out.result.is_success(), Some(out.result))),
             Err(NotRun::GasLimit(_)) => Ok((true, None)),
             Err(NotRun::Other(e)) => Err(e),
@@ -257,10 +260,8 @@ pub(crate) fn estimate(
     };
     let input_empty = request.input.input().is_none_or(|d| d.is_empty());
     if let (true, Some(TxKind::Call(to))) = (input_empty, request.to) {
-        let code_empty = state
-            .basic_ref(to)
-            .map_err(read)?
-            .is_none_or(|a| a.code_hash == KECCAK_EMPTY || a.code_hash.is_zero());
+        let code_empty =
+            state.basic_ref(to).map_err(read)?.is_none_or(|a| a.is_code_hash_empty_or_zero());
         if code_empty {
             if let Ok((false, Some(result))) = execute(TX_GAS) {
                 return Ok(result.gas().tx_gas_used());
@@ -320,9 +321,10 @@ pub(crate) fn access_list(
     let to = request.to.and_then(|k| k.to().copied());
     let mut list = AccessList::default();
     let mut request = request.clone();
+    let state = state_after(ctx, block);
     for _ in 0..8 {
         request.access_list = Some(list.clone());
-        let out = transact(ctx, block, &request, None).map_err(RpcError::from)?;
+        let out = transact(ctx, block, &state, &request, None).map_err(RpcError::from)?;
         let mut items: Vec<AccessListItem> = out
             .state
             .iter()

@@ -370,13 +370,13 @@ impl Simulator<'_> {
         env.cfg_env.disable_nonce_check = !self.validation;
         env.cfg_env.disable_base_fee = !self.validation;
         env.cfg_env.disable_eip3607 = true;
+        let spec = env.cfg_env.spec;
+        let amsterdam = spec.is_enabled_in(revm::primitives::hardfork::SpecId::AMSTERDAM);
         // A call's gas limit is never checked against EIP-7825's cap (geth skips that check
         // for RPC calls). From Amsterdam with `validation`, gas above the cap is EIP-8037's
         // state-gas reservoir (which a failing call does not spend); without it all of the gas
         // is regular gas (geth's `SkipExecutionGasCapCheck`).
-        let amsterdam_validated = self.validation
-            && env.cfg_env.spec.is_enabled_in(revm::primitives::hardfork::SpecId::AMSTERDAM);
-        if !amsterdam_validated {
+        if !(amsterdam && self.validation) {
             env.cfg_env.tx_gas_limit_cap = Some(u64::MAX);
         }
         if let (Some(fee), Some(blob)) =
@@ -384,7 +384,6 @@ impl Simulator<'_> {
         {
             blob.blob_gasprice = fee.saturating_to();
         }
-        let spec = env.cfg_env.spec;
         let precompiles = revm::precompile::Precompiles::new(
             revm::precompile::PrecompileSpecId::from_spec_id(spec),
         );
@@ -404,8 +403,8 @@ impl Simulator<'_> {
             slot_number: header.slot_number,
         };
         // Where EIP-7708 is in force the EVM logs every ether transfer itself: no second log.
-        let evm_logs_transfers = spec.is_enabled_in(revm::primitives::hardfork::SpecId::AMSTERDAM)
-            && !revm::context::Cfg::is_eip7708_disabled(&env.cfg_env);
+        let evm_logs_transfers =
+            amsterdam && !revm::context::Cfg::is_eip7708_disabled(&env.cfg_env);
         let tracer = TransferTracer {
             trace_transfers: self.trace_transfers && !evm_logs_transfers,
             warm: removed.clone(),
@@ -414,7 +413,6 @@ impl Simulator<'_> {
         // From Amsterdam a simulated block carries its EIP-7928 access list's hash (as geth's):
         // revm's BAL builder records every commit (system calls, transactions, withdrawals) at
         // the index set before it.
-        let amsterdam = spec.is_enabled_in(revm::primitives::hardfork::SpecId::AMSTERDAM);
         let mut db = BalDatabase::new(&mut self.db);
         if amsterdam {
             db = db.with_bal_builder();

@@ -241,9 +241,8 @@ fn with_code_hashes(
     out: &ResultAndState<HaltReason>,
     db: &ReplayDb<'_>,
 ) -> Result<GethTrace, ReplayDbError> {
-    let code_hash = |hash: B256| (hash != KECCAK_EMPTY && !hash.is_zero()).then_some(hash);
     let pre_hash = |address: &Address| -> Result<Option<B256>, ReplayDbError> {
-        Ok(db.basic_ref(*address)?.and_then(|a| code_hash(a.code_hash)))
+        Ok(db.basic_ref(*address)?.filter(|a| !a.is_code_hash_empty_or_zero()).map(|a| a.code_hash))
     };
     let mut json = serde_json::to_value(&frame).unwrap_or_default();
     // geth leaves accounts that were empty before the transaction (no balance, nonce or code)

@@ -679,15 +679,18 @@ fn pending_diff(
 }
 
 /// A block this node built (gigagas-payload's builder), as an executed block: its changes taken
-/// from the builder's `outcome` (which `execution` took), so that the tree keeps it and an
-/// `engine_newPayload` of it needs no second execution. `None` when the builder's outcome
-/// cannot stand for an execution: before Byzantium (receipts there carry per-transaction state
-/// roots the builder does not compute) or without the BAL the builder builds.
+/// from the builder's `outcome` (which `execution` took) and its state root from the builder's
+/// `root` (the state-root stage takes it as a root computed beside execution), so that the tree
+/// keeps it and an `engine_newPayload` of it needs no second execution. `None` when the
+/// builder's outcome cannot stand for an execution: before Byzantium (receipts there carry
+/// per-transaction state roots the builder does not compute) or without the BAL the builder
+/// builds.
 pub fn executed_from_build(
     chain: &ChainSpec,
     parent: &Header,
     block: &Block<TxEnvelope>,
     outcome: &BlockOutcome,
+    root: StateRootUpdate,
     execution: Duration,
 ) -> Option<ExecutedBlock> {
     let number = block.header.number;
@@ -725,7 +728,7 @@ pub fn executed_from_build(
         intermediate: None,
         bal_rlp: alloy_rlp::encode(bal),
         tx_hashes: block.body.transactions.iter().map(|tx| *tx.tx_hash()).collect(),
-        beside_root: None,
+        beside_root: Some(Ok(root)),
         beside_wait: Duration::ZERO,
     })
 }
