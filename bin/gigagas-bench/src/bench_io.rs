@@ -17,7 +17,7 @@ use gigagas_executor::{
 };
 use gigagas_primitives::ChainSpec;
 use gigagas_state::{mainnet, PreState};
-use gigagas_storage::{AccountRecord, Storage};
+use gigagas_storage::{AccountRecord, BlockWriter, MetadataProvider, StateWriter, Storage};
 use rayon::prelude::*;
 use revm::{state::AccountInfo, DatabaseRef};
 use serde::Serialize;

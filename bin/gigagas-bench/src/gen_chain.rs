@@ -29,7 +29,7 @@ use clap::{Args, ValueEnum};
 use gigagas_engine::{BlockTree, PayloadStatus};
 use gigagas_payload::PayloadAttributes;
 use gigagas_stages::init_genesis;
-use gigagas_storage::Storage;
+use gigagas_storage::{FullProvider, Storage};
 use k256::ecdsa::SigningKey;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
@@ -643,8 +643,9 @@ fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
     write(&args.out.join("genesis.json"), &genesis_bytes)?;
 
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let store = Arc::new(Storage::open(dir.path()).map_err(|e| e.to_string())?);
-    let init = init_genesis(&store, &genesis_bytes).map_err(|e| e.to_string())?;
+    let store: Arc<dyn FullProvider> =
+        Arc::new(Storage::open(dir.path()).map_err(|e| e.to_string())?);
+    let init = init_genesis(&*store, &genesis_bytes).map_err(|e| e.to_string())?;
     let tree =
         BlockTree::new(store.clone(), rayon::current_num_threads()).map_err(|e| e.to_string())?;
     let mut parent = init.hash;
@@ -707,7 +708,7 @@ fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
             .map_err(|e| format!("block {number}: forkchoice: {e}"))?;
         base_fee = built.block.header.base_fee_per_gas.unwrap_or(base_fee);
         let receipts: Vec<alloy_consensus::ReceiptEnvelope> = store
-            .receipts(number)
+            .receipts_by_number(number)
             .map_err(|e| format!("block {number}: receipts: {e}"))?
             .ok_or_else(|| format!("block {number}: no receipts stored"))?;
         let failed = receipts.iter().filter(|r| !r.status()).count();

@@ -14,7 +14,7 @@ use crate::util::bar;
 use clap::Args;
 use gigagas_node::{launch, NodeArgs};
 use gigagas_stages::{import_blocks, init_genesis};
-use gigagas_storage::Storage;
+use gigagas_storage::{FullProvider, Storage};
 use serde::Serialize;
 use serde_json::Value;
 use std::{collections::BTreeMap, path::PathBuf, process::ExitCode, sync::Arc};
@@ -160,8 +160,9 @@ pub(crate) fn run(args: TestRpcArgs) -> Result<ExitCode, String> {
     let dir = &args.dir;
     let datadir = tempfile::tempdir().map_err(|e| format!("temporary datadir: {e}"))?;
     {
-        let storage = Arc::new(Storage::open(datadir.path()).map_err(|e| e.to_string())?);
-        init_genesis(&storage, &read(&dir.join("genesis.json"))?).map_err(|e| e.to_string())?;
+        let storage: Arc<dyn FullProvider> =
+            Arc::new(Storage::open(datadir.path()).map_err(|e| e.to_string())?);
+        init_genesis(&*storage, &read(&dir.join("genesis.json"))?).map_err(|e| e.to_string())?;
         import_blocks(&storage, &read(&dir.join("chain.rlp"))?, &mut |_| {})
             .map_err(|e| format!("importing chain.rlp: {e}"))?;
     }

@@ -19,7 +19,7 @@ use gigagas_executor::{
 };
 use gigagas_primitives::{BlockInput, ChainSpec};
 use gigagas_state::PreState;
-use gigagas_storage::{AccountRecord, Storage};
+use gigagas_storage::{AccountRecord, BlockWriter, MetadataProvider, StateWriter, Storage};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::{path::PathBuf, process::ExitCode, sync::Arc, time::Instant};

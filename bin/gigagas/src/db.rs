@@ -4,7 +4,9 @@
 use alloy_consensus::{BlockBody, Header, ReceiptEnvelope, TxEnvelope};
 use clap::{Args, Subcommand};
 use gigagas_stages::stored_chain_spec;
-use gigagas_storage::Storage;
+use gigagas_storage::{
+    BlockAccessListReader, BlockNumReader, BlockReader, HeaderProvider, ReceiptProvider, Storage,
+};
 use serde::Serialize;
 use std::{path::PathBuf, process::ExitCode};
 
@@ -69,26 +71,34 @@ pub(crate) fn run(args: DbArgs) -> Result<ExitCode, String> {
         return Err(format!("{}: no such datadir", args.datadir.display()));
     }
     let store = Storage::open(&args.datadir).map_err(|e| e.to_string())?;
-    let err = |e: gigagas_storage::StorageError| e.to_string();
+    let err = |e: gigagas_storage::ProviderError| e.to_string();
     match args.command {
         DbCommand::Head => {
-            let (number, hash) =
-                store.head().map_err(err)?.ok_or("datadir not initialized: run `gigagas init`")?;
-            let header: Header = store.header(number).map_err(err)?.ok_or("head header missing")?;
+            let (number, hash) = store
+                .best_block()
+                .map_err(err)?
+                .ok_or("datadir not initialized: run `gigagas init`")?;
+            let header: Header =
+                store.header_by_number(number).map_err(err)?.ok_or("head header missing")?;
             let chain = stored_chain_spec(&store).map_err(|e| e.to_string())?;
             let head =
                 HeadJson { number, hash, state_root: header.state_root, chain_id: chain.chain_id };
             print(Some(head), "head", number)
         }
-        DbCommand::Header { number } => print(store.header(number).map_err(err)?, "header", number),
+        DbCommand::Header { number } => {
+            print(store.header_by_number(number).map_err(err)?, "header", number)
+        }
         DbCommand::Body { number } => {
-            let body: Option<BlockBody<TxEnvelope>> = store.body(number).map_err(err)?;
+            let body: Option<BlockBody<TxEnvelope>> = store.body_by_number(number).map_err(err)?;
             print(body, "body", number)
         }
         DbCommand::Receipts { number } => {
-            let receipts: Option<Vec<ReceiptEnvelope>> = store.receipts(number).map_err(err)?;
+            let receipts: Option<Vec<ReceiptEnvelope>> =
+                store.receipts_by_number(number).map_err(err)?;
             print(receipts, "receipts", number)
         }
-        DbCommand::Bal { number } => print(store.bal(number).map_err(err)?, "BAL", number),
+        DbCommand::Bal { number } => {
+            print(store.block_access_list(number).map_err(err)?, "BAL", number)
+        }
     }
 }

@@ -8,7 +8,7 @@ use gigagas_stages::{
     import_blocks_with, init_genesis, merge_updates, FileBal, ImportError, ImportOptions,
     ImportedBlock,
 };
-use gigagas_storage::Storage;
+use gigagas_storage::{FullProvider, Storage};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use std::{path::PathBuf, process::ExitCode, sync::Arc, time::Instant};
@@ -166,7 +166,7 @@ struct MegablockJson {
 }
 
 fn megablock_roots(
-    store: &Storage,
+    store: &dyn FullProvider,
     imported: &[&ImportedBlock],
     size: usize,
 ) -> Result<MegablockJson, String> {
@@ -174,7 +174,7 @@ fn megablock_roots(
     for chunk in imported.chunks_exact(size) {
         let merged = merge_updates(chunk.iter().map(|b| b.updates.as_deref().unwrap_or_default()));
         let start = Instant::now();
-        let root = gigagas_trie::update_state_root(chunk[0].parent_state_root, &merged, store)
+        let root = gigagas_trie::update_state_root(chunk[0].parent_state_root, &merged, &store)
             .map_err(|e| format!("megablock from block {}: {e}", chunk[0].number))?;
         times.push(start.elapsed().as_secs_f64() * 1e3);
         sums.push(chunk.iter().map(|b| b.state_root.as_secs_f64() * 1e3).sum::<f64>());
@@ -266,8 +266,9 @@ pub(crate) fn import(args: ImportArgs) -> Result<ExitCode, String> {
     if !args.datadir.is_dir() {
         return Err(not_initialized());
     }
-    let store = Arc::new(Storage::open(&args.datadir).map_err(|e| e.to_string())?);
-    if store.head().map_err(|e| e.to_string())?.is_none() {
+    let store: Arc<dyn FullProvider> =
+        Arc::new(Storage::open(&args.datadir).map_err(|e| e.to_string())?);
+    if store.best_block().map_err(|e| e.to_string())?.is_none() {
         return Err(not_initialized());
     }
     // On a terminal: blocks done of the file's, Mgas/s and the time left.
@@ -319,14 +320,14 @@ pub(crate) fn import(args: ImportArgs) -> Result<ExitCode, String> {
         Err(e) => (Vec::new(), Some(failed_json(&e, &rlp))),
     };
     let error = failed.as_ref().map(|f| f.error.clone());
-    let head = store.head().map_err(|e| e.to_string())?.map(|(n, _)| n);
+    let head = store.best_block().map_err(|e| e.to_string())?.map(|(n, _)| n);
     let imported: Vec<&ImportedBlock> = blocks.iter().filter(|b| b.imported).collect();
     let sum = |f: fn(&ImportedBlock) -> f64| imported.iter().map(|b| f(b)).fold(0.0, |a, x| a + x);
     let megablocks = args
         .megablock
         .iter()
         .filter(|&&k| k > 0)
-        .map(|&k| megablock_roots(&store, &imported, k))
+        .map(|&k| megablock_roots(&*store, &imported, k))
         .collect::<Result<Vec<_>, _>>()?;
     let report = ImportJson {
         blocks_imported: done as usize,

@@ -24,10 +24,10 @@ use gigagas_primitives::ChainSpec;
 use gigagas_stages::{
     commit_executed, execute_block, executed_from_build, state_root_stage, stored_chain_spec,
     BalIo, ExecutedBlock, GivenBal, ImportError, ImportedBlock, Overlay, PendingDiff, Prewarming,
-    TrieState, UnwindError,
+    UnwindError,
 };
 use gigagas_state::StateSource;
-use gigagas_storage::{AccountRecord, Storage, StorageError, UnwoundBlock};
+use gigagas_storage_api::{AccountRecord, FullProvider, ProviderError, TrieState, UnwoundBlock};
 use gigagas_trie::NodeSource;
 mod backfill;
 mod block;
@@ -106,7 +106,7 @@ pub type ForkchoiceOutcome = Result<(PayloadStatus, CanonicalChange), InvalidFor
 
 /// The store's trie nodes with those of executed, not yet committed blocks on top.
 struct NodeOverlay<'a> {
-    store: &'a Storage,
+    store: &'a dyn FullProvider,
     layers: &'a [Arc<TreeBlock>],
 }
 
@@ -138,7 +138,7 @@ impl ParentState {
     }
 
     /// The trie nodes the parent's state root resolves from.
-    fn nodes<'a>(&'a self, store: &'a Storage) -> impl NodeSource + Sync + 'a {
+    fn nodes<'a>(&'a self, store: &'a dyn FullProvider) -> impl NodeSource + Sync + 'a {
         NodeOverlay { store, layers: &self.layers }
     }
 }
@@ -179,7 +179,7 @@ impl std::fmt::Debug for SourceLayer {
 /// The engine tree over a store. See the module documentation.
 #[derive(Debug)]
 pub struct BlockTree {
-    store: Arc<Storage>,
+    store: Arc<dyn FullProvider>,
     chain: ChainSpec,
     /// The parallel executor's workers: built once with the tree, reused for every payload.
     pool: rayon::ThreadPool,
@@ -215,9 +215,9 @@ impl BlockTree {
     /// # Errors
     /// [`ImportError::NotInitialized`] for an empty store, [`ImportError::Storage`],
     /// [`ImportError::ExecutorPool`] when the workers cannot be started.
-    pub fn new(store: Arc<Storage>, threads: usize) -> Result<Self, ImportError> {
-        let chain = stored_chain_spec(&store)?;
-        let head = store.head()?.ok_or(ImportError::NotInitialized)?;
+    pub fn new(store: Arc<dyn FullProvider>, threads: usize) -> Result<Self, ImportError> {
+        let chain = stored_chain_spec(&*store)?;
+        let head = store.best_block()?.ok_or(ImportError::NotInitialized)?;
         let forkchoice = Forkchoice { head, safe: Some(head), finalized: Some(head) };
         Ok(Self {
             store,
@@ -309,7 +309,8 @@ impl BlockTree {
         p.wait_idle_if_failed();
         match p.take_error() {
             Some(e) => {
-                state.persist_target = self.store.head()?.ok_or(ImportError::NotInitialized)?;
+                state.persist_target =
+                    self.store.best_block()?.ok_or(ImportError::NotInitialized)?;
                 Err(e)
             }
             None => Ok(()),
@@ -389,7 +390,7 @@ impl BlockTree {
     }
 
     /// The store.
-    pub fn store(&self) -> &Arc<Storage> {
+    pub fn store(&self) -> &Arc<dyn FullProvider> {
         &self.store
     }
 
@@ -409,10 +410,10 @@ impl BlockTree {
     /// which read the store; the same as [`Self::forkchoice`] without background persistence.
     ///
     /// # Errors
-    /// [`StorageError`] when the store's head cannot be read.
-    pub fn persisted_forkchoice(&self) -> Result<Forkchoice, StorageError> {
+    /// [`ProviderError`] when the store's head cannot be read.
+    pub fn persisted_forkchoice(&self) -> Result<Forkchoice, ProviderError> {
         let forkchoice = self.forkchoice();
-        let Some(stored) = self.store.head()? else { return Ok(forkchoice) };
+        let Some(stored) = self.store.best_block()? else { return Ok(forkchoice) };
         if forkchoice.head.0 <= stored.0 {
             return Ok(forkchoice);
         }
@@ -442,14 +443,14 @@ impl BlockTree {
     }
 
     /// Whether `hash` is a canonical block of the store; its number if so.
-    fn canonical(&self, hash: &B256) -> Result<Option<u64>, StorageError> {
+    fn canonical(&self, hash: &B256) -> Result<Option<u64>, ProviderError> {
         self.store.block_number(hash)
     }
 
     /// The executed, uncommitted blocks from `hash` down to the canonical block they build on
     /// (newest first), with that block's number and hash; `None` when the chain leads to a
     /// block the tree does not know.
-    fn branch(&self, state: &TreeState, mut hash: B256) -> Result<Option<Branch>, StorageError> {
+    fn branch(&self, state: &TreeState, mut hash: B256) -> Result<Option<Branch>, ProviderError> {
         let mut layers = Vec::new();
         loop {
             if let Some(n) = self.canonical(&hash)? {
@@ -503,7 +504,7 @@ impl BlockTree {
     ) -> Result<Option<BuiltPayload>, ImportError> {
         let state = self.lock();
         let Some(parent_state) = self.parent_state(&state, parent)? else { return Ok(None) };
-        let nodes = parent_state.nodes(&self.store);
+        let nodes = parent_state.nodes(&*self.store);
         let on = PayloadParent {
             hash: parent,
             header: &parent_state.header,
@@ -539,7 +540,7 @@ impl BlockTree {
         );
         let Some(mut executed) = executed else { return Ok(false) };
         // Takes the builder's root (no trie is computed again) and checks it is the header's.
-        let trie_nodes = match state_root_stage(&mut executed, &parent_state.nodes(&self.store)) {
+        let trie_nodes = match state_root_stage(&mut executed, &parent_state.nodes(&*self.store)) {
             Ok(trie_nodes) => trie_nodes,
             Err(e) if e.is_internal() => return Err(e),
             Err(e) => {
@@ -559,7 +560,7 @@ impl BlockTree {
     /// [`ImportError::Storage`] when the store fails; [`ImportError::NotInitialized`] when the
     /// header is not stored.
     pub fn canonical_header(&self, number: u64) -> Result<Header, ImportError> {
-        self.store.header(number)?.ok_or(ImportError::NotInitialized)
+        self.store.header_by_number(number)?.ok_or(ImportError::NotInitialized)
     }
 
     /// `engine_newPayload`: executes `block` (whose hash the caller checked against the
@@ -587,7 +588,7 @@ impl BlockTree {
             return Ok((PayloadStatus::Syncing, None));
         };
         // With a BAL, the parallel executor's state root is computed from it beside execution.
-        let nodes = parent.nodes(&self.store);
+        let nodes = parent.nodes(&*self.store);
         let beside = self.root_beside.then_some(&nodes as &(dyn NodeSource + Sync));
         let given = self.given(bal, beside);
         let executed = self.execute_on(&parent, block, rlp_len, given).and_then(
@@ -650,7 +651,7 @@ impl BlockTree {
         state: &mut TreeState,
         hash: B256,
         parent_hash: B256,
-    ) -> Result<Option<PayloadStatus>, StorageError> {
+    ) -> Result<Option<PayloadStatus>, ProviderError> {
         if state.blocks.contains_key(&hash) || self.canonical(&hash)?.is_some() {
             return Ok(Some(PayloadStatus::Valid(hash)));
         }
@@ -752,14 +753,14 @@ impl BlockTree {
             }
             let committed = self.commit_branch(head, &layers, base, current);
             // Also after a failed commit: the blocks before it are stored.
-            state.persist_target = self.store.head()?.ok_or(ImportError::NotInitialized)?;
+            state.persist_target = self.store.best_block()?.ok_or(ImportError::NotInitialized)?;
             change = match committed? {
                 Ok(change) => change,
                 Err(invalid) => return Ok(Err(invalid)),
             };
         }
         // The head's branch: in memory (not yet committed, or being committed), else stored.
-        let canonical = |h: &B256| -> Result<Option<u64>, StorageError> {
+        let canonical = |h: &B256| -> Result<Option<u64>, ProviderError> {
             match layers.iter().find(|b| b.executed.block.hash == *h) {
                 Some(b) => Ok(Some(b.executed.block.number)),
                 None => self.canonical(h),
@@ -814,7 +815,7 @@ impl BlockTree {
         base: (u64, B256),
         current: Forkchoice,
     ) -> Result<Result<CanonicalChange, InvalidForkchoice>, ImportError> {
-        let stored_head = self.store.head()?.ok_or(ImportError::NotInitialized)?;
+        let stored_head = self.store.best_block()?.ok_or(ImportError::NotInitialized)?;
         let mut change = CanonicalChange::default();
         if base != stored_head {
             // Reorg: `base` is a canonical ancestor of the stored head.
@@ -836,7 +837,7 @@ impl BlockTree {
         }
         for b in layers.iter().rev() {
             let start = Instant::now();
-            commit_executed(&self.store, &b.executed, &b.nodes)?;
+            commit_executed(&*self.store, &b.executed, &b.nodes)?;
             change
                 .committed
                 .push(ImportedBlock { commit: start.elapsed(), ..b.executed.block.clone() });
@@ -863,14 +864,15 @@ impl BlockTree {
             if !self.chain.is_cancun(header.timestamp) {
                 return Err(unwind(UnwindError::PreCancun));
             }
-            let bal = self.store.bal(number)?.ok_or(unwind(UnwindError::MissingBal))?;
+            let bal =
+                self.store.block_access_list(number)?.ok_or(unwind(UnwindError::MissingBal))?;
             for account in &bal {
                 addresses.insert(account.address);
                 for slot in &account.storage_changes {
                     slots.insert((account.address, slot.slot));
                 }
             }
-            let body = self.store.body(number)?.unwrap_or_default();
+            let body = self.store.body_by_number(number)?.unwrap_or_default();
             let hash = header.hash_slow();
             unwound.push(UnwoundBlock {
                 number,

@@ -9,9 +9,9 @@ use alloy_consensus::{SignableTransaction, TxEip1559, TxEnvelope};
 use alloy_primitives::{keccak256, Address, Signature, TxKind, B256, U256};
 use gigagas_engine::{BlockTree, PayloadStatus};
 use gigagas_payload::{BuiltPayload, PayloadAttributes};
-use gigagas_stages::{init_genesis, TrieState};
+use gigagas_stages::init_genesis;
 use gigagas_state::{StateError, StateSource};
-use gigagas_storage::Storage;
+use gigagas_storage::{BlockNumReader, BlockWriter, Storage, TransactionsProvider, TrieState};
 use k256::ecdsa::SigningKey;
 use revm::state::{AccountInfo, Bytecode};
 use std::sync::{Arc, Mutex};
@@ -70,7 +70,7 @@ fn dev_chain() -> (tempfile::TempDir, Arc<Storage>, BlockTree, B256) {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testing/dev-genesis.json"),
     )
     .unwrap();
-    let init = init_genesis(&store, &genesis).unwrap();
+    let init = init_genesis(&*store, &genesis).unwrap();
     let tree = BlockTree::new(store.clone(), 2).unwrap();
     (dir, store, tree, init.hash)
 }
@@ -112,7 +112,7 @@ fn tamper_balance(p: &mut BuiltPayload, x: Address) {
 
 /// Flat state equals the trie under the head's state root, for `addresses`.
 fn assert_flat_state_matches_trie(store: &Arc<Storage>, addresses: &[Address]) {
-    let (head, _) = store.head().unwrap().unwrap();
+    let (head, _) = store.best_block().unwrap().unwrap();
     let rlp = store.block_entry(gigagas_storage::HEADERS, head).unwrap().unwrap();
     let header: alloy_consensus::Header = alloy_rlp::decode_exact(&rlp).unwrap();
     let trie = TrieState { store: store.clone(), root: header.state_root };
@@ -149,7 +149,7 @@ fn payloads_reorgs_and_a_tampered_bal() {
     let a2 = build(&tree, a1.hash, 3, &[transfer(&k0, 2, x, 4000)]);
     assert_eq!(submit(&tree, &a2), PayloadStatus::Valid(a2.hash));
     tree.forkchoice_updated(a2.hash, a1.hash, genesis).unwrap().unwrap();
-    assert_eq!(store.head().unwrap(), Some((2, a2.hash)));
+    assert_eq!(store.best_block().unwrap(), Some((2, a2.hash)));
     assert_eq!(balance(&store, &x), U256::from(7000));
     assert_flat_state_matches_trie(&store, &watched);
 
@@ -157,7 +157,7 @@ fn payloads_reorgs_and_a_tampered_bal() {
     let (_, change) = tree.forkchoice_updated(b1.hash, B256::ZERO, genesis).unwrap().unwrap();
     assert_eq!(change.unwound, vec![(2, a2.hash), (1, a1.hash)]);
     assert_eq!(change.committed.iter().map(|b| b.hash).collect::<Vec<_>>(), vec![b1.hash]);
-    assert_eq!(store.head().unwrap(), Some((1, b1.hash)));
+    assert_eq!(store.best_block().unwrap(), Some((1, b1.hash)));
     assert_eq!(balance(&store, &x), U256::ZERO);
     assert_eq!(balance(&store, &y), U256::from(500));
     assert_eq!(store.account(&address_of(&k0)).unwrap().unwrap().nonce, 0);
@@ -182,7 +182,7 @@ fn payloads_reorgs_and_a_tampered_bal() {
     assert_eq!(status, PayloadStatus::Syncing);
     let refused = tree.forkchoice_updated(genesis, B256::ZERO, B256::ZERO).unwrap();
     assert!(refused.is_err(), "reorg below the finalized block accepted");
-    assert_eq!(store.head().unwrap(), Some((3, a3.hash)));
+    assert_eq!(store.best_block().unwrap(), Some((3, a3.hash)));
 
     // A tampered BAL (a balance moved by one wei) makes the payload INVALID, naming x.
     let mut p = build(&tree, a3.hash, 5, &[transfer(&k0, 3, x, 1)]);
@@ -380,7 +380,7 @@ fn backfill_judges_a_chain_as_new_payload_does() {
         fresh.forkchoice_updated(chain[4].hash, B256::ZERO, B256::ZERO).unwrap().unwrap();
     assert_eq!(status, PayloadStatus::Valid(chain[4].hash));
     assert_eq!(change.committed.len(), 5);
-    assert_eq!(store2.head().unwrap(), Some((5, chain[4].hash)));
+    assert_eq!(store2.best_block().unwrap(), Some((5, chain[4].hash)));
     assert!(store2.account(&address_of(&k0)).unwrap().is_some());
 
     // Committing as it goes (a follower): the same head and state, the blocks canonical.
@@ -388,7 +388,7 @@ fn backfill_judges_a_chain_as_new_payload_does() {
     let done = committing.new_payloads(backfill(&chain), true).unwrap();
     assert!(done.verdicts.iter().zip(&chain).all(|((s, _), p)| *s == PayloadStatus::Valid(p.hash)));
     assert_eq!(done.change.committed.iter().map(|b| b.number).collect::<Vec<_>>(), [1, 2, 3, 4, 5]);
-    assert_eq!(store5.head().unwrap(), Some((5, chain[4].hash)));
+    assert_eq!(store5.best_block().unwrap(), Some((5, chain[4].hash)));
     assert_eq!(committing.forkchoice().head, (5, chain[4].hash));
     let watched: Vec<Address> = std::iter::once(address_of(&k0))
         .chain((0..5u8).map(|i| Address::repeat_byte(0x30 + i)))
@@ -421,7 +421,7 @@ fn backfill_judges_a_chain_as_new_payload_does() {
         }
         other => panic!("wrong state root: {other:?}"),
     }
-    assert_eq!(store3.head().unwrap(), Some((2, chain[1].hash)));
+    assert_eq!(store3.best_block().unwrap(), Some((2, chain[1].hash)));
     let rlp_len = alloy_rlp::encode(&bad[3].block).len();
     let (status, _) = third.new_payload(bad[3].block.clone(), rlp_len, Some(&bad[3].bal)).unwrap();
     assert!(matches!(status, PayloadStatus::Invalid { .. }), "{status:?}");
@@ -460,7 +460,7 @@ fn background_persistence_commits_in_order_under_execution() {
         assert_eq!(tree.forkchoice().head, (i + 1, p.hash));
         // What the node publishes never runs ahead of the store.
         let published = tree.persisted_forkchoice().unwrap();
-        assert!(published.head.0 <= store.head().unwrap().unwrap().0);
+        assert!(published.head.0 <= store.best_block().unwrap().unwrap().0);
         assert_eq!(tree.head_header().unwrap().number, i + 1);
         parent = p.hash;
         chain.push(p);
@@ -470,7 +470,7 @@ fn background_persistence_commits_in_order_under_execution() {
     assert_eq!(submit(&tree, &fork), PayloadStatus::Valid(fork.hash));
 
     tree.wait_persisted().unwrap();
-    assert_eq!(store.head().unwrap(), Some((8, chain[7].hash)));
+    assert_eq!(store.best_block().unwrap(), Some((8, chain[7].hash)));
     assert_eq!(tree.persisted_forkchoice().unwrap().head, (8, chain[7].hash));
     let reported: Vec<u64> = tree.take_persisted().iter().map(|b| b.number).collect();
     assert_eq!(reported, (1..=8).collect::<Vec<_>>());
@@ -493,7 +493,7 @@ fn background_persistence_commits_in_order_under_execution() {
     assert_eq!(status, PayloadStatus::Valid(fork.hash));
     assert_eq!(change.unwound.iter().map(|b| b.0).collect::<Vec<_>>(), [8, 7, 6]);
     assert_eq!(change.committed.iter().map(|b| b.hash).collect::<Vec<_>>(), [fork.hash]);
-    assert_eq!(store.head().unwrap(), Some((6, fork.hash)));
+    assert_eq!(store.best_block().unwrap(), Some((6, fork.hash)));
     assert_eq!(balance(&store, &to(9)), U256::from(77));
     assert_flat_state_matches_trie(&store, &watched);
     // And on from the fork in the background again.
@@ -501,7 +501,7 @@ fn background_persistence_commits_in_order_under_execution() {
     assert_eq!(submit(&tree, &next), PayloadStatus::Valid(next.hash));
     tree.forkchoice_updated(next.hash, B256::ZERO, B256::ZERO).unwrap().unwrap();
     tree.wait_persisted().unwrap();
-    assert_eq!(store.head().unwrap(), Some((7, next.hash)));
+    assert_eq!(store.best_block().unwrap(), Some((7, next.hash)));
     assert_eq!(balance(&store, &to(9)), U256::from(80));
     assert_flat_state_matches_trie(&store, &watched);
 }
@@ -527,12 +527,12 @@ fn a_background_commit_fault_is_internal_and_retried() {
     assert_eq!(status, PayloadStatus::Valid(b2.hash));
     let fault = tree.wait_persisted().expect_err("block 2 cannot follow the store's head 0");
     assert!(fault.is_internal(), "{fault}");
-    assert_eq!(store.head().unwrap(), Some((0, genesis)));
+    assert_eq!(store.best_block().unwrap(), Some((0, genesis)));
 
     // Queued again from the store's head: blocks 1 and 2 committed.
     tree.forkchoice_updated(b2.hash, B256::ZERO, B256::ZERO).unwrap().unwrap();
     tree.wait_persisted().unwrap();
-    assert_eq!(store.head().unwrap(), Some((2, b2.hash)));
+    assert_eq!(store.best_block().unwrap(), Some((2, b2.hash)));
     assert_eq!(balance(&store, &x), U256::from(12));
     assert_flat_state_matches_trie(&store, &[address_of(&k0), x]);
 }
@@ -607,7 +607,7 @@ fn a_built_payload_kept_as_executed_is_not_executed_again() {
     assert!(executed.is_none(), "a kept payload is not executed again");
     let (status, _) = tree.forkchoice_updated(kept.hash, kept.hash, genesis).unwrap().unwrap();
     assert_eq!(status, PayloadStatus::Valid(kept.hash));
-    assert_eq!(store.head().unwrap(), Some((1, kept.hash)));
+    assert_eq!(store.best_block().unwrap(), Some((1, kept.hash)));
     assert_eq!(balance(&store, &x), U256::from(1000));
     assert_flat_state_matches_trie(&store, &[x, address_of(&k0)]);
 

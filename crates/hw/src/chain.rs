@@ -19,7 +19,7 @@ use gigagas_bal::BlockAccessList;
 use gigagas_engine::{BlockTree, PayloadStatus};
 use gigagas_executor::Scheduler;
 use gigagas_stages::init_genesis;
-use gigagas_storage::Storage;
+use gigagas_storage::{FullProvider, Storage};
 use serde::{Deserialize, Serialize};
 use std::{path::Path, sync::Arc, time::Instant};
 
@@ -177,8 +177,8 @@ pub fn measure(
         if datadir.exists() {
             std::fs::remove_dir_all(&datadir).map_err(io_err(&datadir))?;
         }
-        let store = Arc::new(Storage::open(&datadir)?);
-        init_genesis(&store, &genesis)?;
+        let store: Arc<dyn FullProvider> = Arc::new(Storage::open(&datadir)?);
+        init_genesis(&*store, &genesis)?;
         let tree = BlockTree::new(store.clone(), t)?.with_executor(parallel, Scheduler::GasLimit);
         let mut rows = Vec::new();
         for (i, (block, rlp_len)) in blocks.iter().enumerate() {

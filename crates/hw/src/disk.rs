@@ -9,7 +9,7 @@
 
 use crate::{error::io_err, probe::drop_page_cache, HwError};
 use alloy_primitives::{keccak256, Address, B256, U256};
-use gigagas_storage::{AccountRecord, Storage};
+use gigagas_storage::{AccountRecord, BlockWriter, StateWriter, Storage};
 use serde::{Deserialize, Serialize};
 use std::{
     os::unix::fs::{FileExt, OpenOptionsExt},

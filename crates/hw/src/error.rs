@@ -27,7 +27,7 @@ pub enum HwError {
     },
     /// The RocksDB store failed.
     #[error("storage: {0}")]
-    Storage(#[from] gigagas_storage::StorageError),
+    Storage(#[from] gigagas_storage::ProviderError),
     /// The generated chain did not import (every block must validate for its timings to count).
     #[error("chain import: {0}")]
     Import(#[from] gigagas_stages::ImportError),

@@ -13,6 +13,7 @@
 mod behaviour;
 mod key;
 pub mod propagation;
+pub mod request_handler;
 mod service;
 pub mod shaping;
 pub mod sync;
@@ -57,7 +58,7 @@ pub struct NetworkConfig {
     /// Upload cap and added latency (devnets on one machine).
     pub shaping: Shaping,
     /// What sync requests are answered from (the node's store); `None`: empty answers.
-    pub provider: Option<Arc<dyn sync::BlockProvider>>,
+    pub request_handler: Option<request_handler::EthRequestHandler>,
     /// The node's task executor: the swarm's task and the push engine run as its critical
     /// tasks (`network`, `propagation`), whose panic shuts the node down; `None`: plain tasks
     /// on the current runtime.

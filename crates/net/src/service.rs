@@ -12,8 +12,9 @@
 use crate::{
     behaviour::{Behaviour, BehaviourEvent},
     propagation::{self, gossipsub as gs, GossipedBlock, PropagationStats, Protocol},
+    request_handler::{IncomingRequest, RequestQueue, ServedRequest},
     shaping::{LinkCounters, Shaped, UploadBucket},
-    sync::{BlockProvider, SyncRequest, SyncResponse},
+    sync::{SyncRequest, SyncResponse},
     NetError, NetworkConfig, NetworkHandle,
 };
 use futures::StreamExt;
@@ -131,6 +132,7 @@ pub async fn spawn(config: NetworkConfig) -> Result<NetworkHandle, NetError> {
     }
     let tasks = config.tasks.clone();
     let (tx, rx) = mpsc::unbounded_channel();
+    let (served_tx, served_rx) = mpsc::unbounded_channel();
     let (peers_tx, peers_rx) = watch::channel(BTreeSet::new());
     let (blocks_tx, blocks_rx) = mpsc::unbounded_channel();
     let stats = Arc::new(PropagationStats::default());
@@ -180,12 +182,14 @@ pub async fn spawn(config: NetworkConfig) -> Result<NetworkHandle, NetError> {
         loss: config.shaping.loss.clamp(0.0, 1.0),
         propagation: config.propagation,
         pending: HashMap::new(),
-        provider: config.provider,
+        request_queue: config
+            .request_handler
+            .map(|h| crate::request_handler::spawn(h, served_tx, tasks.as_ref())),
         requests: HashMap::new(),
     };
     match &tasks {
-        Some(tasks) => drop(tasks.spawn_critical("network", task.run(rx))),
-        None => drop(tokio::spawn(task.run(rx))),
+        Some(tasks) => drop(tasks.spawn_critical("network", task.run(rx, served_rx))),
+        None => drop(tokio::spawn(task.run(rx, served_rx))),
     }
     Ok(handle)
 }
@@ -224,8 +228,8 @@ struct Task {
     propagation: Option<propagation::PropagationConfig>,
     /// gossipsub messages delivered to the node and awaiting its verdict: id and source.
     pending: HashMap<propagation::BlockKey, (MessageId, PeerId)>,
-    /// What sync requests are answered from.
-    provider: Option<Arc<dyn crate::sync::BlockProvider>>,
+    /// Where inbound sync requests go to be served; `None`: answered empty here.
+    request_queue: Option<RequestQueue>,
     /// Sync requests in flight.
     requests: HashMap<
         request_response::OutboundRequestId,
@@ -234,7 +238,11 @@ struct Task {
 }
 
 impl Task {
-    async fn run(mut self, mut rx: mpsc::UnboundedReceiver<Command>) {
+    async fn run(
+        mut self,
+        mut rx: mpsc::UnboundedReceiver<Command>,
+        mut served: mpsc::UnboundedReceiver<ServedRequest>,
+    ) {
         let mut bootstrap = tokio::time::interval(BOOTSTRAP_INTERVAL);
         loop {
             tokio::select! {
@@ -250,6 +258,7 @@ impl Task {
                     // Fails only while no peer is known: nothing to do then.
                     let _ = self.swarm.behaviour_mut().kad.bootstrap();
                 }
+                Some(served) = served.recv() => self.respond(served),
                 event = self.swarm.select_next_some() => self.event(event),
             }
         }
@@ -286,26 +295,37 @@ impl Task {
         }
     }
 
+    /// Writes a served request's answer to its peer; a failed read leaves it unanswered (the
+    /// channel dropped): the peer's request fails and it asks another peer, instead of taking a
+    /// short answer for the chain.
+    fn respond(&mut self, ServedRequest { peer, channel, response }: ServedRequest) {
+        match response {
+            Ok(response) => {
+                let sync = &mut self.swarm.behaviour_mut().sync;
+                if sync.send_response(channel, response).is_err() {
+                    tracing::debug!(target: "net", %peer, "sync answer not sent");
+                }
+            }
+            Err(e) => tracing::error!(target: "net", %peer, error = %e, "sync request not served"),
+        }
+    }
+
     fn sync_event(&mut self, event: request_response::Event<SyncRequest, SyncResponse>) {
         match event {
             request_response::Event::Message { peer, message, .. } => match message {
                 request_response::Message::Request { request, channel, .. } => {
-                    let response = match &self.provider {
-                        Some(provider) => crate::sync::serve(provider.as_ref(), request),
-                        None => crate::sync::serve(&Empty, request),
-                    };
-                    match response {
-                        Ok(response) => {
-                            let sync = &mut self.swarm.behaviour_mut().sync;
-                            if sync.send_response(channel, response).is_err() {
-                                tracing::debug!(target: "net", %peer, "sync answer not sent");
+                    match &self.request_queue {
+                        Some(queue) => {
+                            if !queue.offer(IncomingRequest { peer, request, channel }) {
+                                metrics::counter!("net_sync_requests_shed_total").increment(1);
+                                tracing::debug!(target: "net", %peer, "sync request shed: handler busy");
                             }
                         }
-                        // Not answered (the channel dropped): the peer's request fails and it
-                        // asks another peer, instead of taking a short answer for the chain.
-                        Err(e) => {
-                            tracing::error!(target: "net", %peer, error = %e, "sync request not served")
-                        }
+                        None => self.respond(ServedRequest {
+                            peer,
+                            channel,
+                            response: Ok(SyncResponse::empty(&request)),
+                        }),
                     }
                 }
                 request_response::Message::Response { request_id, response } => {
@@ -437,38 +457,5 @@ impl Task {
                 self.swarm.behaviour_mut().blocked.block_peer(source);
             }
         }
-    }
-}
-
-/// The provider of a node without a store: every answer is empty.
-#[derive(Debug)]
-struct Empty;
-
-impl BlockProvider for Empty {
-    fn headers(
-        &self,
-        _: alloy_eips::eip1898::HashOrNumber,
-        _: u64,
-        _: u64,
-        _: bool,
-    ) -> Result<Vec<alloy_consensus::Header>, crate::sync::ProviderError> {
-        Ok(Vec::new())
-    }
-
-    fn bodies(
-        &self,
-        _: &[alloy_primitives::B256],
-    ) -> Result<
-        Vec<alloy_consensus::BlockBody<alloy_consensus::TxEnvelope>>,
-        crate::sync::ProviderError,
-    > {
-        Ok(Vec::new())
-    }
-
-    fn access_lists(
-        &self,
-        _: &[alloy_primitives::B256],
-    ) -> Result<Vec<Option<gigagas_bal::BlockAccessList>>, crate::sync::ProviderError> {
-        Ok(Vec::new())
     }
 }

@@ -8,8 +8,8 @@
 //! id `[version, networkid, genesis, earliest, latest, latesthash]`; GetBlockHeaders 0x03 `[start, limit, skip, reverse]`, BlockHeaders 0x04, GetBlockBodies
 //! 0x05 `[hash, …]`, BlockBodies 0x06) and EIP-8159 (GetBlockAccessLists 0x12 `[hash, …]`,
 //! BlockAccessLists 0x13, an unavailable BAL as an empty list); no request ids (the
-//! request-response stream pairs them). A node serves from its store through a
-//! [`BlockProvider`]; limits cap every answer ([`MAX_HEADERS`], [`MAX_BODIES`]).
+//! request-response stream pairs them). A node serves from its store through the
+//! [`crate::request_handler`]; limits cap every answer ([`MAX_HEADERS`], [`MAX_BODIES`]).
 
 use alloy_consensus::{BlockBody, Header, TxEnvelope};
 use alloy_eips::eip1898::HashOrNumber;
@@ -94,43 +94,15 @@ pub enum SyncResponse {
     BlockAccessLists(Vec<Option<BlockAccessList>>),
 }
 
-/// A [`BlockProvider`] could not read what a request asks for (its store failed). The request
-/// is then not answered — the asking peer sees a failed request and asks another — rather
-/// than answered short.
-#[derive(Debug, thiserror::Error)]
-#[error("block provider: {0}")]
-pub struct ProviderError(#[source] pub Box<dyn std::error::Error + Send + Sync>);
-
-/// What a node serves sync requests from (its store). A block it does not have ends an answer
-/// (or is `None` among BALs); a failed read is a [`ProviderError`], never a shorter answer.
-pub trait BlockProvider: std::fmt::Debug + Send + Sync + 'static {
-    /// Canonical headers as [`SyncRequest::GetBlockHeaders`] asks, at most `limit`.
-    ///
-    /// # Errors
-    /// [`ProviderError`] when a read fails.
-    fn headers(
-        &self,
-        start: HashOrNumber,
-        limit: u64,
-        skip: u64,
-        reverse: bool,
-    ) -> Result<Vec<Header>, ProviderError>;
-    /// Bodies of the blocks with these hashes, stopping at the first unknown one.
-    ///
-    /// # Errors
-    /// [`ProviderError`] when a read fails.
-    fn bodies(&self, hashes: &[B256]) -> Result<Vec<BlockBody<TxEnvelope>>, ProviderError>;
-    /// BALs of the blocks with these hashes (`None` where not available).
-    ///
-    /// # Errors
-    /// [`ProviderError`] when a read fails.
-    fn access_lists(&self, hashes: &[B256]) -> Result<Vec<Option<BlockAccessList>>, ProviderError>;
-    /// The node's chain and head (`None`: none to tell).
-    ///
-    /// # Errors
-    /// [`ProviderError`] when a read fails.
-    fn status(&self) -> Result<Option<ChainStatus>, ProviderError> {
-        Ok(None)
+impl SyncResponse {
+    /// The empty answer to `request` (a node that serves no chain).
+    pub fn empty(request: &SyncRequest) -> Self {
+        match request {
+            SyncRequest::Status => Self::Status(None),
+            SyncRequest::GetBlockHeaders { .. } => Self::BlockHeaders(Vec::new()),
+            SyncRequest::GetBlockBodies(_) => Self::BlockBodies(Vec::new()),
+            SyncRequest::GetBlockAccessLists(_) => Self::BlockAccessLists(Vec::new()),
+        }
     }
 }
 
@@ -260,25 +232,6 @@ impl SyncResponse {
         }
         Ok(response)
     }
-}
-
-/// Answers a request from `provider`, within the limits.
-pub(crate) fn serve(
-    provider: &dyn BlockProvider,
-    request: SyncRequest,
-) -> Result<SyncResponse, ProviderError> {
-    Ok(match request {
-        SyncRequest::Status => SyncResponse::Status(provider.status()?),
-        SyncRequest::GetBlockHeaders { start, limit, skip, reverse } => SyncResponse::BlockHeaders(
-            provider.headers(start, limit.min(MAX_HEADERS), skip, reverse)?,
-        ),
-        SyncRequest::GetBlockBodies(hashes) => {
-            SyncResponse::BlockBodies(provider.bodies(&hashes[..hashes.len().min(MAX_BODIES)])?)
-        }
-        SyncRequest::GetBlockAccessLists(hashes) => SyncResponse::BlockAccessLists(
-            provider.access_lists(&hashes[..hashes.len().min(MAX_BODIES)])?,
-        ),
-    })
 }
 
 /// The request-response codec: length-prefixed `id ‖ RLP` messages.

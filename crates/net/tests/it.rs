@@ -4,11 +4,23 @@
 //! rs and gossipsub; a peer publishing under another key is disconnected and banned while the
 //! proposer's blocks still arrive; a relay forging the chunks it forwards is caught the same
 //! way. A sync request the serving node's store cannot read fails at the asking node instead of
-//! being answered short. Fuzzing of the decoders of peer input (it/fuzz.rs).
+//! being answered short; answers stop at the soft response limit. Fuzzing of the decoders of peer input (it/fuzz.rs).
 
+use alloy_consensus::{BlockBody, Header, TxEnvelope};
+use alloy_eip7928::AccountChanges;
+use alloy_eips::eip1898::HashOrNumber;
+use alloy_primitives::B256;
+use alloy_rlp::Encodable;
 use gigagas_net::{
     propagation::{BlockSigner, PropagationConfig, Protocol},
-    spawn, NetworkConfig,
+    request_handler::{EthRequestHandler, SOFT_RESPONSE_LIMIT},
+    spawn,
+    sync::{SyncRequest, SyncResponse},
+    NetworkConfig,
+};
+use gigagas_storage_api::{
+    BlockAccessListReader, BlockNumReader, BlockReader, HeaderProvider, ProviderError,
+    ProviderResult,
 };
 use std::time::Duration;
 
@@ -25,7 +37,7 @@ fn config(bootnodes: Vec<gigagas_net::Multiaddr>) -> NetworkConfig {
         propagation: None,
         degree: 8,
         shaping: Default::default(),
-        provider: None,
+        request_handler: None,
         tasks: None,
     }
 }
@@ -48,56 +60,110 @@ async fn nodes_find_each_other_through_a_bootnode() {
     }
 }
 
-/// Serves one header per request, or fails every read.
+/// A store of headers `0..count`, each with `extra` bytes of extra data; every read fails with
+/// `fail`.
 #[derive(Debug)]
-struct OneHeader {
+struct Headers {
+    count: u64,
+    extra: usize,
     fail: bool,
 }
 
-impl gigagas_net::sync::BlockProvider for OneHeader {
-    fn headers(
-        &self,
-        _: alloy_eips::eip1898::HashOrNumber,
-        _: u64,
-        _: u64,
-        _: bool,
-    ) -> Result<Vec<alloy_consensus::Header>, gigagas_net::sync::ProviderError> {
+impl Headers {
+    fn read<T>(&self, value: T) -> ProviderResult<T> {
         if self.fail {
-            return Err(gigagas_net::sync::ProviderError("disk gone".into()));
+            return Err(ProviderError::Database {
+                location: "test".into(),
+                what: "read",
+                source: "disk gone".into(),
+            });
         }
-        Ok(vec![alloy_consensus::Header { number: 7, ..Default::default() }])
+        Ok(value)
+    }
+}
+
+impl BlockNumReader for Headers {
+    fn best_block(&self) -> ProviderResult<Option<(u64, B256)>> {
+        self.read(self.count.checked_sub(1).map(|n| (n, B256::with_last_byte(n as u8))))
     }
 
-    fn bodies(
-        &self,
-        _: &[alloy_primitives::B256],
-    ) -> Result<
-        Vec<alloy_consensus::BlockBody<alloy_consensus::TxEnvelope>>,
-        gigagas_net::sync::ProviderError,
-    > {
-        Ok(Vec::new())
+    fn block_number(&self, hash: &B256) -> ProviderResult<Option<u64>> {
+        self.read(Some(u64::from(hash[31])).filter(|n| *n < self.count))
     }
+}
 
-    fn access_lists(
-        &self,
-        _: &[alloy_primitives::B256],
-    ) -> Result<Vec<Option<gigagas_bal::BlockAccessList>>, gigagas_net::sync::ProviderError> {
-        Ok(Vec::new())
+impl HeaderProvider for Headers {
+    fn header_by_number(&self, number: u64) -> ProviderResult<Option<Header>> {
+        self.read((number < self.count).then(|| Header {
+            number,
+            extra_data: vec![0xab; self.extra].into(),
+            ..Default::default()
+        }))
     }
+}
+
+impl BlockReader for Headers {
+    fn body_by_number(&self, number: u64) -> ProviderResult<Option<BlockBody<TxEnvelope>>> {
+        self.read((number < self.count).then(BlockBody::default))
+    }
+}
+
+impl BlockAccessListReader for Headers {
+    fn block_access_list(&self, _: u64) -> ProviderResult<Option<Vec<AccountChanges>>> {
+        self.read(None)
+    }
+}
+
+fn handler(store: Headers) -> EthRequestHandler {
+    EthRequestHandler::new(std::sync::Arc::new(store), 1, B256::ZERO)
+}
+
+#[test]
+fn answers_stop_at_the_soft_response_limit_and_the_item_limits() {
+    let headers = |start: u64, limit: u64, skip: u64, reverse: bool| SyncRequest::GetBlockHeaders {
+        start: HashOrNumber::Number(start),
+        limit,
+        skip,
+        reverse,
+    };
+    let numbers = |response: SyncResponse| match response {
+        SyncResponse::BlockHeaders(h) => h.iter().map(|h| h.number).collect::<Vec<_>>(),
+        other => panic!("{other:?}"),
+    };
+    // 100 KiB headers: the 21st crosses 2 MiB and is the last one sent.
+    let big = handler(Headers { count: 2000, extra: 100 * 1024, fail: false });
+    let answer = numbers(big.on_request(headers(0, 1024, 0, false)).unwrap());
+    let per_header =
+        Header { extra_data: vec![0xab; 100 * 1024].into(), ..Default::default() }.length();
+    assert_eq!(answer.len(), SOFT_RESPONSE_LIMIT.div_ceil(per_header));
+    assert_eq!(answer.len(), 21);
+    // Small headers: MAX_HEADERS at most; skip and direction; the end of the chain ends it.
+    let small = handler(Headers { count: 2000, extra: 0, fail: false });
+    assert_eq!(numbers(small.on_request(headers(0, 5000, 0, false)).unwrap()).len(), 1024);
+    assert_eq!(numbers(small.on_request(headers(10, 4, 2, true)).unwrap()), [10, 7, 4, 1]);
+    assert_eq!(numbers(small.on_request(headers(1998, 5, 0, false)).unwrap()), [1998, 1999]);
+    let bodies = small
+        .on_request(SyncRequest::GetBlockBodies(
+            (0..300).map(|n| B256::with_last_byte(n as u8)).collect(),
+        ))
+        .unwrap();
+    assert!(matches!(bodies, SyncResponse::BlockBodies(b) if b.len() == 256), "MAX_BODIES");
+    // A failed read is an error, not a shorter answer.
+    let failing = handler(Headers { count: 2000, extra: 0, fail: true });
+    assert!(failing.on_request(headers(0, 4, 0, false)).is_err());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_read_error_fails_the_request_instead_of_a_short_answer() {
-    use gigagas_net::sync::{SyncRequest, SyncResponse};
     let request = || SyncRequest::GetBlockHeaders {
-        start: alloy_eips::eip1898::HashOrNumber::Number(7),
+        start: HashOrNumber::Number(7),
         limit: 4,
         skip: 0,
         reverse: false,
     };
     for fail in [false, true] {
         let server = spawn(NetworkConfig {
-            provider: Some(std::sync::Arc::new(OneHeader { fail })),
+            request_handler: Some(handler(Headers { count: 8, extra: 0, fail })),
             ..config(vec![])
         })
         .await

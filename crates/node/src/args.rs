@@ -265,7 +265,7 @@ impl NodeArgs {
                 jitter: ms(self.net_jitter_ms),
                 ..self.faults()
             },
-            provider: None,
+            request_handler: None,
             tasks: None,
         }))
     }

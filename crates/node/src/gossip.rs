@@ -22,7 +22,7 @@ use gigagas_net::{
     propagation::{BlockKey, GossipedBlock},
     NetworkHandle,
 };
-use gigagas_storage::Storage;
+use gigagas_storage::FullReader;
 use std::{collections::VecDeque, sync::Arc, time::Instant};
 
 /// Blocks a sync was tried for, remembered at most.
@@ -33,7 +33,7 @@ const MAX_PUBLISH_BEHIND: u64 = 16;
 /// Publishes each block the engine makes canonical (the proposer's side).
 pub(crate) async fn publish_canonical(
     engine: EngineHandle,
-    storage: Arc<Storage>,
+    storage: Arc<dyn FullReader>,
     network: NetworkHandle,
 ) {
     let mut forkchoice = engine.subscribe_forkchoice();
@@ -42,7 +42,7 @@ pub(crate) async fn publish_canonical(
         let (head, _) = forkchoice.borrow_and_update().head;
         let from = (published + 1).max(head.saturating_sub(MAX_PUBLISH_BEHIND));
         for number in from..=head {
-            let block = match read_block(&storage, number) {
+            let block = match read_block(&*storage, number) {
                 Ok(Some(block)) => block,
                 Ok(None) => continue,
                 Err(e) => {
@@ -70,13 +70,18 @@ pub(crate) async fn publish_canonical(
 }
 
 fn read_block(
-    storage: &Storage,
+    storage: &dyn FullReader,
     number: u64,
-) -> Result<Option<NetworkBlock>, gigagas_storage::StorageError> {
-    let (Some(header), Some(body)) = (storage.header(number)?, storage.body(number)?) else {
+) -> Result<Option<NetworkBlock>, gigagas_storage::ProviderError> {
+    let (Some(header), Some(body)) =
+        (storage.header_by_number(number)?, storage.body_by_number(number)?)
+    else {
         return Ok(None);
     };
-    Ok(Some(NetworkBlock { block: Block { header, body }, bal: storage.bal(number)? }))
+    Ok(Some(NetworkBlock {
+        block: Block { header, body },
+        bal: storage.block_access_list(number)?,
+    }))
 }
 
 /// Imports gossiped blocks (every node with block propagation).

@@ -15,13 +15,14 @@ use gigagas_engine::{
     local::{LocalMiner, MinerConfig},
     BlockTree, EngineHandle, EngineService,
 };
+use gigagas_net::request_handler::EthRequestHandler;
 use gigagas_payload::PayloadStore;
 use gigagas_rpc::ServerHandle;
 use gigagas_rpc::{
     auth::JwtSecret, auth_module, public_module, serve_http, serve_http_auth, RpcContext,
 };
 use gigagas_stages::init_genesis;
-use gigagas_storage::Storage;
+use gigagas_storage::{FullProvider, Storage};
 use gigagas_tasks::{TaskExecutor, TaskManager};
 use gigagas_txpool::TxPool;
 use std::{net::SocketAddr, path::PathBuf, sync::Arc, time::Duration};
@@ -63,8 +64,8 @@ pub struct NodeHandle {
 pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     std::fs::create_dir_all(&args.datadir)
         .map_err(|source| NodeError::Datadir { path: args.datadir.clone(), source })?;
-    let storage = Arc::new(Storage::open(&args.datadir)?);
-    if storage.head()?.is_none() {
+    let storage: Arc<dyn FullProvider> = Arc::new(Storage::open(&args.datadir)?);
+    if storage.best_block()?.is_none() {
         let genesis = match args.chain.as_str() {
             "mainnet" if args.dev => DEV_GENESIS.as_bytes().to_vec(),
             "dev" => DEV_GENESIS.as_bytes().to_vec(),
@@ -72,7 +73,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
             path => std::fs::read(path)
                 .map_err(|source| NodeError::Genesis { path: path.into(), source })?,
         };
-        init_genesis(&storage, &genesis)?;
+        init_genesis(&*storage, &genesis)?;
     }
     let jwt_path = args.jwt_path();
     let jwt = JwtSecret::load_or_create(&jwt_path)?;
@@ -108,12 +109,11 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     }
 
     // The peer-to-peer network (a task on this runtime).
-    let genesis = storage.header(0)?.ok_or(NodeError::NoHeadHeader(0))?.hash_slow();
+    let genesis = storage.header_by_number(0)?.ok_or(NodeError::NoHeadHeader(0))?.hash_slow();
     let network = match args.network()? {
         Some(mut config) => {
-            let provider =
-                crate::sync::StoreProvider::new(storage.clone(), engine.chain().chain_id, genesis);
-            config.provider = Some(Arc::new(provider));
+            config.request_handler =
+                Some(EthRequestHandler::new(storage.clone(), engine.chain().chain_id, genesis));
             config.tasks = Some(executor.clone());
             Some(gigagas_net::spawn(config).await?)
         }
@@ -171,7 +171,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
 
     let miner = if args.dev {
         let head = engine.forkchoice().head;
-        let header = storage.header(head.0)?.ok_or(NodeError::NoHeadHeader(head.0))?;
+        let header = storage.header_by_number(head.0)?.ok_or(NodeError::NoHeadHeader(head.0))?;
         let config = MinerConfig {
             block_time: Duration::from_secs_f64(args.dev_block_time.max(0.05)),
             fee_recipient: DEV_FEE_RECIPIENT,

@@ -38,7 +38,7 @@ pub enum NodeError {
     },
     /// The store failed.
     #[error(transparent)]
-    Storage(#[from] gigagas_storage::StorageError),
+    Storage(#[from] gigagas_storage::ProviderError),
     /// An empty datadir and `--chain mainnet`: the mainnet genesis state is not bundled.
     #[error("the mainnet genesis state is not bundled: pass --chain GENESIS.json")]
     NoMainnetGenesis,

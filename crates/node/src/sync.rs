@@ -1,4 +1,5 @@
-//! Sync in the node: the store serves peers' requests ([`StoreProvider`]), and a node whose
+//! Sync in the node (the store serves peers' requests through the network's request handler,
+//! `gigagas_net::request_handler`): a node whose
 //! gossiped (or Engine API) block has an unknown parent fetches the missing ancestors from its
 //! peers — headers by number, then bodies and BALs by hash — checks each answer against the
 //! headers (a peer's wrong answer is the peer's fault, never a verdict on the block), and
@@ -10,17 +11,15 @@
 use crate::block::NetworkBlock;
 use alloy_consensus::{
     proofs::{calculate_ommers_root, calculate_transaction_root, calculate_withdrawals_root},
-    Block, BlockBody, Header, TxEnvelope,
+    Block,
 };
 use alloy_eips::eip1898::HashOrNumber;
 use alloy_primitives::B256;
-use gigagas_bal::BlockAccessList;
 use gigagas_engine::{message::ForkchoiceState, EngineError, EngineHandle, PayloadStatus};
 use gigagas_net::{
-    sync::{BlockProvider, ChainStatus, ProviderError, SyncRequest, SyncResponse, ETH_VERSION},
+    sync::{SyncRequest, SyncResponse},
     NetError, NetworkHandle, PeerId,
 };
-use gigagas_storage::Storage;
 use std::{
     sync::Arc,
     time::{Duration, Instant},
@@ -36,93 +35,6 @@ const CATCH_UP_PEERS: usize = 4;
 /// Rounds of [`catch_up`] without a new head before one block behind is fetched by sync (a
 /// large block may take seconds to propagate: syncing it at once would send it twice).
 const CATCH_UP_STALL_ROUNDS: u32 = 3;
-
-/// Serves sync requests from the store (canonical blocks).
-#[derive(Debug)]
-pub(crate) struct StoreProvider {
-    store: Arc<Storage>,
-    network_id: u64,
-    genesis: B256,
-}
-
-impl StoreProvider {
-    /// Serves from `store`, whose chain has id `network_id` and genesis block hash `genesis`.
-    pub(crate) fn new(store: Arc<Storage>, network_id: u64, genesis: B256) -> Self {
-        Self { store, network_id, genesis }
-    }
-
-    fn number(&self, hash: &B256) -> Result<Option<u64>, ProviderError> {
-        self.store.block_number(hash).map_err(read_failed)
-    }
-}
-
-/// A store read that failed, as the network's provider error.
-fn read_failed(e: gigagas_storage::StorageError) -> ProviderError {
-    ProviderError(Box::new(e))
-}
-
-impl BlockProvider for StoreProvider {
-    fn headers(
-        &self,
-        start: HashOrNumber,
-        limit: u64,
-        skip: u64,
-        reverse: bool,
-    ) -> Result<Vec<Header>, ProviderError> {
-        let Some(mut number) = (match start {
-            HashOrNumber::Number(n) => Some(n),
-            HashOrNumber::Hash(h) => self.number(&h)?,
-        }) else {
-            return Ok(Vec::new());
-        };
-        let step = skip.saturating_add(1);
-        let mut out = Vec::new();
-        while (out.len() as u64) < limit {
-            let Some(header) = self.store.header(number).map_err(read_failed)? else { break };
-            out.push(header);
-            number = match if reverse { number.checked_sub(step) } else { number.checked_add(step) }
-            {
-                Some(n) => n,
-                None => break,
-            };
-        }
-        Ok(out)
-    }
-
-    fn bodies(&self, hashes: &[B256]) -> Result<Vec<BlockBody<TxEnvelope>>, ProviderError> {
-        let mut out = Vec::with_capacity(hashes.len());
-        for hash in hashes {
-            let Some(number) = self.number(hash)? else { break };
-            let Some(body) = self.store.body(number).map_err(read_failed)? else { break };
-            out.push(body);
-        }
-        Ok(out)
-    }
-
-    fn access_lists(&self, hashes: &[B256]) -> Result<Vec<Option<BlockAccessList>>, ProviderError> {
-        hashes
-            .iter()
-            .map(|hash| match self.number(hash)? {
-                Some(number) => self.store.bal(number).map_err(read_failed),
-                None => Ok(None),
-            })
-            .collect()
-    }
-
-    fn status(&self) -> Result<Option<ChainStatus>, ProviderError> {
-        let Some((latest, latest_hash)) = self.store.head().map_err(read_failed)? else {
-            return Ok(None);
-        };
-        Ok(Some(ChainStatus {
-            version: ETH_VERSION,
-            network_id: self.network_id,
-            genesis: self.genesis,
-            earliest: 0,
-            latest,
-            latest_hash,
-        }))
-    }
-}
 
 /// Why sync stopped.
 #[derive(Debug, thiserror::Error)]

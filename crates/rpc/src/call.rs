@@ -10,8 +10,8 @@ use alloy_evm::Evm;
 use alloy_primitives::{Bytes, TxKind, B256, U256};
 use alloy_rpc_types_eth::{AccessListResult, TransactionRequest};
 use gigagas_executor::EvmConfig;
-use gigagas_stages::TrieState;
 use gigagas_state::PreState;
+use gigagas_storage_api::TrieState;
 use jsonrpsee::types::ErrorObjectOwned;
 use revm::{
     context::{
@@ -124,7 +124,7 @@ impl From<NotRun> for RpcError {
 /// The state after `block`, read through its state root.
 fn state_after(ctx: &RpcContext, block: &StoredBlock) -> PreState {
     PreState::backed(Arc::new(TrieState {
-        store: ctx.storage.clone(),
+        store: ctx.provider.clone(),
         root: block.header.state_root,
     }))
 }

@@ -24,10 +24,10 @@ pub(crate) struct StoredBlock {
 impl StoredBlock {
     /// Loads block `number`, `None` when it is not stored.
     pub(crate) fn load(ctx: &RpcContext, number: u64) -> Result<Option<Self>, RpcError> {
-        let Some(header) = ctx.storage.header(number)? else { return Ok(None) };
+        let Some(header) = ctx.provider.header_by_number(number)? else { return Ok(None) };
         let body = ctx
-            .storage
-            .body(number)?
+            .provider
+            .body_by_number(number)?
             .ok_or_else(|| RpcError::Store(format!("body of block {number} missing")))?;
         let hash = header.hash_slow();
         Ok(Some(Self { number, hash, header, body }))
@@ -35,8 +35,8 @@ impl StoredBlock {
 
     /// The block's receipts as stored (consensus form, with blooms).
     pub(crate) fn receipts(&self, ctx: &RpcContext) -> Result<Vec<ReceiptEnvelope>, RpcError> {
-        ctx.storage
-            .receipts(self.number)?
+        ctx.provider
+            .receipts_by_number(self.number)?
             .ok_or_else(|| RpcError::Store(format!("receipts of block {} missing", self.number)))
     }
 

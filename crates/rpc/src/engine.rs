@@ -571,8 +571,8 @@ async fn new_payload(ctx: &RpcContext, method: &str, version: u8, params: Params
 /// Amsterdam.
 fn body_json(ctx: &RpcContext, number: u64, version: u8) -> Answer {
     let (Some(header), Some(body)) = (
-        ctx.storage.header(number).map_err(internal)?,
-        ctx.storage.body(number).map_err(internal)?,
+        ctx.provider.header_by_number(number).map_err(internal)?,
+        ctx.provider.body_by_number(number).map_err(internal)?,
     ) else {
         return Ok(Value::Null);
     };
@@ -582,7 +582,10 @@ fn body_json(ctx: &RpcContext, number: u64, version: u8) -> Answer {
         return Ok(json!(v1));
     }
     let bal = if ctx.chain.is_amsterdam(header.timestamp) {
-        ctx.storage.bal(number).map_err(internal)?.map(|bal| Bytes::from(alloy_rlp::encode(&bal)))
+        ctx.provider
+            .block_access_list(number)
+            .map_err(internal)?
+            .map(|bal| Bytes::from(alloy_rlp::encode(&bal)))
     } else {
         None
     };
@@ -603,7 +606,7 @@ fn bodies_by_hash(ctx: &RpcContext, version: u8, params: Params<'_>) -> Answer {
     }
     let mut bodies = Vec::with_capacity(hashes.len());
     for hash in &hashes {
-        bodies.push(match ctx.storage.block_number(hash).map_err(internal)? {
+        bodies.push(match ctx.provider.block_number(hash).map_err(internal)? {
             Some(number) => body_json(ctx, number, version)?,
             None => Value::Null,
         });
@@ -627,7 +630,7 @@ fn bodies_by_range(ctx: &RpcContext, version: u8, params: Params<'_>) -> Answer 
     if count > MAX_PAYLOAD_BODIES {
         return Err(too_large(count));
     }
-    let head = ctx.storage.head().map_err(internal)?.map_or(0, |(number, _)| number);
+    let head = ctx.provider.best_block().map_err(internal)?.map_or(0, |(number, _)| number);
     let last = start.saturating_add(count - 1).min(head);
     (start..=last)
         .map(|number| body_json(ctx, number, version))
@@ -649,8 +652,11 @@ fn get_blobs(ctx: &RpcContext, version: u8, params: Params<'_>) -> Answer {
             format!("Too large request: {} blobs, at most {MAX_BLOB_HASHES}", hashes.len()),
         ));
     }
-    let head =
-        ctx.storage.header(ctx.forkchoice().head.0).map_err(internal)?.map_or(0, |h| h.timestamp);
+    let head = ctx
+        .provider
+        .header_by_number(ctx.forkchoice().head.0)
+        .map_err(internal)?
+        .map_or(0, |h| h.timestamp);
     if version == 1 && ctx.chain.is_osaka(head) {
         return Err(unsupported_fork("engine_getBlobsV1", fork_at(ctx, head)));
     }

@@ -35,7 +35,7 @@ fn bad_params(e: ErrorObjectOwned) -> ErrorObjectOwned {
 pub(crate) fn resolve(ctx: &RpcContext, id: BlockId) -> Result<Option<u64>, RpcError> {
     let forkchoice = ctx.forkchoice();
     match id {
-        BlockId::Hash(h) => Ok(ctx.storage.block_number(&h.block_hash)?),
+        BlockId::Hash(h) => Ok(ctx.provider.block_number(&h.block_hash)?),
         BlockId::Number(tag) => Ok(match tag {
             BlockNumberOrTag::Latest | BlockNumberOrTag::Pending => Some(forkchoice.head.0),
             BlockNumberOrTag::Earliest => Some(0),
@@ -142,7 +142,7 @@ fn located_transaction(
     ctx: &RpcContext,
     hash: &B256,
 ) -> Result<Option<(StoredBlock, usize)>, RpcError> {
-    let Some((number, index)) = ctx.storage.transaction_location(hash)? else { return Ok(None) };
+    let Some((number, index)) = ctx.provider.transaction_location(hash)? else { return Ok(None) };
     Ok(StoredBlock::load(ctx, number)?.map(|b| (b, index as usize)))
 }
 
@@ -238,7 +238,7 @@ pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
         let (from, to) = match filter.block_option {
             FilterBlockOption::AtBlockHash(hash) => {
                 let n = ctx
-                    .storage
+                    .provider
                     .block_number(&hash)
                     .map_err(RpcError::from)?
                     .ok_or_else(|| RpcError::NotFound(format!("block {hash}")))?;

@@ -1,4 +1,4 @@
-//! gigagas's JSON-RPC servers over the stored chain (crates/storage): the `eth_` and `net_`
+//! gigagas's JSON-RPC servers over the stored chain (read through `gigagas-storage-api`'s readers): the `eth_` and `net_`
 //! methods of the Ethereum execution API (<https://github.com/ethereum/execution-apis>) that
 //! read blocks, transactions, receipts and state, the `debug_getRaw*` methods, and the Engine
 //! API's `engine_forkchoiceUpdated` head / safe / finalized bookkeeping.
@@ -25,7 +25,7 @@ mod txpool;
 
 use gigagas_engine::EngineHandle;
 use gigagas_primitives::ChainSpec;
-use gigagas_storage::Storage;
+use gigagas_storage_api::{FullReader, ProviderError};
 use gigagas_txpool::TxPool;
 use jsonrpsee::{
     server::{middleware::rpc::RpcServiceBuilder, Server},
@@ -42,8 +42,8 @@ pub use jsonrpsee::server::ServerHandle;
 /// forkchoice, payload building) and the transaction pool.
 #[derive(Debug)]
 pub struct RpcContext {
-    /// The chain store.
-    pub storage: Arc<Storage>,
+    /// The chain store, read only.
+    pub provider: Arc<dyn FullReader>,
     /// The chain's fork schedule and chain id.
     pub chain: ChainSpec,
     /// The engine task.
@@ -61,10 +61,10 @@ pub struct RpcContext {
 pub const DEFAULT_GAS_CAP: u64 = 50_000_000;
 
 impl RpcContext {
-    /// The handlers' context over `storage`, the engine behind `engine` and `pool`.
-    pub fn new(storage: Arc<Storage>, engine: EngineHandle, pool: Arc<TxPool>) -> Self {
+    /// The handlers' context over `provider`, the engine behind `engine` and `pool`.
+    pub fn new(provider: Arc<dyn FullReader>, engine: EngineHandle, pool: Arc<TxPool>) -> Self {
         Self {
-            storage,
+            provider,
             chain: engine.chain().clone(),
             engine,
             pool,
@@ -117,8 +117,8 @@ pub enum RpcError {
     },
 }
 
-impl From<gigagas_storage::StorageError> for RpcError {
-    fn from(e: gigagas_storage::StorageError) -> Self {
+impl From<ProviderError> for RpcError {
+    fn from(e: ProviderError) -> Self {
         Self::Store(e.to_string())
     }
 }

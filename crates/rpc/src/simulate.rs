@@ -58,8 +58,8 @@ use alloy_rpc_types_eth::{
 };
 use gigagas_bal::{compute_block_access_list_hash, BlockAccessIndex};
 use gigagas_executor::EvmConfig;
-use gigagas_stages::TrieState;
 use gigagas_state::PreState;
+use gigagas_storage_api::TrieState;
 use gigagas_trie::{update_state_root, AccountUpdate};
 use jsonrpsee::types::ErrorObjectOwned;
 use revm::{
@@ -132,7 +132,7 @@ pub(crate) fn simulate(
         }
     }
     let blocks = sanitize_chain(payload.block_state_calls, &base.header)?;
-    let trie = TrieState { store: ctx.storage.clone(), root: base.header.state_root };
+    let trie = TrieState { store: ctx.provider.clone(), root: base.header.state_root };
     let pre = PreState::backed(Arc::new(trie));
     let mut sim = Simulator {
         ctx,
@@ -535,7 +535,7 @@ impl Simulator<'_> {
         drop(db);
         let updates = self.account_updates()?;
         let root =
-            update_state_root(self.base_root, &updates, &*self.ctx.storage).map_err(internal)?;
+            update_state_root(self.base_root, &updates, &&*self.ctx.provider).map_err(internal)?;
         header.state_root = root.root;
         header.gas_used = if chain.is_bal_devnet(header.timestamp) {
             block_gas_before_refunds

@@ -5,10 +5,10 @@ use alloy_primitives::{keccak256, Address, Bytes, B256, U256};
 use alloy_rpc_types_eth::{EIP1186AccountProofResponse, EIP1186StorageProof};
 use alloy_serde::JsonStorageKey;
 use alloy_trie::{Nibbles, TrieAccount};
-use gigagas_stages::TrieState;
+use gigagas_storage_api::TrieState;
 use gigagas_trie::Trie;
 
-/// The state under one state root (the trie reads are gigagas-stages' [`TrieState`]).
+/// The state under one state root (the trie reads are the storage API's [`TrieState`]).
 #[derive(Debug)]
 pub(crate) struct StateAt {
     trie: TrieState,
@@ -21,7 +21,7 @@ fn store_err(e: gigagas_state::StateError) -> RpcError {
 impl StateAt {
     /// The state after the stored block whose state root is `root`.
     pub(crate) fn new(ctx: &RpcContext, root: B256) -> Self {
-        Self { trie: TrieState { store: ctx.storage.clone(), root } }
+        Self { trie: TrieState { store: ctx.provider.clone(), root } }
     }
 
     /// The account's trie entry (nonce, balance, storage root, code hash), `None` if absent.
@@ -39,7 +39,8 @@ impl StateAt {
     /// The account's code (empty for none).
     pub(crate) fn code(&self, address: &Address) -> Result<Bytes, RpcError> {
         let Some(account) = self.account(address)? else { return Ok(Bytes::new()) };
-        Ok(self.trie.store.bytecode(&account.code_hash)?.map(Bytes::from).unwrap_or_default())
+        let code = self.trie.store.code(&account.code_hash).map_err(store_err)?;
+        Ok(code.map(|c| c.original_bytes()).unwrap_or_default())
     }
 }
 

@@ -19,8 +19,8 @@ use alloy_rpc_types_trace::geth::{
 use gigagas_executor::replay::replay_block;
 use gigagas_executor::replay::ReplayDb;
 use gigagas_primitives::BlockInput;
-use gigagas_stages::TrieState;
 use gigagas_state::PreState;
+use gigagas_storage_api::TrieState;
 use jsonrpsee::{types::ErrorObjectOwned, RpcModule};
 use revm::inspector::NoOpInspector;
 use revm::{
@@ -73,7 +73,7 @@ impl<'a> BlockReplay<'a> {
         };
         let senders = input.par_recover(&ctx.chain).map_err(|e| RpcError::Store(e.to_string()))?;
         let pre_state = PreState::backed(Arc::new(TrieState {
-            store: ctx.storage.clone(),
+            store: ctx.provider.clone(),
             root: parent.header.state_root,
         }));
         Ok(Self { ctx, input, senders, pre_state, count })
@@ -332,7 +332,7 @@ pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
         let hash: B256 = seq.next().map_err(invalid)?;
         let opts = options(&mut seq)?;
         let (number, index) = ctx
-            .storage
+            .provider
             .transaction_location(&hash)
             .map_err(RpcError::from)?
             .ok_or_else(|| RpcError::Store("transaction not found".into()))?;
@@ -356,7 +356,7 @@ pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
         let hash: B256 = seq.next().map_err(invalid)?;
         let opts = options(&mut seq)?;
         let number = ctx
-            .storage
+            .provider
             .block_number(&hash)
             .map_err(RpcError::from)?
             .ok_or_else(|| RpcError::NotFound(format!("block {hash}")))?;

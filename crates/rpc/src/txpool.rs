@@ -42,7 +42,7 @@ fn by_sender(part: &BTreeMap<Address, Vec<PooledTx>>) -> Value {
 }
 
 fn content(ctx: &RpcContext) -> PoolContent {
-    ctx.pool.content(&*ctx.storage)
+    ctx.pool.content(&*ctx.provider)
 }
 
 /// Registers the methods.
@@ -52,7 +52,7 @@ pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
         let (raw,): (Bytes,) =
             params.parse().map_err(|e| RpcError::InvalidParams(e.to_string()))?;
         let head = ctx.forkchoice().head.0;
-        let header = ctx.storage.header(head).map_err(RpcError::from)?;
+        let header = ctx.provider.header_by_number(head).map_err(RpcError::from)?;
         let gas_limit = header.as_ref().map_or(u64::MAX, |h| h.gas_limit);
         // The sidecar form of the head's fork (the next block's, but for a block at the fork).
         let osaka = ctx.chain.is_osaka(header.as_ref().map_or(0, |h| h.timestamp));
@@ -63,7 +63,7 @@ pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
         });
         let hash = ctx
             .pool
-            .add_raw(&raw, ctx.chain.chain_id, gas_limit, form, spec, &*ctx.storage)
+            .add_raw(&raw, ctx.chain.chain_id, gas_limit, form, spec, &*ctx.provider)
             .map_err(|e| ErrorObjectOwned::owned(-32000, e.to_string(), None::<()>))?;
         Ok(json!(hash))
     })

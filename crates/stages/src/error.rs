@@ -4,7 +4,7 @@
 
 use alloy_primitives::B256;
 use gigagas_executor::ExecutionError;
-use gigagas_storage::StorageError;
+use gigagas_storage_api::ProviderError;
 use gigagas_trie::StateRootError;
 
 /// Why an import (or `init`) stopped. Blocks before the failing one stay committed.
@@ -32,7 +32,7 @@ pub enum ImportError {
     },
     /// The store failed.
     #[error(transparent)]
-    Storage(#[from] StorageError),
+    Storage(#[from] ProviderError),
     /// The parallel executor returned no outcome for a block it was given (a bug of ours, not
     /// of the block).
     #[error("block {number}: the parallel executor returned no outcome")]

@@ -4,7 +4,7 @@ use crate::error::ImportError;
 use alloy_consensus::{BlockBody, Header, TxEnvelope};
 use alloy_primitives::{keccak256, B256, U256};
 use gigagas_primitives::{header::genesis_header, ChainSpec};
-use gigagas_storage::{AccountRecord, BlockCommit, Storage};
+use gigagas_storage_api::{AccountRecord, BlockCommit, BlockHashReader, FullProvider};
 use gigagas_trie::{update_state_root, AccountUpdate, ProofNodes};
 use revm::primitives::KECCAK_EMPTY;
 
@@ -33,7 +33,10 @@ pub struct GenesisInit {
 /// # Errors
 /// [`ImportError::Genesis`] for a file that does not parse; [`ImportError::OtherChain`] when the
 /// store already holds a different chain; [`ImportError::Storage`] on a write failure.
-pub fn init_genesis(store: &Storage, genesis_json: &[u8]) -> Result<GenesisInit, ImportError> {
+pub fn init_genesis(
+    store: &dyn FullProvider,
+    genesis_json: &[u8],
+) -> Result<GenesisInit, ImportError> {
     let genesis: alloy_genesis::Genesis =
         serde_json::from_slice(genesis_json).map_err(|e| ImportError::Genesis(e.to_string()))?;
     let chain = ChainSpec::from_genesis_config(&genesis.config)?;
@@ -76,8 +79,8 @@ pub fn init_genesis(store: &Storage, genesis_json: &[u8]) -> Result<GenesisInit,
         slots: storage.len(),
         already_initialized,
     };
-    if let Some((number, head)) = store.head()? {
-        let stored = store.block_hash(header.number)?;
+    if let Some((number, head)) = store.best_block()? {
+        let stored = BlockHashReader::block_hash(store, header.number)?;
         return if stored == Some(hash) {
             Ok(result(true))
         } else {
@@ -114,7 +117,7 @@ pub fn init_genesis(store: &Storage, genesis_json: &[u8]) -> Result<GenesisInit,
 ///
 /// # Errors
 /// [`ImportError::NotInitialized`] when the store holds no genesis file.
-pub fn stored_chain_spec(store: &Storage) -> Result<ChainSpec, ImportError> {
+pub fn stored_chain_spec(store: &dyn FullProvider) -> Result<ChainSpec, ImportError> {
     let json = store.meta(GENESIS_KEY)?.ok_or(ImportError::NotInitialized)?;
     let genesis: alloy_genesis::Genesis =
         serde_json::from_slice(&json).map_err(|e| ImportError::Genesis(e.to_string()))?;

@@ -25,7 +25,7 @@ use gigagas_primitives::{
     BlockInput, ChainSpec,
 };
 use gigagas_state::{CacheStats, PreState, StateSource};
-use gigagas_storage::{AccountRecord, BlockCommit, Storage};
+use gigagas_storage_api::{AccountRecord, BlockCommit, BlockHashReader, FullProvider};
 use gigagas_trie::{update_state_root, AccountUpdate, NodeSource, StateRootError, StateRootUpdate};
 use std::{
     sync::Arc,
@@ -228,7 +228,7 @@ pub fn account_updates(outcome: &BlockOutcome) -> Vec<AccountUpdate> {
 /// # Errors
 /// The first [`ImportError`]; the blocks before it stay committed.
 pub fn import_blocks(
-    store: &Arc<Storage>,
+    store: &Arc<dyn FullProvider>,
     blocks_rlp: &[u8],
     on_block: &mut dyn FnMut(&ImportedBlock),
 ) -> Result<Vec<ImportedBlock>, ImportError> {
@@ -242,7 +242,7 @@ pub fn import_blocks(
 /// # Errors
 /// As [`import_blocks`].
 pub fn import_blocks_with(
-    store: &Arc<Storage>,
+    store: &Arc<dyn FullProvider>,
     blocks_rlp: &[u8],
     options: ImportOptions,
     on_block: &mut dyn FnMut(&ImportedBlock),
@@ -251,9 +251,9 @@ pub fn import_blocks_with(
     let prewarm = if prewarm { Prewarming::global(optimistic) } else { Prewarming::OFF };
     // The parallel executor's workers, built at the first block that comes with a BAL.
     let mut pool: Option<rayon::ThreadPool> = None;
-    let chain = stored_chain_spec(store)?;
-    let (mut head_number, _) = store.head()?.ok_or(ImportError::NotInitialized)?;
-    let mut head_header = stored_header(store, head_number)?;
+    let chain = stored_chain_spec(&**store)?;
+    let (mut head_number, _) = store.best_block()?.ok_or(ImportError::NotInitialized)?;
+    let mut head_header = stored_header(&**store, head_number)?;
     let mut pending: Option<ExecutedBlock> = None;
     let mut out = Vec::new();
     let mut buf = blocks_rlp;
@@ -270,7 +270,7 @@ pub fn import_blocks_with(
         if number <= head_number && pending.is_none() {
             // Already stored: skipped when it is the same block.
             let hash = block.header.hash_slow();
-            if store.block_hash(number)? != Some(hash) {
+            if BlockHashReader::block_hash(&**store, number)? != Some(hash) {
                 return Err(ImportError::Invalid {
                     number,
                     reason: format!(
@@ -340,15 +340,15 @@ pub fn import_blocks_with(
     Ok(out)
 }
 
-fn stored_header(store: &Storage, number: u64) -> Result<Header, ImportError> {
-    store.header(number)?.ok_or(ImportError::NotInitialized)
+fn stored_header(store: &dyn FullProvider, number: u64) -> Result<Header, ImportError> {
+    store.header_by_number(number)?.ok_or(ImportError::NotInitialized)
 }
 
 /// The execution stage of one block on top of `parent` (committed, or pending with `diff`).
 #[allow(clippy::too_many_arguments)]
 fn execute(
     chain: &ChainSpec,
-    store: &Arc<Storage>,
+    store: &Arc<dyn FullProvider>,
     parent: &Header,
     diff: Option<Arc<PendingDiff>>,
     block: Block<TxEnvelope>,
@@ -734,12 +734,15 @@ pub fn executed_from_build(
 }
 
 /// The state-root stage and the commit of an executed block (its parent committed).
-fn finish(store: &Arc<Storage>, mut e: ExecutedBlock) -> Result<ImportedBlock, ImportError> {
+fn finish(
+    store: &Arc<dyn FullProvider>,
+    mut e: ExecutedBlock,
+) -> Result<ImportedBlock, ImportError> {
     let start = Instant::now();
-    let nodes = state_root_stage(&mut e, &**store)?;
+    let nodes = state_root_stage(&mut e, &&**store)?;
     let state_root = start.elapsed();
     let start = Instant::now();
-    commit_executed(store, &e, &nodes)?;
+    commit_executed(&**store, &e, &nodes)?;
     Ok(ImportedBlock { state_root, commit: start.elapsed(), ..e.block })
 }
 
@@ -781,7 +784,7 @@ pub fn state_root_stage<S: NodeSource + Sync>(
 
 /// The atomic commit of an executed, state-rooted block on top of the stored head.
 pub fn commit_executed(
-    store: &Storage,
+    store: &dyn FullProvider,
     e: &ExecutedBlock,
     trie_nodes: &[(B256, Vec<u8>)],
 ) -> Result<(), ImportError> {

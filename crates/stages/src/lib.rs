@@ -1,6 +1,6 @@
 //! gigagas stages: what turns blocks into a stored chain.
 //!
-//! - [`genesis`]: `init` — a geth-format genesis file becomes block 0 of a [`Storage`]: flat
+//! - [`genesis`]: `init` — a geth-format genesis file becomes block 0 of a store (any `gigagas-storage-api` provider): flat
 //!   state, trie nodes of the genesis state root, header, and the genesis file itself (the chain
 //!   specification of the datadir).
 //! - [`import`]: blocks on top of the stored head, each through the execution stage (the
@@ -19,8 +19,6 @@
 //! - [`ExecutedBlock`]: the one shape of an executed block, made by [`execute_block`], rooted by
 //!   [`state_root_stage`], stored by [`commit_executed`]; the file import above, the engine tree
 //!   (`gigagas-engine`) and the payload builder (`gigagas-payload`) all go through these stages.
-//!
-//! [`Storage`]: gigagas_storage::Storage
 
 mod bal_root;
 mod error;
@@ -29,7 +27,6 @@ pub mod genesis;
 pub mod import;
 pub mod overlay;
 mod pre_byzantium;
-pub mod trie_state;
 
 pub use error::{ImportError, UnwindError};
 pub use export::ExportedBlock;
@@ -40,4 +37,3 @@ pub use import::{
     FileBal, GivenBal, ImportOptions, ImportedBlock, Prewarming,
 };
 pub use overlay::{Overlay, PendingDiff};
-pub use trie_state::{TrieReadError, TrieState};

@@ -5,7 +5,7 @@ use alloy_primitives::{
     Address, Bytes, B256, U256,
 };
 use gigagas_state::{StateError, StateSource};
-use gigagas_storage::Storage;
+use gigagas_storage_api::StateProvider;
 use revm::state::{AccountInfo, Bytecode};
 use std::sync::Arc;
 
@@ -38,7 +38,10 @@ pub struct Overlay {
 
 impl Overlay {
     /// The store's flat state with at most one pending block on top (`import`).
-    pub(crate) fn over_store(store: Arc<Storage>, diff: Option<Arc<PendingDiff>>) -> Self {
+    pub(crate) fn over_store(
+        store: Arc<dyn StateProvider>,
+        diff: Option<Arc<PendingDiff>>,
+    ) -> Self {
         Self { base: store, diffs: diff.into_iter().collect() }
     }
 }

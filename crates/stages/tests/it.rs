@@ -7,7 +7,7 @@ use alloy_rlp::Decodable;
 use gigagas_stages::{
     import_blocks, import_blocks_with, init_genesis, merge_updates, ImportError, ImportOptions,
 };
-use gigagas_storage::Storage;
+use gigagas_storage::{FullProvider, Storage};
 use std::{path::PathBuf, sync::Arc};
 
 #[path = "it/geth_amsterdam.rs"]
@@ -36,12 +36,12 @@ fn blocks(rlp: &[u8]) -> Vec<Block<TxEnvelope>> {
 #[test]
 fn execution_apis_chain_imports_with_every_state_root_verified() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(Storage::open(dir.path()).unwrap());
+    let store: Arc<dyn FullProvider> = Arc::new(Storage::open(dir.path()).unwrap());
     let genesis = std::fs::read(suite().join("genesis.json")).unwrap();
-    let init = init_genesis(&store, &genesis).unwrap();
+    let init = init_genesis(&*store, &genesis).unwrap();
     assert!(!init.already_initialized);
-    assert_eq!(store.head().unwrap(), Some((0, init.hash)));
-    assert!(init_genesis(&store, &genesis).unwrap().already_initialized);
+    assert_eq!(store.best_block().unwrap(), Some((0, init.hash)));
+    assert!(init_genesis(&*store, &genesis).unwrap().already_initialized);
 
     let rlp = std::fs::read(suite().join("chain.rlp")).unwrap();
     let expected = blocks(&rlp);
@@ -50,7 +50,7 @@ fn execution_apis_chain_imports_with_every_state_root_verified() {
     assert_eq!(imported.len(), expected.len());
     assert_eq!(seen, expected.len());
     let last = expected.last().unwrap();
-    assert_eq!(store.head().unwrap(), Some((last.header.number, last.header.hash_slow())));
+    assert_eq!(store.best_block().unwrap(), Some((last.header.number, last.header.hash_slow())));
     assert!(imported.iter().all(|b| b.imported));
     assert!(imported.iter().any(|b| b.transactions > 0 && b.cache.misses > 0));
 
@@ -62,8 +62,8 @@ fn execution_apis_chain_imports_with_every_state_root_verified() {
 #[test]
 fn wrong_state_root_stops_the_import_at_that_block() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(Storage::open(dir.path()).unwrap());
-    init_genesis(&store, &std::fs::read(suite().join("genesis.json")).unwrap()).unwrap();
+    let store: Arc<dyn FullProvider> = Arc::new(Storage::open(dir.path()).unwrap());
+    init_genesis(&*store, &std::fs::read(suite().join("genesis.json")).unwrap()).unwrap();
     let mut chain = blocks(&std::fs::read(suite().join("chain.rlp")).unwrap());
     chain.truncate(4);
     chain[3].header.state_root = alloy_primitives::B256::repeat_byte(0x11);
@@ -73,7 +73,7 @@ fn wrong_state_root_stops_the_import_at_that_block() {
         ImportError::StateRoot { number, .. } => assert_eq!(number, chain[3].header.number),
         other => panic!("expected a state-root error, got {other}"),
     }
-    assert_eq!(store.head().unwrap().map(|h| h.0), Some(chain[2].header.number));
+    assert_eq!(store.best_block().unwrap().map(|h| h.0), Some(chain[2].header.number));
 }
 
 /// Megablock state roots: the merged diffs of 2, 5 and all 54 consecutive blocks applied to the
@@ -81,8 +81,8 @@ fn wrong_state_root_stops_the_import_at_that_block() {
 #[test]
 fn megablock_state_roots_equal_the_last_headers() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(Storage::open(dir.path()).unwrap());
-    init_genesis(&store, &std::fs::read(suite().join("genesis.json")).unwrap()).unwrap();
+    let store: Arc<dyn FullProvider> = Arc::new(Storage::open(dir.path()).unwrap());
+    init_genesis(&*store, &std::fs::read(suite().join("genesis.json")).unwrap()).unwrap();
     let rlp = std::fs::read(suite().join("chain.rlp")).unwrap();
     let imported = import_blocks_with(
         &store,
@@ -95,7 +95,7 @@ fn megablock_state_roots_equal_the_last_headers() {
         for chunk in imported.chunks_exact(size) {
             let merged = merge_updates(chunk.iter().map(|b| b.updates.as_deref().unwrap()));
             let root =
-                gigagas_trie::update_state_root(chunk[0].parent_state_root, &merged, &*store)
+                gigagas_trie::update_state_root(chunk[0].parent_state_root, &merged, &&*store)
                     .unwrap();
             assert_eq!(root.root, chunk[size - 1].post_state_root, "blocks {}..", chunk[0].number);
         }

@@ -5,7 +5,7 @@
 
 use super::data_dir;
 use gigagas_stages::{import_blocks, init_genesis};
-use gigagas_storage::Storage;
+use gigagas_storage::{FullProvider, Storage};
 use std::{path::Path, process::Command, sync::Arc};
 
 fn gen(out: &Path, args: &[&str]) -> serde_json::Value {
@@ -27,8 +27,8 @@ fn gen(out: &Path, args: &[&str]) -> serde_json::Value {
 /// blocks imported.
 fn import(out: &Path) -> usize {
     let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(Storage::open(dir.path()).unwrap());
-    init_genesis(&store, &std::fs::read(out.join("genesis.json")).unwrap()).unwrap();
+    let store: Arc<dyn FullProvider> = Arc::new(Storage::open(dir.path()).unwrap());
+    init_genesis(&*store, &std::fs::read(out.join("genesis.json")).unwrap()).unwrap();
     let chain = std::fs::read(out.join("chain.rlp")).unwrap();
     let imported = import_blocks(&store, &chain, &mut |_| {}).unwrap();
     imported.iter().filter(|b| b.imported).count()

@@ -173,11 +173,11 @@ impl BlockTree {
         commit: bool,
     ) -> Result<Rooted, ImportError> {
         let start = Instant::now();
-        let nodes = state_root_stage(executed, &parent.nodes(&self.store))?;
+        let nodes = state_root_stage(executed, &parent.nodes(&*self.store))?;
         let root = start.elapsed();
         let committed = if commit {
             let start = Instant::now();
-            commit_executed(&self.store, executed, &nodes)?;
+            commit_executed(&*self.store, executed, &nodes)?;
             Some(start.elapsed())
         } else {
             None

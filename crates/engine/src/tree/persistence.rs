@@ -12,7 +12,7 @@
 
 use super::block::TreeBlock;
 use gigagas_stages::{commit_executed, ImportError, ImportedBlock};
-use gigagas_storage::Storage;
+use gigagas_storage_api::FullProvider;
 use std::{
     sync::{mpsc, Arc, Condvar, Mutex, MutexGuard},
     thread::JoinHandle,
@@ -69,13 +69,13 @@ impl Persistence {
     /// # Errors
     /// The OS error when the thread cannot be started.
     pub(super) fn spawn(
-        store: Arc<Storage>,
+        store: Arc<dyn FullProvider>,
         tasks: Option<&gigagas_tasks::TaskExecutor>,
     ) -> std::io::Result<Self> {
         let (tx, rx) = mpsc::channel::<Vec<Arc<TreeBlock>>>();
         let shared = Arc::new(Shared::default());
         let worker = shared.clone();
-        let work = move || run(&store, &worker, &rx);
+        let work = move || run(&*store, &worker, &rx);
         let thread = match tasks {
             Some(tasks) => tasks.spawn_critical_thread("persistence", work)?,
             None => std::thread::Builder::new().name("persistence".into()).spawn(move || {
@@ -145,7 +145,7 @@ impl Drop for Persistence {
     }
 }
 
-fn run(store: &Storage, shared: &Shared, rx: &mpsc::Receiver<Vec<Arc<TreeBlock>>>) {
+fn run(store: &dyn FullProvider, shared: &Shared, rx: &mpsc::Receiver<Vec<Arc<TreeBlock>>>) {
     while let Ok(blocks) = rx.recv() {
         for block in blocks {
             let failed = shared.lock().error.is_some();

@@ -7,7 +7,7 @@
 use gigagas_engine::{BlockTree, EngineService};
 use gigagas_rpc::{auth_module, RpcContext};
 use gigagas_stages::init_genesis;
-use gigagas_storage::Storage;
+use gigagas_storage::{FullProvider, Storage};
 use gigagas_txpool::TxPool;
 use jsonrpsee::{core::server::MethodsError, RpcModule};
 use revm::primitives::{Address, B256};
@@ -35,8 +35,8 @@ pub fn node(
             }
         }
     }
-    let store = Arc::new(Storage::open(dir).unwrap());
-    let genesis_hash = init_genesis(&store, &serde_json::to_vec(&genesis).unwrap()).unwrap().hash;
+    let store: Arc<dyn FullProvider> = Arc::new(Storage::open(dir).unwrap());
+    let genesis_hash = init_genesis(&*store, &serde_json::to_vec(&genesis).unwrap()).unwrap().hash;
     let tree = BlockTree::new(store.clone(), 2).unwrap();
     let pool = Arc::new(TxPool::default());
     let (handle, thread) =

@@ -11,7 +11,7 @@ use gigagas_engine::{BlockTree, EngineService};
 use gigagas_rpc::{auth_module, RpcContext};
 use gigagas_stages::init_genesis;
 use gigagas_state::{StateError, StateSource};
-use gigagas_storage::Storage;
+use gigagas_storage::{FullProvider, Storage};
 use revm::{
     primitives::{Address, B256, U256},
     state::{AccountInfo, Bytecode},
@@ -64,12 +64,12 @@ impl StateSource for Flaky {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn new_payload_on_a_failing_database_is_an_error_not_invalid() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(Storage::open(dir.path()).unwrap());
+    let store: Arc<dyn FullProvider> = Arc::new(Storage::open(dir.path()).unwrap());
     let genesis = std::fs::read(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testing/dev-genesis.json"),
     )
     .unwrap();
-    let genesis_hash = init_genesis(&store, &genesis).unwrap().hash;
+    let genesis_hash = init_genesis(&*store, &genesis).unwrap().hash;
     let fail = Arc::new(AtomicBool::new(false));
     let layer_fail = fail.clone();
     // The payload this node builds is executed again on its newPayload (not kept as executed),

@@ -11,7 +11,7 @@ use gigagas_executor::ExecutionError;
 use gigagas_stages::{
     import_blocks_with, init_genesis, ExportedBlock, FileBal, ImportError, ImportOptions,
 };
-use gigagas_storage::Storage;
+use gigagas_storage::{FullProvider, Storage};
 use std::{path::PathBuf, sync::Arc};
 
 fn chain_dir() -> PathBuf {
@@ -42,10 +42,14 @@ fn entries(rlp: &[u8]) -> Vec<ExportedBlock> {
 fn import(
     rlp: &[u8],
     file_bal: FileBal,
-) -> (Arc<Storage>, Result<Vec<gigagas_stages::ImportedBlock>, ImportError>, tempfile::TempDir) {
+) -> (
+    Arc<dyn FullProvider>,
+    Result<Vec<gigagas_stages::ImportedBlock>, ImportError>,
+    tempfile::TempDir,
+) {
     let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(Storage::open(dir.path()).unwrap());
-    init_genesis(&store, &read("genesis.json")).unwrap();
+    let store: Arc<dyn FullProvider> = Arc::new(Storage::open(dir.path()).unwrap());
+    init_genesis(&*store, &read("genesis.json")).unwrap();
     let options = ImportOptions { file_bal, threads: 2, prewarm: true, ..Default::default() };
     let result = import_blocks_with(&store, rlp, options, &mut |_| {});
     (store, result, dir)
@@ -61,14 +65,15 @@ fn geth_built_amsterdam_chain_imports_with_and_without_its_bals() {
         let (store, result, _dir) = import(&rlp, file_bal);
         let imported = result.unwrap_or_else(|e| panic!("{file_bal:?}: {e}"));
         assert_eq!(imported.len(), blocks.len());
-        assert_eq!(store.head().unwrap(), Some((head, head_hash)), "{file_bal:?}");
+        assert_eq!(store.best_block().unwrap(), Some((head, head_hash)), "{file_bal:?}");
         // Driven by geth's BAL, every block ran on the parallel executor; without it, none.
         let parallel = imported.iter().filter(|b| b.parallel).count();
         let expected = if file_bal == FileBal::Use { blocks.len() } else { 0 };
         assert_eq!(parallel, expected, "{file_bal:?}");
         // The BAL stored is geth's, whichever way the block ran.
         for b in &blocks {
-            let stored = store.bal(b.block.header.number).unwrap().expect("a stored BAL");
+            let stored =
+                store.block_access_list(b.block.header.number).unwrap().expect("a stored BAL");
             assert_eq!(Some(&stored), b.bal.as_ref(), "block {}", b.block.header.number);
         }
     }
@@ -92,7 +97,7 @@ fn import_tampered(
     let rlp: Vec<u8> = blocks.iter().flat_map(alloy_rlp::encode).collect();
     let (store, result, _dir) = import(&rlp, FileBal::Use);
     let err = result.expect_err(&what);
-    (err, number, store.head().unwrap().unwrap().0, what)
+    (err, number, store.best_block().unwrap().unwrap().0, what)
 }
 
 fn bal_error(err: &ImportError) -> &BalValidationError {

@@ -4,6 +4,7 @@
 
 use alloy_primitives::{Address, B256, U256};
 use gigagas_storage::{AccountRecord, BlockCommit, Storage};
+use gigagas_storage_api::{BlockWriter, StateWriter};
 
 #[test]
 fn has_storage_sees_only_the_accounts_own_live_slots() {

@@ -3,6 +3,7 @@
 
 use alloy_primitives::{Address, B256, U256};
 use gigagas_storage::{AccountRecord, BlockCommit, Storage, HEADERS, RECEIPTS};
+use gigagas_storage_api::{BlockNumReader, BlockWriter};
 use std::{
     path::Path,
     process::{Command, Stdio},
@@ -37,7 +38,7 @@ fn commit(storage: &Storage, n: u64) {
 /// Checks the store is exactly blocks 0..=head, and returns head.
 fn check_consistent(dir: &Path) -> u64 {
     let storage = Storage::open(dir).unwrap();
-    let (head, hash) = storage.head().unwrap().expect("at least one block committed");
+    let (head, hash) = storage.best_block().unwrap().expect("at least one block committed");
     assert_eq!(hash, B256::with_last_byte(head as u8));
     let account = storage.account(&ACCOUNT).unwrap().unwrap();
     assert_eq!(account.nonce, head, "account written by the head block");
@@ -56,7 +57,7 @@ fn killed_import_reopens_at_last_committed_block() {
     if let Some(dir) = std::env::var_os(CHILD_ENV) {
         // The child: import forever from wherever the store stands.
         let storage = Storage::open(Path::new(&dir)).unwrap();
-        let mut n = storage.head().unwrap().map_or(0, |(n, _)| n + 1);
+        let mut n = storage.best_block().unwrap().map_or(0, |(n, _)| n + 1);
         loop {
             commit(&storage, n);
             n += 1;

@@ -1,11 +1,12 @@
-//! The state under one stored state root, read through the trie nodes (the store keeps every
-//! node, so every stored block's state can be read, as in an archive node).
+//! State providers: the state under one stored state root ([`TrieState`]), read through the
+//! trie nodes (the store keeps every node, so every stored block's state can be read, as in an
+//! archive node); the latest state is the store's flat state itself ([`StateProvider`]).
 
+use crate::StateProvider;
 use alloy_primitives::{keccak256, Address, B256, U256};
 use alloy_rlp::Decodable;
 use alloy_trie::{Nibbles, TrieAccount, EMPTY_ROOT_HASH};
 use gigagas_state::{StateError, StateSource};
-use gigagas_storage::Storage;
 use gigagas_trie::{Trie, TrieError};
 use revm::state::{AccountInfo, Bytecode};
 use std::sync::Arc;
@@ -16,7 +17,7 @@ use std::sync::Arc;
 #[derive(Debug)]
 pub struct TrieState {
     /// The store holding the nodes.
-    pub store: Arc<Storage>,
+    pub store: Arc<dyn StateProvider>,
     /// The state root.
     pub root: B256,
 }

@@ -1,0 +1,190 @@
+//! Serving peers' sync requests from the store, on a task of its own (reth's
+//! `EthRequestHandler`), so that store reads never run on the swarm's event loop.
+//!
+//! Flow: the swarm's loop hands each inbound request, with its response channel, to the
+//! handler's bounded queue ([`RequestQueue::offer`]; a full queue sheds the request, which the
+//! peer sees fail) and goes on; the handler task reads the store on a blocking thread
+//! ([`EthRequestHandler::on_request`]), caps the answer at the protocol's limits
+//! ([`MAX_HEADERS`], [`MAX_BODIES`], and [`SOFT_RESPONSE_LIMIT`] bytes, as eth/69's soft
+//! limit), and sends it back to the loop, which writes it to the peer. A read that fails leaves
+//! the request unanswered (the peer asks another) rather than answering it short.
+
+use crate::sync::{ChainStatus, SyncRequest, SyncResponse, ETH_VERSION, MAX_BODIES, MAX_HEADERS};
+use alloy_consensus::{BlockBody, Header, TxEnvelope};
+use alloy_eips::eip1898::HashOrNumber;
+use alloy_primitives::B256;
+use alloy_rlp::Encodable;
+use gigagas_bal::BlockAccessList;
+use gigagas_storage_api::{ChainReader, ProviderError};
+use libp2p::{request_response::ResponseChannel, PeerId};
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+/// Bytes after which an answer stops growing (the item that crosses it is the last one), as
+/// devp2p eth's soft response limit (2 MiB).
+pub const SOFT_RESPONSE_LIMIT: usize = 2 * 1024 * 1024;
+
+/// Requests waiting for the handler at most; more are shed (unanswered).
+pub const MAX_QUEUED_REQUESTS: usize = 256;
+
+/// Answers sync requests from a store holding a chain with network id `network_id` and genesis
+/// `genesis`.
+#[derive(Debug, Clone)]
+pub struct EthRequestHandler {
+    provider: Arc<dyn ChainReader>,
+    network_id: u64,
+    genesis: B256,
+}
+
+impl EthRequestHandler {
+    /// A handler serving from `provider`, whose chain has id `network_id` and genesis block
+    /// hash `genesis`.
+    pub fn new(provider: Arc<dyn ChainReader>, network_id: u64, genesis: B256) -> Self {
+        Self { provider, network_id, genesis }
+    }
+
+    /// The answer to `request`, within the limits: a prefix of what was asked, ending at the
+    /// first block the store does not hold (a missing BAL is `None` in its place).
+    ///
+    /// # Errors
+    /// [`ProviderError`] when a read fails: then there is no answer at all.
+    pub fn on_request(&self, request: SyncRequest) -> Result<SyncResponse, ProviderError> {
+        Ok(match request {
+            SyncRequest::Status => SyncResponse::Status(self.status()?),
+            SyncRequest::GetBlockHeaders { start, limit, skip, reverse } => {
+                SyncResponse::BlockHeaders(self.headers(start, limit, skip, reverse)?)
+            }
+            SyncRequest::GetBlockBodies(hashes) => SyncResponse::BlockBodies(self.bodies(&hashes)?),
+            SyncRequest::GetBlockAccessLists(hashes) => {
+                SyncResponse::BlockAccessLists(self.access_lists(&hashes)?)
+            }
+        })
+    }
+
+    fn status(&self) -> Result<Option<ChainStatus>, ProviderError> {
+        let Some((latest, latest_hash)) = self.provider.best_block()? else { return Ok(None) };
+        Ok(Some(ChainStatus {
+            version: ETH_VERSION,
+            network_id: self.network_id,
+            genesis: self.genesis,
+            earliest: 0,
+            latest,
+            latest_hash,
+        }))
+    }
+
+    fn headers(
+        &self,
+        start: HashOrNumber,
+        limit: u64,
+        skip: u64,
+        reverse: bool,
+    ) -> Result<Vec<Header>, ProviderError> {
+        let Some(mut number) = (match start {
+            HashOrNumber::Number(n) => Some(n),
+            HashOrNumber::Hash(h) => self.provider.block_number(&h)?,
+        }) else {
+            return Ok(Vec::new());
+        };
+        let step = skip.saturating_add(1);
+        let mut out = Vec::new();
+        let mut bytes = 0;
+        while (out.len() as u64) < limit.min(MAX_HEADERS) && bytes < SOFT_RESPONSE_LIMIT {
+            let Some(header) = self.provider.header_by_number(number)? else { break };
+            bytes += header.length();
+            out.push(header);
+            number = match if reverse { number.checked_sub(step) } else { number.checked_add(step) }
+            {
+                Some(n) => n,
+                None => break,
+            };
+        }
+        Ok(out)
+    }
+
+    fn bodies(&self, hashes: &[B256]) -> Result<Vec<BlockBody<TxEnvelope>>, ProviderError> {
+        let mut out = Vec::new();
+        let mut bytes = 0;
+        for hash in hashes.iter().take(MAX_BODIES) {
+            if bytes >= SOFT_RESPONSE_LIMIT {
+                break;
+            }
+            let Some(number) = self.provider.block_number(hash)? else { break };
+            let Some(body) = self.provider.body_by_number(number)? else { break };
+            bytes += body.length();
+            out.push(body);
+        }
+        Ok(out)
+    }
+
+    fn access_lists(&self, hashes: &[B256]) -> Result<Vec<Option<BlockAccessList>>, ProviderError> {
+        let mut out = Vec::new();
+        let mut bytes = 0;
+        for hash in hashes.iter().take(MAX_BODIES) {
+            if bytes >= SOFT_RESPONSE_LIMIT {
+                break;
+            }
+            let bal = match self.provider.block_number(hash)? {
+                Some(number) => self.provider.block_access_list(number)?,
+                None => None,
+            };
+            bytes += bal.as_ref().map_or(1, |b| b.length());
+            out.push(bal);
+        }
+        Ok(out)
+    }
+}
+
+/// An inbound request on its way to the handler.
+pub(crate) struct IncomingRequest {
+    pub(crate) peer: PeerId,
+    pub(crate) request: SyncRequest,
+    pub(crate) channel: ResponseChannel<SyncResponse>,
+}
+
+/// A request the handler is done with, back to the swarm's loop to be written.
+pub(crate) struct ServedRequest {
+    pub(crate) peer: PeerId,
+    pub(crate) channel: ResponseChannel<SyncResponse>,
+    pub(crate) response: Result<SyncResponse, ProviderError>,
+}
+
+/// The swarm loop's side of the handler: a bounded queue of inbound requests.
+pub(crate) struct RequestQueue(mpsc::Sender<IncomingRequest>);
+
+impl RequestQueue {
+    /// Queues `request`; `false` when the queue is full or the handler gone (the request is
+    /// dropped, so the peer's request fails).
+    pub(crate) fn offer(&self, request: IncomingRequest) -> bool {
+        self.0.try_send(request).is_ok()
+    }
+}
+
+/// Starts the handler task (a critical task `net-requests` with `tasks`); returns the queue
+/// requests go to, answers coming back on `served`.
+pub(crate) fn spawn(
+    handler: EthRequestHandler,
+    served: mpsc::UnboundedSender<ServedRequest>,
+    tasks: Option<&gigagas_tasks::TaskExecutor>,
+) -> RequestQueue {
+    let (tx, mut rx) = mpsc::channel::<IncomingRequest>(MAX_QUEUED_REQUESTS);
+    let run = async move {
+        while let Some(IncomingRequest { peer, request, channel }) = rx.recv().await {
+            let handler = handler.clone();
+            let response =
+                match tokio::task::spawn_blocking(move || handler.on_request(request)).await {
+                    Ok(response) => response,
+                    Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+                    Err(_) => return, // the runtime is shutting down
+                };
+            if served.send(ServedRequest { peer, channel, response }).is_err() {
+                return;
+            }
+        }
+    };
+    match tasks {
+        Some(tasks) => drop(tasks.spawn_critical("net-requests", run)),
+        None => drop(tokio::spawn(run)),
+    }
+    RequestQueue(tx)
+}

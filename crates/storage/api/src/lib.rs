@@ -1,0 +1,77 @@
+//! gigagas's storage API (reth's `storage-api`): the traits through which the engine, JSON-RPC,
+//! the network's request handling and the tools read and write the chain, whatever store is
+//! behind them (today RocksDB, `gigagas-storage`).
+//!
+//! - [`block`]: readers of the canonical chain — numbers and hashes, headers, bodies,
+//!   transactions' places, receipts, BALs;
+//! - [`state`]: the latest state is a [`StateProvider`] (the store's flat state, with its trie
+//!   nodes), the state of any stored block a [`TrieState`] under that block's root
+//!   ([`state_by_block_number`]);
+//! - [`writer`]: a block's atomic commit, an unwind, flat state and metadata writes;
+//! - [`ProviderError`]: the one error, an internal fault, never a shorter answer.
+//!
+//! [`ChainReader`] gathers the block readers (what the network serves from), [`FullReader`]
+//! every reader (what RPC holds), [`FullProvider`] adds the writers (what the engine's
+//! persistence and the file import hold). Each is implemented for every type that implements
+//! its parts.
+
+pub mod block;
+mod error;
+pub mod state;
+pub mod writer;
+
+pub use block::{
+    BlockAccessListReader, BlockHashReader, BlockNumReader, BlockReader, HeaderProvider,
+    ReceiptProvider, TransactionsProvider,
+};
+pub use error::{ProviderError, ProviderResult};
+pub use state::{TrieReadError, TrieState};
+pub use writer::{
+    AccountRecord, BlockCommit, BlockWriter, MetadataProvider, StateWriter, UnwoundBlock,
+};
+
+use gigagas_state::StateSource;
+use gigagas_trie::NodeSource;
+use std::{fmt::Debug, sync::Arc};
+
+/// The latest state of a store: its flat accounts, slots and codes ([`StateSource`], what the
+/// executor reads through a pre-state) and the trie nodes under its roots ([`NodeSource`], what
+/// the state-root stage and [`TrieState`] walk).
+pub trait StateProvider: StateSource + NodeSource + Debug + Send + Sync {}
+
+impl<T: StateSource + NodeSource + Debug + Send + Sync> StateProvider for T {}
+
+/// The canonical chain's blocks: headers, bodies and BALs by number or hash (what a network
+/// serves its peers).
+pub trait ChainReader: BlockReader + BlockAccessListReader + Debug + Send + Sync {}
+
+impl<T: BlockReader + BlockAccessListReader + Debug + Send + Sync> ChainReader for T {}
+
+/// Every reader of a store: the canonical chain and its state.
+pub trait FullReader:
+    ChainReader + BlockHashReader + TransactionsProvider + ReceiptProvider + StateProvider
+{
+}
+
+impl<T> FullReader for T where
+    T: ChainReader + BlockHashReader + TransactionsProvider + ReceiptProvider + StateProvider
+{
+}
+
+/// Every reader and writer of a store.
+pub trait FullProvider: FullReader + BlockWriter + StateWriter + MetadataProvider {}
+
+impl<T: FullReader + BlockWriter + StateWriter + MetadataProvider> FullProvider for T {}
+
+/// The state after canonical block `number`: a [`TrieState`] under its header's state root;
+/// `None` when the block is not held.
+///
+/// # Errors
+/// [`ProviderError`] when the header cannot be read.
+pub fn state_by_block_number(
+    provider: Arc<dyn FullReader>,
+    number: u64,
+) -> ProviderResult<Option<TrieState>> {
+    let Some(header) = provider.header_by_number(number)? else { return Ok(None) };
+    Ok(Some(TrieState { store: provider, root: header.state_root }))
+}

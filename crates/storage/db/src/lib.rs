@@ -1,0 +1,68 @@
+//! gigagas storage on RocksDB: the implementation of `gigagas-storage-api`'s readers and
+//! writers.
+//!
+//! One column family per table ([`tables`]: flat accounts, flat storage, bytecodes, headers,
+//! bodies, receipts, BALs, trie nodes, meta, lookups by hash), values laid out by [`codecs`].
+//! Every block is committed in **one atomic write batch** together with the head pointer
+//! ([`writer`]), so a process killed at any moment reopens at the last block whose batch was
+//! written, with nothing of a later block visible (RocksDB's write-ahead log replays whole
+//! batches only). Blocks must be committed in order: `number == head + 1`. Reads ([`reader`])
+//! answer `None` for what is not stored and an error for a read that failed.
+
+pub mod codecs;
+mod reader;
+pub mod tables;
+mod writer;
+
+pub use gigagas_storage_api::{
+    AccountRecord, BlockAccessListReader, BlockCommit, BlockHashReader, BlockNumReader,
+    BlockReader, BlockWriter, ChainReader, FullProvider, FullReader, HeaderProvider,
+    MetadataProvider, ProviderError, ProviderResult, ReceiptProvider, StateProvider, StateWriter,
+    TransactionsProvider, TrieState, UnwoundBlock,
+};
+pub use tables::*;
+
+use rocksdb::{ColumnFamilyDescriptor, Options, DB};
+use std::path::{Path, PathBuf};
+
+/// The RocksDB store.
+#[derive(Debug)]
+pub struct Storage {
+    db: DB,
+    path: PathBuf,
+}
+
+impl Storage {
+    /// Opens (or creates) the store in `path`, with all column families.
+    ///
+    /// # Errors
+    /// [`ProviderError::Database`] when RocksDB cannot open it.
+    pub fn open(path: &Path) -> Result<Self, ProviderError> {
+        let mut options = Options::default();
+        options.create_if_missing(true);
+        options.create_missing_column_families(true);
+        let families = COLUMN_FAMILIES
+            .iter()
+            .map(|name| ColumnFamilyDescriptor::new(*name, Options::default()));
+        let db = DB::open_cf_descriptors(&options, path, families)
+            .map_err(|e| database_error(path, "open", e))?;
+        Ok(Self { db, path: path.to_path_buf() })
+    }
+
+    fn cf(&self, name: &'static str) -> &rocksdb::ColumnFamily {
+        // Every family in COLUMN_FAMILIES is created by `open`.
+        self.db.cf_handle(name).expect("column family created by Storage::open")
+    }
+
+    fn db_err(&self, what: &'static str) -> impl FnOnce(rocksdb::Error) -> ProviderError + '_ {
+        move |source| database_error(&self.path, what, source)
+    }
+
+    fn get(&self, table: &'static str, key: &[u8]) -> Result<Option<Vec<u8>>, ProviderError> {
+        self.db.get_cf(self.cf(table), key).map_err(self.db_err("read"))
+    }
+}
+
+fn database_error(path: &Path, what: &'static str, source: rocksdb::Error) -> ProviderError {
+    ProviderError::Database { location: path.display().to_string(), what, source: Box::new(source) }
+}

@@ -1,0 +1,255 @@
+//! Reads: the flat state (one key, or many in one batched multi-get), trie nodes, and the
+//! block tables behind the storage API's readers; [`StateSource`] over the flat state for the
+//! executor's pre-state.
+
+use crate::{
+    codecs::{
+        decode_account, decode_head, decode_number, decode_rlp, decode_slot, decode_tx_location,
+        storage_key, storage_range_end,
+    },
+    tables::*,
+    Storage,
+};
+use alloy_consensus::{BlockBody, Header, ReceiptEnvelope, TxEnvelope};
+use alloy_eip7928::AccountChanges;
+use alloy_primitives::{Address, B256, U256};
+use gigagas_state::{StateError, StateSource};
+use gigagas_storage_api::{
+    AccountRecord, BlockAccessListReader, BlockHashReader, BlockNumReader, BlockReader,
+    HeaderProvider, ProviderError, ProviderResult, ReceiptProvider, TransactionsProvider,
+};
+use revm::state::{AccountInfo, Bytecode};
+
+impl Storage {
+    /// The account at `address`, `None` if it does not exist.
+    ///
+    /// # Errors
+    /// [`ProviderError::Database`], or [`ProviderError::Corrupt`] for a malformed record.
+    pub fn account(&self, address: &Address) -> ProviderResult<Option<AccountRecord>> {
+        let Some(bytes) = self.get(ACCOUNTS, address.as_slice())? else { return Ok(None) };
+        decode_account(ACCOUNTS, address, &bytes).map(Some)
+    }
+
+    /// The value of `slot` of `address` (zero when absent).
+    ///
+    /// # Errors
+    /// [`ProviderError::Database`], or [`ProviderError::Corrupt`] for a malformed value.
+    pub fn storage(&self, address: &Address, slot: &U256) -> ProviderResult<U256> {
+        let Some(bytes) = self.get(STORAGE, &storage_key(address, slot))? else {
+            return Ok(U256::ZERO);
+        };
+        decode_slot(STORAGE, address, slot, &bytes)
+    }
+
+    /// Whether `address` holds any storage slot (a prefix seek in the storage table; slots
+    /// are stored only while non-zero). EIP-7610 asks it of a creation's target.
+    ///
+    /// # Errors
+    /// [`ProviderError::Database`].
+    pub fn has_storage(&self, address: &Address) -> ProviderResult<bool> {
+        let mut options = rocksdb::ReadOptions::default();
+        options.set_iterate_upper_bound(storage_range_end(address).to_vec());
+        let mut iter = self.db.raw_iterator_cf_opt(self.cf(STORAGE), options);
+        iter.seek(storage_key(address, &U256::ZERO));
+        if iter.valid() {
+            return Ok(true);
+        }
+        iter.status().map_err(self.db_err("seek storage"))?;
+        Ok(false)
+    }
+
+    /// Contract code by hash.
+    ///
+    /// # Errors
+    /// [`ProviderError::Database`].
+    pub fn bytecode(&self, hash: &B256) -> ProviderResult<Option<Vec<u8>>> {
+        self.get(BYTECODES, hash.as_slice())
+    }
+
+    /// Many accounts in one batched RocksDB multi-get ([`Storage::slots`]), in the order asked.
+    ///
+    /// # Errors
+    /// [`ProviderError::Database`], or [`ProviderError::Corrupt`] for a malformed record.
+    pub fn accounts(&self, addresses: &[Address]) -> ProviderResult<Vec<Option<AccountRecord>>> {
+        let cf = self.cf(ACCOUNTS);
+        self.db
+            .batched_multi_get_cf(&cf, addresses.iter().map(|a| a.as_slice()), false)
+            .into_iter()
+            .zip(addresses)
+            .map(|(r, address)| match r.map_err(self.db_err("multi-get accounts"))? {
+                Some(bytes) => decode_account(ACCOUNTS, address, &bytes).map(Some),
+                None => Ok(None),
+            })
+            .collect()
+    }
+
+    /// Many slots in one RocksDB multi-get, in the order asked (zero when absent). The batched
+    /// form (RocksDB's array `MultiGet`: keys sorted once, each SST block read once for all its
+    /// keys, values pinned rather than copied), not the per-key loop of the vector form.
+    ///
+    /// # Errors
+    /// [`ProviderError::Database`], or [`ProviderError::Corrupt`] for a malformed value.
+    pub fn slots(&self, keys: &[(Address, U256)]) -> ProviderResult<Vec<U256>> {
+        let cf = self.cf(STORAGE);
+        let raw: Vec<[u8; 52]> = keys.iter().map(|(a, s)| storage_key(a, s)).collect();
+        self.db
+            .batched_multi_get_cf(&cf, raw.iter().map(|k| &k[..]), false)
+            .into_iter()
+            .zip(keys)
+            .map(|(r, (address, slot))| match r.map_err(self.db_err("multi-get storage"))? {
+                Some(bytes) => decode_slot(STORAGE, address, slot, &bytes),
+                None => Ok(U256::ZERO),
+            })
+            .collect()
+    }
+
+    /// A trie node by its keccak256.
+    ///
+    /// # Errors
+    /// [`ProviderError::Database`].
+    pub fn trie_node(&self, hash: &B256) -> ProviderResult<Option<Vec<u8>>> {
+        self.get(TRIE_NODES, hash.as_slice())
+    }
+
+    /// A block table's raw entry (`HEADERS`, `BODIES`, `RECEIPTS` or `BALS`) for block
+    /// `number`.
+    ///
+    /// # Errors
+    /// [`ProviderError::Database`].
+    pub fn block_entry(&self, table: &'static str, number: u64) -> ProviderResult<Option<Vec<u8>>> {
+        self.get(table, &number.to_be_bytes())
+    }
+
+    /// The entry of block `number` in `table`, decoded from its RLP.
+    fn block_decoded<T: alloy_rlp::Decodable>(
+        &self,
+        table: &'static str,
+        number: u64,
+    ) -> ProviderResult<Option<T>> {
+        self.block_entry(table, number)?.map(|rlp| decode_rlp(table, number, &rlp)).transpose()
+    }
+}
+
+impl BlockNumReader for Storage {
+    fn best_block(&self) -> ProviderResult<Option<(u64, B256)>> {
+        self.get(META, HEAD_KEY)?.map(|bytes| decode_head(&bytes)).transpose()
+    }
+
+    fn block_number(&self, hash: &B256) -> ProviderResult<Option<u64>> {
+        self.get(BLOCK_NUMBERS, hash.as_slice())?
+            .map(|bytes| decode_number(BLOCK_NUMBERS, hash, &bytes))
+            .transpose()
+    }
+}
+
+impl BlockHashReader for Storage {
+    fn block_hash(&self, number: u64) -> ProviderResult<Option<B256>> {
+        Ok(self.block_entry(HEADERS, number)?.map(|rlp| alloy_primitives::keccak256(&rlp)))
+    }
+}
+
+impl HeaderProvider for Storage {
+    fn header_by_number(&self, number: u64) -> ProviderResult<Option<Header>> {
+        self.block_decoded(HEADERS, number)
+    }
+}
+
+impl BlockReader for Storage {
+    fn body_by_number(&self, number: u64) -> ProviderResult<Option<BlockBody<TxEnvelope>>> {
+        self.block_decoded(BODIES, number)
+    }
+}
+
+impl TransactionsProvider for Storage {
+    fn transaction_location(&self, hash: &B256) -> ProviderResult<Option<(u64, u32)>> {
+        self.get(TX_LOOKUP, hash.as_slice())?
+            .map(|bytes| decode_tx_location(TX_LOOKUP, hash, &bytes))
+            .transpose()
+    }
+}
+
+impl ReceiptProvider for Storage {
+    fn receipts_by_number(&self, number: u64) -> ProviderResult<Option<Vec<ReceiptEnvelope>>> {
+        self.block_decoded(RECEIPTS, number)
+    }
+}
+
+impl BlockAccessListReader for Storage {
+    fn block_access_list(&self, number: u64) -> ProviderResult<Option<Vec<AccountChanges>>> {
+        self.block_decoded(BALS, number)
+    }
+}
+
+impl gigagas_trie::NodeSource for Storage {
+    fn node(
+        &self,
+        hash: &B256,
+    ) -> Result<Option<alloy_primitives::Bytes>, gigagas_trie::NodeSourceError> {
+        self.trie_node(hash)
+            .map(|n| n.map(Into::into))
+            .map_err(|e| std::sync::Arc::new(e) as gigagas_trie::NodeSourceError)
+    }
+}
+
+fn state_err(e: ProviderError) -> StateError {
+    StateError::from_source(e)
+}
+
+fn info(record: AccountRecord) -> AccountInfo {
+    AccountInfo {
+        balance: record.balance,
+        nonce: record.nonce,
+        code_hash: record.code_hash,
+        code: None,
+        ..Default::default()
+    }
+}
+
+/// The flat state as of the head block, for a backed [`gigagas_state::PreState`]. Reads go to
+/// RocksDB (its block cache, then the files); the pre-state's own cache keeps each value once
+/// read, shared by every worker of the block.
+impl StateSource for Storage {
+    fn account(&self, address: &Address) -> Result<Option<AccountInfo>, StateError> {
+        Ok(Storage::account(self, address).map_err(state_err)?.map(info))
+    }
+
+    fn storage(&self, address: &Address, slot: &U256) -> Result<U256, StateError> {
+        Storage::storage(self, address, slot).map_err(state_err)
+    }
+
+    fn code(&self, hash: &B256) -> Result<Option<Bytecode>, StateError> {
+        Ok(self.bytecode(hash).map_err(state_err)?.map(|b| Bytecode::new_raw(b.into())))
+    }
+
+    fn block_hash(&self, number: u64) -> Result<Option<B256>, StateError> {
+        BlockHashReader::block_hash(self, number).map_err(state_err)
+    }
+
+    fn has_storage(&self, address: &Address) -> Result<bool, StateError> {
+        Storage::has_storage(self, address).map_err(state_err)
+    }
+
+    fn accounts(&self, addresses: &[Address]) -> Result<Vec<Option<AccountInfo>>, StateError> {
+        Ok(Storage::accounts(self, addresses)
+            .map_err(state_err)?
+            .into_iter()
+            .map(|r| r.map(info))
+            .collect())
+    }
+
+    fn slots(&self, keys: &[(Address, U256)]) -> Result<Vec<U256>, StateError> {
+        Storage::slots(self, keys).map_err(state_err)
+    }
+
+    fn codes(&self, hashes: &[B256]) -> Result<Vec<Option<Bytecode>>, StateError> {
+        let cf = self.cf(BYTECODES);
+        self.db
+            .batched_multi_get_cf(&cf, hashes.iter().map(|h| h.as_slice()), false)
+            .into_iter()
+            .map(|r| {
+                r.map(|code| code.map(|c| Bytecode::new_raw(c.to_vec().into())))
+                    .map_err(|e| state_err(self.db_err("multi_get bytecodes")(e)))
+            })
+            .collect()
+    }
+}

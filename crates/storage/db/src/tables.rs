@@ -1,0 +1,47 @@
+//! The tables (RocksDB column families) and their keys.
+//!
+//! Keys: block tables by the 8-byte big-endian block number; accounts by address (20 bytes);
+//! storage by address ‖ slot (20 + 32 bytes, slot big-endian, so one account's slots are
+//! contiguous and a whole account's storage is one range); bytecodes by code hash.
+
+/// Column family names, in the order they are created.
+pub const COLUMN_FAMILIES: [&str; 11] = [
+    ACCOUNTS,
+    STORAGE,
+    BYTECODES,
+    HEADERS,
+    BODIES,
+    RECEIPTS,
+    BALS,
+    TRIE_NODES,
+    META,
+    BLOCK_NUMBERS,
+    TX_LOOKUP,
+];
+/// Block hash → block number (8 bytes big-endian), for lookups by hash (JSON-RPC).
+pub const BLOCK_NUMBERS: &str = "block_numbers";
+/// Transaction hash → block number (8 bytes big-endian) ‖ index in the block (4 bytes
+/// big-endian), for lookups by transaction hash (JSON-RPC).
+pub const TX_LOOKUP: &str = "tx_lookup";
+/// Flat accounts: address → an account record (72 bytes, [`crate::codecs::encode_account`]).
+pub const ACCOUNTS: &str = "accounts";
+/// Flat storage: address ‖ slot → value (32 bytes big-endian); zero values are not stored.
+pub const STORAGE: &str = "storage";
+/// Contract code: code hash → bytes.
+pub const BYTECODES: &str = "bytecodes";
+/// Block headers: number → RLP.
+pub const HEADERS: &str = "headers";
+/// Block bodies: number → RLP.
+pub const BODIES: &str = "bodies";
+/// Receipts: number → RLP of the block's receipts.
+pub const RECEIPTS: &str = "receipts";
+/// EIP-7928 block access lists: number → RLP.
+pub const BALS: &str = "bals";
+/// State trie nodes (account trie and storage tries) for the state-root stage: keccak256 of a
+/// node → its RLP. Content-addressed, so nodes of all tries and of every block share one table
+/// (nodes no longer referenced are kept: no pruning yet).
+pub const TRIE_NODES: &str = "trie_nodes";
+/// Meta: the head pointer.
+pub const META: &str = "meta";
+
+pub(crate) const HEAD_KEY: &[u8] = b"head";
