@@ -22,16 +22,11 @@ Usage: python3 testing/devnet.py [--gigagas target/release/gigagas] [--blocks 20
 
 import argparse
 import json
-import os
-import re
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
-import threading
 import time
-import urllib.request
+
+from gigagas_testing import GigagasNode, metric
 
 try:
     from eth_account import Account
@@ -55,77 +50,11 @@ EMPTY_BAL_HASH = "0x1dcc4de8dec75d7aab85b567b6ccd41ad312451b948a7413f0a142fd40d4
 GWEI = 10**9
 
 
-class Node:
-    """A gigagas node process and its JSON-RPC endpoint."""
-
-    def __init__(self, gigagas, datadir, extra):
-        self.metrics_port = free_port()
-        cmd = [gigagas, "node", "--datadir", datadir, "--port", "0", "--addr", "127.0.0.1", "--http.port", "0",
-               "--authrpc.port", "0", "--metrics", f"127.0.0.1:{self.metrics_port}"] + extra
-        self.proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
-        first = self.proc.stderr.readline()
-        m = re.search(r"JSON-RPC (http://\S+);", first)
-        if not m:
-            raise SystemExit(f"node did not start: {first}{self.proc.stderr.read()}")
-        self.url = m.group(1)
-        self.log = [first]
-        threading.Thread(target=self._drain, daemon=True).start()
-        self.id = 0
-
-    def _drain(self):
-        for line in self.proc.stderr:
-            self.log.append(line)
-
-    def rpc(self, method, *params):
-        self.id += 1
-        return json_rpc(self.url, method, params, self.id)
-
-    def metrics(self):
-        url = f"http://127.0.0.1:{self.metrics_port}/metrics"
-        with urllib.request.urlopen(url, timeout=10) as r:
-            return r.read().decode()
-
-    def kill(self, sig=signal.SIGKILL):
-        self.proc.send_signal(sig)
-        self.proc.wait(timeout=30)
-
-
-def json_rpc(url, method, params, id=1):
-    """The result of one JSON-RPC call; RuntimeError naming the method on an error answer."""
-    body = json.dumps({"jsonrpc": "2.0", "id": id, "method": method,
-                       "params": list(params)}).encode()
-    req = urllib.request.Request(url, body, {"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=30) as r:
-        answer = json.load(r)
-    if "error" in answer:
-        raise RuntimeError(f"{method}: {answer['error']}")
-    return answer["result"]
-
-
-_PORTS_GIVEN = set()
-
-
-def free_port():
-    """A free TCP port on loopback, never one this process was given before: the OS may hand
-    a port that was just released out again, and two services of one devnet would collide."""
-    while True:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        if port not in _PORTS_GIVEN:
-            _PORTS_GIVEN.add(port)
-            return port
-
-
-def metric(text, name, labels=""):
-    """The value of a Prometheus sample `name{labels}` (0 when absent)."""
-    total = 0.0
-    for line in text.splitlines():
-        if line.startswith(name) and labels in line and not line.startswith("#"):
-            head, value = line.rsplit(" ", 1)
-            if head.split("{")[0] == name:
-                total += float(value)
-    return total
+def start_node(gigagas, datadir, extra):
+    """A gigagas node for the devnets (gigagas_testing.GigagasNode): p2p on a free loopback
+    port, Prometheus metrics on, `extra` flags."""
+    return GigagasNode(gigagas, datadir, ["--port", "0", "--addr", "127.0.0.1"] + extra,
+                       metrics=True)
 
 
 class Sender:
@@ -173,7 +102,7 @@ def main():
 
     datadir = tempfile.mkdtemp(prefix="gigagas-devnet-")
     start = time.time()
-    node = Node(args.gigagas, datadir, ["--dev", "--dev.block-time", str(args.block_time)])
+    node = start_node(args.gigagas, datadir, ["--dev", "--dev.block-time", str(args.block_time)])
     failures = []
     try:
         funded = [Sender(k) for k in FUNDED_KEYS]
@@ -244,7 +173,7 @@ def main():
 
         # SIGKILL, restart on the same datadir: nothing committed is lost.
         node.kill()
-        node = Node(args.gigagas, datadir, [])
+        node = start_node(args.gigagas, datadir, [])
         after = int(node.rpc("eth_blockNumber"), 16)
         if after < int(finalized["number"], 16):
             failures.append(f"after SIGKILL the head is {after}, finalized was {finalized['number']}")
@@ -274,8 +203,7 @@ def main():
                 print(f"{k:28} {v}")
             print("devnet: OK" if not failures else "devnet: FAILED")
     finally:
-        if node.proc.poll() is None:
-            node.kill(signal.SIGTERM)
+        node.stop()
     return 0 if not failures else 1
 
 

@@ -44,7 +44,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from devnet import FUNDED_KEYS, INIT, Node, Sender, metric, to_checksum_address  # noqa: E402
+from devnet import FUNDED_KEYS, INIT, Sender, metric, start_node, to_checksum_address  # noqa: E402
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -97,7 +97,7 @@ def gen_chain(args):
     os.environ["RUST_LOG"] = "warn"
     work = tempfile.mkdtemp(prefix="gigagas-genchain-")
     genesis = genesis_file(work, args.gas_limit)
-    node = Node(args.gigagas, os.path.join(work, "node"),
+    node = start_node(args.gigagas, os.path.join(work, "node"),
                 ["--dev", "--dev.block-time", str(args.block_time), "--chain", genesis,
                  "--disable-network"])
     try:
@@ -169,17 +169,15 @@ def run_protocol(args, protocol):
         if os.path.exists(genesis):
             chain = ["--chain", genesis]
         replay = ["--dev.replay", args.replay]
-    proposer = Node(args.gigagas, os.path.join(work, "node0"),
+    proposer = start_node(args.gigagas, os.path.join(work, "node0"),
                     ["--dev", "--dev.block-time", str(args.block_time)] + chain + replay + [
                      "--dev.min-peers", str(min(8, args.nodes - 1)),
                      "--gossip.signer-key", os.path.join(work, "bls-seed")] + common)
-    banner = proposer.log[0]
-    p2p = re.search(r"; p2p (\S+?)(;|$)", banner).group(1)
-    key = re.search(r"proposer (0x[0-9a-f]+)", banner).group(1)
+    p2p, key = proposer.p2p, proposer.proposer
     nodes = [proposer]
     try:
         for i in range(1, args.nodes):
-            nodes.append(Node(args.gigagas, os.path.join(work, f"node{i}"),
+            nodes.append(start_node(args.gigagas, os.path.join(work, f"node{i}"),
                               chain + ["--dev.follow", "--gossip.proposer", key,
                                        "--bootnodes", p2p] + common))
         # Peers: every node connected to at least min(D, N-1) others, or 30 s.
@@ -218,7 +216,7 @@ def run_protocol(args, protocol):
                 nodes[killed].kill()
                 killed_at = time.time()
             if killed is not None and killed >= 0 and number >= start + 2 * blocks // 3:
-                nodes[killed] = Node(args.gigagas, os.path.join(work, f"node{killed}"), follow_args)
+                nodes[killed] = start_node(args.gigagas, os.path.join(work, f"node{killed}"), follow_args)
                 killed = -1
             if time.time() > deadline:
                 raise RuntimeError("the proposer did not build the blocks in time")
@@ -243,7 +241,7 @@ def run_protocol(args, protocol):
             time.sleep(0.1 if args.replay else args.block_time if args.calldata_txs else args.block_time / 2)
         if args.late_joiner:
             # A node from scratch, after the fact: it must reach the head by itself.
-            nodes.append(Node(args.gigagas, os.path.join(work, "late"), follow_args))
+            nodes.append(start_node(args.gigagas, os.path.join(work, "late"), follow_args))
             time.sleep(args.block_time * 3)
         head = int(proposer.rpc("eth_blockNumber"), 16)
         want_block = proposer.rpc("eth_getBlockByNumber", hex(head), False)

@@ -57,7 +57,8 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from devnet import CHAIN_ID, FUNDED_KEYS, GWEI, INIT, free_port, json_rpc  # noqa: E402
+from devnet import CHAIN_ID, FUNDED_KEYS, GWEI, INIT  # noqa: E402
+from gigagas_testing import GigagasNode, free_port, json_rpc  # noqa: E402
 
 try:
     import ckzg
@@ -442,13 +443,17 @@ def main():
         gigagas_p2p, beacon_p2p = free_port(), free_port()
 
         def start_gigagas(name, datadir="gigagas", ports=None, bootnodes=None):
+            """gigagas on `datadir`, ready (its ready file written), its log in NAME.log."""
             h, a, m, port = ports or (http, auth, metrics_port, gigagas_p2p)
-            return Process(name, [
-                args.gigagas, "node", "--datadir", os.path.join(work, datadir), "--chain", el_out,
-                "--http.port", str(h), "--authrpc.port", str(a), "--authrpc.jwtsecret", jwt,
-                "--port", str(port), "--gossip", "none", "--metrics", f"127.0.0.1:{m}",
-                *(["--bootnodes", bootnodes] if bootnodes else [])], work,
-                dict(os.environ, RUST_LOG="info") if args.verbose else None)
+            node = GigagasNode(
+                args.gigagas, os.path.join(work, datadir),
+                ["--chain", el_out, "--authrpc.jwtsecret", jwt, "--port", str(port),
+                 "--gossip", "none", *(["--bootnodes", bootnodes] if bootnodes else [])],
+                http_port=h, authrpc_port=a, metrics=f"127.0.0.1:{m}",
+                log_path=os.path.join(work, f"{name}.log"),
+                env=dict(os.environ, RUST_LOG="info") if args.verbose else None)
+            node.name = name
+            return node
 
         def start_beacon(name, clear, datadir="beacon", ports=None, extra=("--min-sync-peers", "0")):
             a, rpc, h, tcp = ports or (auth, rpc_port, beacon_http, beacon_p2p)
@@ -480,11 +485,10 @@ def main():
         def start_late_joiner():
             """A fresh gigagas peered with the first over the network layer, and a second beacon
             node peered with the first, checkpoint-synced from its finalized state."""
-            banner = re.search(r"; p2p (\S+?)(;|$)", gigagas.text(), re.M)
-            if not banner:
-                raise SystemExit(f"FAIL: gigagas printed no p2p address:\n{gigagas.text()[-2000:]}")
+            if not gigagas.p2p:
+                raise SystemExit(f"FAIL: gigagas has no p2p address:\n{gigagas.text()[-2000:]}")
             ports = (free_port(), free_port(), free_port(), free_port())
-            el = start_gigagas("gigagas-late", "gigagas-late", ports, banner.group(1))
+            el = start_gigagas("gigagas-late", "gigagas-late", ports, gigagas.p2p)
             # The first beacon node's peer id, as it logs it (its identity API answers 500
             # without discovery).
             ids = re.findall(r"Running node with peer id of (\w+)", beacon.text())
@@ -515,15 +519,8 @@ def main():
 
         gigagas = start_gigagas("gigagas")
         procs.append(gigagas)
-        eth = Rpc(f"http://127.0.0.1:{http}")
-        for _ in range(100):
-            try:
-                el_genesis = eth("eth_getBlockByNumber", "0x0", False)["hash"]
-                break
-            except Exception:  # noqa: BLE001 - not up yet
-                time.sleep(0.2)
-        else:
-            raise SystemExit(f"gigagas did not start:\n{gigagas.text()}")
+        eth = Rpc(gigagas.url)
+        el_genesis = eth("eth_getBlockByNumber", "0x0", False)["hash"]
         beacon = start_beacon("beacon-chain", True,
                               extra=("--min-sync-peers", "0",
                                      *(["--verbosity", "debug"] if args.verbose else [])))

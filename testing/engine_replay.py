@@ -40,73 +40,16 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "testing"))
-from devnet import free_port, json_rpc  # noqa: E402
+from gigagas_testing import GethNode, GigagasNode, json_rpc  # noqa: E402
 
 
-class Node:
-    """A gigagas node on a datadir, with its Engine API, JSON-RPC and metrics endpoints."""
-
-    def __init__(self, gigagas, datadir, flags):
-        self.metrics = f"127.0.0.1:{free_port()}"
-        cmd = [gigagas, "node", "--datadir", datadir, "--disable-network", "--http.port", "0",
-               "--authrpc.port", "0", "--metrics", self.metrics] + flags
-        self.proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
-        first = self.proc.stderr.readline()
-        m = re.search(r"JSON-RPC (http://\S+); Engine API (http://\S+) \(JWT secret ([^)]+)\)", first)
-        if not m:
-            raise SystemExit(f"engine_replay: node did not start: {first}{self.proc.stderr.read()}")
-        self.http, self.engine, self.jwt = m.group(1), m.group(2), m.group(3)
-        self.log = [first]
-        threading.Thread(target=self._drain, daemon=True).start()
-
-    def _drain(self):
-        for line in self.proc.stderr:
-            self.log.append(line)
-
-    def head(self):
-        return int(json_rpc(self.http, "eth_blockNumber", []), 16)
-
-    def stop(self, sig=signal.SIGTERM):
-        self.proc.send_signal(sig)
-        self.proc.wait(timeout=120)
-
-
-class GethNode(Node):
-    """geth (1.17.10, testing/geth_install.sh) on a datadir initialized from the chain's genesis,
-    with its authenticated Engine API and JSON-RPC on loopback, no peers: what a consensus client
-    pairs with, fed the same payloads as gigagas. Its log, head and stop are `Node`'s."""
-
-    @staticmethod
-    def init(geth, datadir, genesis):
-        subprocess.run([geth, "init", "--datadir", datadir, genesis], check=True, capture_output=True)
-
-    def __init__(self, geth, datadir):
-        self.jwt = os.path.join(datadir, "jwt.hex")
-        with open(self.jwt, "w") as f:
-            f.write(os.urandom(32).hex())
-        auth, http = free_port(), free_port()
-        self.engine, self.http = f"http://127.0.0.1:{auth}", f"http://127.0.0.1:{http}"
-        cmd = [geth, "--datadir", datadir, "--authrpc.addr", "127.0.0.1", "--authrpc.port", str(auth),
-               "--authrpc.jwtsecret", self.jwt, "--http", "--http.addr", "127.0.0.1",
-               "--http.port", str(http), "--nodiscover", "--maxpeers", "0", "--port", str(free_port()),
-               "--syncmode", "full", "--ipcdisable"]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        self.log = []
-        threading.Thread(target=self._drain, daemon=True).start()
-        for _ in range(200):
-            try:
-                json_rpc(self.http, "eth_blockNumber", [])
-                return
-            except Exception:  # noqa: BLE001 - not up yet
-                if self.proc.poll() is not None:
-                    raise SystemExit("engine_replay: geth did not start:\n" + "".join(self.log[-20:]))
-                time.sleep(0.1)
-        raise SystemExit("engine_replay: geth's JSON-RPC did not answer in 20 s")
+def start_node(gigagas, datadir, flags):
+    """gigagas on `datadir` with its Engine API, JSON-RPC and metrics, no network."""
+    return GigagasNode(gigagas, datadir, ["--disable-network"] + flags, metrics=True)
 
 
 def drop_page_cache():
@@ -146,10 +89,10 @@ def flags_of(config):
 
 
 def replay(bench, node, chain, out, label, start=None, to=None):
-    cmd = [bench, "replay", "--chain", chain, "--engine", node.engine, "--jwt-secret", node.jwt,
-           "--label", label, "--json"]
-    if getattr(node, "metrics", None):
-        cmd += ["--metrics", f"http://{node.metrics}/metrics"]
+    cmd = [bench, "replay", "--chain", chain, "--engine", node.engine_url, "--jwt-secret",
+           node.jwt_path, "--label", label, "--json"]
+    if getattr(node, "metrics_addr", None):
+        cmd += ["--metrics", f"http://{node.metrics_addr}/metrics"]
     if out:
         cmd += ["--out", out]
     if start:
@@ -179,7 +122,7 @@ def one_run(args, info, config, cache, run, bench):
             subprocess.run([args.gigagas, "init", "--genesis", genesis, "--datadir", datadir],
                            check=True, capture_output=True)
             dropped = drop_page_cache() if cache == "cold" else None
-            node = Node(args.gigagas, datadir, flags)
+            node = start_node(args.gigagas, datadir, flags)
         out = os.path.join(args.out, label)
         restarts = 0
         try:
@@ -189,7 +132,7 @@ def one_run(args, info, config, cache, run, bench):
                 restarts = 1
                 if cache == "cold":
                     drop_page_cache()
-                node = Node(args.gigagas, datadir, flags)
+                node = start_node(args.gigagas, datadir, flags)
                 resumed_at = node.head() + 1
                 report = replay(bench, node, args.chain, out, label, start=resumed_at)
                 report["restart"] = {"killed_after": args.restart_at, "resumed_at": resumed_at,
@@ -202,7 +145,7 @@ def one_run(args, info, config, cache, run, bench):
             last = info["blocks"][-1]
             waited = time.monotonic()
             while True:
-                head = json_rpc(node.http, "eth_getBlockByNumber", ["latest", False])
+                head = json_rpc(node.url, "eth_getBlockByNumber", ["latest", False])
                 if int(head["number"], 16) >= last["number"] or time.monotonic() - waited > 30:
                     break
                 time.sleep(0.005)

@@ -23,21 +23,16 @@ Exit status 0 only when every answer validates.
 """
 
 import argparse
-import base64
 import hashlib
-import hmac
 import json
 import os
-import re
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from devnet import CHAIN_ID, FUNDED_KEYS, GWEI, json_rpc  # noqa: E402
+from devnet import CHAIN_ID, FUNDED_KEYS, GWEI  # noqa: E402
+from gigagas_testing import GigagasNode  # noqa: E402
 
 try:
     import ckzg
@@ -55,18 +50,9 @@ TRUSTED_SETUP = os.path.join(os.path.dirname(eth_account.__file__),
 FORKS = ["shanghaiTime", "cancunTime", "pragueTime", "osakaTime", "amsterdamTime"]
 
 
-def jwt(secret_hex):
-    def b64(b):
-        return base64.urlsafe_b64encode(b).rstrip(b"=")
-    head = b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
-    body = b64(json.dumps({"iat": int(time.time())}).encode())
-    sig = hmac.new(bytes.fromhex(secret_hex.strip().removeprefix("0x")), head + b"." + body,
-                   hashlib.sha256).digest()
-    return (head + b"." + body + b"." + b64(sig)).decode()
-
-
-class Node:
-    """`gigagas node` on a genesis whose fork times are `times` (None removes the fork)."""
+class Node(GigagasNode):
+    """`gigagas node` (no gossip) on a genesis whose fork times are `times` (None removes the
+    fork), in a fresh folder; `tip` is the hash of the block the next payload builds on."""
 
     def __init__(self, gigagas, times):
         self.dir = tempfile.mkdtemp(prefix="gigagas-schemas-")
@@ -80,32 +66,12 @@ class Node:
         path = os.path.join(self.dir, "genesis.json")
         with open(path, "w") as f:
             json.dump(genesis, f)
-        self.proc = subprocess.Popen(
-            [gigagas, "node", "--datadir", os.path.join(self.dir, "data"), "--chain", path,
-             "--http.port", "0", "--authrpc.port", "0", "--port", "0", "--gossip", "none"],
-            stderr=subprocess.PIPE, text=True)
-        first = self.proc.stderr.readline()
-        m = re.search(r"JSON-RPC (http://\S+);.*Engine API (http://\S+) \(JWT secret (\S+)\)", first)
-        if not m:
-            raise SystemExit(f"node did not start: {first}")
-        self.url, self.auth = m.group(1), m.group(2)
-        with open(m.group(3)) as f:
-            self.secret = f.read()
-        self.head = json_rpc(self.url, "eth_getBlockByNumber", ["0x0", False])["hash"]
-
-    def engine(self, method, *params):
-        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": list(params)})
-        req = urllib.request.Request(self.auth, body.encode(), {
-            "Content-Type": "application/json", "Authorization": f"Bearer {jwt(self.secret)}"})
-        with urllib.request.urlopen(req, timeout=30) as r:
-            answer = json.load(r)
-        if "error" in answer:
-            raise RuntimeError(f"{method}: {answer['error']}")
-        return answer["result"]
+        super().__init__(gigagas, os.path.join(self.dir, "data"),
+                         ["--chain", path, "--port", "0", "--gossip", "none"])
+        self.tip = self.rpc("eth_getBlockByNumber", "0x0", False)["hash"]
 
     def stop(self):
-        self.proc.terminate()
-        self.proc.wait(timeout=30)
+        super().stop()
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
@@ -188,8 +154,8 @@ def block(node, c, fcu, get, new, timestamp, blob=None):
     """One block through the Engine API, every answer validated; returns the payload."""
     hashes = []
     if blob is not None:
-        json_rpc(node.url, "eth_sendRawTransaction", ["0x" + blob.hex()])
-    state = {"headBlockHash": node.head, "safeBlockHash": node.head, "finalizedBlockHash": node.head}
+        node.rpc("eth_sendRawTransaction", "0x" + blob.hex())
+    state = {"headBlockHash": node.tip, "safeBlockHash": node.tip, "finalizedBlockHash": node.tip}
     answer = c.check(f"engine_forkchoiceUpdatedV{fcu}",
                      node.engine(f"engine_forkchoiceUpdatedV{fcu}", state, attributes(fcu, timestamp)))
     envelope = c.check(f"engine_getPayloadV{get}", node.engine(f"engine_getPayloadV{get}", answer["payloadId"]))
@@ -211,7 +177,7 @@ def block(node, c, fcu, get, new, timestamp, blob=None):
     state = {"headBlockHash": payload["blockHash"], "safeBlockHash": payload["blockHash"],
              "finalizedBlockHash": payload["blockHash"]}
     c.check(f"engine_forkchoiceUpdatedV{fcu}", node.engine(f"engine_forkchoiceUpdatedV{fcu}", state))
-    node.head = payload["blockHash"]
+    node.tip = payload["blockHash"]
     return payload
 
 

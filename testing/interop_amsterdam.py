@@ -34,11 +34,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import geth_amsterdam as ga  # noqa: E402
-from devnet import Node  # noqa: E402
+from devnet import start_node  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -86,7 +85,7 @@ def node_chain(gigagas, geth, folder, out):
     os.makedirs(out, exist_ok=True)
     shutil.copy(os.path.join(folder, "genesis.json"), os.path.join(out, "genesis.json"))
     datadir = tempfile.mkdtemp(prefix="gigagas-interop-node-")
-    node = Node(gigagas, datadir, ["--dev", "--dev.block-time", "1", "--chain",
+    node = start_node(gigagas, datadir, ["--dev", "--dev.block-time", "1", "--chain",
                                    os.path.join(out, "genesis.json")])
     try:
         sender = ga.Sender(node, 14)

@@ -41,11 +41,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from devnet import Node, free_port  # noqa: E402
+from gigagas_testing import GethNode, GigagasNode  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -96,37 +95,16 @@ def run(cmd, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, **kw)
 
 
-class GethServer:
-    """geth on a datadir that imported the chain, JSON-RPC on a free loopback port, no peers."""
-
-    def __init__(self, geth, chain, datadir, gas_cap):
-        run([geth, "init", "--datadir", datadir, os.path.join(chain, "genesis.json")], check=True)
-        out = run([geth, "import", "--datadir", datadir, os.path.join(chain, "chain.rlp")])
-        if out.returncode != 0:
-            raise SystemExit(f"rpc-vs-geth: geth import failed:\n{out.stderr[-2000:]}")
-        port = free_port()
-        self.url = f"http://127.0.0.1:{port}"
-        self.log = open(os.path.join(datadir, "geth.log"), "w")
-        self.proc = subprocess.Popen(
-            [geth, "--datadir", datadir, "--http", "--http.addr", "127.0.0.1", "--http.port",
-             str(port), "--http.api", "eth,debug,net,web3", "--port", "0", "--authrpc.port",
-             str(free_port()), "--nodiscover", "--maxpeers", "0", "--rpc.gascap", str(gas_cap),
-             "--rpc.txfeecap", "0", "--syncmode", "full", "--verbosity", "2"],
-            stdout=self.log, stderr=subprocess.STDOUT)
-        for _ in range(300):
-            try:
-                call(self.url, "eth_blockNumber", [])
-                return
-            except Exception:
-                if self.proc.poll() is not None:
-                    break
-                time.sleep(0.1)
-        raise SystemExit(f"rpc-vs-geth: geth did not start; see {datadir}/geth.log")
-
-    def stop(self):
-        self.proc.terminate()
-        self.proc.wait(timeout=60)
-        self.log.close()
+def geth_server(geth, chain, datadir, gas_cap):
+    """geth init + import of the chain, then geth on it: JSON-RPC (eth, debug, net, web3) on a
+    free loopback port, no peers, the RPC gas cap `gas_cap`, its log in DATADIR/geth.log."""
+    run([geth, "init", "--datadir", datadir, os.path.join(chain, "genesis.json")], check=True)
+    out = run([geth, "import", "--datadir", datadir, os.path.join(chain, "chain.rlp")])
+    if out.returncode != 0:
+        raise SystemExit(f"rpc-vs-geth: geth import failed:\n{out.stderr[-2000:]}")
+    return GethNode(geth, datadir, ["--rpc.gascap", str(gas_cap), "--rpc.txfeecap", "0",
+                                    "--verbosity", "2"],
+                    http_api="eth,debug,net,web3", log_path=os.path.join(datadir, "geth.log"))
 
 
 def gigagas_server(gigagas, chain, datadir, gas_cap):
@@ -136,7 +114,7 @@ def gigagas_server(gigagas, chain, datadir, gas_cap):
     out = run([gigagas, "import", os.path.join(chain, "chain.rlp"), "--datadir", datadir])
     if out.returncode != 0:
         raise SystemExit(f"rpc-vs-geth: gigagas import failed:\n{out.stderr[-2000:]}")
-    return Node(gigagas, datadir, ["--disable-network", "--rpc.gascap", str(gas_cap)])
+    return GigagasNode(gigagas, datadir, ["--disable-network", "--rpc.gascap", str(gas_cap)])
 
 
 CALL_FIELDS = ["from", "to", "gas", "value", "input", "nonce", "accessList", "authorizationList",
@@ -271,7 +249,7 @@ def main():
                           **detail})
 
     try:
-        geth = GethServer(args.geth, args.chain, os.path.join(work, "geth"), args.gas_cap)
+        geth = geth_server(args.geth, args.chain, os.path.join(work, "geth"), args.gas_cap)
         node = gigagas_server(args.gigagas, args.chain, os.path.join(work, "gigagas"),
                               args.gas_cap)
         try:

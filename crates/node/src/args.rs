@@ -28,6 +28,11 @@ pub struct NodeArgs {
     /// JWT secret file (hex); `DATADIR/jwt.hex` (created when absent) by default.
     #[arg(long = "authrpc.jwtsecret")]
     pub jwt_secret: Option<PathBuf>,
+    /// Written once every server is bound: a JSON object naming where the node serves (`http`,
+    /// `authrpc`, `jwt_secret`, `p2p`, `proposer`, `metrics`, `head`), so that a harness waits
+    /// on the file instead of reading the log. Replaced atomically (written beside, renamed).
+    #[arg(long = "ready-file")]
+    pub ready_file: Option<PathBuf>,
     /// JSON-RPC listening address.
     #[arg(long = "http.addr", default_value = "127.0.0.1")]
     pub http_addr: IpAddr,
