@@ -646,7 +646,7 @@ fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
     let store: Arc<dyn FullProvider> =
         Arc::new(Storage::open(dir.path()).map_err(|e| e.to_string())?);
     let init = init_genesis(&*store, &genesis_bytes).map_err(|e| e.to_string())?;
-    let tree =
+    let mut tree =
         BlockTree::new(store.clone(), rayon::current_num_threads()).map_err(|e| e.to_string())?;
     let mut parent = init.hash;
     let mut base_fee = init.header.base_fee_per_gas.unwrap_or(1_000_000_000);
@@ -704,7 +704,6 @@ fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
             return Err(format!("block {number}: the built block is {status:?}"));
         }
         tree.forkchoice_updated(built.hash, built.hash, built.hash)
-            .map_err(|e| format!("block {number}: forkchoice: {e}"))?
             .map_err(|e| format!("block {number}: forkchoice: {e}"))?;
         base_fee = built.block.header.base_fee_per_gas.unwrap_or(base_fee);
         let receipts: Vec<alloy_consensus::ReceiptEnvelope> = store

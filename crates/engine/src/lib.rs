@@ -27,6 +27,6 @@ pub use service::EngineService;
 pub use tree::{
     block_buffer::{BlockBuffer, BUFFER_CAPACITY, BUFFER_MAX_AGE},
     invalid_headers::{InvalidHeaderCache, INVALID_CAPACITY},
-    BlockTree, CanonicalChange, Forkchoice, ForkchoiceOutcome, InvalidForkchoice, PayloadStatus,
+    BlockTree, CanonicalChange, Forkchoice, ForkchoiceError, InvalidForkchoice, PayloadStatus,
     KEEP_BLOCKS,
 };

@@ -1,4 +1,4 @@
-//! The engine task: one thread that owns the [`BlockTree`] and answers [`EngineMessage`]s in
+//! The engine task: one thread that owns the [`BlockTree`] (by value) and answers [`EngineMessage`]s in
 //! arrival order, as reth's engine tree task does.
 //!
 //! Flow of a message: the Engine API handler (or the dev miner, or next the network) sends it
@@ -26,7 +26,7 @@ use tokio::sync::{mpsc, watch};
 /// The engine task's state. Built by [`EngineService::spawn`].
 #[derive(Debug)]
 pub struct EngineService {
-    tree: Arc<BlockTree>,
+    tree: BlockTree,
     pool: Arc<TxPool>,
     payloads: Arc<PayloadStore>,
     on_event: Option<EventHook>,
@@ -44,7 +44,7 @@ impl EngineService {
     /// # Errors
     /// The OS error when the thread cannot be started.
     pub fn spawn(
-        tree: Arc<BlockTree>,
+        tree: BlockTree,
         pool: Arc<TxPool>,
         payloads: Arc<PayloadStore>,
         on_event: Option<EventHook>,
@@ -74,7 +74,7 @@ impl EngineService {
         Ok((handle, thread))
     }
 
-    fn run(self, mut rx: mpsc::UnboundedReceiver<EngineMessage>) {
+    fn run(mut self, mut rx: mpsc::UnboundedReceiver<EngineMessage>) {
         while let Some(message) = rx.blocking_recv() {
             match message {
                 EngineMessage::NewPayload { payload, tx } => {
@@ -108,7 +108,7 @@ impl EngineService {
     /// The blocks the background persistence committed: the pool pruned, the canonical
     /// change emitted, the forkchoice the store now holds published. A persistence fault
     /// is returned by the next forkchoice update ([`BlockTree::take_persisted`]).
-    fn persisted(&self) {
+    fn persisted(&mut self) {
         let committed = self.tree.take_persisted();
         if !committed.is_empty() {
             self.pool.prune(&**self.tree.store());
@@ -137,7 +137,7 @@ impl EngineService {
         }
     }
 
-    fn new_payload(&self, payload: NewPayload) -> Result<PayloadStatus, EngineError> {
+    fn new_payload(&mut self, payload: NewPayload) -> Result<PayloadStatus, EngineError> {
         let facts = PayloadFacts::of(&payload);
         let NewPayload { block, rlp_len, bal, .. } = payload;
         let (number, hash) = (block.header.number, block.header.hash_slow());
@@ -172,7 +172,7 @@ impl EngineService {
     }
 
     fn new_payloads(
-        &self,
+        &mut self,
         payloads: Vec<NewPayload>,
         commit: bool,
     ) -> Result<Vec<PayloadStatus>, EngineError> {
@@ -201,12 +201,12 @@ impl EngineService {
     }
 
     fn forkchoice_updated(
-        &self,
+        &mut self,
         state: ForkchoiceState,
         attributes: Option<PayloadAttributes>,
     ) -> Result<ForkchoiceAnswer, EngineError> {
         let (status, change) =
-            self.tree.forkchoice_updated(state.head, state.safe, state.finalized)??;
+            self.tree.forkchoice_updated(state.head, state.safe, state.finalized)?;
         if !change.committed.is_empty() || !change.unwound.is_empty() {
             self.pool.prune(&**self.tree.store());
             self.emit(&EngineEvent::Canonical(&change));

@@ -81,7 +81,7 @@ fn build(tree: &BlockTree, parent: B256, t: u64, txs: &[(TxEnvelope, Address)]) 
     built
 }
 
-fn submit(tree: &BlockTree, p: &BuiltPayload) -> PayloadStatus {
+fn submit(tree: &mut BlockTree, p: &BuiltPayload) -> PayloadStatus {
     let rlp_len = alloy_rlp::encode(&p.block).len();
     let (status, executed) = tree.new_payload(p.block.clone(), rlp_len, Some(&p.bal)).unwrap();
     if let Some(b) = executed {
@@ -129,7 +129,7 @@ fn balance(store: &Storage, a: &Address) -> U256 {
 
 #[test]
 fn payloads_reorgs_and_a_tampered_bal() {
-    let (_dir, store, tree, genesis) = dev_chain();
+    let (_dir, store, mut tree, genesis) = dev_chain();
     let (k0, k1) = (key(0), key(1));
     let (x, y) = (Address::repeat_byte(0x11), Address::repeat_byte(0x22));
     let watched = [address_of(&k0), address_of(&k1), x, y, Address::repeat_byte(0xfe)];
@@ -137,24 +137,23 @@ fn payloads_reorgs_and_a_tampered_bal() {
     // Branch A: two blocks of transfers from key 0 to x.
     let a1 = build(&tree, genesis, 1, &[transfer(&k0, 0, x, 1000), transfer(&k0, 1, x, 2000)]);
     assert_eq!(a1.block.body.transactions.len(), 2);
-    assert_eq!(submit(&tree, &a1), PayloadStatus::Valid(a1.hash));
+    assert_eq!(submit(&mut tree, &a1), PayloadStatus::Valid(a1.hash));
     // Branch B: one block of transfers from key 1 to y, on genesis too.
     let b1 = build(&tree, genesis, 2, &[transfer(&k1, 0, y, 500)]);
-    assert_eq!(submit(&tree, &b1), PayloadStatus::Valid(b1.hash));
+    assert_eq!(submit(&mut tree, &b1), PayloadStatus::Valid(b1.hash));
 
-    let (status, change) =
-        tree.forkchoice_updated(a1.hash, B256::ZERO, B256::ZERO).unwrap().unwrap();
+    let (status, change) = tree.forkchoice_updated(a1.hash, B256::ZERO, B256::ZERO).unwrap();
     assert_eq!(status, PayloadStatus::Valid(a1.hash));
     assert_eq!(change.committed.len(), 1);
     let a2 = build(&tree, a1.hash, 3, &[transfer(&k0, 2, x, 4000)]);
-    assert_eq!(submit(&tree, &a2), PayloadStatus::Valid(a2.hash));
-    tree.forkchoice_updated(a2.hash, a1.hash, genesis).unwrap().unwrap();
+    assert_eq!(submit(&mut tree, &a2), PayloadStatus::Valid(a2.hash));
+    tree.forkchoice_updated(a2.hash, a1.hash, genesis).unwrap();
     assert_eq!(store.best_block().unwrap(), Some((2, a2.hash)));
     assert_eq!(balance(&store, &x), U256::from(7000));
     assert_flat_state_matches_trie(&store, &watched);
 
     // Reorg to B: A2 and A1 unwound, B1 committed.
-    let (_, change) = tree.forkchoice_updated(b1.hash, B256::ZERO, genesis).unwrap().unwrap();
+    let (_, change) = tree.forkchoice_updated(b1.hash, B256::ZERO, genesis).unwrap();
     assert_eq!(change.unwound, vec![(2, a2.hash), (1, a1.hash)]);
     assert_eq!(change.committed.iter().map(|b| b.hash).collect::<Vec<_>>(), vec![b1.hash]);
     assert_eq!(store.best_block().unwrap(), Some((1, b1.hash)));
@@ -165,7 +164,7 @@ fn payloads_reorgs_and_a_tampered_bal() {
     assert_flat_state_matches_trie(&store, &watched);
 
     // And back to A2 (kept in memory): no re-execution needed.
-    let (_, change) = tree.forkchoice_updated(a2.hash, B256::ZERO, genesis).unwrap().unwrap();
+    let (_, change) = tree.forkchoice_updated(a2.hash, B256::ZERO, genesis).unwrap();
     assert_eq!(change.unwound, vec![(1, b1.hash)]);
     assert_eq!(change.committed.len(), 2);
     assert_eq!(balance(&store, &x), U256::from(7000));
@@ -173,21 +172,24 @@ fn payloads_reorgs_and_a_tampered_bal() {
     assert_flat_state_matches_trie(&store, &watched);
     // The head block builds on.
     let a3 = build(&tree, a2.hash, 4, &[transfer(&k1, 0, y, 9)]);
-    assert_eq!(submit(&tree, &a3), PayloadStatus::Valid(a3.hash));
+    assert_eq!(submit(&mut tree, &a3), PayloadStatus::Valid(a3.hash));
 
     // Finalized A2: branches below it are forgotten (B1 is unknown now), and making an
     // ancestor of the finalized block the head is refused (-38002).
-    tree.forkchoice_updated(a3.hash, a2.hash, a2.hash).unwrap().unwrap();
-    let (status, _) = tree.forkchoice_updated(b1.hash, B256::ZERO, B256::ZERO).unwrap().unwrap();
+    tree.forkchoice_updated(a3.hash, a2.hash, a2.hash).unwrap();
+    let (status, _) = tree.forkchoice_updated(b1.hash, B256::ZERO, B256::ZERO).unwrap();
     assert_eq!(status, PayloadStatus::Syncing);
-    let refused = tree.forkchoice_updated(genesis, B256::ZERO, B256::ZERO).unwrap();
-    assert!(refused.is_err(), "reorg below the finalized block accepted");
+    let refused = tree.forkchoice_updated(genesis, B256::ZERO, B256::ZERO);
+    assert!(
+        matches!(refused, Err(gigagas_engine::ForkchoiceError::Invalid(_))),
+        "reorg below the finalized block accepted"
+    );
     assert_eq!(store.best_block().unwrap(), Some((3, a3.hash)));
 
     // A tampered BAL (a balance moved by one wei) makes the payload INVALID, naming x.
     let mut p = build(&tree, a3.hash, 5, &[transfer(&k0, 3, x, 1)]);
     tamper_balance(&mut p, x);
-    match submit(&tree, &p) {
+    match submit(&mut tree, &p) {
         PayloadStatus::Invalid { latest_valid_hash, reason } => {
             assert_eq!(latest_valid_hash, Some(a3.hash));
             assert!(
@@ -202,9 +204,9 @@ fn payloads_reorgs_and_a_tampered_bal() {
     // Unknown parent and unknown head: SYNCING.
     let mut orphan = build(&tree, a3.hash, 6, &[]);
     orphan.block.header.parent_hash = B256::repeat_byte(9);
-    assert_eq!(submit(&tree, &orphan), PayloadStatus::Syncing);
+    assert_eq!(submit(&mut tree, &orphan), PayloadStatus::Syncing);
     let (status, _) =
-        tree.forkchoice_updated(B256::repeat_byte(9), B256::ZERO, B256::ZERO).unwrap().unwrap();
+        tree.forkchoice_updated(B256::repeat_byte(9), B256::ZERO, B256::ZERO).unwrap();
     assert_eq!(status, PayloadStatus::Syncing);
 }
 
@@ -213,7 +215,7 @@ fn payloads_reorgs_and_a_tampered_bal() {
 #[test]
 fn the_sequential_engine_checks_the_given_bal() {
     let (_dir, _store, tree, genesis) = dev_chain();
-    let tree = tree.with_executor(false, gigagas_executor::Scheduler::GasLimit);
+    let mut tree = tree.with_executor(false, gigagas_executor::Scheduler::GasLimit);
     assert!(!tree.parallel());
     let (k0, x) = (key(0), Address::repeat_byte(0x11));
     let p = build(&tree, genesis, 1, &[transfer(&k0, 0, x, 1000), transfer(&k0, 1, x, 7)]);
@@ -296,7 +298,7 @@ fn failing_reads_during_execution_are_internal_not_invalid() {
     let (_dir, _store, tree, genesis) = dev_chain();
     let fault = Arc::new(Mutex::new(Fault::Off));
     let layer_fault = fault.clone();
-    let tree = tree.with_source_layer(move |inner| {
+    let mut tree = tree.with_source_layer(move |inner| {
         Arc::new(Flaky { inner, fault: layer_fault.clone() }) as Arc<dyn StateSource>
     });
     let k0 = key(0);
@@ -330,9 +332,9 @@ fn failing_reads_during_execution_are_internal_not_invalid() {
     }
 
     *fault.lock().unwrap() = Fault::Off;
-    assert_eq!(submit(&tree, &p1), PayloadStatus::Valid(p1.hash), "not remembered as invalid");
+    assert_eq!(submit(&mut tree, &p1), PayloadStatus::Valid(p1.hash), "not remembered as invalid");
     let p2 = build(&tree, p1.hash, 2, &[transfer(&k0, 1, x, 2000)]);
-    assert_eq!(submit(&tree, &p2), PayloadStatus::Valid(p2.hash));
+    assert_eq!(submit(&mut tree, &p2), PayloadStatus::Valid(p2.hash));
 }
 
 /// Sync's backfill: a chain of payloads validated in one call, each block's state root computed
@@ -341,7 +343,7 @@ fn failing_reads_during_execution_are_internal_not_invalid() {
 #[test]
 fn backfill_judges_a_chain_as_new_payload_does() {
     use gigagas_engine::tree::BackfillPayload;
-    let (_dir, _store, tree, genesis) = dev_chain();
+    let (_dir, _store, mut tree, genesis) = dev_chain();
     let k0 = key(0);
     let mut parent = genesis;
     let mut chain = Vec::new();
@@ -353,7 +355,7 @@ fn backfill_judges_a_chain_as_new_payload_does() {
             i + 1,
             &[transfer(&k0, 2 * i, to, 7), transfer(&k0, 2 * i + 1, to, 9)],
         );
-        assert_eq!(submit(&tree, &p), PayloadStatus::Valid(p.hash));
+        assert_eq!(submit(&mut tree, &p), PayloadStatus::Valid(p.hash));
         parent = p.hash;
         chain.push(p);
     }
@@ -368,7 +370,7 @@ fn backfill_judges_a_chain_as_new_payload_does() {
     };
 
     // A fresh node imports the five blocks in one backfill, then commits them.
-    let (_dir2, store2, fresh, genesis2) = dev_chain();
+    let (_dir2, store2, mut fresh, genesis2) = dev_chain();
     assert_eq!(genesis2, genesis);
     let verdicts = fresh.new_payloads(backfill(&chain), false).unwrap().verdicts;
     assert_eq!(verdicts.len(), 5);
@@ -376,15 +378,14 @@ fn backfill_judges_a_chain_as_new_payload_does() {
         assert_eq!(*status, PayloadStatus::Valid(p.hash));
         assert!(executed.as_ref().unwrap().parallel, "a block with a BAL runs in parallel");
     }
-    let (status, change) =
-        fresh.forkchoice_updated(chain[4].hash, B256::ZERO, B256::ZERO).unwrap().unwrap();
+    let (status, change) = fresh.forkchoice_updated(chain[4].hash, B256::ZERO, B256::ZERO).unwrap();
     assert_eq!(status, PayloadStatus::Valid(chain[4].hash));
     assert_eq!(change.committed.len(), 5);
     assert_eq!(store2.best_block().unwrap(), Some((5, chain[4].hash)));
     assert!(store2.account(&address_of(&k0)).unwrap().is_some());
 
     // Committing as it goes (a follower): the same head and state, the blocks canonical.
-    let (_dir5, store5, committing, _) = dev_chain();
+    let (_dir5, store5, mut committing, _) = dev_chain();
     let done = committing.new_payloads(backfill(&chain), true).unwrap();
     assert!(done.verdicts.iter().zip(&chain).all(|((s, _), p)| *s == PayloadStatus::Valid(p.hash)));
     assert_eq!(done.change.committed.iter().map(|b| b.number).collect::<Vec<_>>(), [1, 2, 3, 4, 5]);
@@ -405,7 +406,7 @@ fn backfill_judges_a_chain_as_new_payload_does() {
     // Block 3 with a wrong state root, block 4 re-linked onto it: 1 and 2 VALID (and committed),
     // 3 INVALID naming the state root with block 2 the latest valid and not committed, 4 not
     // judged (then refused as the child of an invalid block).
-    let (_dir3, store3, third, _) = dev_chain();
+    let (_dir3, store3, mut third, _) = dev_chain();
     let mut bad = chain[..4].to_vec();
     bad[2].block.header.state_root = B256::repeat_byte(0x55);
     bad[2].hash = bad[2].block.header.hash_slow();
@@ -427,7 +428,7 @@ fn backfill_judges_a_chain_as_new_payload_does() {
     assert!(matches!(status, PayloadStatus::Invalid { .. }), "{status:?}");
 
     // A backfill whose first parent is unknown: SYNCING, nothing else judged.
-    let (_dir4, _store4, fourth, _) = dev_chain();
+    let (_dir4, _store4, mut fourth, _) = dev_chain();
     let verdicts = fourth.new_payloads(backfill(&chain[1..]), false).unwrap().verdicts;
     assert_eq!(verdicts.len(), 1);
     assert_eq!(verdicts[0].0, PayloadStatus::Syncing);
@@ -442,8 +443,8 @@ fn backfill_judges_a_chain_as_new_payload_does() {
 #[test]
 fn background_persistence_commits_in_order_under_execution() {
     let (_dir, store, tree, genesis) = dev_chain();
-    let tree = tree.with_background_persistence(true, None).unwrap();
-    let (_dir_sync, store_sync, reference, _) = dev_chain();
+    let mut tree = tree.with_background_persistence(true, None).unwrap();
+    let (_dir_sync, store_sync, mut reference, _) = dev_chain();
     let k0 = key(0);
     let to = |i: u64| Address::repeat_byte(0x40 + i as u8);
     let mut chain: Vec<BuiltPayload> = Vec::new();
@@ -452,9 +453,9 @@ fn background_persistence_commits_in_order_under_execution() {
         let txs = [transfer(&k0, 2 * i, to(i % 3), 10 + i), transfer(&k0, 2 * i + 1, to(7), 1)];
         // Built on a head whose blocks may still be on their way to the store.
         let p = build(&tree, parent, i + 1, &txs);
-        assert_eq!(submit(&tree, &p), PayloadStatus::Valid(p.hash));
+        assert_eq!(submit(&mut tree, &p), PayloadStatus::Valid(p.hash));
         let finalized = chain.len().checked_sub(3).map_or(genesis, |j| chain[j].hash);
-        let (status, change) = tree.forkchoice_updated(p.hash, p.hash, finalized).unwrap().unwrap();
+        let (status, change) = tree.forkchoice_updated(p.hash, p.hash, finalized).unwrap();
         assert_eq!(status, PayloadStatus::Valid(p.hash));
         assert!(change.committed.is_empty(), "committed on the engine thread: {change:?}");
         assert_eq!(tree.forkchoice().head, (i + 1, p.hash));
@@ -467,7 +468,7 @@ fn background_persistence_commits_in_order_under_execution() {
     }
     // A fork on block 5 (stored or not, its trie is read, not the moving flat state).
     let fork = build(&tree, chain[4].hash, 50, &[transfer(&k0, 10, to(9), 77)]);
-    assert_eq!(submit(&tree, &fork), PayloadStatus::Valid(fork.hash));
+    assert_eq!(submit(&mut tree, &fork), PayloadStatus::Valid(fork.hash));
 
     tree.wait_persisted().unwrap();
     assert_eq!(store.best_block().unwrap(), Some((8, chain[7].hash)));
@@ -478,8 +479,8 @@ fn background_persistence_commits_in_order_under_execution() {
 
     // The same payloads through a tree that commits before each update returns.
     for p in &chain {
-        assert_eq!(submit(&reference, p), PayloadStatus::Valid(p.hash));
-        reference.forkchoice_updated(p.hash, B256::ZERO, B256::ZERO).unwrap().unwrap();
+        assert_eq!(submit(&mut reference, p), PayloadStatus::Valid(p.hash));
+        reference.forkchoice_updated(p.hash, B256::ZERO, B256::ZERO).unwrap();
     }
     let watched: Vec<Address> = std::iter::once(address_of(&k0)).chain((0..10).map(to)).collect();
     for a in &watched {
@@ -488,8 +489,7 @@ fn background_persistence_commits_in_order_under_execution() {
     assert_flat_state_matches_trie(&store, &watched);
 
     // Reorg to the fork: blocks 8..6 unwound, the fork committed, before the update returns.
-    let (status, change) =
-        tree.forkchoice_updated(fork.hash, B256::ZERO, B256::ZERO).unwrap().unwrap();
+    let (status, change) = tree.forkchoice_updated(fork.hash, B256::ZERO, B256::ZERO).unwrap();
     assert_eq!(status, PayloadStatus::Valid(fork.hash));
     assert_eq!(change.unwound.iter().map(|b| b.0).collect::<Vec<_>>(), [8, 7, 6]);
     assert_eq!(change.committed.iter().map(|b| b.hash).collect::<Vec<_>>(), [fork.hash]);
@@ -498,8 +498,8 @@ fn background_persistence_commits_in_order_under_execution() {
     assert_flat_state_matches_trie(&store, &watched);
     // And on from the fork in the background again.
     let next = build(&tree, fork.hash, 60, &[transfer(&k0, 11, to(9), 3)]);
-    assert_eq!(submit(&tree, &next), PayloadStatus::Valid(next.hash));
-    tree.forkchoice_updated(next.hash, B256::ZERO, B256::ZERO).unwrap().unwrap();
+    assert_eq!(submit(&mut tree, &next), PayloadStatus::Valid(next.hash));
+    tree.forkchoice_updated(next.hash, B256::ZERO, B256::ZERO).unwrap();
     tree.wait_persisted().unwrap();
     assert_eq!(store.best_block().unwrap(), Some((7, next.hash)));
     assert_eq!(balance(&store, &to(9)), U256::from(80));
@@ -512,25 +512,25 @@ fn background_persistence_commits_in_order_under_execution() {
 #[test]
 fn a_background_commit_fault_is_internal_and_retried() {
     let (_dir, store, tree, genesis) = dev_chain();
-    let tree = tree.with_background_persistence(true, None).unwrap();
+    let mut tree = tree.with_background_persistence(true, None).unwrap();
     let (k0, x) = (key(0), Address::repeat_byte(0x51));
     let b1 = build(&tree, genesis, 1, &[transfer(&k0, 0, x, 5)]);
-    assert_eq!(submit(&tree, &b1), PayloadStatus::Valid(b1.hash));
-    tree.forkchoice_updated(b1.hash, B256::ZERO, B256::ZERO).unwrap().unwrap();
+    assert_eq!(submit(&mut tree, &b1), PayloadStatus::Valid(b1.hash));
+    tree.forkchoice_updated(b1.hash, B256::ZERO, B256::ZERO).unwrap();
     tree.wait_persisted().unwrap();
     let lost = gigagas_storage::UnwoundBlock { number: 1, hash: b1.hash, tx_hashes: Vec::new() };
     store.unwind((0, genesis), &[lost], &[], &[]).unwrap();
 
     let b2 = build(&tree, b1.hash, 2, &[transfer(&k0, 1, x, 7)]);
-    assert_eq!(submit(&tree, &b2), PayloadStatus::Valid(b2.hash));
-    let (status, _) = tree.forkchoice_updated(b2.hash, B256::ZERO, B256::ZERO).unwrap().unwrap();
+    assert_eq!(submit(&mut tree, &b2), PayloadStatus::Valid(b2.hash));
+    let (status, _) = tree.forkchoice_updated(b2.hash, B256::ZERO, B256::ZERO).unwrap();
     assert_eq!(status, PayloadStatus::Valid(b2.hash));
     let fault = tree.wait_persisted().expect_err("block 2 cannot follow the store's head 0");
     assert!(fault.is_internal(), "{fault}");
     assert_eq!(store.best_block().unwrap(), Some((0, genesis)));
 
     // Queued again from the store's head: blocks 1 and 2 committed.
-    tree.forkchoice_updated(b2.hash, B256::ZERO, B256::ZERO).unwrap().unwrap();
+    tree.forkchoice_updated(b2.hash, B256::ZERO, B256::ZERO).unwrap();
     tree.wait_persisted().unwrap();
     assert_eq!(store.best_block().unwrap(), Some((2, b2.hash)));
     assert_eq!(balance(&store, &x), U256::from(12));
@@ -596,7 +596,7 @@ fn the_block_buffer_is_bounded_and_expires() {
 /// built; one built but not kept is executed on its newPayload as any other.
 #[test]
 fn a_built_payload_kept_as_executed_is_not_executed_again() {
-    let (_dir, store, tree, genesis) = dev_chain();
+    let (_dir, store, mut tree, genesis) = dev_chain();
     let (k0, x) = (key(0), Address::repeat_byte(0x44));
     let kept = build(&tree, genesis, 1, &[transfer(&k0, 0, x, 1000)]);
     assert!(tree.insert_built(&kept).unwrap());
@@ -605,7 +605,7 @@ fn a_built_payload_kept_as_executed_is_not_executed_again() {
         tree.new_payload(kept.block.clone(), rlp_len, Some(&kept.bal)).unwrap();
     assert_eq!(status, PayloadStatus::Valid(kept.hash));
     assert!(executed.is_none(), "a kept payload is not executed again");
-    let (status, _) = tree.forkchoice_updated(kept.hash, kept.hash, genesis).unwrap().unwrap();
+    let (status, _) = tree.forkchoice_updated(kept.hash, kept.hash, genesis).unwrap();
     assert_eq!(status, PayloadStatus::Valid(kept.hash));
     assert_eq!(store.best_block().unwrap(), Some((1, kept.hash)));
     assert_eq!(balance(&store, &x), U256::from(1000));

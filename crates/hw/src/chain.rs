@@ -16,7 +16,7 @@ use alloy_consensus::{Block, TxEnvelope};
 use alloy_primitives::B256;
 use alloy_rlp::Decodable;
 use gigagas_bal::BlockAccessList;
-use gigagas_engine::{BlockTree, PayloadStatus};
+use gigagas_engine::{BlockTree, ForkchoiceError, PayloadStatus};
 use gigagas_executor::Scheduler;
 use gigagas_stages::init_genesis;
 use gigagas_storage::{FullProvider, Storage};
@@ -179,7 +179,8 @@ pub fn measure(
         }
         let store: Arc<dyn FullProvider> = Arc::new(Storage::open(&datadir)?);
         init_genesis(&*store, &genesis)?;
-        let tree = BlockTree::new(store.clone(), t)?.with_executor(parallel, Scheduler::GasLimit);
+        let mut tree =
+            BlockTree::new(store.clone(), t)?.with_executor(parallel, Scheduler::GasLimit);
         let mut rows = Vec::new();
         for (i, (block, rlp_len)) in blocks.iter().enumerate() {
             let hash = block.header.hash_slow();
@@ -197,12 +198,15 @@ pub fn measure(
                 }
             };
             let start = Instant::now();
-            let change = match tree.forkchoice_updated(hash, B256::ZERO, B256::ZERO)? {
+            let change = match tree.forkchoice_updated(hash, B256::ZERO, B256::ZERO) {
                 Ok((PayloadStatus::Valid(_), change)) => change,
                 Ok((status, _)) => {
                     return Err(HwError::Invalid { number, status: format!("{status:?}") })
                 }
-                Err(e) => return Err(HwError::Invalid { number, status: e.to_string() }),
+                Err(ForkchoiceError::Invalid(e)) => {
+                    return Err(HwError::Invalid { number, status: e.to_string() })
+                }
+                Err(ForkchoiceError::Internal(e)) => return Err(e.into()),
             };
             let elapsed = start.elapsed().as_secs_f64();
             // The commit's own time as the tree reports it, else the whole update's.

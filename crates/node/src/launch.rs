@@ -84,18 +84,16 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
 
     // The engine: the tree (one executor pool, built here once), its task, the pool it builds
     // payloads from, the store of built payloads.
-    let tree = Arc::new(
-        BlockTree::new(storage.clone(), threads)?
-            .with_executor(args.engine_parallel, args.engine_scheduler)
-            .with_prewarm(args.engine_prewarm, args.engine_optimistic)
-            .with_state_root_beside(args.engine_state_root_beside)
-            // The dev chain validates its own blocks like any other (it exercises the
-            // executors); a node paired with a consensus client keeps what it built.
-            .with_built_kept(!args.dev)
-            .with_io(args.engine_io)
-            .with_background_persistence(args.engine_persistence_background, Some(&executor))
-            .map_err(NodeError::EngineThread)?,
-    );
+    let tree = BlockTree::new(storage.clone(), threads)?
+        .with_executor(args.engine_parallel, args.engine_scheduler)
+        .with_prewarm(args.engine_prewarm, args.engine_optimistic)
+        .with_state_root_beside(args.engine_state_root_beside)
+        // The dev chain validates its own blocks like any other (it exercises the
+        // executors); a node paired with a consensus client keeps what it built.
+        .with_built_kept(!args.dev)
+        .with_io(args.engine_io)
+        .with_background_persistence(args.engine_persistence_background, Some(&executor))
+        .map_err(NodeError::EngineThread)?;
     let pool = Arc::new(TxPool::default());
     let payloads = Arc::new(PayloadStore::default());
     let on_event = args.metrics.map(|_| metrics::hook());

@@ -8,10 +8,14 @@
 //! is committed right after its root, still overlapping block i + 1's execution. Block i + 1
 //! reads block i's changes from the overlay first, so the store changing underneath gives it
 //! the same values. Block i's verdict is recorded as `newPayload` records it
-//! ([`BlockTree::settle`]); when it is not VALID, block i + 1's execution is dropped unjudged.
+//! (`payload::settle`); when it is not VALID, block i + 1's execution is dropped unjudged.
 
 use super::{
-    BlockTree, CanonicalChange, Forkchoice, ParentState, PayloadStatus, TreeState, KEEP_BLOCKS,
+    block::TreeBlock,
+    context::TreeContext,
+    payload::settle,
+    state::{ParentState, TreeState},
+    BlockTree, CanonicalChange, Forkchoice, PayloadStatus, KEEP_BLOCKS,
 };
 use alloy_consensus::{Block, TxEnvelope};
 use alloy_primitives::B256;
@@ -81,13 +85,23 @@ impl BlockTree {
     /// verdict; the blocks found VALID before it stay in the tree (and committed ones in the
     /// store).
     pub fn new_payloads(
-        &self,
+        &mut self,
         payloads: Vec<BackfillPayload>,
         commit: bool,
     ) -> Result<Backfilled, ImportError> {
-        let mut state = self.lock();
+        self.ctx.new_payloads(&mut self.state, payloads, commit)
+    }
+}
+
+impl TreeContext {
+    fn new_payloads(
+        &self,
+        state: &mut TreeState,
+        payloads: Vec<BackfillPayload>,
+        commit: bool,
+    ) -> Result<Backfilled, ImportError> {
         // Commits here extend the store's head: it must hold what persistence was handed.
-        self.drain_persistence(&mut state)?;
+        self.drain_persistence(state)?;
         let mut out = Backfilled::default();
         let mut pending: Option<Pending> = None;
         for BackfillPayload { block, rlp_len, bal } in payloads {
@@ -101,7 +115,7 @@ impl BlockTree {
                     // (and block i committed). When block i extends the stored head (every
                     // block below it committed), block i + 1 reads the store under block i's
                     // diff alone, and its root the store's trie nodes under block i's.
-                    let commit_it = commit && self.forkchoice().head.1 == p.parent_hash();
+                    let commit_it = commit && state.forkchoice.head.1 == p.parent_hash();
                     let mut child = ParentState {
                         header: p.executed.header.clone(),
                         base: p.parent.base.clone(),
@@ -116,7 +130,7 @@ impl BlockTree {
                         || self.execute_on(&child, block, rlp_len, given),
                         || self.root_and_commit(&mut p.executed, &p.parent, commit_it),
                     );
-                    let Some(kept) = self.record(&mut state, p, rooted, &mut out)? else {
+                    let Some(kept) = self.record(state, p, rooted, &mut out)? else {
                         return Ok(out);
                     };
                     child.layers.insert(0, kept);
@@ -124,11 +138,11 @@ impl BlockTree {
                 }
                 previous => {
                     if let Some(p) = previous {
-                        if !self.finish(&mut state, p, commit, &mut out)? {
+                        if !self.finish(state, p, commit, &mut out)? {
                             return Ok(out);
                         }
                     }
-                    if let Some(status) = self.known_verdict(&mut state, hash, parent_hash)? {
+                    if let Some(status) = self.known_verdict(state, hash, parent_hash)? {
                         let valid = matches!(status, PayloadStatus::Valid(_));
                         out.verdicts.push((status, None));
                         if valid {
@@ -136,7 +150,7 @@ impl BlockTree {
                         }
                         return Ok(out);
                     }
-                    let Some(parent) = self.parent_state(&state, parent_hash)? else {
+                    let Some(parent) = self.parent_state(state, parent_hash)? else {
                         out.verdicts.push((PayloadStatus::Syncing, None));
                         return Ok(out);
                     };
@@ -147,18 +161,18 @@ impl BlockTree {
             match next {
                 Ok(next) => pending = Some(next),
                 Err(e) => {
-                    let (status, _) = Self::settle(&mut state, hash, parent_hash, Err(e))?;
+                    let (status, _) = settle(state, hash, parent_hash, Err(e))?;
                     out.verdicts.push((status, None));
                     return Ok(out);
                 }
             }
         }
         if let Some(p) = pending {
-            self.finish(&mut state, p, commit, &mut out)?;
+            self.finish(state, p, commit, &mut out)?;
         }
         if !out.change.committed.is_empty() {
             // Forget blocks far below the new head, as a forkchoice update does.
-            let floor = self.forkchoice().head.0.saturating_sub(KEEP_BLOCKS);
+            let floor = state.forkchoice.head.0.saturating_sub(KEEP_BLOCKS);
             state.blocks.retain(|_, b| b.executed.block.number > floor);
         }
         Ok(out)
@@ -193,19 +207,17 @@ impl BlockTree {
         p: Pending,
         rooted: Result<Rooted, ImportError>,
         out: &mut Backfilled,
-    ) -> Result<Option<Arc<super::block::TreeBlock>>, ImportError> {
+    ) -> Result<Option<Arc<TreeBlock>>, ImportError> {
         let (hash, parent_hash) = (p.hash(), p.parent_hash());
         let mut committed = None;
         let done = rooted.map(|(nodes, root, commit)| {
             committed = commit;
             (p.executed, nodes, p.execution, root)
         });
-        let (status, kept) = Self::settle(state, hash, parent_hash, done)?;
+        let (status, kept) = settle(state, hash, parent_hash, done)?;
         let summary = kept.as_ref().map(|b| b.executed.block.clone());
         if let (Some(commit), Some(block)) = (committed, &summary) {
-            let current = self.forkchoice();
-            *self.forkchoice.write().unwrap_or_else(|p| p.into_inner()) =
-                Forkchoice { head: (block.number, hash), ..current };
+            state.forkchoice = Forkchoice { head: (block.number, hash), ..state.forkchoice };
             state.persist_target = (block.number, hash);
             out.change.committed.push(ImportedBlock { commit, ..block.clone() });
         }
@@ -222,7 +234,7 @@ impl BlockTree {
         commit: bool,
         out: &mut Backfilled,
     ) -> Result<bool, ImportError> {
-        let commit_it = commit && self.forkchoice().head.1 == p.parent_hash();
+        let commit_it = commit && state.forkchoice.head.1 == p.parent_hash();
         let rooted = self.root_and_commit(&mut p.executed, &p.parent, commit_it);
         Ok(self.record(state, p, rooted, out)?.is_some())
     }

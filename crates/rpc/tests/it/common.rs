@@ -39,8 +39,7 @@ pub fn node(
     let genesis_hash = init_genesis(&*store, &serde_json::to_vec(&genesis).unwrap()).unwrap().hash;
     let tree = BlockTree::new(store.clone(), 2).unwrap();
     let pool = Arc::new(TxPool::default());
-    let (handle, thread) =
-        EngineService::spawn(Arc::new(tree), pool.clone(), Arc::default(), None).unwrap();
+    let (handle, thread) = EngineService::spawn(tree, pool.clone(), Arc::default(), None).unwrap();
     (auth_module(Arc::new(RpcContext::new(store, handle, pool))), genesis_hash, thread)
 }
 

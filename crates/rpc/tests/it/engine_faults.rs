@@ -78,7 +78,7 @@ async fn new_payload_on_a_failing_database_is_an_error_not_invalid() {
         move |inner| Arc::new(Flaky { inner, fail: layer_fail.clone() }) as Arc<dyn StateSource>,
     );
     let (handle, _engine_thread) =
-        EngineService::spawn(Arc::new(tree), Arc::default(), Arc::default(), None).unwrap();
+        EngineService::spawn(tree, Arc::default(), Arc::default(), None).unwrap();
     let engine = auth_module(Arc::new(RpcContext::new(store, handle, Arc::default())));
 
     let state = json!({

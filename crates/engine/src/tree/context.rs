@@ -1,0 +1,188 @@
+//! What the tree executes, roots and stores blocks with ([`TreeContext`]): the store, the
+//! chain's rules, the executor pool and its settings, the background persistence. Fixed once
+//! the tree is built; every operation reads it beside the mutable [`TreeState`].
+
+use super::{
+    persistence::Persistence,
+    state::{Branch, ParentState, TreeState},
+};
+use alloy_consensus::{Block, Header, TxEnvelope};
+use alloy_primitives::B256;
+use gigagas_bal::BlockAccessList;
+use gigagas_primitives::ChainSpec;
+use gigagas_stages::{
+    execute_block, BalIo, ExecutedBlock, GivenBal, ImportError, PendingDiff, Prewarming,
+};
+use gigagas_state::StateSource;
+use gigagas_storage_api::{FullProvider, ProviderError, TrieState};
+use gigagas_trie::NodeSource;
+use std::{sync::Arc, time::Instant};
+
+/// A wrapper around the stored state that every execution of the tree reads through (see
+/// [`super::BlockTree::with_source_layer`]).
+pub(super) type SourceLayerFn = dyn Fn(Arc<dyn StateSource>) -> Arc<dyn StateSource> + Send + Sync;
+
+/// [`SourceLayerFn`], printable.
+pub(super) struct SourceLayer(pub(super) Box<SourceLayerFn>);
+
+impl std::fmt::Debug for SourceLayer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SourceLayer")
+    }
+}
+
+/// The tree's fixed parts. See the module documentation.
+#[derive(Debug)]
+pub(super) struct TreeContext {
+    pub(super) store: Arc<dyn FullProvider>,
+    pub(super) chain: ChainSpec,
+    /// The parallel executor's workers: built once with the tree, reused for every payload.
+    pub(super) pool: rayon::ThreadPool,
+    /// Payloads with a BAL run on the parallel executor (else all run on the sequential one).
+    pub(super) parallel: bool,
+    /// The parallel executor's scheduler.
+    pub(super) scheduler: gigagas_executor::Scheduler,
+    /// Payloads without a BAL run on the sequential reference with the pool's threads but one
+    /// prewarming it ([`Prewarming`]).
+    pub(super) prewarm: bool,
+    /// The prewarming workers' results are reused when their reads still hold
+    /// ([`Prewarming::reuse`]).
+    pub(super) optimistic: bool,
+    /// Payloads with a BAL get their state root computed from it beside execution.
+    pub(super) root_beside: bool,
+    /// Whether the payloads built for a consensus client are kept as executed
+    /// ([`super::BlockTree::with_built_kept`]).
+    pub(super) keep_built: bool,
+    /// How the parallel executor's reads of a payload's BAL keys reach the store.
+    pub(super) io: BalIo,
+    pub(super) source_layer: Option<SourceLayer>,
+    /// The background persistence thread; `None`: forkchoice updates commit before returning.
+    pub(super) persistence: Option<Persistence>,
+}
+
+impl TreeContext {
+    /// Waits for the background persistence to commit what it was handed; its fault, if any.
+    pub(super) fn drain_persistence(&self, state: &mut TreeState) -> Result<(), ImportError> {
+        if let Some(p) = &self.persistence {
+            p.wait_idle();
+            self.persistence_fault(state)?;
+        }
+        Ok(())
+    }
+
+    /// The background persistence's fault, taken (after it finished skipping what it was
+    /// handed), with the persistence target set back to the store's head so that the next
+    /// forkchoice update queues the uncommitted blocks again.
+    pub(super) fn persistence_fault(&self, state: &mut TreeState) -> Result<(), ImportError> {
+        let Some(p) = &self.persistence else { return Ok(()) };
+        p.wait_idle_if_failed();
+        match p.take_error() {
+            Some(e) => {
+                state.persist_target =
+                    self.store.best_block()?.ok_or(ImportError::NotInitialized)?;
+                Err(e)
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Whether `hash` is a canonical block of the store; its number if so.
+    pub(super) fn canonical(&self, hash: &B256) -> Result<Option<u64>, ProviderError> {
+        self.store.block_number(hash)
+    }
+
+    /// The executed, uncommitted blocks from `hash` down to the canonical block they build on
+    /// (newest first), with that block's number and hash; `None` when the chain leads to a
+    /// block the tree does not know.
+    pub(super) fn branch(
+        &self,
+        state: &TreeState,
+        mut hash: B256,
+    ) -> Result<Option<Branch>, ProviderError> {
+        let mut layers = Vec::new();
+        loop {
+            if let Some(n) = self.canonical(&hash)? {
+                return Ok(Some((layers, (n, hash))));
+            }
+            let Some(b) = state.blocks.get(&hash) else { return Ok(None) };
+            hash = b.parent_hash();
+            layers.push(b.clone());
+        }
+    }
+
+    /// The state of block `hash` (canonical, or executed on a known branch).
+    pub(super) fn parent_state(
+        &self,
+        state: &TreeState,
+        hash: B256,
+    ) -> Result<Option<ParentState>, ImportError> {
+        let Some((layers, base)) = self.branch(state, hash)? else { return Ok(None) };
+        let base_header = self.canonical_header(base.0)?;
+        // The flat state is the store's head's. It serves this branch when the store stands at
+        // its base or on its layers, and moves (persistence) only along them; else the base's
+        // trie is read.
+        let target = state.persist_target;
+        let flat = target == base || layers.iter().any(|b| b.executed.block.hash == target.1);
+        let stored: Arc<dyn StateSource> = if flat {
+            self.store.clone()
+        } else {
+            Arc::new(TrieState { store: self.store.clone(), root: base_header.state_root })
+        };
+        let base_source = match &self.source_layer {
+            Some(layer) => (layer.0)(stored),
+            None => stored,
+        };
+        let header = layers.first().map_or(base_header, |b| b.executed.header.clone());
+        let diffs: Vec<Arc<PendingDiff>> = layers.iter().map(|b| b.executed.diff.clone()).collect();
+        Ok(Some(ParentState { header, base: base_source, diffs, layers }))
+    }
+
+    /// The header of the canonical block `number`.
+    ///
+    /// # Errors
+    /// [`ImportError::Storage`] when the store fails; [`ImportError::NotInitialized`] when the
+    /// header is not stored.
+    pub(super) fn canonical_header(&self, number: u64) -> Result<Header, ImportError> {
+        self.store.header_by_number(number)?.ok_or(ImportError::NotInitialized)
+    }
+
+    /// What a payload carrying `bal` runs with: the parallel executor driven by it, or with
+    /// `--engine.parallel false` the sequential reference, its BAL checked against `bal`; with
+    /// `nodes` (the parent's trie nodes) its state root computed from `bal` beside execution.
+    pub(super) fn given<'a>(
+        &'a self,
+        bal: Option<&'a BlockAccessList>,
+        nodes: Option<&'a (dyn NodeSource + Sync)>,
+    ) -> Option<GivenBal<'a>> {
+        bal.map(|bal| GivenBal {
+            bal,
+            pool: &self.pool,
+            scheduler: self.parallel.then_some(self.scheduler),
+            io: self.io,
+            nodes,
+        })
+    }
+
+    /// Executes `block` on `parent` ([`execute_block`]; by the parallel executor when `given` a
+    /// BAL), with the time it took.
+    pub(super) fn execute_on(
+        &self,
+        parent: &ParentState,
+        block: Block<TxEnvelope>,
+        rlp_len: usize,
+        given: Option<GivenBal<'_>>,
+    ) -> Result<(ExecutedBlock, std::time::Duration), ImportError> {
+        let start = Instant::now();
+        let prewarm = match self.prewarm {
+            true => Prewarming {
+                pool: Some(&self.pool),
+                workers: self.pool.current_num_threads() - 1,
+                reuse: self.optimistic,
+            },
+            false => Prewarming::OFF,
+        };
+        let (source, header) = (parent.source(), &parent.header);
+        execute_block(&self.chain, source, header, block, rlp_len, false, given, prewarm)
+            .map(|executed| (executed, start.elapsed()))
+    }
+}

@@ -1,0 +1,159 @@
+//! Payloads: `engine_newPayload` (a block executed on its parent's state, checked against its
+//! header, kept until a forkchoice update makes it canonical), the verdicts remembered, and
+//! payloads built on a parent's state and kept as executed.
+
+use super::{
+    block::TreeBlock,
+    context::TreeContext,
+    state::{Executed, TreeState},
+    PayloadStatus,
+};
+use alloy_consensus::{Block, TxEnvelope};
+use alloy_primitives::{Address, B256};
+use gigagas_bal::BlockAccessList;
+use gigagas_payload::{build_payload, BuiltPayload, PayloadAttributes, PayloadParent};
+use gigagas_stages::{executed_from_build, state_root_stage, ImportError, ImportedBlock};
+use gigagas_storage_api::ProviderError;
+use gigagas_trie::NodeSource;
+use std::{sync::Arc, time::Instant};
+
+impl TreeContext {
+    /// [`super::BlockTree::new_payload`] on `state`.
+    pub(super) fn new_payload(
+        &self,
+        state: &mut TreeState,
+        block: Block<TxEnvelope>,
+        rlp_len: usize,
+        bal: Option<&BlockAccessList>,
+    ) -> Result<(PayloadStatus, Option<ImportedBlock>), ImportError> {
+        let hash = block.header.hash_slow();
+        let parent_hash = block.header.parent_hash;
+        if let Some(status) = self.known_verdict(state, hash, parent_hash)? {
+            return Ok((status, None));
+        }
+        let Some(parent) = self.parent_state(state, parent_hash)? else {
+            return Ok((PayloadStatus::Syncing, None));
+        };
+        // With a BAL, the parallel executor's state root is computed from it beside execution.
+        let nodes = parent.nodes(&*self.store);
+        let beside = self.root_beside.then_some(&nodes as &(dyn NodeSource + Sync));
+        let given = self.given(bal, beside);
+        let executed = self.execute_on(&parent, block, rlp_len, given).and_then(
+            |(mut executed, execution)| {
+                let start = Instant::now();
+                let trie_nodes = state_root_stage(&mut executed, &nodes)?;
+                // What execution waited for the root computed beside it is the root's share.
+                let wait = executed.state_root_wait();
+                Ok((executed, trie_nodes, execution.saturating_sub(wait), start.elapsed() + wait))
+            },
+        );
+        settle(state, hash, parent_hash, executed)
+            .map(|(status, block)| (status, block.map(|b| b.executed.block.clone())))
+    }
+
+    /// The verdict on payload `hash` without executing it: VALID when it is known (executed or
+    /// canonical), INVALID when it or its parent was found invalid; `None` otherwise.
+    pub(super) fn known_verdict(
+        &self,
+        state: &mut TreeState,
+        hash: B256,
+        parent_hash: B256,
+    ) -> Result<Option<PayloadStatus>, ProviderError> {
+        if state.blocks.contains_key(&hash) || self.canonical(&hash)?.is_some() {
+            return Ok(Some(PayloadStatus::Valid(hash)));
+        }
+        if let Some((latest, reason)) = state.invalid.get(&hash) {
+            let status = PayloadStatus::Invalid { latest_valid_hash: latest, reason };
+            return Ok(Some(status));
+        }
+        if let Some((latest, reason)) = state.invalid.get(&parent_hash) {
+            let reason = format!("links to invalid ancestor {parent_hash}: {reason}");
+            state.invalid.insert(hash, latest, reason.clone());
+            return Ok(Some(PayloadStatus::Invalid { latest_valid_hash: latest, reason }));
+        }
+        Ok(None)
+    }
+
+    /// [`super::BlockTree::build_payload`] on `state`.
+    pub(super) fn build_payload(
+        &self,
+        state: &TreeState,
+        parent: B256,
+        attrs: &PayloadAttributes,
+        candidates: &[(TxEnvelope, Address)],
+        require_all: bool,
+    ) -> Result<Option<BuiltPayload>, ImportError> {
+        let Some(parent_state) = self.parent_state(state, parent)? else { return Ok(None) };
+        let nodes = parent_state.nodes(&*self.store);
+        let on = PayloadParent {
+            hash: parent,
+            header: &parent_state.header,
+            source: parent_state.source(),
+            nodes: &nodes,
+        };
+        build_payload(&self.chain, &on, attrs, candidates, require_all).map(Some)
+    }
+
+    /// [`super::BlockTree::insert_built`] on `state`.
+    pub(super) fn insert_built(
+        &self,
+        state: &mut TreeState,
+        built: &BuiltPayload,
+    ) -> Result<bool, ImportError> {
+        let parent = built.block.header.parent_hash;
+        if state.blocks.contains_key(&built.hash) {
+            return Ok(true);
+        }
+        let Some(parent_state) = self.parent_state(state, parent)? else { return Ok(false) };
+        let executed = executed_from_build(
+            &self.chain,
+            &parent_state.header,
+            &built.block,
+            &built.outcome,
+            (*built.state_root).clone(),
+            built.build_time,
+        );
+        let Some(mut executed) = executed else { return Ok(false) };
+        // Takes the builder's root (no trie is computed again) and checks it is the header's.
+        let trie_nodes = match state_root_stage(&mut executed, &parent_state.nodes(&*self.store)) {
+            Ok(trie_nodes) => trie_nodes,
+            Err(e) if e.is_internal() => return Err(e),
+            Err(e) => {
+                tracing::warn!(target: "engine", hash = %built.hash, error = %e,
+                    "built payload not kept as executed");
+                return Ok(false);
+            }
+        };
+        let done = Ok((executed, trie_nodes, built.build_time, std::time::Duration::ZERO));
+        let (status, _) = settle(state, built.hash, parent, done)?;
+        Ok(matches!(status, PayloadStatus::Valid(_)))
+    }
+}
+
+/// Records the verdict on payload `hash`: a block executed and state-rooted is kept (VALID),
+/// a consensus failure remembered (INVALID, its parent the latest valid hash). A fault of
+/// ours (store, trie node, a database read during execution) is no verdict: it is returned
+/// as the error, not remembered, and the payload can come again.
+pub(super) fn settle(
+    state: &mut TreeState,
+    hash: B256,
+    parent_hash: B256,
+    done: Result<Executed, ImportError>,
+) -> Result<(PayloadStatus, Option<Arc<TreeBlock>>), ImportError> {
+    let (mut executed, nodes, execution, state_root) = match done {
+        Ok(done) => done,
+        Err(e) if e.is_internal() => return Err(e),
+        Err(e) => {
+            let reason = e.to_string();
+            state.invalid.insert(hash, Some(parent_hash), reason.clone());
+            let status = PayloadStatus::Invalid { latest_valid_hash: Some(parent_hash), reason };
+            return Ok((status, None));
+        }
+    };
+    executed.block.execution = execution;
+    executed.block.state_root = state_root;
+    let node_index = nodes.iter().enumerate().map(|(i, (h, _))| (*h, i)).collect();
+    let block = Arc::new(TreeBlock { executed, nodes, node_index });
+    state.blocks.insert(hash, block.clone());
+    Ok((PayloadStatus::Valid(hash), Some(block)))
+}
