@@ -11,6 +11,7 @@
 //! [`EngineEvent`] for metrics. A block is INVALID only for a consensus reason; an internal fault
 //! is an [`EngineError::Internal`] and is never cached.
 
+mod builder;
 mod error;
 mod event;
 mod handle;
@@ -27,6 +28,6 @@ pub use service::EngineService;
 pub use tree::{
     block_buffer::{BlockBuffer, BUFFER_CAPACITY, BUFFER_MAX_AGE},
     invalid_headers::{InvalidHeaderCache, INVALID_CAPACITY},
-    BlockTree, CanonicalChange, Forkchoice, ForkchoiceError, InvalidForkchoice, PayloadStatus,
-    KEEP_BLOCKS,
+    BlockTree, CanonicalChange, Forkchoice, ForkchoiceError, InvalidForkchoice, PayloadJob,
+    PayloadStatus, KEEP_BLOCKS,
 };

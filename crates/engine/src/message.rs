@@ -108,6 +108,9 @@ pub enum EngineMessage {
     /// The background persistence committed blocks (sent by its thread): the engine reports
     /// them and publishes the forkchoice the store now holds.
     Persisted,
+    /// A payload job finished (sent by the payload builder's thread before `engine_getPayload`
+    /// can return it): the engine keeps it as executed and reports it.
+    PayloadBuilt(Arc<BuiltPayload>),
     /// Finish the message in hand, flush the store and stop.
     Shutdown {
         /// Answered once the store is flushed.

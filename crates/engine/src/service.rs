@@ -3,12 +3,14 @@
 //!
 //! Flow of a message: the Engine API handler (or the dev miner, or next the network) sends it
 //! through an [`EngineHandle`]; this task executes it (payload execution, forkchoice update with
-//! its commits, payload building from the pool), prunes the pool after a canonical change,
+//! its commits; a payload to build goes as a job to the payload builder's thread, `builder.rs`,
+//! whose built payload comes back as a message), prunes the pool after a canonical change,
 //! publishes the new forkchoice to every handle, emits an [`EngineEvent`] and answers over the
 //! message's oneshot channel. Execution is CPU-bound, so the task runs on its own OS thread, not
 //! on the async runtime; its parallel executor has its own worker pool (the tree's).
 
 use crate::{
+    builder::{attach_sidecars, BuildJob, PayloadBuilder},
     message::{BuildRequest, Candidates, ForkchoiceAnswer, ForkchoiceState, NewPayload},
     tree::BackfillPayload,
     BlockTree, CanonicalChange, EngineError, EngineEvent, EngineHandle, EngineMessage, EventHook,
@@ -33,6 +35,8 @@ pub struct EngineService {
     forkchoice: watch::Sender<Forkchoice>,
     /// The last payload answered SYNCING (number, hash): what sync should fetch.
     syncing: watch::Sender<Option<(u64, B256)>>,
+    /// The thread payload jobs run on.
+    builder: PayloadBuilder,
 }
 
 impl EngineService {
@@ -58,6 +62,7 @@ impl EngineService {
                 let _ = tx.send(EngineMessage::Persisted);
             }
         });
+        let builder = PayloadBuilder::spawn(pool.clone(), tx.downgrade())?;
         let (forkchoice, forkchoice_rx) = watch::channel(tree.forkchoice());
         let (syncing, syncing_rx) = watch::channel(None);
         let handle = EngineHandle::new(
@@ -68,7 +73,7 @@ impl EngineService {
             tree.executor_threads(),
             payloads.clone(),
         );
-        let service = Self { tree, pool, payloads, on_event, forkchoice, syncing };
+        let service = Self { tree, pool, payloads, on_event, forkchoice, syncing, builder };
         let thread =
             std::thread::Builder::new().name("engine".into()).spawn(move || service.run(rx))?;
         Ok((handle, thread))
@@ -90,7 +95,9 @@ impl EngineService {
                     let _ = tx.send(self.build(*request));
                 }
                 EngineMessage::Persisted => self.persisted(),
+                EngineMessage::PayloadBuilt(built) => self.payload_built(&built),
                 EngineMessage::Shutdown { tx } => {
+                    self.builder.stop();
                     let flushed = self
                         .tree
                         .wait_persisted()
@@ -222,21 +229,26 @@ impl EngineService {
                 head: head_header.timestamp,
             });
         }
+        // The payload is built by a job off this thread: the update answers now, and
+        // `engine_getPayload` waits for the build.
         let id = payload_id(*head, &attributes);
+        let job = self.tree.payload_job(*head)?.ok_or(EngineError::UnknownParent(*head))?;
         let candidates = self.pool_candidates(&head_header, attributes.timestamp);
-        let mut built = self
-            .tree
-            .build_payload(*head, &attributes, &candidates, false)?
-            .ok_or(EngineError::UnknownParent(*head))?;
-        // The consensus client will send it back as a newPayload: kept as executed, it is not
-        // executed twice.
-        if self.tree.keeps_built() {
-            self.tree.insert_built(&built)?;
-        }
-        self.attach_sidecars(&mut built);
-        self.emit(&EngineEvent::Built(&built));
-        self.payloads.insert(id, built);
+        let pending = self.payloads.start(id);
+        self.builder.submit(BuildJob { job, attributes, candidates, pending });
         Ok(ForkchoiceAnswer { status, payload_id: Some(id) })
+    }
+
+    /// A payload job's payload: kept in the tree as executed, so that the consensus client's
+    /// `newPayload` of it executes nothing again; reported.
+    fn payload_built(&mut self, built: &BuiltPayload) {
+        if self.tree.keeps_built() {
+            if let Err(e) = self.tree.insert_built(built) {
+                tracing::error!(target: "engine", hash = %built.hash, error = %e,
+                    "built payload not kept as executed: its newPayload executes it");
+            }
+        }
+        self.emit(&EngineEvent::Built(built));
     }
 
     fn build(&self, request: BuildRequest) -> Result<Option<Arc<BuiltPayload>>, EngineError> {
@@ -254,7 +266,7 @@ impl EngineService {
             request.require_all,
         )?;
         Ok(built.map(|mut built| {
-            self.attach_sidecars(&mut built);
+            attach_sidecars(&self.pool, &mut built);
             Arc::new(built)
         }))
     }
@@ -281,19 +293,6 @@ impl EngineService {
                 })
         });
         candidates
-    }
-
-    /// The pool's sidecars of `built`'s blob transactions, in block order (a transaction
-    /// given to `testing_buildBlockV1` that the pool does not hold has none).
-    fn attach_sidecars(&self, built: &mut BuiltPayload) {
-        built.sidecars = built
-            .block
-            .body
-            .transactions
-            .iter()
-            .filter(|tx| tx.is_eip4844())
-            .filter_map(|tx| self.pool.sidecar(tx.tx_hash()))
-            .collect();
     }
 }
 

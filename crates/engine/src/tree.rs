@@ -46,6 +46,7 @@ pub mod unwind;
 pub use backfill::{BackfillPayload, Backfilled, Verdict};
 use context::{SourceLayer, TreeContext};
 pub use forkchoice::{ForkchoiceError, InvalidForkchoice};
+pub use payload::PayloadJob;
 use persistence::Persistence;
 use state::TreeState;
 
@@ -134,6 +135,7 @@ impl BlockTree {
             io: BalIo::default(),
             source_layer: None,
             persistence: None,
+            jobs: Arc::default(),
         };
         Ok(Self { ctx, state: TreeState::new(head) })
     }
@@ -339,7 +341,18 @@ impl BlockTree {
         candidates: &[(TxEnvelope, Address)],
         require_all: bool,
     ) -> Result<Option<BuiltPayload>, ImportError> {
-        self.ctx.build_payload(&self.state, parent, attrs, candidates, require_all)
+        let Some(job) = self.payload_job(parent)? else { return Ok(None) };
+        job.build(attrs, candidates, require_all).map(Some)
+    }
+
+    /// A build on `parent` (canonical or executed) to run on another thread
+    /// ([`PayloadJob::build`]); `None` when `parent` is unknown. While the job lives, a
+    /// forkchoice update that changes the store waits for it.
+    ///
+    /// # Errors
+    /// [`ImportError::Storage`] when the store fails.
+    pub fn payload_job(&self, parent: B256) -> Result<Option<PayloadJob>, ImportError> {
+        self.ctx.payload_job(&self.state, parent)
     }
 
     /// Keeps a payload built on `built.block`'s parent as executed, from what building it

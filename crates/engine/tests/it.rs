@@ -3,7 +3,8 @@
 //! forkchoice updates committing them, reorgs in both directions with the flat state checked
 //! against the trie, a tampered BAL rejected naming the account, unknown parents answered
 //! SYNCING, database reads failing during execution answered as internal errors (not INVALID),
-//! and background persistence (commits off the engine thread, the same store in the end).
+//! background persistence (commits off the engine thread, the same store in the end), and
+//! payload builds as jobs off the engine thread (the engine answers meanwhile).
 
 use alloy_consensus::{SignableTransaction, TxEip1559, TxEnvelope};
 use alloy_primitives::{keccak256, Address, Signature, TxKind, B256, U256};
@@ -617,4 +618,107 @@ fn a_built_payload_kept_as_executed_is_not_executed_again() {
         tree.new_payload(other.block.clone(), rlp_len, Some(&other.bal)).unwrap();
     assert_eq!(status, PayloadStatus::Valid(other.hash));
     assert!(executed.is_some(), "a payload not kept is executed");
+}
+
+/// Reads that wait, on the payload builder's thread only, until the gate opens.
+#[derive(Debug)]
+struct Held {
+    inner: Arc<dyn StateSource>,
+    gate: Arc<(Mutex<bool>, std::sync::Condvar)>,
+}
+
+impl Held {
+    fn wait(&self) {
+        if std::thread::current().name() != Some("payload-builder") {
+            return;
+        }
+        let open = self.gate.0.lock().unwrap();
+        drop(self.gate.1.wait_while(open, |open| !*open).unwrap());
+    }
+}
+
+impl StateSource for Held {
+    fn account(&self, address: &Address) -> Result<Option<AccountInfo>, StateError> {
+        self.wait();
+        self.inner.account(address)
+    }
+    fn storage(&self, address: &Address, slot: &U256) -> Result<U256, StateError> {
+        self.wait();
+        self.inner.storage(address, slot)
+    }
+    fn code(&self, hash: &B256) -> Result<Option<Bytecode>, StateError> {
+        self.wait();
+        self.inner.code(hash)
+    }
+    fn block_hash(&self, number: u64) -> Result<Option<B256>, StateError> {
+        self.wait();
+        self.inner.block_hash(number)
+    }
+    fn has_storage(&self, address: &Address) -> Result<bool, StateError> {
+        self.wait();
+        self.inner.has_storage(address)
+    }
+}
+
+fn new_payload_of(p: &BuiltPayload) -> gigagas_engine::message::NewPayload {
+    gigagas_engine::message::NewPayload {
+        block: p.block.clone(),
+        rlp_len: alloy_rlp::encode(&p.block).len(),
+        bal: Some(p.bal.clone()),
+        bal_bytes: alloy_rlp::encode(&p.bal).len(),
+        received: std::time::Instant::now(),
+    }
+}
+
+/// A forkchoice update with attributes answers with the payload id while its payload is still
+/// being built (a job on the payload builder's thread, held here until the test lets it go),
+/// and the engine judges another payload meanwhile; `engine_getPayload`'s wait then returns
+/// the built payload, whose newPayload is VALID without executing it again (the job's payload
+/// came back to the engine and was kept as executed).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_payload_build_does_not_hold_up_the_engine() {
+    use gigagas_engine::{message::ForkchoiceState, EngineEvent, EngineService, EventHook};
+    use tokio::time::{timeout, Duration};
+    let (_dir, _store, tree, genesis) = dev_chain();
+    let gate = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
+    let held = gate.clone();
+    let tree = tree.with_source_layer(move |inner| {
+        Arc::new(Held { inner, gate: held.clone() }) as Arc<dyn StateSource>
+    });
+    let (k0, x) = (key(0), Address::repeat_byte(0x55));
+    let other = build(&tree, genesis, 1, &[transfer(&k0, 0, x, 1000)]);
+    // (verdict, whether the payload was executed) of every newPayload.
+    let verdicts = Arc::new(Mutex::new(Vec::new()));
+    let seen = verdicts.clone();
+    let hook = EventHook(Box::new(move |event| {
+        if let EngineEvent::NewPayload { status, block, .. } = event {
+            seen.lock().unwrap().push((*status, block.is_some()));
+        }
+    }));
+    let (engine, thread) =
+        EngineService::spawn(tree, Arc::default(), Arc::default(), Some(hook)).unwrap();
+    let at_genesis = ForkchoiceState { head: genesis, safe: genesis, finalized: genesis };
+    let within = Duration::from_secs(60);
+    let answer = timeout(within, engine.forkchoice_updated(at_genesis, Some(attrs(2))))
+        .await
+        .expect("the forkchoice update answers while its payload is built")
+        .unwrap();
+    let id = answer.payload_id.expect("a payload id");
+    assert!(engine.payloads().get(&id).is_none(), "the build is held");
+    let status = timeout(within, engine.new_payload(new_payload_of(&other)))
+        .await
+        .expect("a newPayload is judged while a payload is built")
+        .unwrap();
+    assert_eq!(status, PayloadStatus::Valid(other.hash));
+    assert!(engine.payloads().get(&id).is_none(), "the build is still held");
+
+    *gate.0.lock().unwrap() = true;
+    gate.1.notify_all();
+    let built = timeout(within, engine.payloads().resolve(&id)).await.unwrap().unwrap().unwrap();
+    assert_eq!(built.block.header.parent_hash, genesis);
+    let status = engine.new_payload(new_payload_of(&built)).await.unwrap();
+    assert_eq!(status, PayloadStatus::Valid(built.hash));
+    assert_eq!(*verdicts.lock().unwrap(), [("VALID", true), ("VALID", false)]);
+    engine.shutdown().await.unwrap();
+    thread.join().unwrap();
 }

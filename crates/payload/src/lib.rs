@@ -10,4 +10,6 @@ mod store;
 pub use builder::{
     build_payload, next_gas_limit, BuiltPayload, PayloadAttributes, PayloadParent, EXTRA_DATA,
 };
-pub use store::{payload_id, PayloadStore, KEEP_PAYLOADS};
+pub use store::{
+    payload_id, BuildOutcome, PayloadBuildFailed, PayloadStore, PendingPayload, KEEP_PAYLOADS,
+};

@@ -203,8 +203,10 @@ pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
         ("engine_getPayloadV5", 5),
         ("engine_getPayloadV6", 6),
     ] {
-        m.register_method(name, move |params, ctx, _| get_payload(ctx, name, version, params))
-            .expect("registered once");
+        m.register_async_method(name, move |params, ctx, _| async move {
+            get_payload(&ctx, name, version, params).await
+        })
+        .expect("registered once");
     }
     for (name, version) in [("engine_getBlobsV1", 1), ("engine_getBlobsV2", 2)] {
         m.register_method(name, move |params, ctx, _| get_blobs(ctx, version, params))
@@ -338,10 +340,24 @@ fn attributes(
     }
 }
 
-fn get_payload(ctx: &RpcContext, method: &str, version: u8, params: Params<'_>) -> Answer {
+/// `engine_getPayloadV*`: the payload built under the id, once its build (a job off the
+/// engine thread) has finished; -38001 for an id never given or no longer kept, an internal
+/// error for a build that failed.
+async fn get_payload(
+    ctx: &RpcContext,
+    method: &str,
+    version: u8,
+    params: Params<'static>,
+) -> Answer {
     let mut seq = params.sequence();
     let id: B64 = param(&mut seq, "payloadId")?;
-    let built = ctx.engine.payloads().get(&id).ok_or_else(|| error(-38001, "Unknown payload"))?;
+    let built = ctx
+        .engine
+        .payloads()
+        .resolve(&id)
+        .await
+        .ok_or_else(|| error(-38001, "Unknown payload"))?
+        .map_err(|e| error(-32603, e.to_string()))?;
     check_fork(method, Versioned::GetPayload, version, fork_at(ctx, built.block.header.timestamp))?;
     envelope_json(&built, version)
 }

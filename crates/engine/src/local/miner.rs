@@ -46,6 +46,9 @@ pub enum MinerError {
         /// The engine's verdict.
         status: PayloadStatus,
     },
+    /// The payload's build failed.
+    #[error(transparent)]
+    Build(#[from] gigagas_payload::PayloadBuildFailed),
     /// The engine did not accept the block it built, or the forkchoice update to it.
     #[error("block {number} {hash}: the engine answered {status:?}")]
     Rejected {
@@ -193,8 +196,9 @@ impl LocalMiner {
             };
             let built = engine
                 .payloads()
-                .get(&id)
-                .ok_or(MinerError::NoPayload { head: head_hash, status: answer.status })?;
+                .resolve(&id)
+                .await
+                .ok_or(MinerError::NoPayload { head: head_hash, status: answer.status })??;
             let block = built.block.clone();
             let (number, hash) = (block.header.number, built.hash);
             let amsterdam = chain.is_amsterdam(timestamp);

@@ -100,8 +100,12 @@ impl TreeContext {
         payloads: Vec<BackfillPayload>,
         commit: bool,
     ) -> Result<Backfilled, ImportError> {
-        // Commits here extend the store's head: it must hold what persistence was handed.
+        // Commits here extend the store's head: it must hold what persistence was handed, and
+        // no payload job may be reading it.
         self.drain_persistence(state)?;
+        if commit {
+            self.jobs.wait_idle();
+        }
         let mut out = Backfilled::default();
         let mut pending: Option<Pending> = None;
         for BackfillPayload { block, rlp_len, bal } in payloads {

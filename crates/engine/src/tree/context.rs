@@ -16,7 +16,10 @@ use gigagas_stages::{
 use gigagas_state::StateSource;
 use gigagas_storage_api::{FullProvider, ProviderError, TrieState};
 use gigagas_trie::NodeSource;
-use std::{sync::Arc, time::Instant};
+use std::{
+    sync::{Arc, Condvar, Mutex},
+    time::Instant,
+};
 
 /// A wrapper around the stored state that every execution of the tree reads through (see
 /// [`super::BlockTree::with_source_layer`]).
@@ -58,6 +61,44 @@ pub(super) struct TreeContext {
     pub(super) source_layer: Option<SourceLayer>,
     /// The background persistence thread; `None`: forkchoice updates commit before returning.
     pub(super) persistence: Option<Persistence>,
+    /// Payload builds running on other threads ([`super::payload::PayloadJob`]).
+    pub(super) jobs: Arc<PayloadJobs>,
+}
+
+/// The payload builds running off the tree. A job reads the stored state its parent's state
+/// was taken over, so the store changes only once none runs ([`Self::wait_idle`]).
+#[derive(Debug, Default)]
+pub(super) struct PayloadJobs {
+    running: Mutex<usize>,
+    idle: Condvar,
+}
+
+impl PayloadJobs {
+    /// Counts a job as running until the guard is dropped.
+    pub(super) fn enter(self: &Arc<Self>) -> JobGuard {
+        *self.running.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        JobGuard(self.clone())
+    }
+
+    /// Waits until no job runs.
+    pub(super) fn wait_idle(&self) {
+        let running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        drop(self.idle.wait_while(running, |n| *n > 0).unwrap_or_else(|p| p.into_inner()));
+    }
+}
+
+/// A running payload job, counted in [`PayloadJobs`] until dropped.
+#[derive(Debug)]
+pub(super) struct JobGuard(Arc<PayloadJobs>);
+
+impl Drop for JobGuard {
+    fn drop(&mut self) {
+        let mut running = self.0.running.lock().unwrap_or_else(|p| p.into_inner());
+        *running -= 1;
+        if *running == 0 {
+            self.0.idle.notify_all();
+        }
+    }
 }
 
 impl TreeContext {

@@ -60,6 +60,10 @@ impl TreeContext {
             return Ok((PayloadStatus::Syncing, CanonicalChange::default()));
         };
         let current = state.forkchoice;
+        if head != current.head.1 {
+            // The store is about to move: payload jobs read it under their parent's state.
+            self.jobs.wait_idle();
+        }
         let mut change = CanonicalChange::default();
         let extends = current.head == base
             || layers

@@ -1,21 +1,65 @@
 //! Payloads: `engine_newPayload` (a block executed on its parent's state, checked against its
 //! header, kept until a forkchoice update makes it canonical), the verdicts remembered, and
-//! payloads built on a parent's state and kept as executed.
+//! payloads built on a parent's state (as jobs off the tree, [`PayloadJob`]) and kept as
+//! executed.
 
 use super::{
     block::TreeBlock,
-    context::TreeContext,
-    state::{Executed, TreeState},
+    context::{JobGuard, TreeContext},
+    state::{Executed, ParentState, TreeState},
     PayloadStatus,
 };
-use alloy_consensus::{Block, TxEnvelope};
+use alloy_consensus::{Block, Header, TxEnvelope};
 use alloy_primitives::{Address, B256};
 use gigagas_bal::BlockAccessList;
 use gigagas_payload::{build_payload, BuiltPayload, PayloadAttributes, PayloadParent};
+use gigagas_primitives::ChainSpec;
 use gigagas_stages::{executed_from_build, state_root_stage, ImportError, ImportedBlock};
-use gigagas_storage_api::ProviderError;
+use gigagas_storage_api::{FullProvider, ProviderError};
 use gigagas_trie::NodeSource;
 use std::{sync::Arc, time::Instant};
+
+/// A payload build taken out of the tree ([`super::BlockTree::payload_job`]): the parent's
+/// state — the stored state under the diffs and trie nodes of its executed, uncommitted
+/// ancestors — to build on, on any thread, while the engine goes on. Until it is dropped the
+/// tree changes the store only after waiting for it, so what it reads stays its parent's
+/// state.
+#[derive(Debug)]
+pub struct PayloadJob {
+    chain: ChainSpec,
+    store: Arc<dyn FullProvider>,
+    hash: B256,
+    parent: ParentState,
+    _running: JobGuard,
+}
+
+impl PayloadJob {
+    /// The parent's header.
+    pub fn parent_header(&self) -> &Header {
+        &self.parent.header
+    }
+
+    /// Builds the payload on the parent with `attrs` from `candidates`
+    /// ([`gigagas_payload::build_payload`]): executed, its state root and BAL computed.
+    ///
+    /// # Errors
+    /// As [`gigagas_payload::build_payload`].
+    pub fn build(
+        self,
+        attrs: &PayloadAttributes,
+        candidates: &[(TxEnvelope, Address)],
+        require_all: bool,
+    ) -> Result<BuiltPayload, ImportError> {
+        let nodes = self.parent.nodes(&*self.store);
+        let on = PayloadParent {
+            hash: self.hash,
+            header: &self.parent.header,
+            source: self.parent.source(),
+            nodes: &nodes,
+        };
+        build_payload(&self.chain, &on, attrs, candidates, require_all)
+    }
+}
 
 impl TreeContext {
     /// [`super::BlockTree::new_payload`] on `state`.
@@ -74,24 +118,20 @@ impl TreeContext {
         Ok(None)
     }
 
-    /// [`super::BlockTree::build_payload`] on `state`.
-    pub(super) fn build_payload(
+    /// [`super::BlockTree::payload_job`] on `state`.
+    pub(super) fn payload_job(
         &self,
         state: &TreeState,
         parent: B256,
-        attrs: &PayloadAttributes,
-        candidates: &[(TxEnvelope, Address)],
-        require_all: bool,
-    ) -> Result<Option<BuiltPayload>, ImportError> {
+    ) -> Result<Option<PayloadJob>, ImportError> {
         let Some(parent_state) = self.parent_state(state, parent)? else { return Ok(None) };
-        let nodes = parent_state.nodes(&*self.store);
-        let on = PayloadParent {
+        Ok(Some(PayloadJob {
+            chain: self.chain.clone(),
+            store: self.store.clone(),
             hash: parent,
-            header: &parent_state.header,
-            source: parent_state.source(),
-            nodes: &nodes,
-        };
-        build_payload(&self.chain, &on, attrs, candidates, require_all).map(Some)
+            parent: parent_state,
+            _running: self.jobs.enter(),
+        }))
     }
 
     /// [`super::BlockTree::insert_built`] on `state`.

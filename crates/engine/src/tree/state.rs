@@ -40,6 +40,7 @@ impl NodeSource for NodeOverlay<'_> {
 /// The state a block (or a payload being built) executes on: the parent's header, the stored
 /// state below every layer, the diffs of the executed ancestors not yet committed and those
 /// ancestors (newest first).
+#[derive(Debug)]
 pub(super) struct ParentState {
     pub(super) header: Header,
     pub(super) base: Arc<dyn StateSource>,
