@@ -78,14 +78,13 @@ devnet-prysm: build devnet-deps ## gigagas driven by a real consensus client: Pr
 engine-schemas: build devnet-deps ## The Engine API's answers (V1-V6, bodies, blobs) from nodes on Paris to Amsterdam chains validated against the execution-apis OpenRPC schemas (testing/execution-apis/engine-openrpc.json); also in make test
 	$(VENV)/bin/python testing/engine_schemas.py --gigagas $(GIGAGAS)
 
-hw: check-data build ## Size hardware: measure this machine (mainnet blocks, the engine on a 300M-gas generated chain at 1..cores threads, disk and RocksDB reads at queue depth 1..64, memory) and print the largest gas per block per budget (3/6/12 s), EIP-7870's machines and what 300M gas in 3 s needs; target/hw/hw.json and hw.png (docs/hardware.md; more: HW_ARGS)
-	test -f target/chains/amsterdam-mainnet-300m/chain.rlp || $(GIGAGAS_BENCH) gen-chain --data $(DATA) --fork amsterdam --mix mainnet --gas 300M --blocks 20 --out target/chains/amsterdam-mainnet-300m
-	$(GIGAGAS) hw --mainnet $(DATA) --chain target/chains/amsterdam-mainnet-300m --target-gas 300M $(HW_ARGS)
+hw: check-data build ## Size hardware: measure this machine (mainnet blocks, the engine on a 300M-gas generated chain at 1..cores threads, disk and RocksDB reads at queue depth 1..64, memory) and print the largest gas per block per budget (3/6/12 s), EIP-7870's machines and what 300M gas in 3 s needs; target/hw/hw.json and hw.png (docs/hardware.md; the chain is generated when missing; more: HW_ARGS)
+	$(GIGAGAS_BENCH) hw --mainnet $(DATA) --chain target/chains/amsterdam-mainnet-300m --target-gas 300M $(HW_ARGS)
 
-engine-replay: check-data build devnet-deps ## The Engine API replay benchmark on the 300M-gas Amsterdam chain: a fresh node per configuration (sequential, parallel 1 and 2 threads), newPayload + forkchoiceUpdated per block, warm, 2 runs each; then the `gigagas hw` model of target/hw/hw.json checked against it (docs/hardware.md)
+engine-replay: check-data build devnet-deps ## The Engine API replay benchmark on the 300M-gas Amsterdam chain: a fresh node per configuration (sequential, parallel 1 and 2 threads), newPayload + forkchoiceUpdated per block, warm, 2 runs each; then the `gigagas-bench hw` model of target/hw/hw.json checked against it (docs/hardware.md)
 	test -f target/chains/amsterdam-mainnet-300m/chain.rlp || $(GIGAGAS_BENCH) gen-chain --data $(DATA) --fork amsterdam --mix mainnet --gas 300M --blocks 20 --out target/chains/amsterdam-mainnet-300m
 	$(VENV)/bin/python testing/engine_replay.py --chain target/chains/amsterdam-mainnet-300m --configs sequential,parallel-1,parallel-2 --caches warm --runs 2 --out target/replay/hw-check
-	test ! -f target/hw/hw.json || $(GIGAGAS) hw --model target/hw/hw.json --check-replay target/replay/hw-check
+	test ! -f target/hw/hw.json || $(GIGAGAS_BENCH) hw --model target/hw/hw.json --check-replay target/replay/hw-check
 
 fuzz-net: deps ## The decoders of everything a peer sends (frames, RLNC and RS chunks, gossipsub messages, sync messages), 1,000,000 random and mutated inputs each: no panic
 	FUZZ_ITERATIONS=1000000 $(CARGO) test --release --workspace --test it -- fuzz --nocapture

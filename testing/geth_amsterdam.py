@@ -38,7 +38,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from devnet import json_rpc, free_port  # noqa: E402
+from gigagas_testing import free_port, json_rpc  # noqa: E402
 from devnet_prysm import sign_blob_tx  # noqa: E402
 
 try:

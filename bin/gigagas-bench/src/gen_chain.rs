@@ -579,7 +579,7 @@ struct BlockInfo {
 
 /// `info.json`: how the chain was made and what it holds.
 #[derive(Debug, Serialize)]
-struct ChainInfo {
+pub(crate) struct ChainInfo {
     fork: Fork,
     mix: Mix,
     seed: u64,
@@ -590,7 +590,15 @@ struct ChainInfo {
     blocks: Vec<BlockInfo>,
     transactions_by_kind: std::collections::BTreeMap<Kind, u64>,
     gas_used: u64,
-    seconds: f64,
+    /// Seconds the generation took.
+    pub(crate) seconds: f64,
+}
+
+impl ChainInfo {
+    /// Blocks generated.
+    pub(crate) fn block_count(&self) -> usize {
+        self.blocks.len()
+    }
 }
 
 /// The Amsterdam variant's BALs, one RLP list per block of `chain.rlp`, in order.
@@ -619,7 +627,7 @@ pub(crate) fn run(args: GenChainArgs) -> Result<std::process::ExitCode, String> 
 }
 
 /// Writes `genesis.json`, `chain.rlp` and `info.json` into `args.out`; returns the info.
-fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
+pub(crate) fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
     let start = Instant::now();
     // Room for every candidate's gas limit while the expected use fills `gas`; the mainnet
     // mix's first block also holds the pool's setup (under EIP-8037 the pair's code deposit

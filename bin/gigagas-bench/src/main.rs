@@ -14,6 +14,7 @@ mod bench_io;
 mod bench_plot;
 mod chart;
 mod gen_chain;
+mod hw;
 mod net_plot;
 mod net_sim;
 mod proofs_check;
@@ -86,6 +87,12 @@ enum Command {
     /// latency per block with its stages from the node's metrics, p50/p99/max, Mgas/s; CSV,
     /// JSON and a PNG with `--out`.
     Replay(replay::ReplayArgs),
+    /// Size hardware: measure this machine (execution on the mainnet blocks, parallel scaling,
+    /// the node's stages on a generated chain — made first when missing —, disk and RocksDB
+    /// reads at queue depth 1..64, memory) and answer, from a model of those measurements, the
+    /// largest gas per block it validates within each budget (sequential, parallel, megablock)
+    /// and, with `--target-gas`, the cores, single-core speed, IOPS and RAM a gas limit needs.
+    Hw(Box<hw::HwArgs>),
 }
 
 fn main() -> ExitCode {
@@ -104,6 +111,7 @@ fn main() -> ExitCode {
         Command::WorstIo(args) => worst_io::run(args),
         Command::NetSim(args) => net_sim::run(args),
         Command::GenChain(args) => gen_chain::run(args),
+        Command::Hw(args) => hw::run(*args),
         Command::NetPlot(args) => net_plot::run(args),
         Command::TestRpc(args) => test_rpc::run(args),
         Command::Replay(args) => replay::run(args),

@@ -2,11 +2,10 @@
 //!
 //! Subcommands: `node` (the node of `gigagas-node`: Engine API, JSON-RPC, metrics, `--dev`),
 //! `init` and `import` (a RocksDB datadir from a genesis file and RLP blocks), `db` (read-only
-//! inspection of a datadir), `hw` (hardware sizing, `gigagas-hw`). The lab tools (benchmarks, simulators, conformance runners) are the
-//! `gigagas-bench` binary.
+//! inspection of a datadir). The lab tools (benchmarks, simulators, conformance runners,
+//! hardware sizing) are the `gigagas-bench` binary.
 
 mod db;
-mod hw;
 mod import;
 mod node;
 
@@ -46,12 +45,6 @@ enum Command {
     /// Inspect a datadir (read-only): the head, or a canonical block's header, body, receipts
     /// or BAL, as JSON.
     Db(db::DbArgs),
-    /// Size hardware: measure this machine (execution on the mainnet blocks, parallel scaling,
-    /// the node's stages on a generated chain, disk and RocksDB reads at queue depth 1..64,
-    /// memory) and answer, from a model of those measurements, the largest gas per block it
-    /// validates within each budget (sequential, parallel, megablock) and, with
-    /// `--target-gas`, the cores, single-core speed, IOPS and RAM a gas limit needs.
-    Hw(Box<hw::HwArgs>),
 }
 
 fn main() -> ExitCode {
@@ -68,7 +61,6 @@ fn main() -> ExitCode {
         Command::Init(args) => import::init(args),
         Command::Import(args) => import::import(args),
         Command::Db(args) => db::run(args),
-        Command::Hw(args) => hw::run(*args),
     };
     match result {
         Ok(code) => code,

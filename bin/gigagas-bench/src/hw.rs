@@ -1,6 +1,8 @@
-//! `gigagas hw`: measures this machine and answers what gas per block it validates within a
-//! budget, and (`--target-gas`) what machine a gas limit needs. The measurements and the model
-//! are `gigagas-hw`'s; this module parses the arguments, shows progress and prints the tables.
+//! `gigagas-bench hw`: measures this machine and answers what gas per block it validates within
+//! a budget, and (`--target-gas`) what machine a gas limit needs. The measurements and the model
+//! are `gigagas-hw`'s; this module parses the arguments, generates the chain it runs the engine
+//! on when it is missing (`gen-chain`: 300M gas, Amsterdam, the mainnet mix, 20 blocks), shows
+//! progress and prints the tables.
 
 use clap::Args;
 use gigagas_hw::{
@@ -10,13 +12,14 @@ use gigagas_hw::{
 use indicatif::{ProgressBar, ProgressStyle};
 use std::{path::PathBuf, process::ExitCode};
 
-/// Arguments of `gigagas hw`.
+/// Arguments of `gigagas-bench hw`.
 #[derive(Debug, Args)]
 pub(crate) struct HwArgs {
     /// The mainnet blocks (`../shared/data/mainnet`).
     #[arg(long, default_value = "../shared/data/mainnet")]
     mainnet: PathBuf,
-    /// A generated chain (`gigagas-bench gen-chain --out DIR`; `make hw` makes one).
+    /// A generated chain (`gigagas-bench gen-chain --out DIR`); made here (300M gas, Amsterdam,
+    /// the mainnet mix, 20 blocks) when the folder holds none.
     #[arg(long, default_value = "target/chains/amsterdam-mainnet-300m")]
     chain: PathBuf,
     /// Scratch folder on the disk being sized (test file, test store, datadir; removed after).
@@ -118,6 +121,25 @@ pub(crate) fn run(args: HwArgs) -> Result<ExitCode, String> {
              --mainnet DIR)",
             opts.mainnet.display()
         ));
+    }
+    if !opts.chain.join("chain.rlp").is_file() {
+        eprintln!(
+            "hw: no generated chain in {}: generating one (300M gas, Amsterdam, mainnet mix, \
+             20 blocks; once)",
+            opts.chain.display()
+        );
+        let info = crate::gen_chain::generate(&crate::gen_chain::GenChainArgs {
+            out: opts.chain.clone(),
+            gas: 300_000_000,
+            blocks: 20,
+            mix: crate::gen_chain::Mix::Mainnet,
+            fork: crate::gen_chain::Fork::Amsterdam,
+            seed: 1,
+            cold_slots: 100_000,
+            data: opts.mainnet.clone(),
+            json: false,
+        })?;
+        eprintln!("hw: {} blocks generated in {:.0} s", info.block_count(), info.seconds);
     }
     let bar = ProgressBar::new(0);
     bar.set_style(
