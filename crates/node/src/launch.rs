@@ -159,7 +159,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     let mut ctx =
         RpcContext::new(storage.clone(), engine.clone(), pool).with_gas_cap(args.rpc_gas_cap);
     if let Some(network) = &network {
-        ctx = ctx.with_network(network.clone());
+        ctx = ctx.with_network(Arc::new(network.clone()));
     }
     let ctx = Arc::new(ctx);
     let http_addr = SocketAddr::new(args.http_addr, args.http_port);

@@ -1,25 +1,21 @@
 //! Sync in the node (the store serves peers' requests through the network's request handler,
-//! `gigagas_net::request_handler`): a node whose
-//! gossiped (or Engine API) block has an unknown parent fetches the missing ancestors from its
-//! peers — headers by number, then bodies and BALs by hash — checks each answer against the
-//! headers (a peer's wrong answer is the peer's fault, never a verdict on the block), and
-//! imports them in order through the engine as `newPayload`s (the parallel executor runs with
-//! the peers' BALs, checked against the header's BAL hash first), making each the head with
-//! `--dev.follow`. A follower also asks its peers for their heads (eth/69 `Status`) and catches
-//! up by itself ([`catch_up`]).
+//! `gigagas_net::request_handler`): a node whose gossiped (or Engine API) block has an unknown
+//! parent fetches the missing ancestors through the block downloader (`gigagas-net-p2p`:
+//! headers by number, then bodies and BALs by hash, each checked against its header, from the
+//! best-scored peer and retried on the next; a peer's wrong answer is the peer's fault,
+//! reported to the network, never a verdict on the block), and imports them in order through
+//! the engine as `newPayload`s (the parallel executor runs with the peers' BALs, checked
+//! against the header's BAL hash), making each the head with `--dev.follow`. A follower also
+//! asks its peers for their heads (eth/69 `Status`) and catches up by itself ([`catch_up`]).
 
 use crate::block::NetworkBlock;
-use alloy_consensus::{
-    proofs::{calculate_ommers_root, calculate_transaction_root, calculate_withdrawals_root},
-    Block,
-};
-use alloy_eips::eip1898::HashOrNumber;
 use alloy_primitives::B256;
 use gigagas_engine::{message::ForkchoiceState, EngineError, EngineHandle, PayloadStatus};
 use gigagas_net::{
     sync::{SyncRequest, SyncResponse},
-    NetError, NetworkHandle, PeerId,
+    NetworkHandle, PeerId,
 };
+use gigagas_net_p2p::{BlockDownloader, DownloadError, DownloadedBlock, DownloaderConfig};
 use std::{
     sync::Arc,
     time::{Duration, Instant},
@@ -39,20 +35,9 @@ const CATCH_UP_STALL_ROUNDS: u32 = 3;
 /// Why sync stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum SyncError {
-    /// No peer answered.
-    #[error("no peer to sync from")]
-    NoPeers,
-    /// A request failed.
+    /// No peer delivered the blocks (each one tried failed or answered wrongly).
     #[error(transparent)]
-    Network(#[from] NetError),
-    /// A peer's answer does not fit what was asked (wrong chain, body not matching its header).
-    #[error("peer {peer}: {reason}")]
-    BadAnswer {
-        /// The peer.
-        peer: PeerId,
-        /// What is wrong.
-        reason: String,
-    },
+    Download(#[from] DownloadError),
     /// The engine failed (internal).
     #[error(transparent)]
     Engine(#[from] EngineError),
@@ -85,6 +70,8 @@ pub enum SyncError {
 pub(crate) struct Syncer {
     engine: EngineHandle,
     network: NetworkHandle,
+    /// Blocks from peers, the best-scored first.
+    downloader: Arc<BlockDownloader<NetworkHandle>>,
     follow: bool,
     /// The last block sync imported (number, hash).
     cursor: tokio::sync::Mutex<(u64, B256)>,
@@ -94,7 +81,15 @@ impl Syncer {
     /// A syncer over `engine` and `network`; with `follow`, synced blocks become the head.
     pub(crate) fn new(engine: EngineHandle, network: NetworkHandle, follow: bool) -> Arc<Self> {
         let head = engine.forkchoice().head;
-        Arc::new(Self { engine, network, follow, cursor: tokio::sync::Mutex::new(head) })
+        let downloader =
+            Arc::new(BlockDownloader::new(network.clone(), DownloaderConfig::default()));
+        Arc::new(Self {
+            engine,
+            network,
+            downloader,
+            follow,
+            cursor: tokio::sync::Mutex::new(head),
+        })
     }
 
     /// Fetches and imports the blocks from the later of the engine's head and the last block
@@ -108,11 +103,10 @@ impl Syncer {
     /// # Errors
     /// [`SyncError`]; blocks imported before the error stay imported.
     pub(crate) async fn sync_to(&self, target_number: u64) -> Result<u64, SyncError> {
-        let (engine, network) = (&self.engine, &self.network);
+        let engine = &self.engine;
         let mut cursor = self.cursor.lock().await;
         let start = Instant::now();
         let mut imported = 0u64;
-        let mut failures = 0usize;
         // Where the time went: waiting for blocks (fetches not hidden behind an import),
         // `newPayload`s, forkchoice updates (the commits).
         let (mut fetching, mut importing, mut committing) =
@@ -122,66 +116,39 @@ impl Syncer {
             *cursor = engine_head;
         }
         // The next round's blocks, being fetched while a round is imported.
-        let mut prefetch: Option<tokio::task::JoinHandle<(PeerId, Fetched)>> = None;
+        let mut prefetch: Option<tokio::task::JoinHandle<Result<Round, DownloadError>>> = None;
         loop {
             let (head, head_hash) = *cursor;
             if head + 1 >= target_number {
                 break;
             }
-            let peers: Vec<PeerId> = network.peers().into_iter().collect();
-            if peers.is_empty() || failures >= 3 * peers.len().max(1) {
-                return Err(SyncError::NoPeers);
-            }
             let started = Instant::now();
-            let (peer, fetched) = match prefetch.take() {
-                Some(task) => match task.await {
-                    Ok(answer) => answer,
-                    Err(e) => (peers[0], Err(SyncError::Task(e.to_string()))),
-                },
+            let (_peer, blocks) = match prefetch.take() {
+                Some(task) => task.await.map_err(|e| SyncError::Task(e.to_string()))??,
                 None => {
-                    let peer = peers[(head as usize + failures) % peers.len()];
                     let count = (target_number - 1 - head).min(HEADERS_PER_REQUEST);
-                    (peer, fetch(network, peer, head + 1, head_hash, count).await)
+                    self.downloader.download_range(head + 1, head_hash, count).await?
                 }
             };
             fetching += started.elapsed();
-            let blocks = match fetched {
-                Ok(blocks)
-                    if blocks.first().is_some_and(|b| {
-                        b.block.header.number == head + 1 && b.block.header.parent_hash == head_hash
-                    }) =>
-                {
-                    blocks
-                }
-                Ok(_) => {
-                    failures += 1;
-                    continue;
-                }
-                Err(e) => {
-                    tracing::debug!(target: "net", %peer, error = %e, "sync request failed");
-                    failures += 1;
-                    continue;
-                }
-            };
-            failures = 0;
             let hashes: Vec<(u64, B256)> = blocks
                 .iter()
                 .map(|b| (b.block.header.number, b.block.header.hash_slow()))
                 .collect();
             let (last_number, last_hash) = *hashes.last().expect("a non-empty round");
             if last_number + 1 < target_number {
-                let (network, count) =
-                    (network.clone(), (target_number - 1 - last_number).min(HEADERS_PER_REQUEST));
-                let next_peer = peers[last_number as usize % peers.len()];
+                let downloader = self.downloader.clone();
+                let count = (target_number - 1 - last_number).min(HEADERS_PER_REQUEST);
                 prefetch = Some(tokio::spawn(async move {
-                    let fetched =
-                        fetch(&network, next_peer, last_number + 1, last_hash, count).await;
-                    (next_peer, fetched)
+                    downloader.download_range(last_number + 1, last_hash, count).await
                 }));
             }
             let started = Instant::now();
             // With `follow`, each block is committed and made the head as it is found VALID.
-            let payloads = blocks.into_iter().map(NetworkBlock::into_new_payload).collect();
+            let payloads = blocks
+                .into_iter()
+                .map(|b| NetworkBlock { block: b.block, bal: b.bal }.into_new_payload())
+                .collect();
             let statuses = engine.new_payloads(payloads, self.follow).await?;
             importing += started.elapsed();
             for (status, &(number, hash)) in statuses.iter().zip(&hashes) {
@@ -231,75 +198,8 @@ impl Syncer {
     }
 }
 
-/// A round of fetched blocks, or why there is none.
-type Fetched = Result<Vec<NetworkBlock>, SyncError>;
-
-/// Up to `count` blocks from `first` on, from `peer`, each checked against its header and the
-/// chain checked to start on `parent`.
-async fn fetch(
-    network: &NetworkHandle,
-    peer: PeerId,
-    first: u64,
-    parent: B256,
-    count: u64,
-) -> Result<Vec<NetworkBlock>, SyncError> {
-    let bad = |reason: String| SyncError::BadAnswer { peer, reason };
-    let request = SyncRequest::GetBlockHeaders {
-        start: HashOrNumber::Number(first),
-        limit: count,
-        skip: 0,
-        reverse: false,
-    };
-    let SyncResponse::BlockHeaders(headers) = network.request(peer, request).await? else {
-        return Err(bad("answered headers with another message".into()));
-    };
-    let mut expected_parent = parent;
-    let mut hashes = Vec::with_capacity(headers.len());
-    for (i, header) in headers.iter().enumerate() {
-        if header.number != first + i as u64 || header.parent_hash != expected_parent {
-            return Err(bad(format!("header {} does not extend the chain", header.number)));
-        }
-        expected_parent = header.hash_slow();
-        hashes.push(expected_parent);
-    }
-    let mut bodies = Vec::with_capacity(hashes.len());
-    while bodies.len() < hashes.len() {
-        let SyncResponse::BlockBodies(more) = network
-            .request(peer, SyncRequest::GetBlockBodies(hashes[bodies.len()..].to_vec()))
-            .await?
-        else {
-            return Err(bad("answered bodies with another message".into()));
-        };
-        if more.is_empty() {
-            break;
-        }
-        bodies.extend(more);
-    }
-    let bals = match network.request(peer, SyncRequest::GetBlockAccessLists(hashes.clone())).await?
-    {
-        SyncResponse::BlockAccessLists(bals) => bals,
-        _ => return Err(bad("answered BALs with another message".into())),
-    };
-    let mut blocks = Vec::with_capacity(bodies.len());
-    for (i, (header, body)) in headers.into_iter().zip(bodies).enumerate() {
-        if calculate_transaction_root(&body.transactions) != header.transactions_root
-            || calculate_ommers_root(&body.ommers) != header.ommers_hash
-            || body.withdrawals.as_ref().map(|w| calculate_withdrawals_root(w))
-                != header.withdrawals_root
-        {
-            return Err(bad(format!("body of block {} does not match its header", header.number)));
-        }
-        // A BAL whose hash is not the header's is dropped (the block then runs sequentially);
-        // before Amsterdam there is no hash to check and the executor validates the hints.
-        let bal = bals.get(i).cloned().flatten().filter(|bal| {
-            header
-                .block_access_list_hash
-                .is_none_or(|h| gigagas_bal::compute_block_access_list_hash(bal) == h)
-        });
-        blocks.push(NetworkBlock { block: Block { header, body }, bal });
-    }
-    Ok(blocks)
-}
+/// A round of blocks from one peer.
+type Round = (PeerId, Vec<DownloadedBlock>);
 
 /// Syncs whenever the engine answers a payload SYNCING (a consensus client sent a block whose
 /// parent this node lacks): fetches the ancestors and the block itself from peers, so that the

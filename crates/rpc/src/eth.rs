@@ -156,9 +156,9 @@ pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
         };
     reg(&mut m, "eth_chainId", |_, ctx| json(U64::from(ctx.chain.chain_id)));
     reg(&mut m, "net_version", |_, ctx| json(ctx.chain.chain_id.to_string()));
-    // The libp2p network's connected peers (0 and not listening when the node runs without it).
+    // The network's connected peers (0 and not listening when the node runs without one).
     reg(&mut m, "net_peerCount", |_, ctx| {
-        json(U64::from(ctx.network.as_ref().map_or(0, |n| n.peers().len())))
+        json(U64::from(ctx.network.as_ref().map_or(0, |n| n.peer_count())))
     });
     reg(&mut m, "net_listening", |_, ctx| json(ctx.network.is_some()));
     reg(&mut m, "eth_syncing", |_, _| json(false));

@@ -51,7 +51,7 @@ pub struct RpcContext {
     /// Transactions sent with `eth_sendRawTransaction`.
     pub pool: Arc<TxPool>,
     /// The peer-to-peer network (`net_peerCount`), when the node runs one.
-    pub network: Option<gigagas_net::NetworkHandle>,
+    pub network: Option<Arc<dyn gigagas_net_api::NetworkInfo>>,
     /// geth's RPC gas cap (gas; 0: none): the most gas `eth_call` and `eth_estimateGas` give a
     /// request, and the gas all calls of one `eth_simulateV1` request may use together.
     pub gas_cap: u64,
@@ -80,7 +80,7 @@ impl RpcContext {
     }
 
     /// The same context answering `net_peerCount` from `network`.
-    pub fn with_network(mut self, network: gigagas_net::NetworkHandle) -> Self {
+    pub fn with_network(mut self, network: Arc<dyn gigagas_net_api::NetworkInfo>) -> Self {
         self.network = Some(network);
         self
     }

@@ -11,6 +11,7 @@
 //! the proposer, from [`NetworkHandle::take_blocks`] ([`propagation`]).
 
 mod behaviour;
+mod client;
 mod key;
 pub mod propagation;
 pub mod request_handler;
@@ -159,6 +160,12 @@ impl NetworkHandle {
             protocol,
             signer,
         }
+    }
+
+    /// Blocks `peer`: disconnected, kept out, dropped from the routing table (a peer that sent
+    /// what cannot be right).
+    pub fn ban(&self, peer: PeerId) {
+        let _ = self.tx.send(Command::Ban(peer));
     }
 
     /// The public key of this node's BLS signer, when it publishes blocks.

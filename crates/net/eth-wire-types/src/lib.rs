@@ -1,34 +1,26 @@
-//! Block sync by request/response (libp2p request-response on `/gigagas/sync/1`), mirroring
-//! devp2p eth/69's `Status`, `GetBlockHeaders` / `GetBlockBodies` and EIP-8159's
-//! `GetBlockAccessLists`: a peer's chain and head, headers by number or hash (with skip and
-//! direction), bodies and BALs by block hash.
+//! The messages of block sync, shared by every transport: eth/69's `Status`,
+//! `GetBlockHeaders` / `BlockHeaders`, `GetBlockBodies` / `BlockBodies` and EIP-8159's
+//! `GetBlockAccessLists` / `BlockAccessLists` (eth/71), each as `id ‖ RLP` with eth's message
+//! ids, and the limits every answer keeps ([`MAX_HEADERS`], [`MAX_BODIES`],
+//! [`SOFT_RESPONSE_LIMIT`]).
 //!
-//! Wire: `length u32 LE ‖ message id u8 ‖ RLP payload`, the ids and payloads of eth/69
-//! (Status 0x00, asked for with an empty list and answered with eth/69's fields less the fork
-//! id `[version, networkid, genesis, earliest, latest, latesthash]`; GetBlockHeaders 0x03 `[start, limit, skip, reverse]`, BlockHeaders 0x04, GetBlockBodies
-//! 0x05 `[hash, …]`, BlockBodies 0x06) and EIP-8159 (GetBlockAccessLists 0x12 `[hash, …]`,
-//! BlockAccessLists 0x13, an unavailable BAL as an empty list); no request ids (the
-//! request-response stream pairs them). A node serves from its store through the
-//! [`crate::request_handler`]; limits cap every answer ([`MAX_HEADERS`], [`MAX_BODIES`]).
+//! `Status` here is eth/69's without the fork id (`[version, networkid, genesis, earliest,
+//! latest, latesthash]`, asked for with an empty list); requests carry no request id (a
+//! request-response transport pairs them). An unavailable BAL travels as an empty list.
 
 use alloy_consensus::{BlockBody, Header, TxEnvelope};
 use alloy_eips::eip1898::HashOrNumber;
 use alloy_primitives::B256;
 use alloy_rlp::{Decodable, Encodable};
-use futures::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use gigagas_bal::BlockAccessList;
-use libp2p::StreamProtocol;
-use std::io;
 
-/// The protocol.
-pub const SYNC_PROTOCOL: StreamProtocol = StreamProtocol::new("/gigagas/sync/1");
+/// Bytes after which an answer stops growing (the item that crosses it is the last one), as
+/// devp2p eth's soft response limit (2 MiB).
+pub const SOFT_RESPONSE_LIMIT: usize = 2 * 1024 * 1024;
 /// Most headers one answer carries.
 pub const MAX_HEADERS: u64 = 1024;
 /// Most bodies (and BALs) one answer carries.
 pub const MAX_BODIES: usize = 256;
-/// Largest message (bytes).
-pub const MAX_MESSAGE_BYTES: usize = 32 << 20;
-
 const STATUS: u8 = 0x00;
 const GET_BLOCK_HEADERS: u8 = 0x03;
 const BLOCK_HEADERS: u8 = 0x04;
@@ -231,75 +223,6 @@ impl SyncResponse {
             return Err(alloy_rlp::Error::UnexpectedLength);
         }
         Ok(response)
-    }
-}
-
-/// The request-response codec: length-prefixed `id ‖ RLP` messages.
-#[derive(Debug, Clone, Default)]
-pub struct SyncCodec;
-
-async fn read_message<T: AsyncRead + Unpin + Send>(io: &mut T) -> io::Result<Vec<u8>> {
-    let mut len = [0u8; 4];
-    io.read_exact(&mut len).await?;
-    let len = u32::from_le_bytes(len) as usize;
-    if len > MAX_MESSAGE_BYTES {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("sync message of {len} bytes"),
-        ));
-    }
-    let mut bytes = vec![0u8; len];
-    io.read_exact(&mut bytes).await?;
-    Ok(bytes)
-}
-
-async fn write_message<T: AsyncWrite + Unpin + Send>(io: &mut T, bytes: &[u8]) -> io::Result<()> {
-    io.write_all(&(bytes.len() as u32).to_le_bytes()).await?;
-    io.write_all(bytes).await?;
-    io.close().await
-}
-
-fn invalid(e: alloy_rlp::Error) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, e.to_string())
-}
-
-impl libp2p::request_response::Codec for SyncCodec {
-    type Protocol = StreamProtocol;
-    type Request = SyncRequest;
-    type Response = SyncResponse;
-
-    async fn read_request<T: AsyncRead + Unpin + Send>(
-        &mut self,
-        _: &StreamProtocol,
-        io: &mut T,
-    ) -> io::Result<SyncRequest> {
-        SyncRequest::decode(&read_message(io).await?).map_err(invalid)
-    }
-
-    async fn read_response<T: AsyncRead + Unpin + Send>(
-        &mut self,
-        _: &StreamProtocol,
-        io: &mut T,
-    ) -> io::Result<SyncResponse> {
-        SyncResponse::decode(&read_message(io).await?).map_err(invalid)
-    }
-
-    async fn write_request<T: AsyncWrite + Unpin + Send>(
-        &mut self,
-        _: &StreamProtocol,
-        io: &mut T,
-        request: SyncRequest,
-    ) -> io::Result<()> {
-        write_message(io, &request.encode()).await
-    }
-
-    async fn write_response<T: AsyncWrite + Unpin + Send>(
-        &mut self,
-        _: &StreamProtocol,
-        io: &mut T,
-        response: SyncResponse,
-    ) -> io::Result<()> {
-        write_message(io, &response.encode()).await
     }
 }
 

@@ -13,9 +13,9 @@ use alloy_primitives::B256;
 use alloy_rlp::Encodable;
 use gigagas_net::{
     propagation::{BlockSigner, PropagationConfig, Protocol},
-    request_handler::{EthRequestHandler, SOFT_RESPONSE_LIMIT},
+    request_handler::EthRequestHandler,
     spawn,
-    sync::{SyncRequest, SyncResponse},
+    sync::{SyncRequest, SyncResponse, SOFT_RESPONSE_LIMIT},
     NetworkConfig,
 };
 use gigagas_storage_api::{

@@ -5,24 +5,22 @@
 //! handler's bounded queue ([`RequestQueue::offer`]; a full queue sheds the request, which the
 //! peer sees fail) and goes on; the handler task reads the store on a blocking thread
 //! ([`EthRequestHandler::on_request`]), caps the answer at the protocol's limits
-//! ([`MAX_HEADERS`], [`MAX_BODIES`], and [`SOFT_RESPONSE_LIMIT`] bytes, as eth/69's soft
-//! limit), and sends it back to the loop, which writes it to the peer. A read that fails leaves
+//! ([`MAX_HEADERS`], [`MAX_BODIES`], and [`SOFT_RESPONSE_LIMIT`] bytes, eth's soft limit), and sends it back to the loop, which writes it to the peer. A read that fails leaves
 //! the request unanswered (the peer asks another) rather than answering it short.
 
-use crate::sync::{ChainStatus, SyncRequest, SyncResponse, ETH_VERSION, MAX_BODIES, MAX_HEADERS};
 use alloy_consensus::{BlockBody, Header, TxEnvelope};
 use alloy_eips::eip1898::HashOrNumber;
 use alloy_primitives::B256;
 use alloy_rlp::Encodable;
 use gigagas_bal::BlockAccessList;
+use gigagas_eth_wire_types::{
+    ChainStatus, SyncRequest, SyncResponse, ETH_VERSION, MAX_BODIES, MAX_HEADERS,
+    SOFT_RESPONSE_LIMIT,
+};
 use gigagas_storage_api::{ChainReader, ProviderError};
 use libp2p::{request_response::ResponseChannel, PeerId};
 use std::sync::Arc;
 use tokio::sync::mpsc;
-
-/// Bytes after which an answer stops growing (the item that crosses it is the last one), as
-/// devp2p eth's soft response limit (2 MiB).
-pub const SOFT_RESPONSE_LIMIT: usize = 2 * 1024 * 1024;
 
 /// Requests waiting for the handler at most; more are shed (unanswered).
 pub const MAX_QUEUED_REQUESTS: usize = 256;

@@ -1,0 +1,60 @@
+//! The client side of block sync that a transport implements.
+
+use alloy_consensus::{BlockBody, Header, TxEnvelope};
+use alloy_eips::eip1898::HashOrNumber;
+use alloy_primitives::B256;
+use gigagas_bal::BlockAccessList;
+use std::{fmt, future::Future, hash::Hash};
+
+/// A request to a peer that brought no answer: the transport failed (no connection, a timeout,
+/// a stream reset), the peer answered with another message, or the network stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum RequestError {
+    /// The transport failed.
+    #[error("request failed: {0}")]
+    Transport(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The peer answered with a message of another kind.
+    #[error("the peer answered with another message than {expected}")]
+    UnexpectedResponse {
+        /// The message expected.
+        expected: &'static str,
+    },
+}
+
+/// Headers, bodies and BALs from peers (eth/69 `GetBlockHeaders` / `GetBlockBodies`, eth/71's
+/// EIP-8159 `GetBlockAccessLists`). An answer may be shorter than asked (the peer stops at what
+/// it has or at the protocol's limits); checking it is the caller's business.
+pub trait BlockClient: Send + Sync + 'static {
+    /// How the transport names a peer.
+    type Peer: Copy + Eq + Ord + Hash + fmt::Debug + fmt::Display + Send + Sync + 'static;
+
+    /// The connected peers.
+    fn peers(&self) -> Vec<Self::Peer>;
+
+    /// Up to `limit` consecutive canonical headers from `start`, ascending.
+    fn get_headers(
+        &self,
+        peer: Self::Peer,
+        start: HashOrNumber,
+        limit: u64,
+    ) -> impl Future<Output = Result<Vec<Header>, RequestError>> + Send;
+
+    /// The bodies of the blocks with these hashes, in order, stopping at the first the peer
+    /// lacks.
+    fn get_block_bodies(
+        &self,
+        peer: Self::Peer,
+        hashes: Vec<B256>,
+    ) -> impl Future<Output = Result<Vec<BlockBody<TxEnvelope>>, RequestError>> + Send;
+
+    /// The BALs of the blocks with these hashes, in order (`None` where the peer has none).
+    fn get_block_access_lists(
+        &self,
+        peer: Self::Peer,
+        hashes: Vec<B256>,
+    ) -> impl Future<Output = Result<Vec<Option<BlockAccessList>>, RequestError>> + Send;
+
+    /// `peer` answered with something that cannot be right (a header not extending the chain,
+    /// a body or BAL not matching its header): the transport disconnects it and keeps it out.
+    fn report_bad_message(&self, peer: Self::Peer);
+}

@@ -1,0 +1,18 @@
+//! What sync asks of a network, whatever the transport (reth's `net/p2p` and
+//! `net/downloaders`, reduced to what gigagas syncs):
+//!
+//! - [`BlockClient`]: headers, bodies and BALs from a given peer, the connected peers, and the
+//!   report of a peer that answered wrongly — implemented by each transport (today the libp2p
+//!   network, `gigagas-net`);
+//! - [`BlockDownloader`]: a range of blocks fetched over any [`BlockClient`] — headers first,
+//!   then bodies and BALs by hash, each checked against its header — from the best-scored
+//!   peer, retried on the next one when a peer fails or answers wrongly; peers scored by what
+//!   they did ([`PeerScores`]).
+
+mod client;
+mod downloader;
+mod scores;
+
+pub use client::{BlockClient, RequestError};
+pub use downloader::{BlockDownloader, DownloadError, DownloadedBlock, DownloaderConfig};
+pub use scores::{PeerScores, BAD_ANSWER_PENALTY, FAILED_REQUEST_PENALTY, SUCCESS_REWARD};

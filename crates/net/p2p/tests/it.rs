@@ -1,0 +1,182 @@
+//! The block downloader over a client of scripted peers: a peer that answers wrongly is
+//! reported and the range comes from another; failures and bad answers lower a peer's score,
+//! deliveries raise it, and the best-scored peer is asked first; with every peer failing the
+//! download ends in an error naming the last failure, never in a short or wrong range.
+
+use alloy_consensus::{
+    constants::EMPTY_OMMER_ROOT_HASH, BlockBody, Header, TxEnvelope, EMPTY_ROOT_HASH,
+};
+use alloy_eips::eip1898::HashOrNumber;
+use alloy_primitives::B256;
+use gigagas_bal::BlockAccessList;
+use gigagas_net_p2p::{
+    BlockClient, BlockDownloader, DownloadError, DownloaderConfig, RequestError,
+    BAD_ANSWER_PENALTY, FAILED_REQUEST_PENALTY, SUCCESS_REWARD,
+};
+use std::{collections::BTreeMap, sync::Mutex};
+
+/// How a scripted peer answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Peer {
+    /// The chain as it is.
+    Honest,
+    /// Requests fail.
+    Down,
+    /// Bodies that do not match their headers.
+    WrongBodies,
+    /// Headers of another chain.
+    WrongParent,
+}
+
+#[derive(Debug)]
+struct Client {
+    chain: Vec<Header>,
+    peers: BTreeMap<u8, Peer>,
+    reported: Mutex<Vec<u8>>,
+    asked: Mutex<Vec<u8>>,
+}
+
+/// Genesis and `n` empty blocks after it.
+fn chain(n: u64) -> Vec<Header> {
+    let mut headers = vec![Header {
+        transactions_root: EMPTY_ROOT_HASH,
+        ommers_hash: EMPTY_OMMER_ROOT_HASH,
+        ..Default::default()
+    }];
+    for number in 1..=n {
+        let parent_hash = headers.last().unwrap().hash_slow();
+        headers.push(Header { number, parent_hash, ..headers[0].clone() });
+    }
+    headers
+}
+
+impl Client {
+    fn new(peers: &[(u8, Peer)]) -> Self {
+        Self {
+            chain: chain(20),
+            peers: peers.iter().copied().collect(),
+            reported: Mutex::default(),
+            asked: Mutex::default(),
+        }
+    }
+
+    fn behaviour(&self, peer: u8) -> Result<Peer, RequestError> {
+        match self.peers[&peer] {
+            Peer::Down => Err(RequestError::Transport("connection reset".into())),
+            other => Ok(other),
+        }
+    }
+}
+
+impl BlockClient for Client {
+    type Peer = u8;
+
+    fn peers(&self) -> Vec<u8> {
+        self.peers.keys().copied().collect()
+    }
+
+    async fn get_headers(
+        &self,
+        peer: u8,
+        start: HashOrNumber,
+        limit: u64,
+    ) -> Result<Vec<Header>, RequestError> {
+        self.asked.lock().unwrap().push(peer);
+        let behaviour = self.behaviour(peer)?;
+        let HashOrNumber::Number(first) = start else { unreachable!("asked by number") };
+        let mut headers: Vec<Header> =
+            self.chain.iter().skip(first as usize).take(limit as usize).cloned().collect();
+        if behaviour == Peer::WrongParent {
+            headers[0].parent_hash = B256::repeat_byte(9);
+        }
+        Ok(headers)
+    }
+
+    async fn get_block_bodies(
+        &self,
+        peer: u8,
+        hashes: Vec<B256>,
+    ) -> Result<Vec<BlockBody<TxEnvelope>>, RequestError> {
+        let behaviour = self.behaviour(peer)?;
+        let body = match behaviour {
+            Peer::WrongBodies => {
+                BlockBody { withdrawals: Some(Default::default()), ..Default::default() }
+            }
+            _ => BlockBody::default(),
+        };
+        // A peer answers at most 3 bodies a request: the downloader asks again for the rest.
+        Ok(vec![body; hashes.len().min(3)])
+    }
+
+    async fn get_block_access_lists(
+        &self,
+        peer: u8,
+        hashes: Vec<B256>,
+    ) -> Result<Vec<Option<BlockAccessList>>, RequestError> {
+        self.behaviour(peer)?;
+        Ok(vec![None; hashes.len()])
+    }
+
+    fn report_bad_message(&self, peer: u8) {
+        self.reported.lock().unwrap().push(peer);
+    }
+}
+
+fn on(rt: &tokio::runtime::Runtime, f: impl std::future::Future<Output = ()>) {
+    rt.block_on(f)
+}
+
+#[test]
+fn a_wrong_answer_is_reported_and_the_range_comes_from_another_peer() {
+    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let client = Client::new(&[(1, Peer::WrongBodies), (2, Peer::Down), (3, Peer::Honest)]);
+    let genesis = client.chain[0].hash_slow();
+    let want: Vec<B256> = client.chain[1..=10].iter().map(Header::hash_slow).collect();
+    let downloader = BlockDownloader::new(client, DownloaderConfig::default());
+    on(&rt, async {
+        // All at 0: every peer may be asked; only peer 3 delivers.
+        let (peer, blocks) = downloader.download_range(1, genesis, 10).await.unwrap();
+        assert_eq!(peer, 3);
+        let got: Vec<B256> = blocks.iter().map(|b| b.block.header.hash_slow()).collect();
+        assert_eq!(got, want, "the whole range, in order, bodies gathered over several asks");
+    });
+    let scores = downloader.scores();
+    assert_eq!(scores.score(&3), SUCCESS_REWARD);
+    assert!(downloader.client().reported.lock().unwrap().as_slice() == [1]);
+    assert_eq!(scores.score(&1), -BAD_ANSWER_PENALTY);
+    let down = scores.score(&2);
+    assert!(down == 0 || down == -FAILED_REQUEST_PENALTY, "asked at most once: {down}");
+
+    // Next time the best peer is asked first, and the reported one not at all.
+    downloader.client().asked.lock().unwrap().clear();
+    on(&rt, async {
+        let (peer, _) = downloader.download_range(1, genesis, 5).await.unwrap();
+        assert_eq!(peer, 3);
+    });
+    assert_eq!(downloader.client().asked.lock().unwrap().as_slice(), [3]);
+}
+
+#[test]
+fn a_range_nobody_delivers_is_an_error_not_a_short_range() {
+    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let client = Client::new(&[(1, Peer::WrongParent), (2, Peer::Down)]);
+    let genesis = client.chain[0].hash_slow();
+    let downloader = BlockDownloader::new(client, DownloaderConfig::default());
+    on(&rt, async {
+        match downloader.download_range(1, genesis, 10).await {
+            Err(DownloadError::Exhausted { first: 1, attempts: 2, last }) => {
+                assert!(last.contains("peer"), "{last}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // Peer 1 is out (reported, score at the floor); peer 2 is still asked.
+        match downloader.download_range(1, genesis, 10).await {
+            Err(DownloadError::Exhausted { attempts: 1, .. }) => {}
+            other => panic!("{other:?}"),
+        }
+    });
+    let empty = BlockDownloader::new(Client::new(&[]), DownloaderConfig::default());
+    on(&rt, async {
+        assert!(matches!(empty.download_range(1, genesis, 1).await, Err(DownloadError::NoPeers)));
+    });
+}
