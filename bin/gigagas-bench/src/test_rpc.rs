@@ -12,8 +12,9 @@
 use crate::rpc_client::post_with;
 use crate::util::bar;
 use clap::Args;
+use gigagas_engine::import::import_blocks;
 use gigagas_node::{launch, NodeArgs};
-use gigagas_stages::{import_blocks, init_genesis};
+use gigagas_stages::init_genesis;
 use gigagas_storage::{FullProvider, Storage};
 use serde::Serialize;
 use serde_json::Value;

@@ -3,11 +3,9 @@
 
 use alloy_primitives::B256;
 use clap::Args;
+use gigagas_engine::import::{import_blocks_with, FileBal, ImportOptions};
 use gigagas_executor::Scheduler;
-use gigagas_stages::{
-    import_blocks_with, init_genesis, merge_updates, FileBal, ImportError, ImportOptions,
-    ImportedBlock,
-};
+use gigagas_stages::{init_genesis, merge_updates, ImportError, ImportedBlock};
 use gigagas_storage::{FullProvider, Storage};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;

@@ -15,6 +15,7 @@ mod builder;
 mod error;
 mod event;
 mod handle;
+pub mod import;
 pub mod local;
 pub mod message;
 mod service;

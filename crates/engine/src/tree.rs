@@ -133,6 +133,7 @@ impl BlockTree {
             root_beside: true,
             keep_built: true,
             io: BalIo::default(),
+            keep_updates: false,
             source_layer: None,
             persistence: None,
             jobs: Arc::default(),
@@ -249,6 +250,13 @@ impl BlockTree {
     /// [`BalIo::PrefetchParallel`]).
     pub fn with_io(mut self, io: BalIo) -> Self {
         self.ctx.io = io;
+        self
+    }
+
+    /// The same tree keeping each executed block's state-trie updates in
+    /// [`ImportedBlock::updates`] (for megablock roots; off by default).
+    pub fn with_updates_kept(mut self, keep: bool) -> Self {
+        self.ctx.keep_updates = keep;
         self
     }
 

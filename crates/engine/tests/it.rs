@@ -4,7 +4,13 @@
 //! against the trie, a tampered BAL rejected naming the account, unknown parents answered
 //! SYNCING, database reads failing during execution answered as internal errors (not INVALID),
 //! background persistence (commits off the engine thread, the same store in the end), and
-//! payload builds as jobs off the engine thread (the engine answers meanwhile).
+//! payload builds as jobs off the engine thread (the engine answers meanwhile); the file import
+//! through the tree (it/import.rs, it/geth_amsterdam.rs).
+
+#[path = "it/geth_amsterdam.rs"]
+mod geth_amsterdam;
+#[path = "it/import.rs"]
+mod import;
 
 use alloy_consensus::{SignableTransaction, TxEip1559, TxEnvelope};
 use alloy_primitives::{keccak256, Address, Signature, TxKind, B256, U256};

@@ -1,39 +1,37 @@
-//! gigagas stages: what turns blocks into a stored chain.
+//! gigagas stages: what turns one block into a stored block, and the chain's first block.
 //!
-//! - [`genesis`]: `init` — a geth-format genesis file becomes block 0 of a store (any `gigagas-storage-api` provider): flat
-//!   state, trie nodes of the genesis state root, header, and the genesis file itself (the chain
-//!   specification of the datadir).
-//! - [`import`]: blocks on top of the stored head, each through the execution stage (the
-//!   sequential reference over the stored state, read through a shared cache; header checks;
-//!   `gasUsed`, receipts root, logs bloom, requests hash) and the state-root stage (the block's
-//!   diff applied to the stored trie nodes, storage tries in parallel), then committed
-//!   atomically. The state root of block N and the commit overlap with the execution of block
-//!   N + 1, which reads N's changes from an in-memory overlay until N is committed.
-//!
-//! - [`export`]: geth's export file format, each block followed by its EIP-7928 BAL when the
-//!   file carries one.
-//!
+//! - [`block`]: the stages of one block — [`execute_block`] (header checks; sender recovery;
+//!   execution by the sequential reference over the given state, read through a shared cache,
+//!   or by the parallel executor driven by a given BAL; `gasUsed`, receipts root, logs bloom,
+//!   requests hash and BAL hash against the header) makes an [`ExecutedBlock`],
+//!   [`state_root_stage`] applies its diff to the parent's trie nodes (storage tries in
+//!   parallel) and checks the root, [`commit_executed`] writes it atomically. The engine tree
+//!   (`gigagas-engine`) drives them for payloads and chains of payloads — sync's rounds and the
+//!   file import, each block's root and commit overlapping the next block's execution — and
+//!   the payload builder (`gigagas-payload`) for the blocks it builds.
 //! - `bal_root`: with a given EIP-7928 BAL the state root is computed from the BAL beside the
 //!   parallel execution, and kept when the executed updates match the BAL's.
-//!
-//! - [`ExecutedBlock`]: the one shape of an executed block, made by [`execute_block`], rooted by
-//!   [`state_root_stage`], stored by [`commit_executed`]; the file import above, the engine tree
-//!   (`gigagas-engine`) and the payload builder (`gigagas-payload`) all go through these stages.
+//! - [`overlay`]: the state of a block's parent: the stored state under the diffs of executed,
+//!   uncommitted ancestors.
+//! - [`genesis`]: `init` — a geth-format genesis file becomes block 0 of a store (any
+//!   `gigagas-storage-api` provider): flat state, trie nodes of the genesis state root, header,
+//!   and the genesis file itself (the chain specification of the datadir).
+//! - [`export`]: geth's export file format, each block followed by its EIP-7928 BAL when the
+//!   file carries one.
 
 mod bal_root;
+pub mod block;
 mod error;
 pub mod export;
 pub mod genesis;
-pub mod import;
 pub mod overlay;
 mod pre_byzantium;
 
+pub use block::{
+    account_updates, commit_executed, execute_block, executed_from_build, merge_updates,
+    source_fault, state_root_stage, BalIo, ExecutedBlock, GivenBal, ImportedBlock, Prewarming,
+};
 pub use error::{ImportError, UnwindError};
 pub use export::ExportedBlock;
 pub use genesis::{init_genesis, stored_chain_spec, GenesisInit};
-pub use import::{
-    account_updates, commit_executed, execute_block, executed_from_build, import_blocks,
-    import_blocks_with, merge_updates, source_fault, state_root_stage, BalIo, ExecutedBlock,
-    FileBal, GivenBal, ImportOptions, ImportedBlock, Prewarming,
-};
 pub use overlay::{Overlay, PendingDiff};

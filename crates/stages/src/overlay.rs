@@ -5,7 +5,6 @@ use alloy_primitives::{
     Address, Bytes, B256, U256,
 };
 use gigagas_state::{StateError, StateSource};
-use gigagas_storage_api::StateProvider;
 use revm::state::{AccountInfo, Bytecode};
 use std::sync::Arc;
 
@@ -34,16 +33,6 @@ pub struct Overlay {
     pub base: Arc<dyn StateSource>,
     /// The changes on top, newest first.
     pub diffs: Vec<Arc<PendingDiff>>,
-}
-
-impl Overlay {
-    /// The store's flat state with at most one pending block on top (`import`).
-    pub(crate) fn over_store(
-        store: Arc<dyn StateProvider>,
-        diff: Option<Arc<PendingDiff>>,
-    ) -> Self {
-        Self { base: store, diffs: diff.into_iter().collect() }
-    }
 }
 
 impl StateSource for Overlay {

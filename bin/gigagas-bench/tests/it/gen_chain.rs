@@ -1,10 +1,11 @@
 //! `gigagas-bench gen-chain`: every generated block imports through the node's storage path
-//! (`gigagas_stages::import_blocks`: header checks, execution over RocksDB, state root from the
+//! (`gigagas_engine::import::import_blocks`: header checks, execution over RocksDB, state root from the
 //! stored trie) on both rule sets and every mix, every transaction succeeds (the Uniswap V2
 //! setup and swaps included), and the same seed gives the same files.
 
 use super::data_dir;
-use gigagas_stages::{import_blocks, init_genesis};
+use gigagas_engine::import::import_blocks;
+use gigagas_stages::init_genesis;
 use gigagas_storage::{FullProvider, Storage};
 use std::{path::Path, process::Command, sync::Arc};
 

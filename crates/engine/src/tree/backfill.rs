@@ -13,7 +13,7 @@
 use super::{
     block::TreeBlock,
     context::TreeContext,
-    payload::settle,
+    payload::{keep, reject},
     state::{ParentState, TreeState},
     BlockTree, CanonicalChange, Forkchoice, PayloadStatus, KEEP_BLOCKS,
 };
@@ -49,6 +49,9 @@ pub struct Backfilled {
     pub verdicts: Vec<Verdict>,
     /// The blocks committed (made canonical) when the backfill was asked to commit.
     pub change: CanonicalChange,
+    /// The consensus failure of the payload found INVALID, typed (its verdict carries it as
+    /// text); `None` when none was, or when it was known invalid before.
+    pub invalid: Option<ImportError>,
 }
 
 /// A block executed whose state root is still to be computed, the state it executed on, and
@@ -89,7 +92,23 @@ impl BlockTree {
         payloads: Vec<BackfillPayload>,
         commit: bool,
     ) -> Result<Backfilled, ImportError> {
-        self.ctx.new_payloads(&mut self.state, payloads, commit)
+        self.new_payloads_with(payloads, commit, &mut |_| {})
+    }
+
+    /// [`Self::new_payloads`] over payloads as they come (a file decoded block by block),
+    /// calling `on_committed` with each block as it is committed (its figures, commit time
+    /// included). Executed blocks far below the head are forgotten as the head moves, so a
+    /// chain of any length holds [`KEEP_BLOCKS`] blocks in memory at most.
+    ///
+    /// # Errors
+    /// As [`Self::new_payloads`].
+    pub fn new_payloads_with(
+        &mut self,
+        payloads: impl IntoIterator<Item = BackfillPayload>,
+        commit: bool,
+        on_committed: &mut dyn FnMut(&ImportedBlock),
+    ) -> Result<Backfilled, ImportError> {
+        self.ctx.new_payloads(&mut self.state, payloads, commit, on_committed)
     }
 }
 
@@ -97,8 +116,9 @@ impl TreeContext {
     fn new_payloads(
         &self,
         state: &mut TreeState,
-        payloads: Vec<BackfillPayload>,
+        payloads: impl IntoIterator<Item = BackfillPayload>,
         commit: bool,
+        on_committed: &mut dyn FnMut(&ImportedBlock),
     ) -> Result<Backfilled, ImportError> {
         // Commits here extend the store's head: it must hold what persistence was handed, and
         // no payload job may be reading it.
@@ -134,7 +154,7 @@ impl TreeContext {
                         || self.execute_on(&child, block, rlp_len, given),
                         || self.root_and_commit(&mut p.executed, &p.parent, commit_it),
                     );
-                    let Some(kept) = self.record(state, p, rooted, &mut out)? else {
+                    let Some(kept) = self.record(state, p, rooted, &mut out, on_committed)? else {
                         return Ok(out);
                     };
                     child.layers.insert(0, kept);
@@ -142,7 +162,7 @@ impl TreeContext {
                 }
                 previous => {
                     if let Some(p) = previous {
-                        if !self.finish(state, p, commit, &mut out)? {
+                        if !self.finish(state, p, commit, &mut out, on_committed)? {
                             return Ok(out);
                         }
                     }
@@ -164,20 +184,16 @@ impl TreeContext {
             };
             match next {
                 Ok(next) => pending = Some(next),
+                Err(e) if e.is_internal() => return Err(e),
                 Err(e) => {
-                    let (status, _) = settle(state, hash, parent_hash, Err(e))?;
-                    out.verdicts.push((status, None));
+                    out.verdicts.push((reject(state, hash, parent_hash, &e), None));
+                    out.invalid = Some(e);
                     return Ok(out);
                 }
             }
         }
         if let Some(p) = pending {
-            self.finish(state, p, commit, &mut out)?;
-        }
-        if !out.change.committed.is_empty() {
-            // Forget blocks far below the new head, as a forkchoice update does.
-            let floor = state.forkchoice.head.0.saturating_sub(KEEP_BLOCKS);
-            state.blocks.retain(|_, b| b.executed.block.number > floor);
+            self.finish(state, p, commit, &mut out, on_committed)?;
         }
         Ok(out)
     }
@@ -211,19 +227,29 @@ impl TreeContext {
         p: Pending,
         rooted: Result<Rooted, ImportError>,
         out: &mut Backfilled,
+        on_committed: &mut dyn FnMut(&ImportedBlock),
     ) -> Result<Option<Arc<TreeBlock>>, ImportError> {
         let (hash, parent_hash) = (p.hash(), p.parent_hash());
-        let mut committed = None;
-        let done = rooted.map(|(nodes, root, commit)| {
-            committed = commit;
-            (p.executed, nodes, p.execution, root)
-        });
-        let (status, kept) = settle(state, hash, parent_hash, done)?;
+        let (nodes, root, committed) = match rooted {
+            Ok(rooted) => rooted,
+            Err(e) if e.is_internal() => return Err(e),
+            Err(e) => {
+                out.verdicts.push((reject(state, hash, parent_hash, &e), None));
+                out.invalid = Some(e);
+                return Ok(None);
+            }
+        };
+        let (status, kept) = keep(state, hash, (p.executed, nodes, p.execution, root));
         let summary = kept.as_ref().map(|b| b.executed.block.clone());
         if let (Some(commit), Some(block)) = (committed, &summary) {
             state.forkchoice = Forkchoice { head: (block.number, hash), ..state.forkchoice };
             state.persist_target = (block.number, hash);
-            out.change.committed.push(ImportedBlock { commit, ..block.clone() });
+            let committed = ImportedBlock { commit, ..block.clone() };
+            on_committed(&committed);
+            out.change.committed.push(committed);
+            // Forget blocks far below the new head, as a forkchoice update does.
+            let floor = block.number.saturating_sub(KEEP_BLOCKS);
+            state.blocks.retain(|_, b| b.executed.block.number > floor);
         }
         out.verdicts.push((status, summary));
         Ok(kept)
@@ -237,9 +263,10 @@ impl TreeContext {
         mut p: Pending,
         commit: bool,
         out: &mut Backfilled,
+        on_committed: &mut dyn FnMut(&ImportedBlock),
     ) -> Result<bool, ImportError> {
         let commit_it = commit && state.forkchoice.head.1 == p.parent_hash();
         let rooted = self.root_and_commit(&mut p.executed, &p.parent, commit_it);
-        Ok(self.record(state, p, rooted, out)?.is_some())
+        Ok(self.record(state, p, rooted, out, on_committed)?.is_some())
     }
 }

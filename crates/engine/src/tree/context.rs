@@ -58,6 +58,8 @@ pub(super) struct TreeContext {
     pub(super) keep_built: bool,
     /// How the parallel executor's reads of a payload's BAL keys reach the store.
     pub(super) io: BalIo,
+    /// Each executed block keeps its state-trie updates (`ImportedBlock::updates`).
+    pub(super) keep_updates: bool,
     pub(super) source_layer: Option<SourceLayer>,
     /// The background persistence thread; `None`: forkchoice updates commit before returning.
     pub(super) persistence: Option<Persistence>,
@@ -223,7 +225,16 @@ impl TreeContext {
             false => Prewarming::OFF,
         };
         let (source, header) = (parent.source(), &parent.header);
-        execute_block(&self.chain, source, header, block, rlp_len, false, given, prewarm)
-            .map(|executed| (executed, start.elapsed()))
+        execute_block(
+            &self.chain,
+            source,
+            header,
+            block,
+            rlp_len,
+            self.keep_updates,
+            given,
+            prewarm,
+        )
+        .map(|executed| (executed, start.elapsed()))
     }
 }

@@ -180,20 +180,36 @@ pub(super) fn settle(
     parent_hash: B256,
     done: Result<Executed, ImportError>,
 ) -> Result<(PayloadStatus, Option<Arc<TreeBlock>>), ImportError> {
-    let (mut executed, nodes, execution, state_root) = match done {
-        Ok(done) => done,
-        Err(e) if e.is_internal() => return Err(e),
-        Err(e) => {
-            let reason = e.to_string();
-            state.invalid.insert(hash, Some(parent_hash), reason.clone());
-            let status = PayloadStatus::Invalid { latest_valid_hash: Some(parent_hash), reason };
-            return Ok((status, None));
-        }
-    };
+    match done {
+        Ok(done) => Ok(keep(state, hash, done)),
+        Err(e) if e.is_internal() => Err(e),
+        Err(e) => Ok((reject(state, hash, parent_hash, &e), None)),
+    }
+}
+
+/// Remembers payload `hash` as INVALID for the consensus failure `e` (its parent the latest
+/// valid hash); the verdict.
+pub(super) fn reject(
+    state: &mut TreeState,
+    hash: B256,
+    parent_hash: B256,
+    e: &ImportError,
+) -> PayloadStatus {
+    let reason = e.to_string();
+    state.invalid.insert(hash, Some(parent_hash), reason.clone());
+    PayloadStatus::Invalid { latest_valid_hash: Some(parent_hash), reason }
+}
+
+/// Keeps the executed, state-rooted block `hash` (VALID).
+pub(super) fn keep(
+    state: &mut TreeState,
+    hash: B256,
+    (mut executed, nodes, execution, state_root): Executed,
+) -> (PayloadStatus, Option<Arc<TreeBlock>>) {
     executed.block.execution = execution;
     executed.block.state_root = state_root;
     let node_index = nodes.iter().enumerate().map(|(i, (h, _))| (*h, i)).collect();
     let block = Arc::new(TreeBlock { executed, nodes, node_index });
     state.blocks.insert(hash, block.clone());
-    Ok((PayloadStatus::Valid(hash), Some(block)))
+    (PayloadStatus::Valid(hash), Some(block))
 }

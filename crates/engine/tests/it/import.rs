@@ -1,17 +1,14 @@
-//! `init` + `import` of the execution-apis chain (54 blocks from genesis through Osaka/BPO2) on
-//! RocksDB: every block's header checks, execution results and state root verified; re-import
-//! skips; a block with a wrong state root stops the import with the blocks before it kept.
+//! `init` + `import` (the file import through the tree's chain insertion) of the execution-apis
+//! chain (54 blocks from genesis through Osaka/BPO2) on RocksDB: every block's header checks,
+//! execution results and state root verified; re-import skips; a block with a wrong state root
+//! stops the import with the blocks before it kept.
 
 use alloy_consensus::{Block, TxEnvelope};
 use alloy_rlp::Decodable;
-use gigagas_stages::{
-    import_blocks, import_blocks_with, init_genesis, merge_updates, ImportError, ImportOptions,
-};
+use gigagas_engine::import::{import_blocks, import_blocks_with, ImportOptions};
+use gigagas_stages::{init_genesis, merge_updates, ImportError};
 use gigagas_storage::{FullProvider, Storage};
 use std::{path::PathBuf, sync::Arc};
-
-#[path = "it/geth_amsterdam.rs"]
-mod geth_amsterdam;
 
 fn suite() -> PathBuf {
     let dir =
@@ -87,7 +84,7 @@ fn megablock_state_roots_equal_the_last_headers() {
     let imported = import_blocks_with(
         &store,
         &rlp,
-        ImportOptions { keep_updates: true, prewarm: true, optimistic: true, ..Default::default() },
+        ImportOptions { keep_updates: true, optimistic: true, ..Default::default() },
         &mut |_| {},
     )
     .unwrap();

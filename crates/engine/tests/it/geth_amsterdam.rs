@@ -7,10 +7,9 @@
 use alloy_primitives::{B256, U256};
 use alloy_rlp::Decodable;
 use gigagas_bal::{BalValidationError, Phase};
+use gigagas_engine::import::{import_blocks_with, FileBal, ImportOptions};
 use gigagas_executor::ExecutionError;
-use gigagas_stages::{
-    import_blocks_with, init_genesis, ExportedBlock, FileBal, ImportError, ImportOptions,
-};
+use gigagas_stages::{init_genesis, ExportedBlock, ImportError};
 use gigagas_storage::{FullProvider, Storage};
 use std::{path::PathBuf, sync::Arc};
 
@@ -50,7 +49,7 @@ fn import(
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn FullProvider> = Arc::new(Storage::open(dir.path()).unwrap());
     init_genesis(&*store, &read("genesis.json")).unwrap();
-    let options = ImportOptions { file_bal, threads: 2, prewarm: true, ..Default::default() };
+    let options = ImportOptions { file_bal, threads: 2, ..Default::default() };
     let result = import_blocks_with(&store, rlp, options, &mut |_| {});
     (store, result, dir)
 }

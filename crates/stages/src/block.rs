@@ -1,18 +1,15 @@
-//! `import`: RLP blocks on top of the stored head, executed, state-rooted and committed, with
-//! the state root and commit of block N overlapping the execution of block N + 1.
+//! The stages of one block: [`execute_block`] (header checks, sender recovery, execution by the
+//! sequential reference or the parallel executor driven by a given BAL, the header's results
+//! checked) makes an [`ExecutedBlock`], [`state_root_stage`] roots it, [`commit_executed`]
+//! stores it. The engine tree drives them for payloads, for chains of payloads (sync, the file
+//! import) and for the payloads it builds.
 
 use crate::bal_root::BesideRoot;
-use crate::export::ExportedBlock;
 use crate::pre_byzantium::{per_tx_updates, with_intermediate_roots, Intermediate};
-use crate::{
-    error::ImportError,
-    genesis::stored_chain_spec,
-    overlay::{Overlay, PendingDiff},
-};
+use crate::{error::ImportError, overlay::PendingDiff};
 use alloy_consensus::ReceiptEnvelope;
 use alloy_consensus::{Block, BlockBody, Header, TxEnvelope};
 use alloy_primitives::{Address, Bytes, B256, U256};
-use alloy_rlp::Decodable;
 use gigagas_bal::{BalValidationError, BlockAccessList};
 use gigagas_executor::{
     parallel::{execute_parallel, execute_parallel_on, ParallelBlock, ParallelConfig},
@@ -25,7 +22,7 @@ use gigagas_primitives::{
     BlockInput, ChainSpec,
 };
 use gigagas_state::{CacheStats, PreState, StateSource};
-use gigagas_storage_api::{AccountRecord, BlockCommit, BlockHashReader, FullProvider};
+use gigagas_storage_api::{AccountRecord, BlockCommit, FullProvider};
 use gigagas_trie::{update_state_root, AccountUpdate, NodeSource, StateRootError, StateRootUpdate};
 use std::{
     sync::Arc,
@@ -108,44 +105,6 @@ pub struct Prewarming<'a> {
 impl Prewarming<'_> {
     /// No prewarming.
     pub const OFF: Self = Self { pool: None, workers: 0, reuse: false };
-
-    /// One worker per thread of rayon's global pool but the one running the block, their
-    /// results reused when `reuse`.
-    pub fn global(reuse: bool) -> Self {
-        Self { pool: None, workers: rayon::current_num_threads().saturating_sub(1), reuse }
-    }
-}
-
-/// What the file import does with the EIP-7928 BAL an export file carries after an Amsterdam
-/// block ([`crate::ExportedBlock`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum FileBal {
-    /// The parallel executor runs the block driven by the file's BAL (every write and read
-    /// checked against it, its hash against the header's); blocks without one run on the
-    /// sequential reference, which builds their BAL.
-    #[default]
-    Use,
-    /// The file's BALs are ignored: every block runs on the sequential reference, and the BAL
-    /// it builds must hash to the header's `blockAccessListHash`.
-    Ignore,
-}
-
-/// Options of [`import_blocks_with`].
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ImportOptions {
-    /// What to do with the BALs the file carries.
-    pub file_bal: FileBal,
-    /// Threads of the parallel executor for blocks with a BAL (0: one per core).
-    pub threads: usize,
-    /// The order the parallel executor hands transactions to its workers.
-    pub scheduler: Scheduler,
-    /// Keep each block's state-trie updates in [`ImportedBlock::updates`].
-    pub keep_updates: bool,
-    /// Prewarm blocks without a BAL on rayon's global pool ([`Prewarming::global`]).
-    pub prewarm: bool,
-    /// With `prewarm`, reuse the workers' results when their reads still hold
-    /// ([`Prewarming::reuse`]).
-    pub optimistic: bool,
 }
 
 /// A block executed and checked, not yet state-rooted nor committed: the one shape the file
@@ -211,154 +170,6 @@ pub fn account_updates(outcome: &BlockOutcome) -> Vec<AccountUpdate> {
     }));
     updates.sort_by_key(|u| u.address);
     updates
-}
-
-/// Imports the RLP blocks of `blocks_rlp` (back to back, as geth's `export` writes them) on top
-/// of the head of `store`, which `init` must have initialized. Blocks already stored with the
-/// same hash are skipped. `on_block` is called after each block is committed.
-///
-/// Each block: parent linkage and header checks against the parent (gas limit, base fee, blob
-/// gas, timestamps, roots of the body), EIP-7934 size; sender recovery; execution by the
-/// sequential reference against the stored state (read through the block's shared cache) with
-/// its BAL built; `gasUsed`, `receiptsRoot`, `logsBloom`, `requestsHash` against the header;
-/// state root from the stored trie nodes against `stateRoot`; one atomic commit of header,
-/// body, receipts, BAL, flat state and new trie nodes. The state root and commit of a block run
-/// while the next block executes.
-///
-/// # Errors
-/// The first [`ImportError`]; the blocks before it stay committed.
-pub fn import_blocks(
-    store: &Arc<dyn FullProvider>,
-    blocks_rlp: &[u8],
-    on_block: &mut dyn FnMut(&ImportedBlock),
-) -> Result<Vec<ImportedBlock>, ImportError> {
-    let options = ImportOptions { prewarm: true, ..Default::default() };
-    import_blocks_with(store, blocks_rlp, options, on_block)
-}
-
-/// [`import_blocks`] with `options`: each block's state-trie updates kept in
-/// [`ImportedBlock::updates`], prewarming on or off.
-///
-/// # Errors
-/// As [`import_blocks`].
-pub fn import_blocks_with(
-    store: &Arc<dyn FullProvider>,
-    blocks_rlp: &[u8],
-    options: ImportOptions,
-    on_block: &mut dyn FnMut(&ImportedBlock),
-) -> Result<Vec<ImportedBlock>, ImportError> {
-    let ImportOptions { file_bal, threads, scheduler, keep_updates, prewarm, optimistic } = options;
-    let prewarm = if prewarm { Prewarming::global(optimistic) } else { Prewarming::OFF };
-    // The parallel executor's workers, built at the first block that comes with a BAL.
-    let mut pool: Option<rayon::ThreadPool> = None;
-    let chain = stored_chain_spec(&**store)?;
-    let (mut head_number, _) = store.best_block()?.ok_or(ImportError::NotInitialized)?;
-    let mut head_header = stored_header(&**store, head_number)?;
-    let mut pending: Option<ExecutedBlock> = None;
-    let mut out = Vec::new();
-    let mut buf = blocks_rlp;
-    let mut index = 0;
-    while !buf.is_empty() {
-        let offset = blocks_rlp.len() - buf.len();
-        let start = buf;
-        let ExportedBlock { block, bal } = ExportedBlock::decode(&mut buf)
-            .map_err(|e| ImportError::Decode { index, offset, reason: e.to_string() })?;
-        let bal = bal.filter(|_| file_bal == FileBal::Use);
-        let rlp_len = start.len() - buf.len();
-        index += 1;
-        let number = block.header.number;
-        if number <= head_number && pending.is_none() {
-            // Already stored: skipped when it is the same block.
-            let hash = block.header.hash_slow();
-            if BlockHashReader::block_hash(&**store, number)? != Some(hash) {
-                return Err(ImportError::Invalid {
-                    number,
-                    reason: format!(
-                        "a different block {number} is already stored (no reorgs on import)"
-                    ),
-                });
-            }
-            let skipped = ImportedBlock {
-                number,
-                hash,
-                transactions: block.body.transactions.len(),
-                gas_used: block.header.gas_used,
-                imported: false,
-                post_state_root: block.header.state_root,
-                ..Default::default()
-            };
-            on_block(&skipped);
-            out.push(skipped);
-            continue;
-        }
-        let parent = pending.as_ref().map_or(&head_header, |p| &p.header).clone();
-        let diff = pending.as_ref().map(|p| p.diff.clone());
-        let previous = pending.take();
-        if let Some(bal) = &bal {
-            if !chain.is_amsterdam(block.header.timestamp) {
-                return Err(ImportError::Invalid {
-                    number,
-                    reason: format!(
-                        "the file carries a BAL of {} accounts for a block before Amsterdam",
-                        bal.len()
-                    ),
-                });
-            }
-            if pool.is_none() {
-                let built = rayon::ThreadPoolBuilder::new()
-                    .num_threads(threads)
-                    .thread_name(|i| format!("import-exec-{i}"))
-                    .build()?;
-                pool = Some(built);
-            }
-        }
-        let given = bal.as_ref().zip(pool.as_ref()).map(|(bal, pool)| GivenBal {
-            bal,
-            pool,
-            scheduler: Some(scheduler),
-            io: BalIo::PrefetchParallel,
-            nodes: None,
-        });
-        let (executed, committed) = rayon::join(
-            || execute(&chain, store, &parent, diff, block, rlp_len, keep_updates, given, prewarm),
-            || previous.map(|p| finish(store, p)).transpose(),
-        );
-        if let Some(done) = committed? {
-            head_number = done.number;
-            on_block(&done);
-            out.push(done);
-        }
-        let executed = executed?;
-        head_header = parent;
-        pending = Some(executed);
-    }
-    if let Some(p) = pending {
-        let done = finish(store, p)?;
-        on_block(&done);
-        out.push(done);
-    }
-    Ok(out)
-}
-
-fn stored_header(store: &dyn FullProvider, number: u64) -> Result<Header, ImportError> {
-    store.header_by_number(number)?.ok_or(ImportError::NotInitialized)
-}
-
-/// The execution stage of one block on top of `parent` (committed, or pending with `diff`).
-#[allow(clippy::too_many_arguments)]
-fn execute(
-    chain: &ChainSpec,
-    store: &Arc<dyn FullProvider>,
-    parent: &Header,
-    diff: Option<Arc<PendingDiff>>,
-    block: Block<TxEnvelope>,
-    rlp_len: usize,
-    keep_updates: bool,
-    given: Option<GivenBal<'_>>,
-    prewarm: Prewarming<'_>,
-) -> Result<ExecutedBlock, ImportError> {
-    let source = Arc::new(Overlay::over_store(store.clone(), diff));
-    execute_block(chain, source, parent, block, rlp_len, keep_updates, given, prewarm)
 }
 
 /// How a block with a given EIP-7928 BAL is executed: by the parallel executor driven by it,
@@ -731,19 +542,6 @@ pub fn executed_from_build(
         beside_root: Some(Ok(root)),
         beside_wait: Duration::ZERO,
     })
-}
-
-/// The state-root stage and the commit of an executed block (its parent committed).
-fn finish(
-    store: &Arc<dyn FullProvider>,
-    mut e: ExecutedBlock,
-) -> Result<ImportedBlock, ImportError> {
-    let start = Instant::now();
-    let nodes = state_root_stage(&mut e, &&**store)?;
-    let state_root = start.elapsed();
-    let start = Instant::now();
-    commit_executed(&**store, &e, &nodes)?;
-    Ok(ImportedBlock { state_root, commit: start.elapsed(), ..e.block })
 }
 
 /// The state-root stage of an executed block: its updates applied to the parent's trie, whose
