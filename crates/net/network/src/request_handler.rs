@@ -101,36 +101,41 @@ impl EthRequestHandler {
     }
 
     fn bodies(&self, hashes: &[B256]) -> Result<Vec<BlockBody<TxEnvelope>>, ProviderError> {
-        let mut out = Vec::new();
-        let mut bytes = 0;
-        for hash in hashes.iter().take(MAX_BODIES) {
-            if bytes >= SOFT_RESPONSE_LIMIT {
-                break;
-            }
-            let Some(number) = self.provider.block_number(hash)? else { break };
-            let Some(body) = self.provider.body_by_number(number)? else { break };
-            bytes += body.length();
-            out.push(body);
-        }
-        Ok(out)
+        within_limits(hashes, |hash| {
+            let Some(number) = self.provider.block_number(hash)? else { return Ok(None) };
+            Ok(self.provider.body_by_number(number)?.map(|body| (body.length(), body)))
+        })
     }
 
     fn access_lists(&self, hashes: &[B256]) -> Result<Vec<Option<BlockAccessList>>, ProviderError> {
-        let mut out = Vec::new();
-        let mut bytes = 0;
-        for hash in hashes.iter().take(MAX_BODIES) {
-            if bytes >= SOFT_RESPONSE_LIMIT {
-                break;
-            }
+        within_limits(hashes, |hash| {
             let bal = match self.provider.block_number(hash)? {
                 Some(number) => self.provider.block_access_list(number)?,
                 None => None,
             };
-            bytes += bal.as_ref().map_or(1, |b| b.length());
-            out.push(bal);
-        }
-        Ok(out)
+            Ok(Some((bal.as_ref().map_or(1, |b| b.length()), bal)))
+        })
     }
+}
+
+/// The answers `item` gives for `hashes`, in order: at most [`MAX_BODIES`], the one that
+/// crosses [`SOFT_RESPONSE_LIMIT`] bytes the last, and none after the first `None` (a block
+/// not held). `item` gives an answer with its encoded size.
+fn within_limits<T>(
+    hashes: &[B256],
+    mut item: impl FnMut(&B256) -> Result<Option<(usize, T)>, ProviderError>,
+) -> Result<Vec<T>, ProviderError> {
+    let mut out = Vec::new();
+    let mut bytes = 0;
+    for hash in hashes.iter().take(MAX_BODIES) {
+        if bytes >= SOFT_RESPONSE_LIMIT {
+            break;
+        }
+        let Some((size, answer)) = item(hash)? else { break };
+        bytes += size;
+        out.push(answer);
+    }
+    Ok(out)
 }
 
 /// An inbound request on its way to the handler.
