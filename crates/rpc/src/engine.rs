@@ -11,21 +11,29 @@
 //! params (a payload of the wrong structure for the fork), -32603 an internal fault (never
 //! INVALID).
 //!
-//! The handlers decode and check the request's shape (fork, version, block hash, blob hashes),
-//! then hand it to the engine task through its [`gigagas_engine::EngineHandle`] and await the
-//! answer: no handler executes a block.
+//! The API is a typed trait, [`EngineApi`] (`#[rpc(server, client)]`, reth's shape): each
+//! versioned method with the alloy types of its parameters and answer; [`EngineRpc`] serves it.
+//! The handlers check the request's shape (fork, version, block hash, blob hashes), then hand
+//! it to the engine task through its [`gigagas_engine::EngineHandle`] and await the answer: no
+//! handler executes a block. `engine_newPayloadV1/V2` take the payload as raw JSON: their
+//! version rules (the fork first, then which structure that fork takes) need its fields.
 
 use crate::{RpcContext, RpcError};
 use alloy_consensus::{Block, TxEnvelope};
-use alloy_eips::eip7685::Requests;
-use alloy_primitives::U64;
-use alloy_primitives::{Bytes, B256, B64};
+use alloy_eips::{
+    eip4844::{BlobAndProofV1, BlobAndProofV2},
+    eip7685::Requests,
+};
+use alloy_primitives::{Bytes, B256, U64};
 use alloy_rlp::{Decodable, Encodable};
 use alloy_rpc_types_engine::{
-    CancunPayloadFields, ExecutionPayload, ExecutionPayloadBodyV1, ExecutionPayloadBodyV2,
+    BlobsBundleV1, BlobsBundleV2, CancunPayloadFields, ExecutionPayload, ExecutionPayloadBodyV1,
+    ExecutionPayloadBodyV2, ExecutionPayloadEnvelopeV2, ExecutionPayloadEnvelopeV3,
+    ExecutionPayloadEnvelopeV4, ExecutionPayloadEnvelopeV5, ExecutionPayloadEnvelopeV6,
     ExecutionPayloadFieldV2, ExecutionPayloadInputV2, ExecutionPayloadSidecar, ExecutionPayloadV1,
-    ExecutionPayloadV2, ExecutionPayloadV3, ExecutionPayloadV4, ForkchoiceState,
-    PayloadAttributes as EnginePayloadAttributes, PraguePayloadFields,
+    ExecutionPayloadV2, ExecutionPayloadV3, ExecutionPayloadV4, ForkchoiceState, ForkchoiceUpdated,
+    PayloadAttributes as EnginePayloadAttributes, PayloadId, PayloadStatus as EnginePayloadStatus,
+    PayloadStatusEnum, PraguePayloadFields,
 };
 use gigagas_bal::BlockAccessList;
 use gigagas_engine::{
@@ -33,15 +41,10 @@ use gigagas_engine::{
     EngineError, PayloadStatus,
 };
 use gigagas_payload::{BuiltPayload, PayloadAttributes};
-use jsonrpsee::{
-    types::{ErrorObjectOwned, Params},
-    RpcModule,
-};
-use serde_json::{json, Value};
+use jsonrpsee::{core::RpcResult, proc_macros::rpc, types::ErrorObjectOwned};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use std::{sync::Arc, time::Instant};
-
-type Ctx = Arc<RpcContext>;
-type Answer = Result<Value, ErrorObjectOwned>;
 
 /// The forks the Engine API versions are tied to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -83,41 +86,6 @@ fn internal(e: impl std::fmt::Display) -> ErrorObjectOwned {
     error(-32603, format!("internal error: {e}"))
 }
 
-fn param<T: serde::de::DeserializeOwned>(
-    seq: &mut jsonrpsee::types::params::ParamsSequence<'_>,
-    what: &str,
-) -> Result<T, ErrorObjectOwned> {
-    seq.next().map_err(|e| {
-        let reason = e.data().map_or_else(|| e.message().to_string(), |d| d.get().to_string());
-        RpcError::InvalidParams(format!("{what}: {reason}")).into()
-    })
-}
-
-fn status_json(status: &PayloadStatus) -> Value {
-    match status {
-        PayloadStatus::Valid(h) => {
-            json!({"status": "VALID", "latestValidHash": h, "validationError": null})
-        }
-        PayloadStatus::Invalid { latest_valid_hash, reason } => json!({
-            "status": "INVALID", "latestValidHash": latest_valid_hash, "validationError": reason
-        }),
-        PayloadStatus::Syncing => {
-            json!({"status": "SYNCING", "latestValidHash": null, "validationError": null})
-        }
-    }
-}
-
-/// The Engine API error for an engine that could not answer with a status.
-fn engine_error(e: EngineError) -> ErrorObjectOwned {
-    match e {
-        EngineError::InvalidForkchoice(e) => error(-38002, e.to_string()),
-        EngineError::InvalidAttributes { .. } => error(-38003, e.to_string()),
-        EngineError::Internal(_) | EngineError::UnknownParent(_) | EngineError::Stopped => {
-            internal(e)
-        }
-    }
-}
-
 /// The methods this node serves that `engine_exchangeCapabilities` lists (the spec leaves
 /// `engine_exchangeCapabilities` itself out of the list).
 pub const CAPABILITIES: &[&str] = &[
@@ -153,92 +121,480 @@ pub const MAX_BLOB_HASHES: usize = 128;
 /// asks for at least 32; reth serves 1,024).
 pub const MAX_PAYLOAD_BODIES: u64 = 1024;
 
-/// Registers the methods.
-pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
-    let mut m = RpcModule::new(ctx);
-    m.register_method("engine_exchangeCapabilities", |params, _, _| -> Answer {
-        let mut seq = params.sequence();
-        let _theirs: Vec<String> = param(&mut seq, "capabilities")?;
-        Ok(json!(CAPABILITIES))
-    })
-    .expect("registered once");
-    m.register_method("engine_getClientVersionV1", |_, _, _| -> Answer {
-        let commit = option_env!("GIGAGAS_GIT_COMMIT").unwrap_or("00000000");
-        Ok(json!([{
-            "code": "GG",
-            "name": "gigagas",
-            "version": env!("CARGO_PKG_VERSION"),
-            "commit": format!("0x{}", &commit[..commit.len().min(8)]),
-        }]))
-    })
-    .expect("registered once");
-    for (name, version) in [
-        ("engine_forkchoiceUpdatedV1", 1),
-        ("engine_forkchoiceUpdatedV2", 2),
-        ("engine_forkchoiceUpdatedV3", 3),
-        ("engine_forkchoiceUpdatedV4", 4),
-    ] {
-        m.register_async_method(name, move |params, ctx, _| async move {
-            forkchoice_updated(&ctx, name, version, params).await
-        })
-        .expect("registered once");
-    }
-    for (name, version) in [
-        ("engine_newPayloadV1", 1),
-        ("engine_newPayloadV2", 2),
-        ("engine_newPayloadV3", 3),
-        ("engine_newPayloadV4", 4),
-        ("engine_newPayloadV5", 5),
-    ] {
-        m.register_async_method(name, move |params, ctx, _| async move {
-            new_payload(&ctx, name, version, params).await
-        })
-        .expect("registered once");
-    }
-    for (name, version) in [
-        ("engine_getPayloadV1", 1),
-        ("engine_getPayloadV2", 2),
-        ("engine_getPayloadV3", 3),
-        ("engine_getPayloadV4", 4),
-        ("engine_getPayloadV5", 5),
-        ("engine_getPayloadV6", 6),
-    ] {
-        m.register_async_method(name, move |params, ctx, _| async move {
-            get_payload(&ctx, name, version, params).await
-        })
-        .expect("registered once");
-    }
-    for (name, version) in [("engine_getBlobsV1", 1), ("engine_getBlobsV2", 2)] {
-        m.register_method(name, move |params, ctx, _| get_blobs(ctx, version, params))
-            .expect("registered once");
-    }
-    for (name, version) in
-        [("engine_getPayloadBodiesByHashV1", 1), ("engine_getPayloadBodiesByHashV2", 2)]
-    {
-        m.register_blocking_method(name, move |params, ctx, _| {
-            bodies_by_hash(&ctx, version, params)
-        })
-        .expect("registered once");
-    }
-    for (name, version) in
-        [("engine_getPayloadBodiesByRangeV1", 1), ("engine_getPayloadBodiesByRangeV2", 2)]
-    {
-        m.register_blocking_method(name, move |params, ctx, _| {
-            bodies_by_range(&ctx, version, params)
-        })
-        .expect("registered once");
-    }
-    m
+/// What `engine_getClientVersionV1` answers (execution-apis `ClientVersionV1`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClientVersion {
+    /// Two letters naming the client (`GG`).
+    pub code: String,
+    /// The client's name.
+    pub name: String,
+    /// Its version.
+    pub version: String,
+    /// The first four bytes of its commit, hex.
+    pub commit: String,
 }
 
-/// The `testing_` namespace (`testing_buildBlockV1`), served with the public methods.
-pub(crate) fn testing_module(ctx: Ctx) -> RpcModule<Ctx> {
-    let mut m = RpcModule::new(ctx);
-    m.register_async_method("testing_buildBlockV1", |params, ctx, _| async move {
-        testing_build_block(&ctx, params).await
-    })
-    .expect("registered once");
-    m
+/// A payload's verdict (execution-apis `PayloadStatusV1`): `VALID`, `INVALID`, `SYNCING`, or,
+/// from `engine_newPayloadV1` only, `INVALID_BLOCK_HASH`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PayloadStatusV1 {
+    /// The status.
+    pub status: String,
+    /// The latest valid ancestor, when known.
+    pub latest_valid_hash: Option<B256>,
+    /// Why the payload is invalid.
+    pub validation_error: Option<String>,
+}
+
+impl PayloadStatusV1 {
+    fn invalid(reason: String) -> Self {
+        Self { status: "INVALID".into(), latest_valid_hash: None, validation_error: Some(reason) }
+    }
+}
+
+impl From<&PayloadStatus> for PayloadStatusV1 {
+    fn from(status: &PayloadStatus) -> Self {
+        let engine = engine_status(status);
+        Self {
+            status: engine.status.as_str().to_string(),
+            latest_valid_hash: engine.latest_valid_hash,
+            validation_error: engine.status.validation_error().map(str::to_string),
+        }
+    }
+}
+
+/// The Engine API (execution-apis `src/engine/`), typed: parameters and answers as the spec's
+/// objects (alloy's types). See the module documentation for the errors.
+#[rpc(server, client, namespace = "engine")]
+pub trait EngineApi {
+    /// The methods both sides serve (the consensus client's list is not used).
+    #[method(name = "exchangeCapabilities")]
+    fn exchange_capabilities(&self, capabilities: Vec<String>) -> RpcResult<Vec<String>>;
+
+    /// This client's name, version and commit (the caller's own, `client`, is not used).
+    #[method(name = "getClientVersionV1")]
+    fn get_client_version_v1(&self, client: Option<Value>) -> RpcResult<Vec<ClientVersion>>;
+
+    /// Paris: head, safe and finalized; attributes without withdrawals.
+    #[method(name = "forkchoiceUpdatedV1")]
+    async fn forkchoice_updated_v1(
+        &self,
+        state: ForkchoiceState,
+        attributes: Option<EnginePayloadAttributes>,
+    ) -> RpcResult<ForkchoiceUpdated>;
+
+    /// Shanghai: attributes with withdrawals.
+    #[method(name = "forkchoiceUpdatedV2")]
+    async fn forkchoice_updated_v2(
+        &self,
+        state: ForkchoiceState,
+        attributes: Option<EnginePayloadAttributes>,
+    ) -> RpcResult<ForkchoiceUpdated>;
+
+    /// Cancun to Osaka: attributes with the parent beacon block root.
+    #[method(name = "forkchoiceUpdatedV3")]
+    async fn forkchoice_updated_v3(
+        &self,
+        state: ForkchoiceState,
+        attributes: Option<EnginePayloadAttributes>,
+    ) -> RpcResult<ForkchoiceUpdated>;
+
+    /// Amsterdam: attributes with the slot number.
+    #[method(name = "forkchoiceUpdatedV4")]
+    async fn forkchoice_updated_v4(
+        &self,
+        state: ForkchoiceState,
+        attributes: Option<EnginePayloadAttributes>,
+    ) -> RpcResult<ForkchoiceUpdated>;
+
+    /// Paris: an `ExecutionPayloadV1`.
+    #[method(name = "newPayloadV1")]
+    async fn new_payload_v1(&self, payload: Value) -> RpcResult<PayloadStatusV1>;
+
+    /// Shanghai: an `ExecutionPayloadV1` before Shanghai, `V2` from it.
+    #[method(name = "newPayloadV2")]
+    async fn new_payload_v2(&self, payload: Value) -> RpcResult<PayloadStatusV1>;
+
+    /// Cancun: an `ExecutionPayloadV3`, the blob versioned hashes, the parent beacon root.
+    #[method(name = "newPayloadV3")]
+    async fn new_payload_v3(
+        &self,
+        payload: ExecutionPayloadV3,
+        versioned_hashes: Vec<B256>,
+        parent_beacon_block_root: B256,
+    ) -> RpcResult<PayloadStatusV1>;
+
+    /// Prague and Osaka: V3's and the EIP-7685 execution requests.
+    #[method(name = "newPayloadV4")]
+    async fn new_payload_v4(
+        &self,
+        payload: ExecutionPayloadV3,
+        versioned_hashes: Vec<B256>,
+        parent_beacon_block_root: B256,
+        execution_requests: Requests,
+    ) -> RpcResult<PayloadStatusV1>;
+
+    /// Amsterdam: an `ExecutionPayloadV4` (with its EIP-7928 block access list), V4's rest.
+    #[method(name = "newPayloadV5")]
+    async fn new_payload_v5(
+        &self,
+        payload: ExecutionPayloadV4,
+        versioned_hashes: Vec<B256>,
+        parent_beacon_block_root: B256,
+        execution_requests: Requests,
+    ) -> RpcResult<PayloadStatusV1>;
+
+    /// Paris: the payload built under `payload_id`.
+    #[method(name = "getPayloadV1")]
+    async fn get_payload_v1(&self, payload_id: PayloadId) -> RpcResult<ExecutionPayloadV1>;
+
+    /// Shanghai: with the block value.
+    #[method(name = "getPayloadV2")]
+    async fn get_payload_v2(&self, payload_id: PayloadId) -> RpcResult<ExecutionPayloadEnvelopeV2>;
+
+    /// Cancun: with the blobs bundle (one KZG proof a blob).
+    #[method(name = "getPayloadV3")]
+    async fn get_payload_v3(&self, payload_id: PayloadId) -> RpcResult<ExecutionPayloadEnvelopeV3>;
+
+    /// Prague: with the execution requests.
+    #[method(name = "getPayloadV4")]
+    async fn get_payload_v4(&self, payload_id: PayloadId) -> RpcResult<ExecutionPayloadEnvelopeV4>;
+
+    /// Osaka: the blobs bundle with EIP-7594 cell proofs.
+    #[method(name = "getPayloadV5")]
+    async fn get_payload_v5(&self, payload_id: PayloadId) -> RpcResult<ExecutionPayloadEnvelopeV5>;
+
+    /// Amsterdam: an `ExecutionPayloadV4`, with the block access list.
+    #[method(name = "getPayloadV6")]
+    async fn get_payload_v6(&self, payload_id: PayloadId) -> RpcResult<ExecutionPayloadEnvelopeV6>;
+
+    /// Canonical bodies by hash (`null` for a block not held).
+    #[method(name = "getPayloadBodiesByHashV1", blocking)]
+    fn get_payload_bodies_by_hash_v1(
+        &self,
+        block_hashes: Vec<B256>,
+    ) -> RpcResult<Vec<Option<ExecutionPayloadBodyV1>>>;
+
+    /// As V1, with each Amsterdam block's access list.
+    #[method(name = "getPayloadBodiesByHashV2", blocking)]
+    fn get_payload_bodies_by_hash_v2(
+        &self,
+        block_hashes: Vec<B256>,
+    ) -> RpcResult<Vec<Option<ExecutionPayloadBodyV2>>>;
+
+    /// Canonical bodies from `start`, `count` at most, none past the head.
+    #[method(name = "getPayloadBodiesByRangeV1", blocking)]
+    fn get_payload_bodies_by_range_v1(
+        &self,
+        start: U64,
+        count: U64,
+    ) -> RpcResult<Vec<Option<ExecutionPayloadBodyV1>>>;
+
+    /// As V1, with each Amsterdam block's access list.
+    #[method(name = "getPayloadBodiesByRangeV2", blocking)]
+    fn get_payload_bodies_by_range_v2(
+        &self,
+        start: U64,
+        count: U64,
+    ) -> RpcResult<Vec<Option<ExecutionPayloadBodyV2>>>;
+
+    /// Cancun to Prague: the pool's blobs with their KZG proofs.
+    #[method(name = "getBlobsV1")]
+    fn get_blobs_v1(&self, versioned_hashes: Vec<B256>) -> RpcResult<Vec<Option<BlobAndProofV1>>>;
+
+    /// Osaka: the pool's blobs with their cell proofs, all or none.
+    #[method(name = "getBlobsV2")]
+    fn get_blobs_v2(&self, versioned_hashes: Vec<B256>) -> RpcResult<Option<Vec<BlobAndProofV2>>>;
+}
+
+/// The `testing_` namespace (execution-apis `src/testing`).
+#[rpc(server, client, namespace = "testing")]
+pub trait TestingApi {
+    /// Builds a block on `parent_hash` from exactly the given raw transactions (any that cannot
+    /// be included fails the call, -32000) or, with `null`, from the pool; nothing is
+    /// imported. Answers the `engine_getPayload` envelope of the block's fork.
+    #[method(name = "buildBlockV1")]
+    async fn build_block_v1(
+        &self,
+        parent_hash: B256,
+        payload_attributes: EnginePayloadAttributes,
+        transactions: Option<Vec<Bytes>>,
+        extra_data: Option<Bytes>,
+    ) -> RpcResult<PayloadEnvelope>;
+}
+
+/// A `engine_getPayload` answer of any version (what `testing_buildBlockV1` answers).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum PayloadEnvelope {
+    /// Amsterdam.
+    V6(ExecutionPayloadEnvelopeV6),
+    /// Osaka.
+    V5(ExecutionPayloadEnvelopeV5),
+    /// Prague.
+    V4(ExecutionPayloadEnvelopeV4),
+    /// Cancun.
+    V3(ExecutionPayloadEnvelopeV3),
+}
+
+/// Serves [`EngineApi`] and [`TestingApi`] over the node's context.
+#[derive(Debug, Clone)]
+pub struct EngineRpc {
+    ctx: Arc<RpcContext>,
+}
+
+impl EngineRpc {
+    /// The Engine API over `ctx`.
+    pub fn new(ctx: Arc<RpcContext>) -> Self {
+        Self { ctx }
+    }
+}
+
+#[jsonrpsee::core::async_trait]
+impl EngineApiServer for EngineRpc {
+    fn exchange_capabilities(&self, _capabilities: Vec<String>) -> RpcResult<Vec<String>> {
+        Ok(CAPABILITIES.iter().map(|m| m.to_string()).collect())
+    }
+
+    fn get_client_version_v1(&self, _client: Option<Value>) -> RpcResult<Vec<ClientVersion>> {
+        let commit = option_env!("GIGAGAS_GIT_COMMIT").unwrap_or("00000000");
+        Ok(vec![ClientVersion {
+            code: "GG".into(),
+            name: "gigagas".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            commit: format!("0x{}", &commit[..commit.len().min(8)]),
+        }])
+    }
+
+    async fn forkchoice_updated_v1(
+        &self,
+        state: ForkchoiceState,
+        attributes: Option<EnginePayloadAttributes>,
+    ) -> RpcResult<ForkchoiceUpdated> {
+        forkchoice_updated(&self.ctx, "engine_forkchoiceUpdatedV1", 1, state, attributes).await
+    }
+
+    async fn forkchoice_updated_v2(
+        &self,
+        state: ForkchoiceState,
+        attributes: Option<EnginePayloadAttributes>,
+    ) -> RpcResult<ForkchoiceUpdated> {
+        forkchoice_updated(&self.ctx, "engine_forkchoiceUpdatedV2", 2, state, attributes).await
+    }
+
+    async fn forkchoice_updated_v3(
+        &self,
+        state: ForkchoiceState,
+        attributes: Option<EnginePayloadAttributes>,
+    ) -> RpcResult<ForkchoiceUpdated> {
+        forkchoice_updated(&self.ctx, "engine_forkchoiceUpdatedV3", 3, state, attributes).await
+    }
+
+    async fn forkchoice_updated_v4(
+        &self,
+        state: ForkchoiceState,
+        attributes: Option<EnginePayloadAttributes>,
+    ) -> RpcResult<ForkchoiceUpdated> {
+        forkchoice_updated(&self.ctx, "engine_forkchoiceUpdatedV4", 4, state, attributes).await
+    }
+
+    async fn new_payload_v1(&self, payload: Value) -> RpcResult<PayloadStatusV1> {
+        let (payload, bal) = payload_v1_v2(&self.ctx, "engine_newPayloadV1", 1, payload)?;
+        new_payload(&self.ctx, "engine_newPayloadV1", 1, payload, bal, None, None).await
+    }
+
+    async fn new_payload_v2(&self, payload: Value) -> RpcResult<PayloadStatusV1> {
+        let (payload, bal) = payload_v1_v2(&self.ctx, "engine_newPayloadV2", 2, payload)?;
+        new_payload(&self.ctx, "engine_newPayloadV2", 2, payload, bal, None, None).await
+    }
+
+    async fn new_payload_v3(
+        &self,
+        payload: ExecutionPayloadV3,
+        versioned_hashes: Vec<B256>,
+        parent_beacon_block_root: B256,
+    ) -> RpcResult<PayloadStatusV1> {
+        let cancun = CancunPayloadFields::new(parent_beacon_block_root, versioned_hashes);
+        let payload = ExecutionPayload::V3(payload);
+        new_payload(&self.ctx, "engine_newPayloadV3", 3, payload, None, Some(cancun), None).await
+    }
+
+    async fn new_payload_v4(
+        &self,
+        payload: ExecutionPayloadV3,
+        versioned_hashes: Vec<B256>,
+        parent_beacon_block_root: B256,
+        execution_requests: Requests,
+    ) -> RpcResult<PayloadStatusV1> {
+        let cancun = CancunPayloadFields::new(parent_beacon_block_root, versioned_hashes);
+        let (payload, requests) = (ExecutionPayload::V3(payload), Some(execution_requests));
+        new_payload(&self.ctx, "engine_newPayloadV4", 4, payload, None, Some(cancun), requests)
+            .await
+    }
+
+    async fn new_payload_v5(
+        &self,
+        payload: ExecutionPayloadV4,
+        versioned_hashes: Vec<B256>,
+        parent_beacon_block_root: B256,
+        execution_requests: Requests,
+    ) -> RpcResult<PayloadStatusV1> {
+        let cancun = CancunPayloadFields::new(parent_beacon_block_root, versioned_hashes);
+        let bal = Some(payload.block_access_list.clone());
+        let (payload, requests) = (ExecutionPayload::V4(payload), Some(execution_requests));
+        new_payload(&self.ctx, "engine_newPayloadV5", 5, payload, bal, Some(cancun), requests).await
+    }
+
+    async fn get_payload_v1(&self, payload_id: PayloadId) -> RpcResult<ExecutionPayloadV1> {
+        let built = get_payload(&self.ctx, "engine_getPayloadV1", 1, payload_id).await?;
+        Ok(ExecutionPayloadV1::from_block_unchecked(built.hash, &built.block))
+    }
+
+    async fn get_payload_v2(&self, payload_id: PayloadId) -> RpcResult<ExecutionPayloadEnvelopeV2> {
+        let built = get_payload(&self.ctx, "engine_getPayloadV2", 2, payload_id).await?;
+        Ok(ExecutionPayloadEnvelopeV2 {
+            execution_payload: ExecutionPayloadFieldV2::from_block_unchecked(
+                built.hash,
+                &built.block,
+            ),
+            block_value: built.block_value,
+        })
+    }
+
+    async fn get_payload_v3(&self, payload_id: PayloadId) -> RpcResult<ExecutionPayloadEnvelopeV3> {
+        let built = get_payload(&self.ctx, "engine_getPayloadV3", 3, payload_id).await?;
+        envelope_v3(&built)
+    }
+
+    async fn get_payload_v4(&self, payload_id: PayloadId) -> RpcResult<ExecutionPayloadEnvelopeV4> {
+        let built = get_payload(&self.ctx, "engine_getPayloadV4", 4, payload_id).await?;
+        envelope_v4(&built)
+    }
+
+    async fn get_payload_v5(&self, payload_id: PayloadId) -> RpcResult<ExecutionPayloadEnvelopeV5> {
+        let built = get_payload(&self.ctx, "engine_getPayloadV5", 5, payload_id).await?;
+        envelope_v5(&built)
+    }
+
+    async fn get_payload_v6(&self, payload_id: PayloadId) -> RpcResult<ExecutionPayloadEnvelopeV6> {
+        let built = get_payload(&self.ctx, "engine_getPayloadV6", 6, payload_id).await?;
+        envelope_v6(&built)
+    }
+
+    fn get_payload_bodies_by_hash_v1(
+        &self,
+        block_hashes: Vec<B256>,
+    ) -> RpcResult<Vec<Option<ExecutionPayloadBodyV1>>> {
+        bodies_by_hash(&self.ctx, &block_hashes, false).map(|b| b.into_iter().map(v1).collect())
+    }
+
+    fn get_payload_bodies_by_hash_v2(
+        &self,
+        block_hashes: Vec<B256>,
+    ) -> RpcResult<Vec<Option<ExecutionPayloadBodyV2>>> {
+        bodies_by_hash(&self.ctx, &block_hashes, true)
+    }
+
+    fn get_payload_bodies_by_range_v1(
+        &self,
+        start: U64,
+        count: U64,
+    ) -> RpcResult<Vec<Option<ExecutionPayloadBodyV1>>> {
+        bodies_by_range(&self.ctx, start, count, false).map(|b| b.into_iter().map(v1).collect())
+    }
+
+    fn get_payload_bodies_by_range_v2(
+        &self,
+        start: U64,
+        count: U64,
+    ) -> RpcResult<Vec<Option<ExecutionPayloadBodyV2>>> {
+        bodies_by_range(&self.ctx, start, count, true)
+    }
+
+    fn get_blobs_v1(&self, versioned_hashes: Vec<B256>) -> RpcResult<Vec<Option<BlobAndProofV1>>> {
+        use alloy_eips::eip7594::BlobTransactionSidecarVariant as Sidecar;
+        check_blob_request(&self.ctx, &versioned_hashes, 1)?;
+        Ok(versioned_hashes
+            .iter()
+            .map(|hash| match self.ctx.pool.blob(hash) {
+                Some((sidecar, i)) => match &*sidecar {
+                    Sidecar::Eip4844(s) => {
+                        Some(BlobAndProofV1 { blob: Box::new(s.blobs[i]), proof: s.proofs[i] })
+                    }
+                    Sidecar::Eip7594(_) => None,
+                },
+                None => None,
+            })
+            .collect())
+    }
+
+    fn get_blobs_v2(&self, versioned_hashes: Vec<B256>) -> RpcResult<Option<Vec<BlobAndProofV2>>> {
+        use alloy_eips::eip7594::{BlobTransactionSidecarVariant as Sidecar, CELLS_PER_EXT_BLOB};
+        check_blob_request(&self.ctx, &versioned_hashes, 2)?;
+        let mut out = Vec::with_capacity(versioned_hashes.len());
+        for hash in &versioned_hashes {
+            let Some((sidecar, i)) = self.ctx.pool.blob(hash) else { return Ok(None) };
+            let Sidecar::Eip7594(s) = &*sidecar else { return Ok(None) };
+            out.push(BlobAndProofV2 {
+                blob: Box::new(s.blobs[i]),
+                proofs: s.cell_proofs[i * CELLS_PER_EXT_BLOB..(i + 1) * CELLS_PER_EXT_BLOB]
+                    .to_vec(),
+            });
+        }
+        Ok(Some(out))
+    }
+}
+
+#[jsonrpsee::core::async_trait]
+impl TestingApiServer for EngineRpc {
+    async fn build_block_v1(
+        &self,
+        parent_hash: B256,
+        payload_attributes: EnginePayloadAttributes,
+        transactions: Option<Vec<Bytes>>,
+        extra_data: Option<Bytes>,
+    ) -> RpcResult<PayloadEnvelope> {
+        testing_build_block(&self.ctx, parent_hash, payload_attributes, transactions, extra_data)
+            .await
+    }
+}
+
+/// The methods of the authenticated port ([`EngineApi`]).
+pub(crate) fn module(ctx: Arc<RpcContext>) -> jsonrpsee::RpcModule<EngineRpc> {
+    EngineApiServer::into_rpc(EngineRpc::new(ctx))
+}
+
+/// The `testing_` namespace, served with the public methods.
+pub(crate) fn testing_module(ctx: Arc<RpcContext>) -> jsonrpsee::RpcModule<EngineRpc> {
+    TestingApiServer::into_rpc(EngineRpc::new(ctx))
+}
+
+fn invalid_params(reason: String) -> ErrorObjectOwned {
+    RpcError::InvalidParams(reason).into()
+}
+
+/// The engine's verdict as the Engine API's payload status.
+fn engine_status(status: &PayloadStatus) -> EnginePayloadStatus {
+    match status {
+        PayloadStatus::Valid(h) => EnginePayloadStatus::new(PayloadStatusEnum::Valid, Some(*h)),
+        PayloadStatus::Invalid { latest_valid_hash, reason } => EnginePayloadStatus::new(
+            PayloadStatusEnum::Invalid { validation_error: reason.clone() },
+            *latest_valid_hash,
+        ),
+        PayloadStatus::Syncing => EnginePayloadStatus::new(PayloadStatusEnum::Syncing, None),
+    }
+}
+
+/// The Engine API error for an engine that could not answer with a status.
+fn engine_error(e: EngineError) -> ErrorObjectOwned {
+    match e {
+        EngineError::InvalidForkchoice(e) => error(-38002, e.to_string()),
+        EngineError::InvalidAttributes { .. } => error(-38003, e.to_string()),
+        EngineError::Internal(_) | EngineError::UnknownParent(_) | EngineError::Stopped => {
+            internal(e)
+        }
+    }
 }
 
 /// The Engine API calls whose version is tied to a fork.
@@ -284,13 +640,9 @@ async fn forkchoice_updated(
     ctx: &RpcContext,
     method: &str,
     version: u8,
-    params: Params<'_>,
-) -> Answer {
-    let mut seq = params.sequence();
-    let state: ForkchoiceState = param(&mut seq, "forkchoiceState")?;
-    let attrs: Option<EnginePayloadAttributes> = seq.optional_next().map_err(|e| {
-        ErrorObjectOwned::from(RpcError::InvalidParams(format!("payloadAttributes: {e}")))
-    })?;
+    state: ForkchoiceState,
+    attrs: Option<EnginePayloadAttributes>,
+) -> RpcResult<ForkchoiceUpdated> {
     if let Some(a) = &attrs {
         check_fork(method, Versioned::Attributes, version, fork_at(ctx, a.timestamp))?;
         // Attributes of the wrong structure for the version and fork: -38003 (shanghai.md,
@@ -319,7 +671,10 @@ async fn forkchoice_updated(
     };
     let attributes = attrs.map(|a| attributes(&a, a.target_gas_limit, None));
     let answer = ctx.engine.forkchoice_updated(state, attributes).await.map_err(engine_error)?;
-    Ok(json!({"payloadStatus": status_json(&answer.status), "payloadId": answer.payload_id}))
+    Ok(ForkchoiceUpdated {
+        payload_status: engine_status(&answer.status),
+        payload_id: answer.payload_id.map(PayloadId),
+    })
 }
 
 /// The builder's attributes from the Engine API's, with the gas-limit target and extra data.
@@ -340,36 +695,138 @@ fn attributes(
     }
 }
 
-/// `engine_getPayloadV*`: the payload built under the id, once its build (a job off the
-/// engine thread) has finished; -38001 for an id never given or no longer kept, an internal
-/// error for a build that failed.
+/// `engine_newPayloadV1/V2`'s payload: the fork first (-38005 for a later payload, whatever its
+/// fields), then the structure the fork takes (-32602 otherwise).
+fn payload_v1_v2(
+    ctx: &RpcContext,
+    method: &str,
+    version: u8,
+    raw: Value,
+) -> RpcResult<(ExecutionPayload, Option<Bytes>)> {
+    let malformed = |e: serde_json::Error| invalid_params(format!("executionPayload: {e}"));
+    let v1: ExecutionPayloadV1 = serde_json::from_value(raw.clone()).map_err(malformed)?;
+    check_fork(method, Versioned::NewPayload, version, fork_at(ctx, v1.timestamp))?;
+    if version == 1 && raw.get("withdrawals").is_some() {
+        return Err(malformed(serde::de::Error::custom("withdrawals in ExecutionPayloadV1")));
+    }
+    let p: ExecutionPayloadInputV2 = serde_json::from_value(raw).map_err(malformed)?;
+    let payload = match p.withdrawals {
+        Some(withdrawals) => ExecutionPayload::V2(ExecutionPayloadV2 {
+            payload_inner: p.execution_payload,
+            withdrawals,
+        }),
+        None => ExecutionPayload::V1(p.execution_payload),
+    };
+    Ok((payload, None))
+}
+
+/// `engine_newPayloadV{version}`: the payload checked against its fork and version, made a
+/// block (INVALID when it is malformed, its hash or blob hashes do not match, or its BAL does
+/// not decode), then judged by the engine.
+async fn new_payload(
+    ctx: &RpcContext,
+    method: &str,
+    version: u8,
+    payload: ExecutionPayload,
+    bal_bytes: Option<Bytes>,
+    cancun: Option<CancunPayloadFields>,
+    requests: Option<Requests>,
+) -> RpcResult<PayloadStatusV1> {
+    let start = Instant::now();
+    let fork = fork_at(ctx, payload.timestamp());
+    check_fork(method, Versioned::NewPayload, version, fork)?;
+    // engine_newPayloadV2: ExecutionPayloadV1 before Shanghai, V2 from it; -32602 otherwise.
+    if version == 2 && (fork >= Fork::Shanghai) != payload.withdrawals().is_some() {
+        let what = if fork >= Fork::Shanghai { "missing" } else { "present" };
+        return Err(invalid_params(format!(
+            "executionPayload: withdrawals {what} for a {fork:?} payload"
+        )));
+    }
+    let expected_hash = payload.block_hash();
+    let versioned_hashes = cancun.as_ref().map(|c| c.versioned_hashes.clone()).unwrap_or_default();
+    let sidecar = match (cancun, requests) {
+        (Some(cancun), Some(r)) => ExecutionPayloadSidecar::v4(cancun, PraguePayloadFields::new(r)),
+        (Some(cancun), None) => ExecutionPayloadSidecar::v3(cancun),
+        (None, _) => ExecutionPayloadSidecar::none(),
+    };
+    let block: Block<TxEnvelope> = match payload.try_into_block_with_sidecar(&sidecar) {
+        Ok(b) => b,
+        Err(e) => return Ok(PayloadStatusV1::invalid(format!("malformed payload: {e}"))),
+    };
+    let hash = block.header.hash_slow();
+    if hash != expected_hash {
+        let reason = format!("blockhash mismatch: payload says {expected_hash}, block is {hash}");
+        if version == 1 {
+            // Paris: its own status (later versions fold it into INVALID).
+            return Ok(PayloadStatusV1 {
+                status: "INVALID_BLOCK_HASH".into(),
+                latest_valid_hash: None,
+                validation_error: Some(reason),
+            });
+        }
+        return Ok(PayloadStatusV1::invalid(reason));
+    }
+    let blob_hashes: Vec<B256> = block.body.blob_versioned_hashes_iter().copied().collect();
+    if blob_hashes != versioned_hashes {
+        return Ok(PayloadStatusV1::invalid(
+            "blob versioned hashes do not match the block's blob transactions".into(),
+        ));
+    }
+    let bal = match &bal_bytes {
+        Some(bytes) => match BlockAccessList::decode(&mut &bytes[..]) {
+            Ok(bal) => Some(bal),
+            Err(e) => {
+                return Ok(PayloadStatusV1::invalid(format!(
+                    "blockAccessList does not decode: {e}"
+                )))
+            }
+        },
+        None => None,
+    };
+    let payload = NewPayload {
+        rlp_len: block.length(),
+        block,
+        bal,
+        bal_bytes: bal_bytes.as_ref().map_or(0, |b| b.len()),
+        received: start,
+    };
+    let status = ctx.engine.new_payload(payload).await.map_err(engine_error)?;
+    Ok(PayloadStatusV1::from(&status))
+}
+
+/// The payload built under `id`, once its build (a job off the engine thread) has finished,
+/// checked against the method's fork: -38001 for an id never given or no longer kept, an
+/// internal error for a build that failed.
 async fn get_payload(
     ctx: &RpcContext,
     method: &str,
     version: u8,
-    params: Params<'static>,
-) -> Answer {
-    let mut seq = params.sequence();
-    let id: B64 = param(&mut seq, "payloadId")?;
+    id: PayloadId,
+) -> RpcResult<Arc<BuiltPayload>> {
     let built = ctx
         .engine
         .payloads()
-        .resolve(&id)
+        .resolve(&id.0)
         .await
         .ok_or_else(|| error(-38001, "Unknown payload"))?
         .map_err(|e| error(-32603, e.to_string()))?;
     check_fork(method, Versioned::GetPayload, version, fork_at(ctx, built.block.header.timestamp))?;
-    envelope_json(&built, version)
+    Ok(built)
 }
 
-/// The `blobsBundle` of `built`: each blob transaction's commitments, proofs and blobs in
-/// block order; one KZG proof per blob (`getPayloadV3`/`V4`) or, with `cell_proofs`
-/// (`getPayloadV5`+, EIP-7594), the blob's `CELLS_PER_EXT_BLOB` cell proofs.
+/// The commitments, proofs and blobs of `built`'s blob transactions in block order: one KZG
+/// proof per blob or, with `cell_proofs` (EIP-7594), the blob's cell proofs.
 ///
 /// # Errors
 /// -32603 when a blob transaction's sidecar is missing or of the other form (the builder
 /// takes only those it holds in the block's form: a fault of the node).
-fn blobs_bundle(built: &BuiltPayload, cell_proofs: bool) -> Result<Value, ErrorObjectOwned> {
+type Bundle = (
+    Vec<alloy_eips::eip4844::Bytes48>,
+    Vec<alloy_eips::eip4844::Bytes48>,
+    Vec<alloy_eips::eip4844::Blob>,
+);
+
+fn blobs_bundle(built: &BuiltPayload, cell_proofs: bool) -> RpcResult<Bundle> {
     use alloy_eips::eip7594::BlobTransactionSidecarVariant as Sidecar;
     let blob_txs = built.block.body.transactions.iter().filter(|tx| tx.is_eip4844()).count();
     if built.sidecars.len() != blob_txs {
@@ -380,9 +837,7 @@ fn blobs_bundle(built: &BuiltPayload, cell_proofs: bool) -> Result<Value, ErrorO
             built.sidecars.len()
         )));
     }
-    use alloy_eips::eip4844::{Blob, Bytes48};
-    let (mut commitments, mut proofs, mut blobs): (Vec<Bytes48>, Vec<Bytes48>, Vec<Blob>) =
-        (Vec::new(), Vec::new(), Vec::new());
+    let (mut commitments, mut proofs, mut blobs) = (Vec::new(), Vec::new(), Vec::new());
     for sidecar in &built.sidecars {
         match (&**sidecar, cell_proofs) {
             (Sidecar::Eip4844(s), false) => {
@@ -403,50 +858,64 @@ fn blobs_bundle(built: &BuiltPayload, cell_proofs: bool) -> Result<Value, ErrorO
             }
         }
     }
-    Ok(json!({"commitments": commitments, "proofs": proofs, "blobs": blobs}))
+    Ok((commitments, proofs, blobs))
 }
 
-/// The `engine_getPayloadV{version}` answer for `built`.
-fn envelope_json(built: &BuiltPayload, version: u8) -> Answer {
-    let block = &built.block;
-    let v3 = ExecutionPayloadV3::from_block_unchecked(built.hash, block);
-    let value = built.block_value;
-    let bundle = if version >= 3 { blobs_bundle(built, version >= 5)? } else { Value::Null };
-    let requests = &built.requests;
-    Ok(match version {
-        1 => json!(ExecutionPayloadV1::from_block_unchecked(built.hash, block)),
-        2 => json!({
-            "executionPayload": ExecutionPayloadFieldV2::from_block_unchecked(built.hash, block),
-            "blockValue": value,
-        }),
-        3 => json!({"executionPayload": v3, "blockValue": value, "blobsBundle": bundle,
-                    "shouldOverrideBuilder": false}),
-        4 | 5 => json!({"executionPayload": v3, "blockValue": value, "blobsBundle": bundle,
-                        "shouldOverrideBuilder": false, "executionRequests": requests}),
-        _ => {
-            let bal = Bytes::from(alloy_rlp::encode(&built.bal));
-            let v4 = ExecutionPayloadV4::from_block_unchecked_with_bal(built.hash, block, bal);
-            json!({"executionPayload": v4, "blockValue": value, "blobsBundle": bundle,
-                   "shouldOverrideBuilder": false, "executionRequests": requests})
-        }
+fn envelope_v3(built: &BuiltPayload) -> RpcResult<ExecutionPayloadEnvelopeV3> {
+    let (commitments, proofs, blobs) = blobs_bundle(built, false)?;
+    Ok(ExecutionPayloadEnvelopeV3 {
+        execution_payload: ExecutionPayloadV3::from_block_unchecked(built.hash, &built.block),
+        block_value: built.block_value,
+        blobs_bundle: BlobsBundleV1 { commitments, proofs, blobs },
+        should_override_builder: false,
+    })
+}
+
+fn envelope_v4(built: &BuiltPayload) -> RpcResult<ExecutionPayloadEnvelopeV4> {
+    Ok(ExecutionPayloadEnvelopeV4 {
+        envelope_inner: envelope_v3(built)?,
+        execution_requests: built.requests.clone(),
+    })
+}
+
+fn envelope_v5(built: &BuiltPayload) -> RpcResult<ExecutionPayloadEnvelopeV5> {
+    let (commitments, proofs, blobs) = blobs_bundle(built, true)?;
+    Ok(ExecutionPayloadEnvelopeV5 {
+        execution_payload: ExecutionPayloadV3::from_block_unchecked(built.hash, &built.block),
+        block_value: built.block_value,
+        blobs_bundle: BlobsBundleV2 { commitments, proofs, blobs },
+        should_override_builder: false,
+        execution_requests: built.requests.clone(),
+    })
+}
+
+fn envelope_v6(built: &BuiltPayload) -> RpcResult<ExecutionPayloadEnvelopeV6> {
+    let (commitments, proofs, blobs) = blobs_bundle(built, true)?;
+    let bal = Bytes::from(alloy_rlp::encode(&built.bal));
+    Ok(ExecutionPayloadEnvelopeV6 {
+        execution_payload: ExecutionPayloadV4::from_block_unchecked_with_bal(
+            built.hash,
+            &built.block,
+            bal,
+        ),
+        block_value: built.block_value,
+        blobs_bundle: BlobsBundleV2 { commitments, proofs, blobs },
+        should_override_builder: false,
+        execution_requests: built.requests.clone(),
     })
 }
 
 /// The gas limit `testing_buildBlockV1` moves toward: geth's default miner gas ceiling.
 const TESTING_GAS_CEILING: u64 = 60_000_000;
 
-/// `testing_buildBlockV1(parentHash, payloadAttributes, transactions | null, extraData)`
-/// (execution-apis `src/testing`): builds a block on `parentHash` from exactly the given raw
-/// transactions (any that cannot be included fails the call, -32000) or, with `null`, from the
-/// pool; nothing is imported. Answers the `engine_getPayload` envelope of the fork.
-async fn testing_build_block(ctx: &RpcContext, params: Params<'_>) -> Answer {
-    let mut seq = params.sequence();
-    let parent: B256 = param(&mut seq, "parentHash")?;
-    let attrs: EnginePayloadAttributes = param(&mut seq, "payloadAttributes")?;
-    let raw: Option<Vec<Bytes>> = param(&mut seq, "transactions")?;
-    let extra_data: Option<Bytes> = seq
-        .optional_next()
-        .map_err(|e| ErrorObjectOwned::from(RpcError::InvalidParams(format!("extraData: {e}"))))?;
+/// `testing_buildBlockV1` ([`TestingApi::build_block_v1`]).
+async fn testing_build_block(
+    ctx: &RpcContext,
+    parent: B256,
+    attrs: EnginePayloadAttributes,
+    raw: Option<Vec<Bytes>>,
+    extra_data: Option<Bytes>,
+) -> RpcResult<PayloadEnvelope> {
     let failed = |e: String| error(-32000, e);
     let (candidates, require_all) = match raw {
         Some(raw) => {
@@ -470,134 +939,31 @@ async fn testing_build_block(ctx: &RpcContext, params: Params<'_>) -> Answer {
         .await
         .map_err(|e| failed(e.to_string()))?
         .ok_or_else(|| failed(format!("unknown parent {parent}")))?;
-    let version = match fork_at(ctx, attrs.timestamp) {
-        Fork::Amsterdam => 6,
-        Fork::Osaka => 5,
-        Fork::Prague => 4,
-        _ => 3,
-    };
-    envelope_json(&built, version)
+    Ok(match fork_at(ctx, attrs.timestamp) {
+        Fork::Amsterdam => PayloadEnvelope::V6(envelope_v6(&built)?),
+        Fork::Osaka => PayloadEnvelope::V5(envelope_v5(&built)?),
+        Fork::Prague => PayloadEnvelope::V4(envelope_v4(&built)?),
+        _ => PayloadEnvelope::V3(envelope_v3(&built)?),
+    })
 }
 
-async fn new_payload(ctx: &RpcContext, method: &str, version: u8, params: Params<'_>) -> Answer {
-    let start = Instant::now();
-    let mut seq = params.sequence();
-    let (payload, bal_bytes) = match version {
-        1 | 2 => {
-            // The fork first (-38005 for a later payload, whatever its fields), then the
-            // structure the fork takes.
-            let raw: Value = param(&mut seq, "executionPayload")?;
-            let malformed = |e: serde_json::Error| {
-                ErrorObjectOwned::from(RpcError::InvalidParams(format!("executionPayload: {e}")))
-            };
-            let v1: ExecutionPayloadV1 = serde_json::from_value(raw.clone()).map_err(malformed)?;
-            check_fork(method, Versioned::NewPayload, version, fork_at(ctx, v1.timestamp))?;
-            if version == 1 && raw.get("withdrawals").is_some() {
-                return Err(malformed(serde::de::Error::custom(
-                    "withdrawals in ExecutionPayloadV1",
-                )));
-            }
-            let p: ExecutionPayloadInputV2 = serde_json::from_value(raw).map_err(malformed)?;
-            let payload = match p.withdrawals {
-                Some(withdrawals) => ExecutionPayload::V2(ExecutionPayloadV2 {
-                    payload_inner: p.execution_payload,
-                    withdrawals,
-                }),
-                None => ExecutionPayload::V1(p.execution_payload),
-            };
-            (payload, None)
-        }
-        3 | 4 => {
-            (ExecutionPayload::V3(param::<ExecutionPayloadV3>(&mut seq, "executionPayload")?), None)
-        }
-        _ => {
-            let p: ExecutionPayloadV4 = param(&mut seq, "executionPayload")?;
-            let bal = p.block_access_list.clone();
-            (ExecutionPayload::V4(p), Some(bal))
-        }
-    };
-    let cancun = if version >= 3 {
-        let versioned_hashes: Vec<B256> = param(&mut seq, "expectedBlobVersionedHashes")?;
-        let beacon_root: B256 = param(&mut seq, "parentBeaconBlockRoot")?;
-        Some(CancunPayloadFields::new(beacon_root, versioned_hashes))
-    } else {
-        None
-    };
-    let requests: Option<Requests> =
-        if version >= 4 { Some(param::<Requests>(&mut seq, "executionRequests")?) } else { None };
-    let fork = fork_at(ctx, payload.timestamp());
-    check_fork(method, Versioned::NewPayload, version, fork)?;
-    // engine_newPayloadV2: ExecutionPayloadV1 before Shanghai, V2 from it; -32602 otherwise.
-    if version == 2 && (fork >= Fork::Shanghai) != payload.withdrawals().is_some() {
-        let what = if fork >= Fork::Shanghai { "missing" } else { "present" };
-        return Err(RpcError::InvalidParams(format!(
-            "executionPayload: withdrawals {what} for a {fork:?} payload"
-        ))
-        .into());
-    }
-    let expected_hash = payload.block_hash();
-    let versioned_hashes = cancun.as_ref().map(|c| c.versioned_hashes.clone()).unwrap_or_default();
-    let sidecar = match (cancun, requests) {
-        (Some(cancun), Some(r)) => ExecutionPayloadSidecar::v4(cancun, PraguePayloadFields::new(r)),
-        (Some(cancun), None) => ExecutionPayloadSidecar::v3(cancun),
-        (None, _) => ExecutionPayloadSidecar::none(),
-    };
-    let invalid = |reason: String| {
-        Ok(json!({"status": "INVALID", "latestValidHash": null, "validationError": reason}))
-    };
-    let block: Block<TxEnvelope> = match payload.try_into_block_with_sidecar(&sidecar) {
-        Ok(b) => b,
-        Err(e) => return invalid(format!("malformed payload: {e}")),
-    };
-    let hash = block.header.hash_slow();
-    if hash != expected_hash {
-        let reason = format!("blockhash mismatch: payload says {expected_hash}, block is {hash}");
-        if version == 1 {
-            // Paris: its own status (later versions fold it into INVALID).
-            return Ok(json!({
-                "status": "INVALID_BLOCK_HASH", "latestValidHash": null, "validationError": reason
-            }));
-        }
-        return invalid(reason);
-    }
-    let blob_hashes: Vec<B256> = block.body.blob_versioned_hashes_iter().copied().collect();
-    if blob_hashes != versioned_hashes {
-        return invalid("blob versioned hashes do not match the block's blob transactions".into());
-    }
-    let bal = match &bal_bytes {
-        Some(bytes) => match BlockAccessList::decode(&mut &bytes[..]) {
-            Ok(bal) => Some(bal),
-            Err(e) => return invalid(format!("blockAccessList does not decode: {e}")),
-        },
-        None => None,
-    };
-    let payload = NewPayload {
-        rlp_len: block.length(),
-        block,
-        bal,
-        bal_bytes: bal_bytes.as_ref().map_or(0, |b| b.len()),
-        received: start,
-    };
-    let status = ctx.engine.new_payload(payload).await.map_err(engine_error)?;
-    Ok(status_json(&status))
-}
-
-/// One payload body of canonical block `number` (`null` when the store lacks it): withdrawals
-/// `null` before Shanghai; with `version` 2 the RLP of the block access list, `null` before
+/// One payload body of canonical block `number` (`None` when the store lacks it): withdrawals
+/// `None` before Shanghai; with `with_bal` the RLP of the block access list, `None` before
 /// Amsterdam.
-fn body_json(ctx: &RpcContext, number: u64, version: u8) -> Answer {
+fn body(
+    ctx: &RpcContext,
+    number: u64,
+    with_bal: bool,
+) -> RpcResult<Option<ExecutionPayloadBodyV2>> {
     let (Some(header), Some(body)) = (
         ctx.provider.header_by_number(number).map_err(internal)?,
         ctx.provider.body_by_number(number).map_err(internal)?,
     ) else {
-        return Ok(Value::Null);
+        return Ok(None);
     };
     let withdrawals = body.withdrawals.filter(|_| ctx.chain.is_shanghai(header.timestamp));
     let v1 = ExecutionPayloadBodyV1::new(withdrawals, body.transactions.iter());
-    if version == 1 {
-        return Ok(json!(v1));
-    }
-    let bal = if ctx.chain.is_amsterdam(header.timestamp) {
+    let bal = if with_bal && ctx.chain.is_amsterdam(header.timestamp) {
         ctx.provider
             .block_access_list(number)
             .map_err(internal)?
@@ -605,63 +971,66 @@ fn body_json(ctx: &RpcContext, number: u64, version: u8) -> Answer {
     } else {
         None
     };
-    Ok(json!(ExecutionPayloadBodyV2 { block_access_list: bal, ..v1.into() }))
+    Ok(Some(ExecutionPayloadBodyV2 { block_access_list: bal, ..v1.into() }))
+}
+
+/// A V2 body as V1 (without the access list).
+fn v1(body: Option<ExecutionPayloadBodyV2>) -> Option<ExecutionPayloadBodyV1> {
+    body.map(|b| ExecutionPayloadBodyV1 {
+        transactions: b.transactions,
+        withdrawals: b.withdrawals,
+    })
 }
 
 fn too_large(count: u64) -> ErrorObjectOwned {
     error(-38004, format!("Too large request: {count} bodies, at most {MAX_PAYLOAD_BODIES}"))
 }
 
-/// `engine_getPayloadBodiesByHashV{version}(hashes)`: the bodies in the order asked, `null`
-/// for a block this node does not hold on its canonical chain.
-fn bodies_by_hash(ctx: &RpcContext, version: u8, params: Params<'_>) -> Answer {
-    let mut seq = params.sequence();
-    let hashes: Vec<B256> = param(&mut seq, "blockHashes")?;
+/// `engine_getPayloadBodiesByHashV*(hashes)`: the bodies in the order asked, `None` for a
+/// block this node does not hold on its canonical chain.
+fn bodies_by_hash(
+    ctx: &RpcContext,
+    hashes: &[B256],
+    with_bal: bool,
+) -> RpcResult<Vec<Option<ExecutionPayloadBodyV2>>> {
     if hashes.len() as u64 > MAX_PAYLOAD_BODIES {
         return Err(too_large(hashes.len() as u64));
     }
     let mut bodies = Vec::with_capacity(hashes.len());
-    for hash in &hashes {
+    for hash in hashes {
         bodies.push(match ctx.provider.block_number(hash).map_err(internal)? {
-            Some(number) => body_json(ctx, number, version)?,
-            None => Value::Null,
+            Some(number) => body(ctx, number, with_bal)?,
+            None => None,
         });
     }
-    Ok(Value::Array(bodies))
+    Ok(bodies)
 }
 
-/// `engine_getPayloadBodiesByRangeV{version}(start, count)`: the canonical bodies from `start`,
-/// `null` for one the store lacks, and none past the head (no trailing `null`s).
-fn bodies_by_range(ctx: &RpcContext, version: u8, params: Params<'_>) -> Answer {
-    let mut seq = params.sequence();
-    let start: U64 = param(&mut seq, "start")?;
-    let count: U64 = param(&mut seq, "count")?;
+/// `engine_getPayloadBodiesByRangeV*(start, count)`: the canonical bodies from `start`, `None`
+/// for one the store lacks, and none past the head (no trailing `null`s).
+fn bodies_by_range(
+    ctx: &RpcContext,
+    start: U64,
+    count: U64,
+    with_bal: bool,
+) -> RpcResult<Vec<Option<ExecutionPayloadBodyV2>>> {
     let (start, count) = (start.to::<u64>(), count.to::<u64>());
     if start < 1 || count < 1 {
-        return Err(RpcError::InvalidParams(format!(
+        return Err(invalid_params(format!(
             "start and count must be at least 1 (start {start}, count {count})"
-        ))
-        .into());
+        )));
     }
     if count > MAX_PAYLOAD_BODIES {
         return Err(too_large(count));
     }
     let head = ctx.provider.best_block().map_err(internal)?.map_or(0, |(number, _)| number);
     let last = start.saturating_add(count - 1).min(head);
-    (start..=last)
-        .map(|number| body_json(ctx, number, version))
-        .collect::<Result<Vec<_>, _>>()
-        .map(Value::Array)
+    (start..=last).map(|number| body(ctx, number, with_bal)).collect()
 }
 
-/// `engine_getBlobsV{version}(versionedHashes)` from the pool's sidecars. V1 (Cancun–Prague;
-/// -38005 once the head is at Osaka): `{blob, proof}` per hash, `null` for a blob the pool
-/// does not hold with one proof a blob. V2: `{blob, proofs}` (the cell proofs) per hash, or
-/// `null` as a whole when any blob is missing or held without cell proofs.
-fn get_blobs(ctx: &RpcContext, version: u8, params: Params<'_>) -> Answer {
-    use alloy_eips::eip7594::{BlobTransactionSidecarVariant as Sidecar, CELLS_PER_EXT_BLOB};
-    let mut seq = params.sequence();
-    let hashes: Vec<B256> = param(&mut seq, "versionedHashes")?;
+/// The limits of `engine_getBlobsV{version}`: -38004 past [`MAX_BLOB_HASHES`]; V1 (Cancun to
+/// Prague) -38005 once the head is at Osaka.
+fn check_blob_request(ctx: &RpcContext, hashes: &[B256], version: u8) -> RpcResult<()> {
     if hashes.len() > MAX_BLOB_HASHES {
         return Err(error(
             -38004,
@@ -676,21 +1045,5 @@ fn get_blobs(ctx: &RpcContext, version: u8, params: Params<'_>) -> Answer {
     if version == 1 && ctx.chain.is_osaka(head) {
         return Err(unsupported_fork("engine_getBlobsV1", fork_at(ctx, head)));
     }
-    let mut out = Vec::with_capacity(hashes.len());
-    for hash in &hashes {
-        let held = ctx.pool.blob(hash);
-        let entry = match (held.as_ref().map(|(s, i)| (&**s, *i)), version) {
-            (Some((Sidecar::Eip4844(s), i)), 1) => {
-                json!({"blob": s.blobs[i], "proof": s.proofs[i]})
-            }
-            (Some((Sidecar::Eip7594(s), i)), 2) => json!({
-                "blob": s.blobs[i],
-                "proofs": s.cell_proofs[i * CELLS_PER_EXT_BLOB..(i + 1) * CELLS_PER_EXT_BLOB],
-            }),
-            (_, 1) => Value::Null,
-            _ => return Ok(Value::Null),
-        };
-        out.push(entry);
-    }
-    Ok(Value::Array(out))
+    Ok(())
 }

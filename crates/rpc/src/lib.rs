@@ -34,7 +34,10 @@ use jsonrpsee::{
 };
 use std::{net::SocketAddr, sync::Arc};
 
-pub use engine::{CAPABILITIES, MAX_BLOB_HASHES, MAX_PAYLOAD_BODIES};
+pub use engine::{
+    ClientVersion, EngineApiClient, EngineApiServer, EngineRpc, PayloadEnvelope, PayloadStatusV1,
+    TestingApiClient, TestingApiServer, CAPABILITIES, MAX_BLOB_HASHES, MAX_PAYLOAD_BODIES,
+};
 pub use gigagas_engine::Forkchoice;
 pub use jsonrpsee::server::ServerHandle;
 
@@ -147,8 +150,8 @@ pub fn public_module(ctx: Arc<RpcContext>) -> RpcModule<Arc<RpcContext>> {
 /// What the authenticated port serves: the Engine API and everything of [`public_module`],
 /// as reth's auth server does.
 pub fn auth_module(ctx: Arc<RpcContext>) -> RpcModule<Arc<RpcContext>> {
-    let mut m = engine::module(ctx.clone());
-    m.merge(public_module(ctx)).expect("method names are distinct");
+    let mut m = public_module(ctx.clone());
+    m.merge(engine::module(ctx)).expect("method names are distinct");
     m
 }
 
