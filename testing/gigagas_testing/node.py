@@ -69,7 +69,27 @@ class _Process:
         self.stop(signal.SIGKILL, timeout=30)
 
 
-class GigagasNode(_Process):
+class _Node(_Process):
+    """A node process with a JSON-RPC endpoint (`url`) and an Engine API (`engine_url`, JWT
+    secret `secret`)."""
+
+    id = 0
+
+    def rpc(self, method, *params):
+        """One JSON-RPC call's result."""
+        self.id += 1
+        return json_rpc(self.url, method, params, self.id)
+
+    def engine(self, method, *params):
+        """One Engine API call's result (with a fresh JWT)."""
+        return engine_call(self.engine_url, self.secret, method, *params)
+
+    def head(self):
+        """`eth_blockNumber`, as an int."""
+        return int(self.rpc("eth_blockNumber"), 16)
+
+
+class GigagasNode(_Node):
     """`gigagas node` on `datadir` with `flags`, its JSON-RPC and Engine API on loopback (ports
     chosen by the OS unless given), Prometheus metrics on a free port with `metrics=True`.
 
@@ -92,7 +112,6 @@ class GigagasNode(_Process):
         if self.metrics_addr:
             cmd += ["--metrics", self.metrics_addr]
         super().__init__(cmd + list(flags), log_path, env)
-        self.id = 0
         deadline = time.time() + timeout
         while not os.path.exists(self.ready_file):
             if not self.alive():
@@ -114,26 +133,13 @@ class GigagasNode(_Process):
         self.proposer = self.info.get("proposer")
         self.metrics_url = self.info.get("metrics")
 
-    def rpc(self, method, *params):
-        """One JSON-RPC call's result."""
-        self.id += 1
-        return json_rpc(self.url, method, params, self.id)
-
-    def engine(self, method, *params):
-        """One Engine API call's result (with a fresh JWT)."""
-        return engine_call(self.engine_url, self.secret, method, *params)
-
-    def head(self):
-        """`eth_blockNumber`, as an int."""
-        return int(self.rpc("eth_blockNumber"), 16)
-
     def metrics(self):
         """The Prometheus exposition text."""
         with urllib.request.urlopen(self.metrics_url, timeout=10) as r:
             return r.read().decode()
 
 
-class GethNode(_Process):
+class GethNode(_Node):
     """geth (1.17.10, testing/geth_install.sh) on a datadir already initialized (`init`), with
     JSON-RPC (`http_api`) and its authenticated Engine API on free loopback ports, no peers.
     Ready when its JSON-RPC answers; NodeError when it exits first or `timeout` seconds pass."""
@@ -170,12 +176,3 @@ class GethNode(_Process):
                     self.stop(signal.SIGKILL)
                     raise NodeError(f"geth's JSON-RPC did not answer in {timeout} s:\n{self.tail()}")
                 time.sleep(0.1)
-
-    def rpc(self, method, *params):
-        return json_rpc(self.url, method, params)
-
-    def engine(self, method, *params):
-        return engine_call(self.engine_url, self.secret, method, *params)
-
-    def head(self):
-        return int(self.rpc("eth_blockNumber"), 16)

@@ -168,12 +168,8 @@ pub fn import_blocks_with(
             None
         }
     });
-    let mut committed = Vec::new();
-    let done = tree.new_payloads_with(payloads, true, &mut |b| {
-        on_block(b);
-        committed.push(b.clone());
-    })?;
-    out.extend(committed);
+    let done = tree.new_payloads_with(payloads, true, on_block)?;
+    out.extend(done.change.committed);
     match done.verdicts.iter().find(|(status, _)| !matches!(status, PayloadStatus::Valid(_))) {
         Some((PayloadStatus::Invalid { reason, .. }, _)) => {
             let number = out.last().map_or(head, |b| b.number) + 1;

@@ -165,7 +165,7 @@ impl<C: BlockClient> BlockDownloader<C> {
         if headers.len() as u64 > count {
             return Err(Fault::Bad(format!("{} headers for {count} asked", headers.len())));
         }
-        let hashes = chain_hashes(&headers, first, parent).map_err(Fault::Bad)?;
+        let hashes = chain_hashes(&headers, first, parent)?;
         let mut bodies = Vec::with_capacity(hashes.len());
         while bodies.len() < hashes.len() {
             let more = self.client.get_block_bodies(peer, hashes[bodies.len()..].to_vec()).await?;
@@ -209,13 +209,13 @@ impl<C: BlockClient> BlockDownloader<C> {
 }
 
 /// The hashes of `headers`, which must be blocks `first`, `first + 1`, … each the child of the
-/// one before, the first a child of `parent`.
-fn chain_hashes(headers: &[Header], first: u64, parent: B256) -> Result<Vec<B256>, String> {
+/// one before, the first a child of `parent`; a bad answer otherwise.
+fn chain_hashes(headers: &[Header], first: u64, parent: B256) -> Result<Vec<B256>, Fault> {
     let mut expected_parent = parent;
     let mut hashes = Vec::with_capacity(headers.len());
     for (i, header) in headers.iter().enumerate() {
         if header.number != first + i as u64 || header.parent_hash != expected_parent {
-            return Err(format!("header {} does not extend the chain", header.number));
+            return Err(Fault::Bad(format!("header {} does not extend the chain", header.number)));
         }
         expected_parent = header.hash_slow();
         hashes.push(expected_parent);
