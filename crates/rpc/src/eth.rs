@@ -1,34 +1,486 @@
-//! `eth_`, `net_` and `debug_getRaw*` methods over the stored chain.
+//! The `eth_` namespace over the stored chain: [`EthApi`], a typed trait
+//! (`#[rpc(server, client)]`, reth's `EthApi`) with alloy's parameter and answer types, served
+//! by [`EthRpc`].
+//!
+//! Flow: a request's block parameter is resolved against the last forkchoice update
+//! ([`resolve`]), the block is loaded from the store ([`StoredBlock`]) and answered in alloy's
+//! RPC shapes (`convert`); state reads go through the trie under that block's state root
+//! (`state`); calls, estimates and access lists run revm on it (`call`); `eth_simulateV1`
+//! (`simulate`) runs on jsonrpsee's blocking pool. Errors: -32602 for a malformed parameter,
+//! -32000 (geth's) for an unknown block, a failed call or a store fault.
 
-use crate::{call, convert::StoredBlock, state::StateAt, RpcContext, RpcError};
+use crate::{
+    call,
+    convert::StoredBlock,
+    params::{HashParam, StorageKeyParam},
+    state::StateAt,
+    RpcContext, RpcError,
+};
 use alloy_eips::{BlockId, BlockNumberOrTag, Encodable2718};
 use alloy_primitives::{Address, Bytes, B256, U256, U64};
-use alloy_rpc_types_eth::{FeeHistory, Filter, FilterBlockOption, TransactionRequest};
-use jsonrpsee::{
-    types::{ErrorObjectOwned, Params},
-    RpcModule,
+use alloy_rpc_types_eth::{
+    simulate::SimulatePayload, AccessListResult, Block as RpcBlock, EIP1186AccountProofResponse,
+    FeeHistory, Filter, FilterBlockOption, Log as RpcLog, SyncStatus,
+    Transaction as RpcTransaction, TransactionReceipt, TransactionRequest,
 };
+use jsonrpsee::{core::RpcResult, proc_macros::rpc};
 use revm::context::result::ExecutionResult;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::{collections::BTreeMap, sync::Arc};
 
-type Ctx = Arc<RpcContext>;
-type Answer = Result<Value, ErrorObjectOwned>;
+/// The `eth_` namespace (execution-apis `src/eth/`, and geth's `eth_config`,
+/// `eth_getStorageValues`, `eth_simulateV1`). A block parameter left out means `latest`.
+#[rpc(server, client, namespace = "eth")]
+pub trait EthApi {
+    /// The chain id (EIP-155).
+    #[method(name = "chainId")]
+    fn chain_id(&self) -> RpcResult<U64>;
 
-fn json(value: impl Serialize) -> Answer {
-    serde_json::to_value(value).map_err(|e| RpcError::Store(e.to_string()).into())
+    /// Always `false`: the node answers from the chain it has.
+    #[method(name = "syncing")]
+    fn syncing(&self) -> RpcResult<SyncStatus>;
+
+    /// The fork configuration at the head, the next fork and the last scheduled one (EIP-7910).
+    #[method(name = "config")]
+    fn config(&self) -> RpcResult<Value>;
+
+    /// What this node can answer: an archive, every block, transaction, receipt, log and state
+    /// since genesis.
+    #[method(name = "capabilities")]
+    fn capabilities(&self) -> RpcResult<Capabilities>;
+
+    /// The head's number.
+    #[method(name = "blockNumber")]
+    fn block_number(&self) -> RpcResult<U64>;
+
+    /// The balance of `address` after `block` (wei).
+    #[method(name = "getBalance")]
+    fn balance(&self, address: Address, block: Option<BlockId>) -> RpcResult<U256>;
+
+    /// The nonce of `address` after `block`; with `pending`, after the sender's transactions
+    /// the pool can run in a row (geth's).
+    #[method(name = "getTransactionCount")]
+    fn transaction_count(&self, address: Address, block: Option<BlockId>) -> RpcResult<U64>;
+
+    /// The code of `address` after `block` (empty for none).
+    #[method(name = "getCode")]
+    fn code(&self, address: Address, block: Option<BlockId>) -> RpcResult<Bytes>;
+
+    /// The value of `slot` of `address` after `block`.
+    #[method(name = "getStorageAt")]
+    fn storage_at(
+        &self,
+        address: Address,
+        slot: StorageKeyParam,
+        block: Option<BlockId>,
+    ) -> RpcResult<B256>;
+
+    /// The values of many slots of many accounts after `block` (geth's); an empty request is
+    /// -32602.
+    #[method(name = "getStorageValues")]
+    fn storage_values(
+        &self,
+        request: BTreeMap<Address, Vec<StorageKeyParam>>,
+        block: Option<BlockId>,
+    ) -> RpcResult<BTreeMap<Address, Vec<B256>>>;
+
+    /// The EIP-1186 proof of `address` and its `slots` after `block`.
+    #[method(name = "getProof")]
+    fn proof(
+        &self,
+        address: Address,
+        slots: Vec<StorageKeyParam>,
+        block: Option<BlockId>,
+    ) -> RpcResult<EIP1186AccountProofResponse>;
+
+    /// The logs matching `filter`: a block hash, or a range within the head (-32602 past it or
+    /// reversed).
+    #[method(name = "getLogs")]
+    fn logs(&self, filter: Filter) -> RpcResult<Vec<RpcLog>>;
+
+    /// The output of `request` run on the state after `block`; a revert is error 3 with its
+    /// data, as geth answers it.
+    #[method(name = "call")]
+    fn call(&self, request: TransactionRequest, block: Option<BlockId>) -> RpcResult<Bytes>;
+
+    /// geth's `eth_simulateV1`: up to 256 blocks of calls on the state after `block`, on the
+    /// blocking pool.
+    #[method(name = "simulateV1", blocking)]
+    fn simulate_v1(&self, payload: SimulatePayload, block: Option<BlockId>) -> RpcResult<Value>;
+
+    /// The least gas `request` needs on the state after `block` (binary search, as geth).
+    #[method(name = "estimateGas")]
+    fn estimate_gas(&self, request: TransactionRequest, block: Option<BlockId>) -> RpcResult<U64>;
+
+    /// The accounts and slots `request` touches after `block`, and its gas with that list.
+    #[method(name = "createAccessList")]
+    fn create_access_list(
+        &self,
+        request: TransactionRequest,
+        block: Option<BlockId>,
+    ) -> RpcResult<AccessListResult>;
+
+    /// Base fees, gas used ratios and rewards of up to 1,024 blocks up to `newest`.
+    #[method(name = "feeHistory")]
+    fn fee_history(
+        &self,
+        block_count: U64,
+        newest_block: BlockNumberOrTag,
+        reward_percentiles: Option<Vec<f64>>,
+    ) -> RpcResult<FeeHistory>;
+
+    /// The base fee of the block after the head (wei).
+    #[method(name = "baseFee")]
+    fn base_fee(&self) -> RpcResult<Option<U64>>;
+
+    /// The blob base fee of the block after the head (wei).
+    #[method(name = "blobBaseFee")]
+    fn blob_base_fee(&self) -> RpcResult<Option<U256>>;
+
+    /// Block `number`, with its transactions when `full` (else their hashes); `null` if unknown.
+    #[method(name = "getBlockByNumber")]
+    fn block_by_number(&self, number: BlockNumberOrTag, full: bool) -> RpcResult<Option<RpcBlock>>;
+
+    /// The block of hash `hash`, as [`EthApiServer::block_by_number`].
+    #[method(name = "getBlockByHash")]
+    fn block_by_hash(&self, hash: HashParam, full: bool) -> RpcResult<Option<RpcBlock>>;
+
+    /// The number of transactions of block `number`.
+    #[method(name = "getBlockTransactionCountByNumber")]
+    fn block_transaction_count_by_number(&self, number: BlockNumberOrTag)
+        -> RpcResult<Option<U64>>;
+
+    /// The number of transactions of the block of hash `hash`.
+    #[method(name = "getBlockTransactionCountByHash")]
+    fn block_transaction_count_by_hash(&self, hash: HashParam) -> RpcResult<Option<U64>>;
+
+    /// A transaction of the chain, else of the pool (without block fields); `null` if neither.
+    #[method(name = "getTransactionByHash")]
+    fn transaction_by_hash(&self, hash: HashParam) -> RpcResult<Option<RpcTransaction>>;
+
+    /// Transaction `index` of the block of hash `hash`.
+    #[method(name = "getTransactionByBlockHashAndIndex")]
+    fn transaction_by_block_hash_and_index(
+        &self,
+        hash: HashParam,
+        index: U64,
+    ) -> RpcResult<Option<RpcTransaction>>;
+
+    /// Transaction `index` of block `number`.
+    #[method(name = "getTransactionByBlockNumberAndIndex")]
+    fn transaction_by_block_number_and_index(
+        &self,
+        number: BlockNumberOrTag,
+        index: U64,
+    ) -> RpcResult<Option<RpcTransaction>>;
+
+    /// The receipt of a transaction of the chain.
+    #[method(name = "getTransactionReceipt")]
+    fn transaction_receipt(&self, hash: HashParam) -> RpcResult<Option<TransactionReceipt>>;
+
+    /// Every receipt of `block`.
+    #[method(name = "getBlockReceipts")]
+    fn block_receipts(&self, block: BlockId) -> RpcResult<Option<Vec<TransactionReceipt>>>;
+
+    /// Adds a signed transaction (EIP-2718 bytes; blob transactions with the sidecar of the
+    /// head's fork) to the pool; answers its hash, -32000 with the pool's reason otherwise.
+    #[method(name = "sendRawTransaction")]
+    fn send_raw_transaction(&self, bytes: Bytes) -> RpcResult<B256>;
 }
 
-fn invalid(e: impl std::fmt::Display) -> ErrorObjectOwned {
-    RpcError::InvalidParams(e.to_string()).into()
+/// The `net_` namespace.
+#[rpc(server, client, namespace = "net")]
+pub trait NetApi {
+    /// The chain id in decimal.
+    #[method(name = "version")]
+    fn version(&self) -> RpcResult<String>;
+
+    /// The network's connected peers (0 when the node runs without one).
+    #[method(name = "peerCount")]
+    fn peer_count(&self) -> RpcResult<U64>;
+
+    /// Whether the node runs a network.
+    #[method(name = "listening")]
+    fn listening(&self) -> RpcResult<bool>;
 }
 
-/// jsonrpsee's parameter error (-32602), its reason moved into the message.
-fn bad_params(e: ErrorObjectOwned) -> ErrorObjectOwned {
-    let reason =
-        e.data().map_or_else(|| e.message().to_string(), |d| d.get().trim_matches('"').to_string());
-    invalid(reason)
+/// The `eth_capabilities` answer (execution-apis): the head, and for each kind of data whether
+/// it is served and from which block.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Capabilities {
+    /// The head the answer was given at.
+    pub head: CapabilitiesHead,
+    /// Account and storage state.
+    pub state: Capability,
+    /// Transactions by hash.
+    pub tx: Capability,
+    /// Logs.
+    pub logs: Capability,
+    /// Receipts.
+    pub receipts: Capability,
+    /// Blocks.
+    pub blocks: Capability,
+    /// `eth_getProof`.
+    pub stateproofs: Capability,
+}
+
+/// The head of a [`Capabilities`] answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CapabilitiesHead {
+    /// Its number.
+    pub number: U64,
+    /// Its hash.
+    pub hash: B256,
+}
+
+/// Whether one kind of data is served, and from which block.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Capability {
+    /// Not served at all.
+    pub disabled: bool,
+    /// The oldest block it is served for.
+    pub oldest_block: U64,
+}
+
+/// Serves [`EthApi`] and [`NetApi`] over the node's context.
+#[derive(Debug, Clone)]
+pub struct EthRpc {
+    ctx: Arc<RpcContext>,
+}
+
+impl EthRpc {
+    /// The `eth_` and `net_` namespaces over `ctx`.
+    pub fn new(ctx: Arc<RpcContext>) -> Self {
+        Self { ctx }
+    }
+}
+
+impl EthApiServer for EthRpc {
+    fn chain_id(&self) -> RpcResult<U64> {
+        Ok(U64::from(self.ctx.chain.chain_id))
+    }
+
+    fn syncing(&self) -> RpcResult<SyncStatus> {
+        Ok(SyncStatus::None)
+    }
+
+    fn config(&self) -> RpcResult<Value> {
+        Ok(crate::config::eth_config(&self.ctx)?)
+    }
+
+    fn capabilities(&self) -> RpcResult<Capabilities> {
+        let (number, hash) = self.ctx.forkchoice().head;
+        let all = Capability { disabled: false, oldest_block: U64::ZERO };
+        Ok(Capabilities {
+            head: CapabilitiesHead { number: U64::from(number), hash },
+            state: all.clone(),
+            tx: all.clone(),
+            logs: all.clone(),
+            receipts: all.clone(),
+            blocks: all.clone(),
+            stateproofs: all,
+        })
+    }
+
+    fn block_number(&self) -> RpcResult<U64> {
+        Ok(U64::from(self.ctx.forkchoice().head.0))
+    }
+
+    fn balance(&self, address: Address, block: Option<BlockId>) -> RpcResult<U256> {
+        let state = state_of(&self.ctx, block)?;
+        Ok(state.account(&address)?.map_or(U256::ZERO, |a| a.balance))
+    }
+
+    fn transaction_count(&self, address: Address, block: Option<BlockId>) -> RpcResult<U64> {
+        let state = state_of(&self.ctx, block)?;
+        let nonce = state.account(&address)?.map_or(0, |a| a.nonce);
+        let pending = matches!(block, Some(BlockId::Number(BlockNumberOrTag::Pending)));
+        Ok(U64::from(if pending { self.ctx.pool.pending_nonce(&address, nonce) } else { nonce }))
+    }
+
+    fn code(&self, address: Address, block: Option<BlockId>) -> RpcResult<Bytes> {
+        Ok(state_of(&self.ctx, block)?.code(&address)?)
+    }
+
+    fn storage_at(
+        &self,
+        address: Address,
+        slot: StorageKeyParam,
+        block: Option<BlockId>,
+    ) -> RpcResult<B256> {
+        Ok(B256::from(state_of(&self.ctx, block)?.storage_at(&address, &slot.slot)?))
+    }
+
+    fn storage_values(
+        &self,
+        request: BTreeMap<Address, Vec<StorageKeyParam>>,
+        block: Option<BlockId>,
+    ) -> RpcResult<BTreeMap<Address, Vec<B256>>> {
+        if request.is_empty() {
+            return Err(RpcError::InvalidParams("empty request".into()).into());
+        }
+        let state = state_of(&self.ctx, block)?;
+        let mut out = BTreeMap::new();
+        for (address, slots) in request {
+            let values = slots
+                .iter()
+                .map(|key| state.storage_at(&address, &key.slot).map(B256::from))
+                .collect::<Result<Vec<_>, _>>()?;
+            out.insert(address, values);
+        }
+        Ok(out)
+    }
+
+    fn proof(
+        &self,
+        address: Address,
+        slots: Vec<StorageKeyParam>,
+        block: Option<BlockId>,
+    ) -> RpcResult<EIP1186AccountProofResponse> {
+        let slots: Vec<(B256, bool)> = slots.into_iter().map(|k| (k.slot, k.short)).collect();
+        Ok(state_of(&self.ctx, block)?.proof(&address, &slots)?)
+    }
+
+    fn logs(&self, filter: Filter) -> RpcResult<Vec<RpcLog>> {
+        Ok(logs(&self.ctx, &filter)?)
+    }
+
+    fn call(&self, request: TransactionRequest, block: Option<BlockId>) -> RpcResult<Bytes> {
+        let block = block_or_latest(&self.ctx, block)?;
+        match call::call(&self.ctx, &block, &request, None)? {
+            ExecutionResult::Success { output, .. } => Ok(output.into_data()),
+            ExecutionResult::Revert { output, .. } => Err(call::reverted(&output)),
+            ExecutionResult::Halt { reason, .. } => {
+                Err(RpcError::Store(format!("execution halted: {reason:?}")).into())
+            }
+        }
+    }
+
+    fn simulate_v1(&self, payload: SimulatePayload, block: Option<BlockId>) -> RpcResult<Value> {
+        let id = block.unwrap_or(BlockId::Number(BlockNumberOrTag::Latest));
+        let base = block_of(&self.ctx, id)?.ok_or_else(|| RpcError::NotFound("header".into()))?;
+        crate::simulate::simulate(&self.ctx, payload, &base)
+    }
+
+    fn estimate_gas(&self, request: TransactionRequest, block: Option<BlockId>) -> RpcResult<U64> {
+        let block = block_or_latest(&self.ctx, block)?;
+        Ok(U64::from(call::estimate(&self.ctx, &block, &request)?))
+    }
+
+    fn create_access_list(
+        &self,
+        request: TransactionRequest,
+        block: Option<BlockId>,
+    ) -> RpcResult<AccessListResult> {
+        let block = block_or_latest(&self.ctx, block)?;
+        Ok(call::access_list(&self.ctx, &block, &request)?)
+    }
+
+    fn fee_history(
+        &self,
+        block_count: U64,
+        newest_block: BlockNumberOrTag,
+        reward_percentiles: Option<Vec<f64>>,
+    ) -> RpcResult<FeeHistory> {
+        Ok(crate::fee_history::fee_history(
+            &self.ctx,
+            block_count.to::<u64>(),
+            newest_block,
+            reward_percentiles.as_deref(),
+        )?)
+    }
+
+    fn base_fee(&self) -> RpcResult<Option<U64>> {
+        let head = head_block(&self.ctx)?;
+        let params = alloy_eips::eip1559::BaseFeeParams::ethereum();
+        Ok(head.header.next_block_base_fee(params).map(U64::from))
+    }
+
+    fn blob_base_fee(&self) -> RpcResult<Option<U256>> {
+        let head = head_block(&self.ctx)?;
+        let params = self.ctx.chain.blob_params(head.header.timestamp);
+        Ok(params.and_then(|p| head.header.next_block_blob_fee(p)).map(U256::from))
+    }
+
+    fn block_by_number(&self, number: BlockNumberOrTag, full: bool) -> RpcResult<Option<RpcBlock>> {
+        let block = block_of(&self.ctx, BlockId::Number(number))?;
+        Ok(block.map(|b| b.rpc_block(full)).transpose()?)
+    }
+
+    fn block_by_hash(&self, hash: HashParam, full: bool) -> RpcResult<Option<RpcBlock>> {
+        let block = block_of(&self.ctx, BlockId::from(hash.0))?;
+        Ok(block.map(|b| b.rpc_block(full)).transpose()?)
+    }
+
+    fn block_transaction_count_by_number(
+        &self,
+        number: BlockNumberOrTag,
+    ) -> RpcResult<Option<U64>> {
+        let block = block_of(&self.ctx, BlockId::Number(number))?;
+        Ok(block.map(|b| U64::from(b.body.transactions.len())))
+    }
+
+    fn block_transaction_count_by_hash(&self, hash: HashParam) -> RpcResult<Option<U64>> {
+        let block = block_of(&self.ctx, BlockId::from(hash.0))?;
+        Ok(block.map(|b| U64::from(b.body.transactions.len())))
+    }
+
+    fn transaction_by_hash(&self, hash: HashParam) -> RpcResult<Option<RpcTransaction>> {
+        match located_transaction(&self.ctx, &hash.0)? {
+            Some((b, i)) => Ok(Some(b.transaction(i)?)),
+            None => {
+                Ok(self.ctx.pool.get(&hash.0).map(|tx| crate::txpool::pending_transaction(&tx)))
+            }
+        }
+    }
+
+    fn transaction_by_block_hash_and_index(
+        &self,
+        hash: HashParam,
+        index: U64,
+    ) -> RpcResult<Option<RpcTransaction>> {
+        Ok(transaction_at(&self.ctx, BlockId::from(hash.0), index)?)
+    }
+
+    fn transaction_by_block_number_and_index(
+        &self,
+        number: BlockNumberOrTag,
+        index: U64,
+    ) -> RpcResult<Option<RpcTransaction>> {
+        Ok(transaction_at(&self.ctx, BlockId::Number(number), index)?)
+    }
+
+    fn transaction_receipt(&self, hash: HashParam) -> RpcResult<Option<TransactionReceipt>> {
+        match located_transaction(&self.ctx, &hash.0)? {
+            Some((b, i)) => Ok(Some(b.rpc_receipts(&self.ctx)?.swap_remove(i))),
+            None => Ok(None),
+        }
+    }
+
+    fn block_receipts(&self, block: BlockId) -> RpcResult<Option<Vec<TransactionReceipt>>> {
+        let block = block_of(&self.ctx, block)?;
+        Ok(block.map(|b| b.rpc_receipts(&self.ctx)).transpose()?)
+    }
+
+    fn send_raw_transaction(&self, bytes: Bytes) -> RpcResult<B256> {
+        crate::txpool::send_raw_transaction(&self.ctx, &bytes)
+    }
+}
+
+impl NetApiServer for EthRpc {
+    fn version(&self) -> RpcResult<String> {
+        Ok(self.ctx.chain.chain_id.to_string())
+    }
+
+    fn peer_count(&self) -> RpcResult<U64> {
+        Ok(U64::from(self.ctx.network.as_ref().map_or(0, |n| n.peer_count())))
+    }
+
+    fn listening(&self) -> RpcResult<bool> {
+        Ok(self.ctx.network.is_some())
+    }
 }
 
 /// The block number `id` names, `None` when no such block is stored.
@@ -46,39 +498,36 @@ pub(crate) fn resolve(ctx: &RpcContext, id: BlockId) -> Result<Option<u64>, RpcE
     }
 }
 
-fn block_of(ctx: &RpcContext, id: BlockId) -> Result<Option<StoredBlock>, RpcError> {
+/// The block `id` names, `None` when no such block is stored.
+pub(crate) fn block_of(ctx: &RpcContext, id: BlockId) -> Result<Option<StoredBlock>, RpcError> {
     match resolve(ctx, id)? {
         Some(n) => StoredBlock::load(ctx, n),
         None => Ok(None),
     }
 }
 
-/// The state after block `id` (latest when absent); -32000 when the block is unknown.
-fn state_of(ctx: &RpcContext, id: Option<BlockId>) -> Result<B256, RpcError> {
+/// The block `id` names (latest when absent); [`RpcError::NotFound`] when it is unknown.
+pub(crate) fn block_or_latest(
+    ctx: &RpcContext,
+    id: Option<BlockId>,
+) -> Result<StoredBlock, RpcError> {
     let id = id.unwrap_or(BlockId::Number(BlockNumberOrTag::Latest));
-    let block = block_of(ctx, id)?.ok_or_else(|| RpcError::NotFound(block_name(id)))?;
-    Ok(block.header.state_root)
+    block_of(ctx, id)?.ok_or_else(|| RpcError::NotFound(block_name(id)))
 }
 
-fn block_name(id: BlockId) -> String {
+/// The state after block `id` (latest when absent); [`RpcError::NotFound`] when the block is
+/// unknown.
+fn state_of(ctx: &RpcContext, id: Option<BlockId>) -> Result<StateAt, RpcError> {
+    let root = block_or_latest(ctx, id)?.header.state_root;
+    Ok(StateAt::new(ctx, root))
+}
+
+/// A block parameter as the -32000 "not found" error names it.
+pub(crate) fn block_name(id: BlockId) -> String {
     match id {
         BlockId::Hash(h) => format!("block {}", h.block_hash),
         BlockId::Number(n) => format!("block {n}"),
     }
-}
-
-/// `(transaction request, block?)` as the call methods take them, the block (latest when
-/// absent) loaded; -32000 when it is unknown.
-fn request_and_block(
-    params: &Params<'_>,
-    ctx: &RpcContext,
-) -> Result<(TransactionRequest, StoredBlock), ErrorObjectOwned> {
-    let mut seq = params.sequence();
-    let request: TransactionRequest = seq.next().map_err(bad_params)?;
-    let id: Option<BlockId> = seq.optional_next().map_err(bad_params)?;
-    let id = id.unwrap_or(BlockId::Number(BlockNumberOrTag::Latest));
-    let b = block_of(ctx, id)?.ok_or_else(|| RpcError::NotFound(block_name(id)))?;
-    Ok((request, b))
 }
 
 /// The canonical head block.
@@ -87,58 +536,8 @@ fn head_block(ctx: &RpcContext) -> Result<StoredBlock, RpcError> {
     StoredBlock::load(ctx, head)?.ok_or_else(|| RpcError::NotFound(format!("block {head}")))
 }
 
-/// `(address, block?)` as the state methods take them.
-fn address_and_block(params: &Params<'_>) -> Result<(Address, Option<BlockId>), ErrorObjectOwned> {
-    let mut seq = params.sequence();
-    let address: Address = seq.next().map_err(bad_params)?;
-    let block: Option<BlockId> = seq.optional_next().map_err(bad_params)?;
-    Ok((address, block))
-}
-
-/// A 32-byte hash as the API writes it: `0x` and 64 hex digits (alloy's `B256` would also take
-/// it without the prefix, which geth and the spec refuse).
-#[derive(Debug, Clone, Copy)]
-struct Hash0x(B256);
-
-impl<'de> serde::Deserialize<'de> for Hash0x {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        let hex = s
-            .strip_prefix("0x")
-            .ok_or_else(|| serde::de::Error::custom("hex string without 0x prefix"))?;
-        if hex.len() != 64 {
-            return Err(serde::de::Error::custom(format!(
-                "hash of {} hex digits, want 64",
-                hex.len()
-            )));
-        }
-        s.parse().map(Hash0x).map_err(serde::de::Error::custom)
-    }
-}
-
-/// A storage slot as the API writes it: `0x` and at most 64 hex digits; `short` when it was
-/// written with fewer than 64 (`eth_getProof` echoes keys as given).
-#[derive(Debug, Clone, Copy)]
-struct Slot(B256, bool);
-
-impl<'de> serde::Deserialize<'de> for Slot {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        let hex = s
-            .strip_prefix("0x")
-            .ok_or_else(|| serde::de::Error::custom("hex string without 0x prefix"))?;
-        if hex.len() > 64 {
-            return Err(serde::de::Error::custom(format!(
-                "storage key too long (want at most 32 bytes): {s:?}"
-            )));
-        }
-        U256::from_str_radix(hex, 16)
-            .map(|v| Slot(B256::from(v), hex.len() < 64))
-            .map_err(serde::de::Error::custom)
-    }
-}
-
-fn located_transaction(
+/// The stored block holding transaction `hash`, and the transaction's index in it.
+pub(crate) fn located_transaction(
     ctx: &RpcContext,
     hash: &B256,
 ) -> Result<Option<(StoredBlock, usize)>, RpcError> {
@@ -146,369 +545,67 @@ fn located_transaction(
     Ok(StoredBlock::load(ctx, number)?.map(|b| (b, index as usize)))
 }
 
-/// Registers the methods.
-pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
-    let mut m = RpcModule::new(ctx);
-    let reg =
-        |m: &mut RpcModule<Ctx>, name: &'static str, f: fn(&Params<'_>, &RpcContext) -> Answer| {
-            m.register_method(name, move |params, ctx, _| f(&params, ctx))
-                .expect("each method registered once");
-        };
-    reg(&mut m, "eth_chainId", |_, ctx| json(U64::from(ctx.chain.chain_id)));
-    reg(&mut m, "net_version", |_, ctx| json(ctx.chain.chain_id.to_string()));
-    // The network's connected peers (0 and not listening when the node runs without one).
-    reg(&mut m, "net_peerCount", |_, ctx| {
-        json(U64::from(ctx.network.as_ref().map_or(0, |n| n.peer_count())))
-    });
-    reg(&mut m, "net_listening", |_, ctx| json(ctx.network.is_some()));
-    reg(&mut m, "eth_syncing", |_, _| json(false));
-    reg(&mut m, "eth_config", |_, ctx| Ok(crate::config::eth_config(ctx)?));
-    // What this node can answer (execution-apis `eth_capabilities`): an archive — every
-    // block, transaction, receipt, log and state since genesis, nothing pruned.
-    reg(&mut m, "eth_capabilities", |_, ctx| {
-        let (number, hash) = ctx.forkchoice().head;
-        let all = serde_json::json!({"disabled": false, "oldestBlock": "0x0"});
-        json(serde_json::json!({
-            "head": {"number": U64::from(number), "hash": hash},
-            "state": all, "tx": all, "logs": all, "receipts": all, "blocks": all,
-            "stateproofs": all,
-        }))
-    });
-    reg(&mut m, "eth_blockNumber", |_, ctx| json(U64::from(ctx.forkchoice().head.0)));
-    reg(&mut m, "eth_getBalance", |params, ctx| {
-        let (address, block) = address_and_block(params)?;
-        let root = state_of(ctx, block)?;
-        let state = StateAt::new(ctx, root);
-        json(state.account(&address)?.map_or(U256::ZERO, |a| a.balance))
-    });
-    reg(&mut m, "eth_getTransactionCount", |params, ctx| {
-        let (address, block) = address_and_block(params)?;
-        let root = state_of(ctx, block)?;
-        let state = StateAt::new(ctx, root);
-        let nonce = state.account(&address)?.map_or(0, |a| a.nonce);
-        // "pending": after the sender's transactions the pool can run in a row (geth's).
-        let pending = matches!(block, Some(BlockId::Number(BlockNumberOrTag::Pending)));
-        json(U64::from(if pending { ctx.pool.pending_nonce(&address, nonce) } else { nonce }))
-    });
-    reg(&mut m, "eth_getCode", |params, ctx| {
-        let (address, block) = address_and_block(params)?;
-        let root = state_of(ctx, block)?;
-        json(StateAt::new(ctx, root).code(&address)?)
-    });
-    reg(&mut m, "eth_getStorageAt", |params, ctx| {
-        let mut seq = params.sequence();
-        let address: Address = seq.next().map_err(bad_params)?;
-        let Slot(slot, _) = seq.next().map_err(bad_params)?;
-        let block: Option<BlockId> = seq.optional_next().map_err(bad_params)?;
-        let root = state_of(ctx, block)?;
-        let value = StateAt::new(ctx, root).storage_at(&address, &slot)?;
-        json(B256::from(value))
-    });
-    reg(&mut m, "eth_getStorageValues", |params, ctx| {
-        let mut seq = params.sequence();
-        let request: BTreeMap<Address, Vec<Slot>> = seq.next().map_err(bad_params)?;
-        let block: Option<BlockId> = seq.optional_next().map_err(bad_params)?;
-        if request.is_empty() {
-            return Err(invalid("empty request"));
-        }
-        let root = state_of(ctx, block)?;
-        let state = StateAt::new(ctx, root);
-        let mut out = BTreeMap::new();
-        for (address, slots) in request {
-            let values = slots
-                .iter()
-                .map(|Slot(s, _)| state.storage_at(&address, s).map(B256::from))
-                .collect::<Result<Vec<_>, _>>()?;
-            out.insert(address, values);
-        }
-        json(out)
-    });
-    reg(&mut m, "eth_getProof", |params, ctx| {
-        let mut seq = params.sequence();
-        let address: Address = seq.next().map_err(bad_params)?;
-        let slots: Vec<Slot> = seq.next().map_err(bad_params)?;
-        let block: Option<BlockId> = seq.optional_next().map_err(bad_params)?;
-        let root = state_of(ctx, block)?;
-        let slots: Vec<(B256, bool)> = slots.into_iter().map(|Slot(s, short)| (s, short)).collect();
-        json(StateAt::new(ctx, root).proof(&address, &slots)?)
-    });
-    reg(&mut m, "eth_getLogs", |params, ctx| {
-        let (filter,): (Filter,) = params.parse().map_err(bad_params)?;
-        let head = ctx.forkchoice().head.0;
-        let (from, to) = match filter.block_option {
-            FilterBlockOption::AtBlockHash(hash) => {
-                let n = ctx
-                    .provider
-                    .block_number(&hash)
-                    .map_err(RpcError::from)?
-                    .ok_or_else(|| RpcError::NotFound(format!("block {hash}")))?;
-                (n, n)
-            }
-            FilterBlockOption::Range { from_block, to_block } => {
-                let number = |tag: Option<BlockNumberOrTag>| -> Result<u64, RpcError> {
-                    match tag.unwrap_or(BlockNumberOrTag::Latest) {
-                        BlockNumberOrTag::Number(n) => Ok(n),
-                        tag => resolve(ctx, BlockId::Number(tag))?
-                            .ok_or_else(|| RpcError::NotFound(format!("block {tag}"))),
-                    }
-                };
-                let (from, to) = (number(from_block)?, number(to_block)?);
-                if from > to {
-                    return Err(invalid("invalid block range params"));
-                }
-                if to > head {
-                    return Err(invalid("block range extends beyond current head block"));
-                }
-                (from, to)
-            }
-        };
-        let mut logs = Vec::new();
-        for n in from..=to {
-            let Some(b) = StoredBlock::load(ctx, n)? else { continue };
-            if !filter.matches_bloom(b.header.logs_bloom) {
-                continue;
-            }
-            logs.extend(b.rpc_logs(ctx)?.into_iter().filter(|log| {
-                filter.matches_address(log.address()) && filter.matches_topics(log.topics())
-            }));
-        }
-        json(logs)
-    });
-    reg(&mut m, "eth_call", |params, ctx| {
-        let (request, b) = request_and_block(params, ctx)?;
-        match call::call(ctx, &b, &request, None)? {
-            ExecutionResult::Success { output, .. } => json(output.into_data()),
-            ExecutionResult::Revert { output, .. } => Err(call::reverted(&output)),
-            ExecutionResult::Halt { reason, .. } => {
-                Err(RpcError::Store(format!("execution halted: {reason:?}")).into())
-            }
-        }
-    });
-    // Up to 256 blocks and 50 M gas: on the blocking pool, not an async worker.
-    m.register_blocking_method("eth_simulateV1", |params, ctx, _| {
-        let mut seq = params.sequence();
-        let payload: alloy_rpc_types_eth::simulate::SimulatePayload =
-            seq.next().map_err(bad_params)?;
-        let id: Option<BlockId> = seq.optional_next().map_err(bad_params)?;
-        let id = id.unwrap_or(BlockId::Number(BlockNumberOrTag::Latest));
-        let base = block_of(&ctx, id)?.ok_or_else(|| RpcError::NotFound("header".into()))?;
-        crate::simulate::simulate(&ctx, payload, &base)
-    })
-    .expect("registered once");
-    reg(&mut m, "eth_estimateGas", |params, ctx| {
-        let (request, b) = request_and_block(params, ctx)?;
-        json(U64::from(call::estimate(ctx, &b, &request)?))
-    });
-    reg(&mut m, "eth_createAccessList", |params, ctx| {
-        let (request, b) = request_and_block(params, ctx)?;
-        json(call::access_list(ctx, &b, &request)?)
-    });
-    reg(&mut m, "eth_feeHistory", |params, ctx| {
-        let mut seq = params.sequence();
-        let count: U64 = seq.next().map_err(bad_params)?;
-        let newest: BlockNumberOrTag = seq.next().map_err(bad_params)?;
-        let percentiles: Option<Vec<f64>> = seq.optional_next().map_err(bad_params)?;
-        json(fee_history(ctx, count.to::<u64>(), newest, percentiles.as_deref())?)
-    });
-    reg(&mut m, "eth_baseFee", |_, ctx| {
-        let b = head_block(ctx)?;
-        let params = alloy_eips::eip1559::BaseFeeParams::ethereum();
-        json(b.header.next_block_base_fee(params).map(U64::from))
-    });
-    reg(&mut m, "eth_blobBaseFee", |_, ctx| {
-        let b = head_block(ctx)?;
-        let fee =
-            ctx.chain.blob_params(b.header.timestamp).and_then(|p| b.header.next_block_blob_fee(p));
-        json(fee.map(U256::from))
-    });
-    reg(&mut m, "eth_getBlockByNumber", |params, ctx| {
-        let (tag, full): (BlockNumberOrTag, bool) = params.parse().map_err(bad_params)?;
-        match block_of(ctx, BlockId::Number(tag))? {
-            Some(b) => json(b.rpc_block(full)?),
-            None => Ok(Value::Null),
-        }
-    });
-    reg(&mut m, "eth_getBlockByHash", |params, ctx| {
-        let (Hash0x(hash), full): (Hash0x, bool) = params.parse().map_err(bad_params)?;
-        match block_of(ctx, BlockId::from(hash))? {
-            Some(b) => json(b.rpc_block(full)?),
-            None => Ok(Value::Null),
-        }
-    });
-    reg(&mut m, "eth_getBlockTransactionCountByNumber", |params, ctx| {
-        let (tag,): (BlockNumberOrTag,) = params.parse().map_err(bad_params)?;
-        match block_of(ctx, BlockId::Number(tag))? {
-            Some(b) => json(U64::from(b.body.transactions.len())),
-            None => Ok(Value::Null),
-        }
-    });
-    reg(&mut m, "eth_getBlockTransactionCountByHash", |params, ctx| {
-        let (Hash0x(hash),): (Hash0x,) = params.parse().map_err(bad_params)?;
-        match block_of(ctx, BlockId::from(hash))? {
-            Some(b) => json(U64::from(b.body.transactions.len())),
-            None => Ok(Value::Null),
-        }
-    });
-    reg(&mut m, "eth_getTransactionByHash", |params, ctx| {
-        let (Hash0x(hash),): (Hash0x,) = params.parse().map_err(bad_params)?;
-        match located_transaction(ctx, &hash)? {
-            Some((b, i)) => json(b.transaction(i)?),
-            None => {
-                Ok(ctx.pool.get(&hash).map_or(Value::Null, |tx| crate::txpool::pending_json(&tx)))
-            }
-        }
-    });
-    reg(&mut m, "eth_getTransactionByBlockHashAndIndex", |params, ctx| {
-        let (Hash0x(hash), index): (Hash0x, U64) = params.parse().map_err(bad_params)?;
-        transaction_at(ctx, BlockId::from(hash), index)
-    });
-    reg(&mut m, "eth_getTransactionByBlockNumberAndIndex", |params, ctx| {
-        let (tag, index): (BlockNumberOrTag, U64) = params.parse().map_err(bad_params)?;
-        transaction_at(ctx, BlockId::Number(tag), index)
-    });
-    reg(&mut m, "eth_getTransactionReceipt", |params, ctx| {
-        let (Hash0x(hash),): (Hash0x,) = params.parse().map_err(bad_params)?;
-        match located_transaction(ctx, &hash)? {
-            Some((b, i)) => json(b.rpc_receipts(ctx)?.swap_remove(i)),
-            None => Ok(Value::Null),
-        }
-    });
-    reg(&mut m, "eth_getBlockReceipts", |params, ctx| {
-        let (id,): (BlockId,) = params.parse().map_err(bad_params)?;
-        match block_of(ctx, id)? {
-            Some(b) => json(b.rpc_receipts(ctx)?),
-            None => Ok(Value::Null),
-        }
-    });
-    reg(&mut m, "debug_getRawHeader", |params, ctx| {
-        let (id,): (BlockId,) = params.parse().map_err(bad_params)?;
-        let b = block_of(ctx, id)?.ok_or_else(|| RpcError::NotFound(block_name(id)))?;
-        json(b.raw_header())
-    });
-    reg(&mut m, "debug_getRawBlock", |params, ctx| {
-        let (id,): (BlockId,) = params.parse().map_err(bad_params)?;
-        let b = block_of(ctx, id)?.ok_or_else(|| RpcError::NotFound(block_name(id)))?;
-        json(Bytes::from(b.rlp()))
-    });
-    reg(&mut m, "debug_getRawReceipts", |params, ctx| {
-        let (id,): (BlockId,) = params.parse().map_err(bad_params)?;
-        let b = block_of(ctx, id)?.ok_or_else(|| RpcError::NotFound(block_name(id)))?;
-        json(b.raw_receipts(ctx)?)
-    });
-    reg(&mut m, "debug_getRawTransaction", |params, ctx| {
-        let (Hash0x(hash),): (Hash0x,) = params.parse().map_err(bad_params)?;
-        match located_transaction(ctx, &hash)? {
-            Some((b, i)) => json(Bytes::from(b.body.transactions[i].encoded_2718())),
-            None => Ok(Value::Null),
-        }
-    });
-    m
-}
-
-fn transaction_at(ctx: &RpcContext, id: BlockId, index: U64) -> Answer {
-    let Some(b) = block_of(ctx, id)? else { return Ok(Value::Null) };
+/// Transaction `index` of block `id`, `None` when the block or the index is unknown.
+fn transaction_at(
+    ctx: &RpcContext,
+    id: BlockId,
+    index: U64,
+) -> Result<Option<RpcTransaction>, RpcError> {
+    let Some(b) = block_of(ctx, id)? else { return Ok(None) };
     let i = index.to::<u64>() as usize;
     if i >= b.body.transactions.len() {
-        return Ok(Value::Null);
+        return Ok(None);
     }
-    json(b.transaction(i)?)
+    b.transaction(i).map(Some)
 }
 
-/// `eth_feeHistory`: base fees (with the next block's), gas and blob gas used ratios, and the
-/// effective priority fees at `percentiles` of each block's gas (execution-apis; geth's
-/// weighting: transactions sorted by tip, each counting its gas used). At most 1,024 blocks.
-fn fee_history(
-    ctx: &RpcContext,
-    count: u64,
-    newest: BlockNumberOrTag,
-    percentiles: Option<&[f64]>,
-) -> Result<FeeHistory, ErrorObjectOwned> {
-    if percentiles.is_some_and(|p| {
-        p.windows(2).any(|w| w[0] > w[1]) || p.iter().any(|x| !(0.0..=100.0).contains(x))
-    }) {
-        return Err(invalid("reward percentiles must be ascending and within [0, 100]"));
-    }
-    let newest = resolve(ctx, BlockId::Number(newest))?
-        .ok_or_else(|| RpcError::NotFound(format!("block {newest}")))?;
-    let count = count.min(1024).min(newest + 1);
-    let oldest = newest + 1 - count;
-    let mut history = FeeHistory { oldest_block: oldest, ..Default::default() };
-    let mut rewards = Vec::new();
-    let mut last = None;
-    for n in oldest..=newest {
-        let b =
-            StoredBlock::load(ctx, n)?.ok_or_else(|| RpcError::NotFound(format!("block {n}")))?;
-        let header = &b.header;
-        history.base_fee_per_gas.push(header.base_fee_per_gas.unwrap_or_default().into());
-        history.gas_used_ratio.push(header.gas_used as f64 / header.gas_limit.max(1) as f64);
-        let blob = ctx.chain.blob_params(header.timestamp);
-        history
-            .base_fee_per_blob_gas
-            .push(blob.and_then(|p| header.blob_fee(p)).unwrap_or_default());
-        let max_blob_gas = blob.map_or(0, |p| p.max_blob_gas_per_block());
-        history.blob_gas_used_ratio.push(if max_blob_gas == 0 {
-            0.0
-        } else {
-            header.blob_gas_used.unwrap_or_default() as f64 / max_blob_gas as f64
-        });
-        if let Some(percentiles) = percentiles {
-            rewards.push(block_rewards(ctx, &b, percentiles)?);
+/// `eth_getLogs`: the logs of the blocks `filter` names that match its addresses and topics,
+/// blocks skipped whose bloom cannot match.
+fn logs(ctx: &RpcContext, filter: &Filter) -> Result<Vec<RpcLog>, RpcError> {
+    let head = ctx.forkchoice().head.0;
+    let (from, to) = match filter.block_option {
+        FilterBlockOption::AtBlockHash(hash) => {
+            let n = ctx
+                .provider
+                .block_number(&hash)?
+                .ok_or_else(|| RpcError::NotFound(format!("block {hash}")))?;
+            (n, n)
         }
-        last = Some(b);
+        FilterBlockOption::Range { from_block, to_block } => {
+            let number = |tag: Option<BlockNumberOrTag>| -> Result<u64, RpcError> {
+                match tag.unwrap_or(BlockNumberOrTag::Latest) {
+                    BlockNumberOrTag::Number(n) => Ok(n),
+                    tag => resolve(ctx, BlockId::Number(tag))?
+                        .ok_or_else(|| RpcError::NotFound(format!("block {tag}"))),
+                }
+            };
+            let (from, to) = (number(from_block)?, number(to_block)?);
+            if from > to {
+                return Err(RpcError::InvalidParams("invalid block range params".into()));
+            }
+            if to > head {
+                return Err(RpcError::InvalidParams(
+                    "block range extends beyond current head block".into(),
+                ));
+            }
+            (from, to)
+        }
+    };
+    let mut logs = Vec::new();
+    for n in from..=to {
+        let Some(b) = StoredBlock::load(ctx, n)? else { continue };
+        if !filter.matches_bloom(b.header.logs_bloom) {
+            continue;
+        }
+        logs.extend(b.rpc_logs(ctx)?.into_iter().filter(|log| {
+            filter.matches_address(log.address()) && filter.matches_topics(log.topics())
+        }));
     }
-    let last = last.expect("count >= 1");
-    let params = alloy_eips::eip1559::BaseFeeParams::ethereum();
-    history
-        .base_fee_per_gas
-        .push(last.header.next_block_base_fee(params).unwrap_or_default().into());
-    let next_blob = ctx
-        .chain
-        .blob_params(last.header.timestamp)
-        .and_then(|p| last.header.next_block_blob_fee(p))
-        .unwrap_or_default();
-    history.base_fee_per_blob_gas.push(next_blob);
-    history.reward = percentiles.map(|_| rewards);
-    Ok(history)
+    Ok(logs)
 }
 
-/// The effective priority fee at each percentile of block `b`'s gas.
-fn block_rewards(
-    ctx: &RpcContext,
-    b: &StoredBlock,
-    percentiles: &[f64],
-) -> Result<Vec<u128>, RpcError> {
-    use alloy_consensus::Transaction as _;
-    if b.body.transactions.is_empty() {
-        return Ok(vec![0; percentiles.len()]);
-    }
-    let base_fee = b.header.base_fee_per_gas;
-    let receipts = b.receipts(ctx)?;
-    let mut previous = 0;
-    let mut tips: Vec<(u128, u64)> = b
-        .body
-        .transactions
-        .iter()
-        .zip(&receipts)
-        .map(|(tx, r)| {
-            let used = alloy_consensus::TxReceipt::cumulative_gas_used(r) - previous;
-            previous += used;
-            (tx.effective_tip_per_gas(base_fee.unwrap_or_default()).unwrap_or_default(), used)
-        })
-        .collect();
-    tips.sort_unstable_by_key(|(tip, _)| *tip);
-    let total: u64 = tips.iter().map(|(_, g)| g).sum();
-    Ok(percentiles
-        .iter()
-        .map(|p| {
-            let threshold = (total as f64 * p / 100.0) as u64;
-            let mut cumulative = 0;
-            for (tip, used) in &tips {
-                cumulative += used;
-                if cumulative >= threshold {
-                    return *tip;
-                }
-            }
-            tips.last().map_or(0, |(tip, _)| *tip)
-        })
-        .collect())
+/// The raw transaction `hash` of the chain (EIP-2718 bytes), `None` when it is not stored.
+pub(crate) fn raw_transaction(ctx: &RpcContext, hash: &B256) -> Result<Option<Bytes>, RpcError> {
+    Ok(located_transaction(ctx, hash)?
+        .map(|(b, i)| Bytes::from(b.body.transactions[i].encoded_2718())))
 }

@@ -1,7 +1,12 @@
-//! gigagas's JSON-RPC servers over the stored chain (read through `gigagas-storage-api`'s readers): the `eth_` and `net_`
-//! methods of the Ethereum execution API (<https://github.com/ethereum/execution-apis>) that
-//! read blocks, transactions, receipts and state, the `debug_getRaw*` methods, and the Engine
-//! API's `engine_forkchoiceUpdated` head / safe / finalized bookkeeping.
+//! gigagas's JSON-RPC servers over the stored chain (read through `gigagas-storage-api`'s
+//! readers), each namespace a typed trait (`#[rpc(server, client)]` over alloy's types, reth's
+//! shape) and the struct that serves it:
+//! - [`EthApi`] / [`NetApi`] ([`EthRpc`]): the execution API (<https://github.com/ethereum/execution-apis>)
+//!   reading blocks, transactions, receipts, logs and state, calls, estimates and
+//!   `eth_simulateV1`, and `eth_sendRawTransaction` into the pool;
+//! - [`DebugApi`] ([`DebugRpc`]): geth's raw getters and tracers;
+//! - [`TxPoolApi`] ([`TxPoolRpc`]): geth's view of the pool;
+//! - [`EngineApi`] / [`TestingApi`] ([`EngineRpc`]): the Engine API, behind JWT.
 //!
 //! The crate holds handlers only: what changes the chain goes to the engine task through the
 //! [`EngineHandle`] it is given (the node wires it), what reads the chain reads the store.
@@ -15,9 +20,13 @@ pub mod auth;
 mod call;
 mod config;
 mod convert;
+mod debug;
 mod engine;
 mod eth;
+mod fee_history;
+pub mod invalid_params;
 pub mod metrics;
+mod params;
 mod simulate;
 mod state;
 mod trace;
@@ -34,12 +43,19 @@ use jsonrpsee::{
 };
 use std::{net::SocketAddr, sync::Arc};
 
+pub use debug::{DebugApiClient, DebugApiServer, DebugRpc};
 pub use engine::{
     ClientVersion, EngineApiClient, EngineApiServer, EngineRpc, PayloadEnvelope, PayloadStatusV1,
     TestingApiClient, TestingApiServer, CAPABILITIES, MAX_BLOB_HASHES, MAX_PAYLOAD_BODIES,
 };
+pub use eth::{
+    Capabilities, CapabilitiesHead, Capability, EthApiClient, EthApiServer, EthRpc, NetApiClient,
+    NetApiServer,
+};
 pub use gigagas_engine::Forkchoice;
 pub use jsonrpsee::server::ServerHandle;
+pub use params::{HashParam, StorageKeyParam};
+pub use txpool::{TxPoolApiClient, TxPoolApiServer, TxPoolRpc, TxPoolStatus};
 
 /// What the RPC handlers are given: the store (reads), the engine task's handle (payloads,
 /// forkchoice, payload building) and the transaction pool.
@@ -136,13 +152,15 @@ impl From<RpcError> for ErrorObjectOwned {
     }
 }
 
-/// What the public JSON-RPC port serves: the `eth_`, `net_` and `debug_getRaw*` methods and
-/// the transaction pool
-/// (`eth_sendRawTransaction`, `txpool_*`).
+/// What the public JSON-RPC port serves: the `eth_`, `net_`, `debug_`, `txpool_` and
+/// `testing_` namespaces.
 pub fn public_module(ctx: Arc<RpcContext>) -> RpcModule<Arc<RpcContext>> {
-    let mut m = eth::module(ctx.clone());
-    m.merge(txpool::module(ctx.clone())).expect("method names are distinct");
-    m.merge(trace::module(ctx.clone())).expect("method names are distinct");
+    let mut m = RpcModule::new(ctx.clone());
+    let eth = EthRpc::new(ctx.clone());
+    m.merge(EthApiServer::into_rpc(eth.clone())).expect("method names are distinct");
+    m.merge(NetApiServer::into_rpc(eth)).expect("method names are distinct");
+    m.merge(DebugRpc::new(ctx.clone()).into_rpc()).expect("method names are distinct");
+    m.merge(TxPoolRpc::new(ctx.clone()).into_rpc()).expect("method names are distinct");
     m.merge(engine::testing_module(ctx)).expect("method names are distinct");
     m
 }
@@ -166,14 +184,18 @@ pub async fn serve_http(
     module: RpcModule<Arc<RpcContext>>,
 ) -> Result<(SocketAddr, ServerHandle), RpcError> {
     let counter = metrics::CallCounterLayer::new("http", module.method_names());
+    let reshape = invalid_params::InvalidParamsLayer::new(HTTP_MAX_RESPONSE_BYTES);
     let server = Server::builder()
-        .set_rpc_middleware(RpcServiceBuilder::new().layer(counter))
+        .set_rpc_middleware(RpcServiceBuilder::new().layer(counter).layer(reshape))
         .build(addr)
         .await
         .map_err(|source| RpcError::Server { addr, source })?;
     let bound = server.local_addr().map_err(|source| RpcError::Server { addr, source })?;
     Ok((bound, server.start(module)))
 }
+
+/// Largest public JSON-RPC response body (bytes): jsonrpsee's default, 10 MiB.
+pub const HTTP_MAX_RESPONSE_BYTES: u32 = 10 * 1024 * 1024;
 
 /// Largest Engine API request body (bytes), as reth's auth server: 128 MiB.
 pub const AUTH_MAX_REQUEST_BYTES: u32 = 128 * 1024 * 1024;
@@ -197,6 +219,7 @@ pub async fn serve_http_auth(
         auth::JwtValidator::new(secret),
     );
     let counter = metrics::CallCounterLayer::new("auth", module.method_names());
+    let reshape = invalid_params::InvalidParamsLayer::new(AUTH_MAX_RESPONSE_BYTES);
     // reth's auth-server limits: a payload of a large block with its BAL exceeds jsonrpsee's
     // 10 MiB default (a 1G-gas block: about 30 MiB of JSON).
     let config = jsonrpsee::server::ServerConfig::builder()
@@ -207,7 +230,7 @@ pub async fn serve_http_auth(
     let server = Server::builder()
         .set_config(config)
         .set_http_middleware(tower::ServiceBuilder::new().layer(layer))
-        .set_rpc_middleware(RpcServiceBuilder::new().layer(counter))
+        .set_rpc_middleware(RpcServiceBuilder::new().layer(counter).layer(reshape))
         .build(addr)
         .await
         .map_err(|source| RpcError::Server { addr, source })?;

@@ -8,20 +8,24 @@
 //! `GethTraceBuilder`; the prestate frames read the state before the transaction from the
 //! replay's database.
 
-use crate::{convert::StoredBlock, eth::resolve, RpcContext, RpcError};
-use alloy_eips::{BlockId, BlockNumberOrTag};
+use crate::{
+    convert::StoredBlock,
+    eth::{block_name, resolve},
+    RpcContext, RpcError,
+};
+use alloy_eips::BlockId;
 use alloy_primitives::Address;
 use alloy_primitives::B256;
 use alloy_rpc_types_trace::geth::{
     FourByteFrame, GethDebugBuiltInTracerType, GethDebugTracerType, GethDebugTracingOptions,
-    GethTrace, NoopFrame, PreStateFrame,
+    GethTrace, NoopFrame, PreStateFrame, TraceResult,
 };
 use gigagas_executor::replay::replay_block;
 use gigagas_executor::replay::ReplayDb;
 use gigagas_primitives::BlockInput;
 use gigagas_state::PreState;
 use gigagas_storage_api::TrieState;
-use jsonrpsee::{types::ErrorObjectOwned, RpcModule};
+use jsonrpsee::types::ErrorObjectOwned;
 use revm::inspector::NoOpInspector;
 use revm::{
     context::result::{ExecutionResult, HaltReason, ResultAndState},
@@ -31,9 +35,6 @@ use revm::{
 use revm_inspectors::tracing::{FourByteInspector, TracingInspector, TracingInspectorConfig};
 use serde_json::{json, Value};
 use std::sync::Arc;
-
-type Ctx = Arc<RpcContext>;
-type Answer = Result<Value, ErrorObjectOwned>;
 
 fn invalid(e: impl std::fmt::Display) -> ErrorObjectOwned {
     RpcError::InvalidParams(e.to_string()).into()
@@ -312,56 +313,32 @@ fn with_code_hashes(
     Ok(GethTrace::JS(json))
 }
 
-fn options(
-    seq: &mut jsonrpsee::types::params::ParamsSequence<'_>,
-) -> Result<GethDebugTracingOptions, ErrorObjectOwned> {
-    Ok(seq.optional_next::<GethDebugTracingOptions>().map_err(invalid)?.unwrap_or_default())
+/// `debug_traceTransaction`: the trace of transaction `hash` (its block replayed up to it).
+pub(crate) fn trace_transaction(
+    ctx: &RpcContext,
+    hash: &B256,
+    opts: &GethDebugTracingOptions,
+) -> Result<GethTrace, ErrorObjectOwned> {
+    let (number, index) = ctx
+        .provider
+        .transaction_location(hash)
+        .map_err(RpcError::from)?
+        .ok_or_else(|| RpcError::Store("transaction not found".into()))?;
+    let mut frames = trace_block(ctx, number, Some(index as usize + 1), opts)?;
+    let (_, frame) = frames.pop().ok_or_else(|| RpcError::Store("transaction not found".into()))?;
+    Ok(frame)
 }
 
-fn block_answer(frames: Vec<(B256, GethTrace)>) -> Answer {
-    Ok(Value::Array(
-        frames.into_iter().map(|(hash, frame)| json!({"txHash": hash, "result": frame})).collect(),
-    ))
-}
-
-/// Registers the methods.
-pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
-    let mut m = RpcModule::new(ctx);
-    m.register_blocking_method("debug_traceTransaction", |params, ctx, _| -> Answer {
-        let mut seq = params.sequence();
-        let hash: B256 = seq.next().map_err(invalid)?;
-        let opts = options(&mut seq)?;
-        let (number, index) = ctx
-            .provider
-            .transaction_location(&hash)
-            .map_err(RpcError::from)?
-            .ok_or_else(|| RpcError::Store("transaction not found".into()))?;
-        let mut frames = trace_block(&ctx, number, Some(index as usize + 1), &opts)?;
-        let (_, frame) =
-            frames.pop().ok_or_else(|| RpcError::Store("transaction not found".into()))?;
-        serde_json::to_value(frame).map_err(|e| RpcError::Store(e.to_string()).into())
-    })
-    .expect("registered once");
-    m.register_blocking_method("debug_traceBlockByNumber", |params, ctx, _| -> Answer {
-        let mut seq = params.sequence();
-        let tag: BlockNumberOrTag = seq.next().map_err(invalid)?;
-        let opts = options(&mut seq)?;
-        let number = resolve(&ctx, BlockId::Number(tag))?
-            .ok_or_else(|| RpcError::NotFound(format!("block {tag}")))?;
-        block_answer(trace_block(&ctx, number, None, &opts)?)
-    })
-    .expect("registered once");
-    m.register_blocking_method("debug_traceBlockByHash", |params, ctx, _| -> Answer {
-        let mut seq = params.sequence();
-        let hash: B256 = seq.next().map_err(invalid)?;
-        let opts = options(&mut seq)?;
-        let number = ctx
-            .provider
-            .block_number(&hash)
-            .map_err(RpcError::from)?
-            .ok_or_else(|| RpcError::NotFound(format!("block {hash}")))?;
-        block_answer(trace_block(&ctx, number, None, &opts)?)
-    })
-    .expect("registered once");
-    m
+/// `debug_traceBlockByNumber` / `debug_traceBlockByHash`: the trace of every transaction of
+/// block `id`, each with its hash.
+pub(crate) fn trace_block_at(
+    ctx: &RpcContext,
+    id: BlockId,
+    opts: &GethDebugTracingOptions,
+) -> Result<Vec<TraceResult>, ErrorObjectOwned> {
+    let number = resolve(ctx, id)?.ok_or_else(|| RpcError::NotFound(block_name(id)))?;
+    Ok(trace_block(ctx, number, None, opts)?
+        .into_iter()
+        .map(|(hash, result)| TraceResult::Success { result, tx_hash: Some(hash) })
+        .collect())
 }

@@ -1,35 +1,104 @@
-//! `eth_sendRawTransaction` and geth's `txpool_status` / `txpool_content` /
-//! `txpool_contentFrom` over the node's transaction pool (crates/stages `pool`).
+//! The transaction pool's methods: `eth_sendRawTransaction` (answered through
+//! [`crate::EthApi`]) and geth's `txpool_status` / `txpool_content` / `txpool_contentFrom`
+//! ([`TxPoolApi`], served by [`TxPoolRpc`]) over the node's pool (`gigagas-txpool`).
 
 use crate::{RpcContext, RpcError};
-use alloy_primitives::{Address, Bytes, U64};
+use alloy_primitives::{Address, Bytes, B256, U64};
 use alloy_rpc_types_eth::Transaction as RpcTransaction;
 use gigagas_txpool::{BlobForm, PoolContent, PooledTx};
-use jsonrpsee::{types::ErrorObjectOwned, RpcModule};
-use serde_json::{json, Value};
+use jsonrpsee::{core::RpcResult, proc_macros::rpc, types::ErrorObjectOwned};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 use std::{collections::BTreeMap, sync::Arc};
 
-type Ctx = Arc<RpcContext>;
-type Answer = Result<Value, ErrorObjectOwned>;
+/// geth's `txpool_` namespace. Pending transactions can run in a row after the head; queued
+/// ones wait for a nonce gap to close.
+#[rpc(server, client, namespace = "txpool")]
+pub trait TxPoolApi {
+    /// How many transactions are pending and queued.
+    #[method(name = "status")]
+    fn status(&self) -> RpcResult<TxPoolStatus>;
+
+    /// Every pooled transaction, as geth answers it: `{pending|queued: {sender: {nonce: tx}}}`
+    /// with checksummed senders and decimal nonces.
+    #[method(name = "content")]
+    fn content(&self) -> RpcResult<Value>;
+
+    /// The pooled transactions of `address`: `{pending|queued: {nonce: tx}}`.
+    #[method(name = "contentFrom")]
+    fn content_from(&self, address: Address) -> RpcResult<Value>;
+}
+
+/// The `txpool_status` answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TxPoolStatus {
+    /// Transactions that can run in a row after the head.
+    pub pending: U64,
+    /// Transactions behind a nonce gap.
+    pub queued: U64,
+}
+
+/// Serves [`TxPoolApi`] over the node's context.
+#[derive(Debug, Clone)]
+pub struct TxPoolRpc {
+    ctx: Arc<RpcContext>,
+}
+
+impl TxPoolRpc {
+    /// The `txpool_` namespace over `ctx`.
+    pub fn new(ctx: Arc<RpcContext>) -> Self {
+        Self { ctx }
+    }
+
+    fn content(&self) -> PoolContent {
+        self.ctx.pool.content(&*self.ctx.provider)
+    }
+}
+
+impl TxPoolApiServer for TxPoolRpc {
+    fn status(&self) -> RpcResult<TxPoolStatus> {
+        let c = TxPoolRpc::content(self);
+        let count = |p: &BTreeMap<Address, Vec<PooledTx>>| p.values().map(Vec::len).sum::<usize>();
+        Ok(TxPoolStatus {
+            pending: U64::from(count(&c.pending)),
+            queued: U64::from(count(&c.queued)),
+        })
+    }
+
+    fn content(&self) -> RpcResult<Value> {
+        let c = TxPoolRpc::content(self);
+        Ok(serde_json::json!({"pending": by_sender(&c.pending), "queued": by_sender(&c.queued)}))
+    }
+
+    fn content_from(&self, address: Address) -> RpcResult<Value> {
+        let c = TxPoolRpc::content(self);
+        let of = |part: &BTreeMap<Address, Vec<PooledTx>>| {
+            part.get(&address).map_or_else(|| Value::Object(Map::new()), |t| by_nonce(t))
+        };
+        Ok(serde_json::json!({"pending": of(&c.pending), "queued": of(&c.queued)}))
+    }
+}
 
 /// A pooled transaction in the RPC shape (no block fields).
-pub(crate) fn pending_json(tx: &PooledTx) -> Value {
-    let rpc = RpcTransaction {
+pub(crate) fn pending_transaction(tx: &PooledTx) -> RpcTransaction {
+    RpcTransaction {
         inner: alloy_consensus::transaction::Recovered::new_unchecked(tx.tx.clone(), tx.sender),
         block_hash: None,
         block_number: None,
         transaction_index: None,
         effective_gas_price: None,
         block_timestamp: None,
-    };
-    serde_json::to_value(rpc).unwrap_or(Value::Null)
+    }
 }
 
 /// `{nonce: tx}` for one sender's transactions.
 fn by_nonce(txs: &[PooledTx]) -> Value {
     Value::Object(
         txs.iter()
-            .map(|t| (alloy_consensus::Transaction::nonce(&t.tx).to_string(), pending_json(t)))
+            .map(|t| {
+                let nonce = alloy_consensus::Transaction::nonce(&t.tx).to_string();
+                (nonce, serde_json::to_value(pending_transaction(t)).unwrap_or(Value::Null))
+            })
             .collect(),
     )
 }
@@ -41,53 +110,20 @@ fn by_sender(part: &BTreeMap<Address, Vec<PooledTx>>) -> Value {
     )
 }
 
-fn content(ctx: &RpcContext) -> PoolContent {
-    ctx.pool.content(&*ctx.provider)
-}
-
-/// Registers the methods.
-pub(crate) fn module(ctx: Ctx) -> RpcModule<Ctx> {
-    let mut m = RpcModule::new(ctx);
-    m.register_method("eth_sendRawTransaction", |params, ctx, _| -> Answer {
-        let (raw,): (Bytes,) =
-            params.parse().map_err(|e| RpcError::InvalidParams(e.to_string()))?;
-        let head = ctx.forkchoice().head.0;
-        let header = ctx.provider.header_by_number(head).map_err(RpcError::from)?;
-        let gas_limit = header.as_ref().map_or(u64::MAX, |h| h.gas_limit);
-        // The sidecar form of the head's fork (the next block's, but for a block at the fork).
-        let osaka = ctx.chain.is_osaka(header.as_ref().map_or(0, |h| h.timestamp));
-        let form = if osaka { BlobForm::Eip7594 } else { BlobForm::Eip4844 };
-        // The next block's rules (as geth's pool: the head's fork, but for a block at the fork).
-        let spec = header.as_ref().map_or(revm::primitives::hardfork::SpecId::OSAKA, |h| {
-            ctx.chain.spec_id(h.number + 1, h.timestamp)
-        });
-        let hash = ctx
-            .pool
-            .add_raw(&raw, ctx.chain.chain_id, gas_limit, form, spec, &*ctx.provider)
-            .map_err(|e| ErrorObjectOwned::owned(-32000, e.to_string(), None::<()>))?;
-        Ok(json!(hash))
-    })
-    .expect("registered once");
-    m.register_method("txpool_status", |_, ctx, _| -> Answer {
-        let c = content(ctx);
-        let count = |p: &BTreeMap<Address, Vec<PooledTx>>| p.values().map(Vec::len).sum::<usize>();
-        Ok(json!({"pending": U64::from(count(&c.pending)), "queued": U64::from(count(&c.queued))}))
-    })
-    .expect("registered once");
-    m.register_method("txpool_content", |_, ctx, _| -> Answer {
-        let c = content(ctx);
-        Ok(json!({"pending": by_sender(&c.pending), "queued": by_sender(&c.queued)}))
-    })
-    .expect("registered once");
-    m.register_method("txpool_contentFrom", |params, ctx, _| -> Answer {
-        let (address,): (Address,) =
-            params.parse().map_err(|e| RpcError::InvalidParams(e.to_string()))?;
-        let c = content(ctx);
-        let of = |part: &BTreeMap<Address, Vec<PooledTx>>| {
-            part.get(&address).map_or(json!({}), |t| by_nonce(t))
-        };
-        Ok(json!({"pending": of(&c.pending), "queued": of(&c.queued)}))
-    })
-    .expect("registered once");
-    m
+/// `eth_sendRawTransaction`: `raw` checked against the next block's rules and the head's
+/// state and added to the pool; its hash, or -32000 with the pool's reason.
+pub(crate) fn send_raw_transaction(ctx: &RpcContext, raw: &Bytes) -> RpcResult<B256> {
+    let head = ctx.forkchoice().head.0;
+    let header = ctx.provider.header_by_number(head).map_err(RpcError::from)?;
+    let gas_limit = header.as_ref().map_or(u64::MAX, |h| h.gas_limit);
+    // The sidecar form of the head's fork (the next block's, but for a block at the fork).
+    let osaka = ctx.chain.is_osaka(header.as_ref().map_or(0, |h| h.timestamp));
+    let form = if osaka { BlobForm::Eip7594 } else { BlobForm::Eip4844 };
+    // The next block's rules (as geth's pool: the head's fork, but for a block at the fork).
+    let spec = header.as_ref().map_or(revm::primitives::hardfork::SpecId::OSAKA, |h| {
+        ctx.chain.spec_id(h.number + 1, h.timestamp)
+    });
+    ctx.pool
+        .add_raw(raw, ctx.chain.chain_id, gas_limit, form, spec, &*ctx.provider)
+        .map_err(|e| ErrorObjectOwned::owned(-32000, e.to_string(), None::<()>))
 }
