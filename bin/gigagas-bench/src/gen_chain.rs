@@ -28,8 +28,8 @@ use alloy_primitives::{keccak256, Address, Bytes, Signature, TxKind, B256, U256}
 use clap::{Args, ValueEnum};
 use gigagas_engine::{BlockTree, PayloadStatus};
 use gigagas_payload::PayloadAttributes;
-use gigagas_stages::init_genesis;
 use gigagas_storage::{FullProvider, Storage};
+use gigagas_validation::init_genesis;
 use k256::ecdsa::SigningKey;
 use serde::Serialize;
 use serde_json::{json, Map, Value};

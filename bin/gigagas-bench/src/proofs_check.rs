@@ -156,7 +156,7 @@ fn check(chain: &ChainSpec, file: &Path, r: &mut BlockCheck) -> Result<(), Strin
     let bal = outcome.bal.clone().unwrap_or_default();
     validate_header(chain, &data.block, &outcome, &bal).map_err(|e| e.to_string())?;
 
-    let updates = gigagas_stages::account_updates(&outcome);
+    let updates = gigagas_validation::account_updates(&outcome);
     r.accounts_updated = updates.len();
     r.slots_updated = updates.iter().map(|u| u.storage.len()).sum();
     let start = Instant::now();

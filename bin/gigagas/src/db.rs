@@ -3,10 +3,10 @@
 
 use alloy_consensus::{BlockBody, Header, ReceiptEnvelope, TxEnvelope};
 use clap::{Args, Subcommand};
-use gigagas_stages::stored_chain_spec;
 use gigagas_storage::{
     BlockAccessListReader, BlockNumReader, BlockReader, HeaderProvider, ReceiptProvider, Storage,
 };
+use gigagas_validation::stored_chain_spec;
 use serde::Serialize;
 use std::{path::PathBuf, process::ExitCode};
 

@@ -1,7 +1,7 @@
 //! Errors of the engine: a refused forkchoice or attributes (the consensus client's mistake),
 //! an internal fault (never a verdict on a block), or the engine task gone.
 
-use gigagas_stages::ImportError;
+use gigagas_validation::ImportError;
 
 /// Why the engine could not answer with a payload status.
 #[derive(Debug, thiserror::Error)]

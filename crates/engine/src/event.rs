@@ -2,7 +2,7 @@
 
 use crate::CanonicalChange;
 use gigagas_payload::BuiltPayload;
-use gigagas_stages::ImportedBlock;
+use gigagas_validation::ImportedBlock;
 use std::time::Duration;
 
 /// What the engine did (the node's metrics subscribe to these).

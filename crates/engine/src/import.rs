@@ -13,8 +13,8 @@
 use crate::{tree::BackfillPayload, BlockTree, PayloadStatus};
 use alloy_rlp::Decodable;
 use gigagas_executor::Scheduler;
-use gigagas_stages::{ExportedBlock, ImportError, ImportedBlock};
 use gigagas_storage_api::{BlockHashReader, FullProvider};
+use gigagas_validation::{ExportedBlock, ImportError, ImportedBlock};
 use std::{cell::RefCell, sync::Arc};
 
 /// What the file import does with the EIP-7928 BAL an export file carries after an Amsterdam

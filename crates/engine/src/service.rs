@@ -20,8 +20,8 @@ use alloy_consensus::TxEnvelope;
 use alloy_eips::{eip1559::BaseFeeParams, eip7594::BlobTransactionSidecarVariant};
 use alloy_primitives::{Address, B256};
 use gigagas_payload::{payload_id, BuiltPayload, PayloadAttributes, PayloadStore};
-use gigagas_stages::ImportError;
 use gigagas_txpool::TxPool;
+use gigagas_validation::ImportError;
 use std::{sync::Arc, thread::JoinHandle};
 use tokio::sync::{mpsc, watch};
 
@@ -165,7 +165,7 @@ impl EngineService {
     fn emit_verdict(
         &self,
         status: &PayloadStatus,
-        executed: Option<&gigagas_stages::ImportedBlock>,
+        executed: Option<&gigagas_validation::ImportedBlock>,
         facts: &PayloadFacts,
     ) {
         self.emit(&EngineEvent::NewPayload {

@@ -27,9 +27,9 @@ use alloy_primitives::{Address, B256};
 use gigagas_bal::BlockAccessList;
 use gigagas_payload::{BuiltPayload, PayloadAttributes};
 use gigagas_primitives::ChainSpec;
-use gigagas_stages::{stored_chain_spec, BalIo, ImportError, ImportedBlock};
 use gigagas_state::StateSource;
 use gigagas_storage_api::{FullProvider, ProviderError};
+use gigagas_validation::{stored_chain_spec, BalIo, ImportError, ImportedBlock};
 use std::sync::Arc;
 
 pub mod backfill;

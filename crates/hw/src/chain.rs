@@ -18,8 +18,8 @@ use alloy_rlp::Decodable;
 use gigagas_bal::BlockAccessList;
 use gigagas_engine::{BlockTree, ForkchoiceError, PayloadStatus};
 use gigagas_executor::Scheduler;
-use gigagas_stages::init_genesis;
 use gigagas_storage::{FullProvider, Storage};
+use gigagas_validation::init_genesis;
 use serde::{Deserialize, Serialize};
 use std::{path::Path, sync::Arc, time::Instant};
 

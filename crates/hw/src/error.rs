@@ -30,7 +30,7 @@ pub enum HwError {
     Storage(#[from] gigagas_storage::ProviderError),
     /// The generated chain did not import (every block must validate for its timings to count).
     #[error("chain import: {0}")]
-    Import(#[from] gigagas_stages::ImportError),
+    Import(#[from] gigagas_validation::ImportError),
     /// A block of the generated chain was not VALID in the engine (its timings would not be a
     /// validation's).
     #[error("chain block {number}: not VALID: {status}")]

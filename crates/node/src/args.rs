@@ -4,7 +4,7 @@
 use crate::NodeError;
 use clap::{builder::TypedValueParser as _, Args};
 use gigagas_executor::Scheduler;
-use gigagas_stages::BalIo;
+use gigagas_validation::BalIo;
 use std::{
     net::{IpAddr, SocketAddr},
     path::PathBuf,

@@ -21,10 +21,10 @@ use gigagas_rpc::ServerHandle;
 use gigagas_rpc::{
     auth::JwtSecret, auth_module, public_module, serve_http, serve_http_auth, RpcContext,
 };
-use gigagas_stages::init_genesis;
 use gigagas_storage::{FullProvider, Storage};
 use gigagas_tasks::{TaskExecutor, TaskManager};
 use gigagas_txpool::TxPool;
+use gigagas_validation::init_genesis;
 use std::{net::SocketAddr, path::PathBuf, sync::Arc, time::Duration};
 
 /// Fee recipient of the dev chain's blocks.

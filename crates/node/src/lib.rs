@@ -53,7 +53,7 @@ pub enum NodeError {
     /// `init` or the engine tree failed (genesis does not parse, datadir of another chain,
     /// executor pool).
     #[error(transparent)]
-    Init(#[from] gigagas_stages::ImportError),
+    Init(#[from] gigagas_validation::ImportError),
     /// The `--dev.replay` file cannot be read or is not RLP blocks back to back.
     #[error("replay file {path}: {reason}")]
     Replay {

@@ -6,7 +6,7 @@
 //! state source, trie nodes); the draft header follows the parent (gas limit, EIP-1559 base
 //! fee, EIP-4844 excess blob gas); the executor's block builder runs the candidates in order
 //! (the sequential reference with revm's BAL builder); the state-root stage of
-//! `gigagas-stages` seals the header.
+//! `gigagas-validation` seals the header.
 use alloy_consensus::{
     proofs::{calculate_receipt_root, calculate_transaction_root, calculate_withdrawals_root},
     Block, BlockBody, Header, Transaction, TxEnvelope, EMPTY_OMMER_ROOT_HASH,
@@ -20,9 +20,9 @@ use alloy_primitives::{Address, Bytes, B256, B64, U256};
 use gigagas_bal::{compute_block_access_list_hash, BlockAccessList};
 use gigagas_executor::builder::build_block;
 use gigagas_primitives::{BlockInput, ChainSpec};
-use gigagas_stages::{account_updates, source_fault, ImportError};
 use gigagas_state::{PreState, StateSource};
 use gigagas_trie::{update_state_root, NodeSource};
+use gigagas_validation::{account_updates, source_fault, ImportError};
 use std::{
     sync::Arc,
     time::{Duration, Instant},

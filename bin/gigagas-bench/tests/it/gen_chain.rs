@@ -5,8 +5,8 @@
 
 use super::data_dir;
 use gigagas_engine::import::import_blocks;
-use gigagas_stages::init_genesis;
 use gigagas_storage::{FullProvider, Storage};
+use gigagas_validation::init_genesis;
 use std::{path::Path, process::Command, sync::Arc};
 
 fn gen(out: &Path, args: &[&str]) -> serde_json::Value {

@@ -20,7 +20,7 @@ use super::{
 use alloy_consensus::{Block, TxEnvelope};
 use alloy_primitives::B256;
 use gigagas_bal::BlockAccessList;
-use gigagas_stages::{
+use gigagas_validation::{
     commit_executed, state_root_stage, ExecutedBlock, ImportError, ImportedBlock,
 };
 use std::{

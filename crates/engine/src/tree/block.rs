@@ -2,7 +2,7 @@
 //! root created (what a layer over the store serves, and what persistence commits).
 
 use alloy_primitives::{map::HashMap, B256};
-use gigagas_stages::ExecutedBlock;
+use gigagas_validation::ExecutedBlock;
 
 /// One executed block, with the trie nodes of its state root.
 #[derive(Debug)]

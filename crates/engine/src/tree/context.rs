@@ -10,12 +10,12 @@ use alloy_consensus::{Block, Header, TxEnvelope};
 use alloy_primitives::B256;
 use gigagas_bal::BlockAccessList;
 use gigagas_primitives::ChainSpec;
-use gigagas_stages::{
-    execute_block, BalIo, ExecutedBlock, GivenBal, ImportError, PendingDiff, Prewarming,
-};
 use gigagas_state::StateSource;
 use gigagas_storage_api::{FullProvider, ProviderError, TrieState};
 use gigagas_trie::NodeSource;
+use gigagas_validation::{
+    execute_block, BalIo, ExecutedBlock, GivenBal, ImportError, PendingDiff, Prewarming,
+};
 use std::{
     sync::{Arc, Condvar, Mutex},
     time::Instant,

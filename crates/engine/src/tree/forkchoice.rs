@@ -9,8 +9,8 @@ use super::{
     PayloadStatus, KEEP_BLOCKS,
 };
 use alloy_primitives::B256;
-use gigagas_stages::{commit_executed, ImportError, ImportedBlock};
 use gigagas_storage_api::ProviderError;
+use gigagas_validation::{commit_executed, ImportError, ImportedBlock};
 use std::{sync::Arc, time::Instant};
 
 /// Why a forkchoice update was refused (execution-apis error -38002).

@@ -14,9 +14,9 @@ use alloy_primitives::{Address, B256};
 use gigagas_bal::BlockAccessList;
 use gigagas_payload::{build_payload, BuiltPayload, PayloadAttributes, PayloadParent};
 use gigagas_primitives::ChainSpec;
-use gigagas_stages::{executed_from_build, state_root_stage, ImportError, ImportedBlock};
 use gigagas_storage_api::{FullProvider, ProviderError};
 use gigagas_trie::NodeSource;
+use gigagas_validation::{executed_from_build, state_root_stage, ImportError, ImportedBlock};
 use std::{sync::Arc, time::Instant};
 
 /// A payload build taken out of the tree ([`super::BlockTree::payload_job`]): the parent's

@@ -11,8 +11,8 @@
 //! the failed one, and the engine queues the rest again with its next forkchoice update.
 
 use super::block::TreeBlock;
-use gigagas_stages::{commit_executed, ImportError, ImportedBlock};
 use gigagas_storage_api::FullProvider;
+use gigagas_validation::{commit_executed, ImportError, ImportedBlock};
 use std::{
     sync::{mpsc, Arc, Condvar, Mutex, MutexGuard},
     thread::JoinHandle,

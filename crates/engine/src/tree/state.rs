@@ -6,10 +6,10 @@
 use super::{block::TreeBlock, invalid_headers::InvalidHeaderCache, Forkchoice};
 use alloy_consensus::Header;
 use alloy_primitives::{map::HashMap, Bytes, B256};
-use gigagas_stages::{ExecutedBlock, Overlay, PendingDiff};
 use gigagas_state::StateSource;
 use gigagas_storage_api::FullProvider;
 use gigagas_trie::NodeSource;
+use gigagas_validation::{ExecutedBlock, Overlay, PendingDiff};
 use std::sync::Arc;
 
 /// A block executed and state-rooted: the block, its new trie nodes, execution and state-root

@@ -5,8 +5,8 @@
 
 use super::context::TreeContext;
 use alloy_primitives::{map::HashMap, Address, B256, U256};
-use gigagas_stages::{ImportError, UnwindError};
 use gigagas_storage_api::{AccountRecord, TrieState, UnwoundBlock};
+use gigagas_validation::{ImportError, UnwindError};
 use std::collections::BTreeSet;
 
 impl TreeContext {

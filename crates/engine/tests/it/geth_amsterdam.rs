@@ -9,8 +9,8 @@ use alloy_rlp::Decodable;
 use gigagas_bal::{BalValidationError, Phase};
 use gigagas_engine::import::{import_blocks_with, FileBal, ImportOptions};
 use gigagas_executor::ExecutionError;
-use gigagas_stages::{init_genesis, ExportedBlock, ImportError};
 use gigagas_storage::{FullProvider, Storage};
+use gigagas_validation::{init_genesis, ExportedBlock, ImportError};
 use std::{path::PathBuf, sync::Arc};
 
 fn chain_dir() -> PathBuf {
@@ -43,7 +43,7 @@ fn import(
     file_bal: FileBal,
 ) -> (
     Arc<dyn FullProvider>,
-    Result<Vec<gigagas_stages::ImportedBlock>, ImportError>,
+    Result<Vec<gigagas_validation::ImportedBlock>, ImportError>,
     tempfile::TempDir,
 ) {
     let dir = tempfile::tempdir().unwrap();

@@ -6,8 +6,8 @@
 use alloy_consensus::{Block, TxEnvelope};
 use alloy_rlp::Decodable;
 use gigagas_engine::import::{import_blocks, import_blocks_with, ImportOptions};
-use gigagas_stages::{init_genesis, merge_updates, ImportError};
 use gigagas_storage::{FullProvider, Storage};
+use gigagas_validation::{init_genesis, merge_updates, ImportError};
 use std::{path::PathBuf, sync::Arc};
 
 fn suite() -> PathBuf {

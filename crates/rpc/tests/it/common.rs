@@ -6,9 +6,9 @@
 
 use gigagas_engine::{BlockTree, EngineService};
 use gigagas_rpc::{auth_module, RpcContext};
-use gigagas_stages::init_genesis;
 use gigagas_storage::{FullProvider, Storage};
 use gigagas_txpool::TxPool;
+use gigagas_validation::init_genesis;
 use jsonrpsee::{core::server::MethodsError, RpcModule};
 use revm::primitives::{Address, B256};
 use serde_json::{json, Value};

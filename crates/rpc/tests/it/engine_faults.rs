@@ -9,9 +9,9 @@
 
 use gigagas_engine::{BlockTree, EngineService};
 use gigagas_rpc::{auth_module, RpcContext};
-use gigagas_stages::init_genesis;
 use gigagas_state::{StateError, StateSource};
 use gigagas_storage::{FullProvider, Storage};
+use gigagas_validation::init_genesis;
 use revm::{
     primitives::{Address, B256, U256},
     state::{AccountInfo, Bytecode},

@@ -1,4 +1,5 @@
-//! gigagas stages: what turns one block into a stored block, and the chain's first block.
+//! gigagas block validation: what turns one block into a stored block (reth's payload
+//! validator and its execution and merkle stages, for one block), and the chain's first block.
 //!
 //! - [`block`]: the stages of one block — [`execute_block`] (header checks; sender recovery;
 //!   execution by the sequential reference over the given state, read through a shared cache,
