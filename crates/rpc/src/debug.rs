@@ -5,11 +5,11 @@
 //! replayed on its parent's state, `trace`), the traces on jsonrpsee's blocking pool.
 
 use crate::{
-    eth::{block_name, block_of, raw_transaction},
+    blocks::{block_name, block_of, located_transaction},
     params::HashParam,
     trace, RpcContext, RpcError,
 };
-use alloy_eips::{BlockId, BlockNumberOrTag};
+use alloy_eips::{BlockId, BlockNumberOrTag, Encodable2718};
 use alloy_primitives::{Bytes, B256};
 use alloy_rpc_types_trace::geth::{GethDebugTracingOptions, GethTrace, TraceResult};
 use jsonrpsee::{core::RpcResult, proc_macros::rpc};
@@ -118,4 +118,10 @@ impl DebugApiServer for DebugRpc {
     ) -> RpcResult<Vec<TraceResult>> {
         trace::trace_block_at(&self.ctx, BlockId::from(hash), &opts.unwrap_or_default())
     }
+}
+
+/// The raw transaction `hash` of the chain (EIP-2718 bytes), `None` when it is not stored.
+pub(crate) fn raw_transaction(ctx: &RpcContext, hash: &B256) -> Result<Option<Bytes>, RpcError> {
+    Ok(located_transaction(ctx, hash)?
+        .map(|(b, i)| Bytes::from(b.body.transactions[i].encoded_2718())))
 }

@@ -3,20 +3,21 @@
 //! by [`EthRpc`].
 //!
 //! Flow: a request's block parameter is resolved against the last forkchoice update
-//! ([`resolve`]), the block is loaded from the store ([`StoredBlock`]) and answered in alloy's
+//! (`blocks`), the block is loaded from the store ([`StoredBlock`]) and answered in alloy's
 //! RPC shapes (`convert`); state reads go through the trie under that block's state root
 //! (`state`); calls, estimates and access lists run revm on it (`call`); `eth_simulateV1`
 //! (`simulate`) runs on jsonrpsee's blocking pool. Errors: -32602 for a malformed parameter,
 //! -32000 (geth's) for an unknown block, a failed call or a store fault.
 
 use crate::{
+    blocks::{block_of, block_or_latest, located_transaction, resolve},
     call,
     convert::StoredBlock,
     params::{HashParam, StorageKeyParam},
     state::StateAt,
     RpcContext, RpcError,
 };
-use alloy_eips::{BlockId, BlockNumberOrTag, Encodable2718};
+use alloy_eips::{BlockId, BlockNumberOrTag};
 use alloy_primitives::{Address, Bytes, B256, U256, U64};
 use alloy_rpc_types_eth::{
     simulate::SimulatePayload, AccessListResult, Block as RpcBlock, EIP1186AccountProofResponse,
@@ -483,38 +484,6 @@ impl NetApiServer for EthRpc {
     }
 }
 
-/// The block number `id` names, `None` when no such block is stored.
-pub(crate) fn resolve(ctx: &RpcContext, id: BlockId) -> Result<Option<u64>, RpcError> {
-    let forkchoice = ctx.forkchoice();
-    match id {
-        BlockId::Hash(h) => Ok(ctx.provider.block_number(&h.block_hash)?),
-        BlockId::Number(tag) => Ok(match tag {
-            BlockNumberOrTag::Latest | BlockNumberOrTag::Pending => Some(forkchoice.head.0),
-            BlockNumberOrTag::Earliest => Some(0),
-            BlockNumberOrTag::Safe => forkchoice.safe.map(|(n, _)| n),
-            BlockNumberOrTag::Finalized => forkchoice.finalized.map(|(n, _)| n),
-            BlockNumberOrTag::Number(n) => (n <= forkchoice.head.0).then_some(n),
-        }),
-    }
-}
-
-/// The block `id` names, `None` when no such block is stored.
-pub(crate) fn block_of(ctx: &RpcContext, id: BlockId) -> Result<Option<StoredBlock>, RpcError> {
-    match resolve(ctx, id)? {
-        Some(n) => StoredBlock::load(ctx, n),
-        None => Ok(None),
-    }
-}
-
-/// The block `id` names (latest when absent); [`RpcError::NotFound`] when it is unknown.
-pub(crate) fn block_or_latest(
-    ctx: &RpcContext,
-    id: Option<BlockId>,
-) -> Result<StoredBlock, RpcError> {
-    let id = id.unwrap_or(BlockId::Number(BlockNumberOrTag::Latest));
-    block_of(ctx, id)?.ok_or_else(|| RpcError::NotFound(block_name(id)))
-}
-
 /// The state after block `id` (latest when absent); [`RpcError::NotFound`] when the block is
 /// unknown.
 fn state_of(ctx: &RpcContext, id: Option<BlockId>) -> Result<StateAt, RpcError> {
@@ -522,27 +491,10 @@ fn state_of(ctx: &RpcContext, id: Option<BlockId>) -> Result<StateAt, RpcError> 
     Ok(StateAt::new(ctx, root))
 }
 
-/// A block parameter as the -32000 "not found" error names it.
-pub(crate) fn block_name(id: BlockId) -> String {
-    match id {
-        BlockId::Hash(h) => format!("block {}", h.block_hash),
-        BlockId::Number(n) => format!("block {n}"),
-    }
-}
-
 /// The canonical head block.
 fn head_block(ctx: &RpcContext) -> Result<StoredBlock, RpcError> {
     let head = ctx.forkchoice().head.0;
     StoredBlock::load(ctx, head)?.ok_or_else(|| RpcError::NotFound(format!("block {head}")))
-}
-
-/// The stored block holding transaction `hash`, and the transaction's index in it.
-pub(crate) fn located_transaction(
-    ctx: &RpcContext,
-    hash: &B256,
-) -> Result<Option<(StoredBlock, usize)>, RpcError> {
-    let Some((number, index)) = ctx.provider.transaction_location(hash)? else { return Ok(None) };
-    Ok(StoredBlock::load(ctx, number)?.map(|b| (b, index as usize)))
 }
 
 /// Transaction `index` of block `id`, `None` when the block or the index is unknown.
@@ -602,10 +554,4 @@ fn logs(ctx: &RpcContext, filter: &Filter) -> Result<Vec<RpcLog>, RpcError> {
         }));
     }
     Ok(logs)
-}
-
-/// The raw transaction `hash` of the chain (EIP-2718 bytes), `None` when it is not stored.
-pub(crate) fn raw_transaction(ctx: &RpcContext, hash: &B256) -> Result<Option<Bytes>, RpcError> {
-    Ok(located_transaction(ctx, hash)?
-        .map(|(b, i)| Bytes::from(b.body.transactions[i].encoded_2718())))
 }

@@ -2,7 +2,7 @@
 //! effective priority fees at percentiles of each block's gas (execution-apis; geth's
 //! weighting: transactions sorted by tip, each counting its gas used). At most 1,024 blocks.
 
-use crate::{convert::StoredBlock, eth::resolve, RpcContext, RpcError};
+use crate::{blocks::resolve, convert::StoredBlock, RpcContext, RpcError};
 use alloy_eips::{BlockId, BlockNumberOrTag};
 use alloy_rpc_types_eth::FeeHistory;
 

@@ -17,6 +17,7 @@
 //! params, -32601 method not found) and geth's -32000 for a missing block or state.
 
 pub mod auth;
+mod blocks;
 mod call;
 mod config;
 mod convert;

@@ -9,8 +9,8 @@
 //! replay's database.
 
 use crate::{
+    blocks::{block_name, resolve},
     convert::StoredBlock,
-    eth::{block_name, resolve},
     RpcContext, RpcError,
 };
 use alloy_eips::BlockId;

@@ -1,0 +1,56 @@
+//! Which stored block a request names: a block parameter (number, tag or hash) resolved
+//! against the last forkchoice update, the block loaded from the store, and a transaction's
+//! block found by its hash. What every namespace reads blocks through.
+
+use crate::{convert::StoredBlock, RpcContext, RpcError};
+use alloy_eips::{BlockId, BlockNumberOrTag};
+use alloy_primitives::B256;
+
+/// The block number `id` names, `None` when no such block is stored.
+pub(crate) fn resolve(ctx: &RpcContext, id: BlockId) -> Result<Option<u64>, RpcError> {
+    let forkchoice = ctx.forkchoice();
+    match id {
+        BlockId::Hash(h) => Ok(ctx.provider.block_number(&h.block_hash)?),
+        BlockId::Number(tag) => Ok(match tag {
+            BlockNumberOrTag::Latest | BlockNumberOrTag::Pending => Some(forkchoice.head.0),
+            BlockNumberOrTag::Earliest => Some(0),
+            BlockNumberOrTag::Safe => forkchoice.safe.map(|(n, _)| n),
+            BlockNumberOrTag::Finalized => forkchoice.finalized.map(|(n, _)| n),
+            BlockNumberOrTag::Number(n) => (n <= forkchoice.head.0).then_some(n),
+        }),
+    }
+}
+
+/// The block `id` names, `None` when no such block is stored.
+pub(crate) fn block_of(ctx: &RpcContext, id: BlockId) -> Result<Option<StoredBlock>, RpcError> {
+    match resolve(ctx, id)? {
+        Some(n) => StoredBlock::load(ctx, n),
+        None => Ok(None),
+    }
+}
+
+/// The block `id` names (latest when absent); [`RpcError::NotFound`] when it is unknown.
+pub(crate) fn block_or_latest(
+    ctx: &RpcContext,
+    id: Option<BlockId>,
+) -> Result<StoredBlock, RpcError> {
+    let id = id.unwrap_or(BlockId::Number(BlockNumberOrTag::Latest));
+    block_of(ctx, id)?.ok_or_else(|| RpcError::NotFound(block_name(id)))
+}
+
+/// A block parameter as the -32000 "not found" error names it.
+pub(crate) fn block_name(id: BlockId) -> String {
+    match id {
+        BlockId::Hash(h) => format!("block {}", h.block_hash),
+        BlockId::Number(n) => format!("block {n}"),
+    }
+}
+
+/// The stored block holding transaction `hash`, and the transaction's index in it.
+pub(crate) fn located_transaction(
+    ctx: &RpcContext,
+    hash: &B256,
+) -> Result<Option<(StoredBlock, usize)>, RpcError> {
+    let Some((number, index)) = ctx.provider.transaction_location(hash)? else { return Ok(None) };
+    Ok(StoredBlock::load(ctx, number)?.map(|b| (b, index as usize)))
+}
