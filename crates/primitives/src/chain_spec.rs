@@ -259,6 +259,27 @@ impl ChainSpec {
         ForkId { hash, next }
     }
 
+    /// The EIP-2124 fork filter of a node whose head is block `number` at `timestamp` on the
+    /// chain of genesis `genesis_hash` made at `genesis_time`: it accepts a peer's fork id by
+    /// the EIP's rules (same fork, a stale peer that still can catch up, a peer ahead that
+    /// we can follow) and names the rule a rejected one breaks. Its current fork id is
+    /// [`ChainSpec::fork_id`]'s.
+    pub fn fork_filter(
+        &self,
+        genesis_hash: B256,
+        genesis_time: u64,
+        number: u64,
+        timestamp: u64,
+    ) -> alloy_eip2124::ForkFilter {
+        let (blocks, times) = self.fork_activations(genesis_time);
+        let keys = blocks
+            .into_iter()
+            .map(alloy_eip2124::ForkFilterKey::Block)
+            .chain(times.into_iter().map(alloy_eip2124::ForkFilterKey::Time));
+        let head = alloy_eip2124::Head { number, timestamp, ..Default::default() };
+        alloy_eip2124::ForkFilter::new(head, genesis_hash, genesis_time, keys)
+    }
+
     /// The EVM environment (spec id, chain id, block env, blob fee) for executing `header`.
     pub fn evm_env(&self, header: &Header) -> EvmEnv {
         let mut env = EvmEnv::for_eth_block(

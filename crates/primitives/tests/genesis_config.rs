@@ -289,7 +289,24 @@ fn geth_sepolia_chainspec_schedules_amsterdam() {
     for (number, time, hash, next) in cases {
         let got = id(number, time);
         assert_eq!((got.hash.0, got.next), (hash.to_be_bytes(), next), "block {number} at {time}");
+        // The filter at the same head announces the same id.
+        let filter = spec.fork_filter(genesis, 1_633_267_481, number, time);
+        assert_eq!(filter.current(), got, "block {number} at {time}");
     }
+    // EIP-2124's rules at a head in BPO2, before Amsterdam: a peer already past Amsterdam is
+    // accepted (we will follow), one at Osaka that knows BPO1 is next too (it can catch up),
+    // one on an unknown fork or one that missed Amsterdam's activation is refused.
+    let filter = spec.fork_filter(genesis, 1_633_267_481, 1_735_372, 1_761_607_008);
+    let fork_id = |hash: u32, next| alloy_eip2124::ForkId {
+        hash: alloy_eip2124::ForkHash(hash.to_be_bytes()),
+        next,
+    };
+    assert!(filter.validate(fork_id(0x6c1d9423, 0)).is_ok());
+    assert!(filter.validate(fork_id(0xe2ae4999, 1_761_017_184)).is_ok());
+    assert!(filter.validate(fork_id(0xdeadbeef, 0)).is_err());
+    assert!(filter.validate(fork_id(0x268956b6, 0)).is_ok());
+    let after = spec.fork_filter(genesis, 1_633_267_481, 1_735_372, 1_791_294_900);
+    assert!(after.validate(fork_id(0x268956b6, 0)).is_err(), "missed Amsterdam");
 }
 
 #[test]

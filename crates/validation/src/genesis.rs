@@ -26,22 +26,34 @@ pub struct GenesisInit {
     pub already_initialized: bool,
 }
 
-/// Parses `genesis_json` (geth format: `config`, `alloc`, header fields), writes its state, the
-/// trie nodes of its state root and block 0 to `store`, and keeps the file as the datadir's
-/// chain specification. Idempotent for the same genesis.
+/// Block 0 of a geth-format genesis file, computed without a store: its chain specification,
+/// header (the state root from the alloc) and hash, and the state to write.
+#[derive(Debug)]
+pub struct GenesisBlock {
+    /// The chain specification of the file's `config`.
+    pub chain: ChainSpec,
+    /// The genesis header.
+    pub header: Header,
+    /// Its hash.
+    pub hash: B256,
+    accounts: Vec<(alloy_primitives::Address, Option<AccountRecord>)>,
+    storage: Vec<(alloy_primitives::Address, U256, U256)>,
+    codes: Vec<(B256, alloy_primitives::Bytes)>,
+    trie_nodes: gigagas_trie::StateRootUpdate,
+}
+
+/// Parses `genesis_json` (geth format: `config`, `alloc`, header fields) and computes its
+/// block 0.
 ///
 /// # Errors
-/// [`ImportError::Genesis`] for a file that does not parse; [`ImportError::OtherChain`] when the
-/// store already holds a different chain; [`ImportError::Storage`] on a write failure.
-pub fn init_genesis(
-    store: &dyn FullProvider,
-    genesis_json: &[u8],
-) -> Result<GenesisInit, ImportError> {
+/// [`ImportError::Genesis`] for a file that does not parse or a state root that cannot be
+/// computed, or the chain specification's error for a `config` it refuses.
+pub fn genesis_block(genesis_json: &[u8]) -> Result<GenesisBlock, ImportError> {
     let genesis: alloy_genesis::Genesis =
         serde_json::from_slice(genesis_json).map_err(|e| ImportError::Genesis(e.to_string()))?;
     let chain = ChainSpec::from_genesis_config(&genesis.config)?;
     let mut updates = Vec::with_capacity(genesis.alloc.len());
-    let mut records = Vec::with_capacity(genesis.alloc.len());
+    let mut accounts = Vec::with_capacity(genesis.alloc.len());
     let mut storage = Vec::new();
     let mut codes = Vec::new();
     for (address, account) in &genesis.alloc {
@@ -59,7 +71,7 @@ pub fn init_genesis(
             .filter(|(_, v)| !v.is_zero())
             .collect();
         storage.extend(slots.iter().map(|(k, v)| (*address, *k, *v)));
-        records
+        accounts
             .push((*address, Some(AccountRecord { nonce, balance: account.balance, code_hash })));
         updates.push(AccountUpdate {
             address: *address,
@@ -72,19 +84,35 @@ pub fn init_genesis(
         .map_err(|e| ImportError::Genesis(format!("state root: {e}")))?;
     let header = genesis_header(&genesis, &chain, root.root);
     let hash = header.hash_slow();
+    Ok(GenesisBlock { chain, header, hash, accounts, storage, codes, trie_nodes: root })
+}
+
+/// Parses `genesis_json` ([`genesis_block`]), writes its state, the trie nodes of its state
+/// root and block 0 to `store`, and keeps the file as the datadir's chain specification.
+/// Idempotent for the same genesis.
+///
+/// # Errors
+/// [`ImportError::Genesis`] for a file that does not parse; [`ImportError::OtherChain`] when the
+/// store already holds a different chain; [`ImportError::Storage`] on a write failure.
+pub fn init_genesis(
+    store: &dyn FullProvider,
+    genesis_json: &[u8],
+) -> Result<GenesisInit, ImportError> {
+    let block = genesis_block(genesis_json)?;
+    let GenesisBlock { header, hash, .. } = &block;
     let result = |already_initialized| GenesisInit {
-        hash,
+        hash: *hash,
         header: header.clone(),
-        accounts: genesis.alloc.len(),
-        slots: storage.len(),
+        accounts: block.accounts.len(),
+        slots: block.storage.len(),
         already_initialized,
     };
     if let Some((number, head)) = store.best_block()? {
         let stored = BlockHashReader::block_hash(store, header.number)?;
-        return if stored == Some(hash) {
+        return if stored == Some(*hash) {
             Ok(result(true))
         } else {
-            Err(ImportError::OtherChain { head: number, head_hash: head, genesis: hash })
+            Err(ImportError::OtherChain { head: number, head_hash: head, genesis: *hash })
         };
     }
     store.put_meta(GENESIS_KEY, genesis_json)?;
@@ -93,21 +121,21 @@ pub fn init_genesis(
         ommers: Vec::new(),
         withdrawals: header.withdrawals_root.map(|_| Default::default()),
     };
-    let (header_rlp, body_rlp) = (alloy_rlp::encode(&header), alloy_rlp::encode(&body));
+    let (header_rlp, body_rlp) = (alloy_rlp::encode(header), alloy_rlp::encode(&body));
     let receipts_rlp = alloy_rlp::encode(Vec::<alloy_consensus::ReceiptEnvelope>::new());
-    let codes: Vec<(B256, &[u8])> = codes.iter().map(|(h, c)| (*h, &c[..])).collect();
+    let codes: Vec<(B256, &[u8])> = block.codes.iter().map(|(h, c)| (*h, &c[..])).collect();
     store.commit_block(&BlockCommit {
         number: header.number,
-        hash,
+        hash: *hash,
         header: &header_rlp,
         body: &body_rlp,
         receipts: &receipts_rlp,
         bal: None,
         wiped: &[],
-        accounts: &records,
-        storage: &storage,
+        accounts: &block.accounts,
+        storage: &block.storage,
         codes: &codes,
-        trie_nodes: &root.nodes,
+        trie_nodes: &block.trie_nodes.nodes,
         tx_hashes: &[],
     })?;
     Ok(result(false))

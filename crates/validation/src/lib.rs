@@ -34,5 +34,5 @@ pub use block::{
 };
 pub use error::{ImportError, UnwindError};
 pub use export::ExportedBlock;
-pub use genesis::{init_genesis, stored_chain_spec, GenesisInit};
+pub use genesis::{genesis_block, init_genesis, stored_chain_spec, GenesisBlock, GenesisInit};
 pub use overlay::{Overlay, PendingDiff};
