@@ -6,7 +6,8 @@
 //! on mainnet blocks with proofs), `test-fixtures` (conformance suites through the pipeline) and
 //! `test-rpc` (the execution-apis rpc-compat suite against a node), `gen-chain` (heavy workload
 //! chains built by the node's payload builder), `replay` (such a chain into a running node over
-//! the Engine API). The node is `gigagas`.
+//! the Engine API), `p2p` (a devp2p peer dialed and synced from, every block checked). The node
+//! is `gigagas`.
 
 mod bench;
 mod bench_args;
@@ -17,6 +18,7 @@ mod gen_chain;
 mod hw;
 mod net_plot;
 mod net_sim;
+mod p2p;
 mod proofs_check;
 mod replay;
 mod report;
@@ -93,6 +95,7 @@ enum Command {
     /// largest gas per block it validates within each budget (sequential, parallel, megablock)
     /// and, with `--target-gas`, the cores, single-core speed, IOPS and RAM a gas limit needs.
     Hw(Box<hw::HwArgs>),
+    P2p(p2p::P2pArgs),
 }
 
 fn main() -> ExitCode {
@@ -115,6 +118,7 @@ fn main() -> ExitCode {
         Command::NetPlot(args) => net_plot::run(args),
         Command::TestRpc(args) => test_rpc::run(args),
         Command::Replay(args) => replay::run(args),
+        Command::P2p(args) => p2p::run(args),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,246 @@
+//! The devp2p network's handle: it dials peers, keeps one task per session
+//! (`session.rs`) and asks them for blocks as the p2p client traits ([`BlockClient`]) want.
+
+use crate::{
+    session::{self, SessionCommand, SessionRequestError},
+    SessionError,
+};
+use alloy_consensus::{BlockBody, Header, TxEnvelope};
+use alloy_eip2124::ForkFilter;
+use alloy_eips::eip1898::HashOrNumber;
+use alloy_primitives::B256;
+use gigagas_bal::BlockAccessList;
+use gigagas_eth_wire::{
+    eth_protocols, DisconnectReason, EthStream, HelloMessage, P2PStream, P2P_VERSION,
+};
+use gigagas_eth_wire_types::{
+    EthMessage, EthVersion, HeadersRequest, RequestPair, StatusMessage, MAX_HEADERS,
+    MAX_REQUEST_ITEMS,
+};
+use gigagas_net_ecies::{peer_id, EciesStream, SecretKey};
+use gigagas_net_p2p::{BlockClient, RequestError};
+use gigagas_net_peers::{NodeRecord, PeerId};
+use std::{
+    collections::{HashMap, HashSet},
+    sync::{Arc, Mutex},
+};
+use tokio::sync::{mpsc, oneshot};
+
+/// What this node says about itself in every handshake.
+#[derive(Debug, Clone)]
+pub struct LocalNode {
+    /// Its secret key (its node id is the public key's).
+    pub secret: SecretKey,
+    /// `Hello`'s client version.
+    pub client_version: String,
+    /// The TCP port it listens on (0: none).
+    pub port: u16,
+    /// Its `Status` (the version is set per session).
+    pub status: StatusMessage,
+    /// The EIP-2124 filter peers' fork ids are checked with.
+    pub fork_filter: ForkFilter,
+}
+
+/// What is known of a session.
+#[derive(Debug, Clone)]
+pub struct SessionInfo {
+    /// The peer.
+    pub record: NodeRecord,
+    /// Its `Hello`'s client version.
+    pub client_version: String,
+    /// The eth version negotiated.
+    pub version: EthVersion,
+    /// The peer's `Status`.
+    pub status: StatusMessage,
+}
+
+struct Session {
+    commands: mpsc::Sender<SessionCommand>,
+    info: SessionInfo,
+}
+
+#[derive(Default)]
+struct Sessions {
+    active: HashMap<PeerId, Session>,
+    banned: HashSet<PeerId>,
+}
+
+/// The devp2p network: its sessions, and the client side of block sync over them.
+#[derive(Clone)]
+pub struct Devp2pNetwork {
+    local: Arc<LocalNode>,
+    sessions: Arc<Mutex<Sessions>>,
+}
+
+impl std::fmt::Debug for Devp2pNetwork {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Devp2pNetwork").field("id", &self.local_id()).finish()
+    }
+}
+
+impl Devp2pNetwork {
+    /// A network of this node, with no session yet.
+    pub fn new(local: LocalNode) -> Self {
+        Self { local: Arc::new(local), sessions: Arc::default() }
+    }
+
+    /// This node's id.
+    pub fn local_id(&self) -> PeerId {
+        peer_id(&self.local.secret.public_key())
+    }
+
+    /// This node's `Hello`.
+    fn hello(&self) -> HelloMessage {
+        HelloMessage {
+            protocol_version: P2P_VERSION,
+            client_version: self.local.client_version.clone(),
+            capabilities: eth_protocols().into_iter().map(|p| p.cap).collect(),
+            port: self.local.port,
+            id: self.local_id(),
+        }
+    }
+
+    /// Dials `record`: TCP, the RLPx handshake, `Hello`, `Status`; the session then runs on a
+    /// task of its own until the peer leaves.
+    ///
+    /// # Errors
+    /// [`SessionError`] naming the step that failed.
+    pub async fn dial(&self, record: NodeRecord) -> Result<SessionInfo, SessionError> {
+        let addr = record.tcp_addr();
+        let io = tokio::net::TcpStream::connect(addr)
+            .await
+            .map_err(|source| SessionError::Connect { addr, source })?;
+        let _ = io.set_nodelay(true);
+        let ecies = EciesStream::connect(io, self.local.secret.clone(), record.id).await?;
+        let (p2p, hello) = P2PStream::handshake(ecies, &self.hello(), &eth_protocols()).await?;
+        let (eth, status) =
+            EthStream::handshake(p2p, self.local.status, &self.local.fork_filter).await?;
+        let info = SessionInfo {
+            record,
+            client_version: hello.client_version,
+            version: eth.version(),
+            status,
+        };
+        self.start(eth, info.clone());
+        Ok(info)
+    }
+
+    fn start(&self, stream: session::Stream, info: SessionInfo) {
+        let (tx, rx) = mpsc::channel(64);
+        let peer = info.record.id;
+        {
+            let mut sessions = self.sessions.lock().expect("sessions lock");
+            if let Some(old) =
+                sessions.active.insert(peer, Session { commands: tx, info: info.clone() })
+            {
+                let _ = old
+                    .commands
+                    .try_send(SessionCommand::Disconnect(DisconnectReason::AlreadyConnected));
+            }
+        }
+        let sessions = self.sessions.clone();
+        tracing::info!(target: "net::devp2p", peer = %info.record, client = %info.client_version, version = info.version.number(), head = info.status.latest, "session established");
+        tokio::spawn(session::run(stream, info, rx, move |reason| {
+            tracing::info!(target: "net::devp2p", %peer, %reason, "session closed");
+            sessions.lock().expect("sessions lock").active.remove(&peer);
+        }));
+    }
+
+    /// The sessions open now.
+    pub fn sessions(&self) -> Vec<SessionInfo> {
+        self.sessions
+            .lock()
+            .expect("sessions lock")
+            .active
+            .values()
+            .map(|s| s.info.clone())
+            .collect()
+    }
+
+    /// Sends `message` (a request) to `peer` and awaits the answer.
+    async fn request(&self, peer: PeerId, message: EthMessage) -> Result<EthMessage, RequestError> {
+        let commands = {
+            let sessions = self.sessions.lock().expect("sessions lock");
+            sessions.active.get(&peer).map(|s| s.commands.clone())
+        };
+        let closed = || RequestError::Transport(Box::new(SessionRequestError::Closed));
+        let commands = commands.ok_or_else(closed)?;
+        let (reply, answer) = oneshot::channel();
+        commands.send(SessionCommand::Request { message, reply }).await.map_err(|_| closed())?;
+        answer.await.map_err(|_| closed())?.map_err(|e| RequestError::Transport(Box::new(e)))
+    }
+
+    fn version_of(&self, peer: &PeerId) -> Option<EthVersion> {
+        self.sessions.lock().expect("sessions lock").active.get(peer).map(|s| s.info.version)
+    }
+}
+
+impl BlockClient for Devp2pNetwork {
+    type Peer = PeerId;
+
+    fn peers(&self) -> Vec<PeerId> {
+        let sessions = self.sessions.lock().expect("sessions lock");
+        sessions.active.keys().filter(|p| !sessions.banned.contains(*p)).copied().collect()
+    }
+
+    async fn get_headers(
+        &self,
+        peer: PeerId,
+        start: HashOrNumber,
+        limit: u64,
+    ) -> Result<Vec<Header>, RequestError> {
+        let message = EthMessage::GetBlockHeaders(RequestPair {
+            request_id: 0,
+            message: HeadersRequest {
+                origin: start,
+                amount: limit.min(MAX_HEADERS),
+                skip: 0,
+                reverse: false,
+            },
+        });
+        match self.request(peer, message).await? {
+            EthMessage::BlockHeaders(p) => Ok(p.message),
+            _ => Err(RequestError::UnexpectedResponse { expected: "BlockHeaders" }),
+        }
+    }
+
+    async fn get_block_bodies(
+        &self,
+        peer: PeerId,
+        mut hashes: Vec<B256>,
+    ) -> Result<Vec<BlockBody<TxEnvelope>>, RequestError> {
+        hashes.truncate(MAX_REQUEST_ITEMS);
+        let message = EthMessage::GetBlockBodies(RequestPair { request_id: 0, message: hashes });
+        match self.request(peer, message).await? {
+            EthMessage::BlockBodies(p) => Ok(p.message),
+            _ => Err(RequestError::UnexpectedResponse { expected: "BlockBodies" }),
+        }
+    }
+
+    async fn get_block_access_lists(
+        &self,
+        peer: PeerId,
+        mut hashes: Vec<B256>,
+    ) -> Result<Vec<Option<BlockAccessList>>, RequestError> {
+        // A peer below eth/71 has no way to send BALs: none, each block executes without.
+        if self.version_of(&peer).is_none_or(|v| v < EthVersion::Eth71) {
+            return Ok(vec![None; hashes.len()]);
+        }
+        hashes.truncate(MAX_REQUEST_ITEMS);
+        let message =
+            EthMessage::GetBlockAccessLists(RequestPair { request_id: 0, message: hashes });
+        match self.request(peer, message).await? {
+            EthMessage::BlockAccessLists(p) => Ok(p.message.0),
+            _ => Err(RequestError::UnexpectedResponse { expected: "BlockAccessLists" }),
+        }
+    }
+
+    fn report_bad_message(&self, peer: PeerId) {
+        let mut sessions = self.sessions.lock().expect("sessions lock");
+        sessions.banned.insert(peer);
+        if let Some(s) = sessions.active.get(&peer) {
+            let _ =
+                s.commands.try_send(SessionCommand::Disconnect(DisconnectReason::ProtocolError));
+        }
+    }
+}

@@ -1,0 +1,215 @@
+//! One session's task: it owns the peer's eth stream and is the only one to read or write it.
+//!
+//! Flow: requests from the node arrive on the session's channel ([`SessionCommand`]), get the
+//! next request id and go out; answers come back on the stream and are routed to the waiting
+//! caller by request id and message kind (an answer nobody asked for, or of the wrong kind,
+//! ends the session: geth disconnects for the same); the peer's own requests are answered
+//! (empty lists until the node serves from its store); a `Ping` goes out every 15 s and a
+//! request unanswered within [`REQUEST_TIMEOUT`] fails its caller.
+
+use crate::SessionInfo;
+use futures::{SinkExt, StreamExt};
+use gigagas_eth_wire::{DisconnectReason, EthStream};
+use gigagas_eth_wire_types::{
+    BlockAccessLists, EthMessage, EthMessageId, NetworkTransactions, RequestPair,
+};
+use gigagas_net_ecies::EciesStream;
+use std::{
+    collections::HashMap,
+    time::{Duration, Instant},
+};
+use tokio::{
+    net::TcpStream,
+    sync::{mpsc, oneshot},
+};
+
+/// How long a request may wait for its answer.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
+/// How often the session pings the peer (geth's `pingInterval`).
+pub const PING_INTERVAL: Duration = Duration::from_secs(15);
+
+/// A session's RLPx stream over TCP.
+pub(crate) type Stream = EthStream<EciesStream<TcpStream>>;
+
+/// Why a request brought no answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SessionRequestError {
+    /// The session ended (the peer left, misbehaved, or the network stopped).
+    #[error("session closed")]
+    Closed,
+    /// No answer within [`REQUEST_TIMEOUT`].
+    #[error("no answer within {0:?}")]
+    Timeout(Duration),
+}
+
+/// What the node asks of a session.
+#[derive(Debug)]
+pub(crate) enum SessionCommand {
+    /// Send `message` (a request; its request id is the session's to set) and hand the answer
+    /// to `reply`.
+    Request { message: EthMessage, reply: oneshot::Sender<Result<EthMessage, SessionRequestError>> },
+    /// End the session with `reason`.
+    Disconnect(DisconnectReason),
+}
+
+/// A request in flight.
+struct Pending {
+    answer: EthMessageId,
+    deadline: Instant,
+    reply: oneshot::Sender<Result<EthMessage, SessionRequestError>>,
+}
+
+/// `message` with request id `id`, and the kind of its answer; `None` for a message that is
+/// not a request.
+fn with_request_id(message: EthMessage, id: u64) -> Option<(EthMessage, EthMessageId)> {
+    Some(match message {
+        EthMessage::GetBlockHeaders(p) => (
+            EthMessage::GetBlockHeaders(RequestPair { request_id: id, ..p }),
+            EthMessageId::BlockHeaders,
+        ),
+        EthMessage::GetBlockBodies(p) => (
+            EthMessage::GetBlockBodies(RequestPair { request_id: id, ..p }),
+            EthMessageId::BlockBodies,
+        ),
+        EthMessage::GetPooledTransactions(p) => (
+            EthMessage::GetPooledTransactions(RequestPair { request_id: id, ..p }),
+            EthMessageId::PooledTransactions,
+        ),
+        EthMessage::GetReceipts { first_block_receipt_index, hashes, .. } => (
+            EthMessage::GetReceipts { request_id: id, first_block_receipt_index, hashes },
+            EthMessageId::Receipts,
+        ),
+        EthMessage::GetBlockAccessLists(p) => (
+            EthMessage::GetBlockAccessLists(RequestPair { request_id: id, ..p }),
+            EthMessageId::BlockAccessLists,
+        ),
+        _ => return None,
+    })
+}
+
+/// The request id of an answer.
+fn answer_id(message: &EthMessage) -> Option<u64> {
+    Some(match message {
+        EthMessage::BlockHeaders(p) => p.request_id,
+        EthMessage::BlockBodies(p) => p.request_id,
+        EthMessage::PooledTransactions(p) => p.request_id,
+        EthMessage::Receipts { request_id, .. } => *request_id,
+        EthMessage::BlockAccessLists(p) => p.request_id,
+        _ => return None,
+    })
+}
+
+/// The answer to a peer's request while the node serves nothing: the empty list of the kind
+/// asked for (a node may always answer with fewer items).
+fn empty_answer(request: &EthMessage) -> Option<EthMessage> {
+    Some(match request {
+        EthMessage::GetBlockHeaders(p) => {
+            EthMessage::BlockHeaders(RequestPair { request_id: p.request_id, message: vec![] })
+        }
+        EthMessage::GetBlockBodies(p) => {
+            EthMessage::BlockBodies(RequestPair { request_id: p.request_id, message: vec![] })
+        }
+        EthMessage::GetPooledTransactions(p) => EthMessage::PooledTransactions(RequestPair {
+            request_id: p.request_id,
+            message: NetworkTransactions::default(),
+        }),
+        EthMessage::GetReceipts { request_id, first_block_receipt_index, .. } => {
+            EthMessage::Receipts {
+                request_id: *request_id,
+                last_block_incomplete: first_block_receipt_index.map(|_| false),
+                receipts: vec![],
+            }
+        }
+        EthMessage::GetBlockAccessLists(p) => EthMessage::BlockAccessLists(RequestPair {
+            request_id: p.request_id,
+            message: BlockAccessLists::default(),
+        }),
+        _ => return None,
+    })
+}
+
+/// Runs the session until the peer leaves, misbehaves or is told to go; `on_close` is called
+/// with the reason it ended.
+pub(crate) async fn run(
+    mut stream: Stream,
+    info: SessionInfo,
+    mut commands: mpsc::Receiver<SessionCommand>,
+    on_close: impl FnOnce(String),
+) {
+    let mut pending: HashMap<u64, Pending> = HashMap::new();
+    let mut next_id: u64 = 0;
+    let mut ping = tokio::time::interval(PING_INTERVAL);
+    ping.tick().await;
+    let mut sweep = tokio::time::interval(Duration::from_secs(1));
+    let peer = info.record.id;
+    let reason = loop {
+        tokio::select! {
+            command = commands.recv() => match command {
+                None => {
+                    let _ = stream.p2p_mut().disconnect(DisconnectReason::ClientQuitting).await;
+                    break "the network stopped".to_string();
+                }
+                Some(SessionCommand::Disconnect(reason)) => {
+                    let _ = stream.p2p_mut().disconnect(reason).await;
+                    break format!("disconnected: {reason}");
+                }
+                Some(SessionCommand::Request { message, reply }) => {
+                    let id = next_id;
+                    next_id += 1;
+                    let Some((message, answer)) = with_request_id(message, id) else {
+                        let _ = reply.send(Err(SessionRequestError::Closed));
+                        continue;
+                    };
+                    if let Err(e) = stream.send(message).await {
+                        let _ = reply.send(Err(SessionRequestError::Closed));
+                        break format!("send failed: {e}");
+                    }
+                    pending.insert(id, Pending { answer, deadline: Instant::now() + REQUEST_TIMEOUT, reply });
+                }
+            },
+            incoming = stream.next() => match incoming {
+                None => break "connection closed".to_string(),
+                Some(Err(e)) => break e.to_string(),
+                Some(Ok(message)) => {
+                    if let Some(id) = answer_id(&message) {
+                        match pending.remove(&id) {
+                            Some(p) if p.answer == message.id() => {
+                                let _ = p.reply.send(Ok(message));
+                            }
+                            _ => {
+                                let _ = stream.p2p_mut().disconnect(DisconnectReason::ProtocolError).await;
+                                break format!("unrequested {:?} (request id {id})", message.id());
+                            }
+                        }
+                    } else if let Some(answer) = empty_answer(&message) {
+                        if let Err(e) = stream.send(answer).await {
+                            break format!("send failed: {e}");
+                        }
+                    } else {
+                        tracing::trace!(target: "net::devp2p", %peer, id = ?message.id(), "ignored");
+                    }
+                }
+            },
+            _ = ping.tick() => {
+                if let Err(e) = stream.p2p_mut().ping().await {
+                    break format!("ping failed: {e}");
+                }
+            }
+            _ = sweep.tick() => {
+                let now = Instant::now();
+                let expired: Vec<u64> =
+                    pending.iter().filter(|(_, p)| p.deadline <= now).map(|(id, _)| *id).collect();
+                for id in expired {
+                    if let Some(p) = pending.remove(&id) {
+                        let _ = p.reply.send(Err(SessionRequestError::Timeout(REQUEST_TIMEOUT)));
+                    }
+                }
+            }
+        }
+    };
+    for (_, p) in pending.drain() {
+        let _ = p.reply.send(Err(SessionRequestError::Closed));
+    }
+    tracing::debug!(target: "net::devp2p", %peer, %reason, "session ended");
+    on_close(reason);
+}
