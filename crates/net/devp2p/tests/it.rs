@@ -1,0 +1,140 @@
+//! A session against a scripted peer on loopback (the peer side built from the same layers):
+//! the handshakes, requests answered by id, a BAL request on eth/71, a peer on another chain
+//! refused with a typed reason, and an answer nobody asked for ending the session.
+
+use alloy_consensus::Header;
+use alloy_eip2124::{ForkFilter, ForkHash, ForkId, Head};
+use alloy_eips::eip1898::HashOrNumber;
+use alloy_primitives::B256;
+use futures::{SinkExt, StreamExt};
+use gigagas_devp2p::{Devp2pNetwork, LocalNode, SessionError};
+use gigagas_eth_wire::{eth_protocols, EthStream, EthStreamError, HelloMessage, P2PStream};
+use gigagas_eth_wire_types::{BlockAccessLists, EthMessage, RequestPair, StatusMessage};
+use gigagas_net_ecies::{peer_id, random_secret_key, EciesStream, SecretKey};
+use gigagas_net_p2p::BlockClient;
+use gigagas_net_peers::NodeRecord;
+use std::time::Duration;
+
+fn status(genesis: B256) -> (StatusMessage, ForkFilter) {
+    let filter = ForkFilter::new(Head::default(), genesis, 0, Vec::new());
+    let status = StatusMessage {
+        version: 0,
+        network_id: 1337,
+        genesis,
+        fork_id: ForkId { hash: ForkHash::from(genesis), next: 0 },
+        earliest: 0,
+        latest: 2,
+        latest_hash: B256::repeat_byte(9),
+    };
+    assert_eq!(filter.current(), status.fork_id);
+    (status, filter)
+}
+
+fn local(genesis: B256) -> LocalNode {
+    let (status, fork_filter) = status(genesis);
+    LocalNode {
+        secret: random_secret_key(),
+        client_version: "gigagas/test".into(),
+        port: 0,
+        status,
+        fork_filter,
+    }
+}
+
+/// A peer listening on loopback that runs the handshakes on chain `genesis`, then `script`.
+async fn peer<F, Fut>(genesis: B256, script: F) -> NodeRecord
+where
+    F: FnOnce(EthStream<EciesStream<tokio::net::TcpStream>>) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let secret: SecretKey = random_secret_key();
+    let id = peer_id(&secret.public_key());
+    tokio::spawn(async move {
+        let (io, _) = listener.accept().await.unwrap();
+        let ecies = EciesStream::accept(io, secret).await.unwrap();
+        let hello = HelloMessage {
+            protocol_version: 5,
+            client_version: "scripted".into(),
+            capabilities: eth_protocols().into_iter().map(|p| p.cap).collect(),
+            port: 0,
+            id,
+        };
+        let Ok((p2p, _)) = P2PStream::handshake(ecies, &hello, &eth_protocols()).await else {
+            return;
+        };
+        let (ours, filter) = status(genesis);
+        if let Ok((eth, _)) = EthStream::handshake(p2p, ours, &filter).await {
+            script(eth).await;
+        }
+    });
+    NodeRecord { address: addr.ip(), tcp_port: addr.port(), udp_port: 0, id }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_are_answered_by_id_and_a_stray_answer_ends_the_session() {
+    let genesis = B256::repeat_byte(1);
+    let record = peer(genesis, |mut eth| async move {
+        while let Some(Ok(message)) = eth.next().await {
+            let answer = match message {
+                EthMessage::GetBlockHeaders(p) => {
+                    let headers = (1..=p.message.amount.min(2))
+                        .map(|number| Header { number, ..Default::default() })
+                        .collect();
+                    EthMessage::BlockHeaders(RequestPair {
+                        request_id: p.request_id,
+                        message: headers,
+                    })
+                }
+                EthMessage::GetBlockAccessLists(p) => {
+                    // Then an answer to a request never made.
+                    let bals = BlockAccessLists(vec![None; p.message.len()]);
+                    eth.send(EthMessage::BlockAccessLists(RequestPair {
+                        request_id: p.request_id,
+                        message: bals,
+                    }))
+                    .await
+                    .unwrap();
+                    EthMessage::BlockHeaders(RequestPair { request_id: 999, message: vec![] })
+                }
+                _ => continue,
+            };
+            if eth.send(answer).await.is_err() {
+                return;
+            }
+        }
+    })
+    .await;
+    let network = Devp2pNetwork::new(local(genesis));
+    let session = network.dial(record).await.unwrap();
+    assert_eq!(session.version.number(), 71);
+    assert_eq!(session.client_version, "scripted");
+    assert_eq!(network.peers(), vec![record.id]);
+    let headers = network.get_headers(record.id, HashOrNumber::Number(1), 5).await.unwrap();
+    assert_eq!(headers.iter().map(|h| h.number).collect::<Vec<_>>(), vec![1, 2]);
+    let bals = network.get_block_access_lists(record.id, vec![B256::ZERO; 3]).await.unwrap();
+    assert_eq!(bals, vec![None, None, None]);
+    // The unrequested BlockHeaders closes the session.
+    for _ in 0..100 {
+        if network.peers().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(network.peers().is_empty(), "the session outlived an unrequested answer");
+    assert!(network.get_headers(record.id, HashOrNumber::Number(1), 1).await.is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_peer_on_another_chain_is_refused_with_the_reason() {
+    let record = peer(B256::repeat_byte(2), |_| async {}).await;
+    let network = Devp2pNetwork::new(local(B256::repeat_byte(3)));
+    match network.dial(record).await {
+        Err(SessionError::Eth(EthStreamError::GenesisMismatch { ours, theirs })) => {
+            assert_eq!((ours, theirs), (B256::repeat_byte(3), B256::repeat_byte(2)));
+        }
+        other => panic!("expected a genesis mismatch, got {other:?}"),
+    }
+    assert!(network.peers().is_empty());
+}
