@@ -109,6 +109,16 @@ pub struct NodeArgs {
         )
     )]
     pub engine_scheduler: Scheduler,
+    /// devp2p peers to keep connected, comma-separated enode URLs
+    /// (`enode://<node id>@<ip>:<port>`, geth's `admin_nodeInfo.enode`): dialed at start and
+    /// again whenever their session ends; blocks are synced from them over eth/69-71.
+    #[arg(long = "trusted-peers", value_delimiter = ',')]
+    pub trusted_peers: Vec<gigagas_net_peers::NodeRecord>,
+    /// Sync to this block (hash) from the devp2p peers without a consensus client (reth's
+    /// `--debug.tip`): its header is asked of the peers, then every block up to it is
+    /// downloaded, executed and made the head.
+    #[arg(long = "debug.tip", requires = "trusted_peers")]
+    pub debug_tip: Option<alloy_primitives::B256>,
     /// Peer-to-peer listening address (TCP).
     #[arg(long = "addr", default_value = "0.0.0.0")]
     pub p2p_addr: IpAddr,

@@ -88,7 +88,7 @@ fn read_block(
 pub(crate) async fn import_gossiped(
     engine: EngineHandle,
     network: NetworkHandle,
-    syncer: Arc<crate::sync::Syncer>,
+    syncer: Arc<crate::sync::Syncer<NetworkHandle>>,
     follow: bool,
 ) {
     let Some(mut blocks) = network.take_blocks() else { return };

@@ -141,8 +141,37 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
             ),
         );
     }
+    // devp2p: sessions with the trusted peers, and sync from them (to `--debug.tip`, and for
+    // SYNCING payloads, in place of the libp2p network's).
+    let devp2p = if args.trusted_peers.is_empty() {
+        None
+    } else {
+        let secret = crate::devp2p::load_or_create_key(&args.datadir.join("nodekey"))?;
+        let head = engine.forkchoice().head;
+        let local = crate::devp2p::local_node(&*storage, engine.chain(), head, secret)?;
+        let network = gigagas_devp2p::Devp2pNetwork::new(local);
+        tracing::info!(target: "net::devp2p", id = %network.local_id(), trusted = args.trusted_peers.len(), "devp2p started");
+        executor.spawn_critical(
+            "devp2p-peers",
+            crate::devp2p::keep_connected(network.clone(), args.trusted_peers.clone()),
+        );
+        let syncer = crate::sync::Syncer::new(engine.clone(), network.clone(), true);
+        executor.spawn_critical(
+            "devp2p-sync-on-syncing",
+            crate::sync::sync_on_syncing(engine.clone(), syncer.clone()),
+        );
+        if let Some(tip) = args.debug_tip {
+            let engine = engine.clone();
+            executor.spawn_critical("devp2p-sync-to-tip", async move {
+                if let Err(e) = crate::devp2p::sync_to_tip(syncer, engine, tip).await {
+                    tracing::error!(target: "net::devp2p", %tip, error = %e, "sync to the tip failed");
+                }
+            });
+        }
+        Some(network)
+    };
     // A payload with an unknown parent (SYNCING) starts a sync from peers.
-    if let Some(syncer) = &syncer {
+    if let Some(syncer) = syncer.as_ref().filter(|_| devp2p.is_none()) {
         executor.spawn_critical(
             "sync-on-syncing",
             crate::sync::sync_on_syncing(engine.clone(), syncer.clone()),

@@ -12,6 +12,7 @@
 
 mod args;
 mod block;
+mod devp2p;
 mod gossip;
 mod launch;
 mod metrics;
@@ -65,6 +66,14 @@ pub enum NodeError {
     /// The head block's header is not stored.
     #[error("the head block {0}'s header is not stored")]
     NoHeadHeader(u64),
+    /// The devp2p node key cannot be read or written.
+    #[error("node key {path}: {reason}")]
+    NodeKey {
+        /// The key file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
     /// The JWT secret or an RPC server failed.
     #[error(transparent)]
     Rpc(#[from] gigagas_rpc::RpcError),

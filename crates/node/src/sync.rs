@@ -15,7 +15,9 @@ use gigagas_net::{
     sync::{SyncRequest, SyncResponse},
     NetworkHandle, PeerId,
 };
-use gigagas_net_p2p::{BlockDownloader, DownloadError, DownloadedBlock, DownloaderConfig};
+use gigagas_net_p2p::{
+    BlockClient, BlockDownloader, DownloadError, DownloadedBlock, DownloaderConfig,
+};
 use std::{
     sync::Arc,
     time::{Duration, Instant},
@@ -64,32 +66,31 @@ pub enum SyncError {
     },
 }
 
-/// The node's sync: one at a time (the gossip importer and the Engine API's SYNCING both ask
-/// for it), remembering the last block it imported so that a second request goes on from there.
+/// The node's sync over the transport `C` (the libp2p network, or devp2p sessions): one at a
+/// time (the gossip importer and the Engine API's SYNCING both ask for it), remembering the
+/// last block it imported so that a second request goes on from there.
 #[derive(Debug)]
-pub(crate) struct Syncer {
+pub(crate) struct Syncer<C: BlockClient> {
     engine: EngineHandle,
-    network: NetworkHandle,
     /// Blocks from peers, the best-scored first.
-    downloader: Arc<BlockDownloader<NetworkHandle>>,
+    downloader: Arc<BlockDownloader<C>>,
     follow: bool,
     /// The last block sync imported (number, hash).
     cursor: tokio::sync::Mutex<(u64, B256)>,
 }
 
-impl Syncer {
-    /// A syncer over `engine` and `network`; with `follow`, synced blocks become the head.
-    pub(crate) fn new(engine: EngineHandle, network: NetworkHandle, follow: bool) -> Arc<Self> {
+impl<C: BlockClient> Syncer<C> {
+    /// A syncer over `engine` and the peers of `client`; with `follow`, synced blocks become
+    /// the head.
+    pub(crate) fn new(engine: EngineHandle, client: C, follow: bool) -> Arc<Self> {
         let head = engine.forkchoice().head;
-        let downloader =
-            Arc::new(BlockDownloader::new(network.clone(), DownloaderConfig::default()));
-        Arc::new(Self {
-            engine,
-            network,
-            downloader,
-            follow,
-            cursor: tokio::sync::Mutex::new(head),
-        })
+        let downloader = Arc::new(BlockDownloader::new(client, DownloaderConfig::default()));
+        Arc::new(Self { engine, downloader, follow, cursor: tokio::sync::Mutex::new(head) })
+    }
+
+    /// The transport's client.
+    pub(crate) fn client(&self) -> &C {
+        self.downloader.client()
     }
 
     /// Fetches and imports the blocks from the later of the engine's head and the last block
@@ -116,7 +117,9 @@ impl Syncer {
             *cursor = engine_head;
         }
         // The next round's blocks, being fetched while a round is imported.
-        let mut prefetch: Option<tokio::task::JoinHandle<Result<Round, DownloadError>>> = None;
+        let mut prefetch: Option<tokio::task::JoinHandle<Result<Round<C>, DownloadError>>> = None;
+        let first = cursor.0;
+        let mut gas = 0u64;
         loop {
             let (head, head_hash) = *cursor;
             if head + 1 >= target_number {
@@ -136,6 +139,7 @@ impl Syncer {
                 .map(|b| (b.block.header.number, b.block.header.hash_slow()))
                 .collect();
             let (last_number, last_hash) = *hashes.last().expect("a non-empty round");
+            gas += blocks.iter().map(|b| b.block.header.gas_used).sum::<u64>();
             if last_number + 1 < target_number {
                 let downloader = self.downloader.clone();
                 let count = (target_number - 1 - last_number).min(HEADERS_PER_REQUEST);
@@ -164,6 +168,19 @@ impl Syncer {
                     PayloadStatus::Syncing => return Err(SyncError::Stuck { number, hash }),
                 }
             }
+            // Progress: where sync is, how fast, and how long the rest takes at this pace.
+            let seconds = start.elapsed().as_secs_f64().max(1e-9);
+            let done = cursor.0.saturating_sub(first);
+            let left = target_number.saturating_sub(cursor.0 + 1);
+            tracing::info!(
+                target: "net",
+                block = cursor.0,
+                target = target_number - 1,
+                mgas_per_second = gas as f64 / 1e6 / seconds,
+                blocks_per_second = done as f64 / seconds,
+                eta_seconds = left as f64 * seconds / done.max(1) as f64,
+                "sync progress"
+            );
             if self.follow && engine.forkchoice().head.1 != last_hash {
                 // The backfill commits only blocks that extend the head: a round on another
                 // branch becomes the head by a forkchoice update (a reorg).
@@ -199,12 +216,12 @@ impl Syncer {
 }
 
 /// A round of blocks from one peer.
-type Round = (PeerId, Vec<DownloadedBlock>);
+type Round<C> = (<C as BlockClient>::Peer, Vec<DownloadedBlock>);
 
 /// Syncs whenever the engine answers a payload SYNCING (a consensus client sent a block whose
 /// parent this node lacks): fetches the ancestors and the block itself from peers, so that the
 /// consensus client's next `newPayload` / `forkchoiceUpdated` finds them.
-pub(crate) async fn sync_on_syncing(engine: EngineHandle, syncer: Arc<Syncer>) {
+pub(crate) async fn sync_on_syncing<C: BlockClient>(engine: EngineHandle, syncer: Arc<Syncer<C>>) {
     let mut syncing = engine.subscribe_syncing();
     while syncing.changed().await.is_ok() {
         let Some((number, hash)) = *syncing.borrow_and_update() else { continue };
@@ -219,7 +236,7 @@ pub(crate) async fn sync_on_syncing(engine: EngineHandle, syncer: Arc<Syncer>) {
 /// by one that did not arrive by gossip within [`CATCH_UP_STALL_ROUNDS`] rounds — syncs to its
 /// head. A node started
 /// next to a devnet reaches the head even when no new block comes to start a sync.
-pub(crate) async fn catch_up(syncer: Arc<Syncer>, genesis: B256) {
+pub(crate) async fn catch_up(syncer: Arc<Syncer<NetworkHandle>>, genesis: B256) {
     let mut interval = tokio::time::interval(CATCH_UP_INTERVAL);
     let mut last_head = u64::MAX;
     let mut stalled = 0u32;
@@ -227,12 +244,13 @@ pub(crate) async fn catch_up(syncer: Arc<Syncer>, genesis: B256) {
     loop {
         interval.tick().await;
         let head = syncer.engine.forkchoice().head.0;
-        let peers: Vec<PeerId> = syncer.network.peers().into_iter().collect();
+        let network = syncer.client();
+        let peers: Vec<PeerId> = network.peers().into_iter().collect();
         let mut best: Option<u64> = None;
         for i in 0..peers.len().min(CATCH_UP_PEERS) {
             let peer = peers[(round * CATCH_UP_PEERS + i) % peers.len()];
             if let Ok(SyncResponse::Status(Some(status))) =
-                syncer.network.request(peer, SyncRequest::Status).await
+                network.request(peer, SyncRequest::Status).await
             {
                 if status.genesis == genesis {
                     best = best.max(Some(status.latest));

@@ -1,0 +1,167 @@
+//! The node's devp2p side (issue 39's first wiring): sessions with `--trusted-peers` kept up,
+//! and sync from them — to `--debug.tip` with no consensus client, or to the block a consensus
+//! client's payload was missing (SYNCING).
+//!
+//! Flow: [`local_node`] builds what the node says in its handshakes from the store (genesis,
+//! head, fork id and filter at the head, its key from `DATADIR/nodekey`); [`keep_connected`]
+//! dials every trusted peer not in session, every [`REDIAL_INTERVAL`], and says plainly when
+//! none answers; [`sync_to_tip`] asks the peers for the tip's header, syncs up to it through
+//! the node's [`Syncer`] (the block downloader over the sessions; blocks executed in parallel
+//! on the BALs eth/71 peers send) and checks that the head reached is the tip.
+
+use crate::{sync::Syncer, NodeError};
+use alloy_eips::eip1898::HashOrNumber;
+use alloy_primitives::B256;
+use gigagas_devp2p::{Devp2pNetwork, LocalNode};
+use gigagas_eth_wire_types::StatusMessage;
+use gigagas_net_p2p::BlockClient;
+use gigagas_net_peers::NodeRecord;
+use gigagas_primitives::ChainSpec;
+use gigagas_storage::FullProvider;
+use std::{path::Path, sync::Arc, time::Duration};
+
+/// How often trusted peers not in session are dialed again.
+pub(crate) const REDIAL_INTERVAL: Duration = Duration::from_secs(5);
+
+/// How often the peers are asked for the tip's header until one has it.
+const TIP_POLL_INTERVAL: Duration = Duration::from_millis(500);
+
+/// The node's devp2p secret key, kept hex-encoded in `path` (created when absent) so that its
+/// enode stays the same across restarts.
+///
+/// # Errors
+/// [`NodeError::NodeKey`] when the file cannot be read, written or holds no valid key.
+pub(crate) fn load_or_create_key(path: &Path) -> Result<gigagas_net_ecies::SecretKey, NodeError> {
+    let err = |reason: String| NodeError::NodeKey { path: path.to_path_buf(), reason };
+    match std::fs::read_to_string(path) {
+        Ok(text) => {
+            let bytes =
+                alloy_primitives::hex::decode(text.trim()).map_err(|e| err(e.to_string()))?;
+            gigagas_net_ecies::SecretKey::from_slice(&bytes).map_err(|e| err(e.to_string()))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let key = gigagas_net_ecies::random_secret_key();
+            std::fs::write(path, alloy_primitives::hex::encode(key.to_bytes()))
+                .map_err(|e| err(e.to_string()))?;
+            Ok(key)
+        }
+        Err(e) => Err(err(e.to_string())),
+    }
+}
+
+/// What this node says in its handshakes: `Status` at the store's head on `chain` (network id =
+/// chain id, the fork id and filter of that head), `Hello` with `secret`'s node id.
+///
+/// # Errors
+/// [`NodeError`] when the store's genesis or head header cannot be read.
+pub(crate) fn local_node(
+    storage: &dyn FullProvider,
+    chain: &ChainSpec,
+    head: (u64, B256),
+    secret: gigagas_net_ecies::SecretKey,
+) -> Result<LocalNode, NodeError> {
+    let genesis = storage.header_by_number(0)?.ok_or(NodeError::NoHeadHeader(0))?;
+    let genesis_hash = genesis.hash_slow();
+    let header = storage.header_by_number(head.0)?.ok_or(NodeError::NoHeadHeader(head.0))?;
+    let status = StatusMessage {
+        version: 0,
+        network_id: chain.chain_id,
+        genesis: genesis_hash,
+        fork_id: chain.fork_id(genesis_hash, genesis.timestamp, head.0, header.timestamp),
+        earliest: 0,
+        latest: head.0,
+        latest_hash: head.1,
+    };
+    Ok(LocalNode {
+        secret,
+        client_version: format!(
+            "gigagas/v{}/{}-{}",
+            env!("CARGO_PKG_VERSION"),
+            std::env::consts::OS,
+            std::env::consts::ARCH
+        ),
+        port: 0,
+        status,
+        fork_filter: chain.fork_filter(genesis_hash, genesis.timestamp, head.0, header.timestamp),
+    })
+}
+
+/// Keeps a session with every peer of `trusted`: dials those not in session every
+/// [`REDIAL_INTERVAL`], logging each failure, and warns while none is connected.
+pub(crate) async fn keep_connected(network: Devp2pNetwork, trusted: Vec<NodeRecord>) {
+    let mut interval = tokio::time::interval(REDIAL_INTERVAL);
+    loop {
+        interval.tick().await;
+        let connected: Vec<_> = network.sessions().into_iter().map(|s| s.record.id).collect();
+        let mut failures = Vec::new();
+        for record in trusted.iter().filter(|r| !connected.contains(&r.id)) {
+            if let Err(e) = network.dial(*record).await {
+                failures.push(format!("{}: {e}", record.tcp_addr()));
+            }
+        }
+        if network.sessions().is_empty() {
+            tracing::warn!(target: "net::devp2p", tried = trusted.len(), errors = ?failures, "no trusted peer answers");
+        } else if !failures.is_empty() {
+            tracing::debug!(target: "net::devp2p", errors = ?failures, "some trusted peers did not answer");
+        }
+    }
+}
+
+/// Why the sync to `--debug.tip` stopped.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum TipSyncError {
+    /// Sync failed.
+    #[error(transparent)]
+    Sync(#[from] crate::sync::SyncError),
+    /// Sync ended on another block than the tip at the tip's height.
+    #[error("sync reached {reached} at block {number}, not the tip {tip}")]
+    OtherChain {
+        /// The tip asked for.
+        tip: B256,
+        /// Its number.
+        number: u64,
+        /// The head reached.
+        reached: B256,
+    },
+}
+
+/// Syncs to block `tip`: waits for a peer that has its header, then syncs to its number and
+/// checks that the head is the tip.
+pub(crate) async fn sync_to_tip(
+    syncer: Arc<Syncer<Devp2pNetwork>>,
+    engine: gigagas_engine::EngineHandle,
+    tip: B256,
+) -> Result<(), TipSyncError> {
+    let network = syncer.client().clone();
+    let mut waited = 0u32;
+    let number = loop {
+        let mut found = None;
+        for peer in network.peers() {
+            if let Ok(headers) = network.get_headers(peer, HashOrNumber::Hash(tip), 1).await {
+                if let Some(h) = headers.first().filter(|h| h.hash_slow() == tip) {
+                    found = Some(h.number);
+                    break;
+                }
+            }
+        }
+        match found {
+            Some(number) => break number,
+            None => {
+                if waited % 10 == 0 {
+                    tracing::info!(target: "net::devp2p", %tip, peers = network.peers().len(), "waiting for a peer with the tip");
+                }
+                waited += 1;
+                tokio::time::sleep(TIP_POLL_INTERVAL).await;
+            }
+        }
+    };
+    tracing::info!(target: "net::devp2p", %tip, number, head = engine.forkchoice().head.0, "syncing to the tip");
+    syncer.sync_to(number + 1).await?;
+    let (reached_number, reached) = engine.forkchoice().head;
+    if reached_number == number && reached == tip {
+        tracing::info!(target: "net::devp2p", %tip, number, "synced to the tip");
+        Ok(())
+    } else {
+        Err(TipSyncError::OtherChain { tip, number, reached })
+    }
+}
