@@ -147,7 +147,7 @@ pub(crate) async fn sync_to_tip(
         match found {
             Some(number) => break number,
             None => {
-                if waited % 10 == 0 {
+                if waited.is_multiple_of(10) {
                     tracing::info!(target: "net::devp2p", %tip, peers = network.peers().len(), "waiting for a peer with the tip");
                 }
                 waited += 1;
