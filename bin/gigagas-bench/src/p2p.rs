@@ -77,13 +77,7 @@ pub(crate) fn run(args: P2pArgs) -> Result<ExitCode, String> {
                 downloader.download_range(next, parent, count).await.map_err(|e| e.to_string())?;
             for b in &blocks {
                 transactions += b.block.body.transactions.len();
-                blob_txs += b
-                    .block
-                    .body
-                    .transactions
-                    .iter()
-                    .filter(|t| t.is_eip4844())
-                    .count();
+                blob_txs += b.block.body.transactions.iter().filter(|t| t.is_eip4844()).count();
                 gas += b.block.header.gas_used;
                 bals += usize::from(b.bal.is_some());
             }

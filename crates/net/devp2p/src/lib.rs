@@ -1,16 +1,18 @@
 //! gigagas's devp2p transport (reth's `crates/net/network`, in its first shape): RLPx
 //! sessions carrying eth/69–71, the wire geth and every other execution client speak.
 //!
-//! Flow: [`Devp2pNetwork::dial`] connects to an enode, runs the RLPx (`gigagas-net-ecies`),
-//! `Hello` and `Status` handshakes (`gigagas-eth-wire`) and hands the session to a task of its
-//! own (`session.rs`), which alone reads and writes it. The network then implements the p2p
+//! Flow: [`Devp2pNetwork::dial`] connects to an enode (or [`Devp2pNetwork::listen`] accepts
+//! one), runs the RLPx (`gigagas-net-ecies`), `Hello` and `Status` handshakes
+//! (`gigagas-eth-wire`) and hands the session to a task of its own (`session.rs`), which alone
+//! reads and writes it and answers the peer's requests from the store (`serve.rs`). The network then implements the p2p
 //! client traits (`gigagas-net-p2p`'s [`gigagas_net_p2p::BlockClient`]: headers, bodies,
 //! BALs over eth/71), so the block downloader syncs from geth as from any other transport.
 
 mod error;
 mod network;
+mod serve;
 mod session;
 
 pub use error::SessionError;
-pub use network::{Devp2pNetwork, LocalNode, SessionInfo};
+pub use network::{Devp2pNetwork, LocalNode, SessionInfo, DEFAULT_MAX_PEERS};
 pub use session::{SessionRequestError, PING_INTERVAL, REQUEST_TIMEOUT};

@@ -1,5 +1,6 @@
-//! The devp2p network's handle: it dials peers, keeps one task per session
-//! (`session.rs`) and asks them for blocks as the p2p client traits ([`BlockClient`]) want.
+//! The devp2p network's handle: it dials peers and listens for them, keeps one task per
+//! session (`session.rs`, answering the peer from the store through `serve.rs`) and asks them
+//! for blocks as the p2p client traits ([`BlockClient`]) want.
 
 use crate::{
     session::{self, SessionCommand, SessionRequestError},
@@ -11,17 +12,19 @@ use alloy_eips::eip1898::HashOrNumber;
 use alloy_primitives::B256;
 use gigagas_bal::BlockAccessList;
 use gigagas_eth_wire::{
-    eth_protocols, DisconnectReason, EthStream, HelloMessage, P2PStream, P2P_VERSION,
+    eth_protocols, DisconnectReason, EthStream, HelloMessage, P2PStream, P2PStreamError,
+    P2P_VERSION,
 };
 use gigagas_eth_wire_types::{
     EthMessage, EthVersion, HeadersRequest, RequestPair, StatusMessage, MAX_HEADERS,
     MAX_REQUEST_ITEMS,
 };
 use gigagas_net_ecies::{peer_id, EciesStream, SecretKey};
-use gigagas_net_p2p::{BlockClient, RequestError};
+use gigagas_net_p2p::{BlockClient, ChainServer, RequestError};
 use gigagas_net_peers::{NodeRecord, PeerId};
 use std::{
     collections::{HashMap, HashSet},
+    net::SocketAddr,
     sync::{Arc, Mutex},
 };
 use tokio::sync::{mpsc, oneshot};
@@ -70,7 +73,14 @@ struct Sessions {
 pub struct Devp2pNetwork {
     local: Arc<LocalNode>,
     sessions: Arc<Mutex<Sessions>>,
+    /// What peers' requests are answered from (none: empty answers).
+    server: Option<ChainServer>,
+    /// Sessions at most (inbound ones beyond are refused with `TooManyPeers`).
+    max_peers: usize,
 }
+
+/// Sessions a network keeps at most unless told otherwise (geth's `--maxpeers`).
+pub const DEFAULT_MAX_PEERS: usize = 50;
 
 impl std::fmt::Debug for Devp2pNetwork {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -81,7 +91,92 @@ impl std::fmt::Debug for Devp2pNetwork {
 impl Devp2pNetwork {
     /// A network of this node, with no session yet.
     pub fn new(local: LocalNode) -> Self {
-        Self { local: Arc::new(local), sessions: Arc::default() }
+        Self {
+            local: Arc::new(local),
+            sessions: Arc::default(),
+            server: None,
+            max_peers: DEFAULT_MAX_PEERS,
+        }
+    }
+
+    /// The same network answering peers' requests from `server`'s store.
+    pub fn with_server(mut self, server: ChainServer) -> Self {
+        self.server = Some(server);
+        self
+    }
+
+    /// The same network keeping at most `max_peers` sessions.
+    pub fn with_max_peers(mut self, max_peers: usize) -> Self {
+        self.max_peers = max_peers;
+        self
+    }
+
+    /// Listens for inbound sessions on `addr`; returns the bound address (an ephemeral port
+    /// when `addr` asks for port 0). Each connection runs the recipient's handshakes on a task
+    /// of its own; one beyond the peer limit, or from a banned peer, is refused.
+    ///
+    /// # Errors
+    /// The bind failure.
+    pub async fn listen(&self, addr: SocketAddr) -> std::io::Result<SocketAddr> {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        let bound = listener.local_addr()?;
+        let network = self.clone();
+        tokio::spawn(async move {
+            loop {
+                let (io, remote) = match listener.accept().await {
+                    Ok(accepted) => accepted,
+                    Err(e) => {
+                        tracing::debug!(target: "net::devp2p", error = %e, "accept failed");
+                        continue;
+                    }
+                };
+                let network = network.clone();
+                tokio::spawn(async move {
+                    if let Err(e) = network.accept(io, remote).await {
+                        tracing::debug!(target: "net::devp2p", %remote, error = %e, "inbound session refused");
+                    }
+                });
+            }
+        });
+        Ok(bound)
+    }
+
+    /// The recipient's handshakes on `io` from `remote`.
+    async fn accept(
+        &self,
+        io: tokio::net::TcpStream,
+        remote: SocketAddr,
+    ) -> Result<SessionInfo, SessionError> {
+        let _ = io.set_nodelay(true);
+        let ecies = EciesStream::accept(io, self.local.secret.clone()).await?;
+        let id = ecies.remote_id();
+        let (mut p2p, hello) = P2PStream::handshake(ecies, &self.hello(), &eth_protocols()).await?;
+        let refuse = {
+            let sessions = self.sessions.lock().expect("sessions lock");
+            if sessions.banned.contains(&id) {
+                Some(DisconnectReason::UselessPeer)
+            } else if sessions.active.len() >= self.max_peers {
+                Some(DisconnectReason::TooManyPeers)
+            } else {
+                None
+            }
+        };
+        if let Some(reason) = refuse {
+            let _ = p2p.disconnect(reason).await;
+            return Err(SessionError::P2P(P2PStreamError::Disconnected(reason)));
+        }
+        let (eth, status) =
+            EthStream::handshake(p2p, self.local.status, &self.local.fork_filter).await?;
+        let port = if hello.port == 0 { remote.port() } else { hello.port };
+        let record = NodeRecord { address: remote.ip(), tcp_port: port, udp_port: port, id };
+        let info = SessionInfo {
+            record,
+            client_version: hello.client_version,
+            version: eth.version(),
+            status,
+        };
+        self.start(eth, info.clone());
+        Ok(info)
     }
 
     /// This node's id.
@@ -140,7 +235,7 @@ impl Devp2pNetwork {
         }
         let sessions = self.sessions.clone();
         tracing::info!(target: "net::devp2p", peer = %info.record, client = %info.client_version, version = info.version.number(), head = info.status.latest, "session established");
-        tokio::spawn(session::run(stream, info, rx, move |reason| {
+        tokio::spawn(session::run(stream, info, self.server.clone(), rx, move |reason| {
             tracing::info!(target: "net::devp2p", %peer, %reason, "session closed");
             sessions.lock().expect("sessions lock").active.remove(&peer);
         }));

@@ -4,16 +4,16 @@
 //! next request id and go out; answers come back on the stream and are routed to the waiting
 //! caller by request id and message kind (an answer nobody asked for, or of the wrong kind,
 //! ends the session: geth disconnects for the same); the peer's own requests are answered
-//! (empty lists until the node serves from its store); a `Ping` goes out every 15 s and a
+//! from the store (`serve.rs`, read on a blocking thread; empty when the network serves no
+//! store); a `Ping` goes out every 15 s and a
 //! request unanswered within [`REQUEST_TIMEOUT`] fails its caller.
 
 use crate::SessionInfo;
 use futures::{SinkExt, StreamExt};
 use gigagas_eth_wire::{DisconnectReason, EthStream};
-use gigagas_eth_wire_types::{
-    BlockAccessLists, EthMessage, EthMessageId, NetworkTransactions, RequestPair,
-};
+use gigagas_eth_wire_types::{EthMessage, EthMessageId, RequestPair};
 use gigagas_net_ecies::EciesStream;
+use gigagas_net_p2p::ChainServer;
 use std::{
     collections::HashMap,
     time::{Duration, Instant},
@@ -99,40 +99,12 @@ fn answer_id(message: &EthMessage) -> Option<u64> {
     })
 }
 
-/// The answer to a peer's request while the node serves nothing: the empty list of the kind
-/// asked for (a node may always answer with fewer items).
-fn empty_answer(request: &EthMessage) -> Option<EthMessage> {
-    Some(match request {
-        EthMessage::GetBlockHeaders(p) => {
-            EthMessage::BlockHeaders(RequestPair { request_id: p.request_id, message: vec![] })
-        }
-        EthMessage::GetBlockBodies(p) => {
-            EthMessage::BlockBodies(RequestPair { request_id: p.request_id, message: vec![] })
-        }
-        EthMessage::GetPooledTransactions(p) => EthMessage::PooledTransactions(RequestPair {
-            request_id: p.request_id,
-            message: NetworkTransactions::default(),
-        }),
-        EthMessage::GetReceipts { request_id, first_block_receipt_index, .. } => {
-            EthMessage::Receipts {
-                request_id: *request_id,
-                last_block_incomplete: first_block_receipt_index.map(|_| false),
-                receipts: vec![],
-            }
-        }
-        EthMessage::GetBlockAccessLists(p) => EthMessage::BlockAccessLists(RequestPair {
-            request_id: p.request_id,
-            message: BlockAccessLists::default(),
-        }),
-        _ => return None,
-    })
-}
-
 /// Runs the session until the peer leaves, misbehaves or is told to go; `on_close` is called
 /// with the reason it ended.
 pub(crate) async fn run(
     mut stream: Stream,
     info: SessionInfo,
+    server: Option<ChainServer>,
     mut commands: mpsc::Receiver<SessionCommand>,
     on_close: impl FnOnce(String),
 ) {
@@ -181,9 +153,22 @@ pub(crate) async fn run(
                                 break format!("unrequested {:?} (request id {id})", message.id());
                             }
                         }
-                    } else if let Some(answer) = empty_answer(&message) {
-                        if let Err(e) = stream.send(answer).await {
-                            break format!("send failed: {e}");
+                    } else if crate::serve::empty_answer(&message).is_some() {
+                        let server = server.clone();
+                        let read = tokio::task::spawn_blocking(move || {
+                            crate::serve::answer(server.as_ref(), &message)
+                        });
+                        match read.await {
+                            Ok(Ok(Some(answer))) => {
+                                if let Err(e) = stream.send(answer).await {
+                                    break format!("send failed: {e}");
+                                }
+                            }
+                            Ok(Ok(None)) => {}
+                            // A failed read leaves the request unanswered (never short).
+                            Ok(Err(e)) => tracing::warn!(target: "net::devp2p", %peer, error = %e, "store read failed; request left unanswered"),
+                            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+                            Err(_) => break "the runtime is shutting down".to_string(),
                         }
                     } else {
                         tracing::trace!(target: "net::devp2p", %peer, id = ?message.id(), "ignored");

@@ -4,19 +4,14 @@
 //! Flow: the swarm's loop hands each inbound request, with its response channel, to the
 //! handler's bounded queue ([`RequestQueue::offer`]; a full queue sheds the request, which the
 //! peer sees fail) and goes on; the handler task reads the store on a blocking thread
-//! ([`EthRequestHandler::on_request`]), caps the answer at the protocol's limits
-//! ([`MAX_HEADERS`], [`MAX_BODIES`], and [`SOFT_RESPONSE_LIMIT`] bytes, eth's soft limit), and sends it back to the loop, which writes it to the peer. A read that fails leaves
+//! ([`EthRequestHandler::on_request`]), caps the answer at the protocol's limits (1,024
+//! headers, [`MAX_BODIES`] bodies or BALs, 2 MiB: eth's soft limit), and sends it back to the
+//! loop, which writes it to the peer. A read that fails leaves
 //! the request unanswered (the peer asks another) rather than answering it short.
 
-use alloy_consensus::{BlockBody, Header, TxEnvelope};
-use alloy_eips::eip1898::HashOrNumber;
 use alloy_primitives::B256;
-use alloy_rlp::Encodable;
-use gigagas_bal::BlockAccessList;
-use gigagas_eth_wire_types::{
-    ChainStatus, SyncRequest, SyncResponse, ETH_VERSION, MAX_BODIES, MAX_HEADERS,
-    SOFT_RESPONSE_LIMIT,
-};
+use gigagas_eth_wire_types::{ChainStatus, SyncRequest, SyncResponse, ETH_VERSION, MAX_BODIES};
+use gigagas_net_p2p::ChainServer;
 use gigagas_storage_api::{ChainReader, ProviderError};
 use libp2p::{request_response::ResponseChannel, PeerId};
 use std::sync::Arc;
@@ -26,10 +21,10 @@ use tokio::sync::mpsc;
 pub const MAX_QUEUED_REQUESTS: usize = 256;
 
 /// Answers sync requests from a store holding a chain with network id `network_id` and genesis
-/// `genesis`.
+/// `genesis` (the reads are `gigagas-net-p2p`'s [`ChainServer`], shared with devp2p).
 #[derive(Debug, Clone)]
 pub struct EthRequestHandler {
-    provider: Arc<dyn ChainReader>,
+    server: ChainServer,
     network_id: u64,
     genesis: B256,
 }
@@ -38,7 +33,7 @@ impl EthRequestHandler {
     /// A handler serving from `provider`, whose chain has id `network_id` and genesis block
     /// hash `genesis`.
     pub fn new(provider: Arc<dyn ChainReader>, network_id: u64, genesis: B256) -> Self {
-        Self { provider, network_id, genesis }
+        Self { server: ChainServer::new(provider), network_id, genesis }
     }
 
     /// The answer to `request`, within the limits: a prefix of what was asked, ending at the
@@ -50,17 +45,21 @@ impl EthRequestHandler {
         Ok(match request {
             SyncRequest::Status => SyncResponse::Status(self.status()?),
             SyncRequest::GetBlockHeaders { start, limit, skip, reverse } => {
-                SyncResponse::BlockHeaders(self.headers(start, limit, skip, reverse)?)
+                SyncResponse::BlockHeaders(self.server.headers(start, limit, skip, reverse)?)
             }
-            SyncRequest::GetBlockBodies(hashes) => SyncResponse::BlockBodies(self.bodies(&hashes)?),
+            SyncRequest::GetBlockBodies(hashes) => {
+                SyncResponse::BlockBodies(self.server.bodies(&hashes, MAX_BODIES)?)
+            }
             SyncRequest::GetBlockAccessLists(hashes) => {
-                SyncResponse::BlockAccessLists(self.access_lists(&hashes)?)
+                SyncResponse::BlockAccessLists(self.server.access_lists(&hashes, MAX_BODIES)?)
             }
         })
     }
 
     fn status(&self) -> Result<Option<ChainStatus>, ProviderError> {
-        let Some((latest, latest_hash)) = self.provider.best_block()? else { return Ok(None) };
+        let Some((latest, latest_hash)) = self.server.provider().best_block()? else {
+            return Ok(None);
+        };
         Ok(Some(ChainStatus {
             version: ETH_VERSION,
             network_id: self.network_id,
@@ -70,72 +69,6 @@ impl EthRequestHandler {
             latest_hash,
         }))
     }
-
-    fn headers(
-        &self,
-        start: HashOrNumber,
-        limit: u64,
-        skip: u64,
-        reverse: bool,
-    ) -> Result<Vec<Header>, ProviderError> {
-        let Some(mut number) = (match start {
-            HashOrNumber::Number(n) => Some(n),
-            HashOrNumber::Hash(h) => self.provider.block_number(&h)?,
-        }) else {
-            return Ok(Vec::new());
-        };
-        let step = skip.saturating_add(1);
-        let mut out = Vec::new();
-        let mut bytes = 0;
-        while (out.len() as u64) < limit.min(MAX_HEADERS) && bytes < SOFT_RESPONSE_LIMIT {
-            let Some(header) = self.provider.header_by_number(number)? else { break };
-            bytes += header.length();
-            out.push(header);
-            number = match if reverse { number.checked_sub(step) } else { number.checked_add(step) }
-            {
-                Some(n) => n,
-                None => break,
-            };
-        }
-        Ok(out)
-    }
-
-    fn bodies(&self, hashes: &[B256]) -> Result<Vec<BlockBody<TxEnvelope>>, ProviderError> {
-        within_limits(hashes, |hash| {
-            let Some(number) = self.provider.block_number(hash)? else { return Ok(None) };
-            Ok(self.provider.body_by_number(number)?.map(|body| (body.length(), body)))
-        })
-    }
-
-    fn access_lists(&self, hashes: &[B256]) -> Result<Vec<Option<BlockAccessList>>, ProviderError> {
-        within_limits(hashes, |hash| {
-            let bal = match self.provider.block_number(hash)? {
-                Some(number) => self.provider.block_access_list(number)?,
-                None => None,
-            };
-            Ok(Some((bal.as_ref().map_or(1, |b| b.length()), bal)))
-        })
-    }
-}
-
-/// The answers `item` gives for `hashes`, in order: at most [`MAX_BODIES`], the one that
-/// crosses [`SOFT_RESPONSE_LIMIT`] bytes the last, and none after the first `None` (a block
-/// not held). `item` gives an answer with its encoded size.
-fn within_limits<T>(
-    hashes: &[B256],
-    mut item: impl FnMut(&B256) -> Result<Option<(usize, T)>, ProviderError>,
-) -> Result<Vec<T>, ProviderError> {
-    let mut out = Vec::new();
-    let mut bytes = 0;
-    for hash in hashes.iter().take(MAX_BODIES) {
-        if bytes >= SOFT_RESPONSE_LIMIT {
-            break;
-        }
-        let Some((size, answer)) = item(hash)? else { break };
-        bytes += size;
-        out.push(answer);
-    }
-    Ok(out)
 }
 
 /// An inbound request on its way to the handler.

@@ -108,6 +108,15 @@ impl BlockReader for Headers {
     }
 }
 
+impl gigagas_storage_api::ReceiptProvider for Headers {
+    fn receipts_by_number(
+        &self,
+        number: u64,
+    ) -> ProviderResult<Option<Vec<alloy_consensus::ReceiptEnvelope>>> {
+        self.read((number < self.count).then(Vec::new))
+    }
+}
+
 impl BlockAccessListReader for Headers {
     fn block_access_list(&self, _: u64) -> ProviderResult<Option<Vec<AccountChanges>>> {
         self.read(None)

@@ -7,12 +7,16 @@
 //! - [`BlockDownloader`]: a range of blocks fetched over any [`BlockClient`] — headers first,
 //!   then bodies and BALs by hash, each checked against its header — from the best-scored
 //!   peer, retried on the next one when a peer fails or answers wrongly; peers scored by what
-//!   they did ([`PeerScores`]).
+//!   they did ([`PeerScores`]);
+//! - [`ChainServer`]: the other side — headers, bodies, receipts and BALs answered from any
+//!   store of the storage API within the protocol's limits, for every transport.
 
 mod client;
 mod downloader;
 mod scores;
+mod serve;
 
 pub use client::{BlockClient, RequestError};
 pub use downloader::{BlockDownloader, DownloadError, DownloadedBlock, DownloaderConfig};
 pub use scores::{PeerScores, BAD_ANSWER_PENALTY, FAILED_REQUEST_PENALTY, SUCCESS_REWARD};
+pub use serve::ChainServer;

@@ -41,11 +41,17 @@ pub trait StateProvider: StateSource + NodeSource + Debug + Send + Sync {}
 
 impl<T: StateSource + NodeSource + Debug + Send + Sync> StateProvider for T {}
 
-/// The canonical chain's blocks: headers, bodies and BALs by number or hash (what a network
-/// serves its peers).
-pub trait ChainReader: BlockReader + BlockAccessListReader + Debug + Send + Sync {}
+/// The canonical chain's blocks: headers, bodies, receipts and BALs by number or hash (what a
+/// network serves its peers).
+pub trait ChainReader:
+    BlockReader + ReceiptProvider + BlockAccessListReader + Debug + Send + Sync
+{
+}
 
-impl<T: BlockReader + BlockAccessListReader + Debug + Send + Sync> ChainReader for T {}
+impl<T: BlockReader + ReceiptProvider + BlockAccessListReader + Debug + Send + Sync> ChainReader
+    for T
+{
+}
 
 /// Every reader of a store: the canonical chain and its state.
 pub trait FullReader:
