@@ -28,19 +28,20 @@ pub(crate) fn run(args: NodeArgs) -> Result<ExitCode, String> {
         let metrics =
             args.metrics.map_or_else(String::new, |a| format!("; metrics http://{a}/metrics"));
         let p2p = node.network.as_ref().map_or_else(
-            || "; p2p disabled".to_string(),
+            || "; libp2p disabled".to_string(),
             |n| {
                 let gossip = match (n.protocol(), n.signer()) {
                     (Some(p), Some(key)) => format!("; gossip {p} (proposer {key})"),
                     (Some(p), None) => format!("; gossip {p}"),
                     (None, _) => String::new(),
                 };
-                format!("; p2p {}{gossip}", n.listen_addr())
+                format!("; libp2p {}{gossip}", n.listen_addr())
             },
         );
+        let enode = node.enode.map_or_else(String::new, |e| format!("; devp2p {e}"));
         eprintln!(
             "gigagas node: head {} {}; JSON-RPC http://{}; Engine API http://{} (JWT secret {}); \
-                 parallel executor: one pool of {} workers, reused for every payload{p2p}{metrics}",
+                 parallel executor: one pool of {} workers, reused for every payload{enode}{p2p}{metrics}",
             head.0,
             head.1,
             node.http,
@@ -55,6 +56,7 @@ pub(crate) fn run(args: NodeArgs) -> Result<ExitCode, String> {
                 "authrpc": format!("http://{}", node.auth),
                 "jwt_secret": node.jwt_path,
                 "p2p": node.network.as_ref().map(|n| n.listen_addr().to_string()),
+                "enode": node.enode.map(|e| e.to_string()),
                 "proposer": node.network.as_ref().and_then(|n| n.signer()).map(|k| k.to_string()),
                 "metrics": args.metrics.map(|a| format!("http://{a}/metrics")),
             });

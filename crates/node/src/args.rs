@@ -119,26 +119,37 @@ pub struct NodeArgs {
     /// downloaded, executed and made the head.
     #[arg(long = "debug.tip", requires = "trusted_peers")]
     pub debug_tip: Option<alloy_primitives::B256>,
-    /// Peer-to-peer listening address (TCP).
+    /// devp2p listening address (TCP): RLPx sessions with any execution client.
     #[arg(long = "addr", default_value = "0.0.0.0")]
-    pub p2p_addr: IpAddr,
-    /// Peer-to-peer listening port (TCP; 0 picks one).
+    pub addr: IpAddr,
+    /// devp2p listening port (TCP; 0 picks one).
     #[arg(long, default_value_t = 30303)]
     pub port: u16,
-    /// Peers to dial at start, comma-separated multiaddrs (`/ip4/ADDR/tcp/PORT/p2p/PEER_ID`, as
-    /// a node prints at startup); more are found through kademlia.
-    #[arg(long, value_delimiter = ',')]
-    pub bootnodes: Vec<gigagas_net::Multiaddr>,
-    /// Node-key file (hex ed25519 secret) that keeps the peer id across restarts;
-    /// `DATADIR/p2p-secret` (created when absent) by default.
-    #[arg(long = "p2p-secret-key")]
-    pub p2p_secret_key: Option<PathBuf>,
-    /// Connected peers at most.
+    /// Sessions at most, per network (devp2p; the libp2p network has its own as many).
     #[arg(long = "max-peers", default_value_t = 50)]
     pub max_peers: u32,
-    /// Run without the peer-to-peer network.
+    /// Run without any peer-to-peer network (neither devp2p nor libp2p).
     #[arg(long = "disable-network")]
     pub disable_network: bool,
+    /// The libp2p network's listening address (TCP): block propagation between gigagas nodes.
+    #[arg(long = "libp2p.addr", default_value = "0.0.0.0")]
+    pub libp2p_addr: IpAddr,
+    /// The libp2p network's listening port (TCP; 0, the default, picks one: the address is in
+    /// the startup line and the ready file).
+    #[arg(long = "libp2p.port", default_value_t = 0)]
+    pub libp2p_port: u16,
+    /// libp2p peers to dial at start, comma-separated multiaddrs
+    /// (`/ip4/ADDR/tcp/PORT/p2p/PEER_ID`, as a node prints at startup); more are found through
+    /// kademlia.
+    #[arg(long = "libp2p.bootnodes", value_delimiter = ',')]
+    pub libp2p_bootnodes: Vec<gigagas_net::Multiaddr>,
+    /// Node-key file (hex ed25519 secret) that keeps the libp2p peer id across restarts;
+    /// `DATADIR/p2p-secret` (created when absent) by default.
+    #[arg(long = "libp2p.secret-key")]
+    pub libp2p_secret_key: Option<PathBuf>,
+    /// Run without the libp2p network (devp2p stays).
+    #[arg(long = "libp2p.disable")]
+    pub libp2p_disable: bool,
     /// Block propagation protocol: `rlnc`, `rs` or `gossipsub` (`none`: no block propagation).
     #[arg(long, default_value = "rlnc")]
     pub gossip: String,
@@ -217,14 +228,15 @@ impl NodeArgs {
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
     }
 
-    /// The network's configuration, `None` with `--disable-network` (sync requests are
+    /// The libp2p network's configuration, `None` with `--disable-network` or
+    /// `--libp2p.disable` (sync requests are
     /// answered from no store: the node sets its own provider).
     ///
     /// # Errors
     /// [`NodeError::Gossip`] for an unknown protocol or a bad key.
     pub fn network(&self) -> Result<Option<gigagas_net::NetworkConfig>, NodeError> {
         use gigagas_net::propagation::{self as p, PropagationConfig};
-        if self.disable_network {
+        if self.disable_network || self.libp2p_disable {
             return Ok(None);
         }
         let propagation = match self.gossip.as_str() {
@@ -265,11 +277,11 @@ impl NodeArgs {
         };
         let ms = |v: f64| std::time::Duration::from_secs_f64(v.max(0.0) / 1000.0);
         Ok(Some(gigagas_net::NetworkConfig {
-            addr: self.p2p_addr,
-            port: self.port,
-            bootnodes: self.bootnodes.clone(),
+            addr: self.libp2p_addr,
+            port: self.libp2p_port,
+            bootnodes: self.libp2p_bootnodes.clone(),
             secret_key: Some(
-                self.p2p_secret_key.clone().unwrap_or_else(|| self.datadir.join("p2p-secret")),
+                self.libp2p_secret_key.clone().unwrap_or_else(|| self.datadir.join("p2p-secret")),
             ),
             max_peers: self.max_peers,
             propagation,

@@ -86,6 +86,17 @@ pub(crate) fn local_node(
     })
 }
 
+/// This node's enode URL: its node id at the listener's bound address (loopback when it
+/// listens on every interface: the address other nodes here reach it at).
+pub(crate) fn enode(network: &Devp2pNetwork, bound: std::net::SocketAddr) -> NodeRecord {
+    let address = if bound.ip().is_unspecified() {
+        std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST)
+    } else {
+        bound.ip()
+    };
+    NodeRecord { address, tcp_port: bound.port(), udp_port: bound.port(), id: network.local_id() }
+}
+
 /// Keeps a session with every peer of `trusted`: dials those not in session every
 /// [`REDIAL_INTERVAL`], logging each failure, and warns while none is connected.
 pub(crate) async fn keep_connected(network: Devp2pNetwork, trusted: Vec<NodeRecord>) {

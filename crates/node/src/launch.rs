@@ -48,8 +48,12 @@ pub struct NodeHandle {
     pub jwt: JwtSecret,
     /// The engine task.
     pub engine: EngineHandle,
-    /// The peer-to-peer network, unless disabled.
+    /// The libp2p network (block propagation between gigagas nodes), unless disabled.
     pub network: Option<gigagas_net::NetworkHandle>,
+    /// The devp2p network (Ethereum's wire), unless `--disable-network`.
+    pub devp2p: Option<gigagas_devp2p::Devp2pNetwork>,
+    /// This node's enode URL (its devp2p identity and listening address).
+    pub enode: Option<gigagas_net_peers::NodeRecord>,
     http_handle: ServerHandle,
     auth_handle: ServerHandle,
     tasks: TaskManager,
@@ -141,37 +145,51 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
             ),
         );
     }
-    // devp2p: sessions with the trusted peers, and sync from them (to `--debug.tip`, and for
-    // SYNCING payloads, in place of the libp2p network's).
-    let devp2p = if args.trusted_peers.is_empty() {
+    // devp2p, Ethereum's wire: a listener, sessions answering peers from the store, the
+    // trusted peers kept connected, and sync from them (to `--debug.tip`, and for SYNCING
+    // payloads in place of the libp2p network's when trusted peers are given or libp2p is off).
+    let libp2p_off = network.is_none();
+    let devp2p = if args.disable_network {
         None
     } else {
         let secret = crate::devp2p::load_or_create_key(&args.datadir.join("nodekey"))?;
         let head = engine.forkchoice().head;
         let local = crate::devp2p::local_node(&*storage, engine.chain(), head, secret)?;
-        let network = gigagas_devp2p::Devp2pNetwork::new(local);
-        tracing::info!(target: "net::devp2p", id = %network.local_id(), trusted = args.trusted_peers.len(), "devp2p started");
-        executor.spawn_critical(
-            "devp2p-peers",
-            crate::devp2p::keep_connected(network.clone(), args.trusted_peers.clone()),
-        );
-        let syncer = crate::sync::Syncer::new(engine.clone(), network.clone(), true);
-        executor.spawn_critical(
-            "devp2p-sync-on-syncing",
-            crate::sync::sync_on_syncing(engine.clone(), syncer.clone()),
-        );
-        if let Some(tip) = args.debug_tip {
-            let engine = engine.clone();
-            executor.spawn_critical("devp2p-sync-to-tip", async move {
-                if let Err(e) = crate::devp2p::sync_to_tip(syncer, engine, tip).await {
-                    tracing::error!(target: "net::devp2p", %tip, error = %e, "sync to the tip failed");
-                }
-            });
+        let devp2p = gigagas_devp2p::Devp2pNetwork::new(local)
+            .with_server(gigagas_net_p2p::ChainServer::new(storage.clone()))
+            .with_max_peers(args.max_peers as usize);
+        let bound = devp2p
+            .listen(SocketAddr::new(args.addr, args.port))
+            .await
+            .map_err(|source| NodeError::Devp2pListen { port: args.port, source })?;
+        let enode = crate::devp2p::enode(&devp2p, bound);
+        tracing::info!(target: "net::devp2p", %enode, trusted = args.trusted_peers.len(), "devp2p listening");
+        if !args.trusted_peers.is_empty() {
+            executor.spawn_critical(
+                "devp2p-peers",
+                crate::devp2p::keep_connected(devp2p.clone(), args.trusted_peers.clone()),
+            );
         }
-        Some(network)
+        if !args.trusted_peers.is_empty() || libp2p_off {
+            let syncer = crate::sync::Syncer::new(engine.clone(), devp2p.clone(), true);
+            executor.spawn_critical(
+                "devp2p-sync-on-syncing",
+                crate::sync::sync_on_syncing(engine.clone(), syncer.clone()),
+            );
+            if let Some(tip) = args.debug_tip {
+                let engine = engine.clone();
+                executor.spawn_critical("devp2p-sync-to-tip", async move {
+                    if let Err(e) = crate::devp2p::sync_to_tip(syncer, engine, tip).await {
+                        tracing::error!(target: "net::devp2p", %tip, error = %e, "sync to the tip failed");
+                    }
+                });
+            }
+        }
+        Some((devp2p, enode))
     };
+    let devp2p_syncs = devp2p.is_some() && (!args.trusted_peers.is_empty() || libp2p_off);
     // A payload with an unknown parent (SYNCING) starts a sync from peers.
-    if let Some(syncer) = syncer.as_ref().filter(|_| devp2p.is_none()) {
+    if let Some(syncer) = syncer.as_ref().filter(|_| !devp2p_syncs) {
         executor.spawn_critical(
             "sync-on-syncing",
             crate::sync::sync_on_syncing(engine.clone(), syncer.clone()),
@@ -223,6 +241,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     } else {
         None
     };
+    let (devp2p, enode) = devp2p.map_or((None, None), |(n, e)| (Some(n), Some(e)));
     Ok(NodeHandle {
         http,
         auth,
@@ -230,6 +249,8 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
         jwt,
         engine,
         network,
+        devp2p,
+        enode,
         http_handle,
         auth_handle,
         tasks,

@@ -66,6 +66,14 @@ pub enum NodeError {
     /// The head block's header is not stored.
     #[error("the head block {0}'s header is not stored")]
     NoHeadHeader(u64),
+    /// The devp2p listener could not bind.
+    #[error("devp2p listener on port {port}: {source}")]
+    Devp2pListen {
+        /// The port asked for.
+        port: u16,
+        /// Why.
+        source: std::io::Error,
+    },
     /// The devp2p node key cannot be read or written.
     #[error("node key {path}: {reason}")]
     NodeKey {

@@ -41,6 +41,8 @@ fn start_node_with_banner(datadir: &Path, args: &[&str]) -> (KillOnDrop, String,
             "0",
             "--addr",
             "127.0.0.1",
+            "--libp2p.addr",
+            "127.0.0.1",
         ])
         .args(args)
         .arg("--datadir")
@@ -406,7 +408,8 @@ fn two_nodes_connect_over_libp2p() {
     let (a_dir, b_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let mut a = Command::new(env!("CARGO_BIN_EXE_gigagas"))
         .args(["node", "--http.port", "0", "--authrpc.port", "0", "--port", "0"])
-        .args(["--addr", "127.0.0.1", "--chain", genesis, "--datadir"])
+        .args(["--addr", "127.0.0.1", "--libp2p.addr", "127.0.0.1", "--chain", genesis])
+        .arg("--datadir")
         .arg(a_dir.path())
         .stderr(Stdio::piped())
         .spawn()
@@ -416,14 +419,18 @@ fn two_nodes_connect_over_libp2p() {
     stderr.read_line(&mut banner).expect("banner");
     std::thread::spawn(move || stderr.lines().for_each(drop));
     let _a = KillOnDrop(a);
-    let bootnode =
-        banner.split("; p2p ").nth(1).and_then(|s| s.split([';', ' ', '\n']).next()).expect("p2p");
+    let bootnode = banner
+        .split("; libp2p ")
+        .nth(1)
+        .and_then(|s| s.split([';', ' ', '\n']).next())
+        .expect("p2p");
     assert!(bootnode.starts_with("/ip4/127.0.0.1/tcp/") && bootnode.contains("/p2p/"), "{banner}");
     let a_http = format!(
         "http://{}",
         banner.split("JSON-RPC http://").nth(1).and_then(|s| s.split(';').next()).expect("url")
     );
-    let (_b, b_http, _) = start_node(b_dir.path(), &["--chain", genesis, "--bootnodes", bootnode]);
+    let (_b, b_http, _) =
+        start_node(b_dir.path(), &["--chain", genesis, "--libp2p.bootnodes", bootnode]);
     let peers =
         |url: &str| post(url, r#"{"jsonrpc":"2.0","id":1,"method":"net_peerCount"}"#, None).1;
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
@@ -455,8 +462,11 @@ fn a_syncing_payload_is_fetched_from_peers_then_valid() {
         a_dir.path(),
         &["--chain", genesis, "--dev", "--dev.block-time", "0.2", "--gossip", "none"],
     );
-    let bootnode =
-        banner.split("; p2p ").nth(1).and_then(|s| s.split([';', ' ', '\n']).next()).expect("p2p");
+    let bootnode = banner
+        .split("; libp2p ")
+        .nth(1)
+        .and_then(|s| s.split([';', ' ', '\n']).next())
+        .expect("p2p");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     loop {
         let (_, body) =
@@ -500,7 +510,7 @@ fn a_syncing_payload_is_fetched_from_peers_then_valid() {
 
     // B: the same chain, no dev miner, A as its bootnode; it has only the genesis.
     let (_b, _b_http, b_engine, _) =
-        start_node_with_banner(b_dir.path(), &["--chain", genesis, "--bootnodes", bootnode]);
+        start_node_with_banner(b_dir.path(), &["--chain", genesis, "--libp2p.bootnodes", bootnode]);
     let b_jwt = jwt_of(b_dir.path());
     let new_payload = || {
         let body = serde_json::json!({"jsonrpc": "2.0", "id": 4, "method": "engine_newPayloadV5",
@@ -574,4 +584,64 @@ fn dev_replay_feeds_a_chain_file_to_its_head() {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     assert_eq!(latest().1, want_hash.as_str(), "the replayed head is another block");
+}
+
+/// Issue 39's node path over devp2p, without a consensus client: A runs a dev chain and serves
+/// it from its store over RLPx/eth; B, given A's enode (printed at startup) as a trusted peer
+/// and A's head as `--debug.tip`, downloads every block from A, executes it, and reaches the
+/// tip with A's state root.
+#[test]
+fn a_node_syncs_from_another_over_devp2p_to_the_debug_tip() {
+    let genesis = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testing/dev-genesis.json");
+    let (a_dir, b_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (_a, a_http, _, banner) = start_node_with_banner(
+        a_dir.path(),
+        &["--chain", genesis, "--dev", "--dev.block-time", "0.2", "--libp2p.disable"],
+    );
+    let enode = banner
+        .split("; devp2p ")
+        .nth(1)
+        .and_then(|s| s.split([';', ' ', '\n']).next())
+        .expect("A's enode in its banner");
+    assert!(enode.starts_with("enode://") && enode.contains("@127.0.0.1:"), "{banner}");
+    let block = |url: &str, tag: &str| -> serde_json::Value {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":["{tag}",false]}}"#
+        );
+        serde_json::from_str::<serde_json::Value>(&post(url, &body, None).1).expect("json")
+            ["result"]
+            .clone()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let number = |b: &serde_json::Value| {
+        b["number"].as_str().and_then(|n| u64::from_str_radix(n.trim_start_matches("0x"), 16).ok())
+    };
+    while number(&block(&a_http, "latest")).is_none_or(|n| n < 6) {
+        assert!(std::time::Instant::now() < deadline, "A's dev chain did not reach block 6");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let tip = block(&a_http, "0x6");
+    let tip_hash = tip["hash"].as_str().expect("hash").to_string();
+    let (_b, b_http, _) = start_node(
+        b_dir.path(),
+        &[
+            "--chain",
+            genesis,
+            "--libp2p.disable",
+            "--trusted-peers",
+            enode,
+            "--debug.tip",
+            &tip_hash,
+        ],
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let head = block(&b_http, "latest");
+        if head["hash"].as_str() == Some(tip_hash.as_str()) {
+            assert_eq!(head["stateRoot"], tip["stateRoot"]);
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "B's head {head}, the tip {tip_hash}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
 }
