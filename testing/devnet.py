@@ -51,10 +51,10 @@ GWEI = 10**9
 
 
 def start_node(gigagas, datadir, extra):
-    """A gigagas node for the devnets (gigagas_testing.GigagasNode): p2p on a free loopback
-    port, Prometheus metrics on, `extra` flags."""
-    return GigagasNode(gigagas, datadir, ["--port", "0", "--addr", "127.0.0.1"] + extra,
-                       metrics=True)
+    """A gigagas node for the devnets (gigagas_testing.GigagasNode): devp2p and libp2p on free
+    loopback ports, Prometheus metrics on, `extra` flags."""
+    loopback = ["--port", "0", "--addr", "127.0.0.1", "--libp2p.addr", "127.0.0.1"]
+    return GigagasNode(gigagas, datadir, loopback + extra, metrics=True)
 
 
 class Sender:

@@ -179,7 +179,7 @@ def run_protocol(args, protocol):
         for i in range(1, args.nodes):
             nodes.append(start_node(args.gigagas, os.path.join(work, f"node{i}"),
                               chain + ["--dev.follow", "--gossip.proposer", key,
-                                       "--bootnodes", p2p] + common))
+                                       "--libp2p.bootnodes", p2p] + common))
         # Peers: every node connected to at least min(D, N-1) others, or 30 s.
         want = min(8, args.nodes - 1)
         deadline = time.time() + 30
@@ -205,7 +205,7 @@ def run_protocol(args, protocol):
         target = start + blocks
         deadline = time.time() + blocks * args.block_time * 4 + 60
         killed, killed_at = None, None
-        follow_args = chain + ["--dev.follow", "--gossip.proposer", key, "--bootnodes", p2p] + common
+        follow_args = chain + ["--dev.follow", "--gossip.proposer", key, "--libp2p.bootnodes", p2p] + common
         while int(proposer.rpc("eth_blockNumber"), 16) < target:
             number = int(proposer.rpc("eth_blockNumber"), 16)
             # kill -9 the last follower a third of the way, restart it at two thirds: it has

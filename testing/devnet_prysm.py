@@ -27,7 +27,7 @@ What it does:
    included and succeeded, blobs among them; Prysm logged no warning about Engine API methods
    gigagas lacks; reports the Engine API calls per method from gigagas's metrics;
 6. with --late-joiner: once the chain has finalized past genesis, starts a fresh gigagas peered with
-   the first over the network layer (`--bootnodes`) and a second beacon node peered with the
+   the first over the libp2p layer (`--libp2p.bootnodes`) and a second beacon node peered with the
    first (`--peer`) and checkpoint-synced from its finalized state; the second beacon node sends
    payloads whose parents the fresh gigagas lacks, which answers SYNCING, fetches the chain from
    its peer and then answers VALID. Both gigagas nodes must reach the same head and finalized
@@ -447,8 +447,8 @@ def main():
             h, a, m, port = ports or (http, auth, metrics_port, gigagas_p2p)
             node = GigagasNode(
                 args.gigagas, os.path.join(work, datadir),
-                ["--chain", el_out, "--authrpc.jwtsecret", jwt, "--port", str(port),
-                 "--gossip", "none", *(["--bootnodes", bootnodes] if bootnodes else [])],
+                ["--chain", el_out, "--authrpc.jwtsecret", jwt, "--libp2p.port", str(port),
+                 "--gossip", "none", *(["--libp2p.bootnodes", bootnodes] if bootnodes else [])],
                 http_port=h, authrpc_port=a, metrics=f"127.0.0.1:{m}",
                 log_path=os.path.join(work, f"{name}.log"),
                 env=dict(os.environ, RUST_LOG="info") if args.verbose else None)

@@ -94,8 +94,9 @@ class GigagasNode(_Node):
     chosen by the OS unless given), Prometheus metrics on a free port with `metrics=True`.
 
     Ready when the node has written its ready file: then `url` (JSON-RPC), `engine_url`,
-    `jwt_path` and `secret` (the Engine API's JWT secret, hex), `p2p` (the libp2p listen address,
-    None without a network), `proposer` (the gossip signer's public key, if any) and
+    `jwt_path` and `secret` (the Engine API's JWT secret, hex), `enode` (the devp2p URL), `p2p`
+    (the libp2p listen address, None without a network), `proposer` (the gossip signer's public
+    key, if any) and
     `metrics_url` are set. NodeError when the process exits first or `timeout` seconds pass."""
 
     def __init__(self, gigagas, datadir, flags=(), *, metrics=False, http_port=0,
@@ -109,6 +110,10 @@ class GigagasNode(_Node):
             f"127.0.0.1:{free_port()}" if metrics else None)
         cmd = [gigagas, "node", "--datadir", datadir, "--http.port", str(http_port),
                "--authrpc.port", str(authrpc_port), "--ready-file", self.ready_file]
+        # devp2p listens on an OS-chosen port unless the caller names one (many nodes share
+        # this machine); the enode is in the ready file.
+        if "--port" not in flags:
+            cmd += ["--port", "0"]
         if self.metrics_addr:
             cmd += ["--metrics", self.metrics_addr]
         super().__init__(cmd + list(flags), log_path, env)
@@ -130,6 +135,7 @@ class GigagasNode(_Node):
         with open(self.jwt_path) as f:
             self.secret = f.read().strip()
         self.p2p = self.info.get("p2p")
+        self.enode = self.info.get("enode")
         self.proposer = self.info.get("proposer")
         self.metrics_url = self.info.get("metrics")
 

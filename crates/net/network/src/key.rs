@@ -1,5 +1,5 @@
 //! The node key: an ed25519 secret kept in a file (64 hex characters), so that a node keeps its
-//! peer id across restarts (reth's `--p2p-secret-key`).
+//! peer id across restarts (the node's `--libp2p.secret-key`).
 
 use crate::NetError;
 use libp2p::identity::{ed25519, Keypair};

@@ -38,7 +38,8 @@ use std::{
 };
 use tokio::sync::{mpsc, oneshot, watch};
 
-/// How the network starts (reth's `--port`, `--bootnodes`, `--p2p-secret-key`, `--max-peers`).
+/// How the network starts (the node's `--libp2p.port`, `--libp2p.bootnodes`,
+/// `--libp2p.secret-key`, `--max-peers`).
 #[derive(Debug, Clone)]
 pub struct NetworkConfig {
     /// Listening address.
@@ -246,7 +247,7 @@ impl NetworkHandle {
     }
 
     /// The bound listening address with this node's `/p2p/` id: what other nodes pass as
-    /// `--bootnodes`.
+    /// `--libp2p.bootnodes`.
     pub fn listen_addr(&self) -> &Multiaddr {
         &self.listen_addr
     }
