@@ -15,7 +15,6 @@ use alloy_primitives::B256;
 use gigagas_devp2p::{Devp2pNetwork, LocalNode};
 use gigagas_eth_wire_types::StatusMessage;
 use gigagas_net_p2p::BlockClient;
-use gigagas_net_peers::NodeRecord;
 use gigagas_primitives::ChainSpec;
 use gigagas_storage::FullProvider;
 use std::{path::Path, sync::Arc, time::Duration};
@@ -86,23 +85,17 @@ pub(crate) fn local_node(
     })
 }
 
-/// This node's enode URL: its node id at the listener's bound address (loopback when it
-/// listens on every interface: the address other nodes here reach it at).
-pub(crate) fn enode(network: &Devp2pNetwork, bound: std::net::SocketAddr) -> NodeRecord {
-    let address = if bound.ip().is_unspecified() {
-        std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST)
-    } else {
-        bound.ip()
-    };
-    NodeRecord { address, tcp_port: bound.port(), udp_port: bound.port(), id: network.local_id() }
-}
-
-/// Keeps a session with every peer of `trusted`: dials those not in session every
-/// [`REDIAL_INTERVAL`], logging each failure, and warns while none is connected.
-pub(crate) async fn keep_connected(network: Devp2pNetwork, trusted: Vec<NodeRecord>) {
+/// Keeps a session with every static peer of `network` (`--trusted-peers`, `admin_addPeer`):
+/// dials those not in session every [`REDIAL_INTERVAL`], logging each failure, and warns while
+/// none is connected.
+pub(crate) async fn keep_connected(network: Devp2pNetwork) {
     let mut interval = tokio::time::interval(REDIAL_INTERVAL);
     loop {
         interval.tick().await;
+        let trusted = network.static_peers();
+        if trusted.is_empty() {
+            continue;
+        }
         let connected: Vec<_> = network.sessions().into_iter().map(|s| s.record.id).collect();
         let mut failures = Vec::new();
         for record in trusted.iter().filter(|r| !connected.contains(&r.id)) {

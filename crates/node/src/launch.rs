@@ -158,18 +158,16 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
         let devp2p = gigagas_devp2p::Devp2pNetwork::new(local)
             .with_server(gigagas_net_p2p::ChainServer::new(storage.clone()))
             .with_max_peers(args.max_peers as usize);
-        let bound = devp2p
+        devp2p
             .listen(SocketAddr::new(args.addr, args.port))
             .await
             .map_err(|source| NodeError::Devp2pListen { port: args.port, source })?;
-        let enode = crate::devp2p::enode(&devp2p, bound);
+        let enode = devp2p.enode().expect("known once listening");
         tracing::info!(target: "net::devp2p", %enode, trusted = args.trusted_peers.len(), "devp2p listening");
-        if !args.trusted_peers.is_empty() {
-            executor.spawn_critical(
-                "devp2p-peers",
-                crate::devp2p::keep_connected(devp2p.clone(), args.trusted_peers.clone()),
-            );
+        for peer in &args.trusted_peers {
+            devp2p.add_static_peer(*peer);
         }
+        executor.spawn_critical("devp2p-peers", crate::devp2p::keep_connected(devp2p.clone()));
         if !args.trusted_peers.is_empty() || libp2p_off {
             let syncer = crate::sync::Syncer::new(engine.clone(), devp2p.clone(), true);
             executor.spawn_critical(

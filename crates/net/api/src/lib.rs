@@ -1,15 +1,17 @@
 //! gigagas's network API (reth's `net/network-api`): what JSON-RPC (`net_peerCount`,
-//! `net_listening`, next `admin_nodeInfo` / `admin_peers`) and the node see of a peer-to-peer
-//! network, whatever the transport behind it. The transport implements [`NetworkInfo`]; RPC
-//! holds a `dyn NetworkInfo` and links no networking library.
+//! `net_listening`, `admin_nodeInfo`, `admin_peers`, `admin_addPeer`) and the node see of a
+//! peer-to-peer network, whatever the transport behind it. Each transport implements
+//! [`NetworkInfo`]; RPC holds `dyn NetworkInfo`s and links no networking library.
 
 use std::fmt::Debug;
 
 /// The local node as its network announces it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NodeInfo {
-    /// The node's id on the network (a libp2p peer id, an enode id), as text.
+    /// The node's id on the network (a libp2p peer id, a devp2p node id in hex), as text.
     pub id: String,
+    /// The client's name as it introduces itself (devp2p `Hello`).
+    pub name: String,
     /// Where the node listens (a multiaddr, an enode URL), as text.
     pub listen_addr: String,
     /// The transport: `libp2p`, `devp2p`.
@@ -19,8 +21,27 @@ pub struct NodeInfo {
 /// A connected peer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PeerInfo {
-    /// The peer's id, as text.
+    /// The peer's id (its enode URL on devp2p), as text.
     pub id: String,
+    /// The client's name (its `Hello`), empty where the transport has none.
+    pub name: String,
+    /// The peer's address.
+    pub remote_addr: String,
+    /// The protocols spoken with it (`eth/71`).
+    pub caps: Vec<String>,
+    /// The transport.
+    pub transport: &'static str,
+}
+
+/// Why a peer could not be added.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AddPeerError {
+    /// The address is not one this transport dials (an enode URL for devp2p).
+    #[error("invalid peer address: {0}")]
+    InvalidAddress(String),
+    /// This transport does not add peers on request.
+    #[error("this network does not add peers on request")]
+    Unsupported,
 }
 
 /// What a running network tells about itself.
@@ -34,5 +55,15 @@ pub trait NetworkInfo: Debug + Send + Sync {
     /// How many peers are connected.
     fn peer_count(&self) -> usize {
         self.peers().len()
+    }
+
+    /// Keeps a session with the peer at `address` (dialed now and again whenever it ends),
+    /// as geth's `admin_addPeer`.
+    ///
+    /// # Errors
+    /// [`AddPeerError`] for an address the transport cannot dial.
+    fn add_peer(&self, address: &str) -> Result<(), AddPeerError> {
+        let _ = address;
+        Err(AddPeerError::Unsupported)
     }
 }

@@ -77,6 +77,10 @@ pub struct Devp2pNetwork {
     server: Option<ChainServer>,
     /// Sessions at most (inbound ones beyond are refused with `TooManyPeers`).
     max_peers: usize,
+    /// Peers to keep a session with (`--trusted-peers`, `admin_addPeer`).
+    static_peers: Arc<Mutex<Vec<NodeRecord>>>,
+    /// The listener's bound address, once listening.
+    listening: Arc<Mutex<Option<SocketAddr>>>,
 }
 
 /// Sessions a network keeps at most unless told otherwise (geth's `--maxpeers`).
@@ -96,7 +100,40 @@ impl Devp2pNetwork {
             sessions: Arc::default(),
             server: None,
             max_peers: DEFAULT_MAX_PEERS,
+            static_peers: Arc::default(),
+            listening: Arc::default(),
         }
+    }
+
+    /// Adds `record` to the peers a session is kept with ([`Devp2pNetwork::static_peers`]).
+    pub fn add_static_peer(&self, record: NodeRecord) {
+        let mut peers = self.static_peers.lock().expect("static peers lock");
+        if !peers.iter().any(|p| p.id == record.id) {
+            peers.push(record);
+        }
+    }
+
+    /// The peers a session is kept with: whoever keeps them connected dials those not in
+    /// session.
+    pub fn static_peers(&self) -> Vec<NodeRecord> {
+        self.static_peers.lock().expect("static peers lock").clone()
+    }
+
+    /// This node's enode URL, once listening: its node id at the bound address (loopback when
+    /// it listens on every interface).
+    pub fn enode(&self) -> Option<NodeRecord> {
+        let bound = (*self.listening.lock().expect("listening lock"))?;
+        let address = if bound.ip().is_unspecified() {
+            std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST)
+        } else {
+            bound.ip()
+        };
+        Some(NodeRecord {
+            address,
+            tcp_port: bound.port(),
+            udp_port: bound.port(),
+            id: self.local_id(),
+        })
     }
 
     /// The same network answering peers' requests from `server`'s store.
@@ -120,6 +157,7 @@ impl Devp2pNetwork {
     pub async fn listen(&self, addr: SocketAddr) -> std::io::Result<SocketAddr> {
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let bound = listener.local_addr()?;
+        *self.listening.lock().expect("listening lock") = Some(bound);
         let network = self.clone();
         tokio::spawn(async move {
             loop {
@@ -337,5 +375,47 @@ impl BlockClient for Devp2pNetwork {
             let _ =
                 s.commands.try_send(SessionCommand::Disconnect(DisconnectReason::ProtocolError));
         }
+    }
+}
+
+impl gigagas_net_api::NetworkInfo for Devp2pNetwork {
+    fn node_info(&self) -> gigagas_net_api::NodeInfo {
+        gigagas_net_api::NodeInfo {
+            id: alloy_primitives::hex::encode(self.local_id()),
+            name: self.local.client_version.clone(),
+            listen_addr: self.enode().map(|e| e.to_string()).unwrap_or_default(),
+            transport: "devp2p",
+        }
+    }
+
+    fn peers(&self) -> Vec<gigagas_net_api::PeerInfo> {
+        self.sessions()
+            .into_iter()
+            .map(|s| gigagas_net_api::PeerInfo {
+                id: s.record.to_string(),
+                name: s.client_version,
+                remote_addr: s.record.tcp_addr().to_string(),
+                caps: vec![format!("eth/{}", s.version.number())],
+                transport: "devp2p",
+            })
+            .collect()
+    }
+
+    fn peer_count(&self) -> usize {
+        self.sessions.lock().expect("sessions lock").active.len()
+    }
+
+    fn add_peer(&self, address: &str) -> Result<(), gigagas_net_api::AddPeerError> {
+        let record: NodeRecord = address
+            .parse()
+            .map_err(|e| gigagas_net_api::AddPeerError::InvalidAddress(format!("{e}")))?;
+        self.add_static_peer(record);
+        let network = self.clone();
+        tokio::spawn(async move {
+            if let Err(e) = network.dial(record).await {
+                tracing::debug!(target: "net::devp2p", peer = %record, error = %e, "added peer did not answer");
+            }
+        });
+        Ok(())
     }
 }

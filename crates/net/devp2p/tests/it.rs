@@ -111,6 +111,18 @@ async fn requests_are_answered_by_id_and_a_stray_answer_ends_the_session() {
     assert_eq!(session.version.number(), 71);
     assert_eq!(session.client_version, "scripted");
     assert_eq!(network.peers(), vec![record.id]);
+    // What RPC's admin_peers and net_peerCount see.
+    let info = gigagas_net_api::NetworkInfo::peers(&network);
+    assert_eq!(info.len(), 1);
+    assert_eq!(
+        (info[0].name.as_str(), info[0].caps.clone()),
+        ("scripted", vec!["eth/71".to_string()])
+    );
+    assert_eq!(info[0].id, record.to_string());
+    assert!(matches!(
+        gigagas_net_api::NetworkInfo::add_peer(&network, "enode://nope"),
+        Err(gigagas_net_api::AddPeerError::InvalidAddress(_))
+    ));
     let headers = network.get_headers(record.id, HashOrNumber::Number(1), 5).await.unwrap();
     assert_eq!(headers.iter().map(|h| h.number).collect::<Vec<_>>(), vec![1, 2]);
     let bals = network.get_block_access_lists(record.id, vec![B256::ZERO; 3]).await.unwrap();

@@ -68,13 +68,23 @@ impl NetworkInfo for NetworkHandle {
     fn node_info(&self) -> NodeInfo {
         NodeInfo {
             id: self.local_peer_id().to_string(),
+            name: format!("gigagas/v{}", env!("CARGO_PKG_VERSION")),
             listen_addr: self.listen_addr().to_string(),
             transport: "libp2p",
         }
     }
 
     fn peers(&self) -> Vec<PeerInfo> {
-        NetworkHandle::peers(self).into_iter().map(|p| PeerInfo { id: p.to_string() }).collect()
+        NetworkHandle::peers(self)
+            .into_iter()
+            .map(|p| PeerInfo {
+                id: p.to_string(),
+                name: String::new(),
+                remote_addr: String::new(),
+                caps: Vec::new(),
+                transport: "libp2p",
+            })
+            .collect()
     }
 
     fn peer_count(&self) -> usize {
