@@ -6,7 +6,6 @@
 
 use clap::Args;
 use gigagas_devp2p::{Devp2pNetwork, LocalNode};
-use gigagas_eth_wire_types::StatusMessage;
 use gigagas_net_p2p::{BlockDownloader, DownloaderConfig};
 use gigagas_net_peers::NodeRecord;
 use std::{path::PathBuf, process::ExitCode, time::Instant};
@@ -36,22 +35,14 @@ pub(crate) fn run(args: P2pArgs) -> Result<ExitCode, String> {
         std::fs::read(&args.chain).map_err(|e| format!("reading {}: {e}", args.chain.display()))?;
     let genesis = gigagas_validation::genesis_block(&genesis_json).map_err(|e| e.to_string())?;
     let (chain, header) = (&genesis.chain, &genesis.header);
-    let status = StatusMessage {
-        version: 0,
-        network_id: chain.chain_id,
-        genesis: genesis.hash,
-        fork_id: chain.fork_id(genesis.hash, header.timestamp, 0, header.timestamp),
-        earliest: 0,
-        latest: 0,
-        latest_hash: genesis.hash,
-    };
-    let local = LocalNode {
-        secret: gigagas_net_ecies::random_secret_key(),
-        client_version: format!("gigagas/v{}", env!("CARGO_PKG_VERSION")),
-        port: 0,
-        status,
-        fork_filter: chain.fork_filter(genesis.hash, header.timestamp, 0, header.timestamp),
-    };
+    let local = LocalNode::at_head(
+        gigagas_net_ecies::random_secret_key(),
+        format!("gigagas/v{}", env!("CARGO_PKG_VERSION")),
+        chain.chain_id,
+        genesis.hash,
+        (0, genesis.hash),
+        chain.fork_filter(genesis.hash, header.timestamp, 0, header.timestamp),
+    );
     let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     runtime.block_on(async move {
         let network = Devp2pNetwork::new(local);

@@ -1,6 +1,6 @@
-//! The node's devp2p side (issue 39's first wiring): sessions with `--trusted-peers` kept up,
-//! and sync from them — to `--debug.tip` with no consensus client, or to the block a consensus
-//! client's payload was missing (SYNCING).
+//! The node's devp2p side: sessions with `--trusted-peers` kept up, and sync from them — to
+//! `--debug.tip` with no consensus client, or to the block a consensus client's payload was
+//! missing (SYNCING).
 //!
 //! Flow: [`local_node`] builds what the node says in its handshakes from the store (genesis,
 //! head, fork id and filter at the head, its key from `DATADIR/nodekey`); [`keep_connected`]
@@ -13,7 +13,6 @@ use crate::{sync::Syncer, NodeError};
 use alloy_eips::eip1898::HashOrNumber;
 use alloy_primitives::B256;
 use gigagas_devp2p::{Devp2pNetwork, LocalNode};
-use gigagas_eth_wire_types::StatusMessage;
 use gigagas_net_p2p::BlockClient;
 use gigagas_primitives::ChainSpec;
 use gigagas_storage::FullProvider;
@@ -62,27 +61,14 @@ pub(crate) fn local_node(
     let genesis = storage.header_by_number(0)?.ok_or(NodeError::NoHeadHeader(0))?;
     let genesis_hash = genesis.hash_slow();
     let header = storage.header_by_number(head.0)?.ok_or(NodeError::NoHeadHeader(head.0))?;
-    let status = StatusMessage {
-        version: 0,
-        network_id: chain.chain_id,
-        genesis: genesis_hash,
-        fork_id: chain.fork_id(genesis_hash, genesis.timestamp, head.0, header.timestamp),
-        earliest: 0,
-        latest: head.0,
-        latest_hash: head.1,
-    };
-    Ok(LocalNode {
-        secret,
-        client_version: format!(
-            "gigagas/v{}/{}-{}",
-            env!("CARGO_PKG_VERSION"),
-            std::env::consts::OS,
-            std::env::consts::ARCH
-        ),
-        port: 0,
-        status,
-        fork_filter: chain.fork_filter(genesis_hash, genesis.timestamp, head.0, header.timestamp),
-    })
+    let client_version = format!(
+        "gigagas/v{}/{}-{}",
+        env!("CARGO_PKG_VERSION"),
+        std::env::consts::OS,
+        std::env::consts::ARCH
+    );
+    let fork_filter = chain.fork_filter(genesis_hash, genesis.timestamp, head.0, header.timestamp);
+    Ok(LocalNode::at_head(secret, client_version, chain.chain_id, genesis_hash, head, fork_filter))
 }
 
 /// Keeps a session with every static peer of `network` (`--trusted-peers`, `admin_addPeer`):

@@ -44,6 +44,31 @@ pub struct LocalNode {
     pub fork_filter: ForkFilter,
 }
 
+impl LocalNode {
+    /// A node of network `network_id` and genesis `genesis` whose head is `head` (number,
+    /// hash), serving every block from genesis: its `Status` announces the fork id
+    /// `fork_filter` computes for that head.
+    pub fn at_head(
+        secret: SecretKey,
+        client_version: String,
+        network_id: u64,
+        genesis: B256,
+        head: (u64, B256),
+        fork_filter: ForkFilter,
+    ) -> Self {
+        let status = StatusMessage {
+            version: 0,
+            network_id,
+            genesis,
+            fork_id: fork_filter.current(),
+            earliest: 0,
+            latest: head.0,
+            latest_hash: head.1,
+        };
+        Self { secret, client_version, port: 0, status, fork_filter }
+    }
+}
+
 /// What is known of a session.
 #[derive(Debug, Clone)]
 pub struct SessionInfo {

@@ -120,9 +120,13 @@ pub(crate) fn decrypt(
     Ok(plain)
 }
 
-/// Seals a handshake body: random padding (100–199 bytes, as geth), the 2-byte size prefix,
-/// ECIES to `to` with the prefix as MAC data. Returns the whole packet, prefix included.
-fn seal(to: &PublicKey, mut body: Vec<u8>) -> Vec<u8> {
+/// Seals a handshake message whose RLP list holds the encoded `items`: the list, random
+/// padding (100–199 bytes, as geth), the 2-byte size prefix, ECIES to `to` with the prefix as
+/// MAC data. Returns the whole packet, prefix included.
+fn seal(to: &PublicKey, items: &[u8]) -> Vec<u8> {
+    let mut body = Vec::with_capacity(items.len() + 3 + 200);
+    RlpHeader { list: true, payload_length: items.len() }.encode(&mut body);
+    body.extend_from_slice(items);
     let padding = 100 + usize::from(rand::random::<u8>() % 100);
     body.extend((0..padding).map(|_| rand::random::<u8>()));
     let size = u16::try_from(body.len() + ECIES_OVERHEAD).expect("a handshake body is small");
@@ -219,10 +223,7 @@ impl Handshake {
         id.encode(&mut items);
         self.nonce.encode(&mut items);
         HANDSHAKE_VERSION.encode(&mut items);
-        let mut body = Vec::new();
-        RlpHeader { list: true, payload_length: items.len() }.encode(&mut body);
-        body.extend(items);
-        let packet = seal(&remote, body);
+        let packet = seal(&remote, &items);
         self.auth = Some(packet.clone());
         packet
     }
@@ -263,10 +264,7 @@ impl Handshake {
         peer_id(&self.ephemeral.public_key()).encode(&mut items);
         self.nonce.encode(&mut items);
         HANDSHAKE_VERSION.encode(&mut items);
-        let mut body = Vec::new();
-        RlpHeader { list: true, payload_length: items.len() }.encode(&mut body);
-        body.extend(items);
-        let packet = seal(&remote, body);
+        let packet = seal(&remote, &items);
         self.ack = Some(packet.clone());
         packet
     }
