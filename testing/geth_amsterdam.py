@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Amsterdam chains built by geth 1.17.10: `geth --dev` on a genesis with `amsterdamTime: 0`
+"""Amsterdam (or Osaka) chains built by geth 1.17.10: `geth --dev` on a genesis with `amsterdamTime: 0`
 (geth's own `dumpgenesis --dev`, its `bogotaTime` removed, a few funded keys added), fed
 transactions over JSON-RPC, then `geth export`ed with the BAL geth appends after each block.
 The output folder holds `genesis.json` and `chain.rlp` (a `gigagas init` + `gigagas import`
@@ -104,14 +104,17 @@ def fund_alloc(count, balance=10**24):
             for i in range(count)}
 
 
-def make_genesis(geth, gas_limit, senders):
-    """geth's dev genesis with Amsterdam at 0 instead of Bogota, `senders` keys funded."""
+def make_genesis(geth, gas_limit, senders, fork="amsterdam"):
+    """geth's dev genesis with Amsterdam at 0 instead of Bogota (`fork` "osaka": neither, the
+    chain stays on Osaka with BPO1 and BPO2), `senders` keys funded."""
     out = subprocess.run([geth, "--dev", "dumpgenesis"], check=True, capture_output=True, text=True)
     genesis = json.loads(out.stdout)
     config = genesis["config"]
     config.pop("bogotaTime", None)
-    config.update(chainId=CHAIN_ID, bpo1Time=0, bpo2Time=0, amsterdamTime=0,
+    config.update(chainId=CHAIN_ID, bpo1Time=0, bpo2Time=0,
                   depositContractAddress=MAINNET_DEPOSIT_CONTRACT)
+    if fork == "amsterdam":
+        config["amsterdamTime"] = 0
     config["blobSchedule"].update(bpo1=BPO1, bpo2=BPO2)
     genesis["gasLimit"] = hex(gas_limit)
     genesis["alloc"].update(fund_alloc(senders))
@@ -416,7 +419,8 @@ def write_fixture(path, name, genesis, headers, export):
                                 "code": account.get("code", "0x"),
                                 "storage": account.get("storage", {})}
     g = headers[0]
-    test = {"network": "Amsterdam", "genesisBlockHeader": header_json(g),
+    network = "Amsterdam" if "amsterdamTime" in genesis["config"] else "BPO2"
+    test = {"network": network, "genesisBlockHeader": header_json(g),
             "genesisRLP": genesis_rlp(g), "pre": pre, "blocks": blocks,
             "postStateHash": headers[-1]["stateRoot"], "lastblockhash": headers[-1]["hash"],
             "sealEngine": "NoProof",
@@ -454,6 +458,8 @@ def main():
     ap.add_argument("--out", required=True, help="output folder: genesis.json, chain.rlp, summary.json")
     ap.add_argument("--geth", help="geth binary (default: testing/geth_install.sh)")
     ap.add_argument("--load", choices=["coverage", "heavy"], default="coverage")
+    ap.add_argument("--fork", choices=["amsterdam", "osaka"], default="amsterdam",
+                    help="heavy: the chain's fork (osaka: Osaka with BPO1 and BPO2, no BALs)")
     ap.add_argument("--blocks", type=int, default=20, help="heavy: rounds (about one block each)")
     ap.add_argument("--txs", type=int, default=400, help="heavy: transactions a round")
     ap.add_argument("--senders", type=int, default=64, help="funded keys")
@@ -467,7 +473,9 @@ def main():
         args.geth = os.path.join(folder, "geth")
     senders = max(args.senders, 14)
     os.makedirs(args.out, exist_ok=True)
-    genesis = make_genesis(args.geth, args.gas_limit, senders)
+    if args.load == "coverage" and args.fork != "amsterdam":
+        raise SystemExit("geth_amsterdam: the coverage load exercises Amsterdam's rules: --fork amsterdam")
+    genesis = make_genesis(args.geth, args.gas_limit, senders, args.fork)
     genesis_path = os.path.join(args.out, "genesis.json")
     with open(genesis_path, "w") as f:
         json.dump(genesis, f, indent=1)
@@ -508,7 +516,7 @@ def main():
             by_kind.setdefault(k, []).append({"block": int(r["blockNumber"], 16),
                                               "gasUsed": int(r["gasUsed"], 16),
                                               "status": int(r["status"], 16)})
-        summary = {"load": args.load, "head": head, "head_hash": head_hash,
+        summary = {"load": args.load, "fork": args.fork, "head": head, "head_hash": head_hash,
                    "transactions": sum(len(v) for v in by_kind.values()) or tx_count, "failed": failed, "deployed": deployed,
                    "gas_limit": args.gas_limit, "gas_used": gas, "by_kind": by_kind if args.load == "coverage" else None}
         with open(os.path.join(args.out, "summary.json"), "w") as f:

@@ -147,7 +147,9 @@ class GigagasNode(_Node):
 
 class GethNode(_Node):
     """geth (1.17.10, testing/geth_install.sh) on a datadir already initialized (`init`), with
-    JSON-RPC (`http_api`) and its authenticated Engine API on free loopback ports, no peers.
+    JSON-RPC (`http_api`) and its authenticated Engine API on free loopback ports; no peers
+    unless `p2p=True` (then devp2p on a free loopback port, no discovery, `enode` set from
+    `admin_nodeInfo`, which needs `admin` in `http_api`).
     Ready when its JSON-RPC answers; NodeError when it exits first or `timeout` seconds pass."""
 
     @staticmethod
@@ -156,7 +158,7 @@ class GethNode(_Node):
                        capture_output=True)
 
     def __init__(self, geth, datadir, flags=(), *, http_api="eth,net,web3", log_path=None,
-                 timeout=60):
+                 timeout=60, p2p=False):
         self.jwt_path = os.path.join(datadir, "jwt.hex")
         self.secret = os.urandom(32).hex()
         with open(self.jwt_path, "w") as f:
@@ -166,13 +168,15 @@ class GethNode(_Node):
         cmd = [geth, "--datadir", datadir, "--authrpc.addr", "127.0.0.1", "--authrpc.port",
                str(auth), "--authrpc.jwtsecret", self.jwt_path, "--http", "--http.addr",
                "127.0.0.1", "--http.port", str(http), "--http.api", http_api, "--nodiscover",
-               "--maxpeers", "0", "--port", str(free_port()), "--syncmode", "full",
-               "--ipcdisable"] + list(flags)
+               "--maxpeers", "50" if p2p else "0", "--port", str(free_port()), "--syncmode",
+               "full", "--ipcdisable"] + list(flags)
         super().__init__(cmd, log_path)
         deadline = time.time() + timeout
         while True:
             try:
                 json_rpc(self.url, "eth_blockNumber", [])
+                if p2p:
+                    self.enode = json_rpc(self.url, "admin_nodeInfo", [])["enode"]
                 return
             except Exception:  # noqa: BLE001 - not up yet
                 if not self.alive():

@@ -14,9 +14,11 @@ use std::{path::PathBuf, process::ExitCode, sync::Arc, time::Instant};
 /// Arguments of `gigagas init`.
 #[derive(Debug, Args)]
 pub(crate) struct InitArgs {
-    /// Geth-format genesis file (`config`, `alloc`, header fields).
-    #[arg(long)]
-    genesis: PathBuf,
+    /// Geth-format genesis file (`config`, `alloc`, header fields), or a chain's name:
+    /// `mainnet`, `sepolia`, `hoodi`, `dev` (geth 1.17.10's files, built in). `--chain` is
+    /// the same flag, as `gigagas node` names it.
+    #[arg(long, alias = "chain")]
+    genesis: gigagas_chainspec::ChainArg,
     /// Data directory (created when missing).
     #[arg(long)]
     datadir: PathBuf,
@@ -66,8 +68,7 @@ pub(crate) struct ImportArgs {
 
 /// Runs `init`.
 pub(crate) fn init(args: InitArgs) -> Result<ExitCode, String> {
-    let json =
-        std::fs::read(&args.genesis).map_err(|e| format!("{}: {e}", args.genesis.display()))?;
+    let json = args.genesis.genesis_json().map_err(|e| e.to_string())?;
     let store = Storage::open(&args.datadir).map_err(|e| e.to_string())?;
     let init = init_genesis(&store, &json).map_err(|e| e.to_string())?;
     let verb = if init.already_initialized { "already initialized with" } else { "initialized:" };

@@ -16,9 +16,11 @@ pub struct NodeArgs {
     /// Data directory (RocksDB store and `jwt.hex`); created when absent.
     #[arg(long)]
     pub datadir: PathBuf,
-    /// `mainnet` or a genesis JSON file; used to initialize an empty datadir.
+    /// The chain: `mainnet`, `sepolia`, `hoodi`, `dev` (geth 1.17.10's genesis files, built
+    /// in) or a geth-format genesis JSON file. Initializes an empty datadir; a named chain's
+    /// datadir must hold that chain's genesis.
     #[arg(long, default_value = "mainnet")]
-    pub chain: String,
+    pub chain: gigagas_chainspec::ChainArg,
     /// Engine API listening address.
     #[arg(long = "authrpc.addr", default_value = "127.0.0.1")]
     pub auth_addr: IpAddr,
@@ -114,10 +116,15 @@ pub struct NodeArgs {
     /// again whenever their session ends; blocks are synced from them over eth/69-71.
     #[arg(long = "trusted-peers", value_delimiter = ',')]
     pub trusted_peers: Vec<gigagas_net_peers::NodeRecord>,
+    /// devp2p nodes to start from, comma-separated enode URLs or ENRs (`enr:-…`); the named
+    /// chain's bootnodes (geth's list) by default, none for a genesis file. Those with a TCP
+    /// port are dialed until one answers; the node says plainly when none does.
+    #[arg(long, value_delimiter = ',')]
+    pub bootnodes: Option<Vec<gigagas_net_peers::BootNode>>,
     /// Sync to this block (hash) from the devp2p peers without a consensus client (reth's
     /// `--debug.tip`): its header is asked of the peers, then every block up to it is
     /// downloaded, executed and made the head.
-    #[arg(long = "debug.tip", requires = "trusted_peers")]
+    #[arg(long = "debug.tip")]
     pub debug_tip: Option<alloy_primitives::B256>,
     /// devp2p listening address (TCP): RLPx sessions with any execution client.
     #[arg(long = "addr", default_value = "0.0.0.0")]
@@ -311,6 +318,24 @@ impl NodeArgs {
     #[cfg(not(feature = "fault-injection"))]
     fn faults(&self) -> gigagas_net::shaping::Shaping {
         Default::default()
+    }
+
+    /// The chain to run: `--chain`, where `--dev` with the default `mainnet` means the dev
+    /// chain.
+    pub fn chain(&self) -> gigagas_chainspec::ChainArg {
+        use gigagas_chainspec::{ChainArg, NamedChain};
+        match &self.chain {
+            ChainArg::Named(NamedChain::Mainnet) if self.dev => ChainArg::Named(NamedChain::Dev),
+            chain => chain.clone(),
+        }
+    }
+
+    /// The devp2p nodes to start from: `--bootnodes`, else the named chain's.
+    pub fn bootnodes(&self) -> Vec<gigagas_net_peers::BootNode> {
+        match &self.bootnodes {
+            Some(nodes) => nodes.clone(),
+            None => self.chain().named().map(|c| c.bootnodes()).unwrap_or_default(),
+        }
     }
 
     /// The JWT secret file: `--authrpc.jwtsecret`, else `DATADIR/jwt.hex`.

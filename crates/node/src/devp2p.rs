@@ -5,7 +5,9 @@
 //! Flow: [`local_node`] builds what the node says in its handshakes from the store (genesis,
 //! head, fork id and filter at the head, its key from `DATADIR/nodekey`); [`keep_connected`]
 //! dials every trusted peer not in session, every [`REDIAL_INTERVAL`], and says plainly when
-//! none answers; [`sync_to_tip`] asks the peers for the tip's header, syncs up to it through
+//! none answers; [`follow_head`] keeps the node's `Status` at the head and announces it with
+//! `BlockRangeUpdate`; [`dial_bootnodes`] dials the chain's (or `--bootnodes`') nodes while the node
+//! has no session, and says so when none answers; [`sync_to_tip`] asks the peers for the tip's header, syncs up to it through
 //! the node's [`Syncer`] (the block downloader over the sessions; blocks executed in parallel
 //! on the BALs eth/71 peers send) and checks that the head reached is the tip.
 
@@ -14,6 +16,7 @@ use alloy_eips::eip1898::HashOrNumber;
 use alloy_primitives::B256;
 use gigagas_devp2p::{Devp2pNetwork, LocalNode};
 use gigagas_net_p2p::BlockClient;
+use gigagas_net_peers::BootNode;
 use gigagas_primitives::ChainSpec;
 use gigagas_storage::FullProvider;
 use std::{path::Path, sync::Arc, time::Duration};
@@ -93,6 +96,70 @@ pub(crate) async fn keep_connected(network: Devp2pNetwork) {
             tracing::warn!(target: "net::devp2p", tried = trusted.len(), errors = ?failures, "no trusted peer answers");
         } else if !failures.is_empty() {
             tracing::debug!(target: "net::devp2p", errors = ?failures, "some trusted peers did not answer");
+        }
+    }
+}
+
+/// Keeps what the network says of this node at the engine's head: each new head (its header
+/// read from the store for the fork id's timestamp) goes to [`Devp2pNetwork::update_head`],
+/// which announces it to the sessions as it moves on. Ends when the engine stops.
+pub(crate) async fn follow_head(
+    network: Devp2pNetwork,
+    engine: gigagas_engine::EngineHandle,
+    storage: Arc<dyn FullProvider>,
+) {
+    let mut forkchoice = engine.subscribe_forkchoice();
+    loop {
+        let (number, hash) = forkchoice.borrow_and_update().head;
+        match storage.header(&hash) {
+            Ok(Some(header)) => network.update_head(number, hash, header.timestamp),
+            // Not stored yet (persisted in the background): the next head will be.
+            Ok(None) => {}
+            Err(e) => {
+                tracing::warn!(target: "net::devp2p", %hash, error = %e, "head header unreadable")
+            }
+        }
+        if forkchoice.changed().await.is_err() {
+            return;
+        }
+    }
+}
+
+/// How often the bootnodes are dialed again while the node has no session.
+pub(crate) const BOOTNODE_REDIAL_INTERVAL: Duration = Duration::from_secs(30);
+
+/// Dials the bootnodes that have a TCP port (all at once) whenever the node has no session,
+/// every [`BOOTNODE_REDIAL_INTERVAL`], and says plainly when none answers: each one's error,
+/// and how many are discovery-only ENRs (UDP, no TCP port), which only discovery can reach.
+pub(crate) async fn dial_bootnodes(network: Devp2pNetwork, bootnodes: Vec<BootNode>) {
+    let (dialable, udp_only): (Vec<_>, Vec<_>) =
+        bootnodes.into_iter().partition(|b| b.record.is_dialable());
+    tracing::info!(target: "net::devp2p", dialable = dialable.len(), discovery_only = udp_only.len(), "bootnodes");
+    if dialable.is_empty() {
+        if !udp_only.is_empty() {
+            tracing::warn!(target: "net::devp2p", discovery_only = udp_only.len(), "every bootnode is a discovery-only ENR (no TCP port), and discovery is not running: no peer can be found from them");
+        }
+        return;
+    }
+    let mut interval = tokio::time::interval(BOOTNODE_REDIAL_INTERVAL);
+    loop {
+        interval.tick().await;
+        if !network.sessions().is_empty() {
+            continue;
+        }
+        let mut dials = tokio::task::JoinSet::new();
+        for node in &dialable {
+            let (network, record) = (network.clone(), node.record);
+            dials.spawn(async move { (record, network.dial(record).await) });
+        }
+        let mut failures = Vec::new();
+        while let Some(Ok((record, result))) = dials.join_next().await {
+            if let Err(e) = result {
+                failures.push(format!("{}: {e}", record.tcp_addr()));
+            }
+        }
+        if failures.len() == dialable.len() {
+            tracing::warn!(target: "net::devp2p", tried = dialable.len(), discovery_only = udp_only.len(), errors = ?failures, "none of the bootnodes answered; trying again in {}s", BOOTNODE_REDIAL_INTERVAL.as_secs());
         }
     }
 }

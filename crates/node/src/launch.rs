@@ -30,10 +30,6 @@ use std::{net::SocketAddr, path::PathBuf, sync::Arc, time::Duration};
 /// Fee recipient of the dev chain's blocks.
 const DEV_FEE_RECIPIENT: Address = address!("0x000000000000000000000000000000000000dEaD");
 
-/// The dev chain's genesis (chain id 1337, every fork through Osaka at 0, Amsterdam's BALs
-/// from 0, four funded accounts whose keys are the well-known Hardhat/Anvil dev keys).
-pub const DEV_GENESIS: &str = include_str!("../../../testing/dev-genesis.json");
-
 /// A running node. Dropping it without [`NodeHandle::shutdown`] leaves the engine thread to
 /// stop when the process exits.
 #[derive(Debug)]
@@ -70,14 +66,13 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
         .map_err(|source| NodeError::Datadir { path: args.datadir.clone(), source })?;
     let storage: Arc<dyn FullProvider> = Arc::new(Storage::open(&args.datadir)?);
     if storage.best_block()?.is_none() {
-        let genesis = match args.chain.as_str() {
-            "mainnet" if args.dev => DEV_GENESIS.as_bytes().to_vec(),
-            "dev" => DEV_GENESIS.as_bytes().to_vec(),
-            "mainnet" => return Err(NodeError::NoMainnetGenesis),
-            path => std::fs::read(path)
-                .map_err(|source| NodeError::Genesis { path: path.into(), source })?,
-        };
-        init_genesis(&*storage, &genesis)?;
+        init_genesis(&*storage, &args.chain().genesis_json()?)?;
+    }
+    if let Some(chain) = args.chain().named() {
+        let stored = storage.header_by_number(0)?.ok_or(NodeError::NoHeadHeader(0))?.hash_slow();
+        if let Some(expected) = chain.genesis_hash().filter(|h| *h != stored) {
+            return Err(NodeError::OtherChain { chain, expected, stored });
+        }
     }
     let jwt_path = args.jwt_path();
     let jwt = JwtSecret::load_or_create(&jwt_path)?;
@@ -146,9 +141,11 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
         );
     }
     // devp2p, Ethereum's wire: a listener, sessions answering peers from the store, the
-    // trusted peers kept connected, and sync from them (to `--debug.tip`, and for SYNCING
-    // payloads in place of the libp2p network's when trusted peers are given or libp2p is off).
-    let libp2p_off = network.is_none();
+    // trusted peers kept connected, the bootnodes dialed, and sync from the peers (to
+    // `--debug.tip`, and for SYNCING payloads in place of the libp2p network's when trusted
+    // peers or a tip are given or libp2p is off).
+    let devp2p_syncs = !args.disable_network
+        && (!args.trusted_peers.is_empty() || network.is_none() || args.debug_tip.is_some());
     let devp2p = if args.disable_network {
         None
     } else {
@@ -168,7 +165,15 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
             devp2p.add_static_peer(*peer);
         }
         executor.spawn_critical("devp2p-peers", crate::devp2p::keep_connected(devp2p.clone()));
-        if !args.trusted_peers.is_empty() || libp2p_off {
+        executor.spawn_critical(
+            "devp2p-head",
+            crate::devp2p::follow_head(devp2p.clone(), engine.clone(), storage.clone()),
+        );
+        executor.spawn_critical(
+            "devp2p-bootnodes",
+            crate::devp2p::dial_bootnodes(devp2p.clone(), args.bootnodes()),
+        );
+        if devp2p_syncs {
             let syncer = crate::sync::Syncer::new(engine.clone(), devp2p.clone(), true);
             executor.spawn_critical(
                 "devp2p-sync-on-syncing",
@@ -185,7 +190,6 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
         }
         Some((devp2p, enode))
     };
-    let devp2p_syncs = devp2p.is_some() && (!args.trusted_peers.is_empty() || libp2p_off);
     // A payload with an unknown parent (SYNCING) starts a sync from peers.
     if let Some(syncer) = syncer.as_ref().filter(|_| !devp2p_syncs) {
         executor.spawn_critical(

@@ -20,7 +20,8 @@ mod sync;
 
 pub use args::NodeArgs;
 pub use block::{NetworkBlock, NetworkBlockError};
-pub use launch::{launch, NodeHandle, DEV_GENESIS};
+pub use gigagas_chainspec::DEV_GENESIS;
+pub use launch::{launch, NodeHandle};
 pub use metrics::MetricsError;
 pub use sync::SyncError;
 
@@ -40,16 +41,18 @@ pub enum NodeError {
     /// The store failed.
     #[error(transparent)]
     Storage(#[from] gigagas_storage::ProviderError),
-    /// An empty datadir and `--chain mainnet`: the mainnet genesis state is not bundled.
-    #[error("the mainnet genesis state is not bundled: pass --chain GENESIS.json")]
-    NoMainnetGenesis,
-    /// The genesis file cannot be read.
-    #[error("genesis {path}: {source}")]
-    Genesis {
-        /// The file.
-        path: PathBuf,
-        /// The OS error.
-        source: std::io::Error,
+    /// The genesis file cannot be had (unreadable file, corrupt built-in file).
+    #[error(transparent)]
+    Genesis(#[from] gigagas_chainspec::ChainSpecError),
+    /// The datadir holds another chain than the one `--chain` names.
+    #[error("--chain {chain}: the datadir's genesis is {stored}, not {chain}'s {expected}")]
+    OtherChain {
+        /// The chain named.
+        chain: gigagas_chainspec::NamedChain,
+        /// Its genesis hash.
+        expected: alloy_primitives::B256,
+        /// The stored genesis hash.
+        stored: alloy_primitives::B256,
     },
     /// `init` or the engine tree failed (genesis does not parse, datadir of another chain,
     /// executor pool).

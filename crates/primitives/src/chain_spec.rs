@@ -212,7 +212,8 @@ impl ChainSpec {
     }
 
     /// The fork activations that count for the EIP-2124 fork id, as geth's `forkid` gathers
-    /// them: block numbers above 0 (the Merge's at its `mergeNetsplitBlock`), then timestamps
+    /// them: block numbers above 0 (the Merge's only where a `mergeNetsplitBlock` is given: its
+    /// `fork_block`), then timestamps
     /// after `genesis_time`, each once, ascending.
     pub fn fork_activations(&self, genesis_time: u64) -> (Vec<u64>, Vec<u64>) {
         let mut blocks = Vec::new();
@@ -220,7 +221,7 @@ impl ChainSpec {
         for fork in EthereumHardfork::VARIANTS {
             match self.eth.ethereum_fork_activation(*fork) {
                 ForkCondition::Block(b) if b > 0 => blocks.push(b),
-                ForkCondition::TTD { activation_block_number: b, .. } if b > 0 => blocks.push(b),
+                ForkCondition::TTD { fork_block: Some(b), .. } if b > 0 => blocks.push(b),
                 ForkCondition::Timestamp(t) if t > genesis_time => times.push(t),
                 _ => {}
             }

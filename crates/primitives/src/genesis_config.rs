@@ -131,9 +131,10 @@ pub(crate) fn chain_spec(config: &ChainConfig) -> Result<ChainSpec, GenesisConfi
             } else {
                 return Err(GenesisConfigError::MergeBlockUnknown { ttd });
             };
+            // Only a `mergeNetsplitBlock` counts in the EIP-2124 fork id (mainnet has none).
             let condition = ForkCondition::TTD {
                 activation_block_number,
-                fork_block: None,
+                fork_block: config.merge_netsplit_block,
                 total_difficulty: ttd,
             };
             Some((F::Paris, condition))

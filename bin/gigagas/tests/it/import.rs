@@ -207,3 +207,44 @@ fn a_failing_block_is_reported_with_the_blocks_before_it() {
     assert_eq!(failed["internal"], false);
     assert!(failed["error"].as_str().unwrap().contains("block 41"), "{failed}");
 }
+
+#[test]
+fn named_chains_initialize_and_a_datadir_keeps_its_chain() {
+    let dir = tempfile::tempdir().unwrap();
+    let datadir = dir.path().join("db");
+    let out = gigagas(&[
+        "init".as_ref(),
+        "--chain".as_ref(),
+        "hoodi".as_ref(),
+        "--datadir".as_ref(),
+        datadir.as_os_str(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Hoodi's well-known genesis hash, from geth 1.17.10's built-in genesis file.
+    assert!(
+        stdout.contains("0xbbe312868b376a3001692a646dd2d7d1e4406380dfd86b98aa8a34d1557c971b"),
+        "{stdout}"
+    );
+    // A node told another chain refuses the datadir, naming both genesis hashes.
+    let out = gigagas(&[
+        "node".as_ref(),
+        "--chain".as_ref(),
+        "sepolia".as_ref(),
+        "--datadir".as_ref(),
+        datadir.as_os_str(),
+        "--disable-network".as_ref(),
+        "--http.port".as_ref(),
+        "0".as_ref(),
+        "--authrpc.port".as_ref(),
+        "0".as_ref(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("--chain sepolia: the datadir's genesis is 0xbbe31286")
+            && stderr
+                .contains("0x25a5cc106eea7138acab33231d7160d69cb777ee0c2c553fcddf5138993e6dd9"),
+        "{stderr}"
+    );
+}

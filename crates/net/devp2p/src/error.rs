@@ -23,4 +23,12 @@ pub enum SessionError {
     /// `Status` failed (another chain or fork, a bad block range).
     #[error("eth handshake: {0}")]
     Eth(#[from] EthStreamError),
+    /// A step took too long (a peer that stalls).
+    #[error("{step} took more than {after:?}")]
+    Timeout {
+        /// The TCP connect or the handshakes.
+        step: &'static str,
+        /// The limit.
+        after: std::time::Duration,
+    },
 }

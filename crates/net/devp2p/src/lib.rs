@@ -14,5 +14,8 @@ mod serve;
 mod session;
 
 pub use error::SessionError;
-pub use network::{Devp2pNetwork, LocalNode, SessionInfo, DEFAULT_MAX_PEERS};
+pub use network::{
+    Devp2pNetwork, LocalNode, SessionInfo, BLOCK_RANGE_UPDATE_INTERVAL, DEFAULT_MAX_PEERS,
+    DIAL_TIMEOUT, HANDSHAKE_TIMEOUT,
+};
 pub use session::{SessionRequestError, PING_INTERVAL, REQUEST_TIMEOUT};

@@ -25,7 +25,10 @@ use gigagas_net_peers::{NodeRecord, PeerId};
 use std::{
     collections::{HashMap, HashSet},
     net::SocketAddr,
-    sync::{Arc, Mutex},
+    sync::{
+        atomic::{AtomicU64, Ordering},
+        Arc, Mutex,
+    },
 };
 use tokio::sync::{mpsc, oneshot};
 
@@ -93,10 +96,18 @@ struct Sessions {
     banned: HashSet<PeerId>,
 }
 
+/// How far the head moves before peers are told with a `BlockRangeUpdate` (geth: 32 blocks;
+/// at once when it moves back). Peers ask for blocks up to a little past the latest announced
+/// (geth's downloader: 64 blocks), so a node that syncs must announce as it goes.
+pub const BLOCK_RANGE_UPDATE_INTERVAL: u64 = 32;
+
 /// The devp2p network: its sessions, and the client side of block sync over them.
 #[derive(Clone)]
 pub struct Devp2pNetwork {
-    local: Arc<LocalNode>,
+    /// What this node says in handshakes; its head moves with [`Devp2pNetwork::update_head`].
+    local: Arc<Mutex<LocalNode>>,
+    /// The latest block announced to the sessions (in `Status` or `BlockRangeUpdate`).
+    announced: Arc<AtomicU64>,
     sessions: Arc<Mutex<Sessions>>,
     /// What peers' requests are answered from (none: empty answers).
     server: Option<ChainServer>,
@@ -111,6 +122,13 @@ pub struct Devp2pNetwork {
 /// Sessions a network keeps at most unless told otherwise (geth's `--maxpeers`).
 pub const DEFAULT_MAX_PEERS: usize = 50;
 
+/// How long a TCP connect to a peer may take (geth's dialer: 15 s).
+pub const DIAL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// How long the RLPx, `Hello` and `Status` handshakes together may take, dialing or accepting
+/// (geth: 5 s each step).
+pub const HANDSHAKE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 impl std::fmt::Debug for Devp2pNetwork {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Devp2pNetwork").field("id", &self.local_id()).finish()
@@ -121,12 +139,54 @@ impl Devp2pNetwork {
     /// A network of this node, with no session yet.
     pub fn new(local: LocalNode) -> Self {
         Self {
-            local: Arc::new(local),
+            announced: Arc::new(AtomicU64::new(local.status.latest)),
+            local: Arc::new(Mutex::new(local)),
             sessions: Arc::default(),
             server: None,
             max_peers: DEFAULT_MAX_PEERS,
             static_peers: Arc::default(),
             listening: Arc::default(),
+        }
+    }
+
+    /// What this node says in its handshakes now.
+    pub fn local(&self) -> LocalNode {
+        self.local.lock().expect("local node lock").clone()
+    }
+
+    /// The node's head moved to block `number` (`hash`, made at `timestamp`): new sessions'
+    /// `Status` says so (its fork id too, the fork filter moved to the head), and the open
+    /// sessions get a `BlockRangeUpdate` once the head is [`BLOCK_RANGE_UPDATE_INTERVAL`]
+    /// blocks past the last one announced, or behind it.
+    pub fn update_head(&self, number: u64, hash: B256, timestamp: u64) {
+        let update = {
+            let mut local = self.local.lock().expect("local node lock");
+            local.fork_filter.set_head(alloy_eip2124::Head {
+                number,
+                hash,
+                timestamp,
+                ..Default::default()
+            });
+            local.status.fork_id = local.fork_filter.current();
+            local.status.latest = number;
+            local.status.latest_hash = hash;
+            gigagas_eth_wire_types::BlockRangeUpdate {
+                earliest: local.status.earliest,
+                latest: number,
+                latest_hash: hash,
+            }
+        };
+        let announced = self.announced.load(Ordering::Relaxed);
+        if number >= announced && number - announced < BLOCK_RANGE_UPDATE_INTERVAL {
+            return;
+        }
+        self.announced.store(number, Ordering::Relaxed);
+        let sessions = self.sessions.lock().expect("sessions lock");
+        for session in sessions.active.values() {
+            // A session too busy to take it gets the next one.
+            let _ = session
+                .commands
+                .try_send(SessionCommand::Send(EthMessage::BlockRangeUpdate(update)));
         }
     }
 
@@ -183,6 +243,7 @@ impl Devp2pNetwork {
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let bound = listener.local_addr()?;
         *self.listening.lock().expect("listening lock") = Some(bound);
+        self.local.lock().expect("local node lock").port = bound.port();
         let network = self.clone();
         tokio::spawn(async move {
             loop {
@@ -195,7 +256,14 @@ impl Devp2pNetwork {
                 };
                 let network = network.clone();
                 tokio::spawn(async move {
-                    if let Err(e) = network.accept(io, remote).await {
+                    let accepted =
+                        tokio::time::timeout(HANDSHAKE_TIMEOUT, network.accept(io, remote))
+                            .await
+                            .unwrap_or(Err(SessionError::Timeout {
+                                step: "handshakes",
+                                after: HANDSHAKE_TIMEOUT,
+                            }));
+                    if let Err(e) = accepted {
                         tracing::debug!(target: "net::devp2p", %remote, error = %e, "inbound session refused");
                     }
                 });
@@ -211,7 +279,8 @@ impl Devp2pNetwork {
         remote: SocketAddr,
     ) -> Result<SessionInfo, SessionError> {
         let _ = io.set_nodelay(true);
-        let ecies = EciesStream::accept(io, self.local.secret.clone()).await?;
+        let local = self.local();
+        let ecies = EciesStream::accept(io, local.secret.clone()).await?;
         let id = ecies.remote_id();
         let (mut p2p, hello) = P2PStream::handshake(ecies, &self.hello(), &eth_protocols()).await?;
         let refuse = {
@@ -228,8 +297,7 @@ impl Devp2pNetwork {
             let _ = p2p.disconnect(reason).await;
             return Err(SessionError::P2P(P2PStreamError::Disconnected(reason)));
         }
-        let (eth, status) =
-            EthStream::handshake(p2p, self.local.status, &self.local.fork_filter).await?;
+        let (eth, status) = EthStream::handshake(p2p, local.status, &local.fork_filter).await?;
         let port = if hello.port == 0 { remote.port() } else { hello.port };
         let record = NodeRecord { address: remote.ip(), tcp_port: port, udp_port: port, id };
         let info = SessionInfo {
@@ -244,17 +312,18 @@ impl Devp2pNetwork {
 
     /// This node's id.
     pub fn local_id(&self) -> PeerId {
-        peer_id(&self.local.secret.public_key())
+        peer_id(&self.local.lock().expect("local node lock").secret.public_key())
     }
 
     /// This node's `Hello`.
     fn hello(&self) -> HelloMessage {
+        let local = self.local();
         HelloMessage {
             protocol_version: P2P_VERSION,
-            client_version: self.local.client_version.clone(),
+            client_version: local.client_version,
             capabilities: eth_protocols().into_iter().map(|p| p.cap).collect(),
-            port: self.local.port,
-            id: self.local_id(),
+            port: local.port,
+            id: peer_id(&local.secret.public_key()),
         }
     }
 
@@ -265,14 +334,22 @@ impl Devp2pNetwork {
     /// [`SessionError`] naming the step that failed.
     pub async fn dial(&self, record: NodeRecord) -> Result<SessionInfo, SessionError> {
         let addr = record.tcp_addr();
-        let io = tokio::net::TcpStream::connect(addr)
+        let io = tokio::time::timeout(DIAL_TIMEOUT, tokio::net::TcpStream::connect(addr))
             .await
+            .map_err(|_| SessionError::Timeout { step: "TCP connect", after: DIAL_TIMEOUT })?
             .map_err(|source| SessionError::Connect { addr, source })?;
         let _ = io.set_nodelay(true);
-        let ecies = EciesStream::connect(io, self.local.secret.clone(), record.id).await?;
-        let (p2p, hello) = P2PStream::handshake(ecies, &self.hello(), &eth_protocols()).await?;
-        let (eth, status) =
-            EthStream::handshake(p2p, self.local.status, &self.local.fork_filter).await?;
+        let handshakes = async {
+            let local = self.local();
+            let ecies = EciesStream::connect(io, local.secret.clone(), record.id).await?;
+            let (p2p, hello) = P2PStream::handshake(ecies, &self.hello(), &eth_protocols()).await?;
+            let (eth, status) = EthStream::handshake(p2p, local.status, &local.fork_filter).await?;
+            Ok::<_, SessionError>((eth, hello, status))
+        };
+        let (eth, hello, status) =
+            tokio::time::timeout(HANDSHAKE_TIMEOUT, handshakes).await.map_err(|_| {
+                SessionError::Timeout { step: "handshakes", after: HANDSHAKE_TIMEOUT }
+            })??;
         let info = SessionInfo {
             record,
             client_version: hello.client_version,
@@ -297,11 +374,27 @@ impl Devp2pNetwork {
             }
         }
         let sessions = self.sessions.clone();
+        let ranges = self.sessions.clone();
+        // The peer's announced range is what it is asked for (its `Status` at first).
+        let on_range = move |range: gigagas_eth_wire_types::BlockRangeUpdate| {
+            if let Some(s) = ranges.lock().expect("sessions lock").active.get_mut(&peer) {
+                s.info.status.earliest = range.earliest;
+                s.info.status.latest = range.latest;
+                s.info.status.latest_hash = range.latest_hash;
+            }
+        };
         tracing::info!(target: "net::devp2p", peer = %info.record, client = %info.client_version, version = info.version.number(), head = info.status.latest, "session established");
-        tokio::spawn(session::run(stream, info, self.server.clone(), rx, move |reason| {
-            tracing::info!(target: "net::devp2p", %peer, %reason, "session closed");
-            sessions.lock().expect("sessions lock").active.remove(&peer);
-        }));
+        tokio::spawn(session::run(
+            stream,
+            info,
+            self.server.clone(),
+            rx,
+            on_range,
+            move |reason| {
+                tracing::info!(target: "net::devp2p", %peer, %reason, "session closed");
+                sessions.lock().expect("sessions lock").active.remove(&peer);
+            },
+        ));
     }
 
     /// The sessions open now.
@@ -407,7 +500,7 @@ impl gigagas_net_api::NetworkInfo for Devp2pNetwork {
     fn node_info(&self) -> gigagas_net_api::NodeInfo {
         gigagas_net_api::NodeInfo {
             id: alloy_primitives::hex::encode(self.local_id()),
-            name: self.local.client_version.clone(),
+            name: self.local().client_version.clone(),
             listen_addr: self.enode().map(|e| e.to_string()).unwrap_or_default(),
             transport: "devp2p",
         }

@@ -11,7 +11,7 @@
 use crate::SessionInfo;
 use futures::{SinkExt, StreamExt};
 use gigagas_eth_wire::{DisconnectReason, EthStream};
-use gigagas_eth_wire_types::{EthMessage, EthMessageId, RequestPair};
+use gigagas_eth_wire_types::{BlockRangeUpdate, EthMessage, EthMessageId, RequestPair};
 use gigagas_net_ecies::EciesStream;
 use gigagas_net_p2p::ChainServer;
 use std::{
@@ -48,6 +48,8 @@ pub(crate) enum SessionCommand {
     /// Send `message` (a request; its request id is the session's to set) and hand the answer
     /// to `reply`.
     Request { message: EthMessage, reply: oneshot::Sender<Result<EthMessage, SessionRequestError>> },
+    /// Send `message`, which is not a request (an announcement).
+    Send(EthMessage),
     /// End the session with `reason`.
     Disconnect(DisconnectReason),
 }
@@ -99,13 +101,15 @@ fn answer_id(message: &EthMessage) -> Option<u64> {
     })
 }
 
-/// Runs the session until the peer leaves, misbehaves or is told to go; `on_close` is called
-/// with the reason it ended.
+/// Runs the session until the peer leaves, misbehaves or is told to go; `on_range` is called
+/// with each valid `BlockRangeUpdate` of the peer (one whose earliest block is past its latest
+/// ends the session, as geth ends it), `on_close` with the reason it ended.
 pub(crate) async fn run(
     mut stream: Stream,
     info: SessionInfo,
     server: Option<ChainServer>,
     mut commands: mpsc::Receiver<SessionCommand>,
+    on_range: impl Fn(BlockRangeUpdate),
     on_close: impl FnOnce(String),
 ) {
     let mut pending: HashMap<u64, Pending> = HashMap::new();
@@ -120,6 +124,11 @@ pub(crate) async fn run(
                 None => {
                     let _ = stream.p2p_mut().disconnect(DisconnectReason::ClientQuitting).await;
                     break "the network stopped".to_string();
+                }
+                Some(SessionCommand::Send(message)) => {
+                    if let Err(e) = stream.send(message).await {
+                        break format!("send failed: {e}");
+                    }
                 }
                 Some(SessionCommand::Disconnect(reason)) => {
                     let _ = stream.p2p_mut().disconnect(reason).await;
@@ -154,15 +163,18 @@ pub(crate) async fn run(
                             }
                         }
                     } else if crate::serve::empty_answer(&message).is_some() {
+                        tracing::trace!(target: "net::devp2p", %peer, id = ?message.id(), "request");
                         let server = server.clone();
                         let read = tokio::task::spawn_blocking(move || {
                             crate::serve::answer(server.as_ref(), &message)
                         });
                         match read.await {
                             Ok(Ok(Some(answer))) => {
+                                let id = answer.id();
                                 if let Err(e) = stream.send(answer).await {
                                     break format!("send failed: {e}");
                                 }
+                                tracing::trace!(target: "net::devp2p", %peer, ?id, "answered");
                             }
                             Ok(Ok(None)) => {}
                             // A failed read leaves the request unanswered (never short).
@@ -170,6 +182,12 @@ pub(crate) async fn run(
                             Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
                             Err(_) => break "the runtime is shutting down".to_string(),
                         }
+                    } else if let EthMessage::BlockRangeUpdate(range) = message {
+                        if range.earliest > range.latest {
+                            let _ = stream.p2p_mut().disconnect(DisconnectReason::ProtocolError).await;
+                            break format!("invalid block range {}..{}", range.earliest, range.latest);
+                        }
+                        on_range(range);
                     } else {
                         tracing::trace!(target: "net::devp2p", %peer, id = ?message.id(), "ignored");
                     }

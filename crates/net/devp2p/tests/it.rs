@@ -1,6 +1,7 @@
 //! A session against a scripted peer on loopback (the peer side built from the same layers):
 //! the handshakes, requests answered by id, a BAL request on eth/71, a peer on another chain
-//! refused with a typed reason, and an answer nobody asked for ending the session.
+//! refused with a typed reason, an answer nobody asked for ending the session, and a moving head
+//! announced (`BlockRangeUpdate`) and carried into new sessions' `Status`.
 
 use alloy_consensus::Header;
 use alloy_eip2124::{ForkFilter, ForkHash, ForkId, Head};
@@ -149,4 +150,41 @@ async fn a_peer_on_another_chain_is_refused_with_the_reason() {
         other => panic!("expected a genesis mismatch, got {other:?}"),
     }
     assert!(network.peers().is_empty());
+}
+
+/// Polls `check` every 20 ms for up to 2 s.
+async fn eventually(mut check: impl FnMut() -> bool) -> bool {
+    for _ in 0..100 {
+        if check() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    false
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_moving_head_is_announced_and_new_sessions_see_it() {
+    let genesis = B256::repeat_byte(4);
+    let server = Devp2pNetwork::new(local(genesis));
+    server.listen("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let record = server.enode().unwrap();
+    let client = Devp2pNetwork::new(local(genesis));
+    assert_eq!(client.dial(record).await.unwrap().status.latest, 2);
+    let latest = |n: &Devp2pNetwork| n.sessions().first().map(|s| s.status.latest);
+    // Fewer than 32 blocks on: not announced yet (geth's pace).
+    server.update_head(20, B256::repeat_byte(20), 0);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(latest(&client), Some(2));
+    // 32 or more: a BlockRangeUpdate, which the client keeps as what the peer serves.
+    server.update_head(40, B256::repeat_byte(40), 0);
+    assert!(eventually(|| latest(&client) == Some(40)).await, "{:?}", latest(&client));
+    assert_eq!(client.sessions()[0].status.latest_hash, B256::repeat_byte(40));
+    // Moving back is announced at once.
+    server.update_head(39, B256::repeat_byte(39), 0);
+    assert!(eventually(|| latest(&client) == Some(39)).await, "{:?}", latest(&client));
+    // A new session's Status carries the head.
+    let late = Devp2pNetwork::new(local(genesis));
+    let session = late.dial(record).await.unwrap();
+    assert_eq!((session.status.latest, session.status.latest_hash), (39, B256::repeat_byte(39)));
 }

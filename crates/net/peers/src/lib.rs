@@ -1,6 +1,12 @@
 //! devp2p node records (reth's `crates/net/peers`): the `enode://` URL a node is named by —
 //! `enode://<128 hex digits of the node id>@<ip>:<tcp port>[?discport=<udp port>]` — parsed
-//! ([`NodeRecord::from_str`]) and printed ([`NodeRecord`]'s `Display`, as geth prints it).
+//! ([`NodeRecord::from_str`]) and printed ([`NodeRecord`]'s `Display`, as geth prints it); EIP-778
+//! ENRs (`enr:-…`, sigp's `enr` crate) read into the same record ([`BootNode`]); the public
+//! networks' bootnodes ([`bootnodes`]).
+
+pub mod bootnodes;
+
+pub use enr;
 
 use alloy_primitives::B512;
 use std::{
@@ -30,9 +36,70 @@ impl NodeRecord {
     pub fn tcp_addr(&self) -> SocketAddr {
         SocketAddr::new(self.address, self.tcp_port)
     }
+
+    /// Whether it can be dialed over TCP (an ENR without a `tcp` key cannot: discovery only).
+    pub fn is_dialable(&self) -> bool {
+        self.tcp_port != 0
+    }
+
+    /// The record an ENR describes: its IPv4 address (else its IPv6 one), `tcp`/`udp` ports (0
+    /// where absent) and the node id of its secp256k1 key.
+    ///
+    /// # Errors
+    /// [`NodeRecordParseError::Address`] for an ENR with no IP address.
+    pub fn from_enr(enr: &Enr) -> Result<Self, NodeRecordParseError> {
+        use enr::EnrPublicKey;
+        let (address, tcp_port, udp_port) = match (enr.ip4(), enr.ip6()) {
+            (Some(ip), _) => (IpAddr::V4(ip), enr.tcp4(), enr.udp4()),
+            (None, Some(ip)) => (IpAddr::V6(ip), enr.tcp6(), enr.udp6()),
+            (None, None) => return Err(NodeRecordParseError::Address("ENR without an IP".into())),
+        };
+        let key = enr.public_key().encode_uncompressed();
+        Ok(Self {
+            address,
+            tcp_port: tcp_port.unwrap_or(0),
+            udp_port: udp_port.unwrap_or(0),
+            id: PeerId::from_slice(key.as_ref()),
+        })
+    }
 }
 
-/// Why a string is not an enode URL.
+/// An EIP-778 node record with a secp256k1 identity (the `v4` scheme devp2p uses).
+pub type Enr = enr::Enr<enr::k256::ecdsa::SigningKey>;
+
+/// A node given to start from (`--bootnodes`, a chain's preset bootnodes): an enode URL or an
+/// ENR (`enr:-…`, signature checked), with the record read from either.
+#[derive(Debug, Clone)]
+pub struct BootNode {
+    /// Where it is and who it is.
+    pub record: NodeRecord,
+    /// The ENR it was given as, if it was.
+    pub enr: Option<Enr>,
+}
+
+impl FromStr for BootNode {
+    type Err = NodeRecordParseError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s.starts_with("enr:") {
+            let enr = Enr::from_str(s).map_err(NodeRecordParseError::Enr)?;
+            Ok(Self { record: NodeRecord::from_enr(&enr)?, enr: Some(enr) })
+        } else {
+            Ok(Self { record: s.parse()?, enr: None })
+        }
+    }
+}
+
+impl fmt::Display for BootNode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.enr {
+            Some(enr) => write!(f, "{}", enr.to_base64()),
+            None => write!(f, "{}", self.record),
+        }
+    }
+}
+
+/// Why a string is not an enode URL (or an ENR).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum NodeRecordParseError {
     /// It does not start with `enode://`.
@@ -47,6 +114,9 @@ pub enum NodeRecordParseError {
     /// The `discport` query is not a port.
     #[error("discport: {0}")]
     DiscPort(String),
+    /// An `enr:` record that does not decode or whose signature does not verify.
+    #[error("ENR: {0}")]
+    Enr(String),
 }
 
 impl FromStr for NodeRecord {
@@ -107,6 +177,29 @@ mod tests {
         assert_eq!(record.to_string(), plain);
         let v6: NodeRecord = plain.replace("127.0.0.1:30399", "[::1]:30303").parse().unwrap();
         assert_eq!(v6.tcp_addr().to_string(), "[::1]:30303");
+    }
+
+    #[test]
+    fn the_public_networks_bootnodes_parse() {
+        for list in
+            [bootnodes::MAINNET_BOOTNODES, bootnodes::SEPOLIA_BOOTNODES, bootnodes::HOODI_BOOTNODES]
+        {
+            for s in list {
+                let node: BootNode = s.parse().unwrap_or_else(|e| panic!("{s}: {e}"));
+                assert_eq!(node.to_string(), *s);
+                assert_ne!(node.record.udp_port, 0, "{s}");
+                // The EF's ENR bootnodes are for discovery only; the legacy ones are dialable.
+                assert_eq!(node.record.is_dialable(), node.enr.is_none(), "{s}");
+            }
+        }
+        // nodeops-bootnode-dcl1-01 of mainnet: 212.99.218.66, UDP 20151.
+        let node: BootNode = bootnodes::MAINNET_BOOTNODES[0].parse().unwrap();
+        assert_eq!(node.record.address.to_string(), "212.99.218.66");
+        assert_eq!(node.record.udp_port, 20151);
+        // A flipped character breaks the signature (or the encoding): a typed error.
+        let mut bad = bootnodes::MAINNET_BOOTNODES[0].to_string();
+        bad.replace_range(40..41, if &bad[40..41] == "A" { "B" } else { "A" });
+        assert!(matches!(bad.parse::<BootNode>(), Err(NodeRecordParseError::Enr(_))));
     }
 
     #[test]

@@ -1,0 +1,238 @@
+#!/usr/bin/env python3
+"""gigagas and geth 1.17.10 over devp2p, both ways, measured.
+
+For each chain (`--chains`: an Osaka chain and an Amsterdam chain with BALs, each >= 400 blocks
+of transactions built by `geth --dev` through testing/geth_amsterdam.py into target/chains/
+on first use):
+
+  (a) geth imports the chain and serves it on loopback; a fresh `gigagas node --chain
+      GENESIS.json --trusted-peers GETH_ENODE --debug.tip HEAD` syncs to it over eth/69-71
+      (Amsterdam blocks executed in parallel on the BALs fetched over eth/71: checked with the
+      node's `gigagas_executor_blocks_total{executor="parallel"}`), head hash and state root
+      checked against geth's;
+  (b) a fresh geth that knows only gigagas (its one static peer) full-syncs the chain from it
+      (`--syncmode full --synctarget HEAD`), head hash and state root checked;
+  (ref) a fresh geth full-syncs the same chain from the serving geth the same way.
+
+Each sync is timed from its process's start to the moment its JSON-RPC reports the head
+(`--runs` times, the median kept), and reported in blocks/s and Mgas/s. `--json` prints the
+results as JSON; logs go to `--out`.
+
+Usage: testing/.venv/bin/python testing/interop_geth.py [--chains osaka,amsterdam] [--runs 3]
+           [--gigagas target/release/gigagas] [--geth PATH] [--out target/interop-geth] [--json]
+"""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gigagas_testing import GethNode, GigagasNode, NodeError  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The chains: >= 400 rounds of 120 transactions (transfers to new accounts, storage writes,
+# calls with value), 60M gas blocks, one round a block.
+CHAIN_ARGS = ["--load", "heavy", "--blocks", "420", "--txs", "120", "--gas-limit", "60000000",
+              "--period", "1"]
+
+
+def log(msg):
+    print(f"interop_geth: {msg}", file=sys.stderr, flush=True)
+
+
+def geth_binary(geth):
+    if geth:
+        return geth
+    folder = subprocess.run([os.path.join(ROOT, "testing/geth_install.sh")], check=True,
+                            capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    return os.path.join(folder, "geth")
+
+
+def chain_folder(fork, geth):
+    """target/chains/interop-FORK, built by geth --dev when absent."""
+    folder = os.path.join(ROOT, "target/chains", f"interop-{fork}")
+    if not os.path.exists(os.path.join(folder, "summary.json")):
+        log(f"building the {fork} chain with geth --dev into {folder} (about 10 minutes)")
+        subprocess.run([sys.executable, os.path.join(ROOT, "testing/geth_amsterdam.py"), "--out",
+                        folder, "--fork", fork, "--geth", geth] + CHAIN_ARGS, check=True)
+    with open(os.path.join(folder, "summary.json")) as f:
+        summary = json.load(f)
+    with open(os.path.join(folder, "genesis.json")) as f:
+        summary["chain_id"] = json.load(f)["config"]["chainId"]
+    return folder, summary
+
+
+def wait_for_head(node, head_hash, number, timeout, what):
+    """Polls `node` until its head is `head_hash` (block `number`); seconds waited are not
+    returned, the caller times from the process start. NodeError when the process exits or
+    `timeout` passes."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if not node.alive():
+            raise NodeError(f"{what} exited before the head:\n{node.tail()}")
+        try:
+            block = node.rpc("eth_getBlockByNumber", hex(number), False)
+            if block and block["hash"] == head_hash:
+                return block
+        except Exception:  # noqa: BLE001 - not up or not there yet
+            pass
+        time.sleep(0.05)
+    raise NodeError(f"{what}: not at block {number} {head_hash} in {timeout} s:\n{node.tail()}")
+
+
+def static_config(path, enode):
+    """A geth TOML config whose one static (and trusted) peer is `enode`: geth has no flag for
+    static peers."""
+    with open(path, "w") as f:
+        f.write(f'[Node.P2P]\nStaticNodes = ["{enode}"]\nTrustedNodes = ["{enode}"]\n')
+
+
+def geth_sync(geth, folder, summary, work, name, peer_enode, timeout):
+    """A fresh geth full-syncs the chain from `peer_enode` alone: seconds from its start to
+    the head, and its head block."""
+    datadir = os.path.join(work, name)
+    shutil.rmtree(datadir, ignore_errors=True)
+    GethNode.init(geth, datadir, os.path.join(folder, "genesis.json"))
+    config = os.path.join(work, f"{name}.toml")
+    static_config(config, peer_enode)
+    start = time.time()
+    node = GethNode(geth, datadir, ["--config", config, "--networkid", str(summary["chain_id"]),
+                                    "--synctarget", summary["head_hash"]],
+                    http_api="eth,net,admin", log_path=os.path.join(work, f"{name}.log"), p2p=True)
+    try:
+        block = wait_for_head(node, summary["head_hash"], summary["head"], timeout, name)
+        return time.time() - start, block
+    finally:
+        node.stop()
+
+
+def parallel_blocks(node):
+    """`gigagas_executor_blocks_total` by executor, from the node's metrics."""
+    counts = {}
+    for line in node.metrics().splitlines():
+        if line.startswith("gigagas_executor_blocks_total{"):
+            label = line.split('executor="', 1)[1].split('"', 1)[0]
+            counts[label] = counts.get(label, 0) + int(float(line.rsplit(" ", 1)[1]))
+    return counts
+
+
+def run_chain(fork, geth, gigagas, out, runs, timeout):
+    folder, summary = chain_folder(fork, geth)
+    head, head_hash, gas = summary["head"], summary["head_hash"], summary["gas_used"]
+    work = os.path.join(out, fork)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    log(f"{fork}: {head} blocks, {summary['transactions']} transactions, {gas / 1e6:.0f} Mgas, "
+        f"head {head_hash}")
+    # The serving geth: the chain imported, devp2p on loopback.
+    served = os.path.join(work, "geth-served")
+    GethNode.init(geth, served, os.path.join(folder, "genesis.json"))
+    subprocess.run([geth, "import", "--datadir", served, os.path.join(folder, "chain.rlp")],
+                   check=True, capture_output=True)
+    server = GethNode(geth, served, ["--networkid", str(summary["chain_id"])],
+                      http_api="eth,net,admin", log_path=os.path.join(work, "geth-served.log"),
+                      p2p=True)
+    expected = server.rpc("eth_getBlockByNumber", hex(head), False)
+    if expected["hash"] != head_hash:
+        raise SystemExit(f"interop_geth: geth imported {fork} to another head {expected['hash']}")
+    results = {"fork": fork, "blocks": head, "transactions": summary["transactions"],
+               "gas": gas, "head": head_hash, "state_root": expected["stateRoot"]}
+    checks = []
+    try:
+        # (a) gigagas syncs from geth.
+        times, executors = [], None
+        for run in range(runs):
+            datadir = os.path.join(work, f"gigagas-{run}")
+            shutil.rmtree(datadir, ignore_errors=True)
+            start = time.time()
+            node = GigagasNode(gigagas, datadir, ["--chain", os.path.join(folder, "genesis.json"),
+                                                  "--trusted-peers", server.enode,
+                                                  "--debug.tip", head_hash, "--libp2p.disable"],
+                               metrics=True, log_path=os.path.join(work, f"gigagas-{run}.log"))
+            try:
+                block = wait_for_head(node, head_hash, head, timeout, "gigagas")
+                times.append(time.time() - start)
+                executors = parallel_blocks(node)
+                root_ok = block["stateRoot"] == expected["stateRoot"]
+                checks.append((f"{fork} (a) run {run}: gigagas at geth's head and state root",
+                               root_ok, block["stateRoot"]))
+            finally:
+                if run < runs - 1:
+                    node.stop()
+                    shutil.rmtree(datadir, ignore_errors=True)
+        serving = node  # the last run's node serves (b)
+        parallel = executors.get("parallel", 0)
+        if fork == "amsterdam":
+            checks.append((f"{fork} (a): every block executed in parallel on its eth/71 BAL",
+                           parallel == head, f"{parallel}/{head} parallel ({executors})"))
+        results["gigagas_from_geth"] = timing(times, head, gas)
+        results["gigagas_executors"] = executors
+        # (ref) geth syncs from geth.
+        times = [geth_sync(geth, folder, summary, work, f"geth-from-geth-{r}", server.enode,
+                           timeout)[0] for r in range(runs)]
+        results["geth_from_geth"] = timing(times, head, gas)
+        server.stop()
+        # (b) geth syncs from gigagas alone.
+        times = []
+        for r in range(runs):
+            seconds, block = geth_sync(geth, folder, summary, work, f"geth-from-gigagas-{r}",
+                                       serving.enode, timeout)
+            times.append(seconds)
+            checks.append((f"{fork} (b) run {r}: geth synced from gigagas to the head and root",
+                           block["stateRoot"] == expected["stateRoot"], block["stateRoot"]))
+        results["geth_from_gigagas"] = timing(times, head, gas)
+        serving.stop()
+    finally:
+        server.stop()
+    return results, checks
+
+
+def timing(times, blocks, gas):
+    median = statistics.median(times)
+    return {"seconds": [round(t, 3) for t in times], "median_s": round(median, 3),
+            "blocks_per_s": round(blocks / median, 1), "mgas_per_s": round(gas / 1e6 / median, 1)}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--gigagas", default=os.path.join(ROOT, "target/release/gigagas"))
+    ap.add_argument("--geth", help="geth binary (default: testing/geth_install.sh)")
+    ap.add_argument("--chains", default="osaka,amsterdam")
+    ap.add_argument("--runs", type=int, default=1, help="syncs of each kind (median reported)")
+    ap.add_argument("--timeout", type=float, default=600, help="seconds a sync may take")
+    ap.add_argument("--out", default=os.path.join(ROOT, "target/interop-geth"))
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    geth = geth_binary(args.geth)
+    results, checks = [], []
+    for fork in args.chains.split(","):
+        r, c = run_chain(fork, geth, args.gigagas, args.out, args.runs, args.timeout)
+        results.append(r)
+        checks += c
+    failed = [c for c in checks if not c[1]]
+    if args.json:
+        print(json.dumps({"results": results, "checks": [
+            {"check": n, "ok": ok, "detail": d} for n, ok, d in checks]}, indent=1))
+    else:
+        for name, ok, detail in checks:
+            print(f"{'ok  ' if ok else 'FAIL'} {name}: {detail}")
+        print(f"{'chain':<10} {'blocks':>6} {'Mgas':>7}  {'sync':<18} {'median s':>8} "
+              f"{'blocks/s':>8} {'Mgas/s':>7}")
+        for r in results:
+            for key, label in [("gigagas_from_geth", "gigagas <- geth"),
+                               ("geth_from_gigagas", "geth <- gigagas"),
+                               ("geth_from_geth", "geth <- geth")]:
+                t = r[key]
+                print(f"{r['fork']:<10} {r['blocks']:>6} {r['gas'] / 1e6:>7.0f}  {label:<18} "
+                      f"{t['median_s']:>8.2f} {t['blocks_per_s']:>8.1f} {t['mgas_per_s']:>7.1f}")
+    if failed:
+        raise SystemExit(f"interop_geth: {len(failed)} checks failed")
+
+
+if __name__ == "__main__":
+    main()
