@@ -5,7 +5,8 @@
 //! Flow: [`local_node`] builds what the node says in its handshakes from the store (genesis,
 //! head, fork id and filter at the head, its key from `DATADIR/nodekey`); [`keep_connected`]
 //! dials every trusted peer not in session, every [`REDIAL_INTERVAL`], and says plainly when
-//! none answers; [`follow_head`] keeps the node's `Status` at the head and announces it with
+//! none answers; [`NodePool`] and [`announce_pool`] gossip the pool's transactions;
+//! [`follow_head`] keeps the node's `Status` at the head and announces it with
 //! `BlockRangeUpdate`; [`dial_bootnodes`] dials the chain's (or `--bootnodes`') nodes while the node
 //! has no session, and says so when none answers; [`sync_to_tip`] asks the peers for the tip's header, syncs up to it through
 //! the node's [`Syncer`] (the block downloader over the sessions; blocks executed in parallel
@@ -122,6 +123,81 @@ pub(crate) async fn follow_head(
         if forkchoice.changed().await.is_err() {
             return;
         }
+    }
+}
+
+/// The node's pool as the devp2p network sees it: peers' transactions are checked as
+/// `eth_sendRawTransaction`'s are (the next block's rules, the head's state).
+#[derive(Debug)]
+pub(crate) struct NodePool {
+    pub(crate) pool: Arc<gigagas_txpool::TxPool>,
+    pub(crate) storage: Arc<dyn FullProvider>,
+    pub(crate) engine: gigagas_engine::EngineHandle,
+}
+
+impl gigagas_devp2p::NetworkPool for NodePool {
+    fn contains(&self, hash: &B256) -> bool {
+        self.pool.contains(hash)
+    }
+
+    fn network_transactions(
+        &self,
+        hashes: &[B256],
+        max_bytes: usize,
+    ) -> Vec<alloy_primitives::Bytes> {
+        self.pool.network_transactions(hashes, max_bytes)
+    }
+
+    fn import(&self, raw: &[u8]) -> Result<B256, gigagas_devp2p::PoolImportError> {
+        use gigagas_devp2p::PoolImportError::{Declined, Invalid};
+        use gigagas_txpool::PoolError as E;
+        let head = self.engine.forkchoice().head.0;
+        let header = self.storage.header_by_number(head).map_err(|e| Declined(e.to_string()))?;
+        self.pool.add_raw_after(raw, self.engine.chain(), header.as_ref(), &*self.storage).map_err(
+            |e| match e {
+                // What no honest peer sends.
+                E::Oversized { .. }
+                | E::Decode(_)
+                | E::Signature(_)
+                | E::ChainId { .. }
+                | E::Blob(_) => Invalid(e.to_string()),
+                _ => Declined(e.to_string()),
+            },
+        )
+    }
+}
+
+/// How long announcements are gathered into one message.
+const ANNOUNCE_BATCH: Duration = Duration::from_millis(50);
+
+/// Announces every transaction the pool takes (from RPC or from peers) to the devp2p peers,
+/// gathered for [`ANNOUNCE_BATCH`] into one `NewPooledTransactionHashes` per peer.
+pub(crate) async fn announce_pool(network: Devp2pNetwork, pool: Arc<gigagas_txpool::TxPool>) {
+    use tokio::sync::broadcast::error::RecvError;
+    let mut taken = pool.subscribe();
+    loop {
+        let first = match taken.recv().await {
+            Ok(tx) => tx,
+            Err(RecvError::Lagged(missed)) => {
+                tracing::debug!(target: "net::devp2p", missed, "transactions not announced");
+                continue;
+            }
+            Err(RecvError::Closed) => return,
+        };
+        tokio::time::sleep(ANNOUNCE_BATCH).await;
+        let mut batch = vec![first];
+        while let Ok(tx) = taken.try_recv() {
+            batch.push(tx);
+        }
+        let batch: Vec<_> = batch
+            .into_iter()
+            .map(|t| gigagas_devp2p::TransactionAnnouncement {
+                hash: t.hash,
+                tx_type: t.tx_type,
+                size: t.size as u32,
+            })
+            .collect();
+        network.announce_transactions(&batch);
     }
 }
 

@@ -152,8 +152,14 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
         let secret = crate::devp2p::load_or_create_key(&args.datadir.join("nodekey"))?;
         let head = engine.forkchoice().head;
         let local = crate::devp2p::local_node(&*storage, engine.chain(), head, secret)?;
+        let node_pool = crate::devp2p::NodePool {
+            pool: pool.clone(),
+            storage: storage.clone(),
+            engine: engine.clone(),
+        };
         let devp2p = gigagas_devp2p::Devp2pNetwork::new(local)
             .with_server(gigagas_net_p2p::ChainServer::new(storage.clone()))
+            .with_pool(Arc::new(node_pool))
             .with_max_peers(args.max_peers as usize);
         devp2p
             .listen(SocketAddr::new(args.addr, args.port))
@@ -165,6 +171,10 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
             devp2p.add_static_peer(*peer);
         }
         executor.spawn_critical("devp2p-peers", crate::devp2p::keep_connected(devp2p.clone()));
+        executor.spawn_critical(
+            "devp2p-transactions",
+            crate::devp2p::announce_pool(devp2p.clone(), pool.clone()),
+        );
         executor.spawn_critical(
             "devp2p-head",
             crate::devp2p::follow_head(devp2p.clone(), engine.clone(), storage.clone()),
@@ -207,6 +217,9 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     // The RPC servers: handlers over the store, the engine's handle, the pool and the network.
     let mut ctx =
         RpcContext::new(storage.clone(), engine.clone(), pool).with_gas_cap(args.rpc_gas_cap);
+    if let Some((devp2p, _)) = &devp2p {
+        ctx = ctx.with_network(Arc::new(devp2p.clone()));
+    }
     if let Some(network) = &network {
         ctx = ctx.with_network(Arc::new(network.clone()));
     }

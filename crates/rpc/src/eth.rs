@@ -476,11 +476,11 @@ impl NetApiServer for EthRpc {
     }
 
     fn peer_count(&self) -> RpcResult<U64> {
-        Ok(U64::from(self.ctx.network.as_ref().map_or(0, |n| n.peer_count())))
+        Ok(U64::from(self.ctx.networks.iter().map(|n| n.peer_count()).sum::<usize>()))
     }
 
     fn listening(&self) -> RpcResult<bool> {
-        Ok(self.ctx.network.is_some())
+        Ok(!self.ctx.networks.is_empty())
     }
 }
 

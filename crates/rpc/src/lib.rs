@@ -6,6 +6,7 @@
 //!   `eth_simulateV1`, and `eth_sendRawTransaction` into the pool;
 //! - [`DebugApi`] ([`DebugRpc`]): geth's raw getters and tracers;
 //! - [`TxPoolApi`] ([`TxPoolRpc`]): geth's view of the pool;
+//! - [`AdminApi`] ([`AdminRpc`]): geth's `admin_nodeInfo`, `admin_peers`, `admin_addPeer`;
 //! - [`EngineApi`] / [`TestingApi`] ([`EngineRpc`]): the Engine API, behind JWT.
 //!
 //! The crate holds handlers only: what changes the chain goes to the engine task through the
@@ -16,6 +17,7 @@
 //! node). Served with jsonrpsee over HTTP; errors follow the JSON-RPC 2.0 codes (-32602 invalid
 //! params, -32601 method not found) and geth's -32000 for a missing block or state.
 
+mod admin;
 pub mod auth;
 mod blocks;
 mod call;
@@ -44,6 +46,10 @@ use jsonrpsee::{
 };
 use std::{net::SocketAddr, sync::Arc};
 
+pub use admin::{
+    AdminApiClient, AdminApiServer, AdminNodeInfo, AdminPeer, AdminPeerNetwork, AdminPorts,
+    AdminRpc,
+};
 pub use debug::{DebugApiClient, DebugApiServer, DebugRpc};
 pub use engine::{
     ClientVersion, EngineApiClient, EngineApiServer, EngineRpc, PayloadEnvelope, PayloadStatusV1,
@@ -70,8 +76,9 @@ pub struct RpcContext {
     pub engine: EngineHandle,
     /// Transactions sent with `eth_sendRawTransaction`.
     pub pool: Arc<TxPool>,
-    /// The peer-to-peer network (`net_peerCount`), when the node runs one.
-    pub network: Option<Arc<dyn gigagas_net_api::NetworkInfo>>,
+    /// The node's peer-to-peer networks (devp2p, libp2p): `net_peerCount` counts the peers of
+    /// all, `admin_` reads and adds them.
+    pub networks: Vec<Arc<dyn gigagas_net_api::NetworkInfo>>,
     /// geth's RPC gas cap (gas; 0: none): the most gas `eth_call` and `eth_estimateGas` give a
     /// request, and the gas all calls of one `eth_simulateV1` request may use together.
     pub gas_cap: u64,
@@ -88,7 +95,7 @@ impl RpcContext {
             chain: engine.chain().clone(),
             engine,
             pool,
-            network: None,
+            networks: Vec::new(),
             gas_cap: DEFAULT_GAS_CAP,
         }
     }
@@ -99,9 +106,9 @@ impl RpcContext {
         self
     }
 
-    /// The same context answering `net_peerCount` from `network`.
+    /// The same context with `network` among its networks (`net_peerCount`, `admin_`).
     pub fn with_network(mut self, network: Arc<dyn gigagas_net_api::NetworkInfo>) -> Self {
-        self.network = Some(network);
+        self.networks.push(network);
         self
     }
 
@@ -153,8 +160,8 @@ impl From<RpcError> for ErrorObjectOwned {
     }
 }
 
-/// What the public JSON-RPC port serves: the `eth_`, `net_`, `debug_`, `txpool_` and
-/// `testing_` namespaces.
+/// What the public JSON-RPC port serves: the `eth_`, `net_`, `debug_`, `txpool_`, `admin_`
+/// and `testing_` namespaces (the port listens on loopback unless told otherwise).
 pub fn public_module(ctx: Arc<RpcContext>) -> RpcModule<Arc<RpcContext>> {
     let mut m = RpcModule::new(ctx.clone());
     let eth = EthRpc::new(ctx.clone());
@@ -162,6 +169,7 @@ pub fn public_module(ctx: Arc<RpcContext>) -> RpcModule<Arc<RpcContext>> {
     m.merge(NetApiServer::into_rpc(eth)).expect("method names are distinct");
     m.merge(DebugRpc::new(ctx.clone()).into_rpc()).expect("method names are distinct");
     m.merge(TxPoolRpc::new(ctx.clone()).into_rpc()).expect("method names are distinct");
+    m.merge(AdminRpc::new(ctx.clone()).into_rpc()).expect("method names are distinct");
     m.merge(engine::testing_module(ctx)).expect("method names are distinct");
     m
 }

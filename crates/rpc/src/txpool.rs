@@ -5,7 +5,7 @@
 use crate::{RpcContext, RpcError};
 use alloy_primitives::{Address, Bytes, B256, U64};
 use alloy_rpc_types_eth::Transaction as RpcTransaction;
-use gigagas_txpool::{BlobForm, PoolContent, PooledTx};
+use gigagas_txpool::{PoolContent, PooledTx};
 use jsonrpsee::{core::RpcResult, proc_macros::rpc, types::ErrorObjectOwned};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -115,15 +115,7 @@ fn by_sender(part: &BTreeMap<Address, Vec<PooledTx>>) -> Value {
 pub(crate) fn send_raw_transaction(ctx: &RpcContext, raw: &Bytes) -> RpcResult<B256> {
     let head = ctx.forkchoice().head.0;
     let header = ctx.provider.header_by_number(head).map_err(RpcError::from)?;
-    let gas_limit = header.as_ref().map_or(u64::MAX, |h| h.gas_limit);
-    // The sidecar form of the head's fork (the next block's, but for a block at the fork).
-    let osaka = ctx.chain.is_osaka(header.as_ref().map_or(0, |h| h.timestamp));
-    let form = if osaka { BlobForm::Eip7594 } else { BlobForm::Eip4844 };
-    // The next block's rules (as geth's pool: the head's fork, but for a block at the fork).
-    let spec = header.as_ref().map_or(revm::primitives::hardfork::SpecId::OSAKA, |h| {
-        ctx.chain.spec_id(h.number + 1, h.timestamp)
-    });
     ctx.pool
-        .add_raw(raw, ctx.chain.chain_id, gas_limit, form, spec, &*ctx.provider)
+        .add_raw_after(raw, &ctx.chain, header.as_ref(), &*ctx.provider)
         .map_err(|e| ErrorObjectOwned::owned(-32000, e.to_string(), None::<()>))
 }

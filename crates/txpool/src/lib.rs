@@ -15,6 +15,10 @@
 //! transaction among the other senders' last nonces (no gap is opened) leaves, by fee cap then
 //! priority fee; for blob transactions, among blob transactions, by blob fee cap first. A
 //! newcomer that pays no more than that one is refused ([`PoolError::Underpriced`]).
+//!
+//! Every transaction the pool takes is announced on [`TxPool::subscribe`] (hash, type, size of
+//! its network form: what the devp2p network gossips), and [`TxPool::network_transactions`]
+//! gives the network form back (blob transactions with their sidecar) for peers that ask.
 
 pub mod blobs;
 
@@ -267,11 +271,32 @@ impl Inner {
     }
 }
 
+/// A transaction the pool took, as eth/68's `NewPooledTransactionHashes` announces it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NewTransaction {
+    /// Its hash.
+    pub hash: B256,
+    /// Its EIP-2718 type.
+    pub tx_type: u8,
+    /// The bytes of its network form (blob transactions with the sidecar).
+    pub size: usize,
+}
+
+/// How many announcements a slow subscriber may fall behind by before it misses some.
+const ANNOUNCEMENT_BACKLOG: usize = 16_384;
+
 /// The pool. Thread-safe; every call takes one lock.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct TxPool {
     inner: Mutex<Inner>,
     limits: PoolLimits,
+    announcements: tokio::sync::broadcast::Sender<NewTransaction>,
+}
+
+impl Default for TxPool {
+    fn default() -> Self {
+        Self::with_limits(PoolLimits::default())
+    }
 }
 
 /// A decoded transaction and, for a blob transaction, its sidecar.
@@ -289,7 +314,84 @@ pub struct PoolContent {
 impl TxPool {
     /// An empty pool that keeps at most `limits` before it evicts.
     pub fn with_limits(limits: PoolLimits) -> Self {
-        Self { inner: Mutex::default(), limits }
+        let (announcements, _) = tokio::sync::broadcast::channel(ANNOUNCEMENT_BACKLOG);
+        Self { inner: Mutex::default(), limits, announcements }
+    }
+
+    /// Every transaction the pool takes from now on (a receiver that falls
+    /// [`ANNOUNCEMENT_BACKLOG`] behind misses the oldest).
+    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<NewTransaction> {
+        self.announcements.subscribe()
+    }
+
+    /// Whether the pool holds the transaction `hash`.
+    pub fn contains(&self, hash: &B256) -> bool {
+        self.lock().by_hash.contains_key(hash)
+    }
+
+    /// The network form (EIP-2718; a blob transaction with its sidecar) of the pooled
+    /// transactions among `hashes`, in their order, stopping once `max_bytes` is reached (the
+    /// transaction that passes it included, as geth answers `GetPooledTransactions`).
+    pub fn network_transactions(
+        &self,
+        hashes: &[B256],
+        max_bytes: usize,
+    ) -> Vec<alloy_primitives::Bytes> {
+        use alloy_consensus::{EthereumTxEnvelope, TxEip4844Variant, TxEip4844WithSidecar};
+        use alloy_eips::eip2718::Encodable2718;
+        type Network = EthereumTxEnvelope<TxEip4844WithSidecar<BlobTransactionSidecarVariant>>;
+        let inner = self.lock();
+        let mut out = Vec::new();
+        let mut bytes = 0;
+        for hash in hashes {
+            if bytes >= max_bytes {
+                break;
+            }
+            let Some((sender, nonce)) = inner.by_hash.get(hash) else { continue };
+            let Some(pooled) = inner.by_sender.get(sender).and_then(|q| q.get(nonce)) else {
+                continue;
+            };
+            let raw = match (pooled.tx.is_eip4844(), inner.blobs.sidecar(hash)) {
+                (true, Some(sidecar)) => {
+                    let sidecar = (*sidecar).clone();
+                    let network: Network = pooled.tx.clone().map_eip4844(|tx| {
+                        let tx = match tx {
+                            TxEip4844Variant::TxEip4844(tx) => tx,
+                            TxEip4844Variant::TxEip4844WithSidecar(with) => with.tx,
+                        };
+                        TxEip4844WithSidecar { tx, sidecar: sidecar.clone() }
+                    });
+                    network.encoded_2718()
+                }
+                // A blob transaction whose sidecar is gone cannot be served.
+                (true, None) => continue,
+                (false, _) => pooled.tx.encoded_2718(),
+            };
+            bytes += raw.len();
+            out.push(raw.into());
+        }
+        out
+    }
+
+    /// [`TxPool::add_raw`] under the rules of the block after `head` on `chain` (a header of
+    /// the node's head; none: Osaka's and no gas limit): its gas limit, the blob sidecar form
+    /// of the head's fork (EIP-7594 cell proofs from Osaka on), and the next block's spec, as
+    /// geth's pool takes them.
+    ///
+    /// # Errors
+    /// [`PoolError`], as [`TxPool::add_raw`].
+    pub fn add_raw_after(
+        &self,
+        raw: &[u8],
+        chain: &gigagas_primitives::ChainSpec,
+        head: Option<&alloy_consensus::Header>,
+        state: &dyn StateSource,
+    ) -> Result<B256, PoolError> {
+        let gas_limit = head.map_or(u64::MAX, |h| h.gas_limit);
+        let osaka = chain.is_osaka(head.map_or(0, |h| h.timestamp));
+        let form = if osaka { BlobForm::Eip7594 } else { BlobForm::Eip4844 };
+        let spec = head.map_or(SpecId::OSAKA, |h| chain.spec_id(h.number + 1, h.timestamp));
+        self.add_raw(raw, chain.chain_id, gas_limit, form, spec, state)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
@@ -384,9 +486,13 @@ impl TxPool {
             inner.blobs.remove(&old.hash);
         }
         inner.by_hash.insert(hash, (sender, nonce));
+        let tx_type = inner.by_sender[&sender][&nonce].tx.tx_type() as u8;
         if let Some(sidecar) = sidecar {
             inner.blobs.insert(hash, sidecar);
         }
+        drop(inner);
+        // No subscriber is no error.
+        let _ = self.announcements.send(NewTransaction { hash, tx_type, size: raw.len() });
         Ok(hash)
     }
 
@@ -703,6 +809,46 @@ mod tests {
         let signed =
             TxEip4844WithSidecar::from_tx_and_sidecar(tx, sidecar.clone()).into_signed(sig);
         EthereumTxEnvelope::Eip4844(signed).encoded_2718()
+    }
+
+    #[test]
+    fn taken_transactions_are_announced_and_given_back_in_network_form() {
+        let pool = TxPool::default();
+        let mut announced = pool.subscribe();
+        let add = |raw: &[u8]| {
+            pool.add_raw(raw, 1, 30_000_000, BlobForm::Eip4844, SpecId::PRAGUE, &FUNDED)
+        };
+        let raw = transfer(0, 0, 1);
+        let hash = add(&raw).unwrap();
+        assert_eq!(
+            announced.try_recv().unwrap(),
+            NewTransaction { hash, tx_type: 2, size: raw.len() }
+        );
+        // A refused transaction is not announced.
+        assert_eq!(add(&raw), Err(PoolError::AlreadyKnown));
+        assert!(announced.try_recv().is_err());
+        let settings = alloy_eips::eip4844::env_settings::EnvKzgSettings::Default.get();
+        let sidecar = BlobTransactionSidecarVariant::Eip4844(
+            alloy_eips::eip4844::BlobTransactionSidecar::try_from_blobs_with_settings(
+                blobs::sample_blobs(1),
+                settings,
+            )
+            .unwrap(),
+        );
+        let blob_raw = blob_tx(1, 0, 3, &sidecar);
+        let blob = add(&blob_raw).unwrap();
+        assert_eq!(
+            announced.try_recv().unwrap(),
+            NewTransaction { hash: blob, tx_type: 3, size: blob_raw.len() }
+        );
+        assert!(pool.contains(&hash) && pool.contains(&blob));
+        // Both come back byte for byte (the blob transaction with its sidecar); an unknown
+        // hash is skipped; past the byte budget the answer stops.
+        let unknown = B256::repeat_byte(7);
+        let got = pool.network_transactions(&[hash, unknown, blob], usize::MAX);
+        let bytes = |v: &Vec<u8>| alloy_primitives::Bytes::from(v.clone());
+        assert_eq!(got, vec![bytes(&raw), bytes(&blob_raw)]);
+        assert_eq!(pool.network_transactions(&[hash, blob], 1), vec![bytes(&raw)]);
     }
 
     #[test]

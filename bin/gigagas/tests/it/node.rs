@@ -589,7 +589,8 @@ fn dev_replay_feeds_a_chain_file_to_its_head() {
 /// Issue 39's node path over devp2p, without a consensus client: A runs a dev chain and serves
 /// it from its store over RLPx/eth; B, given A's enode (printed at startup) as a trusted peer
 /// and A's head as `--debug.tip`, downloads every block from A, executes it, and reaches the
-/// tip with A's state root.
+/// tip with A's state root; then each sees the other in `admin_peers` and `net_peerCount`, and
+/// a transaction sent to B reaches A's pool over eth and is mined by A.
 #[test]
 fn a_node_syncs_from_another_over_devp2p_to_the_debug_tip() {
     let genesis = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testing/dev-genesis.json");
@@ -644,4 +645,72 @@ fn a_node_syncs_from_another_over_devp2p_to_the_debug_tip() {
         assert!(std::time::Instant::now() < deadline, "B's head {head}, the tip {tip_hash}");
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
+    // The admin_ namespace and net_peerCount see the devp2p session from both sides.
+    let call = |url: &str, method: &str, params: &str| -> serde_json::Value {
+        let body = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{params}}}"#);
+        serde_json::from_str(&post(url, &body, None).1).expect("json")
+    };
+    let info = &call(&a_http, "admin_nodeInfo", "[]")["result"];
+    assert_eq!(info["enode"], enode);
+    assert!(info["enr"].as_str().is_some_and(|e| e.starts_with("enr:-")), "{info}");
+    assert_eq!(info["protocols"]["eth"]["head"].as_str().map(str::len), Some(66), "{info}");
+    let id = info["id"].as_str().expect("id");
+    let b_peers = call(&b_http, "admin_peers", "[]")["result"].clone();
+    assert_eq!(b_peers.as_array().map(Vec::len), Some(1), "{b_peers}");
+    assert_eq!(b_peers[0]["id"], id, "B's peer is A, by geth's id");
+    assert_eq!(b_peers[0]["enode"], enode);
+    assert_eq!(b_peers[0]["network"]["inbound"], false);
+    assert_eq!(b_peers[0]["network"]["static"], true);
+    let a_peers = call(&a_http, "admin_peers", "[]")["result"].clone();
+    assert_eq!(a_peers[0]["network"]["inbound"], true, "{a_peers}");
+    assert_eq!(call(&a_http, "net_peerCount", "[]")["result"], "0x1");
+    let refused = call(&a_http, "admin_addPeer", r#"["enode://nope"]"#);
+    assert!(
+        refused["error"]["message"].as_str().is_some_and(|m| m.starts_with("invalid enode")),
+        "{refused}"
+    );
+    // A transaction sent to B (no miner) is announced over eth, fetched by A, and mined in
+    // A's chain.
+    let raw = dev_transfer(0);
+    let sent = call(&b_http, "eth_sendRawTransaction", &format!(r#"["{raw}"]"#));
+    let hash = sent["result"].as_str().unwrap_or_else(|| panic!("{sent}")).to_string();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let receipt = call(&a_http, "eth_getTransactionReceipt", &format!(r#"["{hash}"]"#));
+        if receipt["result"]["status"] == "0x1" {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "not mined by A: {receipt}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+/// A signed EIP-1559 transfer of 1 wei on the dev chain from the first Hardhat key, nonce
+/// `nonce`, as `0x` hex.
+fn dev_transfer(nonce: u64) -> String {
+    use alloy_consensus::{SignableTransaction, TxEip1559, TxEnvelope};
+    use alloy_eips::eip2718::Encodable2718;
+    use alloy_primitives::{hex, Address, Signature, TxKind, U256};
+    let key = k256::ecdsa::SigningKey::from_slice(&hex!(
+        "ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"
+    ))
+    .unwrap();
+    let tx = TxEip1559 {
+        chain_id: 1337,
+        nonce,
+        gas_limit: 210_000,
+        max_fee_per_gas: 20_000_000_000,
+        max_priority_fee_per_gas: 1_000_000_000,
+        to: TxKind::Call(Address::repeat_byte(0x42)),
+        value: U256::from(1),
+        ..Default::default()
+    };
+    let (sig, recid) = key.sign_prehash_recoverable(tx.signature_hash().as_slice()).unwrap();
+    let signature = Signature::new(
+        U256::from_be_slice(&sig.r().to_bytes()),
+        U256::from_be_slice(&sig.s().to_bytes()),
+        recid.is_y_odd(),
+    );
+    let tx: TxEnvelope = tx.into_signed(signature).into();
+    format!("0x{}", hex::encode(tx.encoded_2718()))
 }

@@ -14,6 +14,14 @@ pub struct NodeInfo {
     pub name: String,
     /// Where the node listens (a multiaddr, an enode URL), as text.
     pub listen_addr: String,
+    /// Its enode URL (devp2p).
+    pub enode: Option<String>,
+    /// Its EIP-778 record, `enr:-…` (devp2p).
+    pub enr: Option<String>,
+    /// The TCP port it listens on (0: none or unknown).
+    pub listener_port: u16,
+    /// The UDP port of its discovery (0: none).
+    pub discovery_port: u16,
     /// The transport: `libp2p`, `devp2p`.
     pub transport: &'static str,
 }
@@ -29,6 +37,12 @@ pub struct PeerInfo {
     pub remote_addr: String,
     /// The protocols spoken with it (`eth/71`).
     pub caps: Vec<String>,
+    /// Its enode URL (devp2p).
+    pub enode: Option<String>,
+    /// Whether it dialed us.
+    pub inbound: bool,
+    /// Whether it is one of the peers kept connected (`--trusted-peers`, `admin_addPeer`).
+    pub is_static: bool,
     /// The transport.
     pub transport: &'static str,
 }

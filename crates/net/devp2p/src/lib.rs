@@ -6,12 +6,14 @@
 //! (`gigagas-eth-wire`) and hands the session to a task of its own (`session.rs`), which alone
 //! reads and writes it and answers the peer's requests from the store (`serve.rs`). The network then implements the p2p
 //! client traits (`gigagas-net-p2p`'s [`gigagas_net_p2p::BlockClient`]: headers, bodies,
-//! BALs over eth/71), so the block downloader syncs from geth as from any other transport.
+//! BALs over eth/71), so the block downloader syncs from geth as from any other transport;
+//! transactions are gossiped with the node's pool (`transactions.rs`).
 
 mod error;
 mod network;
 mod serve;
 mod session;
+pub mod transactions;
 
 pub use error::SessionError;
 pub use network::{
@@ -19,3 +21,4 @@ pub use network::{
     DIAL_TIMEOUT, HANDSHAKE_TIMEOUT,
 };
 pub use session::{SessionRequestError, PING_INTERVAL, REQUEST_TIMEOUT};
+pub use transactions::{NetworkPool, PoolImportError, TransactionAnnouncement};

@@ -4,20 +4,24 @@
 
 use crate::{
     session::{self, SessionCommand, SessionRequestError},
+    transactions::{
+        NetworkPool, PoolImportError, TransactionAnnouncement, MAX_ANNOUNCED_HASHES,
+        MAX_POOLED_TRANSACTIONS_REQUEST, MAX_REMEMBERED_ORIGINS,
+    },
     SessionError,
 };
 use alloy_consensus::{BlockBody, Header, TxEnvelope};
 use alloy_eip2124::ForkFilter;
 use alloy_eips::eip1898::HashOrNumber;
-use alloy_primitives::B256;
+use alloy_primitives::{Bytes, B256};
 use gigagas_bal::BlockAccessList;
 use gigagas_eth_wire::{
     eth_protocols, DisconnectReason, EthStream, HelloMessage, P2PStream, P2PStreamError,
     P2P_VERSION,
 };
 use gigagas_eth_wire_types::{
-    EthMessage, EthVersion, HeadersRequest, RequestPair, StatusMessage, MAX_HEADERS,
-    MAX_REQUEST_ITEMS,
+    EthMessage, EthVersion, HeadersRequest, NewPooledTransactionHashes, RequestPair, StatusMessage,
+    MAX_HEADERS, MAX_REQUEST_ITEMS,
 };
 use gigagas_net_ecies::{peer_id, EciesStream, SecretKey};
 use gigagas_net_p2p::{BlockClient, ChainServer, RequestError};
@@ -83,6 +87,8 @@ pub struct SessionInfo {
     pub version: EthVersion,
     /// The peer's `Status`.
     pub status: StatusMessage,
+    /// Whether the peer dialed us.
+    pub inbound: bool,
 }
 
 struct Session {
@@ -117,6 +123,28 @@ pub struct Devp2pNetwork {
     static_peers: Arc<Mutex<Vec<NodeRecord>>>,
     /// The listener's bound address, once listening.
     listening: Arc<Mutex<Option<SocketAddr>>>,
+    /// The node's transaction pool, gossiped with the peers (none: no gossip).
+    pool: Option<Arc<dyn NetworkPool>>,
+    /// Transactions being fetched and where transactions came from.
+    transactions: Arc<Mutex<TransactionsState>>,
+}
+
+/// What the transaction gossip keeps.
+#[derive(Default)]
+struct TransactionsState {
+    /// Hashes asked of a peer and not answered yet.
+    inflight: HashSet<B256>,
+    /// The peer each transaction came from (not announced back to it).
+    origins: HashMap<B256, PeerId>,
+}
+
+impl TransactionsState {
+    fn remember_origin(&mut self, hash: B256, peer: PeerId) {
+        if self.origins.len() >= MAX_REMEMBERED_ORIGINS {
+            self.origins.clear();
+        }
+        self.origins.entry(hash).or_insert(peer);
+    }
 }
 
 /// Sessions a network keeps at most unless told otherwise (geth's `--maxpeers`).
@@ -146,6 +174,8 @@ impl Devp2pNetwork {
             max_peers: DEFAULT_MAX_PEERS,
             static_peers: Arc::default(),
             listening: Arc::default(),
+            pool: None,
+            transactions: Arc::default(),
         }
     }
 
@@ -219,6 +249,20 @@ impl Devp2pNetwork {
             udp_port: bound.port(),
             id: self.local_id(),
         })
+    }
+
+    /// This node's EIP-778 record, once listening: its IP (loopback when it listens on every
+    /// interface, as [`Devp2pNetwork::enode`]) and TCP port, signed with its node key
+    /// (sequence number 1; no UDP port while no discovery runs).
+    pub fn enr(&self) -> Option<gigagas_net_peers::Enr> {
+        let enode = self.enode()?;
+        let key = gigagas_net_peers::enr::k256::ecdsa::SigningKey::from(self.local().secret);
+        let mut builder = gigagas_net_peers::Enr::builder();
+        match enode.address {
+            std::net::IpAddr::V4(ip) => builder.ip4(ip).tcp4(enode.tcp_port),
+            std::net::IpAddr::V6(ip) => builder.ip6(ip).tcp6(enode.tcp_port),
+        };
+        builder.build(&key).ok()
     }
 
     /// The same network answering peers' requests from `server`'s store.
@@ -305,6 +349,7 @@ impl Devp2pNetwork {
             client_version: hello.client_version,
             version: eth.version(),
             status,
+            inbound: true,
         };
         self.start(eth, info.clone());
         Ok(info)
@@ -355,6 +400,7 @@ impl Devp2pNetwork {
             client_version: hello.client_version,
             version: eth.version(),
             status,
+            inbound: false,
         };
         self.start(eth, info.clone());
         Ok(info)
@@ -374,27 +420,175 @@ impl Devp2pNetwork {
             }
         }
         let sessions = self.sessions.clone();
-        let ranges = self.sessions.clone();
-        // The peer's announced range is what it is asked for (its `Status` at first).
-        let on_range = move |range: gigagas_eth_wire_types::BlockRangeUpdate| {
-            if let Some(s) = ranges.lock().expect("sessions lock").active.get_mut(&peer) {
-                s.info.status.earliest = range.earliest;
-                s.info.status.latest = range.latest;
-                s.info.status.latest_hash = range.latest_hash;
-            }
-        };
+        let network = self.clone();
+        let on_message =
+            move |message: session::PeerMessage| network.on_peer_message(peer, message);
         tracing::info!(target: "net::devp2p", peer = %info.record, client = %info.client_version, version = info.version.number(), head = info.status.latest, "session established");
         tokio::spawn(session::run(
             stream,
             info,
-            self.server.clone(),
+            session::Serving { chain: self.server.clone(), pool: self.pool.clone() },
             rx,
-            on_range,
+            on_message,
             move |reason| {
                 tracing::info!(target: "net::devp2p", %peer, %reason, "session closed");
                 sessions.lock().expect("sessions lock").active.remove(&peer);
             },
         ));
+    }
+
+    /// What a session's peer announced or sent on its own.
+    fn on_peer_message(&self, peer: PeerId, message: session::PeerMessage) {
+        match message {
+            // The peer's announced range is what it is asked for (its `Status` at first).
+            session::PeerMessage::Range(range) => {
+                let mut sessions = self.sessions.lock().expect("sessions lock");
+                if let Some(s) = sessions.active.get_mut(&peer) {
+                    s.info.status.earliest = range.earliest;
+                    s.info.status.latest = range.latest;
+                    s.info.status.latest_hash = range.latest_hash;
+                }
+            }
+            session::PeerMessage::Hashes(announced) => {
+                let Some(pool) = self.pool.clone() else { return };
+                if !announced.is_consistent() {
+                    self.report_bad_message(peer);
+                    return;
+                }
+                let wanted: Vec<B256> = {
+                    let mut txs = self.transactions.lock().expect("transactions lock");
+                    let wanted = announced
+                        .hashes
+                        .iter()
+                        .filter(|h| !pool.contains(h) && !txs.inflight.contains(*h))
+                        .copied()
+                        .collect::<Vec<_>>();
+                    for hash in &wanted {
+                        txs.inflight.insert(*hash);
+                        txs.remember_origin(*hash, peer);
+                    }
+                    wanted
+                };
+                if wanted.is_empty() {
+                    return;
+                }
+                let network = self.clone();
+                tokio::spawn(async move {
+                    for chunk in wanted.chunks(MAX_POOLED_TRANSACTIONS_REQUEST) {
+                        network.fetch_transactions(peer, chunk, &pool).await;
+                    }
+                    let mut txs = network.transactions.lock().expect("transactions lock");
+                    for hash in &wanted {
+                        txs.inflight.remove(hash);
+                    }
+                });
+            }
+            session::PeerMessage::Transactions(sent) => {
+                let Some(pool) = self.pool.clone() else { return };
+                let network = self.clone();
+                tokio::spawn(async move {
+                    network.import_transactions(peer, sent.0, None, &pool).await;
+                });
+            }
+        }
+    }
+
+    /// Asks `peer` for the pooled transactions `hashes` and imports the answer.
+    async fn fetch_transactions(&self, peer: PeerId, hashes: &[B256], pool: &Arc<dyn NetworkPool>) {
+        let request = EthMessage::GetPooledTransactions(RequestPair {
+            request_id: 0,
+            message: hashes.to_vec(),
+        });
+        match self.request(peer, request).await {
+            Ok(EthMessage::PooledTransactions(p)) => {
+                self.import_transactions(peer, p.message.0, Some(hashes), pool).await;
+            }
+            Ok(_) => self.report_bad_message(peer),
+            Err(e) => {
+                tracing::debug!(target: "net::devp2p", %peer, error = %e, "pooled transactions not fetched");
+            }
+        }
+    }
+
+    /// Imports `raws` from `peer` into the pool on a blocking thread; drops the peer for an
+    /// invalid transaction or, when `asked` is given, one it was not asked for.
+    async fn import_transactions(
+        &self,
+        peer: PeerId,
+        raws: Vec<Bytes>,
+        asked: Option<&[B256]>,
+        pool: &Arc<dyn NetworkPool>,
+    ) {
+        let pool = pool.clone();
+        let asked: Option<HashSet<B256>> = asked.map(|a| a.iter().copied().collect());
+        let imported = tokio::task::spawn_blocking(move || {
+            let mut hashes = Vec::with_capacity(raws.len());
+            for raw in raws {
+                match pool.import(&raw) {
+                    Ok(hash) => hashes.push(hash),
+                    Err(PoolImportError::Declined(_)) => {}
+                    Err(e @ PoolImportError::Invalid(_)) => return Err(e.to_string()),
+                }
+            }
+            Ok(hashes)
+        })
+        .await;
+        match imported {
+            Ok(Ok(hashes)) => {
+                let mut txs = self.transactions.lock().expect("transactions lock");
+                for hash in &hashes {
+                    txs.remember_origin(*hash, peer);
+                }
+                drop(txs);
+                if let Some(unasked) =
+                    asked.and_then(|a| hashes.iter().find(|h| !a.contains(*h)).copied())
+                {
+                    tracing::debug!(target: "net::devp2p", %peer, %unasked, "a transaction not asked for");
+                    self.report_bad_message(peer);
+                }
+            }
+            Ok(Err(reason)) => {
+                tracing::debug!(target: "net::devp2p", %peer, %reason, "peer sent an invalid transaction");
+                self.report_bad_message(peer);
+            }
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(_) => {}
+        }
+    }
+
+    /// Announces transactions the pool took to every session but the one each came from
+    /// (`NewPooledTransactionHashes`, at most [`MAX_ANNOUNCED_HASHES`] a message).
+    pub fn announce_transactions(&self, announced: &[TransactionAnnouncement]) {
+        let origins: Vec<Option<PeerId>> = {
+            let txs = self.transactions.lock().expect("transactions lock");
+            announced.iter().map(|a| txs.origins.get(&a.hash).copied()).collect()
+        };
+        let sessions = self.sessions.lock().expect("sessions lock");
+        for (peer, session) in &sessions.active {
+            let to_peer: Vec<&TransactionAnnouncement> = announced
+                .iter()
+                .zip(&origins)
+                .filter(|(_, origin)| **origin != Some(*peer))
+                .map(|(a, _)| a)
+                .collect();
+            for chunk in to_peer.chunks(MAX_ANNOUNCED_HASHES) {
+                let message = NewPooledTransactionHashes {
+                    types: chunk.iter().map(|a| a.tx_type).collect::<Vec<u8>>().into(),
+                    sizes: chunk.iter().map(|a| a.size).collect(),
+                    hashes: chunk.iter().map(|a| a.hash).collect(),
+                };
+                // A session too busy to take it misses this announcement.
+                let _ = session.commands.try_send(SessionCommand::Send(
+                    EthMessage::NewPooledTransactionHashes(message),
+                ));
+            }
+        }
+    }
+
+    /// The same network gossiping transactions with `pool` ([`crate::transactions`]).
+    pub fn with_pool(mut self, pool: Arc<dyn NetworkPool>) -> Self {
+        self.pool = Some(pool);
+        self
     }
 
     /// The sessions open now.
@@ -498,22 +692,34 @@ impl BlockClient for Devp2pNetwork {
 
 impl gigagas_net_api::NetworkInfo for Devp2pNetwork {
     fn node_info(&self) -> gigagas_net_api::NodeInfo {
+        let enode = self.enode();
+        // Its own statement: the guard must be gone before `enr` locks `listening` again.
+        let listening = *self.listening.lock().expect("listening lock");
         gigagas_net_api::NodeInfo {
             id: alloy_primitives::hex::encode(self.local_id()),
-            name: self.local().client_version.clone(),
-            listen_addr: self.enode().map(|e| e.to_string()).unwrap_or_default(),
+            name: self.local().client_version,
+            listen_addr: listening.map(|a| a.to_string()).unwrap_or_default(),
+            enode: enode.map(|e| e.to_string()),
+            enr: self.enr().map(|e| e.to_base64()),
+            listener_port: enode.map_or(0, |e| e.tcp_port),
+            // No discovery runs: the record names no UDP port.
+            discovery_port: 0,
             transport: "devp2p",
         }
     }
 
     fn peers(&self) -> Vec<gigagas_net_api::PeerInfo> {
+        let statics = self.static_peers();
         self.sessions()
             .into_iter()
             .map(|s| gigagas_net_api::PeerInfo {
-                id: s.record.to_string(),
+                id: alloy_primitives::hex::encode(s.record.id),
                 name: s.client_version,
                 remote_addr: s.record.tcp_addr().to_string(),
                 caps: vec![format!("eth/{}", s.version.number())],
+                enode: Some(s.record.to_string()),
+                inbound: s.inbound,
+                is_static: statics.iter().any(|r| r.id == s.record.id),
                 transport: "devp2p",
             })
             .collect()

@@ -2,16 +2,16 @@
 //! [`ChainServer`] on a blocking thread: headers, bodies, receipts (eth/69's form without
 //! bloom; from eth/70 starting at the asked receipt of the first block and cut, with
 //! `lastBlockIncomplete`, where the message would pass 10 MiB) and BALs (eth/71; `0x80` for
-//! one not held), each within 1,024 items and the 2 MiB soft limit. Pooled transactions are
-//! answered empty until the node's pool is wired to devp2p.
+//! one not held), each within 1,024 items and the 2 MiB soft limit; pooled transactions from
+//! the node's pool (at most 256 asked, 2 MiB).
 
+use crate::{session::Serving, transactions::MAX_POOLED_TRANSACTIONS_REQUEST};
 use alloy_consensus::{ReceiptEnvelope, TxReceipt};
 use alloy_rlp::Encodable;
 use gigagas_eth_wire_types::{
     BlockAccessLists, EthMessage, NetworkTransactions, Receipt69, RequestPair, MAX_MESSAGE_SIZE,
-    MAX_REQUEST_ITEMS,
+    MAX_REQUEST_ITEMS, SOFT_RESPONSE_LIMIT,
 };
-use gigagas_net_p2p::ChainServer;
 use gigagas_storage_api::ProviderError;
 
 /// eth/69's receipt form of a stored receipt.
@@ -30,10 +30,17 @@ fn receipt69(envelope: &ReceiptEnvelope) -> Receipt69 {
 /// [`ProviderError`] when a read fails: the request is then left unanswered, never answered
 /// short.
 pub(crate) fn answer(
-    server: Option<&ChainServer>,
+    serving: &Serving,
     request: &EthMessage,
 ) -> Result<Option<EthMessage>, ProviderError> {
-    let Some(server) = server else { return Ok(empty_answer(request)) };
+    if let (EthMessage::GetPooledTransactions(p), Some(pool)) = (request, &serving.pool) {
+        let asked = &p.message[..p.message.len().min(MAX_POOLED_TRANSACTIONS_REQUEST)];
+        return Ok(Some(EthMessage::PooledTransactions(RequestPair {
+            request_id: p.request_id,
+            message: NetworkTransactions(pool.network_transactions(asked, SOFT_RESPONSE_LIMIT)),
+        })));
+    }
+    let Some(server) = serving.chain.as_ref() else { return Ok(empty_answer(request)) };
     Ok(Some(match request {
         EthMessage::GetBlockHeaders(p) => {
             let q = &p.message;

@@ -11,7 +11,10 @@
 use crate::SessionInfo;
 use futures::{SinkExt, StreamExt};
 use gigagas_eth_wire::{DisconnectReason, EthStream};
-use gigagas_eth_wire_types::{BlockRangeUpdate, EthMessage, EthMessageId, RequestPair};
+use gigagas_eth_wire_types::{
+    BlockRangeUpdate, EthMessage, EthMessageId, NetworkTransactions, NewPooledTransactionHashes,
+    RequestPair,
+};
 use gigagas_net_ecies::EciesStream;
 use gigagas_net_p2p::ChainServer;
 use std::{
@@ -101,15 +104,36 @@ fn answer_id(message: &EthMessage) -> Option<u64> {
     })
 }
 
-/// Runs the session until the peer leaves, misbehaves or is told to go; `on_range` is called
-/// with each valid `BlockRangeUpdate` of the peer (one whose earliest block is past its latest
-/// ends the session, as geth ends it), `on_close` with the reason it ended.
+/// What a session answers its peer's requests from.
+#[derive(Clone)]
+pub(crate) struct Serving {
+    /// The chain (headers, bodies, receipts, BALs); none: empty answers.
+    pub(crate) chain: Option<ChainServer>,
+    /// The transaction pool (`GetPooledTransactions`); none: empty answers.
+    pub(crate) pool: Option<std::sync::Arc<dyn crate::NetworkPool>>,
+}
+
+/// What a peer announces or sends unasked, handed to the network.
+#[derive(Debug)]
+pub(crate) enum PeerMessage {
+    /// A valid `BlockRangeUpdate`.
+    Range(BlockRangeUpdate),
+    /// `NewPooledTransactionHashes`.
+    Hashes(NewPooledTransactionHashes),
+    /// A `Transactions` broadcast.
+    Transactions(NetworkTransactions),
+}
+
+/// Runs the session until the peer leaves, misbehaves or is told to go; `on_message` is
+/// called with what the peer announces or sends unasked (a `BlockRangeUpdate` whose earliest
+/// block is past its latest ends the session, as geth ends it), `on_close` with the reason it
+/// ended.
 pub(crate) async fn run(
     mut stream: Stream,
     info: SessionInfo,
-    server: Option<ChainServer>,
+    serving: Serving,
     mut commands: mpsc::Receiver<SessionCommand>,
-    on_range: impl Fn(BlockRangeUpdate),
+    on_message: impl Fn(PeerMessage),
     on_close: impl FnOnce(String),
 ) {
     let mut pending: HashMap<u64, Pending> = HashMap::new();
@@ -164,9 +188,9 @@ pub(crate) async fn run(
                         }
                     } else if crate::serve::empty_answer(&message).is_some() {
                         tracing::trace!(target: "net::devp2p", %peer, id = ?message.id(), "request");
-                        let server = server.clone();
+                        let serving = serving.clone();
                         let read = tokio::task::spawn_blocking(move || {
-                            crate::serve::answer(server.as_ref(), &message)
+                            crate::serve::answer(&serving, &message)
                         });
                         match read.await {
                             Ok(Ok(Some(answer))) => {
@@ -187,7 +211,11 @@ pub(crate) async fn run(
                             let _ = stream.p2p_mut().disconnect(DisconnectReason::ProtocolError).await;
                             break format!("invalid block range {}..{}", range.earliest, range.latest);
                         }
-                        on_range(range);
+                        on_message(PeerMessage::Range(range));
+                    } else if let EthMessage::NewPooledTransactionHashes(hashes) = message {
+                        on_message(PeerMessage::Hashes(hashes));
+                    } else if let EthMessage::Transactions(txs) = message {
+                        on_message(PeerMessage::Transactions(txs));
                     } else {
                         tracing::trace!(target: "net::devp2p", %peer, id = ?message.id(), "ignored");
                     }

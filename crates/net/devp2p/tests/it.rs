@@ -1,20 +1,26 @@
 //! A session against a scripted peer on loopback (the peer side built from the same layers):
 //! the handshakes, requests answered by id, a BAL request on eth/71, a peer on another chain
 //! refused with a typed reason, an answer nobody asked for ending the session, and a moving head
-//! announced (`BlockRangeUpdate`) and carried into new sessions' `Status`.
+//! announced (`BlockRangeUpdate`) and carried into new sessions' `Status`; transactions
+//! announced, fetched into the pool, and peers that send unasked or invalid ones dropped.
 
 use alloy_consensus::Header;
 use alloy_eip2124::{ForkFilter, ForkHash, ForkId, Head};
 use alloy_eips::eip1898::HashOrNumber;
 use alloy_primitives::B256;
 use futures::{SinkExt, StreamExt};
-use gigagas_devp2p::{Devp2pNetwork, LocalNode, SessionError};
+use gigagas_devp2p::{
+    Devp2pNetwork, LocalNode, NetworkPool, PoolImportError, SessionError, TransactionAnnouncement,
+};
 use gigagas_eth_wire::{eth_protocols, EthStream, EthStreamError, HelloMessage, P2PStream};
-use gigagas_eth_wire_types::{BlockAccessLists, EthMessage, RequestPair, StatusMessage};
+use gigagas_eth_wire_types::{
+    BlockAccessLists, EthMessage, NetworkTransactions, NewPooledTransactionHashes, RequestPair,
+    StatusMessage,
+};
 use gigagas_net_ecies::{peer_id, random_secret_key, EciesStream, SecretKey};
 use gigagas_net_p2p::BlockClient;
 use gigagas_net_peers::NodeRecord;
-use std::time::Duration;
+use std::{sync::Arc, time::Duration};
 
 fn status(genesis: B256) -> (StatusMessage, ForkFilter) {
     let filter = ForkFilter::new(Head::default(), genesis, 0, Vec::new());
@@ -119,7 +125,9 @@ async fn requests_are_answered_by_id_and_a_stray_answer_ends_the_session() {
         (info[0].name.as_str(), info[0].caps.clone()),
         ("scripted", vec!["eth/71".to_string()])
     );
-    assert_eq!(info[0].id, record.to_string());
+    assert_eq!(info[0].id, alloy_primitives::hex::encode(record.id));
+    assert_eq!(info[0].enode, Some(record.to_string()));
+    assert!(!info[0].inbound);
     assert!(matches!(
         gigagas_net_api::NetworkInfo::add_peer(&network, "enode://nope"),
         Err(gigagas_net_api::AddPeerError::InvalidAddress(_))
@@ -169,6 +177,11 @@ async fn a_moving_head_is_announced_and_new_sessions_see_it() {
     let server = Devp2pNetwork::new(local(genesis));
     server.listen("127.0.0.1:0".parse().unwrap()).await.unwrap();
     let record = server.enode().unwrap();
+    // What admin_nodeInfo shows: the enode and a signed ENR of the same node and port.
+    let info = gigagas_net_api::NetworkInfo::node_info(&server);
+    assert_eq!(info.enode, Some(record.to_string()));
+    let enr: gigagas_net_peers::BootNode = info.enr.expect("an ENR").parse().unwrap();
+    assert_eq!((enr.record.id, enr.record.tcp_port), (record.id, record.tcp_port));
     let client = Devp2pNetwork::new(local(genesis));
     assert_eq!(client.dial(record).await.unwrap().status.latest, 2);
     let latest = |n: &Devp2pNetwork| n.sessions().first().map(|s| s.status.latest);
@@ -187,4 +200,93 @@ async fn a_moving_head_is_announced_and_new_sessions_see_it() {
     let late = Devp2pNetwork::new(local(genesis));
     let session = late.dial(record).await.unwrap();
     assert_eq!((session.status.latest, session.status.latest_hash), (39, B256::repeat_byte(39)));
+}
+
+/// A pool keyed by keccak of the bytes; bytes starting with 0xff are no transaction.
+#[derive(Debug, Default)]
+struct TestPool(std::sync::Mutex<std::collections::HashMap<B256, alloy_primitives::Bytes>>);
+
+impl NetworkPool for TestPool {
+    fn contains(&self, hash: &B256) -> bool {
+        self.0.lock().unwrap().contains_key(hash)
+    }
+    fn network_transactions(&self, hashes: &[B256], _: usize) -> Vec<alloy_primitives::Bytes> {
+        let pool = self.0.lock().unwrap();
+        hashes.iter().filter_map(|h| pool.get(h).cloned()).collect()
+    }
+    fn import(&self, raw: &[u8]) -> Result<B256, PoolImportError> {
+        if raw.first() == Some(&0xff) {
+            return Err(PoolImportError::Invalid("not a transaction".into()));
+        }
+        let hash = alloy_primitives::keccak256(raw);
+        match self.0.lock().unwrap().insert(hash, raw.to_vec().into()) {
+            Some(_) => Err(PoolImportError::Declined("already known".into())),
+            None => Ok(hash),
+        }
+    }
+}
+
+fn announcement(raw: &[u8]) -> TransactionAnnouncement {
+    TransactionAnnouncement {
+        hash: alloy_primitives::keccak256(raw),
+        tx_type: raw[0],
+        size: raw.len() as u32,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn announced_transactions_are_fetched_into_the_pool_and_bad_ones_cost_the_peer() {
+    let genesis = B256::repeat_byte(5);
+    let (a_pool, b_pool) = (Arc::new(TestPool::default()), Arc::new(TestPool::default()));
+    let a = Devp2pNetwork::new(local(genesis)).with_pool(a_pool.clone());
+    a.listen("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let b = Devp2pNetwork::new(local(genesis)).with_pool(b_pool.clone());
+    b.dial(a.enode().unwrap()).await.unwrap();
+    assert!(eventually(|| a.sessions().len() == 1).await);
+    // A takes two transactions (a 1559 one, and a blob one in its network form) and announces
+    // them: B asks for both and its pool holds them, byte for byte.
+    let txs = [vec![2u8, 0xc1, 0x80], vec![3u8; 300]];
+    for tx in &txs {
+        a_pool.import(tx).unwrap();
+    }
+    a.announce_transactions(&txs.iter().map(|t| announcement(t)).collect::<Vec<_>>());
+    let hashes: Vec<B256> = txs.iter().map(alloy_primitives::keccak256).collect();
+    assert!(eventually(|| hashes.iter().all(|h| b_pool.contains(h))).await);
+    assert_eq!(b_pool.network_transactions(&hashes, usize::MAX)[1].as_ref(), txs[1].as_slice());
+    assert!(!b.sessions().is_empty(), "a good peer stays");
+
+    // A peer that answers with a transaction it was not asked for is dropped.
+    let unasked = peer(genesis, |mut eth| async move {
+        let hashes = NewPooledTransactionHashes {
+            types: vec![2u8].into(),
+            sizes: vec![3],
+            hashes: vec![B256::repeat_byte(0xaa)],
+        };
+        eth.send(EthMessage::NewPooledTransactionHashes(hashes)).await.unwrap();
+        while let Some(Ok(message)) = eth.next().await {
+            if let EthMessage::GetPooledTransactions(p) = message {
+                let other = NetworkTransactions(vec![vec![2u8, 0xc1, 0x01].into()]);
+                let answer = RequestPair { request_id: p.request_id, message: other };
+                let _ = eth.send(EthMessage::PooledTransactions(answer)).await;
+            }
+        }
+    })
+    .await;
+    let pool = Arc::new(TestPool::default());
+    let network = Devp2pNetwork::new(local(genesis)).with_pool(pool.clone());
+    network.dial(unasked).await.unwrap();
+    assert!(eventually(|| network.sessions().is_empty()).await, "kept a peer that sent unasked");
+
+    // A broadcast of something that is no transaction: the peer is dropped, the pool unchanged.
+    let invalid = peer(genesis, |mut eth| async move {
+        let txs = NetworkTransactions(vec![vec![0xffu8, 1, 2].into()]);
+        eth.send(EthMessage::Transactions(txs)).await.unwrap();
+        while eth.next().await.is_some() {}
+    })
+    .await;
+    let pool = Arc::new(TestPool::default());
+    let network = Devp2pNetwork::new(local(genesis)).with_pool(pool.clone());
+    network.dial(invalid).await.unwrap();
+    assert!(eventually(|| network.sessions().is_empty()).await, "kept a peer that sent junk");
+    assert!(pool.0.lock().unwrap().is_empty());
 }

@@ -70,6 +70,10 @@ impl NetworkInfo for NetworkHandle {
             id: self.local_peer_id().to_string(),
             name: format!("gigagas/v{}", env!("CARGO_PKG_VERSION")),
             listen_addr: self.listen_addr().to_string(),
+            enode: None,
+            enr: None,
+            listener_port: 0,
+            discovery_port: 0,
             transport: "libp2p",
         }
     }
@@ -82,6 +86,9 @@ impl NetworkInfo for NetworkHandle {
                 name: String::new(),
                 remote_addr: String::new(),
                 caps: Vec::new(),
+                enode: None,
+                inbound: false,
+                is_static: false,
                 transport: "libp2p",
             })
             .collect()

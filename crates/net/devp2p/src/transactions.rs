@@ -1,0 +1,66 @@
+//! Transaction gossip over eth/69–71 (reth's `TransactionsManager`, what a node needs of it):
+//! the node's pool is announced to its peers and theirs fetched into it.
+//!
+//! Flow: a peer's `NewPooledTransactionHashes` names transactions; those the pool lacks and
+//! nobody is fetching are asked of that peer with `GetPooledTransactions` (at most
+//! [`MAX_POOLED_TRANSACTIONS_REQUEST`] a request) and each one answered goes to the pool
+//! ([`NetworkPool::import`], on a blocking thread: signature recovery, state reads, KZG for
+//! blobs). A full `Transactions` broadcast goes to the pool the same way. A peer that answers
+//! with a transaction it was not asked for, or sends one that is no valid transaction
+//! (undecodable, bad signature, another chain), is dropped and banned; a valid one the pool
+//! declines (known, nonce too low, underpriced) costs the peer nothing. What the pool takes,
+//! from a peer or from RPC, the node hands to [`crate::Devp2pNetwork::announce_transactions`],
+//! which announces it to every session but the one it came from; `GetPooledTransactions` from
+//! peers are answered from the pool (`serve.rs`).
+
+use alloy_primitives::{Bytes, B256};
+
+/// Most transactions asked for in one `GetPooledTransactions` (geth's `maxTxRetrievals`).
+pub const MAX_POOLED_TRANSACTIONS_REQUEST: usize = 256;
+
+/// Most hashes in one `NewPooledTransactionHashes` the node sends (geth's `maxTxAnnounces`).
+pub const MAX_ANNOUNCED_HASHES: usize = 4096;
+
+/// How many transaction origins are remembered (so that nothing is announced back to the
+/// peer it came from) before the memory starts over.
+pub(crate) const MAX_REMEMBERED_ORIGINS: usize = 65_536;
+
+/// The node's transaction pool as the network sees it.
+pub trait NetworkPool: Send + Sync + std::fmt::Debug {
+    /// Whether the pool holds `hash`.
+    fn contains(&self, hash: &B256) -> bool;
+
+    /// The network form (EIP-2718; blob transactions with their sidecar) of the pooled
+    /// transactions among `hashes`, in order, until `max_bytes` is passed.
+    fn network_transactions(&self, hashes: &[B256], max_bytes: usize) -> Vec<Bytes>;
+
+    /// Takes a transaction a peer sent, in its network form; its hash.
+    ///
+    /// # Errors
+    /// [`PoolImportError`]: whether the peer is to blame.
+    fn import(&self, raw: &[u8]) -> Result<B256, PoolImportError>;
+}
+
+/// Why the pool did not take a peer's transaction.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PoolImportError {
+    /// Not a valid transaction: undecodable, a bad signature, another chain, a bad blob
+    /// sidecar. The peer that sent it is dropped.
+    #[error("invalid transaction: {0}")]
+    Invalid(String),
+    /// A valid transaction the pool declines (already known, nonce too low, underpriced, the
+    /// pool full).
+    #[error("declined: {0}")]
+    Declined(String),
+}
+
+/// A transaction the pool took, as `NewPooledTransactionHashes` announces it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TransactionAnnouncement {
+    /// Its hash.
+    pub hash: B256,
+    /// Its EIP-2718 type.
+    pub tx_type: u8,
+    /// The bytes of its network form.
+    pub size: u32,
+}
