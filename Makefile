@@ -86,7 +86,7 @@ engine-replay: check-data build devnet-deps ## The Engine API replay benchmark o
 	$(VENV)/bin/python testing/engine_replay.py --chain target/chains/amsterdam-mainnet-300m --configs sequential,parallel-1,parallel-2 --caches warm --runs 2 --out target/replay/hw-check
 	test ! -f target/hw/hw.json || $(GIGAGAS_BENCH) hw --model target/hw/hw.json --check-replay target/replay/hw-check
 
-fuzz-net: deps ## The decoders of everything a peer sends (frames, RLNC and RS chunks, gossipsub messages, sync messages), 1,000,000 random and mutated inputs each: no panic
+fuzz-net: deps ## The decoders of everything a peer sends: libp2p (frames, RLNC and RS chunks, gossipsub messages, sync messages) and devp2p (RLPx frames, Hello, Disconnect, every eth/69-71 message; ECIES auth/ack packets at a tenth, ECDH being slow), 1,000,000 random and mutated inputs each: no panic, no changed frame past its MAC
 	FUZZ_ITERATIONS=1000000 $(CARGO) test --release --workspace --test it -- fuzz --nocapture
 
 test-fixtures: build ## Conformance suites through the pipeline (ethereum/tests, execution-apis chain, EEST's EIP-7928 draft fixtures, geth 1.17.10's Amsterdam chain as a fixture); tables in docs/conformance.md

@@ -22,6 +22,9 @@ use gigagas_net_p2p::BlockClient;
 use gigagas_net_peers::NodeRecord;
 use std::{sync::Arc, time::Duration};
 
+#[path = "it/fuzz.rs"]
+mod fuzz;
+
 fn status(genesis: B256) -> (StatusMessage, ForkFilter) {
     let filter = ForkFilter::new(Head::default(), genesis, 0, Vec::new());
     let status = StatusMessage {

@@ -120,6 +120,17 @@ pub(crate) fn decrypt(
     Ok(plain)
 }
 
+/// A handshake packet's 2-byte size prefix (the ECIES MAC data) and the rest.
+///
+/// # Errors
+/// [`EciesError::ShortCiphertext`] for fewer than 2 bytes.
+fn split_prefix(packet: &[u8]) -> Result<(&[u8], &[u8]), EciesError> {
+    if packet.len() < 2 {
+        return Err(EciesError::ShortCiphertext(packet.len()));
+    }
+    Ok(packet.split_at(2))
+}
+
 /// Seals a handshake message whose RLP list holds the encoded `items`: the list, random
 /// padding (100–199 bytes, as geth), the 2-byte size prefix, ECIES to `to` with the prefix as
 /// MAC data. Returns the whole packet, prefix included.
@@ -233,7 +244,8 @@ impl Handshake {
     /// # Errors
     /// A malformed, undecryptable or wrongly signed auth.
     pub fn read_auth(&mut self, packet: &[u8]) -> Result<(), EciesError> {
-        let body = decrypt(&self.secret, &packet[2..], &packet[..2])?;
+        let (prefix, packet_body) = split_prefix(packet)?;
+        let body = decrypt(&self.secret, packet_body, prefix)?;
         let (sig, id, nonce) = decode_list("auth", &body, |items| {
             let sig = alloy_rlp::Bytes::decode(items)?;
             let id = B512::decode(items)?;
@@ -274,7 +286,8 @@ impl Handshake {
     /// # Errors
     /// A malformed or undecryptable ack.
     pub fn read_ack(&mut self, packet: &[u8]) -> Result<(), EciesError> {
-        let body = decrypt(&self.secret, &packet[2..], &packet[..2])?;
+        let (prefix, packet_body) = split_prefix(packet)?;
+        let body = decrypt(&self.secret, packet_body, prefix)?;
         let (ephemeral, nonce) =
             decode_list("ack", &body, |items| Ok((B512::decode(items)?, B256::decode(items)?)))?;
         self.remote_ephemeral = Some(public_key(&ephemeral)?);

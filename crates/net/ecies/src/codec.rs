@@ -22,6 +22,12 @@ impl FrameCodec {
     pub(crate) fn new(cipher: FrameCipher, max_frame: usize) -> Self {
         Self { cipher, body: None, max_frame: max_frame.min(MAX_FRAME) }
     }
+
+    /// The codec of a session whose handshake gave `secrets` (frames up to [`MAX_FRAME`]):
+    /// what [`crate::EciesStream`] runs, for callers that drive the bytes themselves.
+    pub fn from_secrets(secrets: crate::Secrets) -> Self {
+        Self::new(FrameCipher::new(secrets), MAX_FRAME)
+    }
 }
 
 impl Decoder for FrameCodec {
