@@ -65,10 +65,11 @@ fn fuzz_devp2p_decoders_never_panic() {
     let _ = done.auth();
     // The handshake is too slow (ECDH) for a million rounds each: a tenth of them.
     for _ in 0..n / 10 {
-        let _ = Handshake::recipient(b.clone()).read_auth(&input(&mut rng, &[auth.clone()]));
+        let _ = Handshake::recipient(b.clone())
+            .read_auth(&input(&mut rng, std::slice::from_ref(&auth)));
         let mut fresh = Handshake::initiator(a.clone(), &b_id).unwrap();
         let _ = fresh.auth();
-        let _ = fresh.read_ack(&input(&mut rng, &[ack.clone()]));
+        let _ = fresh.read_ack(&input(&mut rng, std::slice::from_ref(&ack)));
     }
 
     // Frames: sealed by the initiator's codec, opened by a fresh recipient codec each time.
