@@ -17,10 +17,11 @@ pub struct NodeArgs {
     #[arg(long)]
     pub datadir: PathBuf,
     /// The chain: `mainnet`, `sepolia`, `hoodi`, `dev` (geth 1.17.10's genesis files, built
-    /// in) or a geth-format genesis JSON file. Initializes an empty datadir; a named chain's
-    /// datadir must hold that chain's genesis.
-    #[arg(long, default_value = "mainnet")]
-    pub chain: gigagas_chainspec::ChainArg,
+    /// in) or a geth-format genesis JSON file. Initializes an empty datadir (`mainnet` when
+    /// not given, `dev` with `--dev`); a datadir already initialized runs its own chain, and
+    /// must hold the named chain's genesis when one is given (as geth).
+    #[arg(long)]
+    pub chain: Option<gigagas_chainspec::ChainArg>,
     /// Engine API listening address.
     #[arg(long = "authrpc.addr", default_value = "127.0.0.1")]
     pub auth_addr: IpAddr,
@@ -320,21 +321,26 @@ impl NodeArgs {
         Default::default()
     }
 
-    /// The chain to run: `--chain`, where `--dev` with the default `mainnet` means the dev
-    /// chain.
+    /// The chain an empty datadir is initialized with: `--chain`, else the dev chain with
+    /// `--dev`, else mainnet.
     pub fn chain(&self) -> gigagas_chainspec::ChainArg {
         use gigagas_chainspec::{ChainArg, NamedChain};
-        match &self.chain {
-            ChainArg::Named(NamedChain::Mainnet) if self.dev => ChainArg::Named(NamedChain::Dev),
-            chain => chain.clone(),
+        match (&self.chain, self.dev) {
+            (Some(chain), _) => chain.clone(),
+            (None, true) => ChainArg::Named(NamedChain::Dev),
+            (None, false) => ChainArg::Named(NamedChain::Mainnet),
         }
     }
 
-    /// The devp2p nodes to start from: `--bootnodes`, else the named chain's.
-    pub fn bootnodes(&self) -> Vec<gigagas_net_peers::BootNode> {
+    /// The devp2p nodes to start from: `--bootnodes`, else those of `chain` (the chain the
+    /// datadir holds, when it is a named one).
+    pub fn bootnodes(
+        &self,
+        chain: Option<gigagas_chainspec::NamedChain>,
+    ) -> Vec<gigagas_net_peers::BootNode> {
         match &self.bootnodes {
             Some(nodes) => nodes.clone(),
-            None => self.chain().named().map(|c| c.bootnodes()).unwrap_or_default(),
+            None => chain.map(|c| c.bootnodes()).unwrap_or_default(),
         }
     }
 

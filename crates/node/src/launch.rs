@@ -68,12 +68,21 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     if storage.best_block()?.is_none() {
         init_genesis(&*storage, &args.chain().genesis_json()?)?;
     }
-    if let Some(chain) = args.chain().named() {
-        let stored = storage.header_by_number(0)?.ok_or(NodeError::NoHeadHeader(0))?.hash_slow();
-        if let Some(expected) = chain.genesis_hash().filter(|h| *h != stored) {
-            return Err(NodeError::OtherChain { chain, expected, stored });
+    // The named chain the datadir holds: the one `--chain` names (checked), else the one
+    // whose genesis it is, if any (its bootnodes are dialed).
+    let stored = storage.header_by_number(0)?.ok_or(NodeError::NoHeadHeader(0))?.hash_slow();
+    let named = match args.chain.as_ref().map(|c| c.named()) {
+        Some(Some(chain)) => {
+            if let Some(expected) = chain.genesis_hash().filter(|h| *h != stored) {
+                return Err(NodeError::OtherChain { chain, expected, stored });
+            }
+            Some(chain)
         }
-    }
+        Some(None) => None,
+        None => gigagas_chainspec::NamedChain::ALL
+            .into_iter()
+            .find(|c| c.genesis_hash() == Some(stored)),
+    };
     let jwt_path = args.jwt_path();
     let jwt = JwtSecret::load_or_create(&jwt_path)?;
     let threads = args.threads();
@@ -181,7 +190,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
         );
         executor.spawn_critical(
             "devp2p-bootnodes",
-            crate::devp2p::dial_bootnodes(devp2p.clone(), args.bootnodes()),
+            crate::devp2p::dial_bootnodes(devp2p.clone(), args.bootnodes(named)),
         );
         if devp2p_syncs {
             let syncer = crate::sync::Syncer::new(engine.clone(), devp2p.clone(), true);

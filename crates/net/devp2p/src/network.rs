@@ -427,7 +427,7 @@ impl Devp2pNetwork {
         tokio::spawn(session::run(
             stream,
             info,
-            session::Serving { chain: self.server.clone(), pool: self.pool.clone() },
+            crate::serve::Serving { chain: self.server.clone(), pool: self.pool.clone() },
             rx,
             on_message,
             move |reason| {

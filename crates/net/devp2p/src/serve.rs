@@ -5,14 +5,24 @@
 //! one not held), each within 1,024 items and the 2 MiB soft limit; pooled transactions from
 //! the node's pool (at most 256 asked, 2 MiB).
 
-use crate::{session::Serving, transactions::MAX_POOLED_TRANSACTIONS_REQUEST};
+use crate::transactions::{NetworkPool, MAX_POOLED_TRANSACTIONS_REQUEST};
 use alloy_consensus::{ReceiptEnvelope, TxReceipt};
 use alloy_rlp::Encodable;
 use gigagas_eth_wire_types::{
     BlockAccessLists, EthMessage, NetworkTransactions, Receipt69, RequestPair, MAX_MESSAGE_SIZE,
     MAX_REQUEST_ITEMS, SOFT_RESPONSE_LIMIT,
 };
+use gigagas_net_p2p::ChainServer;
 use gigagas_storage_api::ProviderError;
+
+/// What a session answers its peer's requests from.
+#[derive(Clone)]
+pub(crate) struct Serving {
+    /// The chain (headers, bodies, receipts, BALs); none: empty answers.
+    pub(crate) chain: Option<ChainServer>,
+    /// The transaction pool (`GetPooledTransactions`); none: empty answers.
+    pub(crate) pool: Option<std::sync::Arc<dyn NetworkPool>>,
+}
 
 /// eth/69's receipt form of a stored receipt.
 fn receipt69(envelope: &ReceiptEnvelope) -> Receipt69 {

@@ -8,7 +8,7 @@
 //! store); a `Ping` goes out every 15 s and a
 //! request unanswered within [`REQUEST_TIMEOUT`] fails its caller.
 
-use crate::SessionInfo;
+use crate::{serve::Serving, SessionInfo};
 use futures::{SinkExt, StreamExt};
 use gigagas_eth_wire::{DisconnectReason, EthStream};
 use gigagas_eth_wire_types::{
@@ -16,7 +16,6 @@ use gigagas_eth_wire_types::{
     RequestPair,
 };
 use gigagas_net_ecies::EciesStream;
-use gigagas_net_p2p::ChainServer;
 use std::{
     collections::HashMap,
     time::{Duration, Instant},
@@ -102,15 +101,6 @@ fn answer_id(message: &EthMessage) -> Option<u64> {
         EthMessage::BlockAccessLists(p) => p.request_id,
         _ => return None,
     })
-}
-
-/// What a session answers its peer's requests from.
-#[derive(Clone)]
-pub(crate) struct Serving {
-    /// The chain (headers, bodies, receipts, BALs); none: empty answers.
-    pub(crate) chain: Option<ChainServer>,
-    /// The transaction pool (`GetPooledTransactions`); none: empty answers.
-    pub(crate) pool: Option<std::sync::Arc<dyn crate::NetworkPool>>,
 }
 
 /// What a peer announces or sends unasked, handed to the network.
