@@ -136,6 +136,13 @@ pub struct NodeArgs {
     /// Sessions at most, per network (devp2p; the libp2p network has its own as many).
     #[arg(long = "max-peers", default_value_t = 50)]
     pub max_peers: u32,
+    /// Run no node discovery (discv4): peers only from `--trusted-peers`, `admin_addPeer` and
+    /// the bootnodes dialed over TCP.
+    #[arg(long = "disable-discovery")]
+    pub disable_discovery: bool,
+    /// discv4's UDP port (default: the devp2p `--port` as bound; 0 picks one).
+    #[arg(long = "discovery.port")]
+    pub discovery_port: Option<u16>,
     /// Run without any peer-to-peer network (neither devp2p nor libp2p).
     #[arg(long = "disable-network")]
     pub disable_network: bool,

@@ -206,14 +206,19 @@ pub(crate) const BOOTNODE_REDIAL_INTERVAL: Duration = Duration::from_secs(30);
 
 /// Dials the bootnodes that have a TCP port (all at once) whenever the node has no session,
 /// every [`BOOTNODE_REDIAL_INTERVAL`], and says plainly when none answers: each one's error,
-/// and how many are discovery-only ENRs (UDP, no TCP port), which only discovery can reach.
-pub(crate) async fn dial_bootnodes(network: Devp2pNetwork, bootnodes: Vec<BootNode>) {
+/// and how many are discovery-only ENRs (UDP, no TCP port), which only discovery can reach
+/// (`discovery`: whether it runs).
+pub(crate) async fn dial_bootnodes(
+    network: Devp2pNetwork,
+    bootnodes: Vec<BootNode>,
+    discovery: bool,
+) {
     let (dialable, udp_only): (Vec<_>, Vec<_>) =
         bootnodes.into_iter().partition(|b| b.record.is_dialable());
-    tracing::info!(target: "net::devp2p", dialable = dialable.len(), discovery_only = udp_only.len(), "bootnodes");
+    tracing::info!(target: "net::devp2p", dialable = dialable.len(), discovery_only = udp_only.len(), discovery, "bootnodes");
     if dialable.is_empty() {
-        if !udp_only.is_empty() {
-            tracing::warn!(target: "net::devp2p", discovery_only = udp_only.len(), "every bootnode is a discovery-only ENR (no TCP port), and discovery is not running: no peer can be found from them");
+        if !udp_only.is_empty() && !discovery {
+            tracing::warn!(target: "net::devp2p", discovery_only = udp_only.len(), "every bootnode is a discovery-only ENR (no TCP port), and discovery is disabled: no peer can be found from them");
         }
         return;
     }
@@ -235,8 +240,35 @@ pub(crate) async fn dial_bootnodes(network: Devp2pNetwork, bootnodes: Vec<BootNo
             }
         }
         if failures.len() == dialable.len() {
-            tracing::warn!(target: "net::devp2p", tried = dialable.len(), discovery_only = udp_only.len(), errors = ?failures, "none of the bootnodes answered; trying again in {}s", BOOTNODE_REDIAL_INTERVAL.as_secs());
+            tracing::warn!(target: "net::devp2p", tried = dialable.len(), discovery_only = udp_only.len(), discovery, errors = ?failures, "none of the bootnodes answered over TCP; trying again in {}s", BOOTNODE_REDIAL_INTERVAL.as_secs());
         }
+    }
+}
+
+/// Dials the nodes discovery proves (one at a time as they come), while the node has fewer
+/// sessions than it may have and none with that node.
+pub(crate) async fn dial_discovered(
+    network: Devp2pNetwork,
+    mut found: tokio::sync::mpsc::Receiver<gigagas_net_peers::NodeRecord>,
+) {
+    while let Some(record) = found.recv().await {
+        let sessions = network.sessions();
+        if sessions.len() >= network.max_peers()
+            || sessions.iter().any(|s| s.record.id == record.id)
+        {
+            continue;
+        }
+        let network = network.clone();
+        tokio::spawn(async move {
+            match network.dial(record).await {
+                Ok(_) => {
+                    tracing::info!(target: "net::discv4", peer = %record, "discovered peer connected")
+                }
+                Err(e) => {
+                    tracing::debug!(target: "net::discv4", peer = %record, error = %e, "discovered peer not connected")
+                }
+            }
+        });
     }
 }
 

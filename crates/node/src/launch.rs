@@ -160,7 +160,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     } else {
         let secret = crate::devp2p::load_or_create_key(&args.datadir.join("nodekey"))?;
         let head = engine.forkchoice().head;
-        let local = crate::devp2p::local_node(&*storage, engine.chain(), head, secret)?;
+        let local = crate::devp2p::local_node(&*storage, engine.chain(), head, secret.clone())?;
         let node_pool = crate::devp2p::NodePool {
             pool: pool.clone(),
             storage: storage.clone(),
@@ -174,6 +174,33 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
             .listen(SocketAddr::new(args.addr, args.port))
             .await
             .map_err(|source| NodeError::Devp2pListen { port: args.port, source })?;
+        let bootnodes = args.bootnodes(named);
+        // Discovery (discv4) on UDP beside the TCP listener: bootnodes with a UDP port are its
+        // start, the nodes it proves are dialed.
+        let discovery_bootnodes: Vec<_> =
+            bootnodes.iter().map(|b| b.record).filter(|r| r.udp_port != 0).collect();
+        if !args.disable_discovery {
+            let tcp = devp2p.enode().expect("known once listening");
+            let udp = SocketAddr::new(args.addr, args.discovery_port.unwrap_or(tcp.tcp_port));
+            devp2p.set_discovery_port(udp.port());
+            let enr = devp2p.enr().expect("known once listening");
+            let config = gigagas_discv4::Discv4Config {
+                bootnodes: discovery_bootnodes.clone(),
+                tcp_port: tcp.tcp_port,
+                enr,
+                lookup_interval: gigagas_discv4::LOOKUP_INTERVAL,
+            };
+            let key = gigagas_net_peers::enr::k256::ecdsa::SigningKey::from(secret);
+            let (discv4, found) = gigagas_discv4::Discv4::spawn(udp, key, config)
+                .await
+                .map_err(|source| NodeError::DiscoveryBind { port: udp.port(), source })?;
+            devp2p.set_discovery_port(discv4.local_addr().port());
+            tracing::info!(target: "net::discv4", addr = %discv4.local_addr(), bootnodes = discovery_bootnodes.len(), "discovery running");
+            executor.spawn_critical(
+                "discv4-dial",
+                crate::devp2p::dial_discovered(devp2p.clone(), found),
+            );
+        }
         let enode = devp2p.enode().expect("known once listening");
         tracing::info!(target: "net::devp2p", %enode, trusted = args.trusted_peers.len(), "devp2p listening");
         for peer in &args.trusted_peers {
@@ -190,7 +217,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
         );
         executor.spawn_critical(
             "devp2p-bootnodes",
-            crate::devp2p::dial_bootnodes(devp2p.clone(), args.bootnodes(named)),
+            crate::devp2p::dial_bootnodes(devp2p.clone(), bootnodes, !args.disable_discovery),
         );
         if devp2p_syncs {
             let syncer = crate::sync::Syncer::new(engine.clone(), devp2p.clone(), true);

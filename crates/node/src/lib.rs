@@ -69,6 +69,14 @@ pub enum NodeError {
     /// The head block's header is not stored.
     #[error("the head block {0}'s header is not stored")]
     NoHeadHeader(u64),
+    /// The discovery socket could not bind.
+    #[error("discovery (UDP) on port {port}: {source}")]
+    DiscoveryBind {
+        /// The port asked for.
+        port: u16,
+        /// Why.
+        source: std::io::Error,
+    },
     /// The devp2p listener could not bind.
     #[error("devp2p listener on port {port}: {source}")]
     Devp2pListen {

@@ -45,6 +45,8 @@ pub struct LocalNode {
     pub client_version: String,
     /// The TCP port it listens on (0: none).
     pub port: u16,
+    /// The UDP port its discovery answers on (0: no discovery).
+    pub discovery_port: u16,
     /// Its `Status` (the version is set per session).
     pub status: StatusMessage,
     /// The EIP-2124 filter peers' fork ids are checked with.
@@ -72,7 +74,7 @@ impl LocalNode {
             latest: head.0,
             latest_hash: head.1,
         };
-        Self { secret, client_version, port: 0, status, fork_filter }
+        Self { secret, client_version, port: 0, discovery_port: 0, status, fork_filter }
     }
 }
 
@@ -246,14 +248,19 @@ impl Devp2pNetwork {
         Some(NodeRecord {
             address,
             tcp_port: bound.port(),
-            udp_port: bound.port(),
+            udp_port: self.local().discovery_port,
             id: self.local_id(),
         })
     }
 
+    /// Discovery answers on UDP `port` (0: none): the enode and the ENR say so.
+    pub fn set_discovery_port(&self, port: u16) {
+        self.local.lock().expect("local node lock").discovery_port = port;
+    }
+
     /// This node's EIP-778 record, once listening: its IP (loopback when it listens on every
-    /// interface, as [`Devp2pNetwork::enode`]) and TCP port, signed with its node key
-    /// (sequence number 1; no UDP port while no discovery runs).
+    /// interface, as [`Devp2pNetwork::enode`]), TCP port and discovery's UDP port, signed with
+    /// its node key (sequence number 1).
     pub fn enr(&self) -> Option<gigagas_net_peers::Enr> {
         let enode = self.enode()?;
         let key = gigagas_net_peers::enr::k256::ecdsa::SigningKey::from(self.local().secret);
@@ -262,6 +269,12 @@ impl Devp2pNetwork {
             std::net::IpAddr::V4(ip) => builder.ip4(ip).tcp4(enode.tcp_port),
             std::net::IpAddr::V6(ip) => builder.ip6(ip).tcp6(enode.tcp_port),
         };
+        if enode.udp_port != 0 {
+            match enode.address {
+                std::net::IpAddr::V4(_) => builder.udp4(enode.udp_port),
+                std::net::IpAddr::V6(_) => builder.udp6(enode.udp_port),
+            };
+        }
         builder.build(&key).ok()
     }
 
@@ -271,7 +284,12 @@ impl Devp2pNetwork {
         self
     }
 
-    /// The same network keeping at most `max_peers` sessions.
+    /// The most sessions it keeps.
+    pub fn max_peers(&self) -> usize {
+        self.max_peers
+    }
+
+    /// The same network with at most `max_peers` sessions.
     pub fn with_max_peers(mut self, max_peers: usize) -> Self {
         self.max_peers = max_peers;
         self
@@ -378,6 +396,11 @@ impl Devp2pNetwork {
     /// # Errors
     /// [`SessionError`] naming the step that failed.
     pub async fn dial(&self, record: NodeRecord) -> Result<SessionInfo, SessionError> {
+        if record.id == self.local_id() {
+            return Err(SessionError::P2P(P2PStreamError::Disconnected(
+                DisconnectReason::ConnectedToSelf,
+            )));
+        }
         let addr = record.tcp_addr();
         let io = tokio::time::timeout(DIAL_TIMEOUT, tokio::net::TcpStream::connect(addr))
             .await
@@ -702,8 +725,7 @@ impl gigagas_net_api::NetworkInfo for Devp2pNetwork {
             enode: enode.map(|e| e.to_string()),
             enr: self.enr().map(|e| e.to_base64()),
             listener_port: enode.map_or(0, |e| e.tcp_port),
-            // No discovery runs: the record names no UDP port.
-            discovery_port: 0,
+            discovery_port: enode.map_or(0, |e| e.udp_port),
             transport: "devp2p",
         }
     }

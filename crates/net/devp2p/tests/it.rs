@@ -46,6 +46,7 @@ fn local(genesis: B256) -> LocalNode {
         secret: random_secret_key(),
         client_version: "gigagas/test".into(),
         port: 0,
+        discovery_port: 0,
         status,
         fork_filter,
     }

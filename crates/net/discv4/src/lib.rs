@@ -7,11 +7,18 @@
 //! sender's node key, which is how the receiver learns the sender's node id. Bodies are RLP
 //! lists read as EIP-8 says: fields past the known ones are ignored (forward compatibility).
 //! [`encode`] seals a [`Message`]; [`decode`] checks the hash, recovers the sender and reads
-//! the body, with a typed [`DecodeError`] for anything else.
+//! the body, with a typed [`DecodeError`] for anything else. [`Discv4`] runs the service on a
+//! UDP socket (`service.rs`): endpoint proofs, a table of proven nodes, lookups, and the nodes
+//! found handed to the dialer.
 
 mod proto;
+mod service;
 
 pub use proto::{
     decode, encode, DecodeError, Endpoint, EnrRequest, EnrResponse, FindNode, Message, Neighbours,
     Ping, Pong, MAX_NEIGHBOURS, MAX_PACKET_SIZE,
+};
+pub use service::{
+    Discv4, Discv4Config, ALPHA, BOND_EXPIRY, LOOKUP_INTERVAL, MAX_TABLE, NEIGHBOURS_ANSWERED,
+    PACKET_EXPIRY,
 };
