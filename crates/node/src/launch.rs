@@ -182,18 +182,24 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
         if !args.disable_discovery {
             let tcp = devp2p.enode().expect("known once listening");
             let udp = SocketAddr::new(args.addr, args.discovery_port.unwrap_or(tcp.tcp_port));
-            devp2p.set_discovery_port(udp.port());
-            let enr = devp2p.enr().expect("known once listening");
             let config = gigagas_discv4::Discv4Config {
                 bootnodes: discovery_bootnodes.clone(),
                 tcp_port: tcp.tcp_port,
-                enr,
+                ip: tcp.address,
                 lookup_interval: gigagas_discv4::LOOKUP_INTERVAL,
             };
             let key = gigagas_net_peers::enr::k256::ecdsa::SigningKey::from(secret);
-            let (discv4, found) = gigagas_discv4::Discv4::spawn(udp, key, config)
+            // The TCP port's number is taken on UDP: unless told a port, any will do.
+            let spawned = match gigagas_discv4::Discv4::spawn(udp, key.clone(), config.clone())
                 .await
-                .map_err(|source| NodeError::DiscoveryBind { port: udp.port(), source })?;
+            {
+                Err(_) if args.discovery_port.is_none() => {
+                    gigagas_discv4::Discv4::spawn(SocketAddr::new(args.addr, 0), key, config).await
+                }
+                other => other,
+            };
+            let (discv4, found) =
+                spawned.map_err(|source| NodeError::DiscoveryBind { port: udp.port(), source })?;
             devp2p.set_discovery_port(discv4.local_addr().port());
             tracing::info!(target: "net::discv4", addr = %discv4.local_addr(), bootnodes = discovery_bootnodes.len(), "discovery running");
             executor.spawn_critical(

@@ -50,8 +50,8 @@ pub struct Discv4Config {
     pub bootnodes: Vec<NodeRecord>,
     /// This node's RLPx TCP port (what others dial), 0: none.
     pub tcp_port: u16,
-    /// This node's record, answered to `ENRRequest`.
-    pub enr: Enr,
+    /// The IP this node is reached on (its record's `ip`).
+    pub ip: std::net::IpAddr,
     /// How often bootnodes are pinged again and a lookup step runs ([`LOOKUP_INTERVAL`]).
     pub lookup_interval: Duration,
 }
@@ -93,10 +93,18 @@ impl Discv4 {
     ) -> std::io::Result<(Self, mpsc::Receiver<NodeRecord>)> {
         let socket = Arc::new(UdpSocket::bind(addr).await?);
         let local = socket.local_addr()?;
+        // The record answered to `ENRRequest`: IP, TCP and the bound UDP port, sequence 1.
+        let mut builder = Enr::builder();
+        match config.ip {
+            std::net::IpAddr::V4(ip) => builder.ip4(ip).tcp4(config.tcp_port).udp4(local.port()),
+            std::net::IpAddr::V6(ip) => builder.ip6(ip).tcp6(config.tcp_port).udp6(local.port()),
+        };
+        let enr = builder.build(&key).map_err(std::io::Error::other)?;
         let (found, discovered) = mpsc::channel(1024);
         let this = Self { state: Arc::default(), local };
         let id = PeerId::from_slice(&key.verifying_key().to_encoded_point(false).as_bytes()[1..]);
-        let service = Service { socket, key, id, config, state: this.state.clone(), found, local };
+        let service =
+            Service { socket, key, id, config, enr, state: this.state.clone(), found, local };
         tokio::spawn(service.run());
         Ok((this, discovered))
     }
@@ -133,6 +141,7 @@ struct Service {
     /// This node's id (never pinged, stored or handed on: a peer may list us).
     id: PeerId,
     config: Discv4Config,
+    enr: Enr,
     state: Arc<Mutex<State>>,
     found: mpsc::Sender<NodeRecord>,
     local: SocketAddr,
@@ -176,7 +185,7 @@ impl Service {
             from: self.endpoint(),
             to: Endpoint { address: to.ip(), udp_port: to.port(), tcp_port: record.tcp_port },
             expire: now() + PACKET_EXPIRY.as_secs(),
-            enr_seq: Some(self.config.enr.seq()),
+            enr_seq: Some(self.enr.seq()),
         });
         let hash = self.send(to, &ping).await;
         let mut state = self.state.lock().expect("discv4 state");
@@ -243,7 +252,7 @@ impl Service {
                     },
                     ping_hash: hash.to_vec().into(),
                     expire: now() + PACKET_EXPIRY.as_secs(),
-                    enr_seq: Some(self.config.enr.seq()),
+                    enr_seq: Some(self.enr.seq()),
                 });
                 self.send(from, &pong).await;
                 let record = NodeRecord {
@@ -326,10 +335,8 @@ impl Service {
             Message::EnrRequest(request) if !expired(request.expire) => {
                 let proven = proven_from(&self.state.lock().expect("discv4 state"));
                 if proven {
-                    let response = EnrResponse {
-                        request_hash: hash.to_vec().into(),
-                        enr: self.config.enr.clone(),
-                    };
+                    let response =
+                        EnrResponse { request_hash: hash.to_vec().into(), enr: self.enr.clone() };
                     self.send(from, &Message::EnrResponse(response)).await;
                 }
             }
