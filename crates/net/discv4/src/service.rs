@@ -151,13 +151,17 @@ impl Service {
     async fn run(self) {
         let mut buf = vec![0u8; 2048];
         let mut tick = tokio::time::interval(self.config.lookup_interval);
+        let mut round = 0u64;
         loop {
             tokio::select! {
                 read = self.socket.recv_from(&mut buf) => match read {
                     Ok((len, from)) => self.on_packet(&buf[..len], from).await,
                     Err(e) => tracing::debug!(target: "net::discv4", error = %e, "receive failed"),
                 },
-                _ = tick.tick() => self.refresh().await,
+                _ = tick.tick() => {
+                    self.refresh(round).await;
+                    round += 1;
+                }
             }
         }
     }
@@ -193,8 +197,13 @@ impl Service {
         state.pings.insert(hash, (record, Instant::now()));
     }
 
-    /// Pings the bootnodes not proven, then one lookup step towards a random target.
-    async fn refresh(&self) {
+    /// Pings the bootnodes not proven, then one lookup step towards a random target; says so
+    /// (every sixth round) while no node has proven its endpoint.
+    async fn refresh(&self, round: u64) {
+        let proven = self.state.lock().expect("discv4 state").table.values().any(is_proven);
+        if !proven && round > 0 && round % 6 == 0 {
+            tracing::warn!(target: "net::discv4", bootnodes = self.config.bootnodes.len(), seconds = round * self.config.lookup_interval.as_secs(), "no node has answered discovery yet (bootnodes pinged, none answered)");
+        }
         let unproven: Vec<NodeRecord> = {
             let state = self.state.lock().expect("discv4 state");
             self.config
