@@ -201,7 +201,7 @@ impl Service {
     /// (every sixth round) while no node has proven its endpoint.
     async fn refresh(&self, round: u64) {
         let proven = self.state.lock().expect("discv4 state").table.values().any(is_proven);
-        if !proven && round > 0 && round % 6 == 0 {
+        if !proven && round > 0 && round.is_multiple_of(6) {
             tracing::warn!(target: "net::discv4", bootnodes = self.config.bootnodes.len(), seconds = round * self.config.lookup_interval.as_secs(), "no node has answered discovery yet (bootnodes pinged, none answered)");
         }
         let unproven: Vec<NodeRecord> = {
