@@ -12,11 +12,13 @@ on first use):
       checked against geth's;
   (b) a fresh geth that knows only gigagas (its one static peer) full-syncs the chain from it
       (`--syncmode full --synctarget HEAD`), head hash and state root checked;
+  (b') a fresh geth given gigagas's enode only as `--bootnodes` finds it by discovery v4 and
+      full-syncs from it;
   (ref) a fresh geth full-syncs the same chain from the serving geth the same way.
 
 Each sync is timed from its process's start to the moment its JSON-RPC reports the head
 (`--runs` times, the median kept), and reported in blocks/s and Mgas/s. `--json` prints the
-results as JSON; logs go to `--out`.
+results as JSON; logs go to `--out` (the datadirs are removed as each sync ends).
 
 Usage: testing/.venv/bin/python testing/interop_geth.py [--chains osaka,amsterdam] [--runs 3]
            [--gigagas target/release/gigagas] [--geth PATH] [--out target/interop-geth] [--json]
@@ -92,23 +94,32 @@ def static_config(path, enode):
         f.write(f'[Node.P2P]\nStaticNodes = ["{enode}"]\nTrustedNodes = ["{enode}"]\n')
 
 
-def geth_sync(geth, folder, summary, work, name, peer_enode, timeout):
-    """A fresh geth full-syncs the chain from `peer_enode` alone: seconds from its start to
+def geth_sync(geth, folder, summary, work, name, peer_enode, timeout, discover=False):
+    """A fresh geth full-syncs the chain from `peer_enode` alone (its static peer; with
+    `discover`, its only bootnode instead, found by discovery v4): seconds from its start to
     the head, and its head block."""
     datadir = os.path.join(work, name)
     shutil.rmtree(datadir, ignore_errors=True)
     GethNode.init(geth, datadir, os.path.join(folder, "genesis.json"))
-    config = os.path.join(work, f"{name}.toml")
-    static_config(config, peer_enode)
+    if discover:
+        # Discovery on (GethNode's `discovery=True`), gigagas the only bootnode.
+        flags = ["--bootnodes", peer_enode]
+    else:
+        config = os.path.join(work, f"{name}.toml")
+        static_config(config, peer_enode)
+        flags = ["--config", config]
     start = time.time()
-    node = GethNode(geth, datadir, ["--config", config, "--networkid", str(summary["chain_id"]),
-                                    "--synctarget", summary["head_hash"]],
-                    http_api="eth,net,admin", log_path=os.path.join(work, f"{name}.log"), p2p=True)
+    node = GethNode(geth, datadir, flags + ["--networkid", str(summary["chain_id"]),
+                                            "--synctarget", summary["head_hash"]],
+                    http_api="eth,net,admin", log_path=os.path.join(work, f"{name}.log"), p2p=True,
+                    discovery=discover)
     try:
         block = wait_for_head(node, summary["head_hash"], summary["head"], timeout, name)
         return time.time() - start, block
     finally:
         node.stop()
+        # Its log stays; the datadir (hundreds of MB of geth's database) goes.
+        shutil.rmtree(datadir, ignore_errors=True)
 
 
 def parallel_blocks(node):
@@ -186,9 +197,16 @@ def run_chain(fork, geth, gigagas, out, runs, timeout):
             checks.append((f"{fork} (b) run {r}: geth synced from gigagas to the head and root",
                            block["stateRoot"] == expected["stateRoot"], block["stateRoot"]))
         results["geth_from_gigagas"] = timing(times, head, gas)
+        # (b') the same, geth knowing gigagas only as a bootnode: found by discovery v4.
+        seconds, block = geth_sync(geth, folder, summary, work, "geth-discovers-gigagas",
+                                   serving.enode, timeout, discover=True)
+        checks.append((f"{fork} (b'): geth found gigagas by discovery and synced to the root",
+                       block["stateRoot"] == expected["stateRoot"], f"{seconds:.2f} s"))
         serving.stop()
     finally:
         server.stop()
+        for folder in [served] + [os.path.join(work, f"gigagas-{r}") for r in range(runs)]:
+            shutil.rmtree(folder, ignore_errors=True)
     return results, checks
 
 

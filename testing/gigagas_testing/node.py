@@ -148,8 +148,8 @@ class GigagasNode(_Node):
 class GethNode(_Node):
     """geth (1.17.10, testing/geth_install.sh) on a datadir already initialized (`init`), with
     JSON-RPC (`http_api`) and its authenticated Engine API on free loopback ports; no peers
-    unless `p2p=True` (then devp2p on a free loopback port, no discovery, `enode` set from
-    `admin_nodeInfo`, which needs `admin` in `http_api`).
+    unless `p2p=True` (then devp2p on a free loopback port, no discovery unless
+    `discovery=True`, `enode` set from `admin_nodeInfo`, which needs `admin` in `http_api`).
     Ready when its JSON-RPC answers; NodeError when it exits first or `timeout` seconds pass."""
 
     @staticmethod
@@ -158,7 +158,7 @@ class GethNode(_Node):
                        capture_output=True)
 
     def __init__(self, geth, datadir, flags=(), *, http_api="eth,net,web3", log_path=None,
-                 timeout=60, p2p=False):
+                 timeout=60, p2p=False, discovery=False):
         self.jwt_path = os.path.join(datadir, "jwt.hex")
         self.secret = os.urandom(32).hex()
         with open(self.jwt_path, "w") as f:
@@ -167,7 +167,8 @@ class GethNode(_Node):
         self.engine_url, self.url = f"http://127.0.0.1:{auth}", f"http://127.0.0.1:{http}"
         cmd = [geth, "--datadir", datadir, "--authrpc.addr", "127.0.0.1", "--authrpc.port",
                str(auth), "--authrpc.jwtsecret", self.jwt_path, "--http", "--http.addr",
-               "127.0.0.1", "--http.port", str(http), "--http.api", http_api, "--nodiscover",
+               "127.0.0.1", "--http.port", str(http), "--http.api", http_api,
+               *([] if discovery else ["--nodiscover"]),
                "--maxpeers", "50" if p2p else "0", "--port", str(free_port()), "--syncmode",
                "full", "--ipcdisable"] + list(flags)
         super().__init__(cmd, log_path)
