@@ -2,7 +2,8 @@
 //! the handshakes, requests answered by id, a BAL request on eth/71, a peer on another chain
 //! refused with a typed reason, an answer nobody asked for ending the session, and a moving head
 //! announced (`BlockRangeUpdate`) and carried into new sessions' `Status`; transactions
-//! announced, fetched into the pool, and peers that send unasked or invalid ones dropped.
+//! announced, fetched into the pool, and peers that send unasked or invalid ones dropped; a
+//! peer on another fork refused, one that leaves or stalls mid-request a typed failure.
 
 use alloy_consensus::Header;
 use alloy_eip2124::{ForkFilter, ForkHash, ForkId, Head};
@@ -58,6 +59,17 @@ where
     F: FnOnce(EthStream<EciesStream<tokio::net::TcpStream>>) -> Fut + Send + 'static,
     Fut: std::future::Future<Output = ()> + Send,
 {
+    let (ours, filter) = status(genesis);
+    peer_with_status(ours, filter, script).await
+}
+
+/// A peer listening on loopback that announces `ours` (and checks ours with `filter`), then
+/// runs `script`.
+async fn peer_with_status<F, Fut>(ours: StatusMessage, filter: ForkFilter, script: F) -> NodeRecord
+where
+    F: FnOnce(EthStream<EciesStream<tokio::net::TcpStream>>) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let secret: SecretKey = random_secret_key();
@@ -75,7 +87,6 @@ where
         let Ok((p2p, _)) = P2PStream::handshake(ecies, &hello, &eth_protocols()).await else {
             return;
         };
-        let (ours, filter) = status(genesis);
         if let Ok((eth, _)) = EthStream::handshake(p2p, ours, &filter).await {
             script(eth).await;
         }
@@ -293,4 +304,54 @@ async fn announced_transactions_are_fetched_into_the_pool_and_bad_ones_cost_the_
     network.dial(invalid).await.unwrap();
     assert!(eventually(|| network.sessions().is_empty()).await, "kept a peer that sent junk");
     assert!(pool.0.lock().unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_peer_on_another_fork_is_refused_with_its_fork_id() {
+    let genesis = B256::repeat_byte(6);
+    let (mut theirs, filter) = status(genesis);
+    // The same genesis, but a fork this node does not know of at its head.
+    theirs.fork_id = ForkId { hash: ForkHash([1, 2, 3, 4]), next: 0 };
+    let record = peer_with_status(theirs, filter, |_| async {}).await;
+    let network = Devp2pNetwork::new(local(genesis));
+    match network.dial(record).await {
+        Err(SessionError::Eth(EthStreamError::ForkId { fork_id, .. })) => {
+            assert_eq!(fork_id.hash, ForkHash([1, 2, 3, 4]));
+        }
+        other => panic!("expected a fork id refusal, got {other:?}"),
+    }
+    assert!(network.peers().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_peer_that_leaves_or_stalls_mid_request_fails_the_request_typed() {
+    let genesis = B256::repeat_byte(7);
+    // Leaves as soon as it is asked: the request fails at once, the session is gone.
+    let leaver = peer(genesis, |mut eth| async move {
+        while let Some(Ok(message)) = eth.next().await {
+            if matches!(message, EthMessage::GetBlockHeaders(_)) {
+                return;
+            }
+        }
+    })
+    .await;
+    let network = Devp2pNetwork::new(local(genesis));
+    network.dial(leaver).await.unwrap();
+    let started = std::time::Instant::now();
+    let left = network.get_headers(leaver.id, HashOrNumber::Number(1), 1).await;
+    assert!(left.is_err(), "{left:?}");
+    assert!(started.elapsed() < Duration::from_secs(5), "waited {:?}", started.elapsed());
+    assert!(eventually(|| network.peers().is_empty()).await);
+    // Never answers: the request fails after REQUEST_TIMEOUT with the timeout named.
+    let staller = peer(genesis, |mut eth| async move { while eth.next().await.is_some() {} }).await;
+    network.dial(staller).await.unwrap();
+    let started = std::time::Instant::now();
+    let stalled = network.get_headers(staller.id, HashOrNumber::Number(1), 1).await;
+    let waited = started.elapsed();
+    assert!(
+        stalled.as_ref().is_err_and(|e| e.to_string().contains("no answer within")),
+        "{stalled:?}"
+    );
+    assert!(waited >= gigagas_devp2p::REQUEST_TIMEOUT, "{waited:?}");
+    assert!(waited < gigagas_devp2p::REQUEST_TIMEOUT + Duration::from_secs(3), "{waited:?}");
 }
