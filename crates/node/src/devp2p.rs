@@ -87,18 +87,33 @@ pub(crate) async fn keep_connected(network: Devp2pNetwork) {
             continue;
         }
         let connected: Vec<_> = network.sessions().into_iter().map(|s| s.record.id).collect();
-        let mut failures = Vec::new();
-        for record in trusted.iter().filter(|r| !connected.contains(&r.id)) {
-            if let Err(e) = network.dial(*record).await {
-                failures.push(format!("{}: {e}", record.tcp_addr()));
-            }
-        }
+        let missing = trusted.iter().filter(|r| !connected.contains(&r.id)).copied();
+        let failures = dial_all(&network, missing).await;
         if network.sessions().is_empty() {
             tracing::warn!(target: "net::devp2p", tried = trusted.len(), errors = ?failures, "no trusted peer answers");
         } else if !failures.is_empty() {
             tracing::debug!(target: "net::devp2p", errors = ?failures, "some trusted peers did not answer");
         }
     }
+}
+
+/// Dials `records` all at once; each failure as `address: error`.
+async fn dial_all(
+    network: &Devp2pNetwork,
+    records: impl IntoIterator<Item = gigagas_net_peers::NodeRecord>,
+) -> Vec<String> {
+    let mut dials = tokio::task::JoinSet::new();
+    for record in records {
+        let network = network.clone();
+        dials.spawn(async move { (record, network.dial(record).await) });
+    }
+    let mut failures = Vec::new();
+    while let Some(Ok((record, result))) = dials.join_next().await {
+        if let Err(e) = result {
+            failures.push(format!("{}: {e}", record.tcp_addr()));
+        }
+    }
+    failures
 }
 
 /// Keeps what the network says of this node at the engine's head: each new head (its header
@@ -148,22 +163,34 @@ impl gigagas_devp2p::NetworkPool for NodePool {
         self.pool.network_transactions(hashes, max_bytes)
     }
 
-    fn import(&self, raw: &[u8]) -> Result<B256, gigagas_devp2p::PoolImportError> {
+    fn import(
+        &self,
+        raws: &[alloy_primitives::Bytes],
+    ) -> Vec<Result<B256, gigagas_devp2p::PoolImportError>> {
         use gigagas_devp2p::PoolImportError::{Declined, Invalid};
         use gigagas_txpool::PoolError as E;
+        // One head for the whole message.
         let head = self.engine.forkchoice().head.0;
-        let header = self.storage.header_by_number(head).map_err(|e| Declined(e.to_string()))?;
-        self.pool.add_raw_after(raw, self.engine.chain(), header.as_ref(), &*self.storage).map_err(
-            |e| match e {
-                // What no honest peer sends.
-                E::Oversized { .. }
-                | E::Decode(_)
-                | E::Signature(_)
-                | E::ChainId { .. }
-                | E::Blob(_) => Invalid(e.to_string()),
-                _ => Declined(e.to_string()),
-            },
-        )
+        let header = match self.storage.header_by_number(head) {
+            Ok(header) => header,
+            Err(e) => return raws.iter().map(|_| Err(Declined(e.to_string()))).collect(),
+        };
+        let chain = self.engine.chain();
+        raws.iter()
+            .map(|raw| {
+                self.pool.add_raw_after(raw, chain, header.as_ref(), &*self.storage).map_err(|e| {
+                    match e {
+                        // What no honest peer sends.
+                        E::Oversized { .. }
+                        | E::Decode(_)
+                        | E::Signature(_)
+                        | E::ChainId { .. }
+                        | E::Blob(_) => Invalid(e.to_string()),
+                        _ => Declined(e.to_string()),
+                    }
+                })
+            })
+            .collect()
     }
 }
 
@@ -228,17 +255,7 @@ pub(crate) async fn dial_bootnodes(
         if !network.sessions().is_empty() {
             continue;
         }
-        let mut dials = tokio::task::JoinSet::new();
-        for node in &dialable {
-            let (network, record) = (network.clone(), node.record);
-            dials.spawn(async move { (record, network.dial(record).await) });
-        }
-        let mut failures = Vec::new();
-        while let Some(Ok((record, result))) = dials.join_next().await {
-            if let Err(e) = result {
-                failures.push(format!("{}: {e}", record.tcp_addr()));
-            }
-        }
+        let failures = dial_all(&network, dialable.iter().map(|b| b.record)).await;
         if failures.len() == dialable.len() {
             tracing::warn!(target: "net::devp2p", tried = dialable.len(), discovery_only = udp_only.len(), discovery, errors = ?failures, "none of the bootnodes answered over TCP; trying again in {}s", BOOTNODE_REDIAL_INTERVAL.as_secs());
         }

@@ -177,13 +177,14 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
         let bootnodes = args.bootnodes(named);
         // Discovery (discv4) on UDP beside the TCP listener: bootnodes with a UDP port are its
         // start, the nodes it proves are dialed.
-        let discovery_bootnodes: Vec<_> =
-            bootnodes.iter().map(|b| b.record).filter(|r| r.udp_port != 0).collect();
         if !args.disable_discovery {
+            let discovery_bootnodes: Vec<_> =
+                bootnodes.iter().map(|b| b.record).filter(|r| r.udp_port != 0).collect();
             let tcp = devp2p.enode().expect("known once listening");
             let udp = SocketAddr::new(args.addr, args.discovery_port.unwrap_or(tcp.tcp_port));
+            tracing::info!(target: "net::discv4", bootnodes = discovery_bootnodes.len(), "discovery starting");
             let config = gigagas_discv4::Discv4Config {
-                bootnodes: discovery_bootnodes.clone(),
+                bootnodes: discovery_bootnodes,
                 tcp_port: tcp.tcp_port,
                 ip: tcp.address,
                 lookup_interval: gigagas_discv4::LOOKUP_INTERVAL,
@@ -200,8 +201,8 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
             };
             let (discv4, found) =
                 spawned.map_err(|source| NodeError::DiscoveryBind { port: udp.port(), source })?;
-            devp2p.set_discovery_port(discv4.local_addr().port());
-            tracing::info!(target: "net::discv4", addr = %discv4.local_addr(), bootnodes = discovery_bootnodes.len(), "discovery running");
+            devp2p.set_discovery(discv4.local_addr().port(), discv4.enr().clone());
+            tracing::info!(target: "net::discv4", addr = %discv4.local_addr(), "discovery running");
             executor.spawn_critical(
                 "discv4-dial",
                 crate::devp2p::dial_discovered(devp2p.clone(), found),

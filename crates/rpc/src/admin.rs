@@ -113,7 +113,7 @@ impl AdminRpc {
     /// The devp2p network, else the first one.
     fn main_network(&self) -> Option<&Arc<dyn NetworkInfo>> {
         let networks = &self.ctx.networks;
-        networks.iter().find(|n| n.node_info().transport == "devp2p").or(networks.first())
+        networks.iter().find(|n| n.transport() == "devp2p").or(networks.first())
     }
 }
 

@@ -353,13 +353,12 @@ impl TxPool {
             };
             let raw = match (pooled.tx.is_eip4844(), inner.blobs.sidecar(hash)) {
                 (true, Some(sidecar)) => {
-                    let sidecar = (*sidecar).clone();
                     let network: Network = pooled.tx.clone().map_eip4844(|tx| {
                         let tx = match tx {
                             TxEip4844Variant::TxEip4844(tx) => tx,
                             TxEip4844Variant::TxEip4844WithSidecar(with) => with.tx,
                         };
-                        TxEip4844WithSidecar { tx, sidecar: sidecar.clone() }
+                        TxEip4844WithSidecar { tx, sidecar: (*sidecar).clone() }
                     });
                     network.encoded_2718()
                 }
@@ -479,6 +478,7 @@ impl TxPool {
             inner.evict(&sender, &tx, false)?;
         }
         let nonce = tx.nonce();
+        let tx_type = tx.tx_type() as u8;
         let replaced =
             inner.by_sender.entry(sender).or_default().insert(nonce, PooledTx { tx, hash, sender });
         if let Some(old) = replaced {
@@ -486,7 +486,6 @@ impl TxPool {
             inner.blobs.remove(&old.hash);
         }
         inner.by_hash.insert(hash, (sender, nonce));
-        let tx_type = inner.by_sender[&sender][&nonce].tx.tx_type() as u8;
         if let Some(sidecar) = sidecar {
             inner.blobs.insert(hash, sidecar);
         }
@@ -811,6 +810,18 @@ mod tests {
         EthereumTxEnvelope::Eip4844(signed).encoded_2718()
     }
 
+    /// An EIP-4844 sidecar of one sample blob, its commitment and proof computed.
+    fn one_blob_sidecar() -> BlobTransactionSidecarVariant {
+        let settings = alloy_eips::eip4844::env_settings::EnvKzgSettings::Default.get();
+        BlobTransactionSidecarVariant::Eip4844(
+            alloy_eips::eip4844::BlobTransactionSidecar::try_from_blobs_with_settings(
+                blobs::sample_blobs(1),
+                settings,
+            )
+            .unwrap(),
+        )
+    }
+
     #[test]
     fn taken_transactions_are_announced_and_given_back_in_network_form() {
         let pool = TxPool::default();
@@ -827,14 +838,7 @@ mod tests {
         // A refused transaction is not announced.
         assert_eq!(add(&raw), Err(PoolError::AlreadyKnown));
         assert!(announced.try_recv().is_err());
-        let settings = alloy_eips::eip4844::env_settings::EnvKzgSettings::Default.get();
-        let sidecar = BlobTransactionSidecarVariant::Eip4844(
-            alloy_eips::eip4844::BlobTransactionSidecar::try_from_blobs_with_settings(
-                blobs::sample_blobs(1),
-                settings,
-            )
-            .unwrap(),
-        );
+        let sidecar = one_blob_sidecar();
         let blob_raw = blob_tx(1, 0, 3, &sidecar);
         let blob = add(&blob_raw).unwrap();
         assert_eq!(
@@ -881,14 +885,7 @@ mod tests {
         assert_eq!(add(&transfer(0, 1, 1)), Err(PoolError::Underpriced));
 
         // Blob transactions: one blob place; the newcomer must offer a higher blob fee cap.
-        let settings = alloy_eips::eip4844::env_settings::EnvKzgSettings::Default.get();
-        let sidecar = BlobTransactionSidecarVariant::Eip4844(
-            alloy_eips::eip4844::BlobTransactionSidecar::try_from_blobs_with_settings(
-                blobs::sample_blobs(1),
-                settings,
-            )
-            .unwrap(),
-        );
+        let sidecar = one_blob_sidecar();
         let pool = TxPool::with_limits(PoolLimits { transactions: 10, blob_transactions: 1 });
         let add = |raw: &[u8]| {
             pool.add_raw(raw, 1, 30_000_000, BlobForm::Eip4844, SpecId::PRAGUE, &FUNDED)

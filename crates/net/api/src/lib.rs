@@ -60,6 +60,10 @@ pub enum AddPeerError {
 
 /// What a running network tells about itself.
 pub trait NetworkInfo: Debug + Send + Sync {
+    /// The transport: `libp2p`, `devp2p` (what [`NodeInfo::transport`] says, without building
+    /// the node's info).
+    fn transport(&self) -> &'static str;
+
     /// The local node.
     fn node_info(&self) -> NodeInfo;
 

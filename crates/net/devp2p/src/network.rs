@@ -125,6 +125,8 @@ pub struct Devp2pNetwork {
     static_peers: Arc<Mutex<Vec<NodeRecord>>>,
     /// The listener's bound address, once listening.
     listening: Arc<Mutex<Option<SocketAddr>>>,
+    /// Discovery's record of this node, while discovery runs.
+    discovery_enr: Arc<Mutex<Option<gigagas_net_peers::Enr>>>,
     /// The node's transaction pool, gossiped with the peers (none: no gossip).
     pool: Option<Arc<dyn NetworkPool>>,
     /// Transactions being fetched and where transactions came from.
@@ -176,6 +178,7 @@ impl Devp2pNetwork {
             max_peers: DEFAULT_MAX_PEERS,
             static_peers: Arc::default(),
             listening: Arc::default(),
+            discovery_enr: Arc::default(),
             pool: None,
             transactions: Arc::default(),
         }
@@ -253,15 +256,20 @@ impl Devp2pNetwork {
         })
     }
 
-    /// Discovery answers on UDP `port` (0: none): the enode and the ENR say so.
-    pub fn set_discovery_port(&self, port: u16) {
+    /// Discovery answers on UDP `port` with record `enr` (the one it gives in `ENRResponse`):
+    /// the enode says so, and [`Devp2pNetwork::enr`] is that record.
+    pub fn set_discovery(&self, port: u16, enr: gigagas_net_peers::Enr) {
         self.local.lock().expect("local node lock").discovery_port = port;
+        *self.discovery_enr.lock().expect("enr lock") = Some(enr);
     }
 
-    /// This node's EIP-778 record, once listening: its IP (loopback when it listens on every
-    /// interface, as [`Devp2pNetwork::enode`]), TCP port and discovery's UDP port, signed with
-    /// its node key (sequence number 1).
+    /// This node's EIP-778 record, once listening: discovery's, when it runs; else its IP
+    /// (loopback when it listens on every interface, as [`Devp2pNetwork::enode`]) and TCP
+    /// port, signed with its node key (sequence number 1).
     pub fn enr(&self) -> Option<gigagas_net_peers::Enr> {
+        if let Some(enr) = self.discovery_enr.lock().expect("enr lock").clone() {
+            return Some(enr);
+        }
         let enode = self.enode()?;
         let key = gigagas_net_peers::enr::k256::ecdsa::SigningKey::from(self.local().secret);
         let mut builder = gigagas_net_peers::Enr::builder();
@@ -269,12 +277,6 @@ impl Devp2pNetwork {
             std::net::IpAddr::V4(ip) => builder.ip4(ip).tcp4(enode.tcp_port),
             std::net::IpAddr::V6(ip) => builder.ip6(ip).tcp6(enode.tcp_port),
         };
-        if enode.udp_port != 0 {
-            match enode.address {
-                std::net::IpAddr::V4(_) => builder.udp4(enode.udp_port),
-                std::net::IpAddr::V6(_) => builder.udp6(enode.udp_port),
-            };
-        }
         builder.build(&key).ok()
     }
 
@@ -546,8 +548,8 @@ impl Devp2pNetwork {
         let asked: Option<HashSet<B256>> = asked.map(|a| a.iter().copied().collect());
         let imported = tokio::task::spawn_blocking(move || {
             let mut hashes = Vec::with_capacity(raws.len());
-            for raw in raws {
-                match pool.import(&raw) {
+            for result in pool.import(&raws) {
+                match result {
                     Ok(hash) => hashes.push(hash),
                     Err(PoolImportError::Declined(_)) => {}
                     Err(e @ PoolImportError::Invalid(_)) => return Err(e.to_string()),
@@ -714,6 +716,10 @@ impl BlockClient for Devp2pNetwork {
 }
 
 impl gigagas_net_api::NetworkInfo for Devp2pNetwork {
+    fn transport(&self) -> &'static str {
+        "devp2p"
+    }
+
     fn node_info(&self) -> gigagas_net_api::NodeInfo {
         let enode = self.enode();
         // Its own statement: the guard must be gone before `enr` locks `listening` again.

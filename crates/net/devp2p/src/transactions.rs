@@ -34,11 +34,10 @@ pub trait NetworkPool: Send + Sync + std::fmt::Debug {
     /// transactions among `hashes`, in order, until `max_bytes` is passed.
     fn network_transactions(&self, hashes: &[B256], max_bytes: usize) -> Vec<Bytes>;
 
-    /// Takes a transaction a peer sent, in its network form; its hash.
-    ///
-    /// # Errors
-    /// [`PoolImportError`]: whether the peer is to blame.
-    fn import(&self, raw: &[u8]) -> Result<B256, PoolImportError>;
+    /// Takes the transactions a peer sent, in their network form (one message's, checked
+    /// against one head): for each, its hash or [`PoolImportError`] (whether the peer is to
+    /// blame), in order.
+    fn import(&self, raws: &[Bytes]) -> Vec<Result<B256, PoolImportError>>;
 }
 
 /// Why the pool did not take a peer's transaction.

@@ -229,15 +229,19 @@ impl NetworkPool for TestPool {
         let pool = self.0.lock().unwrap();
         hashes.iter().filter_map(|h| pool.get(h).cloned()).collect()
     }
-    fn import(&self, raw: &[u8]) -> Result<B256, PoolImportError> {
-        if raw.first() == Some(&0xff) {
-            return Err(PoolImportError::Invalid("not a transaction".into()));
-        }
-        let hash = alloy_primitives::keccak256(raw);
-        match self.0.lock().unwrap().insert(hash, raw.to_vec().into()) {
-            Some(_) => Err(PoolImportError::Declined("already known".into())),
-            None => Ok(hash),
-        }
+    fn import(&self, raws: &[alloy_primitives::Bytes]) -> Vec<Result<B256, PoolImportError>> {
+        raws.iter()
+            .map(|raw| {
+                if raw.first() == Some(&0xff) {
+                    return Err(PoolImportError::Invalid("not a transaction".into()));
+                }
+                let hash = alloy_primitives::keccak256(raw);
+                match self.0.lock().unwrap().insert(hash, raw.clone()) {
+                    Some(_) => Err(PoolImportError::Declined("already known".into())),
+                    None => Ok(hash),
+                }
+            })
+            .collect()
     }
 }
 
@@ -261,9 +265,8 @@ async fn announced_transactions_are_fetched_into_the_pool_and_bad_ones_cost_the_
     // A takes two transactions (a 1559 one, and a blob one in its network form) and announces
     // them: B asks for both and its pool holds them, byte for byte.
     let txs = [vec![2u8, 0xc1, 0x80], vec![3u8; 300]];
-    for tx in &txs {
-        a_pool.import(tx).unwrap();
-    }
+    let taken = a_pool.import(&txs.iter().map(|t| t.clone().into()).collect::<Vec<_>>());
+    assert!(taken.iter().all(Result::is_ok));
     a.announce_transactions(&txs.iter().map(|t| announcement(t)).collect::<Vec<_>>());
     let hashes: Vec<B256> = txs.iter().map(alloy_primitives::keccak256).collect();
     assert!(eventually(|| hashes.iter().all(|h| b_pool.contains(h))).await);

@@ -78,6 +78,7 @@ struct State {
 pub struct Discv4 {
     state: Arc<Mutex<State>>,
     local: SocketAddr,
+    enr: Enr,
 }
 
 impl Discv4 {
@@ -101,7 +102,7 @@ impl Discv4 {
         };
         let enr = builder.build(&key).map_err(std::io::Error::other)?;
         let (found, discovered) = mpsc::channel(1024);
-        let this = Self { state: Arc::default(), local };
+        let this = Self { state: Arc::default(), local, enr: enr.clone() };
         let id = PeerId::from_slice(&key.verifying_key().to_encoded_point(false).as_bytes()[1..]);
         let service =
             Service { socket, key, id, config, enr, state: this.state.clone(), found, local };
@@ -112,6 +113,11 @@ impl Discv4 {
     /// The bound UDP address.
     pub fn local_addr(&self) -> SocketAddr {
         self.local
+    }
+
+    /// The record it answers `ENRRequest` with: IP, TCP and the bound UDP port.
+    pub fn enr(&self) -> &Enr {
+        &self.enr
     }
 
     /// The nodes whose endpoint is proven.

@@ -65,6 +65,10 @@ impl BlockClient for NetworkHandle {
 }
 
 impl NetworkInfo for NetworkHandle {
+    fn transport(&self) -> &'static str {
+        "libp2p"
+    }
+
     fn node_info(&self) -> NodeInfo {
         NodeInfo {
             id: self.local_peer_id().to_string(),
