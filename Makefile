@@ -7,7 +7,7 @@ GIGAGAS := target/release/gigagas
 GIGAGAS_BENCH := target/release/gigagas-bench
 BENCH_ARGS ?= --threads 1,2 --scheduler all --batch 1,all --repeat 11 --project
 
-.PHONY: interop-geth interop-amsterdam rpc-vs-geth build-faults help check-data deps devnet-deps build build-quic maxperf test-quic run test test-fixtures import proofs-check bench-io worst-io net-sim bench bench-rlnc node devnet devnet-net devnet-net-replay devnet-prysm engine-schemas fuzz-net hw engine-replay lint fmt
+.PHONY: interop-geth devnet-mixed interop-amsterdam rpc-vs-geth build-faults help check-data deps devnet-deps build build-quic maxperf test-quic run test test-fixtures import proofs-check bench-io worst-io net-sim bench bench-rlnc node devnet devnet-net devnet-net-replay devnet-prysm engine-schemas fuzz-net hw engine-replay lint fmt
 VENV := testing/.venv
 
 help: ## List the targets
@@ -95,8 +95,11 @@ test-fixtures: build ## Conformance suites through the pipeline (ethereum/tests,
 	$(GIGAGAS_BENCH) test-fixtures $(SHARED)/data/eest-amsterdam
 	$(GIGAGAS_BENCH) test-fixtures testing/geth/amsterdam-coverage/fixture.json
 
-interop-geth: build devnet-deps ## gigagas and geth 1.17.10 over devp2p, both ways, on an Osaka and an Amsterdam chain of >= 400 blocks built by geth --dev (target/chains/interop-*, about 10 minutes each on first use): gigagas syncs from geth with --trusted-peers and --debug.tip (Amsterdam blocks in parallel on eth/71 BALs), a fresh geth full-syncs from gigagas alone, and geth from geth for reference; roots checked, blocks/s and Mgas/s of each (testing/interop_geth.py; INTEROP_ARGS="--runs 3 --json")
+interop-geth: build devnet-deps ## gigagas and geth 1.17.10 over devp2p, both ways, on an Osaka and an Amsterdam chain of >= 400 blocks built by geth --dev (target/chains/interop-*, about 10 minutes each on first use): gigagas syncs from geth with --trusted-peers and --debug.tip (Amsterdam blocks in parallel on eth/71 BALs), a fresh geth full-syncs from gigagas alone, and geth from geth for reference (roots checked, blocks/s and Mgas/s of each), then the mixed Prysm devnet of devnet-mixed (testing/interop_geth.py; INTEROP_ARGS="--runs 3 --json", --no-devnet skips the devnet)
 	$(VENV)/bin/python testing/interop_geth.py --gigagas $(GIGAGAS) $(INTEROP_ARGS)
+
+devnet-mixed: build devnet-deps ## geth 1.17.10 and gigagas on one Osaka devnet: two Prysm v7.0.0 beacon nodes (one drives geth, one gigagas, half the 64 validators each), the execution clients peered over devp2p, transactions of every type sent to both; checks finality, equal heads and blocks, blocks built by each accepted by the other, transactions sent to each included in blocks the other built (testing/devnet_mixed.py, about 8 minutes; logs in target/devnet-mixed/)
+	$(VENV)/bin/python testing/devnet_mixed.py --gigagas $(GIGAGAS) $(MIXED_ARGS)
 
 interop-amsterdam: build devnet-deps ## geth 1.17.10 as the oracle of Amsterdam, both ways: geth --dev builds a chain under a load that exercises every Glamsterdam rule, gigagas imports it with geth's BALs (parallel) and without (sequential), its fixture passes geth's evm blocktest and test-fixtures; geth imports a gen-chain Amsterdam chain and a gigagas dev node's blocks (testing/interop_amsterdam.py; geth installed into ~/.cache/gigagas)
 	$(VENV)/bin/python testing/interop_amsterdam.py --gigagas $(GIGAGAS) --bench $(GIGAGAS_BENCH) --data $(DATA)

@@ -101,6 +101,89 @@ def chain_config(slot_seconds, validators):
     return "\n".join(lines) + "\n"
 
 
+def write_genesis(prysm, work, slot_seconds, validators, alloc=None):
+    """The consensus config (WORK/config.yaml) and the genesis of both layers, 30 s from now:
+    testing/dev-genesis.json with Osaka (Fulu's execution fork) and without Amsterdam, `alloc`
+    ({address: balance in wei}) added, through `prysmctl testnet generate-genesis --fork fulu`.
+    Returns (config path, execution genesis path, genesis state path, genesis time)."""
+    config = os.path.join(work, "config.yaml")
+    with open(config, "w") as f:
+        f.write(chain_config(slot_seconds, validators))
+    with open(os.path.join(ROOT, "testing/dev-genesis.json")) as f:
+        genesis = json.load(f)
+    genesis["config"].pop("amsterdamTime", None)
+    genesis["config"]["osakaTime"] = 0
+    for address, balance in (alloc or {}).items():
+        genesis["alloc"][address.lower()] = {"balance": hex(balance)}
+    el_in, el_out = os.path.join(work, "el-genesis.in.json"), os.path.join(work, "el-genesis.json")
+    with open(el_in, "w") as f:
+        json.dump(genesis, f)
+    genesis_time = int(time.time()) + 30
+    state = os.path.join(work, "genesis.ssz")
+    subprocess.run([os.path.join(prysm, "prysmctl"), "testnet", "generate-genesis", "--fork", "fulu",
+                    "--num-validators", str(validators), "--genesis-time", str(genesis_time),
+                    "--chain-config-file", config, "--geth-genesis-json-in", el_in,
+                    "--geth-genesis-json-out", el_out, "--output-ssz", state],
+                   check=True, capture_output=True)
+    # prysmctl moves Shanghai, Cancun and Prague to the genesis time and leaves osakaTime at 0:
+    # Osaka before Prague, which geth (and gigagas) refuse. Osaka at Prague's time instead
+    # (the same block: the genesis block's timestamp is the genesis time).
+    with open(el_out) as f:
+        el_genesis_json = json.load(f)
+    el_genesis_json["config"]["osakaTime"] = el_genesis_json["config"].get("pragueTime", 0)
+    with open(el_out, "w") as f:
+        json.dump(el_genesis_json, f)
+    return config, el_out, state, genesis_time
+
+
+def beacon_command(prysm, work, datadir, config, state, engine_url, jwt, ports, *, clear,
+                   discovery, supernode, extra=()):
+    """A Prysm `beacon-chain` command line on loopback: WORK/DATADIR, driving the Engine API at
+    `engine_url` with the JWT secret file `jwt`; `ports` = (gRPC, HTTP API, p2p TCP); no
+    bootstrap node unless `extra` names one; with `supernode`, every data column custodied."""
+    rpc, http, tcp = ports
+    return [
+        os.path.join(prysm, "beacon-chain"), "--datadir", os.path.join(work, datadir),
+        "--accept-terms-of-use", *(["--force-clear-db"] if clear else []),
+        "--chain-config-file", config,
+        "--genesis-state", state, "--chain-id", str(CHAIN_ID), "--interop-eth1data-votes",
+        *([] if discovery else ["--no-discovery"]),
+        *(["--bootstrap-node", ""] if "--bootstrap-node" not in extra else []),
+        *extra, *(["--subscribe-all-data-subnets"] if supernode else []),
+        "--execution-endpoint", engine_url, "--jwt-secret", jwt,
+        "--rpc-host", "127.0.0.1", "--rpc-port", str(rpc),
+        "--http-host", "127.0.0.1", "--http-port", str(http),
+        # Peers over TCP only: Prysm v7.0.0's quic-go, built with Go 1.26, panics
+        # ("crypto/tls bug: where's my session ticket?") when a peer's QUIC handshake
+        # completes, which took the first beacon node down when a second one dialled it.
+        "--disable-quic",
+        "--p2p-local-ip", "127.0.0.1", "--p2p-host-ip", "127.0.0.1",
+        "--p2p-tcp-port", str(tcp), "--p2p-udp-port", str(free_port()),
+        "--p2p-quic-port", str(free_port()), "--monitoring-port", str(free_port()),
+        "--suggested-fee-recipient", FEE_RECIPIENT, "--minimum-peers-per-subnet", "0"]
+
+
+def validator_command(prysm, work, datadir, config, count, start, rpc_port):
+    """A Prysm `validator` command line for the interop keys START..START+COUNT, attached to
+    the beacon node's gRPC port."""
+    return [
+        os.path.join(prysm, "validator"), "--datadir", os.path.join(work, datadir),
+        "--accept-terms-of-use", "--force-clear-db", "--chain-config-file", config,
+        "--interop-num-validators", str(count), "--interop-start-index", str(start),
+        "--beacon-rpc-provider", f"127.0.0.1:{rpc_port}", "--disable-monitoring",
+        "--suggested-fee-recipient", FEE_RECIPIENT]
+
+
+def peer_of(beacon, tcp_port):
+    """The beacon node's libp2p multiaddr on loopback and its ENR (None before discovery
+    logs one), read from its log (its identity API answers 500 without discovery)."""
+    ids = re.findall(r"Running node with peer id of (\w+)", beacon.text())
+    if not ids:
+        raise SystemExit(f"FAIL: {beacon.name} logged no peer id")
+    enrs = re.findall(r"enr:[A-Za-z0-9_\-]+", beacon.text())
+    return f"/ip4/127.0.0.1/tcp/{tcp_port}/p2p/{ids[-1]}", (enrs[-1] if enrs else None)
+
+
 def scrape(port):
     """gigagas's Prometheus text ('' when it cannot be read)."""
     try:
@@ -286,13 +369,16 @@ def sign_blob_tx(key, tx, count):
 
 
 class Traffic:
-    """Transactions of every type from the funded dev keys: every slot a legacy, an EIP-2930,
-    an EIP-1559 and an EIP-7702 transaction (keys 1–3), and, in a thread of their own (the
-    KZG work takes longer than a slot), blob transactions of two blobs (key 0)."""
+    """Transactions of every type from four funded keys (`keys`, default the dev keys): every
+    slot a legacy, an EIP-2930, an EIP-1559 and an EIP-7702 transaction (keys 1–3), and, in a
+    thread of their own (the KZG work takes longer than a slot), blob transactions of two blobs
+    (key 0). `tag` names the EIP-7702 authorities, so that two Traffics on one chain differ."""
 
-    def __init__(self, rpc):
+    def __init__(self, rpc, keys=FUNDED_KEYS, tag="gigagas prysm"):
         self.rpc = rpc
-        self.accounts = [Account.from_key(k) for k in FUNDED_KEYS]
+        self.keys = list(keys)
+        self.tag = tag
+        self.accounts = [Account.from_key(k) for k in self.keys]
         self.nonces = [0] * len(self.accounts)
         self.sent = {}  # hash -> type
         self.errors = []
@@ -335,7 +421,7 @@ class Traffic:
                        "accessList": [{"address": to, "storageKeys": ["0x" + "00" * 32]}]})
         self._send(3, {"type": 2, "to": to, "gas": 100_000, "value": 0, **fee})
         # EIP-7702: a fresh account delegates to the counter; the call runs its code.
-        authority = Account.from_key(keccak(f"gigagas prysm {self.delegated}".encode()))
+        authority = Account.from_key(keccak(f"{self.tag} {self.delegated}".encode()))
         self.delegated += 1
         auth = authority.sign_authorization({"chainId": CHAIN_ID, "address": to, "nonce": 0})
         self._send(3, {"type": 4, "to": authority.address, "gas": 200_000, "value": 0,
@@ -352,7 +438,7 @@ class Traffic:
         tx = {"type": 3, "chainId": CHAIN_ID, "nonce": self.nonces[i], "to": self.counter,
               "value": 0, "gas": 100_000, "maxFeePerGas": 30 * GWEI,
               "maxPriorityFeePerGas": GWEI, "maxFeePerBlobGas": 10 * GWEI}
-        network = self.signer.submit(sign_blob_tx, FUNDED_KEYS[i], tx, count).result()
+        network = self.signer.submit(sign_blob_tx, self.keys[i], tx, count).result()
         h = self.rpc("eth_sendRawTransaction", "0x" + network.hex())
         self.nonces[i] += 1
         self.sent[h] = 3
@@ -401,31 +487,8 @@ def main():
     work = os.path.join(ROOT, "target/devnet-prysm", time.strftime("run-%Y%m%d-%H%M%S"))
     os.makedirs(work)
     print(f"devnet-prysm: logs in {work}", file=sys.stderr)
-    config = os.path.join(work, "config.yaml")
-    with open(config, "w") as f:
-        f.write(chain_config(args.slot_seconds, args.validators))
-    with open(os.path.join(ROOT, "testing/dev-genesis.json")) as f:
-        genesis = json.load(f)
-    genesis["config"].pop("amsterdamTime", None)
-    genesis["config"]["osakaTime"] = 0
-    el_in, el_out = os.path.join(work, "el-genesis.in.json"), os.path.join(work, "el-genesis.json")
-    with open(el_in, "w") as f:
-        json.dump(genesis, f)
-    genesis_time = int(time.time()) + 30
-    state = os.path.join(work, "genesis.ssz")
-    subprocess.run([os.path.join(prysm, "prysmctl"), "testnet", "generate-genesis", "--fork", "fulu",
-                    "--num-validators", str(args.validators), "--genesis-time", str(genesis_time),
-                    "--chain-config-file", config, "--geth-genesis-json-in", el_in,
-                    "--geth-genesis-json-out", el_out, "--output-ssz", state],
-                   check=True, capture_output=True)
-    # prysmctl moves Shanghai, Cancun and Prague to the genesis time and leaves osakaTime at 0:
-    # Osaka before Prague, which geth (and gigagas) refuse. Osaka at Prague's time instead
-    # (the same block: the genesis block's timestamp is the genesis time).
-    with open(el_out) as f:
-        el_genesis_json = json.load(f)
-    el_genesis_json["config"]["osakaTime"] = el_genesis_json["config"].get("pragueTime", 0)
-    with open(el_out, "w") as f:
-        json.dump(el_genesis_json, f)
+    config, el_out, state, genesis_time = write_genesis(prysm, work, args.slot_seconds,
+                                                        args.validators)
     jwt = os.path.join(work, "jwt.hex")
     with open(jwt, "w") as f:
         f.write(secrets.token_hex(32))
@@ -459,28 +522,11 @@ def main():
             a, rpc, h, tcp = ports or (auth, rpc_port, beacon_http, beacon_p2p)
             # The first beacon node custodies every data column (a supernode), so that a node
             # syncing from it alone finds the columns of the blocks with blobs (Fulu, PeerDAS).
-            supernode = [] if ports else ["--subscribe-all-data-subnets"]
-            return Process(name, [
-                os.path.join(prysm, "beacon-chain"), "--datadir", os.path.join(work, datadir),
-                "--accept-terms-of-use", *(["--force-clear-db"] if clear else []),
-                "--chain-config-file", config,
-                "--genesis-state", state, "--chain-id", str(CHAIN_ID), "--interop-eth1data-votes",
-                # With a late joiner, discovery stays on (loopback only, no bootnodes): Prysm
-                # learns a peer's custody of data columns from its ENR.
-                *([] if args.late_joiner else ["--no-discovery"]),
-                *(["--bootstrap-node", ""] if "--bootstrap-node" not in extra else []),
-                *extra, *supernode,
-                "--execution-endpoint", f"http://127.0.0.1:{a}", "--jwt-secret", jwt,
-                "--rpc-host", "127.0.0.1", "--rpc-port", str(rpc),
-                "--http-host", "127.0.0.1", "--http-port", str(h),
-                # Peers over TCP only: Prysm v7.0.0's quic-go, built with Go 1.26, panics
-                # ("crypto/tls bug: where's my session ticket?") when a peer's QUIC handshake
-                # completes, which took the first beacon node down when the joiner dialled it.
-                "--disable-quic",
-                "--p2p-local-ip", "127.0.0.1", "--p2p-host-ip", "127.0.0.1",
-                "--p2p-tcp-port", str(tcp), "--p2p-udp-port", str(free_port()),
-                "--p2p-quic-port", str(free_port()), "--monitoring-port", str(free_port()),
-                "--suggested-fee-recipient", FEE_RECIPIENT, "--minimum-peers-per-subnet", "0"], work)
+            # With a late joiner, discovery stays on (loopback only, no bootnodes): Prysm
+            # learns a peer's custody of data columns from its ENR.
+            return Process(name, beacon_command(
+                prysm, work, datadir, config, state, f"http://127.0.0.1:{a}", jwt, (rpc, h, tcp),
+                clear=clear, discovery=args.late_joiner, supernode=not ports, extra=extra), work)
 
         def start_late_joiner():
             """A fresh gigagas peered with the first over the network layer, and a second beacon
@@ -489,14 +535,8 @@ def main():
                 raise SystemExit(f"FAIL: gigagas has no p2p address:\n{gigagas.text()[-2000:]}")
             ports = (free_port(), free_port(), free_port(), free_port())
             el = start_gigagas("gigagas-late", "gigagas-late", ports, gigagas.p2p)
-            # The first beacon node's peer id, as it logs it (its identity API answers 500
-            # without discovery).
-            ids = re.findall(r"Running node with peer id of (\w+)", beacon.text())
-            if not ids:
-                raise SystemExit("FAIL: the beacon node logged no peer id")
-            peer = f"/ip4/127.0.0.1/tcp/{beacon_p2p}/p2p/{ids[-1]}"
-            enrs = re.findall(r"enr:[A-Za-z0-9_\-]+", beacon.text())
-            bootstrap = ["--bootstrap-node", enrs[-1]] if enrs else []
+            peer, enr = peer_of(beacon, beacon_p2p)
+            bootstrap = ["--bootstrap-node", enr] if enr else []
             beacon_ports = (ports[1], free_port(), free_port(), free_port())
             extra = ("--min-sync-peers", "1", "--peer", peer, "--checkpoint-sync-url", cl,
                      *bootstrap, *(["--verbosity", "debug"] if args.verbose else []))
@@ -525,12 +565,8 @@ def main():
                               extra=("--min-sync-peers", "0",
                                      *(["--verbosity", "debug"] if args.verbose else [])))
         procs.append(beacon)
-        validator = Process("validator", [
-            os.path.join(prysm, "validator"), "--datadir", os.path.join(work, "validator"),
-            "--accept-terms-of-use", "--force-clear-db", "--chain-config-file", config,
-            "--interop-num-validators", str(args.validators), "--interop-start-index", "0",
-            "--beacon-rpc-provider", f"127.0.0.1:{rpc_port}", "--disable-monitoring",
-            "--suggested-fee-recipient", FEE_RECIPIENT], work)
+        validator = Process("validator", validator_command(
+            prysm, work, "validator", config, args.validators, 0, rpc_port), work)
         procs.append(validator)
         cl = f"http://127.0.0.1:{beacon_http}"
         for _ in range(300):

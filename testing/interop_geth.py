@@ -16,12 +16,19 @@ on first use):
       full-syncs from it;
   (ref) a fresh geth full-syncs the same chain from the serving geth the same way.
 
+Then (c), unless `--no-devnet`: the mixed devnet of testing/devnet_mixed.py, on Osaka (Prysm
+v7.0.0 has no Gloas): two Prysm v7.0.0 beacon nodes, one driving geth and one gigagas, the two
+execution clients peered over devp2p, half the validators each, transactions sent to both,
+until the chain finalizes; checked there (equal blocks and heads, blocks each built accepted by
+the other, transactions sent to each included in blocks the other built).
+
 Each sync is timed from its process's start to the moment its JSON-RPC reports the head
 (`--runs` times, the median kept), and reported in blocks/s and Mgas/s. `--json` prints the
 results as JSON; logs go to `--out` (the datadirs are removed as each sync ends).
 
 Usage: testing/.venv/bin/python testing/interop_geth.py [--chains osaka,amsterdam] [--runs 3]
-           [--gigagas target/release/gigagas] [--geth PATH] [--out target/interop-geth] [--json]
+           [--gigagas target/release/gigagas] [--geth PATH] [--out target/interop-geth]
+           [--no-devnet] [--json]
 """
 
 import argparse
@@ -210,6 +217,18 @@ def run_chain(fork, geth, gigagas, out, runs, timeout):
     return results, checks
 
 
+def mixed_devnet(geth, gigagas):
+    """(c): testing/devnet_mixed.py's summary (its `ok` and `failures`), or its failure."""
+    log("(c) the mixed Prysm devnet (about 8 minutes)")
+    run = subprocess.run([sys.executable, os.path.join(ROOT, "testing/devnet_mixed.py"), "--json",
+                          "--geth", geth, "--gigagas", gigagas], capture_output=True, text=True)
+    try:
+        return json.loads(run.stdout)
+    except ValueError:
+        return {"ok": False, "failures": [f"devnet_mixed exited {run.returncode}: "
+                                          f"{run.stderr[-2000:]}"]}
+
+
 def timing(times, blocks, gas):
     median = statistics.median(times)
     return {"seconds": [round(t, 3) for t in times], "median_s": round(median, 3),
@@ -224,17 +243,28 @@ def main():
     ap.add_argument("--runs", type=int, default=1, help="syncs of each kind (median reported)")
     ap.add_argument("--timeout", type=float, default=600, help="seconds a sync may take")
     ap.add_argument("--out", default=os.path.join(ROOT, "target/interop-geth"))
+    ap.add_argument("--no-devnet", action="store_true", help="skip (c), the mixed Prysm devnet")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     geth = geth_binary(args.geth)
     results, checks = [], []
-    for fork in args.chains.split(","):
+    for fork in [c for c in args.chains.split(",") if c]:
         r, c = run_chain(fork, geth, args.gigagas, args.out, args.runs, args.timeout)
         results.append(r)
         checks += c
+    devnet = None
+    if not args.no_devnet:
+        devnet = mixed_devnet(geth, args.gigagas)
+        checks.append(("(c) mixed Prysm devnet: geth and gigagas finalize one chain, each "
+                       "accepting the other's blocks and including the other's transactions",
+                       devnet.get("ok", False),
+                       devnet.get("failures") or
+                       f"finalized block {devnet.get('finalized_block')}, head "
+                       f"{devnet.get('head_block')}, built {devnet.get('blocks_built_by')}, "
+                       f"taken across {devnet.get('included_in_the_others_blocks')}"))
     failed = [c for c in checks if not c[1]]
     if args.json:
-        print(json.dumps({"results": results, "checks": [
+        print(json.dumps({"results": results, "mixed_devnet": devnet, "checks": [
             {"check": n, "ok": ok, "detail": d} for n, ok, d in checks]}, indent=1))
     else:
         for name, ok, detail in checks:
