@@ -9,11 +9,13 @@ on first use):
       GENESIS.json --trusted-peers GETH_ENODE --debug.tip HEAD` syncs to it over eth/69-71
       (Amsterdam blocks executed in parallel on the BALs fetched over eth/71: checked with the
       node's `gigagas_executor_blocks_total{executor="parallel"}`), head hash and state root
-      checked against geth's;
+      checked against geth's; (a') a fresh gigagas given only geth's ENR as `--bootnodes`
+      finds it by discovery v5 alone (its `eth` entry on gigagas's fork) and syncs from it;
   (b) a fresh geth that knows only gigagas (its one static peer) full-syncs the chain from it
       (`--syncmode full --synctarget HEAD`), head hash and state root checked;
   (b') a fresh geth given gigagas's enode only as `--bootnodes` finds it by discovery v4 and
-      full-syncs from it;
+      full-syncs from it; (b'') the same by discovery v5 alone, from gigagas's ENR (its `eth`
+      entry names the fork, which geth's v5 dialer checks);
   (ref) a fresh geth full-syncs the same chain from the serving geth the same way.
 
 Then (c), unless `--no-devnet`: the mixed devnet of testing/devnet_mixed.py, on Osaka (Prysm
@@ -101,16 +103,18 @@ def static_config(path, enode):
         f.write(f'[Node.P2P]\nStaticNodes = ["{enode}"]\nTrustedNodes = ["{enode}"]\n')
 
 
-def geth_sync(geth, folder, summary, work, name, peer_enode, timeout, discover=False):
+def geth_sync(geth, folder, summary, work, name, peer_enode, timeout, discover=None):
     """A fresh geth full-syncs the chain from `peer_enode` alone (its static peer; with
-    `discover`, its only bootnode instead, found by discovery v4): seconds from its start to
-    the head, and its head block."""
+    `discover` "v4" or "v5", its only bootnode instead — an enode or an ENR — found by that
+    discovery alone): seconds from its start to the head, and its head block."""
     datadir = os.path.join(work, name)
     shutil.rmtree(datadir, ignore_errors=True)
     GethNode.init(geth, datadir, os.path.join(folder, "genesis.json"))
     if discover:
-        # Discovery on (GethNode's `discovery=True`), gigagas the only bootnode.
-        flags = ["--bootnodes", peer_enode]
+        # Discovery on (GethNode's `discovery=True`), one version only, gigagas the only
+        # bootnode.
+        other = "v5" if discover == "v4" else "v4"
+        flags = ["--bootnodes", peer_enode, f"--discovery.{discover}", f"--discovery.{other}=false"]
     else:
         config = os.path.join(work, f"{name}.toml")
         static_config(config, peer_enode)
@@ -119,7 +123,7 @@ def geth_sync(geth, folder, summary, work, name, peer_enode, timeout, discover=F
     node = GethNode(geth, datadir, flags + ["--networkid", str(summary["chain_id"]),
                                             "--synctarget", summary["head_hash"]],
                     http_api="eth,net,admin", log_path=os.path.join(work, f"{name}.log"), p2p=True,
-                    discovery=discover)
+                    discovery=bool(discover))
     try:
         block = wait_for_head(node, summary["head_hash"], summary["head"], timeout, name)
         return time.time() - start, block
@@ -152,9 +156,10 @@ def run_chain(fork, geth, gigagas, out, runs, timeout):
     GethNode.init(geth, served, os.path.join(folder, "genesis.json"))
     subprocess.run([geth, "import", "--datadir", served, os.path.join(folder, "chain.rlp")],
                    check=True, capture_output=True)
+    # Discovery on (no bootnodes: it only answers), so that (a') can find it by discv5.
     server = GethNode(geth, served, ["--networkid", str(summary["chain_id"])],
                       http_api="eth,net,admin", log_path=os.path.join(work, "geth-served.log"),
-                      p2p=True)
+                      p2p=True, discovery=True)
     expected = server.rpc("eth_getBlockByNumber", hex(head), False)
     if expected["hash"] != head_hash:
         raise SystemExit(f"interop_geth: geth imported {fork} to another head {expected['hash']}")
@@ -170,7 +175,9 @@ def run_chain(fork, geth, gigagas, out, runs, timeout):
             start = time.time()
             node = GigagasNode(gigagas, datadir, ["--chain", os.path.join(folder, "genesis.json"),
                                                   "--trusted-peers", server.enode,
-                                                  "--debug.tip", head_hash, "--libp2p.disable"],
+                                                  "--debug.tip", head_hash, "--libp2p.disable",
+                                                  "--enable-discv5-discovery",
+                                                  "--discovery.v5.port", "0"],
                                metrics=True, log_path=os.path.join(work, f"gigagas-{run}.log"))
             try:
                 block = wait_for_head(node, head_hash, head, timeout, "gigagas")
@@ -184,6 +191,26 @@ def run_chain(fork, geth, gigagas, out, runs, timeout):
                     node.stop()
                     shutil.rmtree(datadir, ignore_errors=True)
         serving = node  # the last run's node serves (b)
+        # (a') gigagas finds geth by discovery v5 alone (geth's ENR its only bootnode, no
+        # trusted peer) and syncs from it.
+        found = os.path.join(work, "gigagas-discovers-geth")
+        shutil.rmtree(found, ignore_errors=True)
+        start = time.time()
+        enr = server.rpc("admin_nodeInfo")["enr"]
+        seeker = GigagasNode(gigagas, found, ["--chain", os.path.join(folder, "genesis.json"),
+                                              "--bootnodes", enr, "--debug.tip", head_hash,
+                                              "--libp2p.disable", "--disable-discv4-discovery",
+                                              "--enable-discv5-discovery",
+                                              "--discovery.v5.port", "0"],
+                             log_path=os.path.join(work, "gigagas-discovers-geth.log"))
+        try:
+            block = wait_for_head(seeker, head_hash, head, timeout, "gigagas (discv5)")
+            checks.append((f"{fork} (a'): gigagas found geth by discovery v5 alone and synced to "
+                           "its head and root", block["stateRoot"] == expected["stateRoot"],
+                           f"{time.time() - start:.2f} s"))
+        finally:
+            seeker.stop()
+            shutil.rmtree(found, ignore_errors=True)
         parallel = executors.get("parallel", 0)
         if fork == "amsterdam":
             checks.append((f"{fork} (a): every block executed in parallel on its eth/71 BAL",
@@ -204,11 +231,14 @@ def run_chain(fork, geth, gigagas, out, runs, timeout):
             checks.append((f"{fork} (b) run {r}: geth synced from gigagas to the head and root",
                            block["stateRoot"] == expected["stateRoot"], block["stateRoot"]))
         results["geth_from_gigagas"] = timing(times, head, gas)
-        # (b') the same, geth knowing gigagas only as a bootnode: found by discovery v4.
-        seconds, block = geth_sync(geth, folder, summary, work, "geth-discovers-gigagas",
-                                   serving.enode, timeout, discover=True)
-        checks.append((f"{fork} (b'): geth found gigagas by discovery and synced to the root",
-                       block["stateRoot"] == expected["stateRoot"], f"{seconds:.2f} s"))
+        # (b') the same, geth knowing gigagas only as a bootnode: found by discovery v4, then
+        # (b'') by discovery v5 from its ENR (the `eth` entry says it is on geth's fork).
+        for version, bootnode, mark in (("v4", serving.enode, "b'"), ("v5", serving.discv5_enr, "b''")):
+            seconds, block = geth_sync(geth, folder, summary, work, f"geth-discovers-gigagas-{version}",
+                                       bootnode, timeout, discover=version)
+            checks.append((f"{fork} ({mark}): geth found gigagas by discovery {version} alone and "
+                           "synced to the root", block["stateRoot"] == expected["stateRoot"],
+                           f"{seconds:.2f} s"))
         serving.stop()
     finally:
         server.stop()

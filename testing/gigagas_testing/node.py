@@ -94,7 +94,8 @@ class GigagasNode(_Node):
     chosen by the OS unless given), Prometheus metrics on a free port with `metrics=True`.
 
     Ready when the node has written its ready file: then `url` (JSON-RPC), `engine_url`,
-    `jwt_path` and `secret` (the Engine API's JWT secret, hex), `enode` (the devp2p URL), `p2p`
+    `jwt_path` and `secret` (the Engine API's JWT secret, hex), `enode` (the devp2p URL), `enr`
+    (the record `admin_nodeInfo` shows), `discv5_enr` (with discovery v5 on), `p2p`
     (the libp2p listen address, None without a network), `proposer` (the gossip signer's public
     key, if any) and
     `metrics_url` are set. NodeError when the process exits first or `timeout` seconds pass."""
@@ -136,6 +137,8 @@ class GigagasNode(_Node):
             self.secret = f.read().strip()
         self.p2p = self.info.get("p2p")
         self.enode = self.info.get("enode")
+        self.enr = self.info.get("enr")
+        self.discv5_enr = self.info.get("discv5_enr")
         self.proposer = self.info.get("proposer")
         self.metrics_url = self.info.get("metrics")
 

@@ -57,6 +57,8 @@ pub(crate) fn run(args: NodeArgs) -> Result<ExitCode, String> {
                 "jwt_secret": node.jwt_path,
                 "p2p": node.network.as_ref().map(|n| n.listen_addr().to_string()),
                 "enode": node.enode.map(|e| e.to_string()),
+                "enr": node.devp2p.as_ref().and_then(|d| d.enr()).map(|e| e.to_base64()),
+                "discv5_enr": node.discv5_enr,
                 "proposer": node.network.as_ref().and_then(|n| n.signer()).map(|k| k.to_string()),
                 "metrics": args.metrics.map(|a| format!("http://{a}/metrics")),
             });

@@ -136,13 +136,29 @@ pub struct NodeArgs {
     /// Sessions at most, per network (devp2p; the libp2p network has its own as many).
     #[arg(long = "max-peers", default_value_t = 50)]
     pub max_peers: u32,
-    /// Run no node discovery (discv4): peers only from `--trusted-peers`, `admin_addPeer` and
-    /// the bootnodes dialed over TCP.
+    /// Run no node discovery (neither discv4 nor discv5): peers only from `--trusted-peers`,
+    /// `admin_addPeer` and the bootnodes dialed over TCP.
     #[arg(long = "disable-discovery")]
     pub disable_discovery: bool,
+    /// Run no discovery v4 (reth's flag).
+    #[arg(long = "disable-discv4-discovery")]
+    pub disable_discv4: bool,
     /// discv4's UDP port (default: the devp2p `--port` as bound; 0 picks one).
     #[arg(long = "discovery.port")]
     pub discovery_port: Option<u16>,
+    /// Run discovery v5 too (reth's flag): its bootnodes are the ENRs among `--bootnodes`, the
+    /// nodes it finds whose ENR `eth` entry is on this chain's fork are dialed.
+    #[arg(long = "enable-discv5-discovery")]
+    pub enable_discv5: bool,
+    /// discv5's UDP port (reth's default 9200; when taken and not given, any free one).
+    #[arg(long = "discovery.v5.port")]
+    pub discovery_v5_port: Option<u16>,
+    /// The address other nodes are told (enode, ENRs): `none` (the default: the listening
+    /// address, loopback when it is every interface) or `extip:<IP>` (a public IP the
+    /// operator forwards `--port` and the discovery ports from). UPnP and NAT-PMP are not
+    /// supported.
+    #[arg(long, default_value = "none")]
+    pub nat: gigagas_net_peers::NatResolver,
     /// Run without any peer-to-peer network (neither devp2p nor libp2p).
     #[arg(long = "disable-network")]
     pub disable_network: bool,

@@ -7,7 +7,8 @@
 //! dials every trusted peer not in session, every [`REDIAL_INTERVAL`], and says plainly when
 //! none answers; [`NodePool`] and [`announce_pool`] gossip the pool's transactions;
 //! [`follow_head`] keeps the node's `Status` at the head and announces it with
-//! `BlockRangeUpdate`; [`dial_bootnodes`] dials the chain's (or `--bootnodes`') nodes while the node
+//! `BlockRangeUpdate` (and the discovery ENRs' `eth` entry at the fork id); [`dial_discovered`]
+//! and [`dial_discovered_v5`] dial what discovery finds; [`dial_bootnodes`] dials the chain's (or `--bootnodes`') nodes while the node
 //! has no session, and says so when none answers; [`sync_to_tip`] asks the peers for the tip's header, syncs up to it through
 //! the node's [`Syncer`] (the block downloader over the sessions; blocks executed in parallel
 //! on the BALs eth/71 peers send) and checks that the head reached is the tip.
@@ -118,17 +119,26 @@ async fn dial_all(
 
 /// Keeps what the network says of this node at the engine's head: each new head (its header
 /// read from the store for the fork id's timestamp) goes to [`Devp2pNetwork::update_head`],
-/// which announces it to the sessions as it moves on. Ends when the engine stops.
+/// which announces it to the sessions as it moves on; a new fork id goes into the discovery
+/// ENRs' `eth` entries. Ends when the engine stops.
 pub(crate) async fn follow_head(
     network: Devp2pNetwork,
     engine: gigagas_engine::EngineHandle,
     storage: Arc<dyn FullProvider>,
+    discovery: Discovery,
 ) {
     let mut forkchoice = engine.subscribe_forkchoice();
+    let mut fork_id = network.fork_id();
     loop {
         let (number, hash) = forkchoice.borrow_and_update().head;
         match storage.header(&hash) {
-            Ok(Some(header)) => network.update_head(number, hash, header.timestamp),
+            Ok(Some(header)) => {
+                network.update_head(number, hash, header.timestamp);
+                if network.fork_id() != fork_id {
+                    fork_id = network.fork_id();
+                    discovery.set_fork_id(&network, fork_id);
+                }
+            }
             // Not stored yet (persisted in the background): the next head will be.
             Ok(None) => {}
             Err(e) => {
@@ -262,30 +272,73 @@ pub(crate) async fn dial_bootnodes(
     }
 }
 
-/// Dials the nodes discovery proves (one at a time as they come), while the node has fewer
+/// Dials the nodes discovery v4 proves (one at a time as they come), while the node has fewer
 /// sessions than it may have and none with that node.
 pub(crate) async fn dial_discovered(
     network: Devp2pNetwork,
     mut found: tokio::sync::mpsc::Receiver<gigagas_net_peers::NodeRecord>,
 ) {
     while let Some(record) = found.recv().await {
-        let sessions = network.sessions();
-        if sessions.len() >= network.max_peers()
-            || sessions.iter().any(|s| s.record.id == record.id)
-        {
-            continue;
+        dial_found(&network, record, "discv4");
+    }
+}
+
+/// Dials the nodes discovery v5 meets whose ENR `eth` entry is on a fork this node accepts
+/// (EIP-2124, as the `Status` handshake would check it), as [`dial_discovered`] does.
+pub(crate) async fn dial_discovered_v5(
+    network: Devp2pNetwork,
+    mut found: tokio::sync::mpsc::Receiver<gigagas_discv5::Discovered>,
+) {
+    while let Some(node) = found.recv().await {
+        if network.accepts_fork(node.fork_id) {
+            dial_found(&network, node.record, "discv5");
+        } else {
+            tracing::debug!(target: "net::discv5", peer = %node.record, fork_id = ?node.fork_id, "discovered node on another fork: not dialed");
         }
-        let network = network.clone();
-        tokio::spawn(async move {
-            match network.dial(record).await {
-                Ok(_) => {
-                    tracing::info!(target: "net::discv4", peer = %record, "discovered peer connected")
-                }
-                Err(e) => {
-                    tracing::debug!(target: "net::discv4", peer = %record, error = %e, "discovered peer not connected")
-                }
+    }
+}
+
+/// Dials `record` in a task of its own unless the node is full or already in session with it.
+fn dial_found(network: &Devp2pNetwork, record: gigagas_net_peers::NodeRecord, via: &'static str) {
+    let sessions = network.sessions();
+    if sessions.len() >= network.max_peers() || sessions.iter().any(|s| s.record.id == record.id) {
+        return;
+    }
+    let network = network.clone();
+    tokio::spawn(async move {
+        match network.dial(record).await {
+            Ok(_) => {
+                tracing::info!(target: "net::devp2p", peer = %record, via, "discovered peer connected")
             }
-        });
+            Err(e) => {
+                tracing::debug!(target: "net::devp2p", peer = %record, via, error = %e, "discovered peer not connected")
+            }
+        }
+    });
+}
+
+/// The discovery services running, kept at the node's fork by [`follow_head`].
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Discovery {
+    /// Discovery v4, whose ENR the node shows (`admin_nodeInfo`).
+    pub(crate) v4: Option<gigagas_discv4::Discv4>,
+    /// Discovery v5.
+    pub(crate) v5: Option<gigagas_discv5::Discv5>,
+}
+
+impl Discovery {
+    /// The node is on `fork_id` now: both ENRs' `eth` entries say so (re-signed), and the
+    /// network shows the new record.
+    fn set_fork_id(&self, network: &Devp2pNetwork, fork_id: alloy_eip2124::ForkId) {
+        if let Some(v4) = &self.v4 {
+            if v4.set_fork_id(fork_id) {
+                network.set_discovery(v4.local_addr().port(), v4.enr());
+            }
+        }
+        if let Some(v5) = &self.v5 {
+            v5.set_fork_id(fork_id);
+        }
+        tracing::info!(target: "net::devp2p", ?fork_id, "new fork id in the node's ENRs");
     }
 }
 

@@ -50,6 +50,8 @@ pub struct NodeHandle {
     pub devp2p: Option<gigagas_devp2p::Devp2pNetwork>,
     /// This node's enode URL (its devp2p identity and listening address).
     pub enode: Option<gigagas_net_peers::NodeRecord>,
+    /// This node's discovery v5 ENR (`enr:-…`), when discv5 runs.
+    pub discv5_enr: Option<String>,
     http_handle: ServerHandle,
     auth_handle: ServerHandle,
     tasks: TaskManager,
@@ -155,12 +157,14 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     // peers or a tip are given or libp2p is off).
     let devp2p_syncs = !args.disable_network
         && (!args.trusted_peers.is_empty() || network.is_none() || args.debug_tip.is_some());
+    let mut discv5_enr = None;
     let devp2p = if args.disable_network {
         None
     } else {
         let secret = crate::devp2p::load_or_create_key(&args.datadir.join("nodekey"))?;
         let head = engine.forkchoice().head;
-        let local = crate::devp2p::local_node(&*storage, engine.chain(), head, secret.clone())?;
+        let mut local = crate::devp2p::local_node(&*storage, engine.chain(), head, secret.clone())?;
+        local.external_ip = args.nat.external_ip();
         let node_pool = crate::devp2p::NodePool {
             pool: pool.clone(),
             storage: storage.clone(),
@@ -175,39 +179,8 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
             .await
             .map_err(|source| NodeError::Devp2pListen { port: args.port, source })?;
         let bootnodes = args.bootnodes(named);
-        // Discovery (discv4) on UDP beside the TCP listener: bootnodes with a UDP port are its
-        // start, the nodes it proves are dialed.
-        if !args.disable_discovery {
-            let discovery_bootnodes: Vec<_> =
-                bootnodes.iter().map(|b| b.record).filter(|r| r.udp_port != 0).collect();
-            let tcp = devp2p.enode().expect("known once listening");
-            let udp = SocketAddr::new(args.addr, args.discovery_port.unwrap_or(tcp.tcp_port));
-            tracing::info!(target: "net::discv4", bootnodes = discovery_bootnodes.len(), "discovery starting");
-            let config = gigagas_discv4::Discv4Config {
-                bootnodes: discovery_bootnodes,
-                tcp_port: tcp.tcp_port,
-                ip: tcp.address,
-                lookup_interval: gigagas_discv4::LOOKUP_INTERVAL,
-            };
-            let key = gigagas_net_peers::enr::k256::ecdsa::SigningKey::from(secret);
-            // The TCP port's number is taken on UDP: unless told a port, any will do.
-            let spawned = match gigagas_discv4::Discv4::spawn(udp, key.clone(), config.clone())
-                .await
-            {
-                Err(_) if args.discovery_port.is_none() => {
-                    gigagas_discv4::Discv4::spawn(SocketAddr::new(args.addr, 0), key, config).await
-                }
-                other => other,
-            };
-            let (discv4, found) =
-                spawned.map_err(|source| NodeError::DiscoveryBind { port: udp.port(), source })?;
-            devp2p.set_discovery(discv4.local_addr().port(), discv4.enr().clone());
-            tracing::info!(target: "net::discv4", addr = %discv4.local_addr(), "discovery running");
-            executor.spawn_critical(
-                "discv4-dial",
-                crate::devp2p::dial_discovered(devp2p.clone(), found),
-            );
-        }
+        let discovery = start_discovery(args, &devp2p, &bootnodes, secret, &executor).await?;
+        discv5_enr = discovery.v5.as_ref().map(|v5| v5.enr().to_base64());
         let enode = devp2p.enode().expect("known once listening");
         tracing::info!(target: "net::devp2p", %enode, trusted = args.trusted_peers.len(), "devp2p listening");
         for peer in &args.trusted_peers {
@@ -220,11 +193,15 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
         );
         executor.spawn_critical(
             "devp2p-head",
-            crate::devp2p::follow_head(devp2p.clone(), engine.clone(), storage.clone()),
+            crate::devp2p::follow_head(devp2p.clone(), engine.clone(), storage.clone(), discovery),
         );
         executor.spawn_critical(
             "devp2p-bootnodes",
-            crate::devp2p::dial_bootnodes(devp2p.clone(), bootnodes, !args.disable_discovery),
+            crate::devp2p::dial_bootnodes(
+                devp2p.clone(),
+                bootnodes,
+                !args.disable_discovery && (!args.disable_discv4 || args.enable_discv5),
+            ),
         );
         if devp2p_syncs {
             let syncer = crate::sync::Syncer::new(engine.clone(), devp2p.clone(), true);
@@ -309,6 +286,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
         network,
         devp2p,
         enode,
+        discv5_enr,
         http_handle,
         auth_handle,
         tasks,
@@ -382,6 +360,89 @@ impl NodeHandle {
 }
 
 /// Resolves on Ctrl-C (SIGINT) or SIGTERM (what `docker stop` and systemd send).
+/// Node discovery beside the devp2p listener: v4 on UDP (unless `--disable-discovery` or
+/// `--disable-discv4-discovery`; bootnodes with a UDP port are its start, the nodes it proves
+/// are dialed) and v5 with `--enable-discv5-discovery` (the ENR bootnodes are its start, the
+/// nodes it meets on this chain's fork are dialed). Both ENRs carry the `eth` fork-id entry.
+/// The network shows v4's ENR and port (v5's when v4 is off).
+///
+/// # Errors
+/// [`NodeError::DiscoveryBind`] / [`NodeError::Discv5`] when a port given cannot be bound.
+async fn start_discovery(
+    args: &NodeArgs,
+    devp2p: &gigagas_devp2p::Devp2pNetwork,
+    bootnodes: &[gigagas_net_peers::BootNode],
+    secret: gigagas_net_ecies::SecretKey,
+    executor: &gigagas_tasks::TaskExecutor,
+) -> Result<crate::devp2p::Discovery, NodeError> {
+    let mut discovery = crate::devp2p::Discovery::default();
+    if args.disable_discovery {
+        return Ok(discovery);
+    }
+    let tcp = devp2p.enode().expect("known once listening");
+    let key = gigagas_net_peers::enr::k256::ecdsa::SigningKey::from(secret);
+    if !args.disable_discv4 {
+        let bootnodes: Vec<_> =
+            bootnodes.iter().map(|b| b.record).filter(|r| r.udp_port != 0).collect();
+        let udp = SocketAddr::new(args.addr, args.discovery_port.unwrap_or(tcp.tcp_port));
+        tracing::info!(target: "net::discv4", bootnodes = bootnodes.len(), "discovery v4 starting");
+        let config = gigagas_discv4::Discv4Config {
+            bootnodes,
+            tcp_port: tcp.tcp_port,
+            ip: tcp.address,
+            lookup_interval: gigagas_discv4::LOOKUP_INTERVAL,
+            fork_id: Some(devp2p.fork_id()),
+        };
+        // The TCP port's number is taken on UDP: unless told a port, any will do.
+        let spawned = match gigagas_discv4::Discv4::spawn(udp, key.clone(), config.clone()).await {
+            Err(_) if args.discovery_port.is_none() => {
+                gigagas_discv4::Discv4::spawn(SocketAddr::new(args.addr, 0), key.clone(), config)
+                    .await
+            }
+            other => other,
+        };
+        let (discv4, found) =
+            spawned.map_err(|source| NodeError::DiscoveryBind { port: udp.port(), source })?;
+        devp2p.set_discovery(discv4.local_addr().port(), discv4.enr());
+        tracing::info!(target: "net::discv4", addr = %discv4.local_addr(), "discovery v4 running");
+        executor
+            .spawn_critical("discv4-dial", crate::devp2p::dial_discovered(devp2p.clone(), found));
+        discovery.v4 = Some(discv4);
+    }
+    if args.enable_discv5 {
+        let bootnodes: Vec<_> = bootnodes.iter().filter_map(|b| b.enr.clone()).collect();
+        let port = args.discovery_v5_port.unwrap_or(gigagas_discv5::DEFAULT_DISCOVERY_V5_PORT);
+        tracing::info!(target: "net::discv5", bootnodes = bootnodes.len(), "discovery v5 starting");
+        let config = gigagas_discv5::Discv5Config {
+            bootnodes,
+            tcp_port: tcp.tcp_port,
+            ip: tcp.address,
+            fork_id: Some(devp2p.fork_id()),
+            lookup_interval: gigagas_discv5::LOOKUP_INTERVAL,
+        };
+        let addr = SocketAddr::new(args.addr, port);
+        let spawned = match gigagas_discv5::Discv5::spawn(addr, key.clone(), config.clone()).await {
+            Err(gigagas_discv5::Discv5Error::Bind { .. }) if args.discovery_v5_port.is_none() => {
+                gigagas_discv5::Discv5::spawn(SocketAddr::new(args.addr, 0), key, config).await
+            }
+            other => other,
+        };
+        let (discv5, found) = spawned?;
+        if discovery.v4.is_none() {
+            if let Ok(enr) = discv5.enr().to_base64().parse() {
+                devp2p.set_discovery(discv5.local_addr().port(), enr);
+            }
+        }
+        tracing::info!(target: "net::discv5", addr = %discv5.local_addr(), enr = %discv5.enr().to_base64(), "discovery v5 running");
+        executor.spawn_critical(
+            "discv5-dial",
+            crate::devp2p::dial_discovered_v5(devp2p.clone(), found),
+        );
+        discovery.v5 = Some(discv5);
+    }
+    Ok(discovery)
+}
+
 async fn shutdown_signal() -> Result<(), NodeError> {
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .map_err(NodeError::Signal)?;

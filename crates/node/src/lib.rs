@@ -77,6 +77,9 @@ pub enum NodeError {
         /// Why.
         source: std::io::Error,
     },
+    /// Discovery v5 did not start.
+    #[error(transparent)]
+    Discv5(#[from] gigagas_discv5::Discv5Error),
     /// The devp2p listener could not bind.
     #[error("devp2p listener on port {port}: {source}")]
     Devp2pListen {

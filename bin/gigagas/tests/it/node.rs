@@ -597,7 +597,19 @@ fn a_node_syncs_from_another_over_devp2p_to_the_debug_tip() {
     let (a_dir, b_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let (_a, a_http, _, banner) = start_node_with_banner(
         a_dir.path(),
-        &["--chain", genesis, "--dev", "--dev.block-time", "0.2", "--libp2p.disable"],
+        &[
+            "--chain",
+            genesis,
+            "--dev",
+            "--dev.block-time",
+            "0.2",
+            "--libp2p.disable",
+            // Discovery v5 only: its ENR is the one admin_nodeInfo shows, C's bootnode below.
+            "--disable-discv4-discovery",
+            "--enable-discv5-discovery",
+            "--discovery.v5.port",
+            "0",
+        ],
     );
     let enode = banner
         .split("; devp2p ")
@@ -669,6 +681,31 @@ fn a_node_syncs_from_another_over_devp2p_to_the_debug_tip() {
         refused["error"]["message"].as_str().is_some_and(|m| m.starts_with("invalid enode")),
         "{refused}"
     );
+    // C knows A only by its discovery v5 ENR (no trusted peer): it finds A by discv5 (A's
+    // `eth` entry on C's fork), dials it and syncs to the tip.
+    let c_dir = tempfile::tempdir().unwrap();
+    let a_enr = info["enr"].as_str().expect("A's ENR").to_string();
+    let (_c, c_http, _) = start_node(
+        c_dir.path(),
+        &[
+            "--chain",
+            genesis,
+            "--libp2p.disable",
+            "--bootnodes",
+            &a_enr,
+            "--disable-discv4-discovery",
+            "--enable-discv5-discovery",
+            "--discovery.v5.port",
+            "0",
+            "--debug.tip",
+            &tip_hash,
+        ],
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while block(&c_http, "latest")["hash"].as_str() != Some(tip_hash.as_str()) {
+        assert!(std::time::Instant::now() < deadline, "C did not reach the tip through discv5");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
     // A transaction sent to B (no miner) is announced over eth, fetched by A, and mined in
     // A's chain.
     let raw = dev_transfer(0);

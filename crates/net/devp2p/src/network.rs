@@ -11,7 +11,7 @@ use crate::{
     SessionError,
 };
 use alloy_consensus::{BlockBody, Header, TxEnvelope};
-use alloy_eip2124::ForkFilter;
+use alloy_eip2124::{ForkFilter, ForkId};
 use alloy_eips::eip1898::HashOrNumber;
 use alloy_primitives::{Bytes, B256};
 use gigagas_bal::BlockAccessList;
@@ -47,6 +47,9 @@ pub struct LocalNode {
     pub port: u16,
     /// The UDP port its discovery answers on (0: no discovery).
     pub discovery_port: u16,
+    /// The IP it tells others it is reached on (`--nat extip:IP`); None: the bound one
+    /// (loopback when it listens on every interface).
+    pub external_ip: Option<std::net::IpAddr>,
     /// Its `Status` (the version is set per session).
     pub status: StatusMessage,
     /// The EIP-2124 filter peers' fork ids are checked with.
@@ -74,7 +77,15 @@ impl LocalNode {
             latest: head.0,
             latest_hash: head.1,
         };
-        Self { secret, client_version, port: 0, discovery_port: 0, status, fork_filter }
+        Self {
+            secret,
+            client_version,
+            port: 0,
+            discovery_port: 0,
+            external_ip: None,
+            status,
+            fork_filter,
+        }
     }
 }
 
@@ -225,6 +236,17 @@ impl Devp2pNetwork {
         }
     }
 
+    /// The fork id this node is on (at its head, as its `Status` says).
+    pub fn fork_id(&self) -> ForkId {
+        self.local.lock().expect("local node lock").status.fork_id
+    }
+
+    /// Whether a node announcing `fork_id` (a discovered node's ENR `eth` entry) is on a fork
+    /// this node's filter accepts (EIP-2124's rules, as the `Status` handshake checks them).
+    pub fn accepts_fork(&self, fork_id: ForkId) -> bool {
+        self.local.lock().expect("local node lock").fork_filter.validate(fork_id).is_ok()
+    }
+
     /// Adds `record` to the peers a session is kept with ([`Devp2pNetwork::static_peers`]).
     pub fn add_static_peer(&self, record: NodeRecord) {
         let mut peers = self.static_peers.lock().expect("static peers lock");
@@ -239,11 +261,14 @@ impl Devp2pNetwork {
         self.static_peers.lock().expect("static peers lock").clone()
     }
 
-    /// This node's enode URL, once listening: its node id at the bound address (loopback when
-    /// it listens on every interface).
+    /// This node's enode URL, once listening: its node id at its external IP if set
+    /// ([`LocalNode::external_ip`]), else the bound address (loopback when it listens on every
+    /// interface).
     pub fn enode(&self) -> Option<NodeRecord> {
         let bound = (*self.listening.lock().expect("listening lock"))?;
-        let address = if bound.ip().is_unspecified() {
+        let address = if let Some(ip) = self.local().external_ip {
+            ip
+        } else if bound.ip().is_unspecified() {
             std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST)
         } else {
             bound.ip()

@@ -48,6 +48,7 @@ fn local(genesis: B256) -> LocalNode {
         client_version: "gigagas/test".into(),
         port: 0,
         discovery_port: 0,
+        external_ip: None,
         status,
         fork_filter,
     }

@@ -14,8 +14,9 @@
 use crate::{
     decode, encode, Endpoint, EnrResponse, Message, Neighbours, Ping, Pong, MAX_NEIGHBOURS,
 };
+use alloy_eip2124::ForkId;
 use alloy_primitives::{keccak256, B256};
-use gigagas_net_peers::{Enr, NodeRecord, PeerId};
+use gigagas_net_peers::{Enr, EnrForkIdEntry, NodeRecord, PeerId, ENR_FORK_ID_KEY};
 use k256::ecdsa::SigningKey;
 use std::{
     collections::HashMap,
@@ -54,6 +55,8 @@ pub struct Discv4Config {
     pub ip: std::net::IpAddr,
     /// How often bootnodes are pinged again and a lookup step runs ([`LOOKUP_INTERVAL`]).
     pub lookup_interval: Duration,
+    /// The fork id the ENR's `eth` entry carries (None: no entry).
+    pub fork_id: Option<ForkId>,
 }
 
 /// A node the table holds.
@@ -78,7 +81,8 @@ struct State {
 pub struct Discv4 {
     state: Arc<Mutex<State>>,
     local: SocketAddr,
-    enr: Enr,
+    enr: Arc<Mutex<Enr>>,
+    key: SigningKey,
 }
 
 impl Discv4 {
@@ -94,15 +98,19 @@ impl Discv4 {
     ) -> std::io::Result<(Self, mpsc::Receiver<NodeRecord>)> {
         let socket = Arc::new(UdpSocket::bind(addr).await?);
         let local = socket.local_addr()?;
-        // The record answered to `ENRRequest`: IP, TCP and the bound UDP port, sequence 1.
+        // The record answered to `ENRRequest`: IP, TCP and the bound UDP port, the `eth`
+        // entry, sequence 1.
         let mut builder = Enr::builder();
         match config.ip {
             std::net::IpAddr::V4(ip) => builder.ip4(ip).tcp4(config.tcp_port).udp4(local.port()),
             std::net::IpAddr::V6(ip) => builder.ip6(ip).tcp6(config.tcp_port).udp6(local.port()),
         };
-        let enr = builder.build(&key).map_err(std::io::Error::other)?;
+        if let Some(fork_id) = config.fork_id {
+            builder.add_value(ENR_FORK_ID_KEY, &EnrForkIdEntry { fork_id });
+        }
+        let enr = Arc::new(Mutex::new(builder.build(&key).map_err(std::io::Error::other)?));
         let (found, discovered) = mpsc::channel(1024);
-        let this = Self { state: Arc::default(), local, enr: enr.clone() };
+        let this = Self { state: Arc::default(), local, enr: enr.clone(), key: key.clone() };
         let id = PeerId::from_slice(&key.verifying_key().to_encoded_point(false).as_bytes()[1..]);
         let service =
             Service { socket, key, id, config, enr, state: this.state.clone(), found, local };
@@ -115,9 +123,18 @@ impl Discv4 {
         self.local
     }
 
-    /// The record it answers `ENRRequest` with: IP, TCP and the bound UDP port.
-    pub fn enr(&self) -> &Enr {
-        &self.enr
+    /// The record it answers `ENRRequest` with: IP, TCP and the bound UDP port, the `eth`
+    /// entry.
+    pub fn enr(&self) -> Enr {
+        self.enr.lock().expect("discv4 enr").clone()
+    }
+
+    /// Sets the fork id of the ENR's `eth` entry (the node crossed a fork): the record is
+    /// re-signed with the next sequence number, which `Ping`s and `Pong`s then carry (EIP-868),
+    /// so that peers ask for it again. False when it could not be re-signed.
+    pub fn set_fork_id(&self, fork_id: ForkId) -> bool {
+        let mut enr = self.enr.lock().expect("discv4 enr");
+        enr.insert(ENR_FORK_ID_KEY, &EnrForkIdEntry { fork_id }, &self.key).is_ok()
     }
 
     /// The nodes whose endpoint is proven.
@@ -147,13 +164,21 @@ struct Service {
     /// This node's id (never pinged, stored or handed on: a peer may list us).
     id: PeerId,
     config: Discv4Config,
-    enr: Enr,
+    enr: Arc<Mutex<Enr>>,
     state: Arc<Mutex<State>>,
     found: mpsc::Sender<NodeRecord>,
     local: SocketAddr,
 }
 
 impl Service {
+    fn enr(&self) -> Enr {
+        self.enr.lock().expect("discv4 enr").clone()
+    }
+
+    fn enr_seq(&self) -> u64 {
+        self.enr.lock().expect("discv4 enr").seq()
+    }
+
     async fn run(self) {
         let mut buf = vec![0u8; 2048];
         let mut tick = tokio::time::interval(self.config.lookup_interval);
@@ -195,7 +220,7 @@ impl Service {
             from: self.endpoint(),
             to: Endpoint { address: to.ip(), udp_port: to.port(), tcp_port: record.tcp_port },
             expire: now() + PACKET_EXPIRY.as_secs(),
-            enr_seq: Some(self.enr.seq()),
+            enr_seq: Some(self.enr_seq()),
         });
         let hash = self.send(to, &ping).await;
         let mut state = self.state.lock().expect("discv4 state");
@@ -204,10 +229,17 @@ impl Service {
     }
 
     /// Pings the bootnodes not proven, then one lookup step towards a random target; says so
-    /// (every sixth round) while no node has proven its endpoint.
+    /// (every sixth round) while no bootnode has proven its endpoint. Without bootnodes the
+    /// node only answers, which is no fault: it logs that once, at the start.
     async fn refresh(&self, round: u64) {
-        let proven = self.state.lock().expect("discv4 state").table.values().any(is_proven);
-        if !proven && round > 0 && round.is_multiple_of(6) {
+        if self.config.bootnodes.is_empty() {
+            if round == 0 {
+                tracing::info!(target: "net::discv4", "no bootnodes: discovery answers the nodes that find this one");
+            }
+        } else if round > 0
+            && round.is_multiple_of(6)
+            && !self.state.lock().expect("discv4 state").table.values().any(is_proven)
+        {
             tracing::warn!(target: "net::discv4", bootnodes = self.config.bootnodes.len(), seconds = round * self.config.lookup_interval.as_secs(), "no node has answered discovery yet (bootnodes pinged, none answered)");
         }
         let unproven: Vec<NodeRecord> = {
@@ -267,7 +299,7 @@ impl Service {
                     },
                     ping_hash: hash.to_vec().into(),
                     expire: now() + PACKET_EXPIRY.as_secs(),
-                    enr_seq: Some(self.enr.seq()),
+                    enr_seq: Some(self.enr_seq()),
                 });
                 self.send(from, &pong).await;
                 let record = NodeRecord {
@@ -351,7 +383,7 @@ impl Service {
                 let proven = proven_from(&self.state.lock().expect("discv4 state"));
                 if proven {
                     let response =
-                        EnrResponse { request_hash: hash.to_vec().into(), enr: self.enr.clone() };
+                        EnrResponse { request_hash: hash.to_vec().into(), enr: self.enr() };
                     self.send(from, &Message::EnrResponse(response)).await;
                 }
             }

@@ -1,10 +1,13 @@
 //! Three discovery services on loopback: B and C know only A; B finds C through A's
 //! neighbours (endpoint proofs both ways first), and C finds B.
 
+use alloy_eip2124::{ForkHash, ForkId};
 use gigagas_discv4::{Discv4, Discv4Config};
-use gigagas_net_peers::{NodeRecord, PeerId};
+use gigagas_net_peers::{EnrForkIdEntry, NodeRecord, PeerId, ENR_FORK_ID_KEY};
 use k256::ecdsa::SigningKey;
 use std::time::Duration;
+
+const FORK: ForkId = ForkId { hash: ForkHash([0xfc, 0x64, 0xec, 0x04]), next: 1_150_000 };
 
 fn key(seed: u8) -> SigningKey {
     SigningKey::from_slice(&[seed; 32]).unwrap()
@@ -21,8 +24,13 @@ async fn start(
 ) -> (Discv4, tokio::sync::mpsc::Receiver<NodeRecord>, NodeRecord) {
     let key = key(seed);
     let ip = "127.0.0.1".parse().unwrap();
-    let config =
-        Discv4Config { bootnodes, tcp_port, ip, lookup_interval: Duration::from_millis(200) };
+    let config = Discv4Config {
+        bootnodes,
+        tcp_port,
+        ip,
+        lookup_interval: Duration::from_millis(200),
+        fork_id: Some(FORK),
+    };
     let (service, found) =
         Discv4::spawn("127.0.0.1:0".parse().unwrap(), key.clone(), config).await.unwrap();
     let addr = service.local_addr();
@@ -63,4 +71,13 @@ async fn nodes_find_each_other_through_a_bootnode() {
     let mut want = vec![b_record.id, c_record.id];
     want.sort();
     assert_eq!(proven, want);
+    // The ENR answered to `ENRRequest` carries the `eth` entry; a new fork id re-signs it.
+    let entry = |enr: &gigagas_net_peers::Enr| {
+        enr.get_decodable::<EnrForkIdEntry>(ENR_FORK_ID_KEY).unwrap().unwrap().fork_id
+    };
+    assert_eq!(entry(&a.enr()), FORK);
+    let seq = a.enr().seq();
+    let next = ForkId { hash: ForkHash([9, 9, 9, 9]), next: 0 };
+    assert!(a.set_fork_id(next));
+    assert_eq!((entry(&a.enr()), a.enr().seq()), (next, seq + 1));
 }

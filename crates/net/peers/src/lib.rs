@@ -2,9 +2,14 @@
 //! `enode://<128 hex digits of the node id>@<ip>:<tcp port>[?discport=<udp port>]` — parsed
 //! ([`NodeRecord::from_str`]) and printed ([`NodeRecord`]'s `Display`, as geth prints it); EIP-778
 //! ENRs (`enr:-…`, sigp's `enr` crate) read into the same record ([`BootNode`]); the public
-//! networks' bootnodes ([`bootnodes`]).
+//! networks' bootnodes ([`bootnodes`]); the ENR's `eth` fork-id entry ([`EnrForkIdEntry`]); `--nat` ([`NatResolver`]).
 
 pub mod bootnodes;
+mod fork_entry;
+mod nat;
+
+pub use fork_entry::{EnrForkIdEntry, ENR_FORK_ID_KEY};
+pub use nat::{NatParseError, NatResolver};
 
 pub use enr;
 
