@@ -117,8 +117,8 @@ impl EngineHandle {
         self.forkchoice.clone()
     }
 
-    /// A receiver of the last payload answered SYNCING (number, hash): the block whose
-    /// ancestors (and itself) sync should fetch from peers.
+    /// A receiver of the block missing when a payload was last answered SYNCING: that
+    /// payload's parent (number, hash), the end of the chain sync should fetch from peers.
     pub fn subscribe_syncing(&self) -> watch::Receiver<Option<(u64, B256)>> {
         self.syncing.clone()
     }

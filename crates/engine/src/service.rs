@@ -148,6 +148,7 @@ impl EngineService {
         let facts = PayloadFacts::of(&payload);
         let NewPayload { block, rlp_len, bal, .. } = payload;
         let (number, hash) = (block.header.number, block.header.hash_slow());
+        let parent = block.header.parent_hash;
         let (status, executed) = self.tree.new_payload(block, rlp_len, bal.as_ref()).map_err(|e| {
             // Not a verdict on the block (the tree answers INVALID only for consensus reasons):
             // the consensus client gets an error and may send the payload again.
@@ -155,7 +156,9 @@ impl EngineService {
             EngineError::Internal(e)
         })?;
         if status == PayloadStatus::Syncing {
-            self.syncing.send_replace(Some((number, hash)));
+            // What is missing is the parent: sync fetches the chain that ends there, and the
+            // consensus client sends this payload again.
+            self.syncing.send_replace(Some((number.saturating_sub(1), parent)));
         }
         self.emit_verdict(&status, executed.as_ref(), &facts);
         Ok(status)

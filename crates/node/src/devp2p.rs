@@ -360,8 +360,8 @@ pub(crate) enum TipSyncError {
     },
 }
 
-/// Syncs to block `tip`: waits for a peer that has its header, then syncs to its number and
-/// checks that the head is the tip.
+/// Syncs to block `tip`: waits for a peer that has its header, then syncs to it (headers back
+/// from the tip, then bodies: [`Syncer::sync_to_hash`]) and checks that the head is the tip.
 pub(crate) async fn sync_to_tip(
     syncer: Arc<Syncer<Devp2pNetwork>>,
     engine: gigagas_engine::EngineHandle,
@@ -372,7 +372,8 @@ pub(crate) async fn sync_to_tip(
     let number = loop {
         let mut found = None;
         for peer in network.peers() {
-            if let Ok(headers) = network.get_headers(peer, HashOrNumber::Hash(tip), 1).await {
+            if let Ok(headers) = network.get_headers(peer, HashOrNumber::Hash(tip), 1, false).await
+            {
                 if let Some(h) = headers.first().filter(|h| h.hash_slow() == tip) {
                     found = Some(h.number);
                     break;
@@ -391,7 +392,7 @@ pub(crate) async fn sync_to_tip(
         }
     };
     tracing::info!(target: "net::devp2p", %tip, number, head = engine.forkchoice().head.0, "syncing to the tip");
-    syncer.sync_to(number + 1).await?;
+    syncer.sync_to_hash(tip).await?;
     let (reached_number, reached) = engine.forkchoice().head;
     if reached_number == number && reached == tip {
         tracing::info!(target: "net::devp2p", %tip, number, "synced to the tip");

@@ -127,12 +127,13 @@ pub(crate) async fn import_gossiped(
                     queue.extend(orphans.take_children(&hash));
                 }
                 Ok(PayloadStatus::Syncing) if !retried.contains(&hash) => {
-                    // Fetch the missing ancestors from peers, then try the block again.
+                    // Fetch the missing ancestors (the chain ending at its parent) from peers,
+                    // then try the block again.
                     retried.push_back(hash);
                     if retried.len() > MAX_RETRIED {
                         retried.pop_front();
                     }
-                    match syncer.sync_to(number).await {
+                    match syncer.sync_to_hash(parent).await {
                         Ok(_) => queue.push((key, block)),
                         Err(e) => {
                             tracing::warn!(target: "net", number, %hash, error = %e, "sync failed");

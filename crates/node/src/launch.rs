@@ -128,9 +128,9 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
         None => None,
     };
     // Sync from peers (one at a time, for the gossip importer and for SYNCING payloads).
-    let syncer = network
-        .as_ref()
-        .map(|n| crate::sync::Syncer::new(engine.clone(), n.clone(), args.dev_follow));
+    let syncer = network.as_ref().map(|n| {
+        crate::sync::Syncer::new(engine.clone(), n.clone(), args.dev_follow, Some(storage.clone()))
+    });
     // Blocks over the network: the proposer publishes, everyone imports what is gossiped.
     if let (Some(network), Some(syncer)) =
         (network.as_ref().filter(|n| n.protocol().is_some()), &syncer)
@@ -204,7 +204,12 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
             ),
         );
         if devp2p_syncs {
-            let syncer = crate::sync::Syncer::new(engine.clone(), devp2p.clone(), true);
+            let syncer = crate::sync::Syncer::new(
+                engine.clone(),
+                devp2p.clone(),
+                true,
+                Some(storage.clone()),
+            );
             executor.spawn_critical(
                 "devp2p-sync-on-syncing",
                 crate::sync::sync_on_syncing(engine.clone(), syncer.clone()),

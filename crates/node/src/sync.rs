@@ -1,12 +1,15 @@
 //! Sync in the node (the store serves peers' requests through the network's request handler,
 //! `gigagas_net::request_handler`): a node whose gossiped (or Engine API) block has an unknown
-//! parent fetches the missing ancestors through the block downloader (`gigagas-net-p2p`:
-//! headers by number, then bodies and BALs by hash, each checked against its header, from the
-//! best-scored peer and retried on the next; a peer's wrong answer is the peer's fault,
-//! reported to the network, never a verdict on the block), and imports them in order through
-//! the engine as `newPayload`s (the parallel executor runs with the peers' BALs, checked
-//! against the header's BAL hash), making each the head with `--dev.follow`. A follower also
-//! asks its peers for their heads (eth/69 `Status`) and catches up by itself ([`catch_up`]).
+//! parent, or that is given `--debug.tip`, fetches the chain that ends at that block through
+//! the block downloader (`gigagas-net-p2p`): headers from the target back to a block it holds
+//! ([`Syncer::sync_to_hash`], reth's header stage: the chain imported ends at the target
+//! whatever the peers' heads), then bodies and BALs by hash, each checked against its header,
+//! from the best-scored peer and retried on the next; a peer's wrong answer is the peer's
+//! fault, reported to the network, never a verdict on the block. The blocks are imported in
+//! order through the engine as `newPayload`s (the parallel executor runs with the peers' BALs,
+//! checked against the header's BAL hash), each made the head with `--dev.follow`. A follower
+//! also asks its peers for their heads (eth/69 `Status`) and catches up by number by itself
+//! ([`catch_up`], [`Syncer::sync_to`]).
 
 use crate::block::NetworkBlock;
 use alloy_primitives::B256;
@@ -25,6 +28,10 @@ use std::{
 
 /// Headers asked per request while syncing: a round of sync, imported as one engine backfill.
 const HEADERS_PER_REQUEST: u64 = 128;
+
+/// Most headers held in memory by a sync to a hash (about 600 bytes each): farther behind, the
+/// node syncs by number to that distance below the target first.
+pub(crate) const MAX_HEADERS_IN_MEMORY: u64 = 100_000;
 
 /// How often a follower asks its peers for their heads ([`catch_up`]).
 const CATCH_UP_INTERVAL: Duration = Duration::from_secs(2);
@@ -77,15 +84,24 @@ pub(crate) struct Syncer<C: BlockClient> {
     follow: bool,
     /// The last block sync imported (number, hash).
     cursor: tokio::sync::Mutex<(u64, B256)>,
+    /// The store's canonical chain, to find where a chain fetched back from a target joins
+    /// this node's (None: only the head and the last block synced are known).
+    canonical: Option<Arc<dyn gigagas_storage::FullProvider>>,
 }
 
 impl<C: BlockClient> Syncer<C> {
     /// A syncer over `engine` and the peers of `client`; with `follow`, synced blocks become
     /// the head.
-    pub(crate) fn new(engine: EngineHandle, client: C, follow: bool) -> Arc<Self> {
+    pub(crate) fn new(
+        engine: EngineHandle,
+        client: C,
+        follow: bool,
+        canonical: Option<Arc<dyn gigagas_storage::FullProvider>>,
+    ) -> Arc<Self> {
         let head = engine.forkchoice().head;
         let downloader = Arc::new(BlockDownloader::new(client, DownloaderConfig::default()));
-        Arc::new(Self { engine, downloader, follow, cursor: tokio::sync::Mutex::new(head) })
+        let cursor = tokio::sync::Mutex::new(head);
+        Arc::new(Self { engine, downloader, follow, cursor, canonical })
     }
 
     /// The transport's client.
@@ -94,59 +110,112 @@ impl<C: BlockClient> Syncer<C> {
     }
 
     /// Fetches and imports the blocks from the later of the engine's head and the last block
-    /// synced up to `target_number` (exclusive), 128 per round: headers, bodies, BALs, then the
-    /// round's blocks through the engine as one backfill of `newPayload`s (each block's state
-    /// root computed while the next executes; with `follow`, each block committed and made the
-    /// head as it is found VALID, or the round made the head by a forkchoice update when it is
-    /// on another branch). The next round's blocks are fetched while this round's are
-    /// imported. Returns the blocks imported.
+    /// synced up to `target_number` (exclusive), 128 per round, by number from the peers'
+    /// canonical chains: headers, bodies, BALs, then the round's blocks through the engine as
+    /// one backfill (see [`Syncer::import_rounds`]). Returns the blocks imported.
     ///
     /// # Errors
     /// [`SyncError`]; blocks imported before the error stay imported.
     pub(crate) async fn sync_to(&self, target_number: u64) -> Result<u64, SyncError> {
-        let engine = &self.engine;
         let mut cursor = self.cursor.lock().await;
+        self.catch_up_cursor(&mut cursor);
+        self.import_rounds(&mut cursor, Plan::Forward { target_number }).await
+    }
+
+    /// Syncs to block `target` (a hash: the consensus client's payload, `--debug.tip`) as
+    /// reth's pipeline does: its header and then its ancestors' are fetched from `target` back
+    /// until one's parent is a block this node holds (the head, or a block of its canonical
+    /// chain), so that what is imported is the chain that ends at `target` whatever the
+    /// peers' own heads are; then the bodies and BALs of 128 headers a round, imported as
+    /// [`Syncer::sync_to`] imports. More than [`MAX_HEADERS_IN_MEMORY`] blocks behind, the
+    /// node first syncs by number to that distance below the target (the headers are held in
+    /// memory). Returns the blocks imported.
+    ///
+    /// # Errors
+    /// [`SyncError`]; blocks imported before the error stay imported.
+    pub(crate) async fn sync_to_hash(&self, target: B256) -> Result<u64, SyncError> {
+        let mut imported = 0;
+        let mut cursor = self.cursor.lock().await;
+        self.catch_up_cursor(&mut cursor);
+        if self.holds(&cursor, cursor.0, target) {
+            return Ok(0);
+        }
+        // The target's header alone first (its parent counted as held): how far it is.
+        let tip = self
+            .downloader
+            .download_headers_back(target, |_, _| true, 1)
+            .await?
+            .pop()
+            .ok_or(SyncError::Stuck { number: 0, hash: target })?;
+        if tip.number > cursor.0 + MAX_HEADERS_IN_MEMORY {
+            let below = tip.number - MAX_HEADERS_IN_MEMORY;
+            imported +=
+                self.import_rounds(&mut cursor, Plan::Forward { target_number: below }).await?;
+        }
+        let headers = {
+            let held = |number: u64, hash: B256| self.holds(&cursor, number, hash);
+            self.downloader.download_headers_back(target, held, MAX_HEADERS_IN_MEMORY + 1).await?
+        };
+        tracing::info!(target: "net", %target, number = tip.number, headers = headers.len(), from = headers.first().map(|h| h.number), "headers fetched back from the target");
+        imported += self.import_rounds(&mut cursor, Plan::Headers(headers.into())).await?;
+        Ok(imported)
+    }
+
+    /// The cursor moves up to the engine's head when the engine is past it (blocks imported
+    /// by other means).
+    fn catch_up_cursor(&self, cursor: &mut (u64, B256)) {
+        let engine_head = self.engine.forkchoice().head;
+        if engine_head.0 >= cursor.0 {
+            *cursor = engine_head;
+        }
+    }
+
+    /// Whether block `number` `hash` is one this node holds: the last synced, the engine's
+    /// head, or a block of the stored canonical chain.
+    fn holds(&self, cursor: &(u64, B256), number: u64, hash: B256) -> bool {
+        (number, hash) == *cursor
+            || self.engine.forkchoice().head == (number, hash)
+            || self.canonical.as_ref().is_some_and(|store| {
+                matches!(gigagas_storage::BlockHashReader::block_hash(&**store, number), Ok(Some(h)) if h == hash)
+            })
+    }
+
+    /// Imports `plan`'s rounds, 128 blocks each, through the engine as one backfill of
+    /// `newPayload`s a round (each block's state root computed while the next executes; with
+    /// `follow`, each block committed and made the head as it is found VALID, or the round made
+    /// the head by a forkchoice update when it is on another branch). The next round's blocks
+    /// are fetched while this round's are imported. Returns the blocks imported.
+    ///
+    /// # Errors
+    /// [`SyncError`]; blocks imported before the error stay imported.
+    async fn import_rounds(
+        &self,
+        cursor: &mut (u64, B256),
+        mut plan: Plan,
+    ) -> Result<u64, SyncError> {
+        let engine = &self.engine;
         let start = Instant::now();
         let mut imported = 0u64;
         // Where the time went: waiting for blocks (fetches not hidden behind an import),
         // `newPayload`s, forkchoice updates (the commits).
         let (mut fetching, mut importing, mut committing) =
             (Duration::ZERO, Duration::ZERO, Duration::ZERO);
-        let engine_head = engine.forkchoice().head;
-        if engine_head.0 >= cursor.0 {
-            *cursor = engine_head;
-        }
-        // The next round's blocks, being fetched while a round is imported.
-        let mut prefetch: Option<tokio::task::JoinHandle<Result<Round<C>, DownloadError>>> = None;
         let first = cursor.0;
+        let target_number = plan.target_number().unwrap_or(first + 1);
         let mut gas = 0u64;
-        loop {
-            let (head, head_hash) = *cursor;
-            if head + 1 >= target_number {
-                break;
-            }
+        // The next round's blocks, being fetched while a round is imported.
+        let mut next = self.fetch_round(&mut plan, *cursor);
+        while let Some(task) = next.take() {
             let started = Instant::now();
-            let (_peer, blocks) = match prefetch.take() {
-                Some(task) => task.await.map_err(|e| SyncError::Task(e.to_string()))??,
-                None => {
-                    let count = (target_number - 1 - head).min(HEADERS_PER_REQUEST);
-                    self.downloader.download_range(head + 1, head_hash, count).await?
-                }
-            };
+            let blocks = task.await.map_err(|e| SyncError::Task(e.to_string()))??;
             fetching += started.elapsed();
             let hashes: Vec<(u64, B256)> = blocks
                 .iter()
                 .map(|b| (b.block.header.number, b.block.header.hash_slow()))
                 .collect();
-            let (last_number, last_hash) = *hashes.last().expect("a non-empty round");
+            let Some(&(last_number, last_hash)) = hashes.last() else { break };
             gas += blocks.iter().map(|b| b.block.header.gas_used).sum::<u64>();
-            if last_number + 1 < target_number {
-                let downloader = self.downloader.clone();
-                let count = (target_number - 1 - last_number).min(HEADERS_PER_REQUEST);
-                prefetch = Some(tokio::spawn(async move {
-                    downloader.download_range(last_number + 1, last_hash, count).await
-                }));
-            }
+            next = self.fetch_round(&mut plan, (last_number, last_hash));
             let started = Instant::now();
             // With `follow`, each block is committed and made the head as it is found VALID.
             let payloads = blocks
@@ -162,20 +231,29 @@ impl<C: BlockClient> Syncer<C> {
                         imported += 1;
                     }
                     PayloadStatus::Invalid { reason, .. } => {
+                        if let Some(task) = next.take() {
+                            task.abort();
+                        }
                         let reason = reason.clone();
                         return Err(SyncError::Invalid { number, hash, reason });
                     }
-                    PayloadStatus::Syncing => return Err(SyncError::Stuck { number, hash }),
+                    PayloadStatus::Syncing => {
+                        if let Some(task) = next.take() {
+                            task.abort();
+                        }
+                        return Err(SyncError::Stuck { number, hash });
+                    }
                 }
             }
             // Progress: where sync is, how fast, and how long the rest takes at this pace.
             let seconds = start.elapsed().as_secs_f64().max(1e-9);
             let done = cursor.0.saturating_sub(first);
-            let left = target_number.saturating_sub(cursor.0 + 1);
+            let target = plan.target_number().unwrap_or(target_number).max(cursor.0 + 1);
+            let left = target.saturating_sub(cursor.0 + 1);
             tracing::info!(
                 target: "net",
                 block = cursor.0,
-                target = target_number - 1,
+                target = target - 1,
                 mgas_per_second = gas as f64 / 1e6 / seconds,
                 blocks_per_second = done as f64 / seconds,
                 eta_seconds = left as f64 * seconds / done.max(1) as f64,
@@ -189,13 +267,13 @@ impl<C: BlockClient> Syncer<C> {
                     ForkchoiceState { head: last_hash, safe: B256::ZERO, finalized: B256::ZERO };
                 let answer = engine.forkchoice_updated(state, None).await?;
                 if !matches!(answer.status, PayloadStatus::Valid(_)) {
+                    if let Some(task) = next.take() {
+                        task.abort();
+                    }
                     return Err(SyncError::Stuck { number: last_number, hash: last_hash });
                 }
                 committing += started.elapsed();
             }
-        }
-        if let Some(task) = prefetch {
-            task.abort();
         }
         if imported > 0 {
             let seconds = start.elapsed().as_secs_f64();
@@ -213,19 +291,67 @@ impl<C: BlockClient> Syncer<C> {
         }
         Ok(imported)
     }
+
+    /// Starts fetching `plan`'s next round after block `last` (number, hash): by number from
+    /// the peers, or the bodies of the next 128 headers. None when the plan is done.
+    fn fetch_round(&self, plan: &mut Plan, last: (u64, B256)) -> Option<RoundTask> {
+        let downloader = self.downloader.clone();
+        match plan {
+            Plan::Forward { target_number } => {
+                let target_number = *target_number;
+                if last.0 + 1 >= target_number {
+                    return None;
+                }
+                let count = (target_number - 1 - last.0).min(HEADERS_PER_REQUEST);
+                Some(tokio::spawn(async move {
+                    Ok(downloader.download_range(last.0 + 1, last.1, count).await?.1)
+                }))
+            }
+            Plan::Headers(headers) => {
+                if headers.is_empty() {
+                    return None;
+                }
+                let take = headers.len().min(HEADERS_PER_REQUEST as usize);
+                let round: Vec<_> = headers.drain(..take).collect();
+                Some(tokio::spawn(async move { downloader.download_bodies(round).await }))
+            }
+        }
+    }
 }
 
-/// A round of blocks from one peer.
-type Round<C> = (<C as BlockClient>::Peer, Vec<DownloadedBlock>);
+/// What a sync imports: blocks by number up to a target (exclusive), or the blocks of headers
+/// already fetched (ascending, a chain).
+enum Plan {
+    /// By number from the peers' canonical chains.
+    Forward {
+        /// The first block not to import.
+        target_number: u64,
+    },
+    /// The headers not fetched as blocks yet.
+    Headers(std::collections::VecDeque<alloy_consensus::Header>),
+}
+
+impl Plan {
+    /// The first block number past the plan, when known.
+    fn target_number(&self) -> Option<u64> {
+        match self {
+            Self::Forward { target_number } => Some(*target_number),
+            Self::Headers(headers) => headers.back().map(|h| h.number + 1),
+        }
+    }
+}
+
+/// A round of blocks being fetched.
+type RoundTask = tokio::task::JoinHandle<Result<Vec<DownloadedBlock>, DownloadError>>;
 
 /// Syncs whenever the engine answers a payload SYNCING (a consensus client sent a block whose
-/// parent this node lacks): fetches the ancestors and the block itself from peers, so that the
-/// consensus client's next `newPayload` / `forkchoiceUpdated` finds them.
+/// parent this node lacks): fetches the chain that ends at that parent from peers, so that the
+/// consensus client's next `newPayload` / `forkchoiceUpdated` finds it.
 pub(crate) async fn sync_on_syncing<C: BlockClient>(engine: EngineHandle, syncer: Arc<Syncer<C>>) {
     let mut syncing = engine.subscribe_syncing();
     while syncing.changed().await.is_ok() {
         let Some((number, hash)) = *syncing.borrow_and_update() else { continue };
-        if let Err(e) = syncer.sync_to(number + 1).await {
+        if let Err(e) = syncer.sync_to_hash(hash).await {
             tracing::warn!(target: "net", number, %hash, error = %e, "sync for a SYNCING payload failed");
         }
     }

@@ -683,6 +683,7 @@ impl BlockClient for Devp2pNetwork {
         peer: PeerId,
         start: HashOrNumber,
         limit: u64,
+        reverse: bool,
     ) -> Result<Vec<Header>, RequestError> {
         let message = EthMessage::GetBlockHeaders(RequestPair {
             request_id: 0,
@@ -690,7 +691,7 @@ impl BlockClient for Devp2pNetwork {
                 origin: start,
                 amount: limit.min(MAX_HEADERS),
                 skip: 0,
-                reverse: false,
+                reverse,
             },
         });
         match self.request(peer, message).await? {

@@ -36,9 +36,12 @@ pub(crate) type Stream = EthStream<EciesStream<TcpStream>>;
 /// Why a request brought no answer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SessionRequestError {
-    /// The session ended (the peer left, misbehaved, or the network stopped).
+    /// The session was gone, or the request could not be sent.
     #[error("session closed")]
     Closed,
+    /// The session ended while the request was pending (the peer left or misbehaved): why.
+    #[error("session ended: {0}")]
+    Ended(String),
     /// No answer within [`REQUEST_TIMEOUT`].
     #[error("no answer within {0:?}")]
     Timeout(Duration),
@@ -229,7 +232,7 @@ pub(crate) async fn run(
         }
     };
     for (_, p) in pending.drain() {
-        let _ = p.reply.send(Err(SessionRequestError::Closed));
+        let _ = p.reply.send(Err(SessionRequestError::Ended(reason.clone())));
     }
     tracing::debug!(target: "net::devp2p", %peer, %reason, "session ended");
     on_close(reason);

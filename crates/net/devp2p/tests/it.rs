@@ -3,7 +3,8 @@
 //! refused with a typed reason, an answer nobody asked for ending the session, and a moving head
 //! announced (`BlockRangeUpdate`) and carried into new sessions' `Status`; transactions
 //! announced, fetched into the pool, and peers that send unasked or invalid ones dropped; a
-//! peer on another fork refused, one that leaves or stalls mid-request a typed failure.
+//! peer on another fork refused, one that leaves or stalls mid-request a typed failure; a peer
+//! that sends an oversize message or a frame with a bad MAC dropped, the request failed.
 
 use alloy_consensus::Header;
 use alloy_eip2124::{ForkFilter, ForkHash, ForkId, Head};
@@ -148,7 +149,7 @@ async fn requests_are_answered_by_id_and_a_stray_answer_ends_the_session() {
         gigagas_net_api::NetworkInfo::add_peer(&network, "enode://nope"),
         Err(gigagas_net_api::AddPeerError::InvalidAddress(_))
     ));
-    let headers = network.get_headers(record.id, HashOrNumber::Number(1), 5).await.unwrap();
+    let headers = network.get_headers(record.id, HashOrNumber::Number(1), 5, false).await.unwrap();
     assert_eq!(headers.iter().map(|h| h.number).collect::<Vec<_>>(), vec![1, 2]);
     let bals = network.get_block_access_lists(record.id, vec![B256::ZERO; 3]).await.unwrap();
     assert_eq!(bals, vec![None, None, None]);
@@ -160,7 +161,7 @@ async fn requests_are_answered_by_id_and_a_stray_answer_ends_the_session() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert!(network.peers().is_empty(), "the session outlived an unrequested answer");
-    assert!(network.get_headers(record.id, HashOrNumber::Number(1), 1).await.is_err());
+    assert!(network.get_headers(record.id, HashOrNumber::Number(1), 1, false).await.is_err());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -342,7 +343,7 @@ async fn a_peer_that_leaves_or_stalls_mid_request_fails_the_request_typed() {
     let network = Devp2pNetwork::new(local(genesis));
     network.dial(leaver).await.unwrap();
     let started = std::time::Instant::now();
-    let left = network.get_headers(leaver.id, HashOrNumber::Number(1), 1).await;
+    let left = network.get_headers(leaver.id, HashOrNumber::Number(1), 1, false).await;
     assert!(left.is_err(), "{left:?}");
     assert!(started.elapsed() < Duration::from_secs(5), "waited {:?}", started.elapsed());
     assert!(eventually(|| network.peers().is_empty()).await);
@@ -350,7 +351,7 @@ async fn a_peer_that_leaves_or_stalls_mid_request_fails_the_request_typed() {
     let staller = peer(genesis, |mut eth| async move { while eth.next().await.is_some() {} }).await;
     network.dial(staller).await.unwrap();
     let started = std::time::Instant::now();
-    let stalled = network.get_headers(staller.id, HashOrNumber::Number(1), 1).await;
+    let stalled = network.get_headers(staller.id, HashOrNumber::Number(1), 1, false).await;
     let waited = started.elapsed();
     assert!(
         stalled.as_ref().is_err_and(|e| e.to_string().contains("no answer within")),
@@ -358,4 +359,52 @@ async fn a_peer_that_leaves_or_stalls_mid_request_fails_the_request_typed() {
     );
     assert!(waited >= gigagas_devp2p::REQUEST_TIMEOUT, "{waited:?}");
     assert!(waited < gigagas_devp2p::REQUEST_TIMEOUT + Duration::from_secs(3), "{waited:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversize_message_or_a_bad_mac_drops_the_peer_and_fails_the_request() {
+    let genesis = B256::repeat_byte(8);
+    // Answers with a BlockHeaders of 11 MiB (zeros: snappy makes it a small frame, the size is
+    // known once decompressed): over eth's 10 MiB message limit.
+    let oversize = peer(genesis, |mut eth| async move {
+        while let Some(Ok(message)) = eth.next().await {
+            if matches!(message, EthMessage::GetBlockHeaders(_)) {
+                let payload = alloy_rlp::Bytes::from(vec![0u8; 11 << 20]);
+                // eth's messages start at p2p's 0x10; BlockHeaders is eth's 0x04.
+                let _ = eth.p2p_mut().send((0x10 + 0x04, payload)).await;
+            }
+        }
+    })
+    .await;
+    // Writes 64 bytes that are no frame (their header MAC cannot check) on the socket.
+    let bad_mac = peer(genesis, |mut eth| async move {
+        while let Some(Ok(message)) = eth.next().await {
+            if matches!(message, EthMessage::GetBlockHeaders(_)) {
+                let socket = eth.p2p_mut().get_ref().get_ref();
+                socket.writable().await.unwrap();
+                socket.try_write(&[0xab; 64]).unwrap();
+                // Stays connected: the node must be the one to end the session.
+                tokio::time::sleep(Duration::from_secs(30)).await;
+            }
+        }
+    })
+    .await;
+    let network = Devp2pNetwork::new(local(genesis));
+    for (record, what) in [
+        (oversize, "eth message of 11534336 bytes (at most 10 MiB)"),
+        (bad_mac, "frame header MAC mismatch"),
+    ] {
+        network.dial(record).await.unwrap();
+        let started = std::time::Instant::now();
+        let answer = network.get_headers(record.id, HashOrNumber::Number(1), 1, false).await;
+        assert!(
+            answer.as_ref().is_err_and(|e| e.to_string().contains(what)),
+            "the request fails naming why ({what}): {answer:?}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(5), "{what}: {:?}", started.elapsed());
+        assert!(
+            eventually(|| !network.peers().contains(&record.id)).await,
+            "{what}: the session outlived it"
+        );
+    }
 }

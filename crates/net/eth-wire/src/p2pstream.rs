@@ -141,6 +141,11 @@ impl<S> P2PStream<S> {
         self.pongs
     }
 
+    /// The framed stream underneath (the ECIES stream of a session).
+    pub fn get_ref(&self) -> &S {
+        &self.inner
+    }
+
     /// `rlp(id) ‖ payload`, the payload compressed when snappy is on.
     fn encode(&self, id: u64, payload: &[u8]) -> Result<Bytes, P2PStreamError> {
         if !self.snappy {

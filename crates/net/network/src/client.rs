@@ -28,8 +28,9 @@ impl BlockClient for NetworkHandle {
         peer: PeerId,
         start: HashOrNumber,
         limit: u64,
+        reverse: bool,
     ) -> Result<Vec<Header>, RequestError> {
-        let request = SyncRequest::GetBlockHeaders { start, limit, skip: 0, reverse: false };
+        let request = SyncRequest::GetBlockHeaders { start, limit, skip: 0, reverse };
         match self.request(peer, request).await.map_err(transport)? {
             SyncResponse::BlockHeaders(headers) => Ok(headers),
             _ => Err(RequestError::UnexpectedResponse { expected: "BlockHeaders" }),

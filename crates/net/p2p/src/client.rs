@@ -31,12 +31,14 @@ pub trait BlockClient: Send + Sync + 'static {
     /// The connected peers.
     fn peers(&self) -> Vec<Self::Peer>;
 
-    /// Up to `limit` consecutive canonical headers from `start`, ascending.
+    /// Up to `limit` consecutive canonical headers from `start`: ascending, or towards genesis
+    /// with `reverse` (eth's `GetBlockHeaders` with skip 0).
     fn get_headers(
         &self,
         peer: Self::Peer,
         start: HashOrNumber,
         limit: u64,
+        reverse: bool,
     ) -> impl Future<Output = Result<Vec<Header>, RequestError>> + Send;
 
     /// The bodies of the blocks with these hashes, in order, stopping at the first the peer

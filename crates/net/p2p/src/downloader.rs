@@ -1,14 +1,19 @@
-//! The block downloader: a range of blocks over any [`BlockClient`].
+//! The block downloader over any [`BlockClient`]: ranges of blocks by number, and the chain
+//! that ends at a given block, headers first from that block back (reth's header stage).
 //!
 //! Flow of [`BlockDownloader::download_range`]: the connected peers ranked by score (best
 //! first, equal ones in turn); from the first, the headers of the range (each must extend the
 //! chain from the given parent), then their bodies (asked again for the rest while a peer
 //! answers part of them) and BALs by hash; every body checked against its header's
-//! transactions, ommers and withdrawals roots, every BAL against the header's BAL hash. A
-//! failed request costs the peer [`FAILED_REQUEST_PENALTY`] and the next peer is asked; an
-//! answer that cannot be right costs it [`BAD_ANSWER_PENALTY`] and is reported to the
-//! transport ([`BlockClient::report_bad_message`]); a delivered range earns it
-//! [`SUCCESS_REWARD`].
+//! transactions, ommers and withdrawals roots, every BAL against the header's BAL hash.
+//! [`BlockDownloader::download_headers_back`] asks for headers from a target hash towards
+//! genesis (eth's `reverse`), each the parent of the one before, until one's parent is a block
+//! the caller holds: the chain then ends at the target whatever the peers' heads are, and a
+//! peer cannot slip in another branch. [`BlockDownloader::download_bodies`] fetches the
+//! bodies and BALs of such headers. A failed request costs the peer
+//! [`FAILED_REQUEST_PENALTY`] and the next peer is asked; an answer that cannot be right costs
+//! it [`BAD_ANSWER_PENALTY`] and is reported to the transport
+//! ([`BlockClient::report_bad_message`]); a delivered answer earns it [`SUCCESS_REWARD`].
 
 use crate::{
     client::{BlockClient, RequestError},
@@ -21,7 +26,13 @@ use alloy_consensus::{
 use alloy_eips::eip1898::HashOrNumber;
 use alloy_primitives::B256;
 use gigagas_bal::BlockAccessList;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::{
+    future::Future,
+    sync::atomic::{AtomicUsize, Ordering},
+};
+
+/// Headers asked per request when walking back from a target (eth's per-request limit).
+pub const HEADERS_BACK_PER_REQUEST: u64 = 1024;
 
 /// A block as downloaded: checked against its header, with the peer's BAL when it had one
 /// (checked against the header's BAL hash).
@@ -55,14 +66,22 @@ pub enum DownloadError {
     #[error("no peer to download from")]
     NoPeers,
     /// Every peer asked failed or answered wrongly.
-    #[error("{attempts} peers asked, none delivered blocks {first}..: last {last}")]
+    #[error("{attempts} peers asked, none delivered {what}: last {last}")]
     Exhausted {
-        /// The range's first block.
-        first: u64,
+        /// What was asked (blocks from a number, headers back from a hash).
+        what: String,
         /// Peers asked.
         attempts: usize,
         /// The last peer's failure.
         last: String,
+    },
+    /// Walking back from the target passed `max` headers without reaching a block held.
+    #[error("headers back from {target}: {max} fetched without reaching a block this node holds")]
+    TooFar {
+        /// The target.
+        target: B256,
+        /// Headers fetched.
+        max: u64,
     },
 }
 
@@ -120,6 +139,95 @@ impl<C: BlockClient> BlockDownloader<C> {
         parent: B256,
         count: u64,
     ) -> Result<(C::Peer, Vec<DownloadedBlock>), DownloadError> {
+        self.ask_peers(format!("blocks {first}.."), |peer| self.fetch(peer, first, parent, count))
+            .await
+    }
+
+    /// The headers of the chain that ends at block `target`: asked from `target` towards
+    /// genesis, [`HEADERS_BACK_PER_REQUEST`] a request (each request from the best-scored peer
+    /// that delivers), each header the parent of the one before, until one whose parent
+    /// (number, hash) `held` says this node holds. Returned ascending: the first is a child of
+    /// a held block, the last is `target`.
+    ///
+    /// # Errors
+    /// [`DownloadError::NoPeers`] / [`DownloadError::Exhausted`] as for ranges;
+    /// [`DownloadError::TooFar`] past `max` headers.
+    pub async fn download_headers_back(
+        &self,
+        target: B256,
+        held: impl Fn(u64, B256) -> bool,
+        max: u64,
+    ) -> Result<Vec<Header>, DownloadError> {
+        let mut headers: Vec<Header> = Vec::new();
+        let (mut next, mut next_number) = (target, None);
+        loop {
+            let what = format!("headers back from {next}");
+            let (_, batch) = self
+                .ask_peers(what, |peer| self.fetch_headers_back(peer, next, next_number))
+                .await?;
+            for header in batch {
+                let parent = (header.number.checked_sub(1), header.parent_hash);
+                headers.push(header);
+                if let (Some(number), hash) = parent {
+                    if held(number, hash) {
+                        headers.reverse();
+                        return Ok(headers);
+                    }
+                }
+                if headers.len() as u64 >= max {
+                    return Err(DownloadError::TooFar { target, max });
+                }
+            }
+            let lowest = headers.last().expect("a non-empty batch");
+            if lowest.number == 0 {
+                // Genesis reached and not held: not this node's chain (peers on another
+                // genesis are refused at the handshake, so this is a lying peer).
+                return Err(DownloadError::Exhausted {
+                    what: format!("headers back from {target}"),
+                    attempts: 1,
+                    last: "the chain reaches a genesis this node does not hold".into(),
+                });
+            }
+            (next, next_number) = (lowest.parent_hash, Some(lowest.number - 1));
+        }
+    }
+
+    /// The blocks of `headers` (a chain, ascending, as [`Self::download_headers_back`] gives):
+    /// bodies and BALs by hash, checked against the headers, from as many peers as it takes.
+    ///
+    /// # Errors
+    /// [`DownloadError::NoPeers`] / [`DownloadError::Exhausted`] when the peers stop
+    /// delivering.
+    pub async fn download_bodies(
+        &self,
+        headers: Vec<Header>,
+    ) -> Result<Vec<DownloadedBlock>, DownloadError> {
+        let hashes: Vec<B256> = headers.iter().map(Header::hash_slow).collect();
+        let mut blocks: Vec<DownloadedBlock> = Vec::with_capacity(headers.len());
+        while blocks.len() < headers.len() {
+            let done = blocks.len();
+            let what = format!("bodies from block {}", headers[done].number);
+            let (_, more) = self
+                .ask_peers(what, |peer| {
+                    self.fetch_bodies(peer, headers[done..].to_vec(), hashes[done..].to_vec())
+                })
+                .await?;
+            blocks.extend(more);
+        }
+        Ok(blocks)
+    }
+
+    /// `attempt` with each peer, ranked, until one delivers: that peer and its answer. Peers
+    /// are scored by the outcome (see the module documentation).
+    async fn ask_peers<T, F, Fut>(
+        &self,
+        what: String,
+        attempt: F,
+    ) -> Result<(C::Peer, T), DownloadError>
+    where
+        F: Fn(C::Peer) -> Fut,
+        Fut: Future<Output = Result<T, Fault>>,
+    {
         let turn = self.turn.fetch_add(1, Ordering::Relaxed);
         let peers = self.scores.ranked(&self.client.peers(), turn, self.config.min_score);
         if peers.is_empty() {
@@ -129,25 +237,63 @@ impl<C: BlockClient> BlockDownloader<C> {
         let mut attempts = 0;
         for peer in peers.into_iter().take(self.config.max_attempts) {
             attempts += 1;
-            match self.fetch(peer, first, parent, count).await {
-                Ok(blocks) => {
+            match attempt(peer).await {
+                Ok(answer) => {
                     self.scores.adjust(peer, SUCCESS_REWARD);
-                    return Ok((peer, blocks));
+                    return Ok((peer, answer));
                 }
                 Err(Fault::Failed(reason)) => {
-                    tracing::debug!(target: "net::downloader", %peer, first, %reason, "request failed");
+                    tracing::debug!(target: "net::downloader", %peer, %what, %reason, "request failed");
                     self.scores.adjust(peer, -FAILED_REQUEST_PENALTY);
                     last = format!("peer {peer}: {reason}");
                 }
                 Err(Fault::Bad(reason)) => {
-                    tracing::warn!(target: "net::downloader", %peer, first, %reason, "bad answer: peer reported");
+                    tracing::warn!(target: "net::downloader", %peer, %what, %reason, "bad answer: peer reported");
                     self.scores.adjust(peer, -BAD_ANSWER_PENALTY);
                     self.client.report_bad_message(peer);
                     last = format!("peer {peer}: {reason}");
                 }
             }
         }
-        Err(DownloadError::Exhausted { first, attempts, last })
+        Err(DownloadError::Exhausted { what, attempts, last })
+    }
+
+    /// One peer's headers from `start` back: the first must be `start` (block `number` when
+    /// known), each the parent of the one before.
+    async fn fetch_headers_back(
+        &self,
+        peer: C::Peer,
+        start: B256,
+        number: Option<u64>,
+    ) -> Result<Vec<Header>, Fault> {
+        let headers = self
+            .client
+            .get_headers(peer, HashOrNumber::Hash(start), HEADERS_BACK_PER_REQUEST, true)
+            .await?;
+        let Some(first) = headers.first() else {
+            return Err(Fault::Failed(format!("no header {start}")));
+        };
+        if headers.len() as u64 > HEADERS_BACK_PER_REQUEST {
+            return Err(Fault::Bad(format!(
+                "{} headers for {HEADERS_BACK_PER_REQUEST} asked",
+                headers.len()
+            )));
+        }
+        if first.hash_slow() != start || number.is_some_and(|n| n != first.number) {
+            return Err(Fault::Bad(format!(
+                "asked for header {start}, got block {}",
+                first.number
+            )));
+        }
+        for pair in headers.windows(2) {
+            if pair[1].number + 1 != pair[0].number || pair[1].hash_slow() != pair[0].parent_hash {
+                return Err(Fault::Bad(format!(
+                    "header {} is not the parent of header {}",
+                    pair[1].number, pair[0].number
+                )));
+            }
+        }
+        Ok(headers)
     }
 
     /// One peer's attempt at the range.
@@ -158,7 +304,8 @@ impl<C: BlockClient> BlockDownloader<C> {
         parent: B256,
         count: u64,
     ) -> Result<Vec<DownloadedBlock>, Fault> {
-        let headers = self.client.get_headers(peer, HashOrNumber::Number(first), count).await?;
+        let headers =
+            self.client.get_headers(peer, HashOrNumber::Number(first), count, false).await?;
         if headers.is_empty() {
             return Err(Fault::Failed(format!("no headers from block {first}")));
         }
@@ -166,6 +313,18 @@ impl<C: BlockClient> BlockDownloader<C> {
             return Err(Fault::Bad(format!("{} headers for {count} asked", headers.len())));
         }
         let hashes = chain_hashes(&headers, first, parent)?;
+        self.fetch_bodies(peer, headers, hashes).await
+    }
+
+    /// One peer's bodies and BALs for `headers` (whose hashes are `hashes`): at least one
+    /// block, each body and BAL checked against its header.
+    async fn fetch_bodies(
+        &self,
+        peer: C::Peer,
+        headers: Vec<Header>,
+        hashes: Vec<B256>,
+    ) -> Result<Vec<DownloadedBlock>, Fault> {
+        let first = headers.first().map_or(0, |h| h.number);
         let mut bodies = Vec::with_capacity(hashes.len());
         while bodies.len() < hashes.len() {
             let more = self.client.get_block_bodies(peer, hashes[bodies.len()..].to_vec()).await?;
@@ -180,7 +339,8 @@ impl<C: BlockClient> BlockDownloader<C> {
         if bodies.len() > hashes.len() {
             return Err(Fault::Bad(format!("{} bodies for {} asked", bodies.len(), hashes.len())));
         }
-        let bals = self.client.get_block_access_lists(peer, hashes.clone()).await?;
+        let bals =
+            self.client.get_block_access_lists(peer, hashes[..bodies.len()].to_vec()).await?;
         let mut blocks = Vec::with_capacity(bodies.len());
         for (i, (header, body)) in headers.into_iter().zip(bodies).enumerate() {
             if calculate_transaction_root(&body.transactions) != header.transactions_root

@@ -17,6 +17,8 @@ mod scores;
 mod serve;
 
 pub use client::{BlockClient, RequestError};
-pub use downloader::{BlockDownloader, DownloadError, DownloadedBlock, DownloaderConfig};
+pub use downloader::{
+    BlockDownloader, DownloadError, DownloadedBlock, DownloaderConfig, HEADERS_BACK_PER_REQUEST,
+};
 pub use scores::{PeerScores, BAD_ANSWER_PENALTY, FAILED_REQUEST_PENALTY, SUCCESS_REWARD};
 pub use serve::ChainServer;

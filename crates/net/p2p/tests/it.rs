@@ -80,14 +80,32 @@ impl BlockClient for Client {
         peer: u8,
         start: HashOrNumber,
         limit: u64,
+        reverse: bool,
     ) -> Result<Vec<Header>, RequestError> {
         self.asked.lock().unwrap().push(peer);
         let behaviour = self.behaviour(peer)?;
-        let HashOrNumber::Number(first) = start else { unreachable!("asked by number") };
-        let mut headers: Vec<Header> =
-            self.chain.iter().skip(first as usize).take(limit as usize).cloned().collect();
+        let first = match start {
+            HashOrNumber::Number(n) => n as usize,
+            HashOrNumber::Hash(h) => {
+                match self.chain.iter().position(|header| header.hash_slow() == h) {
+                    Some(i) => i,
+                    None => return Ok(Vec::new()),
+                }
+            }
+        };
+        let mut headers: Vec<Header> = if reverse {
+            // At most 7 a request back: the downloader asks again from the lowest.
+            self.chain[..=first].iter().rev().take(limit.min(7) as usize).cloned().collect()
+        } else {
+            self.chain.iter().skip(first).take(limit as usize).cloned().collect()
+        };
         if behaviour == Peer::WrongParent {
-            headers[0].parent_hash = B256::repeat_byte(9);
+            if reverse && headers.len() > 1 {
+                // The second is not the first's parent: another branch slipped in.
+                headers[1].extra_data = vec![9].into();
+            } else {
+                headers[0].parent_hash = B256::repeat_byte(9);
+            }
         }
         Ok(headers)
     }
@@ -164,7 +182,8 @@ fn a_range_nobody_delivers_is_an_error_not_a_short_range() {
     let downloader = BlockDownloader::new(client, DownloaderConfig::default());
     on(&rt, async {
         match downloader.download_range(1, genesis, 10).await {
-            Err(DownloadError::Exhausted { first: 1, attempts: 2, last }) => {
+            Err(DownloadError::Exhausted { what, attempts: 2, last }) => {
+                assert_eq!(what, "blocks 1..");
                 assert!(last.contains("peer"), "{last}");
             }
             other => panic!("{other:?}"),
@@ -179,4 +198,36 @@ fn a_range_nobody_delivers_is_an_error_not_a_short_range() {
     on(&rt, async {
         assert!(matches!(empty.download_range(1, genesis, 1).await, Err(DownloadError::NoPeers)));
     });
+}
+
+#[test]
+fn the_chain_to_a_target_is_walked_back_to_a_held_block_and_a_lying_peer_is_reported() {
+    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let client = Client::new(&[(1, Peer::WrongParent), (2, Peer::Honest)]);
+    let target = client.chain[20].hash_slow();
+    let held_hash = client.chain[5].hash_slow();
+    let want: Vec<B256> = client.chain[6..=20].iter().map(Header::hash_slow).collect();
+    let downloader = BlockDownloader::new(client, DownloaderConfig::default());
+    on(&rt, async {
+        // Block 5 is held: headers 20 down to 6 (7 a request), returned ascending.
+        let held = |number: u64, hash: B256| number == 5 && hash == held_hash;
+        let headers = downloader.download_headers_back(target, held, 100).await.unwrap();
+        let got: Vec<B256> = headers.iter().map(Header::hash_slow).collect();
+        assert_eq!(got, want);
+        // Their bodies, from as many asks as it takes (3 bodies an answer).
+        let blocks = downloader.download_bodies(headers).await.unwrap();
+        let got: Vec<B256> = blocks.iter().map(|b| b.block.header.hash_slow()).collect();
+        assert_eq!(got, want);
+        // Nothing held within 10 headers: an error, not a chain that links to nothing.
+        let far = downloader.download_headers_back(target, |_, _| false, 10).await;
+        assert!(matches!(far, Err(DownloadError::TooFar { max: 10, .. })), "{far:?}");
+        // A target no peer has: an error naming it.
+        let unknown = downloader.download_headers_back(B256::repeat_byte(7), held, 100).await;
+        assert!(
+            matches!(&unknown, Err(DownloadError::Exhausted { what, .. }) if what.contains("0x0707")),
+            "{unknown:?}"
+        );
+    });
+    // The peer that slipped in another branch was reported (at most once: it is out after).
+    assert_eq!(downloader.client().reported.lock().unwrap().as_slice(), [1]);
 }
