@@ -5,7 +5,6 @@ use crate::{
     message::{BuildRequest, ForkchoiceAnswer, ForkchoiceState, NewPayload},
     EngineError, EngineMessage, Forkchoice, PayloadStatus,
 };
-use alloy_primitives::B256;
 use gigagas_payload::{BuiltPayload, PayloadAttributes, PayloadStore};
 use gigagas_primitives::ChainSpec;
 use std::sync::Arc;
@@ -16,7 +15,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 pub struct EngineHandle {
     tx: mpsc::UnboundedSender<EngineMessage>,
     forkchoice: watch::Receiver<Forkchoice>,
-    syncing: watch::Receiver<Option<(u64, B256)>>,
+    syncing: watch::Receiver<Option<crate::message::SyncTarget>>,
     chain: Arc<ChainSpec>,
     executor_threads: usize,
     payloads: Arc<PayloadStore>,
@@ -26,7 +25,7 @@ impl EngineHandle {
     pub(crate) fn new(
         tx: mpsc::UnboundedSender<EngineMessage>,
         forkchoice: watch::Receiver<Forkchoice>,
-        syncing: watch::Receiver<Option<(u64, B256)>>,
+        syncing: watch::Receiver<Option<crate::message::SyncTarget>>,
         chain: ChainSpec,
         executor_threads: usize,
         payloads: Arc<PayloadStore>,
@@ -117,9 +116,10 @@ impl EngineHandle {
         self.forkchoice.clone()
     }
 
-    /// A receiver of the block missing when a payload was last answered SYNCING: that
-    /// payload's parent (number, hash), the end of the chain sync should fetch from peers.
-    pub fn subscribe_syncing(&self) -> watch::Receiver<Option<(u64, B256)>> {
+    /// A receiver of the block the engine last lacked ([`crate::message::SyncTarget`]: the
+    /// parent of a payload answered SYNCING, or the head of a forkchoice update answered
+    /// SYNCING), the end of the chain sync should fetch from peers.
+    pub fn subscribe_syncing(&self) -> watch::Receiver<Option<crate::message::SyncTarget>> {
         self.syncing.clone()
     }
 

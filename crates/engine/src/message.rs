@@ -117,3 +117,13 @@ pub enum EngineMessage {
         tx: oneshot::Sender<Result<(), EngineError>>,
     },
 }
+
+/// A block the engine lacks and wants from peers (what sync fetches the chain up to): the
+/// parent of a payload answered SYNCING, or the head of a forkchoice update answered SYNCING.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SyncTarget {
+    /// The block's hash.
+    pub hash: B256,
+    /// Its number, when known (a forkchoice update names the head by hash alone).
+    pub number: Option<u64>,
+}

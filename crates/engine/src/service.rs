@@ -18,7 +18,7 @@ use crate::{
 };
 use alloy_consensus::TxEnvelope;
 use alloy_eips::{eip1559::BaseFeeParams, eip7594::BlobTransactionSidecarVariant};
-use alloy_primitives::{Address, B256};
+use alloy_primitives::Address;
 use gigagas_payload::{payload_id, BuiltPayload, PayloadAttributes, PayloadStore};
 use gigagas_txpool::TxPool;
 use gigagas_validation::ImportError;
@@ -34,7 +34,7 @@ pub struct EngineService {
     on_event: Option<EventHook>,
     forkchoice: watch::Sender<Forkchoice>,
     /// The last payload answered SYNCING (number, hash): what sync should fetch.
-    syncing: watch::Sender<Option<(u64, B256)>>,
+    syncing: watch::Sender<Option<crate::message::SyncTarget>>,
     /// The thread payload jobs run on.
     builder: PayloadBuilder,
 }
@@ -158,7 +158,8 @@ impl EngineService {
         if status == PayloadStatus::Syncing {
             // What is missing is the parent: sync fetches the chain that ends there, and the
             // consensus client sends this payload again.
-            self.syncing.send_replace(Some((number.saturating_sub(1), parent)));
+            let target = crate::message::SyncTarget { hash: parent, number: number.checked_sub(1) };
+            self.syncing.send_replace(Some(target));
         }
         self.emit_verdict(&status, executed.as_ref(), &facts);
         Ok(status)
@@ -217,6 +218,11 @@ impl EngineService {
     ) -> Result<ForkchoiceAnswer, EngineError> {
         let (status, change) =
             self.tree.forkchoice_updated(state.head, state.safe, state.finalized)?;
+        if status == PayloadStatus::Syncing {
+            // The head is unknown: sync fetches the chain that ends there.
+            let target = crate::message::SyncTarget { hash: state.head, number: None };
+            self.syncing.send_replace(Some(target));
+        }
         if !change.committed.is_empty() || !change.unwound.is_empty() {
             self.pool.prune(&**self.tree.store());
             self.emit(&EngineEvent::Canonical(&change));

@@ -344,15 +344,16 @@ impl Plan {
 /// A round of blocks being fetched.
 type RoundTask = tokio::task::JoinHandle<Result<Vec<DownloadedBlock>, DownloadError>>;
 
-/// Syncs whenever the engine answers a payload SYNCING (a consensus client sent a block whose
-/// parent this node lacks): fetches the chain that ends at that parent from peers, so that the
-/// consensus client's next `newPayload` / `forkchoiceUpdated` finds it.
+/// Syncs whenever the engine answers SYNCING (a consensus client sent a payload whose parent
+/// this node lacks, or a forkchoice update to a head it lacks): fetches the chain that ends at
+/// that block from peers, so that the consensus client's next `newPayload` /
+/// `forkchoiceUpdated` finds it.
 pub(crate) async fn sync_on_syncing<C: BlockClient>(engine: EngineHandle, syncer: Arc<Syncer<C>>) {
     let mut syncing = engine.subscribe_syncing();
     while syncing.changed().await.is_ok() {
-        let Some((number, hash)) = *syncing.borrow_and_update() else { continue };
-        if let Err(e) = syncer.sync_to_hash(hash).await {
-            tracing::warn!(target: "net", number, %hash, error = %e, "sync for a SYNCING payload failed");
+        let Some(target) = *syncing.borrow_and_update() else { continue };
+        if let Err(e) = syncer.sync_to_hash(target.hash).await {
+            tracing::warn!(target: "net", number = ?target.number, hash = %target.hash, error = %e, "sync for a SYNCING payload or head failed");
         }
     }
 }
