@@ -30,7 +30,7 @@ results as JSON; logs go to `--out` (the datadirs are removed as each sync ends)
 
 Usage: testing/.venv/bin/python testing/interop_geth.py [--chains osaka,amsterdam] [--runs 3]
            [--gigagas target/release/gigagas] [--geth PATH] [--out target/interop-geth]
-           [--no-devnet] [--json]
+           [--chain-dir DIR] [--no-devnet] [--json]
 """
 
 import argparse
@@ -143,8 +143,14 @@ def parallel_blocks(node):
     return counts
 
 
-def run_chain(fork, geth, gigagas, out, runs, timeout):
-    folder, summary = chain_folder(fork, geth)
+def run_chain(fork, geth, gigagas, out, runs, timeout, folder=None):
+    if folder:
+        with open(os.path.join(folder, "summary.json")) as f:
+            summary = json.load(f)
+        with open(os.path.join(folder, "genesis.json")) as f:
+            summary["chain_id"] = json.load(f)["config"]["chainId"]
+    else:
+        folder, summary = chain_folder(fork, geth)
     head, head_hash, gas = summary["head"], summary["head_hash"], summary["gas_used"]
     work = os.path.join(out, fork)
     shutil.rmtree(work, ignore_errors=True)
@@ -212,7 +218,7 @@ def run_chain(fork, geth, gigagas, out, runs, timeout):
             seeker.stop()
             shutil.rmtree(found, ignore_errors=True)
         parallel = executors.get("parallel", 0)
-        if fork == "amsterdam":
+        if "amsterdam" in fork:
             checks.append((f"{fork} (a): every block executed in parallel on its eth/71 BAL",
                            parallel == head, f"{parallel}/{head} parallel ({executors})"))
         results["gigagas_from_geth"] = timing(times, head, gas)
@@ -273,13 +279,18 @@ def main():
     ap.add_argument("--runs", type=int, default=1, help="syncs of each kind (median reported)")
     ap.add_argument("--timeout", type=float, default=600, help="seconds a sync may take")
     ap.add_argument("--out", default=os.path.join(ROOT, "target/interop-geth"))
+    ap.add_argument("--chain-dir", action="append", default=[],
+                    help="also run (a), (b) and (ref) on this folder's chain (genesis.json, "
+                         "chain.rlp, summary.json as testing/geth_amsterdam.py writes them)")
     ap.add_argument("--no-devnet", action="store_true", help="skip (c), the mixed Prysm devnet")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     geth = geth_binary(args.geth)
     results, checks = [], []
-    for fork in [c for c in args.chains.split(",") if c]:
-        r, c = run_chain(fork, geth, args.gigagas, args.out, args.runs, args.timeout)
+    chains = [(c, None) for c in args.chains.split(",") if c]
+    chains += [(os.path.basename(os.path.normpath(d)), d) for d in args.chain_dir]
+    for fork, folder in chains:
+        r, c = run_chain(fork, geth, args.gigagas, args.out, args.runs, args.timeout, folder)
         results.append(r)
         checks += c
     devnet = None
