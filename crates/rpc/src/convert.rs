@@ -19,6 +19,9 @@ pub(crate) struct StoredBlock {
     pub(crate) hash: B256,
     pub(crate) header: Header,
     pub(crate) body: BlockBody<TxEnvelope>,
+    /// The senders stored with the block (one per transaction), when the store has them:
+    /// read instead of recovering each signature.
+    pub(crate) senders: Option<Vec<Address>>,
 }
 
 impl StoredBlock {
@@ -30,7 +33,11 @@ impl StoredBlock {
             .body_by_number(number)?
             .ok_or_else(|| RpcError::Store(format!("body of block {number} missing")))?;
         let hash = header.hash_slow();
-        Ok(Some(Self { number, hash, header, body }))
+        let senders = ctx
+            .provider
+            .senders_by_number(number)?
+            .filter(|senders| senders.len() == body.transactions.len());
+        Ok(Some(Self { number, hash, header, body, senders }))
     }
 
     /// The block's receipts as stored (consensus form, with blooms).
@@ -46,7 +53,11 @@ impl StoredBlock {
         alloy_rlp::encode(&block)
     }
 
+    /// Transaction `i`'s sender: stored, or recovered from its signature.
     fn sender(&self, i: usize) -> Result<Address, RpcError> {
+        if let Some(senders) = &self.senders {
+            return Ok(senders[i]);
+        }
         self.body.transactions[i]
             .recover_signer()
             .map_err(|e| RpcError::Store(format!("sender of tx {i} of block {}: {e}", self.number)))

@@ -569,6 +569,7 @@ impl Simulator<'_> {
                 ommers: Vec::new(),
                 withdrawals: withdrawals.map(Withdrawals::new),
             },
+            senders: None,
         };
         let mut json = serde_json::to_value(stored.rpc_block_with_senders(self.full, &senders)?)
             .map_err(internal)?;

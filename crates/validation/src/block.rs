@@ -131,6 +131,9 @@ pub struct ExecutedBlock {
     pub(crate) intermediate: Option<(Intermediate, Vec<ReceiptEnvelope>)>,
     pub(crate) bal_rlp: Vec<u8>,
     pub(crate) tx_hashes: Vec<B256>,
+    /// The transactions' senders as execution recovered them (empty for a block this node
+    /// built): stored with the block for JSON-RPC.
+    pub(crate) senders: Vec<Address>,
     /// The state root computed from the given BAL beside execution, when its updates matched
     /// the executed ones: the state-root stage takes it instead of computing it.
     pub(crate) beside_root: Option<Result<StateRootUpdate, StateRootError>>,
@@ -456,6 +459,7 @@ fn execute_on(
         intermediate,
         bal_rlp: alloy_rlp::encode(&bal),
         tx_hashes: input.transactions.iter().map(|tx| *tx.tx_hash()).collect(),
+        senders,
         beside_root,
         beside_wait,
     })
@@ -539,6 +543,7 @@ pub fn executed_from_build(
         intermediate: None,
         bal_rlp: alloy_rlp::encode(bal),
         tx_hashes: block.body.transactions.iter().map(|tx| *tx.tx_hash()).collect(),
+        senders: Vec::new(),
         beside_root: Some(Ok(root)),
         beside_wait: Duration::ZERO,
     })
@@ -619,6 +624,7 @@ pub fn commit_executed(
         codes: &codes,
         trie_nodes,
         tx_hashes: &e.tx_hashes,
+        senders: &e.senders,
     })?;
     Ok(())
 }

@@ -137,6 +137,7 @@ pub fn init_genesis(
         codes: &codes,
         trie_nodes: &block.trie_nodes.nodes,
         tx_hashes: &[],
+        senders: &[],
     })?;
     Ok(result(false))
 }

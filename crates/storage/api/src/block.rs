@@ -8,7 +8,7 @@
 use crate::ProviderResult;
 use alloy_consensus::{BlockBody, Header, ReceiptEnvelope, TxEnvelope};
 use alloy_eip7928::AccountChanges;
-use alloy_primitives::B256;
+use alloy_primitives::{Address, B256};
 
 /// The canonical head and numbers by hash.
 pub trait BlockNumReader {
@@ -61,6 +61,17 @@ pub trait BlockReader: HeaderProvider {
     /// # Errors
     /// [`crate::ProviderError`] when the read fails or the stored body does not decode.
     fn body_by_number(&self, number: u64) -> ProviderResult<Option<BlockBody<TxEnvelope>>>;
+
+    /// The senders of canonical block `number`'s transactions, in order, as recovered when the
+    /// block was executed; `None` when they were not stored (a block this node built, a store
+    /// that keeps none): the caller recovers them from the signatures.
+    ///
+    /// # Errors
+    /// [`crate::ProviderError`] when the read fails or the stored entry is malformed.
+    fn senders_by_number(&self, number: u64) -> ProviderResult<Option<Vec<Address>>> {
+        let _ = number;
+        Ok(None)
+    }
 }
 
 /// Where transactions are.

@@ -42,6 +42,8 @@ pub struct BlockCommit<'a> {
     pub trie_nodes: &'a [(B256, Vec<u8>)],
     /// Hashes of the block's transactions, in order (indexed for lookups by hash).
     pub tx_hashes: &'a [B256],
+    /// The transactions' senders, in order, when known (empty: none stored).
+    pub senders: &'a [Address],
 }
 
 /// A canonical block removed by [`BlockWriter::unwind`].

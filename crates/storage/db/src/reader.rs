@@ -158,6 +158,18 @@ impl BlockReader for Storage {
     fn body_by_number(&self, number: u64) -> ProviderResult<Option<BlockBody<TxEnvelope>>> {
         self.block_decoded(BODIES, number)
     }
+
+    fn senders_by_number(&self, number: u64) -> ProviderResult<Option<Vec<Address>>> {
+        let Some(bytes) = self.block_entry(SENDERS, number)? else { return Ok(None) };
+        if bytes.len() % 20 != 0 {
+            return Err(ProviderError::Corrupt {
+                table: SENDERS,
+                key: format!("block {number}"),
+                reason: format!("{} bytes, not a whole number of addresses", bytes.len()),
+            });
+        }
+        Ok(Some(bytes.chunks_exact(20).map(Address::from_slice).collect()))
+    }
 }
 
 impl TransactionsProvider for Storage {

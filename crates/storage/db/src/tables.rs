@@ -5,7 +5,7 @@
 //! contiguous and a whole account's storage is one range); bytecodes by code hash.
 
 /// Column family names, in the order they are created.
-pub const COLUMN_FAMILIES: [&str; 11] = [
+pub const COLUMN_FAMILIES: [&str; 12] = [
     ACCOUNTS,
     STORAGE,
     BYTECODES,
@@ -17,6 +17,7 @@ pub const COLUMN_FAMILIES: [&str; 11] = [
     META,
     BLOCK_NUMBERS,
     TX_LOOKUP,
+    SENDERS,
 ];
 /// Block hash → block number (8 bytes big-endian), for lookups by hash (JSON-RPC).
 pub const BLOCK_NUMBERS: &str = "block_numbers";
@@ -33,6 +34,10 @@ pub const BYTECODES: &str = "bytecodes";
 pub const HEADERS: &str = "headers";
 /// Block bodies: number → RLP.
 pub const BODIES: &str = "bodies";
+/// Transaction senders: number → the block's senders' addresses, 20 bytes each, in
+/// transaction order (recovered once, when the block was executed; JSON-RPC reads them
+/// instead of recovering each signature again).
+pub const SENDERS: &str = "senders";
 /// Receipts: number → RLP of the block's receipts.
 pub const RECEIPTS: &str = "receipts";
 /// EIP-7928 block access lists: number → RLP.

@@ -56,6 +56,10 @@ impl BlockWriter for Storage {
         if let Some(bal) = commit.bal {
             batch.put_cf(self.cf(BALS), key, bal);
         }
+        if !commit.senders.is_empty() {
+            let senders: Vec<u8> = commit.senders.iter().flat_map(|a| a.0 .0).collect();
+            batch.put_cf(self.cf(SENDERS), key, senders);
+        }
         for address in commit.wiped {
             let from = storage_key(address, &U256::ZERO);
             batch.delete_range_cf(self.cf(STORAGE), &from[..], &storage_range_end(address)[..]);
@@ -90,7 +94,7 @@ impl BlockWriter for Storage {
         let mut batch = WriteBatch::default();
         for block in unwound {
             let key = block.number.to_be_bytes();
-            for table in [HEADERS, BODIES, RECEIPTS, BALS] {
+            for table in [HEADERS, BODIES, RECEIPTS, BALS, SENDERS] {
                 batch.delete_cf(self.cf(table), key);
             }
             batch.delete_cf(self.cf(BLOCK_NUMBERS), block.hash);

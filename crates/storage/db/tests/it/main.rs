@@ -3,3 +3,4 @@
 
 mod crash;
 mod has_storage;
+mod senders;
