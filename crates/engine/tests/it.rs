@@ -600,7 +600,7 @@ fn the_block_buffer_is_bounded_and_expires() {
 /// A payload this node built and kept (`insert_built`, as the engine does for a consensus
 /// client's forkchoiceUpdated with attributes) is VALID on its newPayload without a second
 /// execution, becomes canonical on a forkchoice update and is committed with the state it
-/// built; one built but not kept is executed on its newPayload as any other.
+/// built and its senders; one built but not kept is executed on its newPayload as any other.
 #[test]
 fn a_built_payload_kept_as_executed_is_not_executed_again() {
     let (_dir, store, mut tree, genesis) = dev_chain();
@@ -617,6 +617,11 @@ fn a_built_payload_kept_as_executed_is_not_executed_again() {
     assert_eq!(store.best_block().unwrap(), Some((1, kept.hash)));
     assert_eq!(balance(&store, &x), U256::from(1000));
     assert_flat_state_matches_trie(&store, &[x, address_of(&k0)]);
+    // Its senders (the builder's, from the candidates) are stored with it for JSON-RPC.
+    assert_eq!(
+        gigagas_storage_api::BlockReader::senders_by_number(&*store, 1).unwrap(),
+        Some(vec![address_of(&k0)])
+    );
 
     let other = build(&tree, kept.hash, 2, &[transfer(&k0, 1, x, 5)]);
     let rlp_len = alloy_rlp::encode(&other.block).len();

@@ -88,6 +88,9 @@ pub struct BuiltPayload {
     /// The state-root update that gave the header's `stateRoot` (with the new trie nodes): the
     /// engine commits them when it keeps the block, without computing the root again.
     pub state_root: std::sync::Arc<gigagas_trie::StateRootUpdate>,
+    /// The senders of the block's transactions, in order (the pool's, as the builder took
+    /// them): stored with the block when the engine keeps it.
+    pub senders: Vec<Address>,
 }
 
 /// The `extraData` of blocks built here.
@@ -238,6 +241,7 @@ pub fn build_payload(
         })
         .sum();
     let hash = header.hash_slow();
+    let senders = built.senders;
     let block = Block {
         header,
         body: BlockBody {
@@ -264,5 +268,6 @@ pub fn build_payload(
         sidecars: Vec::new(),
         outcome: std::sync::Arc::new(built.outcome),
         state_root: std::sync::Arc::new(root),
+        senders,
     })
 }

@@ -131,8 +131,8 @@ pub struct ExecutedBlock {
     pub(crate) intermediate: Option<(Intermediate, Vec<ReceiptEnvelope>)>,
     pub(crate) bal_rlp: Vec<u8>,
     pub(crate) tx_hashes: Vec<B256>,
-    /// The transactions' senders as execution recovered them (empty for a block this node
-    /// built): stored with the block for JSON-RPC.
+    /// The transactions' senders as execution recovered them (or as the builder took them
+    /// from the pool): stored with the block for JSON-RPC.
     pub(crate) senders: Vec<Address>,
     /// The state root computed from the given BAL beside execution, when its updates matched
     /// the executed ones: the state-root stage takes it instead of computing it.
@@ -496,7 +496,8 @@ fn pending_diff(
 /// A block this node built (gigagas-payload's builder), as an executed block: its changes taken
 /// from the builder's `outcome` (which `execution` took) and its state root from the builder's
 /// `root` (the state-root stage takes it as a root computed beside execution), so that the tree
-/// keeps it and an `engine_newPayload` of it needs no second execution. `None` when the
+/// keeps it and an `engine_newPayload` of it needs no second execution; `senders` (the
+/// transactions', from the pool) are stored with it. `None` when the
 /// builder's outcome cannot stand for an execution: before Byzantium (receipts there carry
 /// per-transaction state roots the builder does not compute) or without the BAL the builder
 /// builds.
@@ -507,6 +508,7 @@ pub fn executed_from_build(
     outcome: &BlockOutcome,
     root: StateRootUpdate,
     execution: Duration,
+    senders: Vec<Address>,
 ) -> Option<ExecutedBlock> {
     let number = block.header.number;
     let bal = outcome.bal.as_ref()?;
@@ -543,7 +545,7 @@ pub fn executed_from_build(
         intermediate: None,
         bal_rlp: alloy_rlp::encode(bal),
         tx_hashes: block.body.transactions.iter().map(|tx| *tx.tx_hash()).collect(),
-        senders: Vec::new(),
+        senders,
         beside_root: Some(Ok(root)),
         beside_wait: Duration::ZERO,
     })

@@ -152,6 +152,7 @@ impl TreeContext {
             &built.outcome,
             (*built.state_root).clone(),
             built.build_time,
+            built.senders.clone(),
         );
         let Some(mut executed) = executed else { return Ok(false) };
         // Takes the builder's root (no trie is computed again) and checks it is the header's.
