@@ -47,6 +47,16 @@ impl StoredBlock {
             .ok_or_else(|| RpcError::Store(format!("receipts of block {} missing", self.number)))
     }
 
+    /// The length of [`StoredBlock::rlp`], computed without encoding (or copying) the block:
+    /// the list of header, transactions, ommers and (when present) withdrawals.
+    pub(crate) fn rlp_len(&self) -> usize {
+        let payload = self.header.length()
+            + alloy_rlp::list_length(&self.body.transactions)
+            + alloy_rlp::list_length(&self.body.ommers)
+            + self.body.withdrawals.as_ref().map_or(0, |w| w.length());
+        payload + alloy_rlp::length_of_length(payload)
+    }
+
     /// RLP of the whole block (header, transactions, ommers, withdrawals).
     pub(crate) fn rlp(&self) -> Vec<u8> {
         let block = Block { header: self.header.clone(), body: self.body.clone() };
@@ -99,7 +109,7 @@ impl StoredBlock {
         full: bool,
         senders: &[Address],
     ) -> Result<RpcBlock, RpcError> {
-        let size = self.rlp().len();
+        let size = self.rlp_len();
         let transactions = if full {
             BlockTransactions::Full(
                 senders.iter().enumerate().map(|(i, s)| self.transaction_from(i, *s)).collect(),
