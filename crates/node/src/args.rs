@@ -46,6 +46,18 @@ pub struct NodeArgs {
     /// one `eth_simulateV1` request use together (geth's and reth's `--rpc.gascap`; 0: no cap)
     #[arg(long = "rpc.gascap", default_value_t = gigagas_rpc::DEFAULT_GAS_CAP)]
     pub rpc_gas_cap: u64,
+    /// Largest JSON-RPC request body, in MB (reth's `--rpc.max-request-size`, 15).
+    #[arg(long = "rpc.max-request-size", default_value_t = 15)]
+    pub rpc_max_request_mb: u32,
+    /// Largest JSON-RPC response body, in MiB (jsonrpsee's 10).
+    #[arg(long = "rpc.max-response-size", default_value_t = 10)]
+    pub rpc_max_response_mib: u32,
+    /// Most concurrent JSON-RPC connections (reth's `--rpc.max-connections`, 500).
+    #[arg(long = "rpc.max-connections", default_value_t = 500)]
+    pub rpc_max_connections: u32,
+    /// Most calls in one JSON-RPC batch (geth's `--rpc.batch-request-limit`, 1,000; 0: none).
+    #[arg(long = "rpc.max-batch", default_value_t = 1_000)]
+    pub rpc_max_batch: u32,
     /// Run a dev chain: a local miner beside the engine builds, executes and finalizes a block
     /// every `--dev.block-time`, through the engine's messages as the Engine API handlers send
     /// them. An empty datadir starts from testing/dev-genesis.json unless `--chain` names a
@@ -364,6 +376,16 @@ impl NodeArgs {
         match &self.bootnodes {
             Some(nodes) => nodes.clone(),
             None => chain.map(|c| c.bootnodes()).unwrap_or_default(),
+        }
+    }
+
+    /// The public JSON-RPC server's limits from the `--rpc.max-*` flags.
+    pub fn http_limits(&self) -> gigagas_rpc::HttpLimits {
+        gigagas_rpc::HttpLimits {
+            max_request_bytes: self.rpc_max_request_mb.saturating_mul(1_000_000),
+            max_response_bytes: self.rpc_max_response_mib.saturating_mul(1 << 20),
+            max_connections: self.rpc_max_connections,
+            max_batch: self.rpc_max_batch,
         }
     }
 

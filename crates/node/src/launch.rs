@@ -251,7 +251,8 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     let ctx = Arc::new(ctx);
     let http_addr = SocketAddr::new(args.http_addr, args.http_port);
     let auth_addr = SocketAddr::new(args.auth_addr, args.auth_port);
-    let (http, http_handle) = serve_http(http_addr, public_module(ctx.clone())).await?;
+    let (http, http_handle) =
+        serve_http(http_addr, public_module(ctx.clone()), args.http_limits()).await?;
     let (auth, auth_handle) = serve_http_auth(auth_addr, auth_module(ctx), jwt.clone()).await?;
 
     let miner = if args.dev {

@@ -182,25 +182,65 @@ pub fn auth_module(ctx: Arc<RpcContext>) -> RpcModule<Arc<RpcContext>> {
     m
 }
 
-/// Starts an HTTP JSON-RPC server on `addr` serving `module`, its calls counted per method
-/// ([`metrics::CallCounterLayer`], server label `http`); returns the bound address (an
-/// ephemeral port when `addr` asks for port 0) and the handle that stops it.
+/// Starts an HTTP JSON-RPC server on `addr` serving `module` within `limits`, its calls counted
+/// per method ([`metrics::CallCounterLayer`], server label `http`); returns the bound address
+/// (an ephemeral port when `addr` asks for port 0) and the handle that stops it.
 ///
 /// # Errors
 /// [`RpcError::Server`] when the address cannot be bound.
 pub async fn serve_http(
     addr: SocketAddr,
     module: RpcModule<Arc<RpcContext>>,
+    limits: HttpLimits,
 ) -> Result<(SocketAddr, ServerHandle), RpcError> {
     let counter = metrics::CallCounterLayer::new("http", module.method_names());
-    let reshape = invalid_params::InvalidParamsLayer::new(HTTP_MAX_RESPONSE_BYTES);
+    let reshape = invalid_params::InvalidParamsLayer::new(limits.max_response_bytes);
+    let batches = match limits.max_batch {
+        0 => jsonrpsee::server::BatchRequestConfig::Unlimited,
+        n => jsonrpsee::server::BatchRequestConfig::Limit(n),
+    };
+    let config = jsonrpsee::server::ServerConfig::builder()
+        .max_request_body_size(limits.max_request_bytes)
+        .max_response_body_size(limits.max_response_bytes)
+        .max_connections(limits.max_connections)
+        .set_batch_request_config(batches)
+        .build();
     let server = Server::builder()
+        .set_config(config)
         .set_rpc_middleware(RpcServiceBuilder::new().layer(counter).layer(reshape))
         .build(addr)
         .await
         .map_err(|source| RpcError::Server { addr, source })?;
     let bound = server.local_addr().map_err(|source| RpcError::Server { addr, source })?;
     Ok((bound, server.start(module)))
+}
+
+/// The public JSON-RPC server's limits (`--rpc.max-*`): past one the caller gets jsonrpsee's
+/// JSON-RPC error (an oversize request body: HTTP 413; an oversize response: error -32008;
+/// a batch over the limit: error -32010) or, past the connection limit, a refused connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HttpLimits {
+    /// Largest request body (bytes).
+    pub max_request_bytes: u32,
+    /// Largest response body (bytes).
+    pub max_response_bytes: u32,
+    /// Most concurrent connections.
+    pub max_connections: u32,
+    /// Most calls in one batch (0: no limit).
+    pub max_batch: u32,
+}
+
+impl Default for HttpLimits {
+    /// reth's request size (15 MB) and connections (500), geth's batch limit (1,000), and
+    /// jsonrpsee's response size (10 MiB).
+    fn default() -> Self {
+        Self {
+            max_request_bytes: 15 * 1_000_000,
+            max_response_bytes: HTTP_MAX_RESPONSE_BYTES,
+            max_connections: 500,
+            max_batch: 1_000,
+        }
+    }
 }
 
 /// Largest public JSON-RPC response body (bytes): jsonrpsee's default, 10 MiB.

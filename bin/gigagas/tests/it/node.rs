@@ -254,10 +254,11 @@ fn dev_chain_runs_over_the_engine_api_and_prometheus_scrapes_it() {
     assert_eq!(sample("gigagas_rpc_call_errors_total", "engine_newPayloadV5"), 1.0, "{text}");
     assert!(sample("gigagas_rpc_calls_total", "other") >= 1.0, "{text}");
     assert!(!text.contains("engine_nope_0x1234"), "an unserved method became a label");
-    // An oversized request is refused and the node keeps serving.
+    // A request over `--rpc.max-request-size` (15 MB by default) is refused and the node
+    // keeps serving.
     let big = format!(
         r#"{{"jsonrpc":"2.0","id":7,"method":"eth_chainId","params":["{}"]}}"#,
-        "0".repeat(11 << 20)
+        "0".repeat(16_000_000)
     );
     // Refused with 413, or the connection closed while sending.
     let refused = ureq::post(&http)
@@ -267,7 +268,7 @@ fn dev_chain_runs_over_the_engine_api_and_prometheus_scrapes_it() {
         .build()
         .send(&big)
         .map(|r| r.status().as_u16());
-    assert!(!matches!(refused, Ok(200)), "an 11 MiB request was accepted");
+    assert!(!matches!(refused, Ok(200)), "a 16 MB request was accepted");
     let (_, body) = post(&http, r#"{"jsonrpc":"2.0","id":8,"method":"eth_chainId"}"#, None);
     assert!(body.contains(r#""result":"0x539""#), "{body}");
 

@@ -1,6 +1,7 @@
 //! The public namespaces as typed traits over HTTP: answers in alloy's shapes, and a malformed
 //! parameter answered as geth answers it (-32602, the reason in the message, no `data`), alone
-//! and inside a batch.
+//! and inside a batch; the server's limits (a batch too long, a body too large) answered with
+//! jsonrpsee's errors.
 
 use crate::common;
 
@@ -11,6 +12,12 @@ use std::net::SocketAddr;
 
 /// POSTs `body` to `addr` over plain HTTP/1.1 and returns the answer's JSON.
 fn post(addr: SocketAddr, body: &Value) -> Value {
+    let (_, answer) = post_raw(addr, body);
+    serde_json::from_str(&answer).unwrap()
+}
+
+/// POSTs `body` to `addr` over plain HTTP/1.1: the status line and the body as text.
+fn post_raw(addr: SocketAddr, body: &Value) -> (String, String) {
     let body = serde_json::to_vec(body).unwrap();
     let mut stream = std::net::TcpStream::connect(addr).unwrap();
     let head = format!(
@@ -23,7 +30,8 @@ fn post(addr: SocketAddr, body: &Value) -> Value {
     let mut response = Vec::new();
     stream.read_to_end(&mut response).unwrap();
     let response = String::from_utf8_lossy(&response).into_owned();
-    serde_json::from_str(response.split("\r\n\r\n").nth(1).unwrap_or_default()).unwrap()
+    let status = response.lines().next().unwrap_or_default().to_string();
+    (status, response.split("\r\n\r\n").nth(1).unwrap_or_default().to_string())
 }
 
 fn request(id: u64, method: &str, params: Value) -> Value {
@@ -43,7 +51,8 @@ fn assert_invalid_argument(answer: &Value, reason: &str) {
 async fn typed_answers_and_geths_invalid_params() {
     let dir = tempfile::tempdir().unwrap();
     let (module, genesis, _engine) = common::node(dir.path(), &[]);
-    let (addr, handle) = serve_http("127.0.0.1:0".parse().unwrap(), module).await.unwrap();
+    let (addr, handle) =
+        serve_http("127.0.0.1:0".parse().unwrap(), module, Default::default()).await.unwrap();
     let answers = tokio::task::spawn_blocking(move || {
         let no_prefix = "ab".repeat(32);
         vec![
@@ -78,5 +87,28 @@ async fn typed_answers_and_geths_invalid_params() {
     // No network: not listening.
     assert_eq!(answers[3]["result"], false);
     assert_eq!(answers[4]["result"], json!({"pending": "0x0", "queued": "0x0"}));
+    handle.stop().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_or_a_body_past_the_limits_is_refused_with_jsonrpsees_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let (module, _, _engine) = common::node(dir.path(), &[]);
+    let limits =
+        gigagas_rpc::HttpLimits { max_request_bytes: 2_000, max_batch: 3, ..Default::default() };
+    let (addr, handle) = serve_http("127.0.0.1:0".parse().unwrap(), module, limits).await.unwrap();
+    let answers = tokio::task::spawn_blocking(move || {
+        let batch = |n: u64| {
+            Value::Array((0..n).map(|i| request(i, "eth_blockNumber", json!([]))).collect())
+        };
+        let big =
+            request(9, "eth_getBalance", json!(["0x".to_string() + &"00".repeat(1_000), "latest"]));
+        (post(addr, &batch(3)), post(addr, &batch(4)), post_raw(addr, &big))
+    })
+    .await
+    .unwrap();
+    assert_eq!(answers.0.as_array().map(Vec::len), Some(3), "{}", answers.0);
+    assert_eq!(answers.1["error"]["code"], -32010, "a batch of 4 over a limit of 3: {}", answers.1);
+    assert!(answers.2 .0.contains("413"), "a 2,000-byte body limit: {:?}", answers.2);
     handle.stop().unwrap();
 }
