@@ -26,11 +26,12 @@ What it does:
    - gigagas answered every `newPayload` VALID, geth logged no bad block, Prysm no missing
      Engine API method; the two stayed peers (`admin_peers` on both).
 
-Exit status 0 only when every check holds. Logs in target/devnet-mixed/run-*/.
+Exit status 0 only when every check holds. Logs in target/devnet-mixed/run-*/ (the datadirs
+are removed at the end unless --keep-data).
 
 Usage: python3 testing/devnet_mixed.py [--gigagas target/release/gigagas] [--geth GETH]
            [--prysm-bin DIR] [--slot-seconds 3] [--validators 64] [--finalized-epochs 2]
-           [--timeout 1200] [--json]
+           [--timeout 1200] [--keep-data] [--json]
 """
 
 import argparse
@@ -38,6 +39,7 @@ import json
 import os
 import re
 import secrets
+import shutil
 import subprocess
 import sys
 import threading
@@ -119,6 +121,8 @@ def main():
     ap.add_argument("--validators", type=int, default=64)
     ap.add_argument("--finalized-epochs", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=1200, help="seconds to wait for finality")
+    ap.add_argument("--keep-data", action="store_true",
+                    help="keep the datadirs (removed at the end by default; the logs stay)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
 
@@ -298,6 +302,10 @@ def main():
             t.signer.shutdown(wait=False, cancel_futures=True)
         for p in reversed(procs):
             p.stop()
+        if not args.keep_data:
+            # The logs stay; the databases (GBs of geth's, the beacon nodes') go.
+            for name in ("geth", "gigagas", "beacon-1", "beacon-2", "validator-1", "validator-2"):
+                shutil.rmtree(os.path.join(work, name), ignore_errors=True)
     summary["failures"] = failures
     summary["ok"] = not failures
     if args.json:
