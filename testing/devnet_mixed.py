@@ -35,12 +35,10 @@ Usage: python3 testing/devnet_mixed.py [--gigagas target/release/gigagas] [--get
 """
 
 import argparse
-import json
 import os
 import re
 import secrets
 import shutil
-import subprocess
 import sys
 import threading
 import time
@@ -48,8 +46,9 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from devnet import FUNDED_KEYS  # noqa: E402
 from devnet_prysm import (EXTRA_DATA, Process, Rpc, Traffic, beacon_command, get, peer_of,  # noqa: E402
-                          report_metrics, scrape, validator_command, write_genesis)
-from gigagas_testing import GethNode, GigagasNode, free_port  # noqa: E402
+                          prysm_binaries, report, report_metrics, scrape, validator_command,
+                          write_genesis)
+from gigagas_testing import GethNode, GigagasNode, free_port, geth_binary  # noqa: E402
 from eth_account import Account  # noqa: E402
 from eth_utils import keccak  # noqa: E402
 
@@ -58,14 +57,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # senders never race for a nonce.
 GETH_KEYS = ["0x" + keccak(f"gigagas mixed devnet geth {i}".encode()).hex() for i in range(4)]
 GETH_EXTRA = "0x" + b"geth".hex()
-
-
-def geth_binary(geth):
-    if geth:
-        return geth
-    folder = subprocess.run([os.path.join(ROOT, "testing/geth_install.sh")], check=True,
-                            capture_output=True, text=True).stdout.strip().splitlines()[-1]
-    return os.path.join(folder, "geth")
 
 
 def log(msg):
@@ -127,9 +118,7 @@ def main():
     args = ap.parse_args()
 
     geth_bin = geth_binary(args.geth)
-    prysm = args.prysm_bin or subprocess.run(
-        ["bash", os.path.join(ROOT, "testing/prysm_install.sh")], check=True,
-        capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    prysm = prysm_binaries(args.prysm_bin)
     work = os.path.join(ROOT, "target/devnet-mixed", time.strftime("run-%Y%m%d-%H%M%S"))
     os.makedirs(work)
     log(f"logs in {work}")
@@ -306,15 +295,7 @@ def main():
             # The logs stay; the databases (GBs of geth's, the beacon nodes') go.
             for name in ("geth", "gigagas", "beacon-1", "beacon-2", "validator-1", "validator-2"):
                 shutil.rmtree(os.path.join(work, name), ignore_errors=True)
-    summary["failures"] = failures
-    summary["ok"] = not failures
-    if args.json:
-        print(json.dumps(summary, indent=1))
-    else:
-        for k, v in summary.items():
-            print(f"  {k:32} {v}")
-    log("OK" if not failures else "FAILED")
-    return 0 if not failures else 1
+    return report("devnet-mixed", summary, failures, args.json)
 
 
 if __name__ == "__main__":

@@ -101,6 +101,28 @@ def chain_config(slot_seconds, validators):
     return "\n".join(lines) + "\n"
 
 
+def prysm_binaries(given=None):
+    """The folder of beacon-chain, validator and prysmctl: `given`, else Prysm v7.0.0 as
+    testing/prysm_install.sh builds it (into ~/.cache)."""
+    return given or subprocess.run(
+        ["bash", os.path.join(ROOT, "testing/prysm_install.sh")], check=True,
+        capture_output=True, text=True).stdout.strip().splitlines()[-1]
+
+
+def report(name, summary, failures, as_json):
+    """Prints `summary` (with `failures` and `ok`) as JSON or a table, NAME: OK or FAILED on
+    stderr; the exit status (0 only without failures)."""
+    summary["failures"] = failures
+    summary["ok"] = not failures
+    if as_json:
+        print(json.dumps(summary, indent=1))
+    else:
+        for k, v in summary.items():
+            print(f"  {k:32} {v}")
+    print(f"{name}: OK" if not failures else f"{name}: FAILED", file=sys.stderr)
+    return 0 if not failures else 1
+
+
 def write_genesis(prysm, work, slot_seconds, validators, alloc=None):
     """The consensus config (WORK/config.yaml) and the genesis of both layers, 30 s from now:
     testing/dev-genesis.json with Osaka (Fulu's execution fork) and without Amsterdam, `alloc`
@@ -481,9 +503,7 @@ def main():
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
 
-    prysm = args.prysm_bin or subprocess.run(
-        ["bash", os.path.join(ROOT, "testing/prysm_install.sh")], check=True,
-        capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    prysm = prysm_binaries(args.prysm_bin)
     work = os.path.join(ROOT, "target/devnet-prysm", time.strftime("run-%Y%m%d-%H%M%S"))
     os.makedirs(work)
     print(f"devnet-prysm: logs in {work}", file=sys.stderr)
@@ -738,15 +758,7 @@ def main():
             traffic.signer.shutdown(wait=False, cancel_futures=True)
         for p in reversed(procs):
             p.stop()
-    summary["failures"] = failures
-    summary["ok"] = not failures
-    if args.json:
-        print(json.dumps(summary, indent=1))
-    else:
-        for k, v in summary.items():
-            print(f"  {k:32} {v}")
-    print("devnet-prysm: OK" if not failures else "devnet-prysm: FAILED", file=sys.stderr)
-    return 0 if not failures else 1
+    return report("devnet-prysm", summary, failures, args.json)
 
 
 if __name__ == "__main__":

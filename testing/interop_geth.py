@@ -43,7 +43,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gigagas_testing import GethNode, GigagasNode, NodeError  # noqa: E402
+from gigagas_testing import GethNode, GigagasNode, NodeError, geth_binary  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The chains: >= 400 rounds of 120 transactions (transfers to new accounts, storage writes,
@@ -54,14 +54,6 @@ CHAIN_ARGS = ["--load", "heavy", "--blocks", "420", "--txs", "120", "--gas-limit
 
 def log(msg):
     print(f"interop_geth: {msg}", file=sys.stderr, flush=True)
-
-
-def geth_binary(geth):
-    if geth:
-        return geth
-    folder = subprocess.run([os.path.join(ROOT, "testing/geth_install.sh")], check=True,
-                            capture_output=True, text=True).stdout.strip().splitlines()[-1]
-    return os.path.join(folder, "geth")
 
 
 def chain_folder(fork, geth):

@@ -16,6 +16,18 @@ import urllib.request
 from .rpc import engine_call, free_port, json_rpc
 
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def geth_binary(given=None):
+    """`given`, else geth 1.17.10 as testing/geth_install.sh installs it (into ~/.cache)."""
+    if given:
+        return given
+    folder = subprocess.run([os.path.join(ROOT, "testing/geth_install.sh")], check=True,
+                            capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    return os.path.join(folder, "geth")
+
+
 class NodeError(SystemExit):
     """A node that did not start (or not in time); its message ends with the log's tail."""
 

@@ -201,13 +201,14 @@ impl<C: BlockClient> Syncer<C> {
         let (mut fetching, mut importing, mut committing) =
             (Duration::ZERO, Duration::ZERO, Duration::ZERO);
         let first = cursor.0;
+        // The first block past the plan: the progress's target.
         let target_number = plan.target_number().unwrap_or(first + 1);
         let mut gas = 0u64;
         // The next round's blocks, being fetched while a round is imported.
         let mut next = self.fetch_round(&mut plan, *cursor);
-        while let Some(task) = next.take() {
+        while let Some(mut task) = next.take() {
             let started = Instant::now();
-            let blocks = task.await.map_err(|e| SyncError::Task(e.to_string()))??;
+            let blocks = task.blocks().await?;
             fetching += started.elapsed();
             let hashes: Vec<(u64, B256)> = blocks
                 .iter()
@@ -231,29 +232,20 @@ impl<C: BlockClient> Syncer<C> {
                         imported += 1;
                     }
                     PayloadStatus::Invalid { reason, .. } => {
-                        if let Some(task) = next.take() {
-                            task.abort();
-                        }
                         let reason = reason.clone();
                         return Err(SyncError::Invalid { number, hash, reason });
                     }
-                    PayloadStatus::Syncing => {
-                        if let Some(task) = next.take() {
-                            task.abort();
-                        }
-                        return Err(SyncError::Stuck { number, hash });
-                    }
+                    PayloadStatus::Syncing => return Err(SyncError::Stuck { number, hash }),
                 }
             }
             // Progress: where sync is, how fast, and how long the rest takes at this pace.
             let seconds = start.elapsed().as_secs_f64().max(1e-9);
             let done = cursor.0.saturating_sub(first);
-            let target = plan.target_number().unwrap_or(target_number).max(cursor.0 + 1);
-            let left = target.saturating_sub(cursor.0 + 1);
+            let left = target_number.saturating_sub(cursor.0 + 1);
             tracing::info!(
                 target: "net",
                 block = cursor.0,
-                target = target - 1,
+                target = target_number - 1,
                 mgas_per_second = gas as f64 / 1e6 / seconds,
                 blocks_per_second = done as f64 / seconds,
                 eta_seconds = left as f64 * seconds / done.max(1) as f64,
@@ -267,9 +259,6 @@ impl<C: BlockClient> Syncer<C> {
                     ForkchoiceState { head: last_hash, safe: B256::ZERO, finalized: B256::ZERO };
                 let answer = engine.forkchoice_updated(state, None).await?;
                 if !matches!(answer.status, PayloadStatus::Valid(_)) {
-                    if let Some(task) = next.take() {
-                        task.abort();
-                    }
                     return Err(SyncError::Stuck { number: last_number, hash: last_hash });
                 }
                 committing += started.elapsed();
@@ -303,9 +292,9 @@ impl<C: BlockClient> Syncer<C> {
                     return None;
                 }
                 let count = (target_number - 1 - last.0).min(HEADERS_PER_REQUEST);
-                Some(tokio::spawn(async move {
+                Some(RoundTask(tokio::spawn(async move {
                     Ok(downloader.download_range(last.0 + 1, last.1, count).await?.1)
-                }))
+                })))
             }
             Plan::Headers(headers) => {
                 if headers.is_empty() {
@@ -313,7 +302,9 @@ impl<C: BlockClient> Syncer<C> {
                 }
                 let take = headers.len().min(HEADERS_PER_REQUEST as usize);
                 let round: Vec<_> = headers.drain(..take).collect();
-                Some(tokio::spawn(async move { downloader.download_bodies(round).await }))
+                Some(RoundTask(tokio::spawn(
+                    async move { downloader.download_bodies(round).await },
+                )))
             }
         }
     }
@@ -341,8 +332,21 @@ impl Plan {
     }
 }
 
-/// A round of blocks being fetched.
-type RoundTask = tokio::task::JoinHandle<Result<Vec<DownloadedBlock>, DownloadError>>;
+/// A round of blocks being fetched; dropped (an error, the sync over), the fetch is aborted.
+struct RoundTask(tokio::task::JoinHandle<Result<Vec<DownloadedBlock>, DownloadError>>);
+
+impl RoundTask {
+    /// The round's blocks.
+    async fn blocks(&mut self) -> Result<Vec<DownloadedBlock>, SyncError> {
+        Ok((&mut self.0).await.map_err(|e| SyncError::Task(e.to_string()))??)
+    }
+}
+
+impl Drop for RoundTask {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
 
 /// Syncs whenever the engine answers SYNCING (a consensus client sent a payload whose parent
 /// this node lacks, or a forkchoice update to a head it lacks): fetches the chain that ends at

@@ -75,6 +75,12 @@ pub enum DownloadError {
         /// The last peer's failure.
         last: String,
     },
+    /// Walking back from the target reached a genesis block this node does not hold.
+    #[error("headers back from {target} reach a genesis this node does not hold")]
+    Unlinked {
+        /// The target.
+        target: B256,
+    },
     /// Walking back from the target passed `max` headers without reaching a block held.
     #[error("headers back from {target}: {max} fetched without reaching a block this node holds")]
     TooFar {
@@ -182,11 +188,7 @@ impl<C: BlockClient> BlockDownloader<C> {
             if lowest.number == 0 {
                 // Genesis reached and not held: not this node's chain (peers on another
                 // genesis are refused at the handshake, so this is a lying peer).
-                return Err(DownloadError::Exhausted {
-                    what: format!("headers back from {target}"),
-                    attempts: 1,
-                    last: "the chain reaches a genesis this node does not hold".into(),
-                });
+                return Err(DownloadError::Unlinked { target });
             }
             (next, next_number) = (lowest.parent_hash, Some(lowest.number - 1));
         }
