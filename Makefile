@@ -42,10 +42,11 @@ maxperf: deps ## reth's maxperf build of gigagas and gigagas-bench into target/m
 run: check-data build ## Execute the 52 mainnet blocks sequentially and in parallel (1 and all cores, three schedulers, per block and as one megablock), validate every block, print one screen of Mgas/s and ratios with the 1-32 thread projection, write target/bench/speedup.png (more: RUN_ARGS=--verbose)
 	$(GIGAGAS_BENCH) bench --data $(DATA) --project $(RUN_ARGS)
 
-devnet-deps: ## Python virtualenv with eth-account and jsonschema (PyPI) for the devnet and Engine API schema scripts, in testing/.venv
+devnet-deps: ## Python virtualenv with eth-account, jsonschema and matplotlib (PyPI) for the devnet, Engine API schema and load-benchmark scripts, in testing/.venv
 	@test -x $(VENV)/bin/python || python3 -m venv $(VENV)
 	@$(VENV)/bin/python -c "import eth_account" 2>/dev/null || $(VENV)/bin/pip install -q eth-account
 	@$(VENV)/bin/python -c "import jsonschema" 2>/dev/null || $(VENV)/bin/pip install -q jsonschema
+	@$(VENV)/bin/python -c "import matplotlib" 2>/dev/null || $(VENV)/bin/pip install -q matplotlib
 
 test: check-data deps devnet-deps ## Run all tests (release profile: the blocks execute in seconds), then a short devnet
 	$(CARGO) test --release --workspace

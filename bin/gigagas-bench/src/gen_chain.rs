@@ -67,6 +67,11 @@ pub(crate) struct GenChainArgs {
     /// Folder of the mainnet data (for `bytecodes.json.gz`).
     #[arg(long, default_value = "../shared/data/mainnet")]
     pub data: PathBuf,
+    /// Accounts funded in the genesis (ether, WETH9 and USDT, the router's allowances) that no
+    /// block uses: `rpc-load` sends its `eth_sendRawTransaction`s and estimates from them
+    /// ([`spare_sender_key`]). 0 keeps the genesis of chains made without them.
+    #[arg(long, default_value_t = 0)]
+    pub spare_senders: u64,
     /// Print one JSON object (the `info.json` written) instead of the summary.
     #[arg(long)]
     pub json: bool,
@@ -107,12 +112,12 @@ fn parse_gas(s: &str) -> Result<u64, String> {
 }
 
 /// WETH9 on mainnet: address and code hash (the code is in `bytecodes.json.gz`).
-const WETH9: (Address, B256) = (
+pub(crate) const WETH9: (Address, B256) = (
     alloy_primitives::address!("c02aaa39b223fe8d0a0e5c4f27ead9083c756cc2"),
     alloy_primitives::b256!("d0a06b12ac47863b5c7be4185c2deaad1c61557033f56c7d4ea74429cbb25e23"),
 );
 /// Tether's USDT on mainnet: address and code hash.
-const USDT: (Address, B256) = (
+pub(crate) const USDT: (Address, B256) = (
     alloy_primitives::address!("dac17f958d2ee523a2206206994597c13d831ec7"),
     alloy_primitives::b256!("b44fb4e949d0f78f87f79ee46428f23a2a5713ce6fc6e0beb3dda78c2ac1ea55"),
 );
@@ -122,7 +127,7 @@ const UNISWAP_FACTORY: (Address, B256) = (
     alloy_primitives::address!("5c69bee701ef814a2b6a3edd4b1652cb9cc5aa6f"),
     alloy_primitives::b256!("bab145d02e7005f0d84c6c1639d39b799b0ea16df99ebbdaf5a14d9da820b4e0"),
 );
-const UNISWAP_ROUTER: (Address, B256) = (
+pub(crate) const UNISWAP_ROUTER: (Address, B256) = (
     alloy_primitives::address!("7a250d5630b4cf539739df2c5dacb4c659f2488d"),
     alloy_primitives::b256!("a324bc7db3d091b6f1a2d526e48a9c7039e03b3cc35f7d44b15ac7a1544c11d2"),
 );
@@ -155,16 +160,17 @@ const TRANSFER: [u8; 4] = [0xa9, 0x05, 0x9c, 0xbb];
 const DEPOSIT: [u8; 4] = [0xd0, 0xe3, 0x0d, 0xb0];
 
 /// Chain id of the generated chains (testing/dev-genesis.json's).
-const CHAIN_ID: u64 = 1337;
+pub(crate) const CHAIN_ID: u64 = 1337;
 /// Seconds between blocks.
 const BLOCK_TIME: u64 = 12;
 
 /// A deterministic stream of numbers (splitmix64) from the seed.
 #[derive(Debug)]
-struct Rng(u64);
+pub(crate) struct Rng(pub(crate) u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    /// The next 64 random bits (splitmix64).
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -172,7 +178,8 @@ impl Rng {
         z ^ (z >> 31)
     }
 
-    fn below(&mut self, n: u64) -> u64 {
+    /// A number in `0..n`.
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         self.next() % n.max(1)
     }
 
@@ -276,13 +283,21 @@ fn sender_key(seed: u64, i: u64) -> SigningKey {
     }
 }
 
+/// The key of spare sender `i` of `seed` (funded, never used by the chain's blocks).
+pub(crate) fn spare_sender_key(seed: u64, i: u64) -> SigningKey {
+    sender_key(seed ^ SPARE_DOMAIN, i)
+}
+
+/// Mixed into the seed of spare senders' keys, so that they differ from every block sender's.
+const SPARE_DOMAIN: u64 = 0x5350_4152_4553_454e; // "SPARESEN"
+
 /// Slot `i` of the cold reader.
 fn cold_slot(seed: u64, i: u64) -> B256 {
     keccak256([b"cold".as_slice(), &seed.to_be_bytes(), &i.to_be_bytes()].concat())
 }
 
 /// The storage key of `holder` in a Solidity `mapping(address => …)` at `slot`.
-fn mapping_slot(holder: Address, slot: u64) -> B256 {
+pub(crate) fn mapping_slot(holder: Address, slot: u64) -> B256 {
     keccak256(
         [
             B256::left_padding_from(holder.as_slice()).as_slice(),
@@ -433,12 +448,12 @@ impl Workload {
 }
 
 /// An address as an ABI word.
-fn word(a: Address) -> B256 {
+pub(crate) fn word(a: Address) -> B256 {
     B256::left_padding_from(a.as_slice())
 }
 
 /// Calldata: a selector and its ABI words.
-fn abi(selector: [u8; 4], words: &[B256]) -> Vec<u8> {
+pub(crate) fn abi(selector: [u8; 4], words: &[B256]) -> Vec<u8> {
     let mut out = selector.to_vec();
     for w in words {
         out.extend_from_slice(w.as_slice());
@@ -505,7 +520,10 @@ fn genesis(args: &GenChainArgs, workload: &Workload, gas_limit: u64) -> Result<V
     let alloc = genesis["alloc"].as_object_mut().ok_or("dev-genesis.json: no alloc")?;
     let rich = U256::from(10u64).pow(U256::from(24u64)); // a million ether (wei), or tokens
     let (mut weth, mut usdt) = (Map::new(), Map::new());
-    for (_, sender) in &workload.senders {
+    let spare: Vec<Address> = (0..args.spare_senders)
+        .map(|i| Address::from_public_key(spare_sender_key(args.seed, i).verifying_key()))
+        .collect();
+    for sender in workload.senders.iter().map(|(_, a)| a).chain(&spare) {
         alloc.insert(format!("{sender:#x}"), json!({ "balance": hex_u256(rich) }));
         weth.insert(format!("{:#x}", mapping_slot(*sender, 3)), json!(slot_value(rich)));
         usdt.insert(format!("{:#x}", mapping_slot(*sender, 2)), json!(slot_value(rich)));
@@ -517,7 +535,7 @@ fn genesis(args: &GenChainArgs, workload: &Workload, gas_limit: u64) -> Result<V
             map.insert(format!("{key:#x}"), json!(slot_value(U256::MAX)));
         }
     }
-    let holders = U256::from(workload.senders.len());
+    let holders = U256::from(workload.senders.len() + spare.len());
     alloc.insert(
         format!("{:#x}", WETH9.0),
         json!({ "balance": hex_u256(rich * holders), "code": code_of(WETH9)?, "storage": weth }),
@@ -586,6 +604,8 @@ pub(crate) struct ChainInfo {
     gas_per_block: u64,
     block_gas_limit: u64,
     senders: usize,
+    /// Funded accounts no block uses ([`spare_sender_key`]).
+    pub(crate) spare_senders: u64,
     genesis_hash: String,
     blocks: Vec<BlockInfo>,
     transactions_by_kind: std::collections::BTreeMap<Kind, u64>,
@@ -750,6 +770,7 @@ pub(crate) fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
         gas_per_block: args.gas,
         block_gas_limit: gas_limit,
         senders: workload.senders.len(),
+        spare_senders: args.spare_senders,
         genesis_hash: init.hash.to_string(),
         gas_used: blocks.iter().map(|b| b.gas_used).sum(),
         blocks,

@@ -136,6 +136,7 @@ pub(crate) fn run(args: HwArgs) -> Result<ExitCode, String> {
             fork: crate::gen_chain::Fork::Amsterdam,
             seed: 1,
             cold_slots: 100_000,
+            spare_senders: 0,
             data: opts.mainnet.clone(),
             json: false,
         })?;

@@ -23,6 +23,7 @@ mod proofs_check;
 mod replay;
 mod report;
 mod rpc_client;
+mod rpc_load;
 mod test_fixtures;
 mod test_rpc;
 mod util;
@@ -89,6 +90,12 @@ enum Command {
     /// latency per block with its stages from the node's metrics, p50/p99/max, Mgas/s; CSV,
     /// JSON and a PNG with `--out`.
     Replay(replay::ReplayArgs),
+    /// A node under JSON-RPC load while it validates: the replay of `replay` and, during it,
+    /// clients offering requests at a fixed rate (open loop; full blocks only, or a mix of
+    /// calls, state and block reads, receipts, logs, estimates and raw transactions); per
+    /// method answers, p50/p99 and errors, the replay's Mgas/s and `newPayload` p50/p99, the
+    /// node's CPU and memory (`--pid`).
+    RpcLoad(rpc_load::RpcLoadArgs),
     /// Size hardware: measure this machine (execution on the mainnet blocks, parallel scaling,
     /// the node's stages on a generated chain — made first when missing —, disk and RocksDB
     /// reads at queue depth 1..64, memory) and answer, from a model of those measurements, the
@@ -118,6 +125,7 @@ fn main() -> ExitCode {
         Command::NetPlot(args) => net_plot::run(args),
         Command::TestRpc(args) => test_rpc::run(args),
         Command::Replay(args) => replay::run(args),
+        Command::RpcLoad(args) => rpc_load::run(args),
         Command::P2p(args) => p2p::run(args),
     };
     match result {

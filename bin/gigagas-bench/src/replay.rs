@@ -106,13 +106,14 @@ pub(crate) struct BlockRow {
 /// Percentiles of one latency (seconds).
 #[derive(Debug, Clone, Copy, Serialize)]
 pub(crate) struct Spread {
-    p50: f64,
-    p99: f64,
-    max: f64,
-    mean: f64,
+    pub(crate) p50: f64,
+    pub(crate) p99: f64,
+    pub(crate) max: f64,
+    pub(crate) mean: f64,
 }
 
-fn spread(xs: &[f64]) -> Spread {
+/// Nearest-rank percentiles of `xs`.
+pub(crate) fn spread(xs: &[f64]) -> Spread {
     let mut v = xs.to_vec();
     v.sort_by(f64::total_cmp);
     let at = |q: f64| {
@@ -132,14 +133,14 @@ fn spread(xs: &[f64]) -> Spread {
 pub(crate) struct ReplayReport {
     label: String,
     chain: String,
-    blocks: usize,
+    pub(crate) blocks: usize,
     transactions: usize,
-    gas: u64,
+    pub(crate) gas: u64,
     /// Sum of `newPayload` and `forkchoiceUpdated` latencies (seconds).
-    seconds: f64,
+    pub(crate) seconds: f64,
     /// Gas over `seconds`, in millions.
-    mgas_per_s: f64,
-    new_payload: Spread,
+    pub(crate) mgas_per_s: f64,
+    pub(crate) new_payload: Spread,
     forkchoice: Spread,
     /// `newPayload` + `forkchoiceUpdated` per block.
     total: Spread,
@@ -235,10 +236,11 @@ struct InfoBlock {
     requests: Requests,
 }
 
-/// Reads the chain's blocks, BALs and requests.
-type Loaded = Vec<(Block<TxEnvelope>, Option<Bytes>, Requests)>;
+/// A chain's blocks, each with its BAL (Amsterdam) and execution requests.
+pub(crate) type Loaded = Vec<(Block<TxEnvelope>, Option<Bytes>, Requests)>;
 
-fn load(dir: &Path) -> Result<Loaded, String> {
+/// Reads the blocks, BALs and requests of the `gen-chain` folder `dir`.
+pub(crate) fn load(dir: &Path) -> Result<Loaded, String> {
     let read = |name: &str| {
         std::fs::read(dir.join(name)).map_err(|e| format!("{}: {e}", dir.join(name).display()))
     };
@@ -292,6 +294,33 @@ fn load(dir: &Path) -> Result<Loaded, String> {
 
 /// Runs `replay`.
 pub(crate) fn run(args: ReplayArgs) -> Result<ExitCode, String> {
+    let report = replay(&args, |_| {})?;
+    if let Some(out) = &args.out {
+        write_outputs(out, &report)?;
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?);
+    } else {
+        print_table(&report);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes `replay.csv`, `replay.json` and `replay.png` into `out`.
+pub(crate) fn write_outputs(out: &Path, report: &ReplayReport) -> Result<(), String> {
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    write_csv(&out.join("replay.csv"), &report.rows)?;
+    let json = serde_json::to_vec_pretty(report).map_err(|e| e.to_string())?;
+    std::fs::write(out.join("replay.json"), json).map_err(|e| format!("replay.json: {e}"))?;
+    plot(&out.join("replay.png"), report)
+}
+
+/// Replays `args.chain` into the node, `on_head(number)` called after each block's
+/// `forkchoiceUpdated` made it the head; the summary.
+pub(crate) fn replay(
+    args: &ReplayArgs,
+    mut on_head: impl FnMut(u64),
+) -> Result<ReplayReport, String> {
     let secret = std::fs::read_to_string(&args.jwt_secret)
         .map_err(|e| format!("{}: {e}", args.jwt_secret.display()))?;
     let secret = JwtSecret::from_hex(secret.trim()).map_err(|e| e.to_string())?;
@@ -370,23 +399,11 @@ pub(crate) fn run(args: ReplayArgs) -> Result<ExitCode, String> {
             before = Some(now);
         }
         rows.push(row);
+        on_head(number);
         bar.inc(1);
     }
     bar.finish_and_clear();
-    let report = summarize(&args, rows);
-    if let Some(out) = &args.out {
-        std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
-        write_csv(&out.join("replay.csv"), &report.rows)?;
-        let json = serde_json::to_vec_pretty(&report).map_err(|e| e.to_string())?;
-        std::fs::write(out.join("replay.json"), json).map_err(|e| format!("replay.json: {e}"))?;
-        plot(&out.join("replay.png"), &report)?;
-    }
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?);
-    } else {
-        print_table(&report);
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(summarize(args, rows))
 }
 
 fn summarize(args: &ReplayArgs, rows: Vec<BlockRow>) -> ReplayReport {

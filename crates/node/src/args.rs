@@ -58,6 +58,31 @@ pub struct NodeArgs {
     /// Most calls in one JSON-RPC batch (geth's `--rpc.batch-request-limit`, 1,000; 0: none).
     #[arg(long = "rpc.max-batch", default_value_t = 1_000)]
     pub rpc_max_batch: u32,
+    /// Most blocks one `eth_getLogs` may scan (reth's `--rpc.max-blocks-per-filter`; 0: none).
+    #[arg(long = "rpc.max-blocks-per-filter", default_value_t = gigagas_rpc::DEFAULT_MAX_BLOCKS_PER_FILTER)]
+    pub rpc_max_blocks_per_filter: u64,
+    /// Most logs in one `eth_getLogs` answer over several blocks (reth's
+    /// `--rpc.max-logs-per-response`; 0: none).
+    #[arg(long = "rpc.max-logs-per-response", default_value_t = gigagas_rpc::DEFAULT_MAX_LOGS_PER_RESPONSE)]
+    pub rpc_max_logs_per_response: usize,
+    /// Threads of the JSON-RPC runtime's blocking pool, where the CPU-heavy methods run
+    /// (`eth_call`, `eth_estimateGas`, `eth_createAccessList`, `eth_simulateV1`, `eth_getLogs`,
+    /// `eth_getBlockReceipts`, `debug_trace*`); more wait their turn (reth's
+    /// `--rpc.max-blocking-io-requests`, 256).
+    #[arg(
+        long = "rpc.max-blocking-io-requests",
+        alias = "rpc.max-blocking",
+        default_value_t = 256
+    )]
+    pub rpc_max_blocking: usize,
+    /// Worker threads of the JSON-RPC runtime (default: the cores).
+    #[arg(long = "rpc.threads")]
+    pub rpc_threads: Option<usize>,
+    /// Nice value of every JSON-RPC thread (0-19): block validation (the engine, its executor
+    /// pool, the Engine API) keeps nice 0, so that on a loaded machine RPC gets what
+    /// validation leaves. 0: RPC at the engine's priority.
+    #[arg(long = "rpc.nice", default_value_t = gigagas_tasks::priority::DEFAULT_RPC_NICE, value_parser = clap::value_parser!(i32).range(0..=19))]
+    pub rpc_nice: i32,
     /// Run a dev chain: a local miner beside the engine builds, executes and finalizes a block
     /// every `--dev.block-time`, through the engine's messages as the Engine API handlers send
     /// them. An empty datadir starts from testing/dev-genesis.json unless `--chain` names a

@@ -19,7 +19,7 @@ use gigagas_net::request_handler::EthRequestHandler;
 use gigagas_payload::PayloadStore;
 use gigagas_rpc::ServerHandle;
 use gigagas_rpc::{
-    auth::JwtSecret, auth_module, public_module, serve_http, serve_http_auth, RpcContext,
+    auth::JwtSecret, auth_module, public_module, serve_http_auth, serve_http_on, RpcContext,
 };
 use gigagas_storage::{FullProvider, Storage};
 use gigagas_tasks::{TaskExecutor, TaskManager};
@@ -54,6 +54,7 @@ pub struct NodeHandle {
     pub discv5_enr: Option<String>,
     http_handle: ServerHandle,
     auth_handle: ServerHandle,
+    rpc_runtime: RpcRuntime,
     tasks: TaskManager,
     engine_thread: Option<tokio::task::JoinHandle<Option<()>>>,
     miner: Option<tokio::task::JoinHandle<Option<Result<(), gigagas_engine::local::MinerError>>>>,
@@ -240,8 +241,9 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     }
 
     // The RPC servers: handlers over the store, the engine's handle, the pool and the network.
-    let mut ctx =
-        RpcContext::new(storage.clone(), engine.clone(), pool).with_gas_cap(args.rpc_gas_cap);
+    let mut ctx = RpcContext::new(storage.clone(), engine.clone(), pool)
+        .with_gas_cap(args.rpc_gas_cap)
+        .with_log_limits(args.rpc_max_blocks_per_filter, args.rpc_max_logs_per_response);
     if let Some((devp2p, _)) = &devp2p {
         ctx = ctx.with_network(Arc::new(devp2p.clone()));
     }
@@ -251,8 +253,25 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     let ctx = Arc::new(ctx);
     let http_addr = SocketAddr::new(args.http_addr, args.http_port);
     let auth_addr = SocketAddr::new(args.auth_addr, args.auth_port);
-    let (http, http_handle) =
-        serve_http(http_addr, public_module(ctx.clone()), args.http_limits()).await?;
+    // The public JSON-RPC on a runtime of its own at a lower priority (`--rpc.nice`): its
+    // handlers never hold a thread the Engine API, the network or the engine need.
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let rpc_runtime = RpcRuntime(Some(
+        gigagas_tasks::priority::lower_runtime(
+            "rpc",
+            args.rpc_threads.unwrap_or(cores),
+            args.rpc_max_blocking,
+            args.rpc_nice,
+        )
+        .map_err(NodeError::RpcRuntime)?,
+    ));
+    let (http, http_handle) = serve_http_on(
+        rpc_runtime.handle(),
+        http_addr,
+        public_module(ctx.clone()),
+        args.http_limits(),
+    )
+    .await?;
     let (auth, auth_handle) = serve_http_auth(auth_addr, auth_module(ctx), jwt.clone()).await?;
 
     let miner = if args.dev {
@@ -295,6 +314,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
         discv5_enr,
         http_handle,
         auth_handle,
+        rpc_runtime,
         tasks,
         engine_thread: Some(engine_thread),
         miner,
@@ -351,6 +371,7 @@ impl NodeHandle {
         tracing::info!(target: "node", "shutting down");
         let _ = self.http_handle.stop();
         let _ = self.auth_handle.stop();
+        self.rpc_runtime.shut_down();
         if let Some(miner) = self.miner.take() {
             miner.abort();
         }
@@ -362,6 +383,30 @@ impl NodeHandle {
             let _ = thread.await;
         }
         flushed.map_err(NodeError::Engine)
+    }
+}
+
+/// The public JSON-RPC's runtime (its threads at `--rpc.nice`); shut down without waiting
+/// for its blocking work when the node stops or the handle is dropped (a runtime may not be
+/// dropped in place inside another one).
+#[derive(Debug)]
+struct RpcRuntime(Option<tokio::runtime::Runtime>);
+
+impl RpcRuntime {
+    fn handle(&self) -> &tokio::runtime::Handle {
+        self.0.as_ref().expect("running until shut down").handle()
+    }
+
+    fn shut_down(&mut self) {
+        if let Some(runtime) = self.0.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+impl Drop for RpcRuntime {
+    fn drop(&mut self) {
+        self.shut_down();
     }
 }
 

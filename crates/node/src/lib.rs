@@ -111,6 +111,9 @@ pub enum NodeError {
     /// The engine's thread (or its background persistence thread) could not be started.
     #[error("engine thread: {0}")]
     EngineThread(std::io::Error),
+    /// The JSON-RPC runtime's threads could not be started.
+    #[error("JSON-RPC runtime: {0}")]
+    RpcRuntime(std::io::Error),
     /// The engine failed on shutdown (the store's flush).
     #[error(transparent)]
     Engine(#[from] gigagas_engine::EngineError),

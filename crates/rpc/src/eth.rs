@@ -97,12 +97,12 @@ pub trait EthApi {
 
     /// The logs matching `filter`: a block hash, or a range within the head (-32602 past it or
     /// reversed).
-    #[method(name = "getLogs")]
+    #[method(name = "getLogs", blocking)]
     fn logs(&self, filter: Filter) -> RpcResult<Vec<RpcLog>>;
 
     /// The output of `request` run on the state after `block`; a revert is error 3 with its
     /// data, as geth answers it.
-    #[method(name = "call")]
+    #[method(name = "call", blocking)]
     fn call(&self, request: TransactionRequest, block: Option<BlockId>) -> RpcResult<Bytes>;
 
     /// geth's `eth_simulateV1`: up to 256 blocks of calls on the state after `block`, on the
@@ -111,11 +111,11 @@ pub trait EthApi {
     fn simulate_v1(&self, payload: SimulatePayload, block: Option<BlockId>) -> RpcResult<Value>;
 
     /// The least gas `request` needs on the state after `block` (binary search, as geth).
-    #[method(name = "estimateGas")]
+    #[method(name = "estimateGas", blocking)]
     fn estimate_gas(&self, request: TransactionRequest, block: Option<BlockId>) -> RpcResult<U64>;
 
     /// The accounts and slots `request` touches after `block`, and its gas with that list.
-    #[method(name = "createAccessList")]
+    #[method(name = "createAccessList", blocking)]
     fn create_access_list(
         &self,
         request: TransactionRequest,
@@ -181,7 +181,7 @@ pub trait EthApi {
     fn transaction_receipt(&self, hash: HashParam) -> RpcResult<Option<TransactionReceipt>>;
 
     /// Every receipt of `block`.
-    #[method(name = "getBlockReceipts")]
+    #[method(name = "getBlockReceipts", blocking)]
     fn block_receipts(&self, block: BlockId) -> RpcResult<Option<Vec<TransactionReceipt>>>;
 
     /// Adds a signed transaction (EIP-2718 bytes; blob transactions with the sidecar of the
@@ -543,15 +543,32 @@ fn logs(ctx: &RpcContext, filter: &Filter) -> Result<Vec<RpcLog>, RpcError> {
             (from, to)
         }
     };
+    if ctx.max_blocks_per_filter != 0 && to - from > ctx.max_blocks_per_filter {
+        return Err(RpcError::InvalidParams(format!(
+            "query exceeds max block range {}",
+            ctx.max_blocks_per_filter
+        )));
+    }
     let mut logs = Vec::new();
     for n in from..=to {
-        let Some(b) = StoredBlock::load(ctx, n)? else { continue };
-        if !filter.matches_bloom(b.header.logs_bloom) {
-            continue;
+        // The header's bloom first: a block whose bloom rules the filter out is not read.
+        match ctx.provider.header_by_number(n)? {
+            Some(h) if filter.matches_bloom(h.logs_bloom) => {}
+            _ => continue,
         }
+        let Some(b) = StoredBlock::load(ctx, n)? else { continue };
         logs.extend(b.rpc_logs(ctx)?.into_iter().filter(|log| {
             filter.matches_address(log.address()) && filter.matches_topics(log.topics())
         }));
+        // As reth: a range's answer stops past the limit (a single block's logs are whole),
+        // naming the range that fits.
+        if ctx.max_logs_per_response != 0 && from != to && logs.len() > ctx.max_logs_per_response {
+            return Err(RpcError::InvalidParams(format!(
+                "query exceeds max results {}, retry with the range {from}-{}",
+                ctx.max_logs_per_response,
+                n.saturating_sub(1)
+            )));
+        }
     }
     Ok(logs)
 }

@@ -82,7 +82,17 @@ pub struct RpcContext {
     /// geth's RPC gas cap (gas; 0: none): the most gas `eth_call` and `eth_estimateGas` give a
     /// request, and the gas all calls of one `eth_simulateV1` request may use together.
     pub gas_cap: u64,
+    /// Most blocks one `eth_getLogs` may scan (reth's `--rpc.max-blocks-per-filter`; 0: none).
+    pub max_blocks_per_filter: u64,
+    /// Most logs one `eth_getLogs` answer over several blocks may hold (reth's
+    /// `--rpc.max-logs-per-response`; 0: none).
+    pub max_logs_per_response: usize,
 }
+
+/// reth's `--rpc.max-blocks-per-filter` default: blocks one `eth_getLogs` may scan.
+pub const DEFAULT_MAX_BLOCKS_PER_FILTER: u64 = 100_000;
+/// reth's `--rpc.max-logs-per-response` default.
+pub const DEFAULT_MAX_LOGS_PER_RESPONSE: usize = 20_000;
 
 /// The RPC gas cap a node has unless told otherwise (geth's and reth's default).
 pub const DEFAULT_GAS_CAP: u64 = 50_000_000;
@@ -97,7 +107,16 @@ impl RpcContext {
             pool,
             networks: Vec::new(),
             gas_cap: DEFAULT_GAS_CAP,
+            max_blocks_per_filter: DEFAULT_MAX_BLOCKS_PER_FILTER,
+            max_logs_per_response: DEFAULT_MAX_LOGS_PER_RESPONSE,
         }
+    }
+
+    /// The same context with `eth_getLogs` limits: blocks scanned and logs answered (0: none).
+    pub fn with_log_limits(mut self, max_blocks: u64, max_logs: usize) -> Self {
+        self.max_blocks_per_filter = max_blocks;
+        self.max_logs_per_response = max_logs;
+        self
     }
 
     /// The same context with RPC gas cap `gas_cap` (gas; 0: none).
@@ -213,6 +232,24 @@ pub async fn serve_http(
         .map_err(|source| RpcError::Server { addr, source })?;
     let bound = server.local_addr().map_err(|source| RpcError::Server { addr, source })?;
     Ok((bound, server.start(module)))
+}
+
+/// [`serve_http`] on the runtime behind `runtime`: the listener, its connections and the
+/// method handlers all run there (the node gives its JSON-RPC a runtime of lower priority than
+/// block validation), the blocking methods on that runtime's bounded blocking pool.
+///
+/// # Errors
+/// [`RpcError::Server`] when the address cannot be bound.
+pub async fn serve_http_on(
+    runtime: &tokio::runtime::Handle,
+    addr: SocketAddr,
+    module: RpcModule<Arc<RpcContext>>,
+    limits: HttpLimits,
+) -> Result<(SocketAddr, ServerHandle), RpcError> {
+    runtime.spawn(serve_http(addr, module, limits)).await.map_err(|e| RpcError::Server {
+        addr,
+        source: std::io::Error::other(format!("the RPC runtime dropped the server: {e}")),
+    })?
 }
 
 /// The public JSON-RPC server's limits (`--rpc.max-*`): past one the caller gets jsonrpsee's

@@ -12,6 +12,8 @@
 //! [`TaskExecutor::watch_critical_thread`] → on a panic, [`PanickedTaskError`] on the manager's
 //! channel → [`TaskManager::wait_for_panic`] resolves with the first one.
 
+pub mod priority;
+
 use futures::FutureExt;
 use std::{any::Any, future::Future, panic::AssertUnwindSafe};
 use tokio::{runtime::Handle, sync::mpsc, task::JoinHandle};
