@@ -7,7 +7,7 @@ GIGAGAS := target/release/gigagas
 GIGAGAS_BENCH := target/release/gigagas-bench
 BENCH_ARGS ?= --threads 1,2 --scheduler all --batch 1,all --repeat 11 --project
 
-.PHONY: interop-geth devnet-mixed interop-amsterdam rpc-vs-geth build-faults help check-data deps devnet-deps build build-quic maxperf test-quic run test test-fixtures import proofs-check bench-io worst-io net-sim bench bench-rlnc node devnet devnet-net devnet-net-replay devnet-prysm engine-schemas fuzz-net hw engine-replay lint fmt
+.PHONY: interop-geth devnet-mixed interop-amsterdam rpc-vs-geth build-faults help check-data deps devnet-deps build build-quic maxperf test-quic run test test-fixtures import proofs-check bench-io worst-io net-sim bench bench-rlnc node devnet devnet-net devnet-net-replay devnet-prysm engine-schemas fuzz-net fuzz-rpc rpc-load hw engine-replay lint fmt
 VENV := testing/.venv
 
 help: ## List the targets
@@ -86,6 +86,13 @@ engine-replay: check-data build devnet-deps ## The Engine API replay benchmark o
 	test -f target/chains/amsterdam-mainnet-300m/chain.rlp || $(GIGAGAS_BENCH) gen-chain --data $(DATA) --fork amsterdam --mix mainnet --gas 300M --blocks 20 --out target/chains/amsterdam-mainnet-300m
 	$(VENV)/bin/python testing/engine_replay.py --chain target/chains/amsterdam-mainnet-300m --configs sequential,parallel-1,parallel-2 --caches warm --runs 2 --out target/replay/hw-check
 	test ! -f target/hw/hw.json || $(GIGAGAS_BENCH) hw --model target/hw/hw.json --check-replay target/replay/hw-check
+
+rpc-load: check-data build devnet-deps ## A node validating while serving JSON-RPC: gigagas and geth 1.17.10 each fed a 50M-gas Osaka chain over the Engine API while a loopback client offers full-block reads (40/s) and a mix of calls, state, blocks, receipts, logs, estimates and raw transactions at 40-3,000 req/s; replay Mgas/s, newPayload p50/p99, answers and errors per method, CPU and memory; the issue's targets; target/rpc-load/ (testing/rpc_load.py; the chain is generated on first use; more: RPC_LOAD_ARGS)
+	@test -f target/chains/osaka-rpcload-50m/info.json || target/release/gigagas-bench gen-chain --out target/chains/osaka-rpcload-50m --gas 50M --blocks 200 --fork osaka --spare-senders 512
+	$(VENV)/bin/python testing/rpc_load.py --chain target/chains/osaka-rpcload-50m --blocks 100 $(RPC_LOAD_ARGS)
+
+fuzz-rpc: deps ## The JSON-RPC request decoders: every public method and the Engine API fed 1,000,000 random, mutated and hostile requests (out-of-range numbers, bad hex, huge strings and arrays, deep nesting): no panic, every JSON-RPC request answered with a result or a typed error
+	FUZZ_ITERATIONS=1000000 $(CARGO) test --release -p gigagas-rpc --test it -- fuzz --nocapture
 
 fuzz-net: deps ## The decoders of everything a peer sends: libp2p (frames, RLNC and RS chunks, gossipsub messages, sync messages) and devp2p (RLPx frames, Hello, Disconnect, every eth/69-71 message; ECIES auth/ack packets at a tenth, ECDH being slow), 1,000,000 random and mutated inputs each: no panic, no changed frame past its MAC
 	FUZZ_ITERATIONS=1000000 $(CARGO) test --release --workspace --test it -- fuzz --nocapture

@@ -23,7 +23,12 @@ rpc-load.json under --out/<client>-<load>-<run>/.
 
 Usage: python3 testing/rpc_load.py --chain target/chains/osaka-rpcload-50m
            [--clients gigagas,geth] [--loads idle,blocks:40,mixed:40,mixed:100,mixed:400,mixed:1000,mixed:3000]
-           [--blocks N] [--runs 1] [--flags "--engine.threads 2"] [--out target/rpc-load] [--json]
+           [--blocks N] [--runs 1] [--flags "--engine.threads 2"] [--client-nice 19]
+           [--out target/rpc-load] [--json]
+
+On a machine of few cores the load's client competes with the node for them; `--client-nice 19`
+runs the client threads at the lowest priority (the replay, the consensus client's part, keeps
+nice 0), leaving the node what remote clients would leave it.
 """
 
 import argparse
@@ -73,6 +78,8 @@ def one_run(args, client, load, run):
                mix, "--pid", str(node.proc.pid), "--label", label, "--out", out, "--json"]
         if args.blocks:
             cmd += ["--to", str(args.blocks)]
+        if args.client_nice:
+            cmd += ["--client-nice", str(args.client_nice)]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True)
             alive = node.alive()
@@ -164,6 +171,9 @@ def main():
     ap.add_argument("--blocks", type=int, help="replay blocks 1..N only")
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--flags", default="", help="extra `gigagas node` flags")
+    ap.add_argument("--client-nice", type=int, default=0,
+                    help="nice value of the load's client threads (19: the node's cores left "
+                         "to it, as with remote clients; the replay keeps nice 0)")
     ap.add_argument("--out", default=os.path.join(ROOT, "target/rpc-load"))
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
@@ -190,6 +200,7 @@ def main():
     checks = targets(runs, loads)
     chart = plot(runs, clients, loads, os.path.join(args.out, "rpc-load.png"))
     summary = {"chain": args.chain, "clients": clients, "loads": loads, "flags": args.flags,
+               "client_nice": args.client_nice,
                "cpus": os.cpu_count(), "runs": runs, "chart": chart,
                "targets": [{"target": t, "met": m, "figures": f} for t, m, f in checks]}
     with open(os.path.join(args.out, "summary.json"), "w") as f:

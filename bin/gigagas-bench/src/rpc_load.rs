@@ -66,6 +66,11 @@ pub(crate) struct RpcLoadArgs {
     /// Seed of the addresses and transactions asked about.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Nice value of the load's client threads (the dispatcher and the connections; the
+    /// replay, the consensus client's part, keeps its own): with the node on the same few
+    /// cores, 19 leaves the node the CPU its remote clients would not take. 0: unchanged.
+    #[arg(long, default_value_t = 0)]
+    pub client_nice: i32,
 }
 
 /// What the clients ask.
@@ -194,6 +199,8 @@ pub(crate) struct ReplaySide {
 #[derive(Debug, Serialize)]
 pub(crate) struct RpcLoadReport {
     label: String,
+    /// Nice value of the client threads.
+    client_nice: i32,
     mix: LoadMix,
     /// Requests offered per second.
     rate: f64,
@@ -226,7 +233,11 @@ pub(crate) fn run(args: RpcLoadArgs) -> Result<ExitCode, String> {
     let workers: Vec<_> = (0..if args.rate > 0.0 { args.connections } else { 0 })
         .map(|_| {
             let (rx, stats, url) = (rx.clone(), stats.clone(), args.rpc.clone());
-            std::thread::spawn(move || worker(&url, &rx, &stats, timeout))
+            let nice = args.client_nice;
+            std::thread::spawn(move || {
+                lower(nice);
+                worker(&url, &rx, &stats, timeout)
+            })
         })
         .collect();
     let sampler = args.pid.map(|pid| {
@@ -237,7 +248,11 @@ pub(crate) fn run(args: RpcLoadArgs) -> Result<ExitCode, String> {
     let dispatcher = (args.rate > 0.0).then(|| {
         let (targets, stop, mix, rate, seed) =
             (targets.clone(), stop.clone(), args.mix, args.rate, args.seed);
-        std::thread::spawn(move || dispatch(&targets, &stop, tx, mix, rate, seed, start))
+        let nice = args.client_nice;
+        std::thread::spawn(move || {
+            lower(nice);
+            dispatch(&targets, &stop, tx, mix, rate, seed, start)
+        })
     });
     let replayed = replay::replay(&args.replay, |n| targets.head.store(n, Ordering::Release));
     let seconds = start.elapsed().as_secs_f64();
@@ -271,6 +286,7 @@ pub(crate) fn run(args: RpcLoadArgs) -> Result<ExitCode, String> {
     }
     let report = RpcLoadReport {
         label: args.replay.label.clone(),
+        client_nice: args.client_nice,
         mix: args.mix,
         rate: args.rate,
         connections: args.connections,
@@ -303,6 +319,15 @@ pub(crate) fn run(args: RpcLoadArgs) -> Result<ExitCode, String> {
         print_table(&report);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Lowers the calling client thread to nice value `nice` (0: unchanged).
+fn lower(nice: i32) {
+    if nice > 0 {
+        if let Err(e) = gigagas_tasks::priority::lower_current_thread(nice) {
+            eprintln!("rpc-load: client thread priority unchanged: {e}");
+        }
+    }
 }
 
 /// The chain's transactions and recipients, and the spare senders' keys (`info.json`'s `seed`
@@ -472,8 +497,10 @@ fn transfer(key: &SigningKey, nonce: u64, to: Address) -> Bytes {
         chain_id: CHAIN_ID,
         nonce,
         gas_limit: 21_000,
-        // Far above any base fee the chain reaches: accepted as payable.
-        max_fee_per_gas: 1_000_000_000_000_000,
+        // 40,000 gwei: above any base fee a gen-chain chain reaches in its first few hundred
+        // blocks, and 0.84 ether of fee at most, within geth's and reth's 1-ether
+        // `--rpc.txfeecap`.
+        max_fee_per_gas: 40_000_000_000_000,
         max_priority_fee_per_gas: 1_000_000_000,
         to: TxKind::Call(to),
         value: U256::from(1),

@@ -75,6 +75,10 @@ pub struct NodeArgs {
         default_value_t = 256
     )]
     pub rpc_max_blocking: usize,
+    /// Time after which an `eth_call` is aborted with "execution aborted (timeout = …)"
+    /// (geth's `--rpc.evmtimeout`, 5s): a number with `ms`, `s` or `m`; 0: none.
+    #[arg(long = "rpc.evmtimeout", default_value = "5s", value_parser = parse_duration)]
+    pub rpc_evm_timeout: std::time::Duration,
     /// Worker threads of the JSON-RPC runtime (default: the cores).
     #[arg(long = "rpc.threads")]
     pub rpc_threads: Option<usize>,
@@ -418,4 +422,23 @@ impl NodeArgs {
     pub fn jwt_path(&self) -> PathBuf {
         self.jwt_secret.clone().unwrap_or_else(|| self.datadir.join("jwt.hex"))
     }
+}
+
+/// A duration as `500ms`, `5s`, `2m` or `0` (seconds when no unit is given).
+fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    let s = s.trim();
+    let (digits, scale) = if let Some(d) = s.strip_suffix("ms") {
+        (d, 1e-3)
+    } else if let Some(d) = s.strip_suffix('s') {
+        (d, 1.0)
+    } else if let Some(d) = s.strip_suffix('m') {
+        (d, 60.0)
+    } else {
+        (s, 1.0)
+    };
+    let n: f64 = digits.trim().parse().map_err(|_| format!("{s}: not a duration (500ms, 5s, 2m)"))?;
+    if !n.is_finite() || n < 0.0 {
+        return Err(format!("{s}: not a duration (500ms, 5s, 2m)"));
+    }
+    Ok(std::time::Duration::from_secs_f64(n * scale))
 }

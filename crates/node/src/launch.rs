@@ -243,7 +243,8 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     // The RPC servers: handlers over the store, the engine's handle, the pool and the network.
     let mut ctx = RpcContext::new(storage.clone(), engine.clone(), pool)
         .with_gas_cap(args.rpc_gas_cap)
-        .with_log_limits(args.rpc_max_blocks_per_filter, args.rpc_max_logs_per_response);
+        .with_log_limits(args.rpc_max_blocks_per_filter, args.rpc_max_logs_per_response)
+        .with_evm_timeout(Some(args.rpc_evm_timeout).filter(|t| !t.is_zero()));
     if let Some((devp2p, _)) = &devp2p {
         ctx = ctx.with_network(Arc::new(devp2p.clone()));
     }

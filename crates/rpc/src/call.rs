@@ -22,7 +22,10 @@ use revm::{
     primitives::hardfork::SpecId,
     DatabaseRef,
 };
-use std::sync::Arc;
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 /// The gas limit a request without one gets: the block's, within the fork's per-transaction cap
 /// (EIP-7825 from Osaka on).
@@ -97,7 +100,8 @@ pub(crate) fn call(
     request: &TransactionRequest,
     gas: Option<u64>,
 ) -> Result<ExecutionResult<HaltReason>, RpcError> {
-    transact(ctx, block, &state_after(ctx, block), request, gas)
+    let deadline = ctx.evm_timeout.map(|t| (Instant::now() + t, t));
+    transact_until(ctx, block, &state_after(ctx, block), request, gas, deadline)
         .map(|r| r.result)
         .map_err(RpcError::from)
 }
@@ -129,14 +133,56 @@ fn state_after(ctx: &RpcContext, block: &StoredBlock) -> PreState {
     }))
 }
 
-/// [`call`] on `state` (the state after `block`, whose reads it caches: the runs of one
-/// estimate share it), with the touched state (accounts and slots revm loaded or changed).
+/// Halts the EVM once a deadline has passed (geth's `--rpc.evmtimeout`): the clock is read
+/// every [`Deadline::EVERY`] steps; once past, every frame halts at its next step, so the call
+/// unwinds at once.
+#[derive(Debug)]
+struct Deadline {
+    until: Instant,
+    steps: u32,
+    passed: bool,
+}
+
+impl Deadline {
+    /// Steps between two readings of the clock.
+    const EVERY: u32 = 1024;
+}
+
+impl<CTX> revm::Inspector<CTX> for Deadline {
+    fn step(&mut self, interp: &mut revm::interpreter::Interpreter, _: &mut CTX) {
+        if !self.passed {
+            self.steps += 1;
+            if self.steps % Self::EVERY != 0 || Instant::now() < self.until {
+                return;
+            }
+            self.passed = true;
+        }
+        interp.halt(revm::interpreter::InstructionResult::OutOfGas);
+    }
+}
+
+/// [`transact_until`] without a deadline.
 fn transact(
     ctx: &RpcContext,
     block: &StoredBlock,
     state: &PreState,
     request: &TransactionRequest,
     gas: Option<u64>,
+) -> Result<ResultAndState<HaltReason>, NotRun> {
+    transact_until(ctx, block, state, request, gas, None)
+}
+
+/// [`call`] on `state` (the state after `block`, whose reads it caches: the runs of one
+/// estimate share it), with the touched state (accounts and slots revm loaded or changed);
+/// with a `deadline` (the instant and the timeout it came from), a run still going then is
+/// aborted with geth's "execution aborted (timeout = …)".
+fn transact_until(
+    ctx: &RpcContext,
+    block: &StoredBlock,
+    state: &PreState,
+    request: &TransactionRequest,
+    gas: Option<u64>,
+    deadline: Option<(Instant, Duration)>,
 ) -> Result<ResultAndState<HaltReason>, NotRun> {
     let mut env = EvmConfig::new(&ctx.chain).evm_env(&block.header);
     env.cfg_env.disable_nonce_check = true;
@@ -158,8 +204,22 @@ fn transact(
             blob.blob_gasprice = 0;
         }
     }
-    let mut evm = EvmConfig::new(&ctx.chain).evm(db, env);
-    evm.transact(tx).map_err(|e| match e {
+    let config = EvmConfig::new(&ctx.chain);
+    let out = match deadline {
+        None => config.evm(db, env).transact(tx),
+        Some((until, timeout)) => {
+            let mut evm =
+                config.evm_with_inspector(db, env, Deadline { until, steps: 0, passed: false });
+            let out = evm.transact(tx);
+            if evm.inspector().passed {
+                return Err(NotRun::Other(RpcError::Execution(format!(
+                    "execution aborted (timeout = {timeout:?})"
+                ))));
+            }
+            out
+        }
+    };
+    out.map_err(|e| match e {
         EVMError::Transaction(
             invalid @ (InvalidTransaction::CallGasCostMoreThanGasLimit { .. }
             | InvalidTransaction::GasFloorMoreThanGasLimit { .. }

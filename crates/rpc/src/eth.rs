@@ -535,6 +535,12 @@ fn logs(ctx: &RpcContext, filter: &Filter) -> Result<Vec<RpcLog>, RpcError> {
             if from > to {
                 return Err(RpcError::InvalidParams("invalid block range params".into()));
             }
+            if ctx.max_blocks_per_filter != 0 && to - from > ctx.max_blocks_per_filter {
+                return Err(RpcError::InvalidParams(format!(
+                    "query exceeds max block range {}",
+                    ctx.max_blocks_per_filter
+                )));
+            }
             if to > head {
                 return Err(RpcError::InvalidParams(
                     "block range extends beyond current head block".into(),
@@ -543,12 +549,6 @@ fn logs(ctx: &RpcContext, filter: &Filter) -> Result<Vec<RpcLog>, RpcError> {
             (from, to)
         }
     };
-    if ctx.max_blocks_per_filter != 0 && to - from > ctx.max_blocks_per_filter {
-        return Err(RpcError::InvalidParams(format!(
-            "query exceeds max block range {}",
-            ctx.max_blocks_per_filter
-        )));
-    }
     let mut logs = Vec::new();
     for n in from..=to {
         // The header's bloom first: a block whose bloom rules the filter out is not read.

@@ -6,7 +6,8 @@ use crate::{blocks::resolve, convert::StoredBlock, RpcContext, RpcError};
 use alloy_eips::{BlockId, BlockNumberOrTag};
 use alloy_rpc_types_eth::FeeHistory;
 
-/// The fee history of the `count` blocks up to `newest` (at most 1,024, never before genesis),
+/// The fee history of the `count` blocks up to `newest` (at most 1,024, never before genesis;
+/// none for a count of 0),
 /// with the rewards at `percentiles` (ascending, within [0, 100], else
 /// [`RpcError::InvalidParams`]) when given.
 pub(crate) fn fee_history(
@@ -24,6 +25,10 @@ pub(crate) fn fee_history(
     }
     let newest = resolve(ctx, BlockId::Number(newest))?
         .ok_or_else(|| RpcError::NotFound(format!("block {newest}")))?;
+    // geth answers a count of zero with an empty history from block 0.
+    if count == 0 {
+        return Ok(FeeHistory::default());
+    }
     let count = count.min(1024).min(newest + 1);
     let oldest = newest + 1 - count;
     let mut history = FeeHistory { oldest_block: oldest, ..Default::default() };

@@ -87,7 +87,13 @@ pub struct RpcContext {
     /// Most logs one `eth_getLogs` answer over several blocks may hold (reth's
     /// `--rpc.max-logs-per-response`; 0: none).
     pub max_logs_per_response: usize,
+    /// geth's `--rpc.evmtimeout`: an `eth_call` still running after it is aborted (`None`:
+    /// never).
+    pub evm_timeout: Option<std::time::Duration>,
 }
+
+/// geth's `--rpc.evmtimeout` default: 5 s.
+pub const DEFAULT_EVM_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// reth's `--rpc.max-blocks-per-filter` default: blocks one `eth_getLogs` may scan.
 pub const DEFAULT_MAX_BLOCKS_PER_FILTER: u64 = 100_000;
@@ -109,7 +115,14 @@ impl RpcContext {
             gas_cap: DEFAULT_GAS_CAP,
             max_blocks_per_filter: DEFAULT_MAX_BLOCKS_PER_FILTER,
             max_logs_per_response: DEFAULT_MAX_LOGS_PER_RESPONSE,
+            evm_timeout: Some(DEFAULT_EVM_TIMEOUT),
         }
+    }
+
+    /// The same context with `eth_call`'s time limit (`None`: none).
+    pub fn with_evm_timeout(mut self, timeout: Option<std::time::Duration>) -> Self {
+        self.evm_timeout = timeout;
+        self
     }
 
     /// The same context with `eth_getLogs` limits: blocks scanned and logs answered (0: none).

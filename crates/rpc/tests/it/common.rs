@@ -24,6 +24,15 @@ pub fn node(
     dir: &std::path::Path,
     forks: &[(&str, Option<u64>)],
 ) -> (Engine, B256, std::thread::JoinHandle<()>) {
+    node_with(dir, forks, |ctx| ctx)
+}
+
+/// [`node`] with its RPC context changed by `configure` (limits, timeouts).
+pub fn node_with(
+    dir: &std::path::Path,
+    forks: &[(&str, Option<u64>)],
+    configure: impl FnOnce(RpcContext) -> RpcContext,
+) -> (Engine, B256, std::thread::JoinHandle<()>) {
     let path =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testing/dev-genesis.json");
     let mut genesis: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
@@ -40,7 +49,8 @@ pub fn node(
     let tree = BlockTree::new(store.clone(), 2).unwrap();
     let pool = Arc::new(TxPool::default());
     let (handle, thread) = EngineService::spawn(tree, pool.clone(), Arc::default(), None).unwrap();
-    (auth_module(Arc::new(RpcContext::new(store, handle, pool))), genesis_hash, thread)
+    let ctx = configure(RpcContext::new(store, handle, pool));
+    (auth_module(Arc::new(ctx)), genesis_hash, thread)
 }
 
 /// The answer of `method`, or the error code it gave.

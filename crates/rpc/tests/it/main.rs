@@ -5,6 +5,9 @@
 //! - `blobs`: blob transactions through the pool, `engine_getBlobsV1/V2`, the builder's bundle.
 //! - `engine_faults`: database faults during `engine_newPayloadV5` are internal errors.
 //! - `engine_versions`: every Engine API method version against the fork of its payload.
+//! - `fuzz`: the request decoders of every method fed random and hostile requests.
+//! - `hostile`: malformed, deep, huge and out-of-range requests; clients that never read.
+//! - `rpc_limits`: `eth_call`'s time limit and `eth_getLogs`'s block range.
 //! - `typed_api`: the public namespaces over HTTP, geth's shape of a malformed parameter.
 
 mod auth_limits;
@@ -12,4 +15,7 @@ mod blobs;
 mod common;
 mod engine_faults;
 mod engine_versions;
+mod fuzz;
+mod hostile;
+mod rpc_limits;
 mod typed_api;

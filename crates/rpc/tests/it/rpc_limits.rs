@@ -1,0 +1,43 @@
+//! The public methods' limits: `eth_call`'s time limit (geth's `--rpc.evmtimeout`) and
+//! `eth_getLogs`'s block range (reth's `--rpc.max-blocks-per-filter`), each answered with the
+//! error those clients give.
+
+use crate::common::{call_message, node_with};
+use serde_json::json;
+use std::time::Duration;
+
+/// A creation whose init code loops until its gas runs out (JUMPDEST PUSH0 JUMP), with 16M
+/// gas: about 4.4 million steps.
+fn looping_call() -> serde_json::Value {
+    json!({"data": "0x5b5f56", "gas": format!("{:#x}", 16_000_000)})
+}
+
+#[tokio::test]
+async fn an_eth_call_past_the_evm_timeout_is_aborted_with_geths_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let (rpc, _, _engine) =
+        node_with(dir.path(), &[], |c| c.with_evm_timeout(Some(Duration::from_nanos(1))));
+    let answer = call_message(&rpc, "eth_call", vec![looping_call(), json!("latest")]).await;
+    assert_eq!(answer, Err((-32000, "execution aborted (timeout = 1ns)".into())));
+
+    // Without a time limit the same call runs until its gas is spent: another answer.
+    let dir = tempfile::tempdir().unwrap();
+    let (rpc, _, _engine) = node_with(dir.path(), &[], |c| c.with_evm_timeout(None));
+    let (code, message) =
+        call_message(&rpc, "eth_call", vec![looping_call(), json!("latest")]).await.unwrap_err();
+    assert_eq!(code, -32000);
+    assert!(message.contains("OutOfGas"), "{message}");
+}
+
+#[tokio::test]
+async fn eth_get_logs_over_more_blocks_than_the_limit_is_refused_as_reth_refuses_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (rpc, _, _engine) = node_with(dir.path(), &[], |c| c.with_log_limits(5, 20_000));
+    let filter = json!({"fromBlock": "0x0", "toBlock": "0x6"});
+    let answer = call_message(&rpc, "eth_getLogs", vec![filter]).await;
+    assert_eq!(answer, Err((-32602, "invalid argument: query exceeds max block range 5".into())));
+    // Within the limit the range is checked against the head as before.
+    let filter = json!({"fromBlock": "0x0", "toBlock": "0x5"});
+    let (code, message) = call_message(&rpc, "eth_getLogs", vec![filter]).await.unwrap_err();
+    assert_eq!((code, message.contains("beyond current head")), (-32602, true), "{message}");
+}
