@@ -436,7 +436,8 @@ fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     } else {
         (s, 1.0)
     };
-    let n: f64 = digits.trim().parse().map_err(|_| format!("{s}: not a duration (500ms, 5s, 2m)"))?;
+    let n: f64 =
+        digits.trim().parse().map_err(|_| format!("{s}: not a duration (500ms, 5s, 2m)"))?;
     if !n.is_finite() || n < 0.0 {
         return Err(format!("{s}: not a duration (500ms, 5s, 2m)"));
     }

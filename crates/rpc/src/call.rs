@@ -152,7 +152,7 @@ impl<CTX> revm::Inspector<CTX> for Deadline {
     fn step(&mut self, interp: &mut revm::interpreter::Interpreter, _: &mut CTX) {
         if !self.passed {
             self.steps += 1;
-            if self.steps % Self::EVERY != 0 || Instant::now() < self.until {
+            if !self.steps.is_multiple_of(Self::EVERY) || Instant::now() < self.until {
                 return;
             }
             self.passed = true;

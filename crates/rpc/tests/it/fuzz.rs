@@ -35,7 +35,8 @@ impl Rng {
 fn samples() -> Vec<(&'static str, Value)> {
     let addr = "0x00000000000000000000000000000000000000aa";
     let hash = "0x88df016429689c079f3b2f6ad39fa052532c56795b733da78a91ebe6a713944b";
-    let call = json!({"from": addr, "to": addr, "data": "0x70a08231", "gas": "0x5208", "value": "0x1"});
+    let call =
+        json!({"from": addr, "to": addr, "data": "0x70a08231", "gas": "0x5208", "value": "0x1"});
     vec![
         ("eth_getBalance", json!([addr, "latest"])),
         ("eth_getTransactionCount", json!([addr, "0x0"])),
@@ -125,8 +126,9 @@ fn input(rng: &mut Rng, samples: &[(&'static str, Value)]) -> String {
                     1 => text.truncate(rng.below(text.len() + 1)),
                     _ => {
                         let at = rng.below(text.len() + 1);
-                        let junk: Vec<u8> =
-                            (0..1 + rng.below(8)).map(|_| b"0x[]{}\",:9f-e"[rng.below(13)]).collect();
+                        let junk: Vec<u8> = (0..1 + rng.below(8))
+                            .map(|_| b"0x[]{}\",:9f-e"[rng.below(13)])
+                            .collect();
                         text.splice(at..at, junk);
                     }
                 }

@@ -71,11 +71,22 @@ async fn hostile_requests_are_answered_with_typed_errors() {
             ("eth_getBalance", json!(["0x00000000000000000000000000000000000000aa", "0x"])),
             ("eth_getBlockByNumber", json!(["0x1ffffffffffffffffff", false])),
             ("eth_getBlockByNumber", json!([-1, false])),
-            ("eth_getStorageAt", json!(["0x00000000000000000000000000000000000000aa", "0x1".to_string() + &"0".repeat(70), "latest"])),
+            (
+                "eth_getStorageAt",
+                json!([
+                    "0x00000000000000000000000000000000000000aa",
+                    "0x1".to_string() + &"0".repeat(70),
+                    "latest"
+                ]),
+            ),
             ("eth_feeHistory", json!(["0x10000000000000000", "latest", []])),
             ("eth_sendRawTransaction", json!(["0x0"])),
         ] {
-            assert_eq!(error_code(addr, &request(method, params.clone())), -32602, "{method} {params}");
+            assert_eq!(
+                error_code(addr, &request(method, params.clone())),
+                -32602,
+                "{method} {params}"
+            );
         }
         // Still serving.
         let (_, answer) = post_bytes(addr, &request("eth_blockNumber", json!([])));
