@@ -435,16 +435,21 @@ impl Workload {
             ..Default::default()
         };
         let (key, sender) = &self.senders[i];
-        let (sig, recid) = key
-            .sign_prehash_recoverable(tx.signature_hash().as_slice())
-            .expect("a prehash of 32 bytes signs");
-        let signature = Signature::new(
-            U256::from_be_slice(&sig.r().to_bytes()),
-            U256::from_be_slice(&sig.s().to_bytes()),
-            recid.is_y_odd(),
-        );
-        (TxEnvelope::Eip1559(tx.into_signed(signature)), *sender)
+        (sign(key, tx), *sender)
     }
+}
+
+/// `tx` signed with `key`.
+pub(crate) fn sign(key: &SigningKey, tx: TxEip1559) -> TxEnvelope {
+    let (sig, recid) = key
+        .sign_prehash_recoverable(tx.signature_hash().as_slice())
+        .expect("a prehash of 32 bytes signs");
+    let signature = Signature::new(
+        U256::from_be_slice(&sig.r().to_bytes()),
+        U256::from_be_slice(&sig.s().to_bytes()),
+        recid.is_y_odd(),
+    );
+    TxEnvelope::Eip1559(tx.into_signed(signature))
 }
 
 /// An address as an ABI word.

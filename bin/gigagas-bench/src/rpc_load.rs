@@ -19,13 +19,13 @@
 
 use crate::{
     gen_chain::{
-        abi, mapping_slot, spare_sender_key, word, Rng, CHAIN_ID, UNISWAP_ROUTER, USDT, WETH9,
+        abi, mapping_slot, sign, spare_sender_key, word, Rng, CHAIN_ID, UNISWAP_ROUTER, USDT, WETH9,
     },
     replay::{self, spread, ReplayArgs},
 };
-use alloy_consensus::{SignableTransaction, Transaction, TxEip1559, TxEnvelope};
+use alloy_consensus::{Transaction, TxEip1559};
 use alloy_eips::eip2718::Encodable2718;
-use alloy_primitives::{Address, Bytes, Signature, TxKind, B256, U256};
+use alloy_primitives::{Address, Bytes, TxKind, B256, U256};
 use k256::ecdsa::SigningKey;
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -420,6 +420,11 @@ fn dispatch(
 /// block is a balance instead).
 fn request(targets: &Targets, kind: Kind, rng: &mut Rng) -> (Kind, String) {
     let head = targets.head.load(Ordering::Acquire);
+    // Before block 1 no transaction has a receipt and the pair (made by block 1) no quote.
+    let kind = match kind {
+        Kind::Receipt | Kind::CallQuote if head == 0 => Kind::Balance,
+        kind => kind,
+    };
     let address = targets.addresses[rng.below(targets.addresses.len() as u64) as usize];
     let (kind, method, params) = match kind {
         Kind::CallBalance => (
@@ -427,10 +432,6 @@ fn request(targets: &Targets, kind: Kind, rng: &mut Rng) -> (Kind, String) {
             "eth_call",
             json!([{"to": USDT.0, "data": Bytes::from(abi(BALANCE_OF, &[word(address)]))}, "latest"]),
         ),
-        // The pair is made by block 1: a quote before it would revert.
-        Kind::CallQuote if head == 0 => {
-            (Kind::Balance, "eth_getBalance", json!([address, "latest"]))
-        }
         Kind::CallQuote => {
             let data = abi(
                 GET_AMOUNTS_OUT,
@@ -456,11 +457,12 @@ fn request(targets: &Targets, kind: Kind, rng: &mut Rng) -> (Kind, String) {
         Kind::Receipt => {
             let from = head.saturating_sub(63).max(1);
             let picked = (0..8).find_map(|_| {
-                let n = from + rng.below(head + 1 - from.min(head + 1));
+                let n = from + rng.below(head + 1 - from);
                 let hashes = targets.tx_hashes.get(n as usize).filter(|h| !h.is_empty())?;
                 Some(hashes[rng.below(hashes.len() as u64) as usize])
             });
-            match picked.filter(|_| head > 0) {
+            // Blocks without transactions in 8 tries: a balance instead.
+            match picked {
                 Some(hash) => (kind, "eth_getTransactionReceipt", json!([hash])),
                 None => (Kind::Balance, "eth_getBalance", json!([address, "latest"])),
             }
@@ -506,15 +508,7 @@ fn transfer(key: &SigningKey, nonce: u64, to: Address) -> Bytes {
         value: U256::from(1),
         ..Default::default()
     };
-    let (sig, recid) = key
-        .sign_prehash_recoverable(tx.signature_hash().as_slice())
-        .expect("a prehash of 32 bytes signs");
-    let signature = Signature::new(
-        U256::from_be_slice(&sig.r().to_bytes()),
-        U256::from_be_slice(&sig.s().to_bytes()),
-        recid.is_y_odd(),
-    );
-    TxEnvelope::Eip1559(tx.into_signed(signature)).encoded_2718().into()
+    sign(key, tx).encoded_2718().into()
 }
 
 /// One client connection: sends the jobs it takes, records each answer's latency from the
@@ -654,7 +648,7 @@ fn print_table(r: &RpcLoadReport) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use alloy_consensus::transaction::SignerRecoverable;
+    use alloy_consensus::{transaction::SignerRecoverable, TxEnvelope};
     use alloy_eips::eip2718::Decodable2718;
 
     #[test]

@@ -424,8 +424,13 @@ impl NodeArgs {
     }
 }
 
+/// A duration flag that is not `500ms`, `5s`, `2m` or a number of seconds.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}: not a duration (500ms, 5s, 2m)")]
+pub(crate) struct InvalidDuration(String);
+
 /// A duration as `500ms`, `5s`, `2m` or `0` (seconds when no unit is given).
-fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+fn parse_duration(s: &str) -> Result<std::time::Duration, InvalidDuration> {
     let s = s.trim();
     let (digits, scale) = if let Some(d) = s.strip_suffix("ms") {
         (d, 1e-3)
@@ -436,10 +441,8 @@ fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     } else {
         (s, 1.0)
     };
-    let n: f64 =
-        digits.trim().parse().map_err(|_| format!("{s}: not a duration (500ms, 5s, 2m)"))?;
-    if !n.is_finite() || n < 0.0 {
-        return Err(format!("{s}: not a duration (500ms, 5s, 2m)"));
+    match digits.trim().parse::<f64>() {
+        Ok(n) if n.is_finite() && n >= 0.0 => Ok(std::time::Duration::from_secs_f64(n * scale)),
+        _ => Err(InvalidDuration(s.to_string())),
     }
-    Ok(std::time::Duration::from_secs_f64(n * scale))
 }

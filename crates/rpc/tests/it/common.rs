@@ -94,3 +94,23 @@ pub fn attributes(version: u8, timestamp: u64) -> Value {
     }
     a
 }
+
+/// POSTs `body` (any bytes) to `addr` over plain HTTP/1.1 and returns the answer's status line
+/// and body.
+pub fn post_bytes(addr: std::net::SocketAddr, body: &[u8]) -> (String, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(60))).unwrap();
+    let head = format!(
+        "POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(body).unwrap();
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).unwrap();
+    let response = String::from_utf8_lossy(&response).into_owned();
+    let status = response.lines().next().unwrap_or_default().to_string();
+    (status, response.split("\r\n\r\n").nth(1).unwrap_or_default().to_string())
+}

@@ -3,30 +3,12 @@
 //! get a typed JSON-RPC error, and clients that send large requests and never read the answers
 //! do not keep the server from answering another client.
 
-use crate::common;
+use crate::common::{self, post_bytes};
 use gigagas_rpc::serve_http;
 use serde_json::{json, Value};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
-
-/// POSTs `body` (any bytes) and returns the answer's status line and body.
-fn post_bytes(addr: SocketAddr, body: &[u8]) -> (String, String) {
-    let mut stream = TcpStream::connect(addr).unwrap();
-    stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
-    let head = format!(
-        "POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    stream.write_all(head.as_bytes()).unwrap();
-    stream.write_all(body).unwrap();
-    let mut response = Vec::new();
-    stream.read_to_end(&mut response).unwrap();
-    let response = String::from_utf8_lossy(&response).into_owned();
-    let status = response.lines().next().unwrap_or_default().to_string();
-    (status, response.split("\r\n\r\n").nth(1).unwrap_or_default().to_string())
-}
 
 /// The JSON-RPC error code of the answer to `body`.
 fn error_code(addr: SocketAddr, body: &[u8]) -> i64 {

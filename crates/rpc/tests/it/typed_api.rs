@@ -7,7 +7,6 @@ use crate::common;
 
 use gigagas_rpc::serve_http;
 use serde_json::{json, Value};
-use std::io::{Read, Write};
 use std::net::SocketAddr;
 
 /// POSTs `body` to `addr` over plain HTTP/1.1 and returns the answer's JSON.
@@ -18,20 +17,7 @@ fn post(addr: SocketAddr, body: &Value) -> Value {
 
 /// POSTs `body` to `addr` over plain HTTP/1.1: the status line and the body as text.
 fn post_raw(addr: SocketAddr, body: &Value) -> (String, String) {
-    let body = serde_json::to_vec(body).unwrap();
-    let mut stream = std::net::TcpStream::connect(addr).unwrap();
-    let head = format!(
-        "POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    stream.write_all(head.as_bytes()).unwrap();
-    stream.write_all(&body).unwrap();
-    let mut response = Vec::new();
-    stream.read_to_end(&mut response).unwrap();
-    let response = String::from_utf8_lossy(&response).into_owned();
-    let status = response.lines().next().unwrap_or_default().to_string();
-    (status, response.split("\r\n\r\n").nth(1).unwrap_or_default().to_string())
+    common::post_bytes(addr, &serde_json::to_vec(body).unwrap())
 }
 
 fn request(id: u64, method: &str, params: Value) -> Value {
