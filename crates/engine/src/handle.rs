@@ -5,6 +5,7 @@ use crate::{
     message::{BuildRequest, ForkchoiceAnswer, ForkchoiceState, NewPayload},
     EngineError, EngineMessage, Forkchoice, PayloadStatus,
 };
+use gigagas_chain_state::BlockchainProvider;
 use gigagas_payload::{BuiltPayload, PayloadAttributes, PayloadStore};
 use gigagas_primitives::ChainSpec;
 use std::sync::Arc;
@@ -19,6 +20,7 @@ pub struct EngineHandle {
     chain: Arc<ChainSpec>,
     executor_threads: usize,
     payloads: Arc<PayloadStore>,
+    provider: BlockchainProvider,
 }
 
 impl EngineHandle {
@@ -29,8 +31,17 @@ impl EngineHandle {
         chain: ChainSpec,
         executor_threads: usize,
         payloads: Arc<PayloadStore>,
+        provider: BlockchainProvider,
     ) -> Self {
-        Self { tx, forkchoice, syncing, chain: Arc::new(chain), executor_threads, payloads }
+        Self {
+            tx,
+            forkchoice,
+            syncing,
+            chain: Arc::new(chain),
+            executor_threads,
+            payloads,
+            provider,
+        }
     }
 
     async fn ask<T>(
@@ -136,6 +147,14 @@ impl EngineHandle {
     /// Worker threads of the engine's parallel executor (one pool, built once).
     pub fn executor_threads(&self) -> usize {
         self.executor_threads
+    }
+
+    /// The chain as the engine publishes it (reth's `BlockchainProvider`): the executed
+    /// canonical blocks the store does not hold yet, over the store. Every reader of the chain
+    /// (JSON-RPC, the network) reads through it, so that the head [`Self::forkchoice`] names
+    /// can always be read.
+    pub fn provider(&self) -> &BlockchainProvider {
+        &self.provider
     }
 
     /// The payloads built, by payload id (`engine_getPayload`).

@@ -19,6 +19,7 @@ use crate::{
 use alloy_consensus::TxEnvelope;
 use alloy_eips::{eip1559::BaseFeeParams, eip7594::BlobTransactionSidecarVariant};
 use alloy_primitives::Address;
+use gigagas_chain_state::BlockchainProvider;
 use gigagas_payload::{payload_id, BuiltPayload, PayloadAttributes, PayloadStore};
 use gigagas_txpool::TxPool;
 use gigagas_validation::ImportError;
@@ -33,6 +34,8 @@ pub struct EngineService {
     payloads: Arc<PayloadStore>,
     on_event: Option<EventHook>,
     forkchoice: watch::Sender<Forkchoice>,
+    /// The chain as readers see it: the tree's in-memory canonical blocks over the store.
+    provider: BlockchainProvider,
     /// The last payload answered SYNCING (number, hash): what sync should fetch.
     syncing: watch::Sender<Option<crate::message::SyncTarget>>,
     /// The thread payload jobs run on.
@@ -65,6 +68,8 @@ impl EngineService {
         let builder = PayloadBuilder::spawn(pool.clone(), tx.downgrade())?;
         let (forkchoice, forkchoice_rx) = watch::channel(tree.forkchoice());
         let (syncing, syncing_rx) = watch::channel(None);
+        let provider =
+            BlockchainProvider::new(tree.store().clone(), tree.canonical_in_memory_state().clone());
         let handle = EngineHandle::new(
             tx,
             forkchoice_rx,
@@ -72,8 +77,10 @@ impl EngineService {
             tree.chain().clone(),
             tree.executor_threads(),
             payloads.clone(),
+            provider.clone(),
         );
-        let service = Self { tree, pool, payloads, on_event, forkchoice, syncing, builder };
+        let service =
+            Self { tree, pool, payloads, on_event, forkchoice, provider, syncing, builder };
         let thread =
             std::thread::Builder::new().name("engine".into()).spawn(move || service.run(rx))?;
         Ok((handle, thread))
@@ -118,24 +125,22 @@ impl EngineService {
     fn persisted(&mut self) {
         let committed = self.tree.take_persisted();
         if !committed.is_empty() {
-            self.pool.prune(&**self.tree.store());
             let change = CanonicalChange { unwound: Vec::new(), committed };
             self.emit(&EngineEvent::Canonical(&change));
-            self.publish();
         }
     }
 
-    /// Publishes the forkchoice the store holds ([`BlockTree::persisted_forkchoice`]) to
-    /// every handle.
+    /// Publishes the tree's forkchoice to every handle. The tree has published the head's
+    /// blocks to the in-memory canonical chain already, so a reader told of the head (through
+    /// a [`gigagas_chain_state::BlockchainProvider`]) finds it.
     fn publish(&self) {
-        match self.tree.persisted_forkchoice() {
-            Ok(forkchoice) => {
-                self.forkchoice.send_replace(forkchoice);
-            }
-            Err(e) => {
-                tracing::error!(target: "engine", error = %e, "reading the store's head failed");
-            }
-        }
+        self.forkchoice.send_replace(self.tree.forkchoice());
+    }
+
+    /// Drops from the pool what the new head's state has made stale (nonces used), read
+    /// through the in-memory canonical chain.
+    fn prune_pool(&self) {
+        self.pool.prune(&self.provider);
     }
 
     fn emit(&self, event: &EngineEvent<'_>) {
@@ -204,7 +209,7 @@ impl EngineService {
             statuses.push(status);
         }
         if !done.change.committed.is_empty() {
-            self.pool.prune(&**self.tree.store());
+            self.prune_pool();
             self.emit(&EngineEvent::Canonical(&done.change));
             self.publish();
         }
@@ -223,8 +228,11 @@ impl EngineService {
             let target = crate::message::SyncTarget { hash: state.head, number: None };
             self.syncing.send_replace(Some(target));
         }
+        let moved = self.forkchoice.borrow().head != self.tree.forkchoice().head;
+        if moved || !change.unwound.is_empty() {
+            self.prune_pool();
+        }
         if !change.committed.is_empty() || !change.unwound.is_empty() {
-            self.pool.prune(&**self.tree.store());
             self.emit(&EngineEvent::Canonical(&change));
         }
         self.publish();

@@ -25,6 +25,7 @@
 use alloy_consensus::{Block, Header, TxEnvelope};
 use alloy_primitives::{Address, B256};
 use gigagas_bal::BlockAccessList;
+use gigagas_chain_state::CanonicalInMemoryState;
 use gigagas_payload::{BuiltPayload, PayloadAttributes};
 use gigagas_primitives::ChainSpec;
 use gigagas_state::StateSource;
@@ -33,7 +34,6 @@ use gigagas_validation::{stored_chain_spec, BalIo, ImportError, ImportedBlock};
 use std::sync::Arc;
 
 pub mod backfill;
-mod block;
 pub mod block_buffer;
 mod context;
 pub mod forkchoice;
@@ -136,6 +136,7 @@ impl BlockTree {
             keep_updates: false,
             source_layer: None,
             persistence: None,
+            memory: CanonicalInMemoryState::new(head),
             jobs: Arc::default(),
         };
         Ok(Self { ctx, state: TreeState::new(head) })
@@ -156,7 +157,9 @@ impl BlockTree {
         tasks: Option<&gigagas_tasks::TaskExecutor>,
     ) -> std::io::Result<Self> {
         self.ctx.persistence = match on {
-            true => Some(Persistence::spawn(self.ctx.store.clone(), tasks)?),
+            true => {
+                Some(Persistence::spawn(self.ctx.store.clone(), self.ctx.memory.clone(), tasks)?)
+            }
             false => None,
         };
         Ok(self)
@@ -177,7 +180,18 @@ impl BlockTree {
     /// the next forkchoice update returns it (an internal error, never a verdict) and queues
     /// the blocks from the failed one on again.
     pub fn take_persisted(&self) -> Vec<ImportedBlock> {
-        self.ctx.persistence.as_ref().map(Persistence::take_done).unwrap_or_default()
+        let done = self.ctx.persistence.as_ref().map(Persistence::take_done).unwrap_or_default();
+        if let Some(last) = done.last() {
+            self.ctx.memory.remove_persisted((last.number, last.hash));
+        }
+        done
+    }
+
+    /// The canonical blocks above the store's head, as the tree publishes them for the
+    /// chain's readers (reth's `CanonicalInMemoryState`): read them through a
+    /// [`gigagas_chain_state::BlockchainProvider`].
+    pub fn canonical_in_memory_state(&self) -> &CanonicalInMemoryState {
+        &self.ctx.memory
     }
 
     /// Waits until the store holds every block handed to the background persistence (at
@@ -392,6 +406,11 @@ impl BlockTree {
         safe: B256,
         finalized: B256,
     ) -> Result<(PayloadStatus, CanonicalChange), ForkchoiceError> {
-        self.ctx.forkchoice_updated(&mut self.state, head, safe, finalized)
+        let updated = self.ctx.forkchoice_updated(&mut self.state, head, safe, finalized);
+        // Also after a failure: some blocks may have been committed or unwound.
+        let published = self.ctx.publish_canonical(&self.state);
+        let updated = updated?;
+        published?;
+        Ok(updated)
     }
 }

@@ -20,7 +20,7 @@ use gigagas_devp2p::{Devp2pNetwork, LocalNode};
 use gigagas_net_p2p::BlockClient;
 use gigagas_net_peers::BootNode;
 use gigagas_primitives::ChainSpec;
-use gigagas_storage::FullProvider;
+use gigagas_storage::FullReader;
 use std::{path::Path, sync::Arc, time::Duration};
 
 /// How often trusted peers not in session are dialed again.
@@ -58,7 +58,7 @@ pub(crate) fn load_or_create_key(path: &Path) -> Result<gigagas_net_ecies::Secre
 /// # Errors
 /// [`NodeError`] when the store's genesis or head header cannot be read.
 pub(crate) fn local_node(
-    storage: &dyn FullProvider,
+    storage: &dyn FullReader,
     chain: &ChainSpec,
     head: (u64, B256),
     secret: gigagas_net_ecies::SecretKey,
@@ -124,7 +124,7 @@ async fn dial_all(
 pub(crate) async fn follow_head(
     network: Devp2pNetwork,
     engine: gigagas_engine::EngineHandle,
-    storage: Arc<dyn FullProvider>,
+    storage: Arc<dyn FullReader>,
     discovery: Discovery,
 ) {
     let mut forkchoice = engine.subscribe_forkchoice();
@@ -156,7 +156,7 @@ pub(crate) async fn follow_head(
 #[derive(Debug)]
 pub(crate) struct NodePool {
     pub(crate) pool: Arc<gigagas_txpool::TxPool>,
-    pub(crate) storage: Arc<dyn FullProvider>,
+    pub(crate) storage: Arc<dyn FullReader>,
     pub(crate) engine: gigagas_engine::EngineHandle,
 }
 

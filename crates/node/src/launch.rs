@@ -21,7 +21,7 @@ use gigagas_rpc::ServerHandle;
 use gigagas_rpc::{
     auth::JwtSecret, auth_module, public_module, serve_http_auth, serve_http_on, RpcContext,
 };
-use gigagas_storage::{FullProvider, Storage};
+use gigagas_storage::{FullProvider, FullReader, Storage};
 use gigagas_tasks::{TaskExecutor, TaskManager};
 use gigagas_txpool::TxPool;
 use gigagas_validation::init_genesis;
@@ -111,6 +111,10 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     let (engine, engine_thread) = EngineService::spawn(tree, pool.clone(), payloads, on_event)
         .map_err(NodeError::EngineThread)?;
     let engine_thread = executor.watch_critical_thread("engine", engine_thread);
+    // Every reader of the chain (the network's answers, sync, gossip, the pool's checks,
+    // JSON-RPC) reads it as the engine publishes it: the canonical blocks not yet persisted
+    // from memory, the rest from the store.
+    let chain: Arc<dyn FullReader> = Arc::new(engine.provider().clone());
     if let Some(addr) = args.metrics {
         let scheduler =
             if args.engine_parallel { args.engine_scheduler.name() } else { "sequential" };
@@ -122,7 +126,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     let network = match args.network()? {
         Some(mut config) => {
             config.request_handler =
-                Some(EthRequestHandler::new(storage.clone(), engine.chain().chain_id, genesis));
+                Some(EthRequestHandler::new(chain.clone(), engine.chain().chain_id, genesis));
             config.tasks = Some(executor.clone());
             Some(gigagas_net::spawn(config).await?)
         }
@@ -130,7 +134,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     };
     // Sync from peers (one at a time, for the gossip importer and for SYNCING payloads).
     let syncer = network.as_ref().map(|n| {
-        crate::sync::Syncer::new(engine.clone(), n.clone(), args.dev_follow, Some(storage.clone()))
+        crate::sync::Syncer::new(engine.clone(), n.clone(), args.dev_follow, Some(chain.clone()))
     });
     // Blocks over the network: the proposer publishes, everyone imports what is gossiped.
     if let (Some(network), Some(syncer)) =
@@ -139,7 +143,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
         if args.gossip_signer_key.is_some() {
             executor.spawn_critical(
                 "gossip-publish",
-                gossip::publish_canonical(engine.clone(), storage.clone(), network.clone()),
+                gossip::publish_canonical(engine.clone(), chain.clone(), network.clone()),
             );
         }
         executor.spawn_critical(
@@ -164,15 +168,15 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     } else {
         let secret = crate::devp2p::load_or_create_key(&args.datadir.join("nodekey"))?;
         let head = engine.forkchoice().head;
-        let mut local = crate::devp2p::local_node(&*storage, engine.chain(), head, secret.clone())?;
+        let mut local = crate::devp2p::local_node(&*chain, engine.chain(), head, secret.clone())?;
         local.external_ip = args.nat.external_ip();
         let node_pool = crate::devp2p::NodePool {
             pool: pool.clone(),
-            storage: storage.clone(),
+            storage: chain.clone(),
             engine: engine.clone(),
         };
         let devp2p = gigagas_devp2p::Devp2pNetwork::new(local)
-            .with_server(gigagas_net_p2p::ChainServer::new(storage.clone()))
+            .with_server(gigagas_net_p2p::ChainServer::new(chain.clone()))
             .with_pool(Arc::new(node_pool))
             .with_max_peers(args.max_peers as usize);
         devp2p
@@ -194,7 +198,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
         );
         executor.spawn_critical(
             "devp2p-head",
-            crate::devp2p::follow_head(devp2p.clone(), engine.clone(), storage.clone(), discovery),
+            crate::devp2p::follow_head(devp2p.clone(), engine.clone(), chain.clone(), discovery),
         );
         executor.spawn_critical(
             "devp2p-bootnodes",
@@ -205,12 +209,8 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
             ),
         );
         if devp2p_syncs {
-            let syncer = crate::sync::Syncer::new(
-                engine.clone(),
-                devp2p.clone(),
-                true,
-                Some(storage.clone()),
-            );
+            let syncer =
+                crate::sync::Syncer::new(engine.clone(), devp2p.clone(), true, Some(chain.clone()));
             executor.spawn_critical(
                 "devp2p-sync-on-syncing",
                 crate::sync::sync_on_syncing(engine.clone(), syncer.clone()),
@@ -241,7 +241,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     }
 
     // The RPC servers: handlers over the store, the engine's handle, the pool and the network.
-    let mut ctx = RpcContext::new(storage.clone(), engine.clone(), pool)
+    let mut ctx = RpcContext::new(engine.clone(), pool)
         .with_gas_cap(args.rpc_gas_cap)
         .with_log_limits(args.rpc_max_blocks_per_filter, args.rpc_max_logs_per_response)
         .with_evm_timeout(Some(args.rpc_evm_timeout).filter(|t| !t.is_zero()));

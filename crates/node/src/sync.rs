@@ -86,7 +86,7 @@ pub(crate) struct Syncer<C: BlockClient> {
     cursor: tokio::sync::Mutex<(u64, B256)>,
     /// The store's canonical chain, to find where a chain fetched back from a target joins
     /// this node's (None: only the head and the last block synced are known).
-    canonical: Option<Arc<dyn gigagas_storage::FullProvider>>,
+    canonical: Option<Arc<dyn gigagas_storage::FullReader>>,
 }
 
 impl<C: BlockClient> Syncer<C> {
@@ -96,7 +96,7 @@ impl<C: BlockClient> Syncer<C> {
         engine: EngineHandle,
         client: C,
         follow: bool,
-        canonical: Option<Arc<dyn gigagas_storage::FullProvider>>,
+        canonical: Option<Arc<dyn gigagas_storage::FullReader>>,
     ) -> Arc<Self> {
         let head = engine.forkchoice().head;
         let downloader = Arc::new(BlockDownloader::new(client, DownloaderConfig::default()));

@@ -3,8 +3,10 @@
 //! block found by its hash. What every namespace reads blocks through.
 
 use crate::{convert::StoredBlock, RpcContext, RpcError};
+use alloy_consensus::Header;
 use alloy_eips::{BlockId, BlockNumberOrTag};
 use alloy_primitives::B256;
+use gigagas_storage_api::{BlockNumReader, HeaderProvider, TransactionsProvider};
 
 /// The block number `id` names, `None` when no such block is stored.
 pub(crate) fn resolve(ctx: &RpcContext, id: BlockId) -> Result<Option<u64>, RpcError> {
@@ -21,21 +23,35 @@ pub(crate) fn resolve(ctx: &RpcContext, id: BlockId) -> Result<Option<u64>, RpcE
     }
 }
 
+/// A canonical block's header with its number: what a state read or a call needs (without
+/// the body a [`StoredBlock`] loads).
+#[derive(Debug, Clone)]
+pub(crate) struct BlockHeader {
+    pub(crate) number: u64,
+    pub(crate) header: Header,
+}
+
+/// The header of the block `id` names (latest when absent); [`RpcError::NotFound`] when it is
+/// unknown.
+pub(crate) fn header_or_latest(
+    ctx: &RpcContext,
+    id: Option<BlockId>,
+) -> Result<BlockHeader, RpcError> {
+    let id = id.unwrap_or(BlockId::Number(BlockNumberOrTag::Latest));
+    let header = match resolve(ctx, id)? {
+        Some(number) => ctx.provider.header_by_number(number)?,
+        None => None,
+    };
+    let header = header.ok_or_else(|| RpcError::NotFound(block_name(id)))?;
+    Ok(BlockHeader { number: header.number, header })
+}
+
 /// The block `id` names, `None` when no such block is stored.
 pub(crate) fn block_of(ctx: &RpcContext, id: BlockId) -> Result<Option<StoredBlock>, RpcError> {
     match resolve(ctx, id)? {
         Some(n) => StoredBlock::load(ctx, n),
         None => Ok(None),
     }
-}
-
-/// The block `id` names (latest when absent); [`RpcError::NotFound`] when it is unknown.
-pub(crate) fn block_or_latest(
-    ctx: &RpcContext,
-    id: Option<BlockId>,
-) -> Result<StoredBlock, RpcError> {
-    let id = id.unwrap_or(BlockId::Number(BlockNumberOrTag::Latest));
-    block_of(ctx, id)?.ok_or_else(|| RpcError::NotFound(block_name(id)))
 }
 
 /// A block parameter as the -32000 "not found" error names it.

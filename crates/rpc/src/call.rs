@@ -3,7 +3,7 @@
 //! nothing committed. As geth: no nonce check, no base-fee check (a request without a gas
 //! price pays nothing), the gas limit defaults to the block's.
 
-use crate::{convert::StoredBlock, RpcContext, RpcError};
+use crate::{blocks::BlockHeader, RpcContext, RpcError};
 use alloy_eips::eip2930::{AccessList, AccessListItem};
 use alloy_eips::eip7702::{RecoveredAuthority, RecoveredAuthorization};
 use alloy_evm::Evm;
@@ -11,7 +11,6 @@ use alloy_primitives::{Bytes, TxKind, B256, U256};
 use alloy_rpc_types_eth::{AccessListResult, TransactionRequest};
 use gigagas_executor::EvmConfig;
 use gigagas_state::PreState;
-use gigagas_storage_api::TrieState;
 use jsonrpsee::types::ErrorObjectOwned;
 use revm::{
     context::{
@@ -22,14 +21,11 @@ use revm::{
     primitives::hardfork::SpecId,
     DatabaseRef,
 };
-use std::{
-    sync::Arc,
-    time::{Duration, Instant},
-};
+use std::time::{Duration, Instant};
 
 /// The gas limit a request without one gets: the block's, within the fork's per-transaction cap
 /// (EIP-7825 from Osaka on).
-pub(crate) fn default_gas(ctx: &RpcContext, block: &StoredBlock) -> u64 {
+pub(crate) fn default_gas(ctx: &RpcContext, block: &BlockHeader) -> u64 {
     let cap = revm::context::Cfg::tx_gas_limit_cap(
         &EvmConfig::new(&ctx.chain).evm_env(&block.header).cfg_env,
     );
@@ -40,7 +36,7 @@ pub(crate) fn default_gas(ctx: &RpcContext, block: &StoredBlock) -> u64 {
 /// node's RPC gas cap bounds (as geth's).
 fn tx_env(
     ctx: &RpcContext,
-    block: &StoredBlock,
+    block: &BlockHeader,
     request: &TransactionRequest,
     gas: Option<u64>,
 ) -> TxEnv {
@@ -96,7 +92,7 @@ fn tx_env(
 /// run (an invalid transaction, e.g. insufficient funds: -32000).
 pub(crate) fn call(
     ctx: &RpcContext,
-    block: &StoredBlock,
+    block: &BlockHeader,
     request: &TransactionRequest,
     gas: Option<u64>,
 ) -> Result<ExecutionResult<HaltReason>, RpcError> {
@@ -125,12 +121,9 @@ impl From<NotRun> for RpcError {
     }
 }
 
-/// The state after `block`, read through its state root.
-fn state_after(ctx: &RpcContext, block: &StoredBlock) -> PreState {
-    PreState::backed(Arc::new(TrieState {
-        store: ctx.provider.clone(),
-        root: block.header.state_root,
-    }))
+/// The state after `block` ([`gigagas_chain_state::BlockchainProvider::state_at`]).
+fn state_after(ctx: &RpcContext, block: &BlockHeader) -> PreState {
+    PreState::backed(ctx.provider.state_at(block.number, block.header.state_root))
 }
 
 /// Halts the EVM once a deadline has passed (geth's `--rpc.evmtimeout`): the clock is read
@@ -164,7 +157,7 @@ impl<CTX> revm::Inspector<CTX> for Deadline {
 /// [`transact_until`] without a deadline.
 fn transact(
     ctx: &RpcContext,
-    block: &StoredBlock,
+    block: &BlockHeader,
     state: &PreState,
     request: &TransactionRequest,
     gas: Option<u64>,
@@ -178,7 +171,7 @@ fn transact(
 /// aborted with geth's "execution aborted (timeout = …)".
 fn transact_until(
     ctx: &RpcContext,
-    block: &StoredBlock,
+    block: &BlockHeader,
     state: &PreState,
     request: &TransactionRequest,
     gas: Option<u64>,
@@ -266,7 +259,7 @@ const ESTIMATE_ERROR_RATIO: f64 = 0.015;
 /// run is the answer.
 pub(crate) fn estimate(
     ctx: &RpcContext,
-    block: &StoredBlock,
+    block: &BlockHeader,
     request: &TransactionRequest,
 ) -> Result<u64, ErrorObjectOwned> {
     const TX_GAS: u64 = 21_000;
@@ -371,7 +364,7 @@ pub(crate) fn estimate(
 /// the list is stable.
 pub(crate) fn access_list(
     ctx: &RpcContext,
-    block: &StoredBlock,
+    block: &BlockHeader,
     request: &TransactionRequest,
 ) -> Result<AccessListResult, RpcError> {
     let spec = EvmConfig::new(&ctx.chain).evm_env(&block.header).cfg_env.spec;

@@ -12,6 +12,7 @@ use alloy_rpc_types_eth::{
     Block as RpcBlock, BlockTransactions, Header as RpcHeader, Log as RpcLog,
     Transaction as RpcTransaction, TransactionReceipt,
 };
+use gigagas_storage_api::{BlockReader, HeaderProvider, ReceiptProvider};
 
 /// A stored block, decoded.
 pub(crate) struct StoredBlock {

@@ -41,6 +41,7 @@ use gigagas_engine::{
     EngineError, PayloadStatus,
 };
 use gigagas_payload::{BuiltPayload, PayloadAttributes};
+use gigagas_storage_api::{BlockAccessListReader, BlockNumReader, BlockReader, HeaderProvider};
 use jsonrpsee::{core::RpcResult, proc_macros::rpc, types::ErrorObjectOwned};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -10,7 +10,7 @@
 //! -32000 (geth's) for an unknown block, a failed call or a store fault.
 
 use crate::{
-    blocks::{block_of, block_or_latest, located_transaction, resolve},
+    blocks::{block_of, header_or_latest, located_transaction, resolve},
     call,
     convert::StoredBlock,
     params::{HashParam, StorageKeyParam},
@@ -24,6 +24,7 @@ use alloy_rpc_types_eth::{
     FeeHistory, Filter, FilterBlockOption, Log as RpcLog, SyncStatus,
     Transaction as RpcTransaction, TransactionReceipt, TransactionRequest,
 };
+use gigagas_storage_api::{BlockNumReader, HeaderProvider};
 use jsonrpsee::{core::RpcResult, proc_macros::rpc};
 use revm::context::result::ExecutionResult;
 use serde::{Deserialize, Serialize};
@@ -349,7 +350,7 @@ impl EthApiServer for EthRpc {
     }
 
     fn call(&self, request: TransactionRequest, block: Option<BlockId>) -> RpcResult<Bytes> {
-        let block = block_or_latest(&self.ctx, block)?;
+        let block = header_or_latest(&self.ctx, block)?;
         match call::call(&self.ctx, &block, &request, None)? {
             ExecutionResult::Success { output, .. } => Ok(output.into_data()),
             ExecutionResult::Revert { output, .. } => Err(call::reverted(&output)),
@@ -366,7 +367,7 @@ impl EthApiServer for EthRpc {
     }
 
     fn estimate_gas(&self, request: TransactionRequest, block: Option<BlockId>) -> RpcResult<U64> {
-        let block = block_or_latest(&self.ctx, block)?;
+        let block = header_or_latest(&self.ctx, block)?;
         Ok(U64::from(call::estimate(&self.ctx, &block, &request)?))
     }
 
@@ -375,7 +376,7 @@ impl EthApiServer for EthRpc {
         request: TransactionRequest,
         block: Option<BlockId>,
     ) -> RpcResult<AccessListResult> {
-        let block = block_or_latest(&self.ctx, block)?;
+        let block = header_or_latest(&self.ctx, block)?;
         Ok(call::access_list(&self.ctx, &block, &request)?)
     }
 
@@ -487,8 +488,8 @@ impl NetApiServer for EthRpc {
 /// The state after block `id` (latest when absent); [`RpcError::NotFound`] when the block is
 /// unknown.
 fn state_of(ctx: &RpcContext, id: Option<BlockId>) -> Result<StateAt, RpcError> {
-    let root = block_or_latest(ctx, id)?.header.state_root;
-    Ok(StateAt::new(ctx, root))
+    let block = header_or_latest(ctx, id)?;
+    Ok(StateAt::new(ctx, block.number, block.header.state_root))
 }
 
 /// The canonical head block.

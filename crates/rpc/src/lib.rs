@@ -10,11 +10,13 @@
 //! - [`EngineApi`] / [`TestingApi`] ([`EngineRpc`]): the Engine API, behind JWT.
 //!
 //! The crate holds handlers only: what changes the chain goes to the engine task through the
-//! [`EngineHandle`] it is given (the node wires it), what reads the chain reads the store.
+//! [`EngineHandle`] it is given (the node wires it), what reads the chain reads the engine's
+//! [`BlockchainProvider`]: the canonical blocks the engine has not persisted yet from memory,
+//! the rest from the store, so the head RPC reports is always the forkchoice head.
 //!
-//! State at any stored block is read from that block's state root through the stored trie nodes
-//! (the store keeps every trie node, so every block's state is available, as in an archive
-//! node). Served with jsonrpsee over HTTP; errors follow the JSON-RPC 2.0 codes (-32602 invalid
+//! The head's state is read as the in-memory blocks' diffs over the store's flat state; an
+//! older block's state from its state root through the stored trie nodes (the store keeps every
+//! trie node, so every block's state is available, as in an archive node). Served with jsonrpsee over HTTP; errors follow the JSON-RPC 2.0 codes (-32602 invalid
 //! params, -32601 method not found) and geth's -32000 for a missing block or state.
 
 mod admin;
@@ -35,9 +37,10 @@ mod state;
 mod trace;
 mod txpool;
 
+use gigagas_chain_state::BlockchainProvider;
 use gigagas_engine::EngineHandle;
 use gigagas_primitives::ChainSpec;
-use gigagas_storage_api::{FullReader, ProviderError};
+use gigagas_storage_api::ProviderError;
 use gigagas_txpool::TxPool;
 use jsonrpsee::{
     server::{middleware::rpc::RpcServiceBuilder, Server},
@@ -64,12 +67,12 @@ pub use jsonrpsee::server::ServerHandle;
 pub use params::{HashParam, StorageKeyParam};
 pub use txpool::{TxPoolApiClient, TxPoolApiServer, TxPoolRpc, TxPoolStatus};
 
-/// What the RPC handlers are given: the store (reads), the engine task's handle (payloads,
+/// What the RPC handlers are given: the chain (reads), the engine task's handle (payloads,
 /// forkchoice, payload building) and the transaction pool.
 #[derive(Debug)]
 pub struct RpcContext {
-    /// The chain store, read only.
-    pub provider: Arc<dyn FullReader>,
+    /// The chain as the engine publishes it: the in-memory canonical blocks over the store.
+    pub provider: Arc<BlockchainProvider>,
     /// The chain's fork schedule and chain id.
     pub chain: ChainSpec,
     /// The engine task.
@@ -104,10 +107,11 @@ pub const DEFAULT_MAX_LOGS_PER_RESPONSE: usize = 20_000;
 pub const DEFAULT_GAS_CAP: u64 = 50_000_000;
 
 impl RpcContext {
-    /// The handlers' context over `provider`, the engine behind `engine` and `pool`.
-    pub fn new(provider: Arc<dyn FullReader>, engine: EngineHandle, pool: Arc<TxPool>) -> Self {
+    /// The handlers' context over the engine behind `engine` (its chain read through
+    /// [`EngineHandle::provider`]) and `pool`.
+    pub fn new(engine: EngineHandle, pool: Arc<TxPool>) -> Self {
         Self {
-            provider,
+            provider: Arc::new(engine.provider().clone()),
             chain: engine.chain().clone(),
             engine,
             pool,

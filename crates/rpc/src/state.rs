@@ -1,16 +1,24 @@
-//! Account and storage reads at any stored block, through the trie nodes under its state root.
+//! Account and storage reads at any canonical block: the head's through the in-memory
+//! canonical chain over the store's flat state (one read per key), older blocks' through the
+//! trie nodes under their state root; proofs always through the trie.
 
 use crate::{RpcContext, RpcError};
 use alloy_primitives::{keccak256, Address, Bytes, B256, U256};
 use alloy_rpc_types_eth::{EIP1186AccountProofResponse, EIP1186StorageProof};
 use alloy_serde::JsonStorageKey;
-use alloy_trie::{Nibbles, TrieAccount};
+use alloy_trie::Nibbles;
+use gigagas_state::StateSource;
 use gigagas_storage_api::TrieState;
 use gigagas_trie::Trie;
+use revm::state::AccountInfo;
+use std::sync::Arc;
 
-/// The state under one state root (the trie reads are the storage API's [`TrieState`]).
+/// The state after one canonical block.
 #[derive(Debug)]
 pub(crate) struct StateAt {
+    /// Its reads ([`gigagas_chain_state::BlockchainProvider::state_at`]).
+    source: Arc<dyn StateSource>,
+    /// The trie under its state root, for proofs.
     trie: TrieState,
 }
 
@@ -19,27 +27,28 @@ fn store_err(e: gigagas_state::StateError) -> RpcError {
 }
 
 impl StateAt {
-    /// The state after the stored block whose state root is `root`.
-    pub(crate) fn new(ctx: &RpcContext, root: B256) -> Self {
-        Self { trie: TrieState { store: ctx.provider.clone(), root } }
+    /// The state after canonical block `number`, whose state root is `root`.
+    pub(crate) fn new(ctx: &RpcContext, number: u64, root: B256) -> Self {
+        Self {
+            source: ctx.provider.state_at(number, root),
+            trie: TrieState { store: ctx.provider.clone(), root },
+        }
     }
 
-    /// The account's trie entry (nonce, balance, storage root, code hash), `None` if absent.
-    pub(crate) fn account(&self, address: &Address) -> Result<Option<TrieAccount>, RpcError> {
-        self.trie.trie_account(address).map_err(store_err)
+    /// The account (nonce, balance, code hash), `None` if absent.
+    pub(crate) fn account(&self, address: &Address) -> Result<Option<AccountInfo>, RpcError> {
+        self.source.account(address).map_err(store_err)
     }
 
     /// The value of `slot` of `address` (zero when absent).
     pub(crate) fn storage_at(&self, address: &Address, slot: &B256) -> Result<U256, RpcError> {
-        let Some(account) = self.account(address)? else { return Ok(U256::ZERO) };
-        let slot = U256::from_be_bytes(slot.0);
-        self.trie.slot_in(address, account.storage_root, &slot).map_err(store_err)
+        self.source.storage(address, &U256::from_be_bytes(slot.0)).map_err(store_err)
     }
 
     /// The account's code (empty for none).
     pub(crate) fn code(&self, address: &Address) -> Result<Bytes, RpcError> {
         let Some(account) = self.account(address)? else { return Ok(Bytes::new()) };
-        let code = self.trie.store.code(&account.code_hash).map_err(store_err)?;
+        let code = self.source.code(&account.code_hash).map_err(store_err)?;
         Ok(code.map(|c| c.original_bytes()).unwrap_or_default())
     }
 }
@@ -58,7 +67,7 @@ impl StateAt {
         let account_proof = Trie::new(self.trie.root)
             .proof(&Nibbles::unpack(keccak256(address)), &*self.trie.store)
             .map_err(trie_err)?;
-        let account = self.account(address)?.unwrap_or_default();
+        let account = self.trie.trie_account(address).map_err(store_err)?.unwrap_or_default();
         let mut storage_trie = Trie::new(account.storage_root);
         let mut storage_proof = Vec::with_capacity(slots.len());
         for (slot, short) in slots {
@@ -71,7 +80,10 @@ impl StateAt {
                 } else {
                     JsonStorageKey::Hash(*slot)
                 },
-                value: self.storage_at(address, slot)?,
+                value: self
+                    .trie
+                    .slot_in(address, account.storage_root, &U256::from_be_bytes(slot.0))
+                    .map_err(store_err)?,
                 proof,
             });
         }

@@ -24,7 +24,7 @@ use gigagas_executor::replay::replay_block;
 use gigagas_executor::replay::ReplayDb;
 use gigagas_primitives::BlockInput;
 use gigagas_state::PreState;
-use gigagas_storage_api::TrieState;
+use gigagas_storage_api::{TransactionsProvider, TrieState};
 use jsonrpsee::types::ErrorObjectOwned;
 use revm::inspector::NoOpInspector;
 use revm::{

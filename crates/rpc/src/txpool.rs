@@ -5,6 +5,7 @@
 use crate::{RpcContext, RpcError};
 use alloy_primitives::{Address, Bytes, B256, U64};
 use alloy_rpc_types_eth::Transaction as RpcTransaction;
+use gigagas_storage_api::HeaderProvider;
 use gigagas_txpool::{PoolContent, PooledTx};
 use jsonrpsee::{core::RpcResult, proc_macros::rpc, types::ErrorObjectOwned};
 use serde::{Deserialize, Serialize};

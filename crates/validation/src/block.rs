@@ -149,6 +149,31 @@ impl ExecutedBlock {
     pub fn state_root_wait(&self) -> Duration {
         self.beside_wait
     }
+
+    /// The body's RLP (transactions, ommers, withdrawals): what the store keeps for it.
+    pub fn body_rlp(&self) -> &[u8] {
+        &self.body_rlp
+    }
+
+    /// The receipts' RLP (a list of EIP-2718 receipt envelopes), as the store keeps them.
+    pub fn receipts_rlp(&self) -> &[u8] {
+        &self.receipts_rlp
+    }
+
+    /// The EIP-7928 block access list's RLP (as executed: the block's own or the one recorded).
+    pub fn bal_rlp(&self) -> &[u8] {
+        &self.bal_rlp
+    }
+
+    /// The transactions' hashes, in block order.
+    pub fn tx_hashes(&self) -> &[B256] {
+        &self.tx_hashes
+    }
+
+    /// The transactions' senders, in block order.
+    pub fn senders(&self) -> &[Address] {
+        &self.senders
+    }
 }
 
 /// The block's changes as state-trie updates: changed accounts with their changed slots (and

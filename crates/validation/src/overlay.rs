@@ -21,6 +21,13 @@ pub struct PendingDiff {
     pub(crate) codes: HashMap<B256, Bytes>,
 }
 
+impl PendingDiff {
+    /// The code with keccak256 `hash`, when the block deployed it.
+    pub fn code(&self, hash: &B256) -> Option<Bytes> {
+        self.codes.get(hash).cloned()
+    }
+}
+
 /// A base state (the store's flat state, or the trie under an older block's state root), with
 /// the changes of the blocks after it (executed, not yet committed) on top, newest first.
 ///

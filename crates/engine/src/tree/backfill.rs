@@ -11,7 +11,6 @@
 //! (`payload::settle`); when it is not VALID, block i + 1's execution is dropped unjudged.
 
 use super::{
-    block::TreeBlock,
     context::TreeContext,
     payload::{keep, reject},
     state::{ParentState, TreeState},
@@ -20,9 +19,8 @@ use super::{
 use alloy_consensus::{Block, TxEnvelope};
 use alloy_primitives::B256;
 use gigagas_bal::BlockAccessList;
-use gigagas_validation::{
-    commit_executed, state_root_stage, ExecutedBlock, ImportError, ImportedBlock,
-};
+use gigagas_chain_state::ExecutedBlockWithTrie;
+use gigagas_validation::{state_root_stage, ExecutedBlock, ImportError, ImportedBlock};
 use std::{
     sync::Arc,
     time::{Duration, Instant},
@@ -108,7 +106,12 @@ impl BlockTree {
         commit: bool,
         on_committed: &mut dyn FnMut(&ImportedBlock),
     ) -> Result<Backfilled, ImportError> {
-        self.ctx.new_payloads(&mut self.state, payloads, commit, on_committed)
+        let out = self.ctx.new_payloads(&mut self.state, payloads, commit, on_committed);
+        if commit {
+            // Also after a failure: the blocks before it were committed.
+            self.ctx.publish_canonical(&self.state)?;
+        }
+        out
     }
 }
 
@@ -211,7 +214,7 @@ impl TreeContext {
         let root = start.elapsed();
         let committed = if commit {
             let start = Instant::now();
-            commit_executed(&*self.store, executed, &nodes)?;
+            self.commit(executed, &nodes)?;
             Some(start.elapsed())
         } else {
             None
@@ -228,7 +231,7 @@ impl TreeContext {
         rooted: Result<Rooted, ImportError>,
         out: &mut Backfilled,
         on_committed: &mut dyn FnMut(&ImportedBlock),
-    ) -> Result<Option<Arc<TreeBlock>>, ImportError> {
+    ) -> Result<Option<Arc<ExecutedBlockWithTrie>>, ImportError> {
         let (hash, parent_hash) = (p.hash(), p.parent_hash());
         let (nodes, root, committed) = match rooted {
             Ok(rooted) => rooted,

@@ -9,12 +9,14 @@ use super::{
 use alloy_consensus::{Block, Header, TxEnvelope};
 use alloy_primitives::B256;
 use gigagas_bal::BlockAccessList;
+use gigagas_chain_state::CanonicalInMemoryState;
 use gigagas_primitives::ChainSpec;
 use gigagas_state::StateSource;
 use gigagas_storage_api::{FullProvider, ProviderError, TrieState};
 use gigagas_trie::NodeSource;
 use gigagas_validation::{
-    execute_block, BalIo, ExecutedBlock, GivenBal, ImportError, PendingDiff, Prewarming,
+    commit_executed, execute_block, BalIo, ExecutedBlock, GivenBal, ImportError, PendingDiff,
+    Prewarming,
 };
 use std::{
     sync::{Arc, Condvar, Mutex},
@@ -63,6 +65,8 @@ pub(super) struct TreeContext {
     pub(super) source_layer: Option<SourceLayer>,
     /// The background persistence thread; `None`: forkchoice updates commit before returning.
     pub(super) persistence: Option<Persistence>,
+    /// The canonical blocks above the store's head, published for the chain's readers.
+    pub(super) memory: CanonicalInMemoryState,
     /// Payload builds running on other threads ([`super::payload::PayloadJob`]).
     pub(super) jobs: Arc<PayloadJobs>,
 }
@@ -127,6 +131,33 @@ impl TreeContext {
             }
             None => Ok(()),
         }
+    }
+
+    /// Publishes the head's branch above the store's canonical blocks to the in-memory
+    /// canonical chain (before the forkchoice is published: a reader told of the head finds
+    /// it).
+    ///
+    /// # Errors
+    /// [`ProviderError`] when the store cannot be read.
+    pub(super) fn publish_canonical(&self, state: &TreeState) -> Result<(), ProviderError> {
+        if let Some((layers, base)) = self.branch(state, state.forkchoice.head.1)? {
+            self.memory.update_chain(base, layers.into_iter().rev().collect());
+        }
+        Ok(())
+    }
+
+    /// Commits `executed` (with the trie `nodes` of its state root) to the store now,
+    /// announced to the in-memory chain's readers first.
+    ///
+    /// # Errors
+    /// As [`commit_executed`].
+    pub(super) fn commit(
+        &self,
+        executed: &ExecutedBlock,
+        nodes: &[(B256, Vec<u8>)],
+    ) -> Result<(), ImportError> {
+        self.memory.will_persist(executed.block.number);
+        commit_executed(&*self.store, executed, nodes)
     }
 
     /// Whether `hash` is a canonical block of the store; its number if so.

@@ -5,12 +5,12 @@
 //! internal fault.
 
 use super::{
-    block::TreeBlock, context::TreeContext, state::TreeState, CanonicalChange, Forkchoice,
-    PayloadStatus, KEEP_BLOCKS,
+    context::TreeContext, state::TreeState, CanonicalChange, Forkchoice, PayloadStatus, KEEP_BLOCKS,
 };
 use alloy_primitives::B256;
+use gigagas_chain_state::ExecutedBlockWithTrie;
 use gigagas_storage_api::ProviderError;
-use gigagas_validation::{commit_executed, ImportError, ImportedBlock};
+use gigagas_validation::{ImportError, ImportedBlock};
 use std::{sync::Arc, time::Instant};
 
 /// Why a forkchoice update was refused (execution-apis error -38002).
@@ -73,7 +73,7 @@ impl TreeContext {
             // The head's branch holds the current head: hand the blocks above what was queued
             // to the persistence thread, lowest first.
             let target = state.persist_target;
-            let queue: Vec<Arc<TreeBlock>> = layers
+            let queue: Vec<Arc<ExecutedBlockWithTrie>> = layers
                 .iter()
                 .rev()
                 .filter(|b| b.executed.block.number > target.0)
@@ -141,7 +141,7 @@ impl TreeContext {
     fn commit_branch(
         &self,
         head: B256,
-        layers: &[Arc<TreeBlock>],
+        layers: &[Arc<ExecutedBlockWithTrie>],
         base: (u64, B256),
         current: Forkchoice,
     ) -> Result<CanonicalChange, ForkchoiceError> {
@@ -163,11 +163,19 @@ impl TreeContext {
                     stored_head.0 - base.0
                 )));
             }
-            change.unwound = self.unwind_to(base, stored_head)?;
+            // Flat-state readers stop trusting the store while it moves back; the new branch
+            // is published once it stands at `base` (at its old head if the unwind failed: the
+            // unwind is one write).
+            self.memory.begin_unwind();
+            let unwound = self.unwind_to(base, stored_head);
+            let now = if unwound.is_ok() { base } else { stored_head };
+            self.memory.end_unwind(now);
+            change.unwound = unwound?;
+            self.memory.update_chain(base, layers.iter().rev().cloned().collect());
         }
         for b in layers.iter().rev() {
             let start = Instant::now();
-            commit_executed(&*self.store, &b.executed, &b.nodes)?;
+            self.commit(&b.executed, &b.nodes)?;
             change
                 .committed
                 .push(ImportedBlock { commit: start.elapsed(), ..b.executed.block.clone() });

@@ -4,7 +4,6 @@
 //! executed.
 
 use super::{
-    block::TreeBlock,
     context::{JobGuard, TreeContext},
     state::{Executed, ParentState, TreeState},
     PayloadStatus,
@@ -12,6 +11,7 @@ use super::{
 use alloy_consensus::{Block, Header, TxEnvelope};
 use alloy_primitives::{Address, B256};
 use gigagas_bal::BlockAccessList;
+use gigagas_chain_state::ExecutedBlockWithTrie;
 use gigagas_payload::{build_payload, BuiltPayload, PayloadAttributes, PayloadParent};
 use gigagas_primitives::ChainSpec;
 use gigagas_storage_api::{FullProvider, ProviderError};
@@ -180,7 +180,7 @@ pub(super) fn settle(
     hash: B256,
     parent_hash: B256,
     done: Result<Executed, ImportError>,
-) -> Result<(PayloadStatus, Option<Arc<TreeBlock>>), ImportError> {
+) -> Result<(PayloadStatus, Option<Arc<ExecutedBlockWithTrie>>), ImportError> {
     match done {
         Ok(done) => Ok(keep(state, hash, done)),
         Err(e) if e.is_internal() => Err(e),
@@ -206,11 +206,10 @@ pub(super) fn keep(
     state: &mut TreeState,
     hash: B256,
     (mut executed, nodes, execution, state_root): Executed,
-) -> (PayloadStatus, Option<Arc<TreeBlock>>) {
+) -> (PayloadStatus, Option<Arc<ExecutedBlockWithTrie>>) {
     executed.block.execution = execution;
     executed.block.state_root = state_root;
-    let node_index = nodes.iter().enumerate().map(|(i, (h, _))| (*h, i)).collect();
-    let block = Arc::new(TreeBlock { executed, nodes, node_index });
+    let block = Arc::new(ExecutedBlockWithTrie::new(executed, nodes));
     state.blocks.insert(hash, block.clone());
     (PayloadStatus::Valid(hash), Some(block))
 }

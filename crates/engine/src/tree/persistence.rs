@@ -10,7 +10,7 @@
 //! nothing more until the engine has taken the error; the store then holds every block before
 //! the failed one, and the engine queues the rest again with its next forkchoice update.
 
-use super::block::TreeBlock;
+use gigagas_chain_state::{CanonicalInMemoryState, ExecutedBlockWithTrie};
 use gigagas_storage_api::FullProvider;
 use gigagas_validation::{commit_executed, ImportError, ImportedBlock};
 use std::{
@@ -50,7 +50,7 @@ impl Shared {
 /// The persistence thread and what it reports. Dropping it lets the thread finish what was
 /// queued and joins it.
 pub(super) struct Persistence {
-    tx: Option<mpsc::Sender<Vec<Arc<TreeBlock>>>>,
+    tx: Option<mpsc::Sender<Vec<Arc<ExecutedBlockWithTrie>>>>,
     shared: Arc<Shared>,
     thread: Option<JoinHandle<Option<()>>>,
 }
@@ -70,12 +70,13 @@ impl Persistence {
     /// The OS error when the thread cannot be started.
     pub(super) fn spawn(
         store: Arc<dyn FullProvider>,
+        memory: CanonicalInMemoryState,
         tasks: Option<&gigagas_tasks::TaskExecutor>,
     ) -> std::io::Result<Self> {
-        let (tx, rx) = mpsc::channel::<Vec<Arc<TreeBlock>>>();
+        let (tx, rx) = mpsc::channel::<Vec<Arc<ExecutedBlockWithTrie>>>();
         let shared = Arc::new(Shared::default());
         let worker = shared.clone();
-        let work = move || run(&*store, &worker, &rx);
+        let work = move || run(&*store, &memory, &worker, &rx);
         let thread = match tasks {
             Some(tasks) => tasks.spawn_critical_thread("persistence", work)?,
             None => std::thread::Builder::new().name("persistence".into()).spawn(move || {
@@ -93,7 +94,7 @@ impl Persistence {
 
     /// Hands `blocks` (canonical, each the child of the one before, the first the child of the
     /// last block queued or of the store's head) to the thread.
-    pub(super) fn queue(&self, blocks: Vec<Arc<TreeBlock>>) {
+    pub(super) fn queue(&self, blocks: Vec<Arc<ExecutedBlockWithTrie>>) {
         if blocks.is_empty() {
             return;
         }
@@ -145,12 +146,18 @@ impl Drop for Persistence {
     }
 }
 
-fn run(store: &dyn FullProvider, shared: &Shared, rx: &mpsc::Receiver<Vec<Arc<TreeBlock>>>) {
+fn run(
+    store: &dyn FullProvider,
+    memory: &CanonicalInMemoryState,
+    shared: &Shared,
+    rx: &mpsc::Receiver<Vec<Arc<ExecutedBlockWithTrie>>>,
+) {
     while let Ok(blocks) = rx.recv() {
         for block in blocks {
             let failed = shared.lock().error.is_some();
             let outcome = (!failed).then(|| {
                 let start = Instant::now();
+                memory.will_persist(block.number());
                 commit_executed(store, &block.executed, &block.nodes).map(|()| start.elapsed())
             });
             let notify = {

@@ -3,9 +3,10 @@
 //! the state a block executes on ([`ParentState`]): the stored state under the diffs of its
 //! executed, uncommitted ancestors, whose trie nodes lie over the store's ([`NodeOverlay`]).
 
-use super::{block::TreeBlock, invalid_headers::InvalidHeaderCache, Forkchoice};
+use super::{invalid_headers::InvalidHeaderCache, Forkchoice};
 use alloy_consensus::Header;
 use alloy_primitives::{map::HashMap, Bytes, B256};
+use gigagas_chain_state::ExecutedBlockWithTrie;
 use gigagas_state::StateSource;
 use gigagas_storage_api::FullProvider;
 use gigagas_trie::NodeSource;
@@ -18,19 +19,19 @@ pub(super) type Executed =
     (ExecutedBlock, Vec<(B256, Vec<u8>)>, std::time::Duration, std::time::Duration);
 
 /// Executed, uncommitted blocks (newest first) and the canonical block they build on.
-pub(super) type Branch = (Vec<Arc<TreeBlock>>, (u64, B256));
+pub(super) type Branch = (Vec<Arc<ExecutedBlockWithTrie>>, (u64, B256));
 
 /// The store's trie nodes with those of executed, not yet committed blocks on top.
 pub(super) struct NodeOverlay<'a> {
     store: &'a dyn FullProvider,
-    layers: &'a [Arc<TreeBlock>],
+    layers: &'a [Arc<ExecutedBlockWithTrie>],
 }
 
 impl NodeSource for NodeOverlay<'_> {
     fn node(&self, hash: &B256) -> Result<Option<Bytes>, gigagas_trie::NodeSourceError> {
         for b in self.layers {
-            if let Some(&i) = b.node_index.get(hash) {
-                return Ok(Some(Bytes::from(b.nodes[i].1.clone())));
+            if let Some(node) = b.node(hash) {
+                return Ok(Some(node));
             }
         }
         self.store.node(hash)
@@ -45,7 +46,7 @@ pub(super) struct ParentState {
     pub(super) header: Header,
     pub(super) base: Arc<dyn StateSource>,
     pub(super) diffs: Vec<Arc<PendingDiff>>,
-    pub(super) layers: Vec<Arc<TreeBlock>>,
+    pub(super) layers: Vec<Arc<ExecutedBlockWithTrie>>,
 }
 
 impl ParentState {
@@ -64,7 +65,7 @@ impl ParentState {
 #[derive(Debug)]
 pub(super) struct TreeState {
     /// Executed blocks by hash (canonical ones not yet committed, and other branches).
-    pub(super) blocks: HashMap<B256, Arc<TreeBlock>>,
+    pub(super) blocks: HashMap<B256, Arc<ExecutedBlockWithTrie>>,
     /// Invalid payloads: hash → (latest valid ancestor, reason), least recently used
     /// forgotten first.
     pub(super) invalid: InvalidHeaderCache,

@@ -49,7 +49,7 @@ pub fn node_with(
     let tree = BlockTree::new(store.clone(), 2).unwrap();
     let pool = Arc::new(TxPool::default());
     let (handle, thread) = EngineService::spawn(tree, pool.clone(), Arc::default(), None).unwrap();
-    let ctx = configure(RpcContext::new(store, handle, pool));
+    let ctx = configure(RpcContext::new(handle, pool));
     (auth_module(Arc::new(ctx)), genesis_hash, thread)
 }
 

@@ -79,7 +79,7 @@ async fn new_payload_on_a_failing_database_is_an_error_not_invalid() {
     );
     let (handle, _engine_thread) =
         EngineService::spawn(tree, Arc::default(), Arc::default(), None).unwrap();
-    let engine = auth_module(Arc::new(RpcContext::new(store, handle, Arc::default())));
+    let engine = auth_module(Arc::new(RpcContext::new(handle, Arc::default())));
 
     let state = json!({
         "headBlockHash": genesis_hash,

@@ -6,6 +6,7 @@
 //! - `engine_faults`: database faults during `engine_newPayloadV5` are internal errors.
 //! - `engine_versions`: every Engine API method version against the fork of its payload.
 //! - `fuzz`: the request decoders of every method fed random and hostile requests.
+//! - `in_memory`: canonical blocks served before the store holds them (background persistence).
 //! - `hostile`: malformed, deep, huge and out-of-range requests; clients that never read.
 //! - `rpc_limits`: `eth_call`'s time limit and `eth_getLogs`'s block range.
 //! - `typed_api`: the public namespaces over HTTP, geth's shape of a malformed parameter.
@@ -17,5 +18,6 @@ mod engine_faults;
 mod engine_versions;
 mod fuzz;
 mod hostile;
+mod in_memory;
 mod rpc_limits;
 mod typed_api;

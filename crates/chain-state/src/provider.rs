@@ -1,0 +1,208 @@
+//! [`BlockchainProvider`] (reth's): every reader of the canonical chain over the in-memory
+//! canonical blocks first and the store second, so that what JSON-RPC and the network serve
+//! reaches the forkchoice head while the store trails it (background persistence).
+//!
+//! Each read takes a [`crate::CanonicalChain`] snapshot, then reads the store: a block leaves
+//! memory only once the store holds it, so every canonical block is found in one or the other.
+//! Trie nodes are keyed by their hash, so a node found in either is the right one.
+
+use crate::{latest::latest_state, CanonicalInMemoryState};
+use alloy_consensus::{BlockBody, Header, ReceiptEnvelope, TxEnvelope};
+use alloy_eip7928::AccountChanges;
+use alloy_primitives::{Address, Bytes, B256, U256};
+use gigagas_state::{StateError, StateSource};
+use gigagas_storage_api::{
+    BlockAccessListReader, BlockHashReader, BlockNumReader, BlockReader, FullReader,
+    HeaderProvider, ProviderResult, ReceiptProvider, TransactionsProvider, TrieState,
+};
+use gigagas_trie::{NodeSource, NodeSourceError};
+use revm::state::{AccountInfo, Bytecode};
+use std::sync::Arc;
+
+/// The store with the in-memory canonical chain over it. Cloning shares both.
+#[derive(Debug, Clone)]
+pub struct BlockchainProvider {
+    store: Arc<dyn FullReader>,
+    memory: CanonicalInMemoryState,
+}
+
+impl BlockchainProvider {
+    /// Reads `memory` first, then `store`.
+    pub fn new(store: Arc<dyn FullReader>, memory: CanonicalInMemoryState) -> Self {
+        Self { store, memory }
+    }
+
+    /// The store below the in-memory blocks.
+    pub fn store(&self) -> &Arc<dyn FullReader> {
+        &self.store
+    }
+
+    /// The in-memory canonical chain.
+    pub fn canonical_in_memory_state(&self) -> &CanonicalInMemoryState {
+        &self.memory
+    }
+
+    /// The state after canonical block `number` with state root `state_root`: for the head of
+    /// the in-memory chain its diffs over the store's flat state (one read per key), for any
+    /// other block the trie under `state_root` (the store keeps every trie node; the in-memory
+    /// blocks hold theirs).
+    pub fn state_at(&self, number: u64, state_root: B256) -> Arc<dyn StateSource> {
+        let trie = TrieState { store: Arc::new(self.clone()), root: state_root };
+        let chain = self.memory.canonical_chain();
+        let head_root = chain.blocks().last().map(|b| b.header().state_root);
+        let is_head = chain.head().0 == number && head_root.is_none_or(|r| r == state_root);
+        match is_head {
+            true => latest_state(chain, self.store.clone(), trie),
+            false => Arc::new(trie),
+        }
+    }
+
+    /// The head's state ([`Self::state_at`] the head).
+    ///
+    /// # Errors
+    /// [`gigagas_storage_api::ProviderError`] when the head's header cannot be read.
+    pub fn latest(&self) -> ProviderResult<Arc<dyn StateSource>> {
+        let chain = self.memory.canonical_chain();
+        let (number, _) = chain.head();
+        let root = match chain.blocks().last() {
+            Some(b) => b.header().state_root,
+            None => self.store.header_by_number(number)?.map(|h| h.state_root).unwrap_or_default(),
+        };
+        let trie = TrieState { store: Arc::new(self.clone()), root };
+        Ok(latest_state(chain, self.store.clone(), trie))
+    }
+
+    fn latest_or_err(&self) -> Result<Arc<dyn StateSource>, StateError> {
+        self.latest().map_err(StateError::from_source)
+    }
+}
+
+impl BlockNumReader for BlockchainProvider {
+    fn best_block(&self) -> ProviderResult<Option<(u64, B256)>> {
+        let chain = self.memory.canonical_chain();
+        match chain.blocks().last() {
+            Some(b) => Ok(Some(b.num_hash())),
+            None => self.store.best_block(),
+        }
+    }
+
+    fn block_number(&self, hash: &B256) -> ProviderResult<Option<u64>> {
+        match self.memory.canonical_chain().by_hash(hash) {
+            Some(b) => Ok(Some(b.number())),
+            None => self.store.block_number(hash),
+        }
+    }
+}
+
+impl BlockHashReader for BlockchainProvider {
+    fn block_hash(&self, number: u64) -> ProviderResult<Option<B256>> {
+        match self.memory.canonical_chain().by_number(number) {
+            Some(b) => Ok(Some(b.hash())),
+            None => BlockHashReader::block_hash(&*self.store, number),
+        }
+    }
+}
+
+impl HeaderProvider for BlockchainProvider {
+    fn header_by_number(&self, number: u64) -> ProviderResult<Option<Header>> {
+        match self.memory.canonical_chain().by_number(number) {
+            Some(b) => Ok(Some(b.header().clone())),
+            None => self.store.header_by_number(number),
+        }
+    }
+
+    fn header(&self, hash: &B256) -> ProviderResult<Option<Header>> {
+        match self.memory.canonical_chain().by_hash(hash) {
+            Some(b) => Ok(Some(b.header().clone())),
+            None => self.store.header(hash),
+        }
+    }
+}
+
+impl BlockReader for BlockchainProvider {
+    fn body_by_number(&self, number: u64) -> ProviderResult<Option<BlockBody<TxEnvelope>>> {
+        match self.memory.canonical_chain().by_number(number) {
+            Some(b) => Ok(Some(b.body()?.clone())),
+            None => self.store.body_by_number(number),
+        }
+    }
+
+    fn senders_by_number(&self, number: u64) -> ProviderResult<Option<Vec<Address>>> {
+        match self.memory.canonical_chain().by_number(number) {
+            Some(b) => Ok(Some(b.executed.senders().to_vec())),
+            None => self.store.senders_by_number(number),
+        }
+    }
+}
+
+impl TransactionsProvider for BlockchainProvider {
+    fn transaction_location(&self, hash: &B256) -> ProviderResult<Option<(u64, u32)>> {
+        let chain = self.memory.canonical_chain();
+        for b in chain.blocks().iter().rev() {
+            if let Some(i) = b.transaction_index(hash) {
+                return Ok(Some((b.number(), i)));
+            }
+        }
+        self.store.transaction_location(hash)
+    }
+}
+
+impl ReceiptProvider for BlockchainProvider {
+    fn receipts_by_number(&self, number: u64) -> ProviderResult<Option<Vec<ReceiptEnvelope>>> {
+        match self.memory.canonical_chain().by_number(number) {
+            Some(b) => Ok(Some(b.receipts()?.clone())),
+            None => self.store.receipts_by_number(number),
+        }
+    }
+}
+
+impl BlockAccessListReader for BlockchainProvider {
+    fn block_access_list(&self, number: u64) -> ProviderResult<Option<Vec<AccountChanges>>> {
+        match self.memory.canonical_chain().by_number(number) {
+            Some(b) => Ok(Some(b.block_access_list()?.clone())),
+            None => self.store.block_access_list(number),
+        }
+    }
+}
+
+impl NodeSource for BlockchainProvider {
+    fn node(&self, hash: &B256) -> Result<Option<Bytes>, NodeSourceError> {
+        let chain = self.memory.canonical_chain();
+        for b in chain.blocks().iter().rev() {
+            if let Some(node) = b.node(hash) {
+                return Ok(Some(node));
+            }
+        }
+        self.store.node(hash)
+    }
+}
+
+/// The head's state, each read on a fresh snapshot ([`BlockchainProvider::latest`] holds one
+/// snapshot for many reads).
+impl StateSource for BlockchainProvider {
+    fn account(&self, address: &Address) -> Result<Option<AccountInfo>, StateError> {
+        self.latest_or_err()?.account(address)
+    }
+
+    fn storage(&self, address: &Address, slot: &U256) -> Result<U256, StateError> {
+        self.latest_or_err()?.storage(address, slot)
+    }
+
+    fn code(&self, hash: &B256) -> Result<Option<Bytecode>, StateError> {
+        let chain = self.memory.canonical_chain();
+        for b in chain.blocks().iter().rev() {
+            if let Some(code) = b.executed.diff.code(hash) {
+                return Ok(Some(Bytecode::new_raw(code)));
+            }
+        }
+        StateSource::code(&*self.store, hash)
+    }
+
+    fn block_hash(&self, number: u64) -> Result<Option<B256>, StateError> {
+        BlockHashReader::block_hash(self, number).map_err(StateError::from_source)
+    }
+
+    fn has_storage(&self, address: &Address) -> Result<bool, StateError> {
+        self.latest_or_err()?.has_storage(address)
+    }
+}

@@ -1,0 +1,298 @@
+//! JSON-RPC reads the in-memory canonical chain: with background persistence held back (a
+//! store whose commits wait at a gate), a block made canonical by a forkchoice update is served
+//! at once — `eth_blockNumber`, the block, its transaction and receipt, balances and nonces at
+//! `latest`, an `eth_getProof` through the trie nodes its state root created, `eth_call` — while
+//! the store still stands at its parent; once the gate opens and the store holds it, every
+//! answer is the same, and the state before it is still the parent's.
+
+use crate::common::{attributes, call, state, Engine};
+use alloy_consensus::{SignableTransaction, TxEip1559, TxEnvelope};
+use alloy_eips::eip2718::Encodable2718;
+use alloy_primitives::{Address, Bytes, Signature, TxKind, B256, U256};
+use gigagas_engine::{BlockTree, EngineService};
+use gigagas_rpc::{auth_module, RpcContext};
+use gigagas_state::{StateError, StateSource};
+use gigagas_storage::{
+    AccountRecord, BlockAccessListReader, BlockCommit, BlockHashReader, BlockNumReader,
+    BlockReader, BlockWriter, FullProvider, HeaderProvider, MetadataProvider, ProviderResult,
+    ReceiptProvider, StateWriter, Storage, TransactionsProvider, UnwoundBlock,
+};
+use gigagas_txpool::TxPool;
+use gigagas_validation::init_genesis;
+use k256::ecdsa::SigningKey;
+use revm::state::{AccountInfo, Bytecode};
+use serde_json::{json, Value};
+use std::{
+    sync::{Arc, Condvar, Mutex},
+    time::{Duration, Instant},
+};
+
+const KEY: &str = "ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
+const SENDER: &str = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266";
+
+/// A store whose block commits wait while its gate is shut.
+#[derive(Debug)]
+struct Gated {
+    inner: Arc<Storage>,
+    open: Mutex<bool>,
+    opened: Condvar,
+}
+
+impl Gated {
+    fn set(&self, open: bool) {
+        *self.open.lock().unwrap() = open;
+        self.opened.notify_all();
+    }
+}
+
+impl BlockWriter for Gated {
+    fn commit_block(&self, commit: &BlockCommit<'_>) -> ProviderResult<()> {
+        drop(self.opened.wait_while(self.open.lock().unwrap(), |open| !*open).unwrap());
+        self.inner.commit_block(commit)
+    }
+    fn unwind(
+        &self,
+        to: (u64, B256),
+        unwound: &[UnwoundBlock],
+        accounts: &[(Address, Option<AccountRecord>)],
+        storage: &[(Address, U256, U256)],
+    ) -> ProviderResult<()> {
+        self.inner.unwind(to, unwound, accounts, storage)
+    }
+    fn flush(&self) -> ProviderResult<()> {
+        self.inner.flush()
+    }
+}
+
+impl StateWriter for Gated {
+    fn write_state(
+        &self,
+        accounts: &[(Address, AccountRecord)],
+        storage: &[(Address, U256, U256)],
+        codes: &[(B256, &[u8])],
+    ) -> ProviderResult<()> {
+        self.inner.write_state(accounts, storage, codes)
+    }
+}
+
+impl MetadataProvider for Gated {
+    fn meta(&self, key: &[u8]) -> ProviderResult<Option<Vec<u8>>> {
+        self.inner.meta(key)
+    }
+    fn put_meta(&self, key: &[u8], value: &[u8]) -> ProviderResult<()> {
+        self.inner.put_meta(key, value)
+    }
+}
+
+impl BlockNumReader for Gated {
+    fn best_block(&self) -> ProviderResult<Option<(u64, B256)>> {
+        self.inner.best_block()
+    }
+    fn block_number(&self, hash: &B256) -> ProviderResult<Option<u64>> {
+        self.inner.block_number(hash)
+    }
+}
+
+impl BlockHashReader for Gated {
+    fn block_hash(&self, number: u64) -> ProviderResult<Option<B256>> {
+        BlockHashReader::block_hash(&*self.inner, number)
+    }
+}
+
+impl HeaderProvider for Gated {
+    fn header_by_number(&self, number: u64) -> ProviderResult<Option<alloy_consensus::Header>> {
+        self.inner.header_by_number(number)
+    }
+}
+
+impl BlockReader for Gated {
+    fn body_by_number(
+        &self,
+        number: u64,
+    ) -> ProviderResult<Option<alloy_consensus::BlockBody<TxEnvelope>>> {
+        self.inner.body_by_number(number)
+    }
+    fn senders_by_number(&self, number: u64) -> ProviderResult<Option<Vec<Address>>> {
+        self.inner.senders_by_number(number)
+    }
+}
+
+impl TransactionsProvider for Gated {
+    fn transaction_location(&self, hash: &B256) -> ProviderResult<Option<(u64, u32)>> {
+        self.inner.transaction_location(hash)
+    }
+}
+
+impl ReceiptProvider for Gated {
+    fn receipts_by_number(
+        &self,
+        number: u64,
+    ) -> ProviderResult<Option<Vec<alloy_consensus::ReceiptEnvelope>>> {
+        self.inner.receipts_by_number(number)
+    }
+}
+
+impl BlockAccessListReader for Gated {
+    fn block_access_list(
+        &self,
+        number: u64,
+    ) -> ProviderResult<Option<Vec<alloy_eip7928::AccountChanges>>> {
+        self.inner.block_access_list(number)
+    }
+}
+
+impl gigagas_trie::NodeSource for Gated {
+    fn node(&self, hash: &B256) -> Result<Option<Bytes>, gigagas_trie::NodeSourceError> {
+        self.inner.node(hash)
+    }
+}
+
+impl StateSource for Gated {
+    fn account(&self, address: &Address) -> Result<Option<AccountInfo>, StateError> {
+        StateSource::account(&*self.inner, address)
+    }
+    fn storage(&self, address: &Address, slot: &U256) -> Result<U256, StateError> {
+        StateSource::storage(&*self.inner, address, slot)
+    }
+    fn code(&self, hash: &B256) -> Result<Option<Bytecode>, StateError> {
+        StateSource::code(&*self.inner, hash)
+    }
+    fn block_hash(&self, number: u64) -> Result<Option<B256>, StateError> {
+        StateSource::block_hash(&*self.inner, number)
+    }
+    fn has_storage(&self, address: &Address) -> Result<bool, StateError> {
+        StateSource::has_storage(&*self.inner, address)
+    }
+}
+
+/// A signed EIP-1559 transfer of `value` wei to `to` from the dev key, nonce `nonce` (gas for
+/// a new account under Amsterdam's state-creation cost).
+fn transfer(nonce: u64, to: Address, value: u64) -> (String, B256) {
+    let tx = TxEip1559 {
+        chain_id: 1337,
+        nonce,
+        gas_limit: 1_000_000,
+        max_fee_per_gas: 20_000_000_000,
+        max_priority_fee_per_gas: 1_000_000_000,
+        to: TxKind::Call(to),
+        value: U256::from(value),
+        ..Default::default()
+    };
+    let key = SigningKey::from_slice(&alloy_primitives::hex::decode(KEY).unwrap()).unwrap();
+    let (sig, recid) = key.sign_prehash_recoverable(tx.signature_hash().as_slice()).unwrap();
+    let signature = Signature::new(
+        U256::from_be_slice(&sig.r().to_bytes()),
+        U256::from_be_slice(&sig.s().to_bytes()),
+        recid.is_y_odd(),
+    );
+    let envelope = TxEnvelope::Eip1559(tx.into_signed(signature));
+    let hash = *envelope.tx_hash();
+    (format!("0x{}", alloy_primitives::hex::encode(envelope.encoded_2718())), hash)
+}
+
+/// Builds a block holding the pool's transactions on `head` at `timestamp` and imports it
+/// (`newPayload` VALID); its hash.
+async fn build(engine: &Engine, head: B256, timestamp: u64) -> B256 {
+    let answer =
+        call(engine, "engine_forkchoiceUpdatedV4", vec![state(head), attributes(4, timestamp)])
+            .await
+            .unwrap();
+    let envelope =
+        call(engine, "engine_getPayloadV6", vec![answer["payloadId"].clone()]).await.unwrap();
+    let payload = envelope["executionPayload"].clone();
+    let hash: B256 = serde_json::from_value(payload["blockHash"].clone()).unwrap();
+    let params = vec![
+        payload,
+        json!([]),
+        json!(B256::repeat_byte(7)),
+        envelope["executionRequests"].clone(),
+    ];
+    let status = call(engine, "engine_newPayloadV5", params).await.unwrap();
+    assert_eq!(status["status"], "VALID", "{status}");
+    hash
+}
+
+/// The answers a reader gets about block 1 and its transfer, to compare before and after the
+/// store holds it.
+async fn answers(engine: &Engine, tx: B256, to: Address) -> Vec<Value> {
+    let mut out = Vec::new();
+    for (method, params) in [
+        ("eth_blockNumber", vec![]),
+        ("eth_getBlockByNumber", vec![json!("latest"), json!(true)]),
+        ("eth_getBlockByNumber", vec![json!("0x1"), json!(false)]),
+        ("eth_getTransactionByHash", vec![json!(tx)]),
+        ("eth_getTransactionReceipt", vec![json!(tx)]),
+        ("eth_getBlockReceipts", vec![json!("latest")]),
+        ("eth_getBalance", vec![json!(to), json!("latest")]),
+        ("eth_getBalance", vec![json!(to), json!("0x0")]),
+        ("eth_getTransactionCount", vec![json!(SENDER), json!("latest")]),
+        ("eth_getTransactionCount", vec![json!(SENDER), json!("0x0")]),
+        ("eth_getProof", vec![json!(to), json!([]), json!("latest")]),
+        ("eth_call", vec![json!({"from": SENDER, "to": to, "value": "0x1"}), json!("latest")]),
+    ] {
+        out.push(call(engine, method, params.clone()).await.unwrap_or_else(|code| {
+            panic!("{method} {params:?}: error {code}");
+        }));
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rpc_serves_canonical_blocks_the_store_does_not_hold_yet() {
+    let dir = tempfile::tempdir().unwrap();
+    let storage = Arc::new(Storage::open(dir.path()).unwrap());
+    let genesis = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testing/dev-genesis.json"),
+    )
+    .unwrap();
+    let genesis_hash = init_genesis(&*storage, &genesis).unwrap().hash;
+    let gated =
+        Arc::new(Gated { inner: storage.clone(), open: Mutex::new(true), opened: Condvar::new() });
+    let store: Arc<dyn FullProvider> = gated.clone();
+    let tree = BlockTree::new(store, 2).unwrap().with_background_persistence(true, None).unwrap();
+    let pool = Arc::new(TxPool::default());
+    let (handle, thread) = EngineService::spawn(tree, pool.clone(), Arc::default(), None).unwrap();
+    let provider = handle.provider().clone();
+    let engine: Engine = auth_module(Arc::new(RpcContext::new(handle, pool)));
+
+    let to = Address::repeat_byte(0x42);
+    let (raw, tx) = transfer(0, to, 1_000_000);
+    call(&engine, "eth_sendRawTransaction", vec![json!(raw)]).await.unwrap();
+    let block = build(&engine, genesis_hash, 1).await;
+    gated.set(false);
+    let answer =
+        call(&engine, "engine_forkchoiceUpdatedV4", vec![state(block), Value::Null]).await.unwrap();
+    assert_eq!(answer["payloadStatus"]["status"], "VALID");
+
+    // The store still stands at genesis; every answer is about block 1.
+    assert_eq!(storage.best_block().unwrap(), Some((0, genesis_hash)));
+    assert_eq!(provider.canonical_in_memory_state().canonical_chain().blocks().len(), 1);
+    let from_memory = answers(&engine, tx, to).await;
+    assert_eq!(from_memory[0], json!("0x1"));
+    assert_eq!(from_memory[1]["hash"], json!(block));
+    assert_eq!(from_memory[1]["transactions"][0]["hash"], json!(tx));
+    assert_eq!(from_memory[3]["blockHash"], json!(block));
+    assert_eq!(from_memory[4]["status"], json!("0x1"));
+    assert_eq!(from_memory[4]["blockNumber"], json!("0x1"));
+    assert_eq!(from_memory[5].as_array().unwrap().len(), 1);
+    assert_eq!(from_memory[6], json!(format!("{:#x}", 1_000_000)));
+    assert_eq!(from_memory[7], json!("0x0"));
+    assert_eq!(from_memory[8], json!("0x1"));
+    assert_eq!(from_memory[9], json!("0x0"));
+    assert_eq!(from_memory[10]["balance"], json!(format!("{:#x}", 1_000_000)));
+    assert_eq!(from_memory[11], json!("0x"));
+    assert_eq!(storage.best_block().unwrap(), Some((0, genesis_hash)), "nothing committed yet");
+
+    // Persisted: the same answers from the store, and the block leaves memory.
+    gated.set(true);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while storage.best_block().unwrap() != Some((1, block))
+        || !provider.canonical_in_memory_state().canonical_chain().blocks().is_empty()
+    {
+        assert!(Instant::now() < deadline, "block 1 not persisted");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(answers(&engine, tx, to).await, from_memory);
+    drop((engine, provider));
+    thread.join().unwrap();
+}
