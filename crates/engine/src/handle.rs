@@ -5,7 +5,6 @@ use crate::{
     message::{BuildRequest, ForkchoiceAnswer, ForkchoiceState, NewPayload},
     EngineError, EngineMessage, Forkchoice, PayloadStatus,
 };
-use gigagas_chain_state::BlockchainProvider;
 use gigagas_payload::{BuiltPayload, PayloadAttributes, PayloadStore};
 use gigagas_primitives::ChainSpec;
 use std::sync::Arc;
@@ -20,7 +19,6 @@ pub struct EngineHandle {
     chain: Arc<ChainSpec>,
     executor_threads: usize,
     payloads: Arc<PayloadStore>,
-    provider: BlockchainProvider,
 }
 
 impl EngineHandle {
@@ -31,17 +29,8 @@ impl EngineHandle {
         chain: ChainSpec,
         executor_threads: usize,
         payloads: Arc<PayloadStore>,
-        provider: BlockchainProvider,
     ) -> Self {
-        Self {
-            tx,
-            forkchoice,
-            syncing,
-            chain: Arc::new(chain),
-            executor_threads,
-            payloads,
-            provider,
-        }
+        Self { tx, forkchoice, syncing, chain: Arc::new(chain), executor_threads, payloads }
     }
 
     async fn ask<T>(
@@ -147,14 +136,6 @@ impl EngineHandle {
     /// Worker threads of the engine's parallel executor (one pool, built once).
     pub fn executor_threads(&self) -> usize {
         self.executor_threads
-    }
-
-    /// The chain as the engine publishes it (reth's `BlockchainProvider`): the executed
-    /// canonical blocks the store does not hold yet, over the store. Every reader of the chain
-    /// (JSON-RPC, the network) reads through it, so that the head [`Self::forkchoice`] names
-    /// can always be read.
-    pub fn provider(&self) -> &BlockchainProvider {
-        &self.provider
     }
 
     /// The payloads built, by payload id (`engine_getPayload`).

@@ -77,7 +77,6 @@ impl EngineService {
             tree.chain().clone(),
             tree.executor_threads(),
             payloads.clone(),
-            provider.clone(),
         );
         let service =
             Self { tree, pool, payloads, on_event, forkchoice, provider, syncing, builder };

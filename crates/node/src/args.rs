@@ -123,10 +123,11 @@ pub struct NodeArgs {
     #[arg(long = "engine.optimistic", default_value_t = false, action = clap::ArgAction::Set)]
     pub engine_optimistic: bool,
     /// Commit canonical blocks to the store on a thread of their own (reth's persistence
-    /// service) while the next payloads execute on them from memory; `false` (the default)
-    /// commits them before each forkchoice update returns. In the background, the head that
-    /// JSON-RPC, sync and gossip see trails the forkchoice by the blocks being committed.
-    #[arg(long = "engine.persistence-background", default_value_t = false, action = clap::ArgAction::Set)]
+    /// service, the default) while the next payloads execute on them from memory; `false`
+    /// commits them before each forkchoice update returns. Either way JSON-RPC, sync and
+    /// gossip read the forkchoice head at once: the blocks not yet committed are served from
+    /// memory (the in-memory canonical chain).
+    #[arg(long = "engine.persistence-background", default_value_t = true, action = clap::ArgAction::Set)]
     pub engine_persistence_background: bool,
     /// Compute the state root of a payload that carries a BAL from the BAL, on a thread of its
     /// own while the parallel executor runs (kept when the executed state changes are the

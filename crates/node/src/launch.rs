@@ -11,6 +11,7 @@ use crate::{gossip, metrics, NodeArgs, NodeError};
 use alloy_consensus::{Block, TxEnvelope};
 use alloy_primitives::{address, Address};
 use alloy_rlp::Decodable;
+use gigagas_chain_state::BlockchainProvider;
 use gigagas_engine::{
     local::{LocalMiner, MinerConfig},
     BlockTree, EngineHandle, EngineService,
@@ -105,16 +106,18 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
         .with_io(args.engine_io)
         .with_background_persistence(args.engine_persistence_background, Some(&executor))
         .map_err(NodeError::EngineThread)?;
+    // Every reader of the chain (the network's answers, sync, gossip, the pool's checks,
+    // JSON-RPC) reads it as the engine publishes it: the canonical blocks not yet persisted
+    // from memory, the rest from the store.
+    let provider =
+        BlockchainProvider::new(storage.clone(), tree.canonical_in_memory_state().clone());
+    let chain: Arc<dyn FullReader> = Arc::new(provider.clone());
     let pool = Arc::new(TxPool::default());
     let payloads = Arc::new(PayloadStore::default());
     let on_event = args.metrics.map(|_| metrics::hook());
     let (engine, engine_thread) = EngineService::spawn(tree, pool.clone(), payloads, on_event)
         .map_err(NodeError::EngineThread)?;
     let engine_thread = executor.watch_critical_thread("engine", engine_thread);
-    // Every reader of the chain (the network's answers, sync, gossip, the pool's checks,
-    // JSON-RPC) reads it as the engine publishes it: the canonical blocks not yet persisted
-    // from memory, the rest from the store.
-    let chain: Arc<dyn FullReader> = Arc::new(engine.provider().clone());
     if let Some(addr) = args.metrics {
         let scheduler =
             if args.engine_parallel { args.engine_scheduler.name() } else { "sequential" };
@@ -241,7 +244,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     }
 
     // The RPC servers: handlers over the store, the engine's handle, the pool and the network.
-    let mut ctx = RpcContext::new(engine.clone(), pool)
+    let mut ctx = RpcContext::new(provider, engine.clone(), pool)
         .with_gas_cap(args.rpc_gas_cap)
         .with_log_limits(args.rpc_max_blocks_per_filter, args.rpc_max_logs_per_response)
         .with_evm_timeout(Some(args.rpc_evm_timeout).filter(|t| !t.is_zero()));

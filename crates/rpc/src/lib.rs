@@ -107,11 +107,12 @@ pub const DEFAULT_MAX_LOGS_PER_RESPONSE: usize = 20_000;
 pub const DEFAULT_GAS_CAP: u64 = 50_000_000;
 
 impl RpcContext {
-    /// The handlers' context over the engine behind `engine` (its chain read through
-    /// [`EngineHandle::provider`]) and `pool`.
-    pub fn new(engine: EngineHandle, pool: Arc<TxPool>) -> Self {
+    /// The handlers' context over `provider` (the engine tree's in-memory canonical chain
+    /// over its store: [`gigagas_engine::BlockTree::canonical_in_memory_state`]), the engine
+    /// behind `engine` and `pool`.
+    pub fn new(provider: BlockchainProvider, engine: EngineHandle, pool: Arc<TxPool>) -> Self {
         Self {
-            provider: Arc::new(engine.provider().clone()),
+            provider: Arc::new(provider),
             chain: engine.chain().clone(),
             engine,
             pool,

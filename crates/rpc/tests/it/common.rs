@@ -4,6 +4,7 @@
 
 #![allow(dead_code, unreachable_pub)]
 
+use gigagas_chain_state::BlockchainProvider;
 use gigagas_engine::{BlockTree, EngineService};
 use gigagas_rpc::{auth_module, RpcContext};
 use gigagas_storage::{FullProvider, Storage};
@@ -47,9 +48,10 @@ pub fn node_with(
     let store: Arc<dyn FullProvider> = Arc::new(Storage::open(dir).unwrap());
     let genesis_hash = init_genesis(&*store, &serde_json::to_vec(&genesis).unwrap()).unwrap().hash;
     let tree = BlockTree::new(store.clone(), 2).unwrap();
+    let provider = BlockchainProvider::new(store, tree.canonical_in_memory_state().clone());
     let pool = Arc::new(TxPool::default());
     let (handle, thread) = EngineService::spawn(tree, pool.clone(), Arc::default(), None).unwrap();
-    let ctx = configure(RpcContext::new(handle, pool));
+    let ctx = configure(RpcContext::new(provider, handle, pool));
     (auth_module(Arc::new(ctx)), genesis_hash, thread)
 }
 

@@ -7,6 +7,7 @@
 //! tree, where the stored state is read (`BlockTree::with_source_layer`), as a failing disk would;
 //! the tree runs in the engine task, as in the node, and the handlers reach it by messages.
 
+use gigagas_chain_state::BlockchainProvider;
 use gigagas_engine::{BlockTree, EngineService};
 use gigagas_rpc::{auth_module, RpcContext};
 use gigagas_state::{StateError, StateSource};
@@ -77,9 +78,10 @@ async fn new_payload_on_a_failing_database_is_an_error_not_invalid() {
     let tree = BlockTree::new(store.clone(), 2).unwrap().with_built_kept(false).with_source_layer(
         move |inner| Arc::new(Flaky { inner, fail: layer_fail.clone() }) as Arc<dyn StateSource>,
     );
+    let provider = BlockchainProvider::new(store, tree.canonical_in_memory_state().clone());
     let (handle, _engine_thread) =
         EngineService::spawn(tree, Arc::default(), Arc::default(), None).unwrap();
-    let engine = auth_module(Arc::new(RpcContext::new(handle, Arc::default())));
+    let engine = auth_module(Arc::new(RpcContext::new(provider, handle, Arc::default())));
 
     let state = json!({
         "headBlockHash": genesis_hash,

@@ -9,6 +9,7 @@ use crate::common::{attributes, call, state, Engine};
 use alloy_consensus::{SignableTransaction, TxEip1559, TxEnvelope};
 use alloy_eips::eip2718::Encodable2718;
 use alloy_primitives::{Address, Bytes, Signature, TxKind, B256, U256};
+use gigagas_chain_state::BlockchainProvider;
 use gigagas_engine::{BlockTree, EngineService};
 use gigagas_rpc::{auth_module, RpcContext};
 use gigagas_state::{StateError, StateSource};
@@ -251,9 +252,10 @@ async fn rpc_serves_canonical_blocks_the_store_does_not_hold_yet() {
     let store: Arc<dyn FullProvider> = gated.clone();
     let tree = BlockTree::new(store, 2).unwrap().with_background_persistence(true, None).unwrap();
     let pool = Arc::new(TxPool::default());
+    let memory = tree.canonical_in_memory_state().clone();
+    let provider = BlockchainProvider::new(gated.clone(), memory.clone());
     let (handle, thread) = EngineService::spawn(tree, pool.clone(), Arc::default(), None).unwrap();
-    let provider = handle.provider().clone();
-    let engine: Engine = auth_module(Arc::new(RpcContext::new(handle, pool)));
+    let engine: Engine = auth_module(Arc::new(RpcContext::new(provider, handle, pool)));
 
     let to = Address::repeat_byte(0x42);
     let (raw, tx) = transfer(0, to, 1_000_000);
@@ -266,7 +268,7 @@ async fn rpc_serves_canonical_blocks_the_store_does_not_hold_yet() {
 
     // The store still stands at genesis; every answer is about block 1.
     assert_eq!(storage.best_block().unwrap(), Some((0, genesis_hash)));
-    assert_eq!(provider.canonical_in_memory_state().canonical_chain().blocks().len(), 1);
+    assert_eq!(memory.canonical_chain().blocks().len(), 1);
     let from_memory = answers(&engine, tx, to).await;
     assert_eq!(from_memory[0], json!("0x1"));
     assert_eq!(from_memory[1]["hash"], json!(block));
@@ -287,12 +289,12 @@ async fn rpc_serves_canonical_blocks_the_store_does_not_hold_yet() {
     gated.set(true);
     let deadline = Instant::now() + Duration::from_secs(20);
     while storage.best_block().unwrap() != Some((1, block))
-        || !provider.canonical_in_memory_state().canonical_chain().blocks().is_empty()
+        || !memory.canonical_chain().blocks().is_empty()
     {
         assert!(Instant::now() < deadline, "block 1 not persisted");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert_eq!(answers(&engine, tx, to).await, from_memory);
-    drop((engine, provider));
+    drop((engine, memory));
     thread.join().unwrap();
 }
