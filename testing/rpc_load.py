@@ -24,7 +24,12 @@ rpc-load.json under --out/<client>-<load>-<run>/.
 Usage: python3 testing/rpc_load.py --chain target/chains/osaka-rpcload-50m
            [--clients gigagas,geth] [--loads idle,blocks:40,mixed:40,mixed:100,mixed:400,mixed:1000,mixed:3000]
            [--blocks N] [--runs 1] [--flags "--engine.threads 2"] [--client-nice 19]
-           [--out target/rpc-load] [--json]
+           [--kill-at N] [--out target/rpc-load] [--json]
+
+`--kill-at N` adds a crash under load: gigagas killed with SIGKILL once its head passes block N
+while the highest mixed load runs, restarted on its datadir and the replay resumed under the
+same load; met when the reopened head holds every block reported committed before the kill and
+the chain completes.
 
 On a machine of few cores the load's client competes with the node for them; `--client-nice 19`
 runs the client threads at the lowest priority (the replay, the consensus client's part, keeps
@@ -35,14 +40,16 @@ import argparse
 import json
 import os
 import shlex
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "testing"))
-from gigagas_testing import GethNode, GigagasNode, geth_binary  # noqa: E402
+from gigagas_testing import GethNode, GigagasNode, geth_binary, json_rpc, metric  # noqa: E402
 
 DEFAULT_LOADS = "idle,blocks:40,mixed:40,mixed:100,mixed:400,mixed:1000,mixed:3000"
 
@@ -92,6 +99,80 @@ def one_run(args, client, load, run):
     report = json.loads(proc.stdout)
     report.update({"client": client, "load": load, "run": run})
     return report
+
+
+def kill_run(args, load):
+    """`kill -9` of gigagas during the loaded replay: the replay runs under `load` until the
+    forkchoice head passes `--kill-at`, the node is killed with SIGKILL there (requests in
+    flight), restarted on the same datadir, and the replay resumes under the same load from its
+    head + 1 to the chain's end. Checked: the reopened head holds every block the node had
+    reported committed before the kill (its `gigagas_chain_persisted_number` gauge), and every
+    block after it is VALID again up to the chain's last block."""
+    mix, rate = parse_load(load)
+    label = f"gigagas-kill-{load.replace(':', '')}"
+    genesis = os.path.join(args.chain, "genesis.json")
+    info = json.load(open(os.path.join(args.chain, "info.json")))
+    last = args.blocks or info["blocks"][-1]["number"]
+    flags = ["--disable-network"] + shlex.split(args.flags)
+
+    def load_cmd(node, out, start=None):
+        cmd = [args.bench, "rpc-load", "--chain", args.chain, "--engine", node.engine_url,
+               "--jwt-secret", node.jwt_path, "--rpc", node.url, "--rate", str(rate), "--mix",
+               mix, "--pid", str(node.proc.pid), "--label", label, "--to", str(last), "--json"]
+        if out:
+            cmd += ["--out", out]
+        if start:
+            cmd += ["--from", str(start)]
+        if args.client_nice:
+            cmd += ["--client-nice", str(args.client_nice)]
+        return cmd
+
+    with tempfile.TemporaryDirectory(dir=os.path.join(ROOT, "target")) as tmp:
+        datadir = os.path.join(tmp, "datadir")
+        subprocess.run([args.gigagas, "init", "--genesis", genesis, "--datadir", datadir],
+                       check=True, capture_output=True)
+        log = os.path.join(tmp, "node.log")
+        node = GigagasNode(args.gigagas, datadir, flags, metrics=True, log_path=log)
+        loader = subprocess.Popen(load_cmd(node, None), stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, text=True)
+        try:
+            head = persisted = 0
+            while head < args.kill_at:
+                if loader.poll() is not None:
+                    raise SystemExit(f"rpc_load: {label}: the replay ended before block "
+                                     f"{args.kill_at}: {loader.stderr.read()[-2000:]}")
+                head = node.head()
+                time.sleep(0.01)
+            persisted = int(metric(node.metrics(), "gigagas_chain_persisted_number"))
+            node.stop(signal.SIGKILL)
+        finally:
+            loader.kill()
+            loader.wait()
+        node = GigagasNode(args.gigagas, datadir, flags, metrics=True, log_path=log)
+        try:
+            reopened = node.head()
+            out = os.path.join(args.out, label)
+            proc = subprocess.run(load_cmd(node, out, reopened + 1), capture_output=True,
+                                  text=True)
+            final = json_rpc(node.url, "eth_getBlockByNumber", ["latest", False])
+        finally:
+            node.stop()
+    if proc.returncode != 0:
+        raise SystemExit(f"rpc_load: {label}: the resumed replay failed: {proc.stderr[-3000:]}")
+    report = json.loads(proc.stdout)
+    expected = next(b for b in info["blocks"] if b["number"] == last)
+    kill = {"load": load, "head_at_kill": head, "persisted_before_kill": persisted,
+            "reopened_at": reopened, "resumed_from": reopened + 1,
+            "final_head": int(final["number"], 16),
+            "nothing_committed_lost": reopened >= persisted,
+            "chain_completed": final["hash"] == expected["hash"],
+            "resumed_mgas_per_s": report["replay"]["mgas_per_s"],
+            "resumed_errors": sum(report["errors"].values())}
+    print(f"{label}: killed at head {head} (committed {persisted}), reopened at {reopened}, "
+          f"resumed to {kill['final_head']} under {load}: nothing committed lost "
+          f"{kill['nothing_committed_lost']}, chain completed {kill['chain_completed']}",
+          file=sys.stderr, flush=True)
+    return kill
 
 
 def median_of(runs, client, load, key):
@@ -174,6 +255,9 @@ def main():
     ap.add_argument("--client-nice", type=int, default=0,
                     help="nice value of the load's client threads (19: the node's cores left "
                          "to it, as with remote clients; the replay keeps nice 0)")
+    ap.add_argument("--kill-at", type=int,
+                    help="also kill gigagas with SIGKILL once its head passes block N under the "
+                         "highest mixed load, restart it and resume (nothing committed lost)")
     ap.add_argument("--out", default=os.path.join(ROOT, "target/rpc-load"))
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
@@ -198,10 +282,19 @@ def main():
                       f"backlog {r['backlog']}, node {node.get('cpu_cores', 0):.2f} cores "
                       f"{node.get('rss_max_mib', 0):.0f} MiB", file=sys.stderr, flush=True)
     checks = targets(runs, loads)
+    kill = None
+    if args.kill_at:
+        mixed = [load for load in loads if load.startswith("mixed:")] or ["mixed:400"]
+        kill = kill_run(args, max(mixed, key=lambda load: parse_load(load)[1]))
+        checks.append((f"kill -9 at block {args.kill_at} under {kill['load']}: nothing "
+                       "committed lost, the chain completes after the restart",
+                       kill["nothing_committed_lost"] and kill["chain_completed"],
+                       f"committed {kill['persisted_before_kill']}, reopened at "
+                       f"{kill['reopened_at']}, final head {kill['final_head']}"))
     chart = plot(runs, clients, loads, os.path.join(args.out, "rpc-load.png"))
     summary = {"chain": args.chain, "clients": clients, "loads": loads, "flags": args.flags,
                "client_nice": args.client_nice,
-               "cpus": os.cpu_count(), "runs": runs, "chart": chart,
+               "cpus": os.cpu_count(), "runs": runs, "chart": chart, "kill": kill,
                "targets": [{"target": t, "met": m, "figures": f} for t, m, f in checks]}
     with open(os.path.join(args.out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)

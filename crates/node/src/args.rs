@@ -65,6 +65,14 @@ pub struct NodeArgs {
     /// `--rpc.max-logs-per-response`; 0: none).
     #[arg(long = "rpc.max-logs-per-response", default_value_t = gigagas_rpc::DEFAULT_MAX_LOGS_PER_RESPONSE)]
     pub rpc_max_logs_per_response: usize,
+    /// Decoded blocks JSON-RPC keeps for the next requests that name them (reth's
+    /// `--rpc-cache.max-blocks`; 0: none).
+    #[arg(long = "rpc-cache.max-blocks", default_value_t = gigagas_rpc::cache::DEFAULT_MAX_BLOCKS)]
+    pub rpc_cache_max_blocks: u64,
+    /// Blocks whose decoded receipts JSON-RPC keeps (reth's `--rpc-cache.max-receipts`; 0:
+    /// none).
+    #[arg(long = "rpc-cache.max-receipts", default_value_t = gigagas_rpc::cache::DEFAULT_MAX_RECEIPTS)]
+    pub rpc_cache_max_receipts: u64,
     /// Threads of the JSON-RPC runtime's blocking pool, where the CPU-heavy methods run
     /// (`eth_call`, `eth_estimateGas`, `eth_createAccessList`, `eth_simulateV1`, `eth_getLogs`,
     /// `eth_getBlockReceipts`, `debug_trace*`); more wait their turn (reth's

@@ -247,6 +247,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     let mut ctx = RpcContext::new(provider, engine.clone(), pool)
         .with_gas_cap(args.rpc_gas_cap)
         .with_log_limits(args.rpc_max_blocks_per_filter, args.rpc_max_logs_per_response)
+        .with_cache(args.rpc_cache_max_blocks, args.rpc_cache_max_receipts)
         .with_evm_timeout(Some(args.rpc_evm_timeout).filter(|t| !t.is_zero()));
     if let Some((devp2p, _)) = &devp2p {
         ctx = ctx.with_network(Arc::new(devp2p.clone()));

@@ -101,6 +101,10 @@ fn describe() {
     describe_gauge!("gigagas_bal_bytes", "RLP size of the last payload's block access list");
     describe_counter!("gigagas_bal_bytes_total", "RLP bytes of block access lists received");
     describe_gauge!("gigagas_chain_head_number", "canonical head block number");
+    describe_gauge!(
+        "gigagas_chain_persisted_number",
+        "the last canonical block the store holds (trails the head while blocks are committed in the background)"
+    );
     describe_counter!("gigagas_chain_reorgs_total", "forkchoice updates that unwound blocks");
     describe_counter!("gigagas_chain_unwound_blocks_total", "blocks removed by reorgs");
     describe_histogram!("gigagas_payload_build_seconds", "time to build a payload");
@@ -173,6 +177,7 @@ fn record(event: &EngineEvent<'_>) {
                 .or_else(|| change.unwound.last().map(|(n, _)| n - 1));
             if let Some(n) = head {
                 gauge!("gigagas_chain_head_number").set(n as f64);
+                gauge!("gigagas_chain_persisted_number").set(n as f64);
             }
         }
         EngineEvent::Built(p) => {

@@ -7,6 +7,7 @@ use alloy_consensus::Header;
 use alloy_eips::{BlockId, BlockNumberOrTag};
 use alloy_primitives::B256;
 use gigagas_storage_api::{BlockNumReader, HeaderProvider, TransactionsProvider};
+use std::sync::Arc;
 
 /// The block number `id` names, `None` when no such block is stored.
 pub(crate) fn resolve(ctx: &RpcContext, id: BlockId) -> Result<Option<u64>, RpcError> {
@@ -47,7 +48,10 @@ pub(crate) fn header_or_latest(
 }
 
 /// The block `id` names, `None` when no such block is stored.
-pub(crate) fn block_of(ctx: &RpcContext, id: BlockId) -> Result<Option<StoredBlock>, RpcError> {
+pub(crate) fn block_of(
+    ctx: &RpcContext,
+    id: BlockId,
+) -> Result<Option<Arc<StoredBlock>>, RpcError> {
     match resolve(ctx, id)? {
         Some(n) => StoredBlock::load(ctx, n),
         None => Ok(None),
@@ -66,7 +70,7 @@ pub(crate) fn block_name(id: BlockId) -> String {
 pub(crate) fn located_transaction(
     ctx: &RpcContext,
     hash: &B256,
-) -> Result<Option<(StoredBlock, usize)>, RpcError> {
+) -> Result<Option<(Arc<StoredBlock>, usize)>, RpcError> {
     let Some((number, index)) = ctx.provider.transaction_location(hash)? else { return Ok(None) };
     Ok(StoredBlock::load(ctx, number)?.map(|b| (b, index as usize)))
 }

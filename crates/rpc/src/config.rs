@@ -106,7 +106,8 @@ pub(crate) fn eth_config(ctx: &RpcContext) -> Result<Value, RpcError> {
     let head = ctx.forkchoice().head.0;
     let header = StoredBlock::load(ctx, head)?
         .ok_or_else(|| RpcError::NotFound(format!("block {head}")))?
-        .header;
+        .header
+        .clone();
     let genesis = StoredBlock::load(ctx, 0)?.ok_or_else(|| RpcError::NotFound("genesis".into()))?;
     let (_, times) = ctx.chain.fork_activations(genesis.header.timestamp);
     let now = header.timestamp;

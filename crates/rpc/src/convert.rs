@@ -12,9 +12,10 @@ use alloy_rpc_types_eth::{
     Block as RpcBlock, BlockTransactions, Header as RpcHeader, Log as RpcLog,
     Transaction as RpcTransaction, TransactionReceipt,
 };
-use gigagas_storage_api::{BlockReader, HeaderProvider, ReceiptProvider};
+use gigagas_storage_api::{BlockHashReader, BlockReader, HeaderProvider, ReceiptProvider};
+use std::sync::Arc;
 
-/// A stored block, decoded.
+/// A canonical block, decoded (shared through the RPC's cache, [`crate::cache::RpcCache`]).
 pub(crate) struct StoredBlock {
     pub(crate) number: u64,
     pub(crate) hash: B256,
@@ -26,8 +27,14 @@ pub(crate) struct StoredBlock {
 }
 
 impl StoredBlock {
-    /// Loads block `number`, `None` when it is not stored.
-    pub(crate) fn load(ctx: &RpcContext, number: u64) -> Result<Option<Self>, RpcError> {
+    /// Canonical block `number` (from the cache, else decoded and cached), `None` when it is
+    /// not held.
+    pub(crate) fn load(ctx: &RpcContext, number: u64) -> Result<Option<Arc<Self>>, RpcError> {
+        if let Some(hash) = ctx.provider.block_hash(number)? {
+            if let Some(block) = ctx.cache.blocks.get(&hash) {
+                return Ok(Some(block));
+            }
+        }
         let Some(header) = ctx.provider.header_by_number(number)? else { return Ok(None) };
         let body = ctx
             .provider
@@ -38,14 +45,22 @@ impl StoredBlock {
             .provider
             .senders_by_number(number)?
             .filter(|senders| senders.len() == body.transactions.len());
-        Ok(Some(Self { number, hash, header, body, senders }))
+        let block = Arc::new(Self { number, hash, header, body, senders });
+        ctx.cache.blocks.insert(hash, block.clone());
+        Ok(Some(block))
     }
 
-    /// The block's receipts as stored (consensus form, with blooms).
-    pub(crate) fn receipts(&self, ctx: &RpcContext) -> Result<Vec<ReceiptEnvelope>, RpcError> {
-        ctx.provider
-            .receipts_by_number(self.number)?
-            .ok_or_else(|| RpcError::Store(format!("receipts of block {} missing", self.number)))
+    /// The block's receipts as stored (consensus form, with blooms), through the cache.
+    pub(crate) fn receipts(&self, ctx: &RpcContext) -> Result<Arc<Vec<ReceiptEnvelope>>, RpcError> {
+        if let Some(receipts) = ctx.cache.receipts.get(&self.hash) {
+            return Ok(receipts);
+        }
+        let receipts =
+            Arc::new(ctx.provider.receipts_by_number(self.number)?.ok_or_else(|| {
+                RpcError::Store(format!("receipts of block {} missing", self.number))
+            })?);
+        ctx.cache.receipts.insert(self.hash, receipts.clone());
+        Ok(receipts)
     }
 
     /// The length of [`StoredBlock::rlp`], computed without encoding (or copying) the block:
@@ -137,52 +152,86 @@ impl StoredBlock {
         ctx: &RpcContext,
     ) -> Result<Vec<TransactionReceipt>, RpcError> {
         let receipts = self.receipts(ctx)?;
-        let blob_fee = ctx
-            .chain
-            .blob_params(self.header.timestamp)
-            .and_then(|params| self.header.blob_fee(params));
         let mut out = Vec::with_capacity(receipts.len());
-        let (mut previous_cumulative, mut log_index) = (0u64, 0u64);
-        for (i, (receipt, tx)) in receipts.into_iter().zip(&self.body.transactions).enumerate() {
-            let from = self.sender(i)?;
-            let cumulative = receipt.cumulative_gas_used();
-            let gas_used = cumulative - previous_cumulative;
-            previous_cumulative = cumulative;
-            let tx_hash = *tx.tx_hash();
-            let inner = receipt.map_logs(|log| {
-                log_index += 1;
-                self.rpc_log(log, tx_hash, i, log_index - 1)
-            });
-            let blob_gas_used = tx.blob_gas_used();
-            out.push(TransactionReceipt {
-                inner,
-                transaction_hash: tx_hash,
-                transaction_index: Some(i as u64),
-                block_hash: Some(self.hash),
-                block_number: Some(self.number),
-                gas_used,
-                effective_gas_price: tx.effective_gas_price(self.header.base_fee_per_gas),
-                blob_gas_used,
-                blob_gas_price: blob_gas_used.and(blob_fee),
-                from,
-                to: tx.to(),
-                contract_address: matches!(tx.kind(), TxKind::Create)
-                    .then(|| from.create(tx.nonce())),
-            });
+        let mut log_index = 0u64;
+        for i in 0..receipts.len() {
+            out.push(self.rpc_receipt_at(ctx, &receipts, i, log_index)?);
+            log_index += receipts[i].logs().len() as u64;
         }
         Ok(out)
     }
 
-    /// Every log of the block in the RPC shape, in order (no sender recovery, unlike
-    /// [`StoredBlock::rpc_receipts`]).
-    pub(crate) fn rpc_logs(&self, ctx: &RpcContext) -> Result<Vec<RpcLog>, RpcError> {
+    /// The receipt of transaction `i` in the RPC shape (`None` past the last).
+    pub(crate) fn rpc_receipt(
+        &self,
+        ctx: &RpcContext,
+        i: usize,
+    ) -> Result<Option<TransactionReceipt>, RpcError> {
+        let receipts = self.receipts(ctx)?;
+        if i >= receipts.len() {
+            return Ok(None);
+        }
+        let log_index = receipts[..i].iter().map(|r| r.logs().len() as u64).sum();
+        self.rpc_receipt_at(ctx, &receipts, i, log_index).map(Some)
+    }
+
+    /// Receipt `i` of `receipts` (this block's) in the RPC shape, its first log the block's
+    /// log `log_index`.
+    fn rpc_receipt_at(
+        &self,
+        ctx: &RpcContext,
+        receipts: &[ReceiptEnvelope],
+        i: usize,
+        log_index: u64,
+    ) -> Result<TransactionReceipt, RpcError> {
+        let (receipt, tx) = (&receipts[i], &self.body.transactions[i]);
+        let from = self.sender(i)?;
+        let cumulative = receipt.cumulative_gas_used();
+        let previous = if i == 0 { 0 } else { receipts[i - 1].cumulative_gas_used() };
+        let tx_hash = *tx.tx_hash();
+        let mut next_log = log_index;
+        let inner = receipt.clone().map_logs(|log| {
+            next_log += 1;
+            self.rpc_log(log, tx_hash, i, next_log - 1)
+        });
+        let blob_fee = ctx
+            .chain
+            .blob_params(self.header.timestamp)
+            .and_then(|params| self.header.blob_fee(params));
+        let blob_gas_used = tx.blob_gas_used();
+        Ok(TransactionReceipt {
+            inner,
+            transaction_hash: tx_hash,
+            transaction_index: Some(i as u64),
+            block_hash: Some(self.hash),
+            block_number: Some(self.number),
+            gas_used: cumulative - previous,
+            effective_gas_price: tx.effective_gas_price(self.header.base_fee_per_gas),
+            blob_gas_used,
+            blob_gas_price: blob_gas_used.and(blob_fee),
+            from,
+            to: tx.to(),
+            contract_address: matches!(tx.kind(), TxKind::Create).then(|| from.create(tx.nonce())),
+        })
+    }
+
+    /// The block's logs that `keep` admits, in the RPC shape, in order (no sender recovery,
+    /// unlike [`StoredBlock::rpc_receipts`]); only those are copied out of the receipts.
+    pub(crate) fn rpc_logs(
+        &self,
+        ctx: &RpcContext,
+        keep: impl Fn(&alloy_primitives::Log) -> bool,
+    ) -> Result<Vec<RpcLog>, RpcError> {
         let mut out = Vec::new();
+        let mut index = 0u64;
         for (i, (receipt, tx)) in
-            self.receipts(ctx)?.into_iter().zip(&self.body.transactions).enumerate()
+            self.receipts(ctx)?.iter().zip(&self.body.transactions).enumerate()
         {
-            for log in receipt.into_receipt().logs {
-                let index = out.len() as u64;
-                out.push(self.rpc_log(log, *tx.tx_hash(), i, index));
+            for log in receipt.logs() {
+                if keep(log) {
+                    out.push(self.rpc_log(log.clone(), *tx.tx_hash(), i, index));
+                }
+                index += 1;
             }
         }
         Ok(out)

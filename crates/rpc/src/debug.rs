@@ -73,7 +73,7 @@ impl DebugRpc {
         Self { ctx }
     }
 
-    fn block(&self, id: BlockId) -> Result<crate::convert::StoredBlock, RpcError> {
+    fn block(&self, id: BlockId) -> Result<std::sync::Arc<crate::convert::StoredBlock>, RpcError> {
         block_of(&self.ctx, id)?.ok_or_else(|| RpcError::NotFound(block_name(id)))
     }
 }

@@ -456,7 +456,7 @@ impl EthApiServer for EthRpc {
 
     fn transaction_receipt(&self, hash: HashParam) -> RpcResult<Option<TransactionReceipt>> {
         match located_transaction(&self.ctx, &hash.0)? {
-            Some((b, i)) => Ok(Some(b.rpc_receipts(&self.ctx)?.swap_remove(i))),
+            Some((b, i)) => Ok(b.rpc_receipt(&self.ctx, i)?),
             None => Ok(None),
         }
     }
@@ -493,7 +493,7 @@ fn state_of(ctx: &RpcContext, id: Option<BlockId>) -> Result<StateAt, RpcError> 
 }
 
 /// The canonical head block.
-fn head_block(ctx: &RpcContext) -> Result<StoredBlock, RpcError> {
+fn head_block(ctx: &RpcContext) -> Result<std::sync::Arc<StoredBlock>, RpcError> {
     let head = ctx.forkchoice().head.0;
     StoredBlock::load(ctx, head)?.ok_or_else(|| RpcError::NotFound(format!("block {head}")))
 }
@@ -558,9 +558,9 @@ fn logs(ctx: &RpcContext, filter: &Filter) -> Result<Vec<RpcLog>, RpcError> {
             _ => continue,
         }
         let Some(b) = StoredBlock::load(ctx, n)? else { continue };
-        logs.extend(b.rpc_logs(ctx)?.into_iter().filter(|log| {
-            filter.matches_address(log.address()) && filter.matches_topics(log.topics())
-        }));
+        logs.extend(b.rpc_logs(ctx, |log| {
+            filter.matches_address(log.address) && filter.matches_topics(log.topics())
+        })?);
         // As reth: a range's answer stops past the limit (a single block's logs are whole),
         // naming the range that fits.
         if ctx.max_logs_per_response != 0 && from != to && logs.len() > ctx.max_logs_per_response {

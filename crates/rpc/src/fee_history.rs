@@ -87,7 +87,7 @@ fn block_rewards(
         .body
         .transactions
         .iter()
-        .zip(&receipts)
+        .zip(receipts.iter())
         .map(|(tx, r)| {
             let used = alloy_consensus::TxReceipt::cumulative_gas_used(r) - previous;
             previous += used;

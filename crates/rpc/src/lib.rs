@@ -22,6 +22,7 @@
 mod admin;
 pub mod auth;
 mod blocks;
+pub mod cache;
 mod call;
 mod config;
 mod convert;
@@ -93,6 +94,8 @@ pub struct RpcContext {
     /// geth's `--rpc.evmtimeout`: an `eth_call` still running after it is aborted (`None`:
     /// never).
     pub evm_timeout: Option<std::time::Duration>,
+    /// Decoded blocks and receipts recently served, by hash (reth's `EthStateCache`).
+    pub cache: cache::RpcCache,
 }
 
 /// geth's `--rpc.evmtimeout` default: 5 s.
@@ -121,12 +124,20 @@ impl RpcContext {
             max_blocks_per_filter: DEFAULT_MAX_BLOCKS_PER_FILTER,
             max_logs_per_response: DEFAULT_MAX_LOGS_PER_RESPONSE,
             evm_timeout: Some(DEFAULT_EVM_TIMEOUT),
+            cache: cache::RpcCache::default(),
         }
     }
 
     /// The same context with `eth_call`'s time limit (`None`: none).
     pub fn with_evm_timeout(mut self, timeout: Option<std::time::Duration>) -> Self {
         self.evm_timeout = timeout;
+        self
+    }
+
+    /// The same context caching at most `max_blocks` decoded blocks and the receipts of
+    /// `max_receipts` blocks (reth's `--rpc-cache.max-blocks`, `--rpc-cache.max-receipts`).
+    pub fn with_cache(mut self, max_blocks: u64, max_receipts: u64) -> Self {
+        self.cache = cache::RpcCache::new(max_blocks, max_receipts);
         self
     }
 
