@@ -24,7 +24,10 @@ rpc-load.json under --out/<client>-<load>-<run>/.
 Usage: python3 testing/rpc_load.py --chain target/chains/osaka-rpcload-50m
            [--clients gigagas,geth] [--loads idle,blocks:40,mixed:40,mixed:100,mixed:400,mixed:1000,mixed:3000]
            [--blocks N] [--runs 1] [--flags "--engine.threads 2"] [--client-nice 19]
-           [--kill-at N] [--out target/rpc-load] [--json]
+           [--cost N] [--kill-at N] [--out target/rpc-load] [--json]
+
+`--cost N` adds, after each idle replay, N requests of each kind sent one at a time to the node
+at rest: each kind's mean answer time, gigagas's against geth's.
 
 `--kill-at N` adds a crash under load: gigagas killed with SIGKILL once its head passes block N
 while the highest mixed load runs, restarted on its datadir and the replay resumed under the
@@ -87,6 +90,8 @@ def one_run(args, client, load, run):
             cmd += ["--to", str(args.blocks)]
         if args.client_nice:
             cmd += ["--client-nice", str(args.client_nice)]
+        if args.cost and rate == 0:
+            cmd += ["--cost", str(args.cost)]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True)
             alive = node.alive()
@@ -255,6 +260,9 @@ def main():
     ap.add_argument("--client-nice", type=int, default=0,
                     help="nice value of the load's client threads (19: the node's cores left "
                          "to it, as with remote clients; the replay keeps nice 0)")
+    ap.add_argument("--cost", type=int, default=0,
+                    help="after each idle replay, N requests of each kind one at a time: each "
+                         "kind's mean answer time at rest, per client")
     ap.add_argument("--kill-at", type=int,
                     help="also kill gigagas with SIGKILL once its head passes block N under the "
                          "highest mixed load, restart it and resume (nothing committed lost)")
@@ -312,6 +320,12 @@ def main():
                       f"{r['replay']['new_payload_p99_ms']:>8.0f} {r['served_per_s']:>10.1f} "
                       f"{sum(r['errors'].values()):>7} {r['backlog']:>8} "
                       f"{node.get('cpu_cores', 0):>6.2f} {node.get('rss_max_mib', 0):>8.0f}")
+    costs = {r["client"]: r["cost_ms"] for r in runs if r.get("cost_ms")}
+    if costs:
+        kinds = sorted({k for c in costs.values() for k in c})
+        print(f"\n{'one request at rest, mean ms':<30}" + "".join(f"{c:>10}" for c in costs))
+        for kind in kinds:
+            print(f"{kind:<30}" + "".join(f"{costs[c].get(kind, 0):>10.2f}" for c in costs))
     for t, met, figures in checks:
         print(f"{'met   ' if met else 'MISSED'} {t}: {figures}")
     if chart:

@@ -71,6 +71,11 @@ pub(crate) struct RpcLoadArgs {
     /// cores, 19 leaves the node the CPU its remote clients would not take. 0: unchanged.
     #[arg(long, default_value_t = 0)]
     pub client_nice: i32,
+    /// After the replay, with the node at rest, send N requests of each kind one after
+    /// another on one connection and report each kind's mean answer time (its cost to the
+    /// node, the client's share included); 0: no such probe.
+    #[arg(long, default_value_t = 0)]
+    pub cost: usize,
 }
 
 /// What the clients ask.
@@ -220,6 +225,8 @@ pub(crate) struct RpcLoadReport {
     methods: BTreeMap<&'static str, MethodReport>,
     replay: ReplaySide,
     node: Option<NodeUsage>,
+    /// `--cost`: each kind's mean answer time at rest (ms), one request at a time.
+    cost_ms: Option<BTreeMap<&'static str, f64>>,
 }
 
 /// Runs `rpc-load`.
@@ -263,6 +270,7 @@ pub(crate) fn run(args: RpcLoadArgs) -> Result<ExitCode, String> {
     }
     let node = sampler.map(|s| s.join().expect("sampler")).transpose()?;
     let replayed = replayed?;
+    let cost_ms = (args.cost > 0).then(|| cost(&targets, &args.rpc, args.cost, args.seed, timeout));
     let stats = std::mem::take(&mut *stats.lock().expect("stats"));
     let mut errors = BTreeMap::new();
     let mut methods = BTreeMap::new();
@@ -306,6 +314,7 @@ pub(crate) fn run(args: RpcLoadArgs) -> Result<ExitCode, String> {
             new_payload_max_ms: replayed.new_payload.max * 1e3,
         },
         node,
+        cost_ms,
     };
     if let Some(out) = &args.replay.out {
         replay::write_outputs(out, &replayed)?;
@@ -494,6 +503,33 @@ fn request(targets: &Targets, kind: Kind, rng: &mut Rng) -> (Kind, String) {
 }
 
 /// A signed EIP-1559 transfer of 1 wei from `key` to `to` with `nonce`, encoded (EIP-2718).
+/// `--cost`: `n` requests of each kind of the mix, one after another on one connection, and
+/// each kind's mean answer time (ms; failed requests count too).
+fn cost(
+    targets: &Targets,
+    url: &str,
+    n: usize,
+    seed: u64,
+    timeout: Duration,
+) -> BTreeMap<&'static str, f64> {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(timeout))
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let mut rng = Rng(seed);
+    let mut out = BTreeMap::new();
+    for (kind, _) in MIXED {
+        let bodies: Vec<String> = (0..n).map(|_| request(targets, kind, &mut rng).1).collect();
+        let start = Instant::now();
+        for body in &bodies {
+            let _ = send(&agent, url, body);
+        }
+        out.insert(kind.label(), start.elapsed().as_secs_f64() * 1e3 / n as f64);
+    }
+    out
+}
+
 fn transfer(key: &SigningKey, nonce: u64, to: Address) -> Bytes {
     let tx = TxEip1559 {
         chain_id: CHAIN_ID,

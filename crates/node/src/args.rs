@@ -95,6 +95,13 @@ pub struct NodeArgs {
     /// validation leaves. 0: RPC at the engine's priority.
     #[arg(long = "rpc.nice", default_value_t = gigagas_tasks::priority::DEFAULT_RPC_NICE, value_parser = clap::value_parser!(i32).range(0..=19))]
     pub rpc_nice: i32,
+    /// Run the public JSON-RPC's threads under Linux's `SCHED_IDLE` policy as well (the
+    /// default): they get a core only when block validation, the network and the Engine API
+    /// leave one idle, so RPC never delays a payload and answers from the CPU validation
+    /// leaves (between slots, nearly all of it). `false`: nice `--rpc.nice` only, RPC keeping
+    /// a share (a tenth at nice 10) while validation is busy, e.g. during a long sync.
+    #[arg(long = "rpc.sched-idle", default_value_t = true, action = clap::ArgAction::Set)]
+    pub rpc_sched_idle: bool,
     /// Run a dev chain: a local miner beside the engine builds, executes and finalizes a block
     /// every `--dev.block-time`, through the engine's messages as the Engine API handlers send
     /// them. An empty datadir starts from testing/dev-genesis.json unless `--chain` names a

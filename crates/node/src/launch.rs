@@ -267,6 +267,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
             args.rpc_threads.unwrap_or(cores),
             args.rpc_max_blocking,
             args.rpc_nice,
+            args.rpc_sched_idle,
         )
         .map_err(NodeError::RpcRuntime)?,
     ));

@@ -33,6 +33,33 @@ pub fn lower_current_thread(nice: i32) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Moves the calling thread to Linux's `SCHED_IDLE` policy: it runs only on a core no other
+/// thread of a normal policy wants (any such thread that wakes preempts it at once), the
+/// strongest priority below the others' that needs no privilege.
+///
+/// # Errors
+/// The OS's refusal (`sched_setscheduler`); on other systems nothing is done.
+pub fn idle_current_thread() -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        let param = libc::sched_param { sched_priority: 0 };
+        // SAFETY: a plain system call on the calling thread (pid 0) with a valid parameter.
+        if unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Whether the calling thread runs under `SCHED_IDLE` (Linux; false elsewhere).
+pub fn current_thread_is_idle() -> bool {
+    #[cfg(target_os = "linux")]
+    // SAFETY: a plain system call on the calling thread.
+    return unsafe { libc::sched_getscheduler(0) } == libc::SCHED_IDLE;
+    #[cfg(not(target_os = "linux"))]
+    false
+}
+
 /// The calling thread's nice value (Linux; 0 elsewhere).
 pub fn current_thread_nice() -> i32 {
     #[cfg(target_os = "linux")]
@@ -50,7 +77,8 @@ pub fn current_thread_nice() -> i32 {
 
 /// A multi-threaded Tokio runtime named `name` with `workers` worker threads and at most
 /// `max_blocking` blocking-pool threads (work beyond them waits in the pool's queue), every
-/// thread at nice value `nice` (0: unchanged).
+/// thread at nice value `nice` (0: unchanged) and, with `sched_idle`, under `SCHED_IDLE`
+/// ([`idle_current_thread`]).
 ///
 /// # Errors
 /// The runtime's threads could not be made.
@@ -59,6 +87,7 @@ pub fn lower_runtime(
     workers: usize,
     max_blocking: usize,
     nice: i32,
+    sched_idle: bool,
 ) -> std::io::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(workers.max(1))
@@ -68,6 +97,11 @@ pub fn lower_runtime(
             if nice > 0 {
                 if let Err(e) = lower_current_thread(nice) {
                     tracing::warn!(target: "tasks", runtime = name, nice, error = %e, "thread priority unchanged");
+                }
+            }
+            if sched_idle {
+                if let Err(e) = idle_current_thread() {
+                    tracing::warn!(target: "tasks", runtime = name, error = %e, "thread policy unchanged");
                 }
             }
         })
@@ -82,7 +116,7 @@ mod tests {
     #[test]
     fn a_lowered_runtime_runs_its_tasks_and_blocking_work_at_the_nice_value() {
         let base = current_thread_nice();
-        let rt = lower_runtime("test-low", 1, 2, 7).expect("runtime");
+        let rt = lower_runtime("test-low", 1, 2, 7, false).expect("runtime");
         let (worker, blocking) = rt.block_on(async {
             let worker = tokio::spawn(async { current_thread_nice() }).await.expect("task");
             let blocking =
@@ -93,5 +127,18 @@ mod tests {
         assert_eq!(blocking, worker);
         // The thread that built it is untouched.
         assert_eq!(current_thread_nice(), base);
+    }
+
+    #[test]
+    fn an_idle_runtime_runs_its_tasks_and_blocking_work_under_sched_idle() {
+        let rt = lower_runtime("test-idle", 1, 2, 0, true).expect("runtime");
+        let (worker, blocking) = rt.block_on(async {
+            let worker = tokio::spawn(async { current_thread_is_idle() }).await.expect("task");
+            let blocking =
+                tokio::task::spawn_blocking(current_thread_is_idle).await.expect("blocking");
+            (worker, blocking)
+        });
+        assert!(worker && blocking);
+        assert!(!current_thread_is_idle(), "the thread that built it is untouched");
     }
 }
