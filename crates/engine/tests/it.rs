@@ -17,7 +17,10 @@ use alloy_primitives::{keccak256, Address, Signature, TxKind, B256, U256};
 use gigagas_engine::{BlockTree, PayloadStatus};
 use gigagas_payload::{BuiltPayload, PayloadAttributes};
 use gigagas_state::{StateError, StateSource};
-use gigagas_storage::{BlockNumReader, BlockWriter, Storage, TransactionsProvider, TrieState};
+use gigagas_storage::{
+    BlockHashReader, BlockNumReader, BlockReader, BlockWriter, ReceiptProvider, Storage,
+    TransactionsProvider, TrieState,
+};
 use gigagas_validation::init_genesis;
 use k256::ecdsa::SigningKey;
 use revm::state::{AccountInfo, Bytecode};
@@ -451,6 +454,14 @@ fn backfill_judges_a_chain_as_new_payload_does() {
 fn background_persistence_commits_in_order_under_execution() {
     let (_dir, store, tree, genesis) = dev_chain();
     let mut tree = tree.with_background_persistence(true, None).unwrap();
+    // What JSON-RPC and the network read: the tree's in-memory canonical chain over the store.
+    let provider = gigagas_chain_state::BlockchainProvider::new(
+        store.clone(),
+        tree.canonical_in_memory_state().clone(),
+    );
+    let latest_balance = |a: &Address| -> U256 {
+        provider.latest().unwrap().account(a).unwrap().map_or(U256::ZERO, |a| a.balance)
+    };
     let (_dir_sync, store_sync, mut reference, _) = dev_chain();
     let k0 = key(0);
     let to = |i: u64| Address::repeat_byte(0x40 + i as u8);
@@ -470,6 +481,13 @@ fn background_persistence_commits_in_order_under_execution() {
         let published = tree.persisted_forkchoice().unwrap();
         assert!(published.head.0 <= store.best_block().unwrap().unwrap().0);
         assert_eq!(tree.head_header().unwrap().number, i + 1);
+        // Readers see the head at once, whether or not the store holds it yet: its block, its
+        // receipts and its state (to(7) gets 1 wei a block).
+        assert_eq!(provider.best_block().unwrap(), Some((i + 1, p.hash)));
+        assert_eq!(BlockHashReader::block_hash(&provider, i + 1).unwrap(), Some(p.hash));
+        assert_eq!(provider.receipts_by_number(i + 1).unwrap().map(|r| r.len()), Some(2));
+        assert_eq!(provider.body_by_number(i + 1).unwrap().map(|b| b.transactions.len()), Some(2));
+        assert_eq!(latest_balance(&to(7)), U256::from(i + 1));
         parent = p.hash;
         chain.push(p);
     }
@@ -503,10 +521,17 @@ fn background_persistence_commits_in_order_under_execution() {
     assert_eq!(store.best_block().unwrap(), Some((6, fork.hash)));
     assert_eq!(balance(&store, &to(9)), U256::from(77));
     assert_flat_state_matches_trie(&store, &watched);
+    // Readers follow the reorg: the fork is the head, the unwound blocks are gone.
+    assert_eq!(provider.best_block().unwrap(), Some((6, fork.hash)));
+    assert_eq!(BlockHashReader::block_hash(&provider, 7).unwrap(), None);
+    assert_eq!(latest_balance(&to(9)), U256::from(77));
+    assert_eq!(latest_balance(&to(7)), U256::from(5));
     // And on from the fork in the background again.
     let next = build(&tree, fork.hash, 60, &[transfer(&k0, 11, to(9), 3)]);
     assert_eq!(submit(&mut tree, &next), PayloadStatus::Valid(next.hash));
     tree.forkchoice_updated(next.hash, B256::ZERO, B256::ZERO).unwrap();
+    assert_eq!(provider.best_block().unwrap(), Some((7, next.hash)));
+    assert_eq!(latest_balance(&to(9)), U256::from(80));
     tree.wait_persisted().unwrap();
     assert_eq!(store.best_block().unwrap(), Some((7, next.hash)));
     assert_eq!(balance(&store, &to(9)), U256::from(80));

@@ -65,6 +65,10 @@ pub struct NodeArgs {
     /// `--rpc.max-logs-per-response`; 0: none).
     #[arg(long = "rpc.max-logs-per-response", default_value_t = gigagas_rpc::DEFAULT_MAX_LOGS_PER_RESPONSE)]
     pub rpc_max_logs_per_response: usize,
+    /// The most a transaction sent with `eth_sendRawTransaction` may pay in fees, its fee cap
+    /// times its gas limit, in ether (geth's and reth's `--rpc.txfeecap`; 0: no cap).
+    #[arg(long = "rpc.txfeecap", default_value_t = 1.0)]
+    pub rpc_tx_fee_cap: f64,
     /// Decoded blocks JSON-RPC keeps for the next requests that name them (reth's
     /// `--rpc-cache.max-blocks`; 0: none).
     #[arg(long = "rpc-cache.max-blocks", default_value_t = gigagas_rpc::cache::DEFAULT_MAX_BLOCKS)]

@@ -248,6 +248,9 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
         .with_gas_cap(args.rpc_gas_cap)
         .with_log_limits(args.rpc_max_blocks_per_filter, args.rpc_max_logs_per_response)
         .with_cache(args.rpc_cache_max_blocks, args.rpc_cache_max_receipts)
+        .with_tx_fee_cap(alloy_primitives::U256::from(
+            (args.rpc_tx_fee_cap.max(0.0) * 1e18).round() as u128,
+        ))
         .with_evm_timeout(Some(args.rpc_evm_timeout).filter(|t| !t.is_zero()));
     if let Some((devp2p, _)) = &devp2p {
         ctx = ctx.with_network(Arc::new(devp2p.clone()));

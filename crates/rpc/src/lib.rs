@@ -96,7 +96,14 @@ pub struct RpcContext {
     pub evm_timeout: Option<std::time::Duration>,
     /// Decoded blocks and receipts recently served, by hash (reth's `EthStateCache`).
     pub cache: cache::RpcCache,
+    /// geth's `--rpc.txfeecap` (wei; 0: none): `eth_sendRawTransaction` refuses a transaction
+    /// whose fee cap times its gas limit is above it.
+    pub tx_fee_cap: alloy_primitives::U256,
 }
+
+/// geth's and reth's `--rpc.txfeecap` default: 1 ether.
+pub const DEFAULT_TX_FEE_CAP: alloy_primitives::U256 =
+    alloy_primitives::U256::from_limbs([1_000_000_000_000_000_000, 0, 0, 0]);
 
 /// geth's `--rpc.evmtimeout` default: 5 s.
 pub const DEFAULT_EVM_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
@@ -125,7 +132,15 @@ impl RpcContext {
             max_logs_per_response: DEFAULT_MAX_LOGS_PER_RESPONSE,
             evm_timeout: Some(DEFAULT_EVM_TIMEOUT),
             cache: cache::RpcCache::default(),
+            tx_fee_cap: DEFAULT_TX_FEE_CAP,
         }
+    }
+
+    /// The same context refusing raw transactions that may pay more than `cap` wei in fees
+    /// (geth's `--rpc.txfeecap`; 0: no cap).
+    pub fn with_tx_fee_cap(mut self, cap: alloy_primitives::U256) -> Self {
+        self.tx_fee_cap = cap;
+        self
     }
 
     /// The same context with `eth_call`'s time limit (`None`: none).

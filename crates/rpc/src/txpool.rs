@@ -3,7 +3,8 @@
 //! ([`TxPoolApi`], served by [`TxPoolRpc`]) over the node's pool (`gigagas-txpool`).
 
 use crate::{RpcContext, RpcError};
-use alloy_primitives::{Address, Bytes, B256, U64};
+use alloy_consensus::Transaction as _;
+use alloy_primitives::{Address, Bytes, B256, U256, U64};
 use alloy_rpc_types_eth::Transaction as RpcTransaction;
 use gigagas_storage_api::HeaderProvider;
 use gigagas_txpool::{PoolContent, PooledTx};
@@ -114,9 +115,33 @@ fn by_sender(part: &BTreeMap<Address, Vec<PooledTx>>) -> Value {
 /// `eth_sendRawTransaction`: `raw` checked against the next block's rules and the head's
 /// state and added to the pool; its hash, or -32000 with the pool's reason.
 pub(crate) fn send_raw_transaction(ctx: &RpcContext, raw: &Bytes) -> RpcResult<B256> {
+    if !ctx.tx_fee_cap.is_zero() {
+        // geth's checkTxFee: the most the transaction may pay, its fee cap times its gas.
+        let (tx, _) = gigagas_txpool::decode_pooled(raw)
+            .map_err(|e| ErrorObjectOwned::owned(-32000, e.to_string(), None::<()>))?;
+        let fee = U256::from(tx.max_fee_per_gas()) * U256::from(tx.gas_limit());
+        if fee > ctx.tx_fee_cap {
+            return Err(ErrorObjectOwned::owned(
+                -32000,
+                format!(
+                    "tx fee ({} ether) exceeds the configured cap ({} ether)",
+                    ether(fee),
+                    ether(ctx.tx_fee_cap)
+                ),
+                None::<()>,
+            ));
+        }
+    }
     let head = ctx.forkchoice().head.0;
     let header = ctx.provider.header_by_number(head).map_err(RpcError::from)?;
     ctx.pool
         .add_raw_after(raw, &ctx.chain, header.as_ref(), &*ctx.provider)
         .map_err(|e| ErrorObjectOwned::owned(-32000, e.to_string(), None::<()>))
+}
+
+/// `wei` in ether with two decimals, as geth prints a fee (`%.2f`).
+fn ether(wei: U256) -> String {
+    let cents = wei / U256::from(10_000_000_000_000_000u64);
+    let (whole, frac) = (cents / U256::from(100), cents % U256::from(100));
+    format!("{whole}.{frac:0>2}")
 }

@@ -116,3 +116,44 @@ pub fn post_bytes(addr: std::net::SocketAddr, body: &[u8]) -> (String, String) {
     let status = response.lines().next().unwrap_or_default().to_string();
     (status, response.split("\r\n\r\n").nth(1).unwrap_or_default().to_string())
 }
+
+/// The dev chain's first funded key (testing/dev-genesis.json) and its address.
+pub const KEY: &str = "ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
+/// The address of [`KEY`].
+pub const SENDER: &str = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266";
+
+/// An EIP-1559 transfer of `value` wei to `to` from [`KEY`] on the dev chain (id 1337), with
+/// `nonce`, `gas_limit` and a fee cap of `max_fee_per_gas` wei: its EIP-2718 bytes as hex and
+/// its hash.
+pub fn signed_transfer(
+    nonce: u64,
+    to: Address,
+    value: u64,
+    gas_limit: u64,
+    max_fee_per_gas: u128,
+) -> (String, B256) {
+    use alloy_consensus::{SignableTransaction, TxEip1559, TxEnvelope};
+    use alloy_eips::eip2718::Encodable2718;
+    use alloy_primitives::{Signature, TxKind, U256};
+    let tx = TxEip1559 {
+        chain_id: 1337,
+        nonce,
+        gas_limit,
+        max_fee_per_gas,
+        max_priority_fee_per_gas: 1_000_000_000,
+        to: TxKind::Call(to),
+        value: U256::from(value),
+        ..Default::default()
+    };
+    let key =
+        k256::ecdsa::SigningKey::from_slice(&alloy_primitives::hex::decode(KEY).unwrap()).unwrap();
+    let (sig, recid) = key.sign_prehash_recoverable(tx.signature_hash().as_slice()).unwrap();
+    let signature = Signature::new(
+        U256::from_be_slice(&sig.r().to_bytes()),
+        U256::from_be_slice(&sig.s().to_bytes()),
+        recid.is_y_odd(),
+    );
+    let envelope = TxEnvelope::Eip1559(tx.into_signed(signature));
+    let hash = *envelope.tx_hash();
+    (format!("0x{}", alloy_primitives::hex::encode(envelope.encoded_2718())), hash)
+}

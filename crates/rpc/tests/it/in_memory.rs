@@ -5,10 +5,9 @@
 //! the store still stands at its parent; once the gate opens and the store holds it, every
 //! answer is the same, and the state before it is still the parent's.
 
-use crate::common::{attributes, call, state, Engine};
-use alloy_consensus::{SignableTransaction, TxEip1559, TxEnvelope};
-use alloy_eips::eip2718::Encodable2718;
-use alloy_primitives::{Address, Bytes, Signature, TxKind, B256, U256};
+use crate::common::{attributes, call, signed_transfer, state, Engine, SENDER};
+use alloy_consensus::TxEnvelope;
+use alloy_primitives::{Address, Bytes, B256, U256};
 use gigagas_chain_state::BlockchainProvider;
 use gigagas_engine::{BlockTree, EngineService};
 use gigagas_rpc::{auth_module, RpcContext};
@@ -20,16 +19,12 @@ use gigagas_storage::{
 };
 use gigagas_txpool::TxPool;
 use gigagas_validation::init_genesis;
-use k256::ecdsa::SigningKey;
 use revm::state::{AccountInfo, Bytecode};
 use serde_json::{json, Value};
 use std::{
     sync::{Arc, Condvar, Mutex},
     time::{Duration, Instant},
 };
-
-const KEY: &str = "ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
-const SENDER: &str = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266";
 
 /// A store whose block commits wait while its gate is shut.
 #[derive(Debug)]
@@ -166,31 +161,6 @@ impl StateSource for Gated {
     }
 }
 
-/// A signed EIP-1559 transfer of `value` wei to `to` from the dev key, nonce `nonce` (gas for
-/// a new account under Amsterdam's state-creation cost).
-fn transfer(nonce: u64, to: Address, value: u64) -> (String, B256) {
-    let tx = TxEip1559 {
-        chain_id: 1337,
-        nonce,
-        gas_limit: 1_000_000,
-        max_fee_per_gas: 20_000_000_000,
-        max_priority_fee_per_gas: 1_000_000_000,
-        to: TxKind::Call(to),
-        value: U256::from(value),
-        ..Default::default()
-    };
-    let key = SigningKey::from_slice(&alloy_primitives::hex::decode(KEY).unwrap()).unwrap();
-    let (sig, recid) = key.sign_prehash_recoverable(tx.signature_hash().as_slice()).unwrap();
-    let signature = Signature::new(
-        U256::from_be_slice(&sig.r().to_bytes()),
-        U256::from_be_slice(&sig.s().to_bytes()),
-        recid.is_y_odd(),
-    );
-    let envelope = TxEnvelope::Eip1559(tx.into_signed(signature));
-    let hash = *envelope.tx_hash();
-    (format!("0x{}", alloy_primitives::hex::encode(envelope.encoded_2718())), hash)
-}
-
 /// Builds a block holding the pool's transactions on `head` at `timestamp` and imports it
 /// (`newPayload` VALID); its hash.
 async fn build(engine: &Engine, head: B256, timestamp: u64) -> B256 {
@@ -258,7 +228,8 @@ async fn rpc_serves_canonical_blocks_the_store_does_not_hold_yet() {
     let engine: Engine = auth_module(Arc::new(RpcContext::new(provider, handle, pool)));
 
     let to = Address::repeat_byte(0x42);
-    let (raw, tx) = transfer(0, to, 1_000_000);
+    // Gas for a new account under Amsterdam's state-creation cost.
+    let (raw, tx) = signed_transfer(0, to, 1_000_000, 1_000_000, 20_000_000_000);
     call(&engine, "eth_sendRawTransaction", vec![json!(raw)]).await.unwrap();
     let block = build(&engine, genesis_hash, 1).await;
     gated.set(false);

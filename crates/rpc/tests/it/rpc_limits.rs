@@ -1,8 +1,9 @@
-//! The public methods' limits: `eth_call`'s time limit (geth's `--rpc.evmtimeout`) and
-//! `eth_getLogs`'s block range (reth's `--rpc.max-blocks-per-filter`), each answered with the
-//! error those clients give.
+//! The public methods' limits: `eth_call`'s time limit (geth's `--rpc.evmtimeout`),
+//! `eth_getLogs`'s block range (reth's `--rpc.max-blocks-per-filter`) and the fee a raw
+//! transaction may pay (geth's `--rpc.txfeecap`), each answered with the error those clients
+//! give.
 
-use crate::common::{call_message, node_with};
+use crate::common::{call_message, node_with, signed_transfer};
 use serde_json::json;
 use std::time::Duration;
 
@@ -40,4 +41,29 @@ async fn eth_get_logs_over_more_blocks_than_the_limit_is_refused_as_reth_refuses
     let filter = json!({"fromBlock": "0x0", "toBlock": "0x5"});
     let (code, message) = call_message(&rpc, "eth_getLogs", vec![filter]).await.unwrap_err();
     assert_eq!((code, message.contains("beyond current head")), (-32602, true), "{message}");
+}
+
+#[tokio::test]
+async fn a_raw_transaction_paying_more_than_the_fee_cap_is_refused_as_geth_refuses_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (rpc, _, _engine) = node_with(dir.path(), &[], |c| c);
+    let to = alloy_primitives::Address::repeat_byte(0x42);
+    // 1,000,000 gas at 2,000 gwei: up to 2 ether in fees, over the default cap of 1 ether.
+    let (raw, _) = signed_transfer(0, to, 1, 1_000_000, 2_000_000_000_000);
+    let answer = call_message(&rpc, "eth_sendRawTransaction", vec![json!(raw)]).await;
+    assert_eq!(
+        answer,
+        Err((-32000, "tx fee (2.00 ether) exceeds the configured cap (1.00 ether)".into()))
+    );
+    // Within the cap (0.02 ether) the pool takes it.
+    let (raw, hash) = signed_transfer(0, to, 1, 1_000_000, 20_000_000_000);
+    let answer = call_message(&rpc, "eth_sendRawTransaction", vec![json!(raw)]).await;
+    assert_eq!(answer, Ok(json!(hash)));
+    // A node with no cap takes the costly one.
+    let dir = tempfile::tempdir().unwrap();
+    let (rpc, _, _engine) =
+        node_with(dir.path(), &[], |c| c.with_tx_fee_cap(alloy_primitives::U256::ZERO));
+    let (raw, hash) = signed_transfer(0, to, 1, 1_000_000, 2_000_000_000_000);
+    let answer = call_message(&rpc, "eth_sendRawTransaction", vec![json!(raw)]).await;
+    assert_eq!(answer, Ok(json!(hash)));
 }
