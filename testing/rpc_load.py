@@ -67,6 +67,23 @@ def parse_load(text):
     return mix, float(rate)
 
 
+def load_cmd(args, node, mix, rate, label, out=None, start=None, to=None):
+    """The `gigagas-bench rpc-load` command: the replay into `node` from `start` to `to` (the
+    chain's ends by default) under `rate` requests a second of `mix`."""
+    cmd = [args.bench, "rpc-load", "--chain", args.chain, "--engine", node.engine_url,
+           "--jwt-secret", node.jwt_path, "--rpc", node.url, "--rate", str(rate), "--mix", mix,
+           "--pid", str(node.proc.pid), "--label", label, "--json"]
+    if out:
+        cmd += ["--out", out]
+    if start:
+        cmd += ["--from", str(start)]
+    if to:
+        cmd += ["--to", str(to)]
+    if args.client_nice:
+        cmd += ["--client-nice", str(args.client_nice)]
+    return cmd
+
+
 def one_run(args, client, load, run):
     mix, rate = parse_load(load)
     label = f"{client}-{load.replace(':', '')}-{run}"
@@ -83,13 +100,7 @@ def one_run(args, client, load, run):
             node = GigagasNode(args.gigagas, datadir,
                                ["--disable-network"] + shlex.split(args.flags),
                                log_path=os.path.join(tmp, "node.log"))
-        cmd = [args.bench, "rpc-load", "--chain", args.chain, "--engine", node.engine_url,
-               "--jwt-secret", node.jwt_path, "--rpc", node.url, "--rate", str(rate), "--mix",
-               mix, "--pid", str(node.proc.pid), "--label", label, "--out", out, "--json"]
-        if args.blocks:
-            cmd += ["--to", str(args.blocks)]
-        if args.client_nice:
-            cmd += ["--client-nice", str(args.client_nice)]
+        cmd = load_cmd(args, node, mix, rate, label, out=out, to=args.blocks)
         if args.cost and rate == 0:
             cmd += ["--cost", str(args.cost)]
         try:
@@ -120,25 +131,14 @@ def kill_run(args, load):
     last = args.blocks or info["blocks"][-1]["number"]
     flags = ["--disable-network"] + shlex.split(args.flags)
 
-    def load_cmd(node, out, start=None):
-        cmd = [args.bench, "rpc-load", "--chain", args.chain, "--engine", node.engine_url,
-               "--jwt-secret", node.jwt_path, "--rpc", node.url, "--rate", str(rate), "--mix",
-               mix, "--pid", str(node.proc.pid), "--label", label, "--to", str(last), "--json"]
-        if out:
-            cmd += ["--out", out]
-        if start:
-            cmd += ["--from", str(start)]
-        if args.client_nice:
-            cmd += ["--client-nice", str(args.client_nice)]
-        return cmd
-
     with tempfile.TemporaryDirectory(dir=os.path.join(ROOT, "target")) as tmp:
         datadir = os.path.join(tmp, "datadir")
         subprocess.run([args.gigagas, "init", "--genesis", genesis, "--datadir", datadir],
                        check=True, capture_output=True)
         log = os.path.join(tmp, "node.log")
         node = GigagasNode(args.gigagas, datadir, flags, metrics=True, log_path=log)
-        loader = subprocess.Popen(load_cmd(node, None), stdout=subprocess.DEVNULL,
+        loader = subprocess.Popen(load_cmd(args, node, mix, rate, label, to=last),
+                                  stdout=subprocess.DEVNULL,
                                   stderr=subprocess.PIPE, text=True)
         try:
             head = persisted = 0
@@ -157,8 +157,9 @@ def kill_run(args, load):
         try:
             reopened = node.head()
             out = os.path.join(args.out, label)
-            proc = subprocess.run(load_cmd(node, out, reopened + 1), capture_output=True,
-                                  text=True)
+            proc = subprocess.run(load_cmd(args, node, mix, rate, label, out=out,
+                                           start=reopened + 1, to=last),
+                                  capture_output=True, text=True)
             final = json_rpc(node.url, "eth_getBlockByNumber", ["latest", False])
         finally:
             node.stop()

@@ -6,7 +6,7 @@
 //! memory only once the store holds it, so every canonical block is found in one or the other.
 //! Trie nodes are keyed by their hash, so a node found in either is the right one.
 
-use crate::{latest::latest_state, CanonicalInMemoryState};
+use crate::{latest::latest_state, CanonicalInMemoryState, ExecutedBlockWithTrie};
 use alloy_consensus::{BlockBody, Header, ReceiptEnvelope, TxEnvelope};
 use alloy_eip7928::AccountChanges;
 use alloy_primitives::{Address, Bytes, B256, U256};
@@ -75,6 +75,20 @@ impl BlockchainProvider {
     fn latest_or_err(&self) -> Result<Arc<dyn StateSource>, StateError> {
         self.latest().map_err(StateError::from_source)
     }
+
+    /// `in_memory` of canonical block `number` when memory holds it, else `stored` of the
+    /// store.
+    fn by_number<T>(
+        &self,
+        number: u64,
+        in_memory: impl FnOnce(&ExecutedBlockWithTrie) -> ProviderResult<T>,
+        stored: impl FnOnce(&dyn FullReader) -> ProviderResult<Option<T>>,
+    ) -> ProviderResult<Option<T>> {
+        match self.memory.canonical_chain().by_number(number) {
+            Some(b) => in_memory(b).map(Some),
+            None => stored(&*self.store),
+        }
+    }
 }
 
 impl BlockNumReader for BlockchainProvider {
@@ -96,19 +110,13 @@ impl BlockNumReader for BlockchainProvider {
 
 impl BlockHashReader for BlockchainProvider {
     fn block_hash(&self, number: u64) -> ProviderResult<Option<B256>> {
-        match self.memory.canonical_chain().by_number(number) {
-            Some(b) => Ok(Some(b.hash())),
-            None => BlockHashReader::block_hash(&*self.store, number),
-        }
+        self.by_number(number, |b| Ok(b.hash()), |s| BlockHashReader::block_hash(s, number))
     }
 }
 
 impl HeaderProvider for BlockchainProvider {
     fn header_by_number(&self, number: u64) -> ProviderResult<Option<Header>> {
-        match self.memory.canonical_chain().by_number(number) {
-            Some(b) => Ok(Some(b.header().clone())),
-            None => self.store.header_by_number(number),
-        }
+        self.by_number(number, |b| Ok(b.header().clone()), |s| s.header_by_number(number))
     }
 
     fn header(&self, hash: &B256) -> ProviderResult<Option<Header>> {
@@ -121,17 +129,15 @@ impl HeaderProvider for BlockchainProvider {
 
 impl BlockReader for BlockchainProvider {
     fn body_by_number(&self, number: u64) -> ProviderResult<Option<BlockBody<TxEnvelope>>> {
-        match self.memory.canonical_chain().by_number(number) {
-            Some(b) => Ok(Some(b.body()?.clone())),
-            None => self.store.body_by_number(number),
-        }
+        self.by_number(number, |b| Ok(b.body()?.clone()), |s| s.body_by_number(number))
     }
 
     fn senders_by_number(&self, number: u64) -> ProviderResult<Option<Vec<Address>>> {
-        match self.memory.canonical_chain().by_number(number) {
-            Some(b) => Ok(Some(b.executed.senders().to_vec())),
-            None => self.store.senders_by_number(number),
-        }
+        self.by_number(
+            number,
+            |b| Ok(b.executed.senders().to_vec()),
+            |s| s.senders_by_number(number),
+        )
     }
 }
 
@@ -149,19 +155,17 @@ impl TransactionsProvider for BlockchainProvider {
 
 impl ReceiptProvider for BlockchainProvider {
     fn receipts_by_number(&self, number: u64) -> ProviderResult<Option<Vec<ReceiptEnvelope>>> {
-        match self.memory.canonical_chain().by_number(number) {
-            Some(b) => Ok(Some(b.receipts()?.clone())),
-            None => self.store.receipts_by_number(number),
-        }
+        self.by_number(number, |b| Ok(b.receipts()?.clone()), |s| s.receipts_by_number(number))
     }
 }
 
 impl BlockAccessListReader for BlockchainProvider {
     fn block_access_list(&self, number: u64) -> ProviderResult<Option<Vec<AccountChanges>>> {
-        match self.memory.canonical_chain().by_number(number) {
-            Some(b) => Ok(Some(b.block_access_list()?.clone())),
-            None => self.store.block_access_list(number),
-        }
+        self.by_number(
+            number,
+            |b| Ok(b.block_access_list()?.clone()),
+            |s| s.block_access_list(number),
+        )
     }
 }
 

@@ -137,9 +137,14 @@ impl EngineService {
     }
 
     /// Drops from the pool what the new head's state has made stale (nonces used), read
-    /// through the in-memory canonical chain.
+    /// through the in-memory canonical chain (one snapshot for every sender's nonce).
     fn prune_pool(&self) {
-        self.pool.prune(&self.provider);
+        match self.provider.latest() {
+            Ok(state) => self.pool.prune(&*state),
+            Err(e) => {
+                tracing::error!(target: "engine", error = %e, "pool not pruned: the head's state could not be read");
+            }
+        }
     }
 
     fn emit(&self, event: &EngineEvent<'_>) {

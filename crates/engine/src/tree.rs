@@ -143,11 +143,12 @@ impl BlockTree {
     }
 
     /// The same tree committing canonical blocks on a background thread (`on`, reth's
-    /// persistence service) or before each forkchoice update returns (the default) —
-    /// `--engine.persistence-background`. In the background, the store (and what the node
-    /// publishes: [`Self::persisted_forkchoice`]) trails the forkchoice by the blocks being
-    /// committed; payloads execute on them from memory meanwhile. Given the node's `tasks`,
-    /// the thread is critical: its panic shuts the node down.
+    /// persistence service; the node's default) or before each forkchoice update returns (the
+    /// tree's default) — `--engine.persistence-background`. In the background, the store
+    /// ([`Self::persisted_forkchoice`]) trails the forkchoice by the blocks being committed;
+    /// payloads execute on them from memory meanwhile, and readers find them in
+    /// [`Self::canonical_in_memory_state`]. Given the node's `tasks`, the thread is critical:
+    /// its panic shuts the node down.
     ///
     /// # Errors
     /// The OS error when the thread cannot be started.
@@ -301,8 +302,9 @@ impl BlockTree {
 
     /// Head, safe and finalized as far as the store holds them: [`Self::forkchoice`] with each
     /// block above the store's head (being committed in the background) replaced by the
-    /// store's head, its canonical ancestor. What the node publishes to RPC, sync and gossip,
-    /// which read the store; the same as [`Self::forkchoice`] without background persistence.
+    /// store's head, its canonical ancestor; the same as [`Self::forkchoice`] without
+    /// background persistence. (Readers are told [`Self::forkchoice`]: they read the blocks
+    /// the store does not hold yet from [`Self::canonical_in_memory_state`].)
     ///
     /// # Errors
     /// [`ProviderError`] when the store's head cannot be read.

@@ -152,10 +152,11 @@ impl StoredBlock {
         ctx: &RpcContext,
     ) -> Result<Vec<TransactionReceipt>, RpcError> {
         let receipts = self.receipts(ctx)?;
+        let blob_fee = self.blob_fee(ctx);
         let mut out = Vec::with_capacity(receipts.len());
         let mut log_index = 0u64;
         for i in 0..receipts.len() {
-            out.push(self.rpc_receipt_at(ctx, &receipts, i, log_index)?);
+            out.push(self.rpc_receipt_at(&receipts, i, log_index, blob_fee)?);
             log_index += receipts[i].logs().len() as u64;
         }
         Ok(out)
@@ -172,17 +173,22 @@ impl StoredBlock {
             return Ok(None);
         }
         let log_index = receipts[..i].iter().map(|r| r.logs().len() as u64).sum();
-        self.rpc_receipt_at(ctx, &receipts, i, log_index).map(Some)
+        self.rpc_receipt_at(&receipts, i, log_index, self.blob_fee(ctx)).map(Some)
+    }
+
+    /// The block's blob base fee (wei), from its fork's blob parameters.
+    fn blob_fee(&self, ctx: &RpcContext) -> Option<u128> {
+        ctx.chain.blob_params(self.header.timestamp).and_then(|p| self.header.blob_fee(p))
     }
 
     /// Receipt `i` of `receipts` (this block's) in the RPC shape, its first log the block's
-    /// log `log_index`.
+    /// log `log_index`, blob gas priced at `blob_fee`.
     fn rpc_receipt_at(
         &self,
-        ctx: &RpcContext,
         receipts: &[ReceiptEnvelope],
         i: usize,
         log_index: u64,
+        blob_fee: Option<u128>,
     ) -> Result<TransactionReceipt, RpcError> {
         let (receipt, tx) = (&receipts[i], &self.body.transactions[i]);
         let from = self.sender(i)?;
@@ -194,10 +200,6 @@ impl StoredBlock {
             next_log += 1;
             self.rpc_log(log, tx_hash, i, next_log - 1)
         });
-        let blob_fee = ctx
-            .chain
-            .blob_params(self.header.timestamp)
-            .and_then(|params| self.header.blob_fee(params));
         let blob_gas_used = tx.blob_gas_used();
         Ok(TransactionReceipt {
             inner,

@@ -115,28 +115,37 @@ fn by_sender(part: &BTreeMap<Address, Vec<PooledTx>>) -> Value {
 /// `eth_sendRawTransaction`: `raw` checked against the next block's rules and the head's
 /// state and added to the pool; its hash, or -32000 with the pool's reason.
 pub(crate) fn send_raw_transaction(ctx: &RpcContext, raw: &Bytes) -> RpcResult<B256> {
-    if !ctx.tx_fee_cap.is_zero() {
-        // geth's checkTxFee: the most the transaction may pay, its fee cap times its gas.
-        let (tx, _) = gigagas_txpool::decode_pooled(raw)
-            .map_err(|e| ErrorObjectOwned::owned(-32000, e.to_string(), None::<()>))?;
-        let fee = U256::from(tx.max_fee_per_gas()) * U256::from(tx.gas_limit());
-        if fee > ctx.tx_fee_cap {
-            return Err(ErrorObjectOwned::owned(
-                -32000,
-                format!(
-                    "tx fee ({} ether) exceeds the configured cap ({} ether)",
-                    ether(fee),
-                    ether(ctx.tx_fee_cap)
-                ),
-                None::<()>,
-            ));
-        }
-    }
+    let pool_err =
+        |e: gigagas_txpool::PoolError| ErrorObjectOwned::owned(-32000, e.to_string(), None::<()>);
     let head = ctx.forkchoice().head.0;
     let header = ctx.provider.header_by_number(head).map_err(RpcError::from)?;
+    // The nonce and balance checked: the head's state (the store's flat state under the
+    // in-memory blocks' diffs).
+    let state = match &header {
+        Some(h) => ctx.provider.state_at(head, h.state_root),
+        None => ctx.provider.latest().map_err(RpcError::from)?,
+    };
+    if ctx.tx_fee_cap.is_zero() {
+        return ctx.pool.add_raw_after(raw, &ctx.chain, header.as_ref(), &*state).map_err(pool_err);
+    }
+    // geth's checkTxFee, before the pool: the most the transaction may pay, its fee cap times
+    // its gas. The decoded transaction then goes to the pool as it is.
+    let pooled = gigagas_txpool::decode_pooled(raw).map_err(pool_err)?;
+    let fee = U256::from(pooled.0.max_fee_per_gas()) * U256::from(pooled.0.gas_limit());
+    if fee > ctx.tx_fee_cap {
+        return Err(ErrorObjectOwned::owned(
+            -32000,
+            format!(
+                "tx fee ({} ether) exceeds the configured cap ({} ether)",
+                ether(fee),
+                ether(ctx.tx_fee_cap)
+            ),
+            None::<()>,
+        ));
+    }
     ctx.pool
-        .add_raw_after(raw, &ctx.chain, header.as_ref(), &*ctx.provider)
-        .map_err(|e| ErrorObjectOwned::owned(-32000, e.to_string(), None::<()>))
+        .add_pooled_after(raw.len(), pooled, &ctx.chain, header.as_ref(), &*state)
+        .map_err(pool_err)
 }
 
 /// `wei` in ether with two decimals, as geth prints a fee (`%.2f`).

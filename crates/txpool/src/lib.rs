@@ -386,11 +386,28 @@ impl TxPool {
         head: Option<&alloy_consensus::Header>,
         state: &dyn StateSource,
     ) -> Result<B256, PoolError> {
+        check_size(raw.len(), raw.first() == Some(&EIP4844_TX_TYPE))?;
+        self.add_pooled_after(raw.len(), decode_pooled(raw)?, chain, head, state)
+    }
+
+    /// [`TxPool::add_raw_after`] of a transaction already decoded ([`decode_pooled`]) from
+    /// `size` bytes (a caller that read it first, e.g. to check its fee against a cap).
+    ///
+    /// # Errors
+    /// [`PoolError`], as [`TxPool::add_raw`].
+    pub fn add_pooled_after(
+        &self,
+        size: usize,
+        pooled: Pooled,
+        chain: &gigagas_primitives::ChainSpec,
+        head: Option<&alloy_consensus::Header>,
+        state: &dyn StateSource,
+    ) -> Result<B256, PoolError> {
         let gas_limit = head.map_or(u64::MAX, |h| h.gas_limit);
         let osaka = chain.is_osaka(head.map_or(0, |h| h.timestamp));
         let form = if osaka { BlobForm::Eip7594 } else { BlobForm::Eip4844 };
         let spec = head.map_or(SpecId::OSAKA, |h| chain.spec_id(h.number + 1, h.timestamp));
-        self.add_raw(raw, chain.chain_id, gas_limit, form, spec, state)
+        self.add_pooled(size, pooled, chain.chain_id, gas_limit, form, spec, state)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
@@ -413,11 +430,28 @@ impl TxPool {
         spec: SpecId,
         state: &dyn StateSource,
     ) -> Result<B256, PoolError> {
-        // geth's txMaxSize: a pool must not take what a peer could flood it with.
-        if raw.len() > MAX_TX_SIZE && raw.first() != Some(&EIP4844_TX_TYPE) {
-            return Err(PoolError::Oversized { size: raw.len(), limit: MAX_TX_SIZE });
-        }
-        let (tx, sidecar) = decode_pooled(raw)?;
+        check_size(raw.len(), raw.first() == Some(&EIP4844_TX_TYPE))?;
+        let pooled = decode_pooled(raw)?;
+        self.add_pooled(raw.len(), pooled, chain_id, block_gas_limit, blob_form, spec, state)
+    }
+
+    /// [`TxPool::add_raw`] of a transaction already decoded ([`decode_pooled`]) from `size`
+    /// bytes.
+    ///
+    /// # Errors
+    /// As [`TxPool::add_raw`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn add_pooled(
+        &self,
+        size: usize,
+        (tx, sidecar): Pooled,
+        chain_id: u64,
+        block_gas_limit: u64,
+        blob_form: BlobForm,
+        spec: SpecId,
+        state: &dyn StateSource,
+    ) -> Result<B256, PoolError> {
+        check_size(size, tx.is_eip4844())?;
         let sender = tx.recover_signer().map_err(|e| PoolError::Signature(e.to_string()))?;
         if let Some(have) = tx.chain_id() {
             if have != chain_id {
@@ -491,7 +525,7 @@ impl TxPool {
         }
         drop(inner);
         // No subscriber is no error.
-        let _ = self.announcements.send(NewTransaction { hash, tx_type, size: raw.len() });
+        let _ = self.announcements.send(NewTransaction { hash, tx_type, size });
         Ok(hash)
     }
 
@@ -621,6 +655,15 @@ fn account_nonce(state: &dyn StateSource, sender: &Address) -> u64 {
 /// [`PoolError::Decode`].
 pub fn decode_raw(raw: &[u8]) -> Result<TxEnvelope, PoolError> {
     decode_pooled(raw).map(|(tx, _)| tx)
+}
+
+/// geth's txMaxSize: a pool must not take what a peer could flood it with (blob transactions,
+/// `blob`, are bounded by their blob count instead).
+fn check_size(size: usize, blob: bool) -> Result<(), PoolError> {
+    match size > MAX_TX_SIZE && !blob {
+        true => Err(PoolError::Oversized { size, limit: MAX_TX_SIZE }),
+        false => Ok(()),
+    }
 }
 
 /// Decodes the EIP-2718 bytes of a signed transaction into the transaction and, for a blob
