@@ -58,6 +58,15 @@ pub struct NodeArgs {
     /// Most calls in one JSON-RPC batch (geth's `--rpc.batch-request-limit`, 1,000; 0: none).
     #[arg(long = "rpc.max-batch", default_value_t = 1_000)]
     pub rpc_max_batch: u32,
+    /// Heavy JSON-RPC calls running at once (`eth_call`, `eth_estimateGas`, `eth_getLogs`,
+    /// whole blocks and receipts, proofs, traces: `gigagas_rpc::limit::HEAVY_METHODS`); default:
+    /// the cores; 0: no limit. Past these and `--rpc.max-heavy-queue` waiting, a heavy call is
+    /// answered at once with -32005 "limit exceeded" (load shed, memory bounded).
+    #[arg(long = "rpc.max-heavy-calls")]
+    pub rpc_max_heavy_calls: Option<u32>,
+    /// Heavy JSON-RPC calls waiting for a running one (default: 16 per running one).
+    #[arg(long = "rpc.max-heavy-queue")]
+    pub rpc_max_heavy_queue: Option<u32>,
     /// Most blocks one `eth_getLogs` may scan (reth's `--rpc.max-blocks-per-filter`; 0: none).
     #[arg(long = "rpc.max-blocks-per-filter", default_value_t = gigagas_rpc::DEFAULT_MAX_BLOCKS_PER_FILTER)]
     pub rpc_max_blocks_per_filter: u64,
@@ -435,6 +444,15 @@ impl NodeArgs {
             max_response_bytes: self.rpc_max_response_mib.saturating_mul(1 << 20),
             max_connections: self.rpc_max_connections,
             max_batch: self.rpc_max_batch,
+            heavy_calls: {
+                let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+                let running = self.rpc_max_heavy_calls.unwrap_or(cores as u32);
+                let mut limits = gigagas_rpc::limit::HeavyCallLimits::running(running);
+                if let Some(queued) = self.rpc_max_heavy_queue {
+                    limits.max_queued = queued;
+                }
+                limits
+            },
         }
     }
 

@@ -31,6 +31,7 @@ mod engine;
 mod eth;
 mod fee_history;
 pub mod invalid_params;
+pub mod limit;
 pub mod metrics;
 mod params;
 mod simulate;
@@ -258,6 +259,8 @@ pub async fn serve_http(
 ) -> Result<(SocketAddr, ServerHandle), RpcError> {
     let counter = metrics::CallCounterLayer::new("http", module.method_names());
     let reshape = invalid_params::InvalidParamsLayer::new(limits.max_response_bytes);
+    // Inside the reshaping layer, which hands it a batch's calls one by one.
+    let heavy = limit::HeavyCallLimitLayer::new(limits.heavy_calls);
     let batches = match limits.max_batch {
         0 => jsonrpsee::server::BatchRequestConfig::Unlimited,
         n => jsonrpsee::server::BatchRequestConfig::Limit(n),
@@ -270,7 +273,7 @@ pub async fn serve_http(
         .build();
     let server = Server::builder()
         .set_config(config)
-        .set_rpc_middleware(RpcServiceBuilder::new().layer(counter).layer(reshape))
+        .set_rpc_middleware(RpcServiceBuilder::new().layer(counter).layer(reshape).layer(heavy))
         .build(addr)
         .await
         .map_err(|source| RpcError::Server { addr, source })?;
@@ -298,7 +301,9 @@ pub async fn serve_http_on(
 
 /// The public JSON-RPC server's limits (`--rpc.max-*`): past one the caller gets jsonrpsee's
 /// JSON-RPC error (an oversize request body: HTTP 413; an oversize response: error -32008;
-/// a batch over the limit: error -32010) or, past the connection limit, a refused connection.
+/// a batch over the limit: error -32010; a heavy call past the running and queued ones:
+/// error -32005, [`limit::HeavyCallLimitLayer`]) or, past the connection limit, a refused
+/// connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HttpLimits {
     /// Largest request body (bytes).
@@ -309,17 +314,22 @@ pub struct HttpLimits {
     pub max_connections: u32,
     /// Most calls in one batch (0: no limit).
     pub max_batch: u32,
+    /// Heavy calls ([`limit::HEAVY_METHODS`]) running at once and waiting; past them refused.
+    pub heavy_calls: limit::HeavyCallLimits,
 }
 
 impl Default for HttpLimits {
-    /// reth's request size (15 MB) and connections (500), geth's batch limit (1,000), and
-    /// jsonrpsee's response size (10 MiB).
+    /// reth's request size (15 MB) and connections (500), geth's batch limit (1,000),
+    /// jsonrpsee's response size (10 MiB), and a heavy call running per core with 16 waiting
+    /// for each.
     fn default() -> Self {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
         Self {
             max_request_bytes: 15 * 1_000_000,
             max_response_bytes: HTTP_MAX_RESPONSE_BYTES,
             max_connections: 500,
             max_batch: 1_000,
+            heavy_calls: limit::HeavyCallLimits::running(cores as u32),
         }
     }
 }

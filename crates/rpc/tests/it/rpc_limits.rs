@@ -5,7 +5,7 @@
 
 use crate::common::{call_message, node_with, signed_transfer};
 use serde_json::json;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// A creation whose init code loops until its gas runs out (JUMPDEST PUSH0 JUMP), with 16M
 /// gas: about 4.4 million steps.
@@ -66,4 +66,70 @@ async fn a_raw_transaction_paying_more_than_the_fee_cap_is_refused_as_geth_refus
     let (raw, hash) = signed_transfer(0, to, 1, 1_000_000, 2_000_000_000_000);
     let answer = call_message(&rpc, "eth_sendRawTransaction", vec![json!(raw)]).await;
     assert_eq!(answer, Ok(json!(hash)));
+}
+
+/// The answer's error code, `None` for a result.
+fn answer_code(addr: std::net::SocketAddr, method: &str, params: serde_json::Value) -> Option<i64> {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let (_, answer) = crate::common::post_bytes(addr, body.to_string().as_bytes());
+    let answer: serde_json::Value = serde_json::from_str(&answer).unwrap();
+    answer["error"]["code"].as_i64()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_heavy_call_past_the_running_and_queued_ones_is_refused_at_once_with_32005() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut module, _, _engine) = node_with(dir.path(), &[], |c| c);
+    // The node's `eth_getLogs` replaced by one that answers only when the test lets it: the
+    // server's limit (one heavy call running, one waiting) sees the same method name.
+    let release = std::sync::Arc::new(tokio::sync::Semaphore::new(0));
+    module.remove_method("eth_getLogs").expect("served");
+    let gate = release.clone();
+    module
+        .register_async_method("eth_getLogs", move |_, _, _| {
+            let gate = gate.clone();
+            async move {
+                gate.acquire().await.unwrap().forget();
+                Vec::<u8>::new()
+            }
+        })
+        .unwrap();
+    let limits = gigagas_rpc::HttpLimits {
+        heavy_calls: gigagas_rpc::limit::HeavyCallLimits { max_running: 1, max_queued: 1 },
+        ..Default::default()
+    };
+    let (addr, handle) =
+        gigagas_rpc::serve_http("127.0.0.1:0".parse().unwrap(), module, limits).await.unwrap();
+    let logs = move || answer_code(addr, "eth_getLogs", json!([{}]));
+    // The first runs (held), the second waits for it.
+    let first = tokio::task::spawn_blocking(logs);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let second = tokio::task::spawn_blocking(logs);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let checks = tokio::task::spawn_blocking(move || {
+        // A third heavy call, of another method, is refused at once.
+        let started = Instant::now();
+        let quick = json!({"to": "0x00000000000000000000000000000000000000aa"});
+        assert_eq!(answer_code(addr, "eth_call", json!([quick, "latest"])), Some(-32005));
+        assert_eq!(logs(), Some(-32005));
+        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+        // A cheap call is not limited.
+        assert_eq!(answer_code(addr, "eth_blockNumber", json!([])), None);
+    });
+    checks.await.unwrap();
+    assert!(!first.is_finished() && !second.is_finished());
+    // Released one after the other: the waiting call ran after the first.
+    release.add_permits(1);
+    assert_eq!(first.await.unwrap(), None);
+    release.add_permits(1);
+    assert_eq!(second.await.unwrap(), None);
+    // With nothing running, heavy calls are admitted again.
+    let quick = json!({"to": "0x00000000000000000000000000000000000000aa"});
+    let code = tokio::task::spawn_blocking(move || {
+        answer_code(addr, "eth_call", json!([quick, "latest"]))
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, None);
+    handle.stop().unwrap();
 }
