@@ -217,26 +217,34 @@ impl StoredBlock {
         })
     }
 
-    /// The block's logs that `keep` admits, in the RPC shape, in order (no sender recovery,
-    /// unlike [`StoredBlock::rpc_receipts`]); only those are copied out of the receipts.
-    pub(crate) fn rpc_logs(
+    /// Appends the block's logs that `keep` admits to `out`, in order (no sender recovery,
+    /// unlike [`StoredBlock::rpc_receipts`]; nothing copied out of the receipts).
+    pub(crate) fn write_logs(
         &self,
         ctx: &RpcContext,
         keep: impl Fn(&alloy_primitives::Log) -> bool,
-    ) -> Result<Vec<RpcLog>, RpcError> {
-        let mut out = Vec::new();
-        let mut index = 0u64;
+        out: &mut crate::log_json::LogsJson,
+    ) -> Result<(), RpcError> {
+        let mut log_index = 0u64;
         for (i, (receipt, tx)) in
             self.receipts(ctx)?.iter().zip(&self.body.transactions).enumerate()
         {
             for log in receipt.logs() {
                 if keep(log) {
-                    out.push(self.rpc_log(log.clone(), *tx.tx_hash(), i, index));
+                    let at = crate::log_json::LogPosition {
+                        block_hash: self.hash,
+                        block_number: self.number,
+                        block_timestamp: self.header.timestamp,
+                        transaction_hash: *tx.tx_hash(),
+                        transaction_index: i as u64,
+                        log_index,
+                    };
+                    out.push(log, &at);
                 }
-                index += 1;
+                log_index += 1;
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Log `log_index` of the block, emitted by transaction `i` (`tx_hash`).

@@ -21,14 +21,14 @@ use alloy_eips::{BlockId, BlockNumberOrTag};
 use alloy_primitives::{Address, Bytes, B256, U256, U64};
 use alloy_rpc_types_eth::{
     simulate::SimulatePayload, AccessListResult, Block as RpcBlock, EIP1186AccountProofResponse,
-    FeeHistory, Filter, FilterBlockOption, Log as RpcLog, SyncStatus,
-    Transaction as RpcTransaction, TransactionReceipt, TransactionRequest,
+    FeeHistory, Filter, FilterBlockOption, SyncStatus, Transaction as RpcTransaction,
+    TransactionReceipt, TransactionRequest,
 };
 use gigagas_storage_api::{BlockNumReader, HeaderProvider};
 use jsonrpsee::{core::RpcResult, proc_macros::rpc};
 use revm::context::result::ExecutionResult;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{value::RawValue, Value};
 use std::{collections::BTreeMap, sync::Arc};
 
 /// The `eth_` namespace (execution-apis `src/eth/`, and geth's `eth_config`,
@@ -98,8 +98,9 @@ pub trait EthApi {
 
     /// The logs matching `filter`: a block hash, or a range within the head (-32602 past it or
     /// reversed).
+    /// The answer is the JSON array of the logs in alloy's `Log` shape, written directly.
     #[method(name = "getLogs", blocking)]
-    fn logs(&self, filter: Filter) -> RpcResult<Vec<RpcLog>>;
+    fn logs(&self, filter: Filter) -> RpcResult<Box<RawValue>>;
 
     /// The output of `request` run on the state after `block`; a revert is error 3 with its
     /// data, as geth answers it.
@@ -345,7 +346,7 @@ impl EthApiServer for EthRpc {
         Ok(state_of(&self.ctx, block)?.proof(&address, &slots)?)
     }
 
-    fn logs(&self, filter: Filter) -> RpcResult<Vec<RpcLog>> {
+    fn logs(&self, filter: Filter) -> RpcResult<Box<RawValue>> {
         Ok(logs(&self.ctx, &filter)?)
     }
 
@@ -514,7 +515,7 @@ fn transaction_at(
 
 /// `eth_getLogs`: the logs of the blocks `filter` names that match its addresses and topics,
 /// blocks skipped whose bloom cannot match.
-fn logs(ctx: &RpcContext, filter: &Filter) -> Result<Vec<RpcLog>, RpcError> {
+fn logs(ctx: &RpcContext, filter: &Filter) -> Result<Box<RawValue>, RpcError> {
     let head = ctx.forkchoice().head.0;
     let (from, to) = match filter.block_option {
         FilterBlockOption::AtBlockHash(hash) => {
@@ -550,7 +551,7 @@ fn logs(ctx: &RpcContext, filter: &Filter) -> Result<Vec<RpcLog>, RpcError> {
             (from, to)
         }
     };
-    let mut logs = Vec::new();
+    let mut logs = crate::log_json::LogsJson::new();
     for n in from..=to {
         // The header's bloom first: a block whose bloom rules the filter out is not read.
         match ctx.provider.header_by_number(n)? {
@@ -558,9 +559,11 @@ fn logs(ctx: &RpcContext, filter: &Filter) -> Result<Vec<RpcLog>, RpcError> {
             _ => continue,
         }
         let Some(b) = StoredBlock::load(ctx, n)? else { continue };
-        logs.extend(b.rpc_logs(ctx, |log| {
-            filter.matches_address(log.address) && filter.matches_topics(log.topics())
-        })?);
+        b.write_logs(
+            ctx,
+            |log| filter.matches_address(log.address) && filter.matches_topics(log.topics()),
+            &mut logs,
+        )?;
         // As reth: a range's answer stops past the limit (a single block's logs are whole),
         // naming the range that fits.
         if ctx.max_logs_per_response != 0 && from != to && logs.len() > ctx.max_logs_per_response {
@@ -571,5 +574,5 @@ fn logs(ctx: &RpcContext, filter: &Filter) -> Result<Vec<RpcLog>, RpcError> {
             )));
         }
     }
-    Ok(logs)
+    Ok(logs.finish()?)
 }

@@ -32,6 +32,7 @@ mod eth;
 mod fee_history;
 pub mod invalid_params;
 pub mod limit;
+mod log_json;
 pub mod metrics;
 mod params;
 mod simulate;
@@ -198,6 +199,9 @@ pub enum RpcError {
     /// A parameter is malformed (-32602).
     #[error("invalid argument: {0}")]
     InvalidParams(String),
+    /// An answer could not be encoded as JSON (-32603, an internal error).
+    #[error("encoding the answer: {0}")]
+    Encoding(#[from] serde_json::Error),
     /// The server could not start.
     #[error("server on {addr}: {source}")]
     Server {
@@ -218,6 +222,7 @@ impl From<RpcError> for ErrorObjectOwned {
     fn from(e: RpcError) -> Self {
         let code = match e {
             RpcError::InvalidParams(_) => jsonrpsee::types::error::INVALID_PARAMS_CODE,
+            RpcError::Encoding(_) => jsonrpsee::types::error::INTERNAL_ERROR_CODE,
             _ => -32000,
         };
         ErrorObjectOwned::owned(code, e.to_string(), None::<()>)
