@@ -58,8 +58,8 @@ pub struct NodeArgs {
     /// Most calls in one JSON-RPC batch (geth's `--rpc.batch-request-limit`, 1,000; 0: none).
     #[arg(long = "rpc.max-batch", default_value_t = 1_000)]
     pub rpc_max_batch: u32,
-    /// Heavy JSON-RPC calls running at once (`eth_call`, `eth_estimateGas`, `eth_getLogs`,
-    /// whole blocks and receipts, proofs, traces: `gigagas_rpc::limit::HEAVY_METHODS`); default:
+    /// Heavy JSON-RPC calls of each class running at once (EVM calls; `eth_getLogs`,
+    /// whole blocks and receipts, proofs; traces: `gigagas_rpc::limit::HEAVY_METHODS`); default:
     /// the cores; 0: no limit. Past these and `--rpc.max-heavy-queue` waiting, a heavy call is
     /// answered at once with -32005 "limit exceeded" (load shed, memory bounded).
     #[arg(long = "rpc.max-heavy-calls")]

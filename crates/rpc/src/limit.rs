@@ -1,16 +1,19 @@
 //! Load shedding for the heavy calls: a jsonrpsee RPC middleware ([`HeavyCallLimitLayer`])
-//! that admits at most `max_running` calls of the [`HEAVY_METHODS`] at once, lets up to
-//! `max_queued` more wait their turn (first come, first served), and answers every heavy call
-//! beyond that at once with EIP-1474's "limit exceeded" (-32005) instead of letting it wait.
+//! that sorts the [`HEAVY_METHODS`] into classes ([`HeavyClass`]: EVM calls, chain reads,
+//! traces) and, per class, admits at most `max_running` calls at once, lets up to `max_queued`
+//! more wait their turn (first come, first served), and answers every call of the class beyond
+//! that at once with EIP-1474's "limit exceeded" (-32005) instead of letting it wait.
 //!
-//! Flow: a call → not heavy: straight to the inner service → heavy: a running permit if one
-//! is free, else a place in the queue if one is free (then the permit when it comes), else
-//! the -32005 answer (counted in `gigagas_rpc_calls_shed_total{method}`) → the inner service
-//! with the permit held until the answer is encoded, so that at most `max_running` heavy
-//! answers are being built and at most `max_running + max_queued` heavy calls wait on the
-//! node: its memory stays bounded and a caller past saturation learns it at once (and may
-//! retry elsewhere) instead of waiting behind a queue that grows. Cheap calls
-//! (`eth_blockNumber`, balances, receipts) are never refused here.
+//! Flow: a call → not heavy: straight to the inner service → heavy: its class's gate — a
+//! running permit if one is free, else a place in the queue if one is free (then the permit
+//! when it comes), else the -32005 answer (counted in `gigagas_rpc_calls_shed_total{method}`)
+//! → the inner service with the permit held until the answer is encoded. So at most
+//! `max_running` answers of a class are being built and at most `max_running + max_queued` of
+//! its calls wait on the node: its memory stays bounded, and a caller past saturation learns
+//! it at once (and may retry elsewhere) instead of waiting behind a queue that grows. The
+//! classes keep a sub-millisecond `eth_call` from waiting behind a 64-block `eth_getLogs` or a
+//! trace (reth likewise runs traces on a pool of their own). Cheap calls (`eth_blockNumber`,
+//! balances, receipts) are never refused here.
 //!
 //! A batch's calls arrive one by one through `call` when an outer layer splits the batch
 //! (the node's [`crate::invalid_params::InvalidParamsLayer`] does); a batch reaching this
@@ -22,7 +25,7 @@ use jsonrpsee::{
     types::{ErrorObjectOwned, Request},
 };
 use std::{
-    collections::HashSet,
+    collections::HashMap,
     future::Future,
     sync::{
         atomic::{AtomicUsize, Ordering},
@@ -37,32 +40,54 @@ pub const LIMIT_EXCEEDED_CODE: i32 = -32005;
 /// The counter of heavy calls refused with -32005, by method.
 pub const CALLS_SHED_TOTAL: &str = "gigagas_rpc_calls_shed_total";
 
-/// The methods that run EVM code, replay blocks, scan block ranges or encode whole blocks:
+/// A class of heavy methods, limited apart from the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeavyClass {
+    /// EVM calls on one state, bounded by the gas cap and the EVM timeout: `eth_call`,
+    /// `eth_estimateGas`, `eth_createAccessList`.
+    Call,
+    /// Reads of whole blocks, block ranges and proofs: `eth_getLogs`, `eth_getBlockReceipts`,
+    /// `eth_getBlockByNumber`/`ByHash`, `eth_getProof`, `eth_feeHistory`, `debug_getRawBlock`.
+    Read,
+    /// Blocks replayed or simulated: `debug_trace*`, `eth_simulateV1`.
+    Trace,
+}
+
+impl HeavyClass {
+    const ALL: [Self; 3] = [Self::Call, Self::Read, Self::Trace];
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// The methods that run EVM code, replay blocks, scan block ranges or encode whole blocks —
 /// milliseconds to seconds of CPU and up to megabytes of answer each, where the other methods
-/// take microseconds.
-pub const HEAVY_METHODS: [&str; 14] = [
-    "eth_call",
-    "eth_estimateGas",
-    "eth_createAccessList",
-    "eth_simulateV1",
-    "eth_getLogs",
-    "eth_getBlockReceipts",
-    "eth_getBlockByNumber",
-    "eth_getBlockByHash",
-    "eth_getProof",
-    "eth_feeHistory",
-    "debug_traceTransaction",
-    "debug_traceBlockByNumber",
-    "debug_traceBlockByHash",
-    "debug_getRawBlock",
+/// take microseconds — and their classes.
+pub const HEAVY_METHODS: [(&str, HeavyClass); 14] = [
+    ("eth_call", HeavyClass::Call),
+    ("eth_estimateGas", HeavyClass::Call),
+    ("eth_createAccessList", HeavyClass::Call),
+    ("eth_getLogs", HeavyClass::Read),
+    ("eth_getBlockReceipts", HeavyClass::Read),
+    ("eth_getBlockByNumber", HeavyClass::Read),
+    ("eth_getBlockByHash", HeavyClass::Read),
+    ("eth_getProof", HeavyClass::Read),
+    ("eth_feeHistory", HeavyClass::Read),
+    ("debug_getRawBlock", HeavyClass::Read),
+    ("eth_simulateV1", HeavyClass::Trace),
+    ("debug_traceTransaction", HeavyClass::Trace),
+    ("debug_traceBlockByNumber", HeavyClass::Trace),
+    ("debug_traceBlockByHash", HeavyClass::Trace),
 ];
 
-/// How many heavy calls a server runs and lets wait.
+/// How many heavy calls of each class a server runs and lets wait.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HeavyCallLimits {
-    /// Heavy calls running at once; 0: no limit (none is ever refused).
+    /// Heavy calls of a class running at once; 0: no limit (none is ever refused).
     pub max_running: u32,
-    /// Heavy calls waiting for a running one to finish; past them a heavy call is refused.
+    /// Heavy calls of a class waiting for a running one to finish; past them a call of the
+    /// class is refused.
     pub max_queued: u32,
 }
 
@@ -81,13 +106,37 @@ impl HeavyCallLimits {
     }
 }
 
-/// The shared state of one server's limit: the running permits and the queue's length.
+/// The shared state of one class's limit: the running permits and the queue's length.
 #[derive(Debug)]
 struct Gate {
     running: Semaphore,
     queued: AtomicUsize,
     limits: HeavyCallLimits,
-    heavy: HashSet<&'static str>,
+}
+
+impl Gate {
+    fn new(limits: HeavyCallLimits) -> Self {
+        Self {
+            running: Semaphore::new(limits.max_running as usize),
+            queued: AtomicUsize::new(0),
+            limits,
+        }
+    }
+}
+
+/// One server's gates: the heavy methods' classes and a gate per class.
+#[derive(Debug)]
+struct Gates {
+    class: HashMap<&'static str, HeavyClass>,
+    gates: [Gate; 3],
+}
+
+impl Gates {
+    /// The gate of `method` and its name as a static label, `None` when it is not heavy.
+    fn of(&self, method: &str) -> Option<(&Gate, &'static str)> {
+        let (name, class) = self.class.get_key_value(method)?;
+        Some((&self.gates[class.index()], name))
+    }
 }
 
 /// A place in the queue, given back when the wait ends (the permit came, or the caller left).
@@ -120,21 +169,20 @@ impl Gate {
 /// Wraps a server's RPC service in a [`HeavyCallLimit`].
 #[derive(Clone, Debug)]
 pub struct HeavyCallLimitLayer {
-    gate: Option<Arc<Gate>>,
+    gates: Option<Arc<Gates>>,
 }
 
 impl HeavyCallLimitLayer {
-    /// The layer enforcing `limits` over [`HEAVY_METHODS`] (none when `max_running` is 0).
+    /// The layer enforcing `limits` on each class of [`HEAVY_METHODS`] (none when
+    /// `max_running` is 0).
     pub fn new(limits: HeavyCallLimits) -> Self {
-        let gate = (limits.max_running > 0).then(|| {
-            Arc::new(Gate {
-                running: Semaphore::new(limits.max_running as usize),
-                queued: AtomicUsize::new(0),
-                limits,
-                heavy: HEAVY_METHODS.into_iter().collect(),
+        let gates = (limits.max_running > 0).then(|| {
+            Arc::new(Gates {
+                class: HEAVY_METHODS.into_iter().collect(),
+                gates: HeavyClass::ALL.map(|_| Gate::new(limits)),
             })
         });
-        Self { gate }
+        Self { gates }
     }
 }
 
@@ -142,7 +190,7 @@ impl<S> tower::Layer<S> for HeavyCallLimitLayer {
     type Service = HeavyCallLimit<S>;
 
     fn layer(&self, service: S) -> HeavyCallLimit<S> {
-        HeavyCallLimit { service, gate: self.gate.clone() }
+        HeavyCallLimit { service, gates: self.gates.clone() }
     }
 }
 
@@ -150,7 +198,7 @@ impl<S> tower::Layer<S> for HeavyCallLimitLayer {
 #[derive(Clone, Debug)]
 pub struct HeavyCallLimit<S> {
     service: S,
-    gate: Option<Arc<Gate>>,
+    gates: Option<Arc<Gates>>,
 }
 
 /// The answer to a heavy call refused because `limits` are reached.
@@ -158,7 +206,7 @@ fn limit_exceeded(limits: HeavyCallLimits) -> ErrorObjectOwned {
     ErrorObjectOwned::owned(
         LIMIT_EXCEEDED_CODE,
         format!(
-            "limit exceeded: {} heavy calls running and {} waiting, try again later",
+            "limit exceeded: {} calls of its kind running and {} waiting, try again later",
             limits.max_running, limits.max_queued
         ),
         None::<()>,
@@ -181,20 +229,17 @@ where
     type BatchResponse = MethodResponse;
 
     fn call<'a>(&self, request: Request<'a>) -> impl Future<Output = MethodResponse> + Send + 'a {
-        let gate = self.gate.clone().filter(|g| g.heavy.contains(request.method_name()));
+        let gates = self.gates.clone();
         let service = self.service.clone();
         async move {
-            let Some(gate) = gate else {
+            let Some((gate, method)) = gates.as_deref().and_then(|g| g.of(request.method_name()))
+            else {
                 return service.call(request).await;
             };
             let admitted = gate.admit().await;
             let response = match admitted {
                 Some(_permit) => service.call(request).await,
                 None => {
-                    let method = HEAVY_METHODS
-                        .into_iter()
-                        .find(|m| *m == request.method_name())
-                        .unwrap_or("other");
                     metrics::counter!(CALLS_SHED_TOTAL, "method" => method).increment(1);
                     MethodResponse::error(request.id().into_owned(), limit_exceeded(gate.limits))
                 }
@@ -226,12 +271,7 @@ mod tests {
     }
 
     fn gate(max_running: u32, max_queued: u32) -> Gate {
-        Gate {
-            running: Semaphore::new(max_running as usize),
-            queued: AtomicUsize::new(0),
-            limits: HeavyCallLimits { max_running, max_queued },
-            heavy: HEAVY_METHODS.into_iter().collect(),
-        }
+        Gate::new(HeavyCallLimits { max_running, max_queued })
     }
 
     #[tokio::test]
