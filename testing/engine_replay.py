@@ -18,7 +18,9 @@ computed after execution instead of from the BAL beside it). Canonical blocks ar
 the persistence thread while the next payloads execute (the node's default, as reth does); any
 configuration but `geth` takes a final `-syncpersist` suffix: `--engine.persistence-background
 false` (each committed before its forkchoice update returns), or `-bgpersist` (the default,
-named).
+named). A `-poolNN` part anywhere after the executor (`parallel-2-pool90`) sends NN% of each
+block's transactions to the node's pool (`eth_sendRawTransaction`) before its `newPayload`,
+untimed, as a network would have: the node then recovers those senders before the block.
 Caches (`--caches`): `cold` (the OS page cache dropped after `gigagas init`, before the node
 starts: every genesis read goes to the disk) and `warm` (the datadir just written, in the page
 cache). `--restart-at N` kills the node with SIGKILL after block N of each replay, restarts it
@@ -94,9 +96,11 @@ def flags_of(config):
     return flags, scheduler
 
 
-def replay(bench, node, chain, out, label, start=None, to=None):
+def replay(bench, node, chain, out, label, start=None, to=None, pool_share=0.0):
     cmd = [bench, "replay", "--chain", chain, "--engine", node.engine_url, "--jwt-secret",
            node.jwt_path, "--label", label, "--json"]
+    if pool_share:
+        cmd += ["--pool-share", str(pool_share), "--pool-rpc", node.url]
     if getattr(node, "metrics_addr", None):
         cmd += ["--metrics", f"http://{node.metrics_addr}/metrics"]
     if out:
@@ -112,13 +116,23 @@ def replay(bench, node, chain, out, label, start=None, to=None):
     return json.loads(proc.stdout)
 
 
+def pool_share_of(config):
+    """A configuration's `-poolNN` part (NN% of each block's transactions sent to the node's
+    pool before the block) -> (the configuration without it, the share)."""
+    m = re.search(r"-pool(\d+)", config)
+    if not m:
+        return config, 0.0
+    return config.replace(m.group(0), "", 1), int(m.group(1)) / 100
+
+
 def one_run(args, info, config, cache, run, bench):
-    flags, scheduler = flags_of(config)
+    base, pool_share = pool_share_of(config)
+    flags, scheduler = flags_of(base)
     label = f"{config}-{cache}-{run}"
     with tempfile.TemporaryDirectory(dir=os.path.join(ROOT, "target")) as tmp:
         datadir = os.path.join(tmp, "datadir")
         genesis = os.path.join(args.chain, "genesis.json")
-        if config == "geth":
+        if base == "geth":
             if args.restart_at:
                 raise SystemExit("engine_replay: --restart-at is for gigagas configurations")
             GethNode.init(args.geth, datadir, genesis)
@@ -133,18 +147,20 @@ def one_run(args, info, config, cache, run, bench):
         restarts = 0
         try:
             if args.restart_at and args.restart_at < len(info["blocks"]):
-                first = replay(bench, node, args.chain, None, label, to=args.restart_at)
+                first = replay(bench, node, args.chain, None, label, to=args.restart_at,
+                               pool_share=pool_share)
                 node.stop(signal.SIGKILL)
                 restarts = 1
                 if cache == "cold":
                     drop_page_cache()
                 node = start_node(args.gigagas, datadir, flags)
                 resumed_at = node.head() + 1
-                report = replay(bench, node, args.chain, out, label, start=resumed_at)
+                report = replay(bench, node, args.chain, out, label, start=resumed_at,
+                                pool_share=pool_share)
                 report["restart"] = {"killed_after": args.restart_at, "resumed_at": resumed_at,
                                      "first_part_blocks": first["blocks"]}
             else:
-                report = replay(bench, node, args.chain, out, label)
+                report = replay(bench, node, args.chain, out, label, pool_share=pool_share)
             # With background persistence the store trails the last forkchoice update by the
             # blocks being committed (JSON-RPC serves them from memory meanwhile): the run ends
             # when the store holds the last block (gigagas's persisted-block gauge; geth's
@@ -153,7 +169,7 @@ def one_run(args, info, config, cache, run, bench):
             waited = time.monotonic()
             while True:
                 persisted = (int(metric(node.metrics(), "gigagas_chain_persisted_number"))
-                             if config != "geth" else last["number"])
+                             if base != "geth" else last["number"])
                 head = json_rpc(node.url, "eth_getBlockByNumber", ["latest", False])
                 if (persisted >= last["number"] and int(head["number"], 16) >= last["number"]) \
                         or time.monotonic() - waited > 30:
@@ -172,6 +188,10 @@ def one_run(args, info, config, cache, run, bench):
     report.update({"config": config, "cache": cache, "run": run, "scheduler": scheduler,
                    "page_cache_dropped": dropped, "restarts": restarts})
     return report
+
+
+def pct(share):
+    return "-" if share is None else f"{100 * share:.1f}%"
 
 
 def import_run(args, run):
@@ -245,6 +265,14 @@ def main():
                 "forkchoice_p50_ms": round(med(lambda r: r["forkchoice"]["p50"]) * 1e3, 1),
                 "state_root_share": round(med(lambda r: r["state_root_share"] or 0.0), 3),
                 "stages_s": {k: round(v, 3) for k, v in stages.items()},
+                # Execution with its BAL reads, over the node's newPayload time (the issue's
+                # critical-path share), and the senders the pool had recovered.
+                "exec_io_share": round((stages.get("execution", 0.0) + stages.get("io", 0.0))
+                                       / stages["node_new_payload"], 3)
+                if stages.get("node_new_payload") else None,
+                "senders_known_share": round(med(lambda r: (r.get("senders_known") or 0.0)
+                                                 / max(r["transactions"], 1)), 3)
+                if rs[0].get("senders_known") is not None else None,
                 "page_cache_dropped": rs[0]["page_cache_dropped"],
             })
     gas = info["gas_used"]
@@ -268,14 +296,15 @@ def main():
     print(f"{summary['chain']}: {summary['blocks']} blocks, {gas / 1e9:.2f} Ggas, "
           f"{summary['cores']} cores ({summary['cpu']})")
     print(f"{'config':>16} {'cache':>5} {'Mgas/s':>8} {'np p50':>8} {'np p99':>8} {'np max':>8} "
-          f"{'fcu p50':>8} {'root %':>7}")
+          f"{'fcu p50':>8} {'root %':>7} {'exec+io %':>9} {'known %':>7}")
     for r in rows:
         if r["config"] == "import":
             print(f"{'gigagas import':>16} {'cold':>5} {r['mgas_per_s']:8.1f}")
             continue
         print(f"{r['config']:>16} {r['cache']:>5} {r['mgas_per_s']:8.1f} {r['new_payload_p50_ms']:8.1f} "
               f"{r['new_payload_p99_ms']:8.1f} {r['new_payload_max_ms']:8.1f} "
-              f"{r['forkchoice_p50_ms']:8.1f} {100 * r['state_root_share']:6.1f}%")
+              f"{r['forkchoice_p50_ms']:8.1f} {100 * r['state_root_share']:6.1f}% "
+              f"{pct(r['exec_io_share']):>9} {pct(r['senders_known_share']):>7}")
     print(f"per-run CSV/JSON/PNG and summary.json in {args.out}")
 
 

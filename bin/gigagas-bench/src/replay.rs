@@ -70,6 +70,15 @@ pub(crate) struct ReplayArgs {
     /// Print the summary as JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Share of each block's transactions (0 to 1, spread evenly over the block) sent to the
+    /// node's pool with `eth_sendRawTransaction` before its `newPayload`, untimed — as on a
+    /// network, where most of a block's transactions reached the node's pool before the
+    /// block: the node recovers their senders then, not during `newPayload`.
+    #[arg(long, default_value_t = 0.0)]
+    pub pool_share: f64,
+    /// The node's public JSON-RPC endpoint, for `--pool-share`.
+    #[arg(long, default_value = "http://127.0.0.1:8545")]
+    pub pool_rpc: String,
 }
 
 /// One block of the replay (seconds; stage times from the node's metrics, `None` without
@@ -101,6 +110,12 @@ pub(crate) struct BlockRow {
     checks: Option<f64>,
     /// The client's `newPayload` less the node's: JSON encoding and decoding, HTTP.
     waiting: Option<f64>,
+    /// Transactions sent to the pool before the block (`--pool-share`), and those it took.
+    announced: usize,
+    pooled: usize,
+    /// Transactions whose sender the node took from its pool's recoveries (its
+    /// `gigagas_engine_senders_known_total`).
+    senders_known: Option<f64>,
 }
 
 /// Percentiles of one latency (seconds).
@@ -148,6 +163,12 @@ pub(crate) struct ReplayReport {
     stages: BTreeMap<&'static str, f64>,
     /// State root time over the node's `newPayload` time, summed over the run.
     state_root_share: Option<f64>,
+    /// `--pool-share`, the transactions sent to the pool before their blocks, those it took,
+    /// and those whose sender the node took from its pool's recoveries (with `--metrics`).
+    pool_share: f64,
+    announced: usize,
+    pooled: usize,
+    senders_known: Option<f64>,
     rows: Vec<BlockRow>,
 }
 
@@ -207,7 +228,8 @@ fn scrape(url: &str) -> Result<BTreeMap<String, f64>, String> {
         .filter(|l| !l.starts_with('#'))
         .filter_map(|l| {
             let (name, value) = l.rsplit_once(' ')?;
-            name.contains("_sum").then(|| Some((name.to_string(), value.parse().ok()?)))?
+            (name.contains("_sum") || name == SENDERS_KNOWN)
+                .then(|| Some((name.to_string(), value.parse().ok()?)))?
         })
         .collect())
 }
@@ -223,6 +245,36 @@ const STAGES: [&str; 6] = [
     "gigagas_executor_stage_seconds_sum{stage=\"state_root_beside\"}",
 ];
 const NODE_NEW_PAYLOAD: &str = "gigagas_engine_new_payload_seconds_sum";
+/// The node's count of payload transactions whose sender its pool had recovered.
+const SENDERS_KNOWN: &str = "gigagas_engine_senders_known_total";
+
+/// Sends the share `share` of `block`'s transactions (spread evenly: transaction `i` when
+/// `⌊(i + 1)·share⌋ > ⌊i·share⌋`) to the pool at `rpc` with `eth_sendRawTransaction`, in
+/// batches of up to 1,000 (the server's batch limit); returns how many were sent and how many
+/// the pool took (the rest it answered with an error: a nonce gap, a full pool).
+fn announce(rpc: &str, block: &Block<TxEnvelope>, share: f64) -> Result<(usize, usize), String> {
+    use alloy_eips::eip2718::Encodable2718;
+    let txs = &block.body.transactions;
+    let picked: Vec<&TxEnvelope> = (0..txs.len())
+        .filter(|&i| ((i + 1) as f64 * share).floor() > (i as f64 * share).floor())
+        .map(|i| &txs[i])
+        .collect();
+    let mut pooled = 0;
+    for batch in picked.chunks(1_000) {
+        let calls: Vec<Value> = batch
+            .iter()
+            .enumerate()
+            .map(|(id, tx)| {
+                let raw = Bytes::from(tx.encoded_2718());
+                json!({"jsonrpc": "2.0", "id": id, "method": "eth_sendRawTransaction", "params": [raw]})
+            })
+            .collect();
+        let answers = post_with(rpc, &Value::Array(calls).to_string(), None)?;
+        let answers = answers.as_array().ok_or_else(|| format!("not a batch answer: {answers}"))?;
+        pooled += answers.iter().filter(|a| a.get("result").is_some()).count();
+    }
+    Ok((picked.len(), pooled))
+}
 
 /// What `replay` reads of `gen-chain`'s `info.json`: each block's execution requests.
 #[derive(Debug, Deserialize)]
@@ -347,6 +399,11 @@ pub(crate) fn replay(
                 "block {number}: its execution requests are not in info.json (the header commits to others)"
             ));
         }
+        let (announced, pooled) = match args.pool_share > 0.0 {
+            true => announce(&args.pool_rpc, block, args.pool_share)
+                .map_err(|e| format!("block {number}: announcing to the pool: {e}"))?,
+            false => (0, 0),
+        };
         let (method, params) = new_payload(block, hash, bal.as_ref(), requests);
         let start = Instant::now();
         let status = call(&args.engine, &secret, method, params)
@@ -379,6 +436,9 @@ pub(crate) fn replay(
             commit: None,
             checks: None,
             waiting: None,
+            announced,
+            pooled,
+            senders_known: None,
         };
         if let (Some(url), Some(prev)) = (args.metrics.as_deref(), before.as_ref()) {
             let now = scrape(url)?;
@@ -396,6 +456,7 @@ pub(crate) fn replay(
             row.commit = Some(commit);
             row.checks = Some((node - recovery - io - execution - state_root).max(0.0));
             row.waiting = Some((new_payload - node).max(0.0));
+            row.senders_known = Some(delta(SENDERS_KNOWN));
             before = Some(now);
         }
         rows.push(row);
@@ -438,6 +499,13 @@ fn summarize(args: &ReplayArgs, rows: Vec<BlockRow>) -> ReplayReport {
         total: spread(&col(|r| r.new_payload + r.forkchoice)),
         stages,
         state_root_share,
+        pool_share: args.pool_share,
+        announced: rows.iter().map(|r| r.announced).sum(),
+        pooled: rows.iter().map(|r| r.pooled).sum(),
+        senders_known: rows
+            .first()
+            .and_then(|r| r.senders_known)
+            .map(|_| rows.iter().filter_map(|r| r.senders_known).sum()),
         rows,
     }
 }

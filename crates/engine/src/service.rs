@@ -56,6 +56,8 @@ impl EngineService {
         payloads: Arc<PayloadStore>,
         on_event: Option<EventHook>,
     ) -> std::io::Result<(EngineHandle, JoinHandle<()>)> {
+        // A payload's transactions the pool recovered are not recovered again.
+        let tree = tree.with_known_senders(pool.sender_cache().clone());
         let (tx, rx) = mpsc::unbounded_channel();
         // The persistence thread wakes the task; a weak sender, so that the task still ends
         // when every handle is dropped.

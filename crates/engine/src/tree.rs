@@ -138,6 +138,7 @@ impl BlockTree {
             persistence: None,
             memory: CanonicalInMemoryState::new(head),
             jobs: Arc::default(),
+            known_senders: None,
         };
         Ok(Self { ctx, state: TreeState::new(head) })
     }
@@ -265,6 +266,14 @@ impl BlockTree {
     /// [`BalIo::PrefetchParallel`]).
     pub fn with_io(mut self, io: BalIo) -> Self {
         self.ctx.io = io;
+        self
+    }
+
+    /// The same tree taking a payload's senders from `known` where it holds them (the senders
+    /// the transaction pool recovered; the engine service passes its pool's) and recovering
+    /// only the rest.
+    pub fn with_known_senders(mut self, known: Arc<gigagas_primitives::SenderCache>) -> Self {
+        self.ctx.known_senders = Some(known);
         self
     }
 

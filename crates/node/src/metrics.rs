@@ -71,6 +71,10 @@ fn describe() {
         gigagas_rpc::metrics::CALL_ERRORS_TOTAL,
         "JSON-RPC calls answered with an error, by server and method"
     );
+    describe_counter!(
+        gigagas_rpc::limit::CALLS_SHED_TOTAL,
+        "heavy JSON-RPC calls refused with -32005 past the running and queued limits, by method"
+    );
     describe_histogram!(
         "gigagas_engine_new_payload_seconds",
         "engine_newPayload end to end: decoding, recovery, I/O, execution, state root"
@@ -96,6 +100,14 @@ fn describe() {
     );
     describe_gauge!("gigagas_executor_threads", "worker threads of the parallel executor");
     describe_gauge!("gigagas_executor_scheduler_info", "the scheduler, as a label");
+    describe_counter!(
+        "gigagas_engine_senders_known_total",
+        "payload transactions whose sender the pool had recovered (not recovered again)"
+    );
+    describe_counter!(
+        "gigagas_engine_senders_recovered_total",
+        "payload transactions whose sender was recovered from its signature"
+    );
     describe_counter!("gigagas_state_cache_hits_total", "state reads answered by the block cache");
     describe_counter!("gigagas_state_cache_misses_total", "state reads that went to the store");
     describe_gauge!("gigagas_bal_bytes", "RLP size of the last payload's block access list");
@@ -155,6 +167,10 @@ fn record(event: &EngineEvent<'_>) {
             if b.parallel {
                 gauge!("gigagas_executor_longest_tx_seconds").set(b.longest_tx.as_secs_f64());
             }
+            // The senders the pool had recovered before the payload came, and the rest.
+            counter!("gigagas_engine_senders_known_total").increment(b.senders_known as u64);
+            counter!("gigagas_engine_senders_recovered_total")
+                .increment(b.transactions.saturating_sub(b.senders_known) as u64);
             counter!("gigagas_state_cache_hits_total").increment(b.cache.hits);
             counter!("gigagas_state_cache_misses_total").increment(b.cache.misses);
             gauge!("gigagas_bal_bytes").set(*bal_bytes as f64);

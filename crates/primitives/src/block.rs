@@ -1,6 +1,6 @@
 //! Block input types: a block as it arrives (signed transactions) and after sender recovery.
 
-use crate::{ChainSpec, RecoveryError};
+use crate::{ChainSpec, RecoveryError, SenderCache};
 use alloy_consensus::{transaction::SignerRecoverable, Header, TxEnvelope};
 use alloy_eips::eip4895::Withdrawals;
 use alloy_primitives::{Address, B256};
@@ -51,6 +51,36 @@ impl BlockInput {
         (0..self.transactions.len()).into_par_iter().map(|i| self.recover_one(i, low_s)).collect()
     }
 
+    /// [`Self::par_recover`] where `known` holds a transaction's sender already (looked up by
+    /// the hash of the block's own transaction): those are taken as recovered (a transaction
+    /// hash covers the signature), the rest recovered in parallel. Returns the senders and how
+    /// many came from `known`.
+    ///
+    /// # Errors
+    /// As [`Self::recover`]; a known sender that differs from [`Self::claimed_senders`] is a
+    /// [`RecoveryError::SenderMismatch`] as a recovered one is.
+    pub fn par_recover_cached(
+        &self,
+        chain: &ChainSpec,
+        known: &SenderCache,
+    ) -> Result<(Vec<Address>, usize), RecoveryError> {
+        let low_s = chain.is_homestead(self.number());
+        // The hashes outside the cache's lock (each a keccak-256 of the encoding unless the
+        // decoder kept it).
+        let hashes: Vec<B256> = self.transactions.par_iter().map(|tx| *tx.tx_hash()).collect();
+        let cached = known.get_many(&hashes);
+        let hits = cached.iter().filter(|s| s.is_some()).count();
+        let senders = cached
+            .into_par_iter()
+            .enumerate()
+            .map(|(i, sender)| match sender {
+                Some(sender) => self.check_claimed(i, sender),
+                None => self.recover_one(i, low_s),
+            })
+            .collect::<Result<_, _>>()?;
+        Ok((senders, hits))
+    }
+
     fn recover_one(&self, tx_index: usize, low_s: bool) -> Result<Address, RecoveryError> {
         let tx = &self.transactions[tx_index];
         let block = self.number();
@@ -60,12 +90,18 @@ impl BlockInput {
             tx_index,
             tx_hash: *tx.tx_hash(),
         })?;
+        self.check_claimed(tx_index, recovered)
+    }
+
+    /// `recovered` when it is the sender the source claimed for transaction `tx_index` (or
+    /// none was claimed).
+    fn check_claimed(&self, tx_index: usize, recovered: Address) -> Result<Address, RecoveryError> {
         if let Some(&claimed) = self.claimed_senders.get(tx_index) {
             if claimed != recovered {
                 return Err(RecoveryError::SenderMismatch {
-                    block,
+                    block: self.number(),
                     tx_index,
-                    tx_hash: *tx.tx_hash(),
+                    tx_hash: *self.transactions[tx_index].tx_hash(),
                     recovered,
                     claimed,
                 });

@@ -10,8 +10,10 @@ mod chain_spec;
 mod error;
 mod genesis_config;
 pub mod header;
+mod senders;
 
 pub use block::BlockInput;
 pub use chain_spec::{ChainSpec, ForkSchedule};
 pub use error::RecoveryError;
 pub use genesis_config::GenesisConfigError;
+pub use senders::SenderCache;

@@ -27,12 +27,13 @@ pub use blobs::{BlobError, BlobForm, MAX_POOL_BLOB_TRANSACTIONS};
 use alloy_consensus::{transaction::SignerRecoverable, Transaction, TxEnvelope};
 use alloy_eips::{eip2718::Decodable2718, eip7594::BlobTransactionSidecarVariant};
 use alloy_primitives::{Address, B256, U256};
+use gigagas_primitives::SenderCache;
 use gigagas_state::StateSource;
 use revm::primitives::hardfork::SpecId;
 use std::{
     cmp::Reverse,
     collections::{BTreeMap, BinaryHeap, HashMap},
-    sync::Mutex,
+    sync::{Arc, Mutex},
 };
 
 /// Transactions kept at most by default ([`PoolLimits`]); beyond, the cheapest is evicted for a
@@ -291,6 +292,9 @@ pub struct TxPool {
     inner: Mutex<Inner>,
     limits: PoolLimits,
     announcements: tokio::sync::broadcast::Sender<NewTransaction>,
+    /// Every sender recovered by [`TxPool::add_pooled`], by transaction hash, for block
+    /// validation to take instead of recovering it again.
+    senders: Arc<SenderCache>,
 }
 
 impl Default for TxPool {
@@ -315,7 +319,14 @@ impl TxPool {
     /// An empty pool that keeps at most `limits` before it evicts.
     pub fn with_limits(limits: PoolLimits) -> Self {
         let (announcements, _) = tokio::sync::broadcast::channel(ANNOUNCEMENT_BACKLOG);
-        Self { inner: Mutex::default(), limits, announcements }
+        Self { inner: Mutex::default(), limits, announcements, senders: Arc::default() }
+    }
+
+    /// The senders this pool recovered, by transaction hash (kept after a transaction leaves
+    /// the pool, up to the cache's bound): what the engine looks a payload's transactions up
+    /// in before recovering the rest.
+    pub fn sender_cache(&self) -> &Arc<SenderCache> {
+        &self.senders
     }
 
     /// Every transaction the pool takes from now on (a receiver that falls
@@ -453,6 +464,9 @@ impl TxPool {
     ) -> Result<B256, PoolError> {
         check_size(size, tx.is_eip4844())?;
         let sender = tx.recover_signer().map_err(|e| PoolError::Signature(e.to_string()))?;
+        // Recorded whatever the checks below say: a transaction the pool refuses (a nonce
+        // gap, a full pool) may still come in a block.
+        self.senders.insert(*tx.tx_hash(), sender);
         if let Some(have) = tx.chain_id() {
             if have != chain_id {
                 return Err(PoolError::ChainId { have, want: chain_id });
@@ -752,6 +766,53 @@ mod tests {
         assert!(matches!(
             pool.add_raw(&blob, 1, 30_000_000, BlobForm::Eip7594, SpecId::OSAKA, &EMPTY),
             Err(PoolError::Decode(_))
+        ));
+    }
+
+    #[test]
+    fn the_senders_the_pool_recovered_are_not_recovered_again_in_a_block() {
+        use alloy_eips::eip2718::Decodable2718;
+        let pool = TxPool::default();
+        let add = |raw: &[u8]| {
+            pool.add_raw(raw, 1, 30_000_000, BlobForm::Eip7594, SpecId::OSAKA, &FUNDED)
+        };
+        // Key 0's transaction is pooled; key 1's is refused after its recovery (fee cap under
+        // the pool's floor or not, its sender is recorded either way); key 2's never came.
+        let (a, b, c) = (transfer(0, 0, 2), transfer(1, 0, 2), transfer(2, 0, 2));
+        add(&a).unwrap();
+        let _ = add(&b);
+        let txs: Vec<TxEnvelope> = [&a, &b, &c]
+            .iter()
+            .map(|raw| TxEnvelope::decode_2718(&mut raw.as_slice()).unwrap())
+            .collect();
+        let block = gigagas_primitives::BlockInput {
+            hash: B256::ZERO,
+            header: alloy_consensus::Header { number: 1, ..Default::default() },
+            transactions: txs,
+            claimed_senders: Vec::new(),
+            withdrawals: None,
+            ommers: Vec::new(),
+        };
+        let chain = gigagas_primitives::ChainSpec::mainnet();
+        let (senders, known) = block.par_recover_cached(&chain, pool.sender_cache()).unwrap();
+        assert_eq!(known, 2);
+        assert_eq!(senders, block.par_recover(&chain).unwrap());
+        // A sender held for a hash is taken only for that hash: the same transfer signed by
+        // another key (another signature, another hash) is recovered.
+        let other = TxEnvelope::decode_2718(&mut transfer(3, 0, 2).as_slice()).unwrap();
+        let block = gigagas_primitives::BlockInput { transactions: vec![other], ..block };
+        let (senders, known) = block.par_recover_cached(&chain, pool.sender_cache()).unwrap();
+        assert_eq!((known, senders), (0, block.par_recover(&chain).unwrap()));
+        // A claimed sender that differs from a known one is refused as a recovered one is.
+        let txs = vec![TxEnvelope::decode_2718(&mut a.as_slice()).unwrap()];
+        let block = gigagas_primitives::BlockInput {
+            transactions: txs,
+            claimed_senders: vec![Address::repeat_byte(9)],
+            ..block
+        };
+        assert!(matches!(
+            block.par_recover_cached(&chain, pool.sender_cache()),
+            Err(gigagas_primitives::RecoveryError::SenderMismatch { tx_index: 0, .. })
         ));
     }
 

@@ -19,7 +19,7 @@ use gigagas_executor::{
 };
 use gigagas_primitives::{
     header::{check_block_size, check_header},
-    BlockInput, ChainSpec,
+    BlockInput, ChainSpec, SenderCache,
 };
 use gigagas_state::{CacheStats, PreState, StateSource};
 use gigagas_storage_api::{AccountRecord, BlockCommit, FullProvider};
@@ -66,6 +66,10 @@ pub struct ImportedBlock {
     pub parallel: bool,
     /// Sender recovery (part of [`ImportedBlock::execution`]).
     pub recovery: Duration,
+    /// Senders taken from the cache of senders recovered before the block (the pool's), not
+    /// recovered again ([`gigagas_primitives::SenderCache`]; the rest of
+    /// [`ImportedBlock::transactions`] were recovered).
+    pub senders_known: usize,
     /// BAL-hinted reads of every key the BAL names before execution (part of
     /// [`ImportedBlock::execution`]; zero without a given BAL: the sequential reference reads
     /// on demand).
@@ -294,7 +298,8 @@ fn run_parallel(
 /// A read of `source` that fails during execution makes the result
 /// [`ExecutionError::Database`] (internal, see [`ImportError::is_internal`]) whatever error the
 /// executor reported after it: the verdict of an execution whose reads failed is not about the
-/// block. Without `given`, `prewarm` says whether workers prewarm the sequential run.
+/// block. Without `given`, `prewarm` says whether workers prewarm the sequential run. Senders
+/// `known` (recovered before, by the pool) are not recovered again.
 #[allow(clippy::too_many_arguments)]
 pub fn execute_block(
     chain: &ChainSpec,
@@ -305,11 +310,12 @@ pub fn execute_block(
     keep_updates: bool,
     given: Option<GivenBal<'_>>,
     prewarm: Prewarming<'_>,
+    known: Option<&SenderCache>,
 ) -> Result<ExecutedBlock, ImportError> {
     let number = block.header.number;
     let pre_state = PreState::backed(source);
     let executed =
-        execute_on(chain, &pre_state, parent, block, rlp_len, keep_updates, given, prewarm);
+        execute_on(chain, &pre_state, parent, block, rlp_len, keep_updates, given, prewarm, known);
     executed.map_err(|e| {
         if e.is_internal() {
             e
@@ -338,6 +344,7 @@ fn execute_on(
     keep_updates: bool,
     given: Option<GivenBal<'_>>,
     prewarm: Prewarming<'_>,
+    known: Option<&SenderCache>,
 ) -> Result<ExecutedBlock, ImportError> {
     let start = Instant::now();
     let number = block.header.number;
@@ -360,7 +367,11 @@ fn execute_on(
     // Sender recovery before the state root is started beside execution: on few cores the two
     // only contend (recovery keeps every core busy), docs/benchmarks.md session 21.
     let recovery_start = Instant::now();
-    let senders = input.par_recover(chain).map_err(ExecutionError::from)?;
+    let (senders, senders_known) = match known {
+        Some(known) => input.par_recover_cached(chain, known),
+        None => input.par_recover(chain).map(|s| (s, 0)),
+    }
+    .map_err(ExecutionError::from)?;
     let recovery = recovery_start.elapsed();
     let mut io = Duration::ZERO;
     let mut longest_tx = Duration::ZERO;
@@ -464,6 +475,7 @@ fn execute_on(
         updates: keep_updates.then(|| updates.clone()),
         parallel: given.is_some_and(|g| g.scheduler.is_some()),
         recovery,
+        senders_known,
         io,
         longest_tx,
         prewarmed,

@@ -10,7 +10,7 @@ use alloy_consensus::{Block, Header, TxEnvelope};
 use alloy_primitives::B256;
 use gigagas_bal::BlockAccessList;
 use gigagas_chain_state::CanonicalInMemoryState;
-use gigagas_primitives::ChainSpec;
+use gigagas_primitives::{ChainSpec, SenderCache};
 use gigagas_state::StateSource;
 use gigagas_storage_api::{FullProvider, ProviderError, TrieState};
 use gigagas_trie::NodeSource;
@@ -69,6 +69,8 @@ pub(super) struct TreeContext {
     pub(super) memory: CanonicalInMemoryState,
     /// Payload builds running on other threads ([`super::payload::PayloadJob`]).
     pub(super) jobs: Arc<PayloadJobs>,
+    /// Senders recovered before a payload arrived (the pool's), not recovered again.
+    pub(super) known_senders: Option<Arc<SenderCache>>,
 }
 
 /// The payload builds running off the tree. A job reads the stored state its parent's state
@@ -265,6 +267,7 @@ impl TreeContext {
             self.keep_updates,
             given,
             prewarm,
+            self.known_senders.as_deref(),
         )
         .map(|executed| (executed, start.elapsed()))
     }
