@@ -53,6 +53,12 @@ struct ReplayJson {
     mgas_per_s: f64,
     #[serde(default)]
     stages: BTreeMap<String, f64>,
+    /// Senders the node took from its pool's recoveries over the run (the replay's
+    /// `--pool-share`), when measured.
+    #[serde(default)]
+    senders_known: Option<f64>,
+    #[serde(default)]
+    transactions: usize,
 }
 
 /// `engine_replay.py`'s `summary.json`: its runs are replay reports.
@@ -80,10 +86,13 @@ fn find(dir: &Path, depth: usize, out: &mut Vec<std::path::PathBuf>) -> Result<(
     Ok(())
 }
 
-/// `(threads, design, cold)` from a label such as `parallel-2-ols-cold-1` or `sequential-warm-2`;
-/// `None` for another label. `sequential` runs recover senders on all `cores`.
+/// `(threads, design, cold)` from a label such as `parallel-2-ols-cold-1`,
+/// `parallel-2-pool90-warm-1` or `sequential-warm-2`; `None` for another label. `sequential`
+/// runs recover senders on all `cores`.
 fn parse(label: &str, cores: usize) -> Option<(String, usize, Design, bool)> {
     let parts: Vec<&str> = label.split('-').collect();
+    let pool =
+        parts.iter().find(|p| p.starts_with("pool")).map_or(String::new(), |p| format!("-{p}"));
     let cold = parts.contains(&"cold");
     let cache = if cold {
         "cold"
@@ -93,11 +102,18 @@ fn parse(label: &str, cores: usize) -> Option<(String, usize, Design, bool)> {
         return None;
     };
     match *parts.first()? {
-        "sequential" => Some((format!("sequential {cache}"), cores, Design::Sequential, cold)),
+        "sequential" => {
+            Some((format!("sequential{pool} {cache}"), cores, Design::Sequential, cold))
+        }
         "parallel" => {
             let threads: usize = parts.get(1)?.parse().ok()?;
             let ols = if parts.contains(&"ols") { "-ols" } else { "" };
-            Some((format!("parallel-{threads}{ols} {cache}"), threads, Design::Parallel, cold))
+            Some((
+                format!("parallel-{threads}{ols}{pool} {cache}"),
+                threads,
+                Design::Parallel,
+                cold,
+            ))
         }
         _ => None,
     }
@@ -130,18 +146,20 @@ pub fn check(
     }
     let mut seen = std::collections::BTreeSet::new();
     reports.retain(|r| seen.insert((r.label.clone(), r.mgas_per_s.to_bits())));
-    type Group = (usize, Design, bool, Vec<(f64, BTreeMap<String, f64>)>, Vec<f64>);
+    type Group = (usize, Design, f64, Vec<(f64, BTreeMap<String, f64>)>, Vec<f64>);
     let mut groups: BTreeMap<String, Group> = BTreeMap::new();
     for r in reports {
-        let Some((config, threads, design, cold)) = parse(&r.label, cores) else { continue };
-        let g = groups.entry(config).or_insert((threads, design, cold, Vec::new(), Vec::new()));
+        let Some((config, threads, design, _cold)) = parse(&r.label, cores) else { continue };
+        // The share of senders the node had from its pool, as it counted them.
+        let hits = r.senders_known.map_or(0.0, |k| k / r.transactions.max(1) as f64);
+        let g = groups.entry(config).or_insert((threads, design, hits, Vec::new(), Vec::new()));
         let per_block = r.stages.iter().map(|(k, v)| (k.clone(), v / r.blocks.max(1) as f64));
         g.3.push((r.mgas_per_s, per_block.collect()));
         g.4.push(r.gas as f64 / r.blocks.max(1) as f64);
     }
     Ok(groups
         .into_iter()
-        .map(|(config, (threads, design, _cold, mut runs, gas))| {
+        .map(|(config, (threads, design, pool_hits, mut runs, gas))| {
             runs.sort_by(|a, b| a.0.total_cmp(&b.0));
             // The median run's stages; Mgas/s the median (mean of the middle two for an even
             // count, as `engine_replay.py` reports it).
@@ -159,6 +177,7 @@ pub fn check(
             let target = Target {
                 threads: threads.min(cores),
                 recovery_threads: cores,
+                pool_hits,
                 ..Target::machine(cores)
             };
             let b = model.block(gas_per_block, design, target);

@@ -3,7 +3,9 @@
 //! past this machine's cores by the critical-path model).
 //!
 //! ```text
-//! t(G, T, design) = G · rec / R(T)                   sender recovery (all cores; R measured)
+//! t(G, T, design) = G · rec · (1 − h) / R(T)         sender recovery (all cores; R measured;
+//!                                                    h: the share of the block's transactions
+//!                                                    whose sender the pool recovered before)
 //!               + G · exec / S_design(T)             execution (S = 1 sequential; measured or
 //!                                                    projected per block / as a megablock)
 //!               + N(G) · (1/IOPS_cold(q) − 1/IOPS_warm(q))   cold reads (q = 1 sequential, T else)
@@ -156,12 +158,22 @@ pub struct Target {
     pub cold: bool,
     /// The disk's IOPS at the design's queue depth instead of this machine's RocksDB sweep.
     pub iops: Option<f64>,
+    /// Share of a block's transactions whose sender the node's pool recovered before the
+    /// block arrived (0 to 1): those are not recovered during `newPayload`.
+    pub pool_hits: f64,
 }
 
 impl Target {
     /// A machine of `cores` cores of this machine's speed, its store warm.
     pub const fn machine(cores: usize) -> Self {
-        Self { threads: cores, recovery_threads: cores, core_speed: 1.0, cold: false, iops: None }
+        Self {
+            threads: cores,
+            recovery_threads: cores,
+            core_speed: 1.0,
+            cold: false,
+            iops: None,
+            pool_hits: 0.0,
+        }
     }
 }
 
@@ -274,7 +286,7 @@ impl Model {
         };
         let cpu = 1e-9 / target.core_speed.max(1e-6);
         Breakdown {
-            recovery: gas * c.recovery_ns_per_gas * cpu
+            recovery: gas * c.recovery_ns_per_gas * cpu * (1.0 - target.pool_hits.clamp(0.0, 1.0))
                 / self.exec.recovery_speedup(target.recovery_threads.max(1)),
             execution: gas * c.execution_ns_per_gas * cpu / speedup.max(1e-6),
             io,
@@ -498,6 +510,10 @@ mod tests {
         // A core twice as fast halves every CPU stage.
         let fast = m.block(1e9, Design::Sequential, Target { core_speed: 2.0, ..WARM });
         assert!((fast.total() - 1.0).abs() < 1e-9);
+        // 90 % of the senders known from the pool: a tenth of the recovery, nothing else.
+        let pooled = m.block(1e9, Design::Sequential, Target { pool_hits: 0.9, ..WARM });
+        assert!((pooled.recovery - 0.025).abs() < 1e-9, "{pooled:?}");
+        assert!((pooled.total() - (2.0 - 0.225)).abs() < 1e-9);
     }
 
     #[test]

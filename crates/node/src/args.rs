@@ -64,9 +64,15 @@ pub struct NodeArgs {
     /// answered at once with -32005 "limit exceeded" (load shed, memory bounded).
     #[arg(long = "rpc.max-heavy-calls")]
     pub rpc_max_heavy_calls: Option<u32>,
-    /// Heavy JSON-RPC calls waiting for a running one (default: 16 per running one).
+    /// Heavy JSON-RPC calls of each class waiting for a running one (default: 16 per running
+    /// one).
     #[arg(long = "rpc.max-heavy-queue")]
     pub rpc_max_heavy_queue: Option<u32>,
+    /// Light JSON-RPC calls (every method not heavy) in flight at once (default: 32 per
+    /// running heavy call; 0: no limit); past them a light call is answered at once with
+    /// -32005 "limit exceeded".
+    #[arg(long = "rpc.max-light-calls")]
+    pub rpc_max_light_calls: Option<u32>,
     /// Most blocks one `eth_getLogs` may scan (reth's `--rpc.max-blocks-per-filter`; 0: none).
     #[arg(long = "rpc.max-blocks-per-filter", default_value_t = gigagas_rpc::DEFAULT_MAX_BLOCKS_PER_FILTER)]
     pub rpc_max_blocks_per_filter: u64,
@@ -444,12 +450,15 @@ impl NodeArgs {
             max_response_bytes: self.rpc_max_response_mib.saturating_mul(1 << 20),
             max_connections: self.rpc_max_connections,
             max_batch: self.rpc_max_batch,
-            heavy_calls: {
+            calls: {
                 let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
                 let running = self.rpc_max_heavy_calls.unwrap_or(cores as u32);
-                let mut limits = gigagas_rpc::limit::HeavyCallLimits::running(running);
+                let mut limits = gigagas_rpc::limit::CallLimits::running(running);
                 if let Some(queued) = self.rpc_max_heavy_queue {
                     limits.max_queued = queued;
+                }
+                if let Some(light) = self.rpc_max_light_calls {
+                    limits.max_light = light;
                 }
                 limits
             },

@@ -1,8 +1,10 @@
-//! Load shedding for the heavy calls: a jsonrpsee RPC middleware ([`HeavyCallLimitLayer`])
-//! that sorts the [`HEAVY_METHODS`] into classes ([`HeavyClass`]: EVM calls, chain reads,
-//! traces) and, per class, admits at most `max_running` calls at once, lets up to `max_queued`
-//! more wait their turn (first come, first served), and answers every call of the class beyond
-//! that at once with EIP-1474's "limit exceeded" (-32005) instead of letting it wait.
+//! Load shedding: a jsonrpsee RPC middleware ([`CallLimitLayer`]) that sorts the
+//! [`HEAVY_METHODS`] into classes ([`HeavyClass`]: EVM calls, chain reads, traces) and, per
+//! class, admits at most `max_running` calls at once, lets up to `max_queued` more wait their
+//! turn (first come, first served), and answers every call of the class beyond that at once
+//! with EIP-1474's "limit exceeded" (-32005) instead of letting it wait; every other ("light")
+//! call is admitted while fewer than `max_light` light calls are in flight, refused the same
+//! way past that (light calls in flight pile up only when the node has no CPU left for them).
 //!
 //! Flow: a call → not heavy: straight to the inner service → heavy: its class's gate — a
 //! running permit if one is free, else a place in the queue if one is free (then the permit
@@ -12,8 +14,9 @@
 //! its calls wait on the node: its memory stays bounded, and a caller past saturation learns
 //! it at once (and may retry elsewhere) instead of waiting behind a queue that grows. The
 //! classes keep a sub-millisecond `eth_call` from waiting behind a 64-block `eth_getLogs` or a
-//! trace (reth likewise runs traces on a pool of their own). Cheap calls (`eth_blockNumber`,
-//! balances, receipts) are never refused here.
+//! trace (reth likewise runs traces on a pool of their own). The light calls' bound is wide
+//! (32 per core by default): it is reached only past saturation, where a queue of
+//! sub-millisecond calls waiting for a core would otherwise grow with the offered load.
 //!
 //! A batch's calls arrive one by one through `call` when an outer layer splits the batch
 //! (the node's [`crate::invalid_params::InvalidParamsLayer`] does); a batch reaching this
@@ -25,7 +28,7 @@ use jsonrpsee::{
     types::{ErrorObjectOwned, Request},
 };
 use std::{
-    collections::HashMap,
+    collections::{HashMap, HashSet},
     future::Future,
     sync::{
         atomic::{AtomicUsize, Ordering},
@@ -37,7 +40,7 @@ use tokio::sync::{Semaphore, SemaphorePermit};
 /// EIP-1474's "limit exceeded" error code.
 pub const LIMIT_EXCEEDED_CODE: i32 = -32005;
 
-/// The counter of heavy calls refused with -32005, by method.
+/// The counter of calls refused with -32005, by method (`other` for a method not served).
 pub const CALLS_SHED_TOTAL: &str = "gigagas_rpc_calls_shed_total";
 
 /// A class of heavy methods, limited apart from the others.
@@ -81,28 +84,39 @@ pub const HEAVY_METHODS: [(&str, HeavyClass); 14] = [
     ("debug_traceBlockByHash", HeavyClass::Trace),
 ];
 
-/// How many heavy calls of each class a server runs and lets wait.
+/// How many heavy calls of each class a server runs and lets wait, and how many light calls
+/// it lets in flight.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct HeavyCallLimits {
+pub struct CallLimits {
     /// Heavy calls of a class running at once; 0: no limit (none is ever refused).
     pub max_running: u32,
     /// Heavy calls of a class waiting for a running one to finish; past them a call of the
     /// class is refused.
     pub max_queued: u32,
+    /// Light calls (every method not in [`HEAVY_METHODS`]) in flight at once, none waiting;
+    /// 0: no limit.
+    pub max_light: u32,
 }
 
-impl HeavyCallLimits {
+impl CallLimits {
     /// Heavy calls waiting per running one by default.
     pub const QUEUED_PER_RUNNING: u32 = 16;
+    /// Light calls in flight per running heavy call by default.
+    pub const LIGHT_PER_RUNNING: u32 = 32;
 
-    /// `max_running` at once and [`Self::QUEUED_PER_RUNNING`] waiting for each.
+    /// `max_running` heavy calls of a class at once, [`Self::QUEUED_PER_RUNNING`] waiting for
+    /// each, [`Self::LIGHT_PER_RUNNING`] light calls in flight for each.
     pub fn running(max_running: u32) -> Self {
-        Self { max_running, max_queued: max_running.saturating_mul(Self::QUEUED_PER_RUNNING) }
+        Self {
+            max_running,
+            max_queued: max_running.saturating_mul(Self::QUEUED_PER_RUNNING),
+            max_light: max_running.saturating_mul(Self::LIGHT_PER_RUNNING),
+        }
     }
 
     /// No limit.
     pub fn unlimited() -> Self {
-        Self { max_running: 0, max_queued: 0 }
+        Self { max_running: 0, max_queued: 0, max_light: 0 }
     }
 }
 
@@ -111,11 +125,11 @@ impl HeavyCallLimits {
 struct Gate {
     running: Semaphore,
     queued: AtomicUsize,
-    limits: HeavyCallLimits,
+    limits: CallLimits,
 }
 
 impl Gate {
-    fn new(limits: HeavyCallLimits) -> Self {
+    fn new(limits: CallLimits) -> Self {
         Self {
             running: Semaphore::new(limits.max_running as usize),
             queued: AtomicUsize::new(0),
@@ -124,18 +138,26 @@ impl Gate {
     }
 }
 
-/// One server's gates: the heavy methods' classes and a gate per class.
+/// One server's gates: the heavy methods' classes, a gate per class, the light calls' gate
+/// and the names the server serves (the metric's labels).
 #[derive(Debug)]
 struct Gates {
     class: HashMap<&'static str, HeavyClass>,
-    gates: [Gate; 3],
+    heavy: Option<[Gate; 3]>,
+    light: Option<Gate>,
+    served: HashSet<&'static str>,
 }
 
 impl Gates {
-    /// The gate of `method` and its name as a static label, `None` when it is not heavy.
+    /// The gate of `method` and its name as a static label (`other` when not served), `None`
+    /// when its kind is not limited.
     fn of(&self, method: &str) -> Option<(&Gate, &'static str)> {
-        let (name, class) = self.class.get_key_value(method)?;
-        Some((&self.gates[class.index()], name))
+        match self.class.get_key_value(method) {
+            Some((name, class)) => Some((&self.heavy.as_ref()?[class.index()], name)),
+            None => {
+                Some((self.light.as_ref()?, self.served.get(method).copied().unwrap_or("other")))
+            }
+        }
     }
 }
 
@@ -166,43 +188,49 @@ impl Gate {
     }
 }
 
-/// Wraps a server's RPC service in a [`HeavyCallLimit`].
+/// Wraps a server's RPC service in a [`CallLimit`].
 #[derive(Clone, Debug)]
-pub struct HeavyCallLimitLayer {
+pub struct CallLimitLayer {
     gates: Option<Arc<Gates>>,
 }
 
-impl HeavyCallLimitLayer {
-    /// The layer enforcing `limits` on each class of [`HEAVY_METHODS`] (none when
-    /// `max_running` is 0).
-    pub fn new(limits: HeavyCallLimits) -> Self {
-        let gates = (limits.max_running > 0).then(|| {
+impl CallLimitLayer {
+    /// The layer enforcing `limits` on each class of [`HEAVY_METHODS`] and on the light calls
+    /// of a server serving `methods`.
+    pub fn new(limits: CallLimits, methods: impl IntoIterator<Item = &'static str>) -> Self {
+        let heavy = (limits.max_running > 0).then(|| HeavyClass::ALL.map(|_| Gate::new(limits)));
+        let light = (limits.max_light > 0).then(|| {
+            Gate::new(CallLimits { max_running: limits.max_light, max_queued: 0, max_light: 0 })
+        });
+        let gates = (heavy.is_some() || light.is_some()).then(|| {
             Arc::new(Gates {
                 class: HEAVY_METHODS.into_iter().collect(),
-                gates: HeavyClass::ALL.map(|_| Gate::new(limits)),
+                heavy,
+                light,
+                served: methods.into_iter().collect(),
             })
         });
         Self { gates }
     }
 }
 
-impl<S> tower::Layer<S> for HeavyCallLimitLayer {
-    type Service = HeavyCallLimit<S>;
+impl<S> tower::Layer<S> for CallLimitLayer {
+    type Service = CallLimit<S>;
 
-    fn layer(&self, service: S) -> HeavyCallLimit<S> {
-        HeavyCallLimit { service, gates: self.gates.clone() }
+    fn layer(&self, service: S) -> CallLimit<S> {
+        CallLimit { service, gates: self.gates.clone() }
     }
 }
 
-/// The RPC service `S` with its heavy calls bounded ([`HeavyCallLimitLayer`]).
+/// The RPC service `S` with its heavy calls bounded ([`CallLimitLayer`]).
 #[derive(Clone, Debug)]
-pub struct HeavyCallLimit<S> {
+pub struct CallLimit<S> {
     service: S,
     gates: Option<Arc<Gates>>,
 }
 
-/// The answer to a heavy call refused because `limits` are reached.
-fn limit_exceeded(limits: HeavyCallLimits) -> ErrorObjectOwned {
+/// The answer to a call refused because its gate's `limits` are reached.
+fn limit_exceeded(limits: CallLimits) -> ErrorObjectOwned {
     ErrorObjectOwned::owned(
         LIMIT_EXCEEDED_CODE,
         format!(
@@ -213,7 +241,7 @@ fn limit_exceeded(limits: HeavyCallLimits) -> ErrorObjectOwned {
     )
 }
 
-impl<S> RpcServiceT for HeavyCallLimit<S>
+impl<S> RpcServiceT for CallLimit<S>
 where
     S: RpcServiceT<
             MethodResponse = MethodResponse,
@@ -271,7 +299,7 @@ mod tests {
     }
 
     fn gate(max_running: u32, max_queued: u32) -> Gate {
-        Gate::new(HeavyCallLimits { max_running, max_queued })
+        Gate::new(CallLimits { max_running, max_queued, max_light: 0 })
     }
 
     #[tokio::test]
@@ -300,6 +328,9 @@ mod tests {
 
     #[test]
     fn the_default_queue_is_sixteen_per_running_call() {
-        assert_eq!(HeavyCallLimits::running(2), HeavyCallLimits { max_running: 2, max_queued: 32 });
+        assert_eq!(
+            CallLimits::running(2),
+            CallLimits { max_running: 2, max_queued: 32, max_light: 64 }
+        );
     }
 }
