@@ -68,11 +68,6 @@ pub struct NodeArgs {
     /// one).
     #[arg(long = "rpc.max-heavy-queue")]
     pub rpc_max_heavy_queue: Option<u32>,
-    /// Light JSON-RPC calls (every method not heavy) in flight at once (default: 32 per
-    /// running heavy call; 0: no limit); past them a light call is answered at once with
-    /// -32005 "limit exceeded".
-    #[arg(long = "rpc.max-light-calls")]
-    pub rpc_max_light_calls: Option<u32>,
     /// Most blocks one `eth_getLogs` may scan (reth's `--rpc.max-blocks-per-filter`; 0: none).
     #[arg(long = "rpc.max-blocks-per-filter", default_value_t = gigagas_rpc::DEFAULT_MAX_BLOCKS_PER_FILTER)]
     pub rpc_max_blocks_per_filter: u64,
@@ -456,9 +451,6 @@ impl NodeArgs {
                 let mut limits = gigagas_rpc::limit::CallLimits::running(running);
                 if let Some(queued) = self.rpc_max_heavy_queue {
                     limits.max_queued = queued;
-                }
-                if let Some(light) = self.rpc_max_light_calls {
-                    limits.max_light = light;
                 }
                 limits
             },

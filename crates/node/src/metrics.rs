@@ -73,7 +73,7 @@ fn describe() {
     );
     describe_counter!(
         gigagas_rpc::limit::CALLS_SHED_TOTAL,
-        "JSON-RPC calls refused with -32005 past their kind's limits (heavy classes, light calls), by method"
+        "heavy JSON-RPC calls refused with -32005 past their class's running and queued limits, by method"
     );
     describe_histogram!(
         "gigagas_engine_new_payload_seconds",

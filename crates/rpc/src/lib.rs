@@ -265,7 +265,7 @@ pub async fn serve_http(
     let counter = metrics::CallCounterLayer::new("http", module.method_names());
     let reshape = invalid_params::InvalidParamsLayer::new(limits.max_response_bytes);
     // Inside the reshaping layer, which hands it a batch's calls one by one.
-    let limit = limit::CallLimitLayer::new(limits.calls, module.method_names());
+    let limit = limit::CallLimitLayer::new(limits.calls);
     let batches = match limits.max_batch {
         0 => jsonrpsee::server::BatchRequestConfig::Unlimited,
         n => jsonrpsee::server::BatchRequestConfig::Limit(n),
@@ -306,7 +306,7 @@ pub async fn serve_http_on(
 
 /// The public JSON-RPC server's limits (`--rpc.max-*`): past one the caller gets jsonrpsee's
 /// JSON-RPC error (an oversize request body: HTTP 413; an oversize response: error -32008;
-/// a batch over the limit: error -32010; a call past its kind's running and queued ones:
+/// a batch over the limit: error -32010; a heavy call past its class's running and queued ones:
 /// error -32005, [`limit::CallLimitLayer`]) or, past the connection limit, a refused
 /// connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -319,15 +319,15 @@ pub struct HttpLimits {
     pub max_connections: u32,
     /// Most calls in one batch (0: no limit).
     pub max_batch: u32,
-    /// Heavy calls ([`limit::HEAVY_METHODS`]) of each class running at once and waiting, and
-    /// light calls in flight; past them refused.
+    /// Heavy calls ([`limit::HEAVY_METHODS`]) of each class running at once and waiting; past
+    /// them refused.
     pub calls: limit::CallLimits,
 }
 
 impl Default for HttpLimits {
     /// reth's request size (15 MB) and connections (500), geth's batch limit (1,000),
-    /// jsonrpsee's response size (10 MiB), a heavy call of each class running per core with 16
-    /// waiting for each, and 32 light calls in flight per core.
+    /// jsonrpsee's response size (10 MiB), and a heavy call of each class running per core
+    /// with 16 waiting for each.
     fn default() -> Self {
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
         Self {

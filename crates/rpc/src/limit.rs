@@ -1,10 +1,8 @@
-//! Load shedding: a jsonrpsee RPC middleware ([`CallLimitLayer`]) that sorts the
-//! [`HEAVY_METHODS`] into classes ([`HeavyClass`]: EVM calls, chain reads, traces) and, per
-//! class, admits at most `max_running` calls at once, lets up to `max_queued` more wait their
-//! turn (first come, first served), and answers every call of the class beyond that at once
-//! with EIP-1474's "limit exceeded" (-32005) instead of letting it wait; every other ("light")
-//! call is admitted while fewer than `max_light` light calls are in flight, refused the same
-//! way past that (light calls in flight pile up only when the node has no CPU left for them).
+//! Load shedding for the heavy calls: a jsonrpsee RPC middleware ([`CallLimitLayer`]) that
+//! sorts the [`HEAVY_METHODS`] into classes ([`HeavyClass`]: EVM calls, chain reads, traces)
+//! and, per class, admits at most `max_running` calls at once, lets up to `max_queued` more
+//! wait their turn (first come, first served), and answers every call of the class beyond that
+//! at once with EIP-1474's "limit exceeded" (-32005) instead of letting it wait.
 //!
 //! Flow: a call → not heavy: straight to the inner service → heavy: its class's gate — a
 //! running permit if one is free, else a place in the queue if one is free (then the permit
@@ -14,9 +12,9 @@
 //! its calls wait on the node: its memory stays bounded, and a caller past saturation learns
 //! it at once (and may retry elsewhere) instead of waiting behind a queue that grows. The
 //! classes keep a sub-millisecond `eth_call` from waiting behind a 64-block `eth_getLogs` or a
-//! trace (reth likewise runs traces on a pool of their own). The light calls' bound is wide
-//! (32 per core by default): it is reached only past saturation, where a queue of
-//! sub-millisecond calls waiting for a core would otherwise grow with the offered load.
+//! trace (reth likewise runs traces on a pool of their own). Cheap calls (`eth_blockNumber`,
+//! balances, receipts) are never refused here: past saturation they wait for the CPU block
+//! validation leaves, before any handler runs.
 //!
 //! A batch's calls arrive one by one through `call` when an outer layer splits the batch
 //! (the node's [`crate::invalid_params::InvalidParamsLayer`] does); a batch reaching this
@@ -28,7 +26,7 @@ use jsonrpsee::{
     types::{ErrorObjectOwned, Request},
 };
 use std::{
-    collections::{HashMap, HashSet},
+    collections::HashMap,
     future::Future,
     sync::{
         atomic::{AtomicUsize, Ordering},
@@ -40,7 +38,7 @@ use tokio::sync::{Semaphore, SemaphorePermit};
 /// EIP-1474's "limit exceeded" error code.
 pub const LIMIT_EXCEEDED_CODE: i32 = -32005;
 
-/// The counter of calls refused with -32005, by method (`other` for a method not served).
+/// The counter of heavy calls refused with -32005, by method.
 pub const CALLS_SHED_TOTAL: &str = "gigagas_rpc_calls_shed_total";
 
 /// A class of heavy methods, limited apart from the others.
@@ -84,8 +82,7 @@ pub const HEAVY_METHODS: [(&str, HeavyClass); 14] = [
     ("debug_traceBlockByHash", HeavyClass::Trace),
 ];
 
-/// How many heavy calls of each class a server runs and lets wait, and how many light calls
-/// it lets in flight.
+/// How many heavy calls of each class a server runs and lets wait.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CallLimits {
     /// Heavy calls of a class running at once; 0: no limit (none is ever refused).
@@ -93,30 +90,20 @@ pub struct CallLimits {
     /// Heavy calls of a class waiting for a running one to finish; past them a call of the
     /// class is refused.
     pub max_queued: u32,
-    /// Light calls (every method not in [`HEAVY_METHODS`]) in flight at once, none waiting;
-    /// 0: no limit.
-    pub max_light: u32,
 }
 
 impl CallLimits {
     /// Heavy calls waiting per running one by default.
     pub const QUEUED_PER_RUNNING: u32 = 16;
-    /// Light calls in flight per running heavy call by default.
-    pub const LIGHT_PER_RUNNING: u32 = 32;
-
-    /// `max_running` heavy calls of a class at once, [`Self::QUEUED_PER_RUNNING`] waiting for
-    /// each, [`Self::LIGHT_PER_RUNNING`] light calls in flight for each.
+    /// `max_running` heavy calls of a class at once and [`Self::QUEUED_PER_RUNNING`] waiting
+    /// for each.
     pub fn running(max_running: u32) -> Self {
-        Self {
-            max_running,
-            max_queued: max_running.saturating_mul(Self::QUEUED_PER_RUNNING),
-            max_light: max_running.saturating_mul(Self::LIGHT_PER_RUNNING),
-        }
+        Self { max_running, max_queued: max_running.saturating_mul(Self::QUEUED_PER_RUNNING) }
     }
 
     /// No limit.
     pub fn unlimited() -> Self {
-        Self { max_running: 0, max_queued: 0, max_light: 0 }
+        Self { max_running: 0, max_queued: 0 }
     }
 }
 
@@ -138,26 +125,18 @@ impl Gate {
     }
 }
 
-/// One server's gates: the heavy methods' classes, a gate per class, the light calls' gate
-/// and the names the server serves (the metric's labels).
+/// One server's gates: the heavy methods' classes and a gate per class.
 #[derive(Debug)]
 struct Gates {
     class: HashMap<&'static str, HeavyClass>,
-    heavy: Option<[Gate; 3]>,
-    light: Option<Gate>,
-    served: HashSet<&'static str>,
+    gates: [Gate; 3],
 }
 
 impl Gates {
-    /// The gate of `method` and its name as a static label (`other` when not served), `None`
-    /// when its kind is not limited.
+    /// The gate of `method` and its name as a static label, `None` when it is not heavy.
     fn of(&self, method: &str) -> Option<(&Gate, &'static str)> {
-        match self.class.get_key_value(method) {
-            Some((name, class)) => Some((&self.heavy.as_ref()?[class.index()], name)),
-            None => {
-                Some((self.light.as_ref()?, self.served.get(method).copied().unwrap_or("other")))
-            }
-        }
+        let (name, class) = self.class.get_key_value(method)?;
+        Some((&self.gates[class.index()], name))
     }
 }
 
@@ -195,19 +174,13 @@ pub struct CallLimitLayer {
 }
 
 impl CallLimitLayer {
-    /// The layer enforcing `limits` on each class of [`HEAVY_METHODS`] and on the light calls
-    /// of a server serving `methods`.
-    pub fn new(limits: CallLimits, methods: impl IntoIterator<Item = &'static str>) -> Self {
-        let heavy = (limits.max_running > 0).then(|| HeavyClass::ALL.map(|_| Gate::new(limits)));
-        let light = (limits.max_light > 0).then(|| {
-            Gate::new(CallLimits { max_running: limits.max_light, max_queued: 0, max_light: 0 })
-        });
-        let gates = (heavy.is_some() || light.is_some()).then(|| {
+    /// The layer enforcing `limits` on each class of [`HEAVY_METHODS`] (none when
+    /// `max_running` is 0).
+    pub fn new(limits: CallLimits) -> Self {
+        let gates = (limits.max_running > 0).then(|| {
             Arc::new(Gates {
                 class: HEAVY_METHODS.into_iter().collect(),
-                heavy,
-                light,
-                served: methods.into_iter().collect(),
+                gates: HeavyClass::ALL.map(|_| Gate::new(limits)),
             })
         });
         Self { gates }
@@ -299,7 +272,7 @@ mod tests {
     }
 
     fn gate(max_running: u32, max_queued: u32) -> Gate {
-        Gate::new(CallLimits { max_running, max_queued, max_light: 0 })
+        Gate::new(CallLimits { max_running, max_queued })
     }
 
     #[tokio::test]
@@ -328,9 +301,6 @@ mod tests {
 
     #[test]
     fn the_default_queue_is_sixteen_per_running_call() {
-        assert_eq!(
-            CallLimits::running(2),
-            CallLimits { max_running: 2, max_queued: 32, max_light: 64 }
-        );
+        assert_eq!(CallLimits::running(2), CallLimits { max_running: 2, max_queued: 32 });
     }
 }

@@ -1,7 +1,7 @@
 //! The public methods' limits: `eth_call`'s time limit (geth's `--rpc.evmtimeout`),
 //! `eth_getLogs`'s block range (reth's `--rpc.max-blocks-per-filter`) and the fee a raw
 //! transaction may pay (geth's `--rpc.txfeecap`), each answered with the error those clients
-//! give; the calls past their kind's bound (heavy classes, light calls) refused with -32005.
+//! give; the heavy calls past their class's bound refused with -32005.
 
 use crate::common::{call_message, node_with, signed_transfer};
 use serde_json::json;
@@ -95,7 +95,7 @@ async fn a_heavy_call_past_its_class_running_and_queued_ones_is_refused_at_once_
         })
         .unwrap();
     let limits = gigagas_rpc::HttpLimits {
-        calls: gigagas_rpc::limit::CallLimits { max_running: 1, max_queued: 1, max_light: 0 },
+        calls: gigagas_rpc::limit::CallLimits { max_running: 1, max_queued: 1 },
         ..Default::default()
     };
     let (addr, handle) =
@@ -134,48 +134,6 @@ async fn a_heavy_call_past_its_class_running_and_queued_ones_is_refused_at_once_
     })
     .await
     .unwrap();
-    assert_eq!(code, None);
-    handle.stop().unwrap();
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_light_call_past_the_light_calls_in_flight_is_refused_at_once_with_32005() {
-    let dir = tempfile::tempdir().unwrap();
-    let (mut module, _, _engine) = node_with(dir.path(), &[], |c| c);
-    // A light method of the test's that answers only when let: it holds the one light place.
-    let release = std::sync::Arc::new(tokio::sync::Semaphore::new(0));
-    let gate = release.clone();
-    module
-        .register_async_method("test_hold", move |_, _, _| {
-            let gate = gate.clone();
-            async move {
-                gate.acquire().await.unwrap().forget();
-                true
-            }
-        })
-        .unwrap();
-    let limits = gigagas_rpc::HttpLimits {
-        calls: gigagas_rpc::limit::CallLimits { max_running: 1, max_queued: 0, max_light: 1 },
-        ..Default::default()
-    };
-    let (addr, handle) =
-        gigagas_rpc::serve_http("127.0.0.1:0".parse().unwrap(), module, limits).await.unwrap();
-    let held = tokio::task::spawn_blocking(move || answer_code(addr, "test_hold", json!([])));
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    tokio::task::spawn_blocking(move || {
-        // Another light call finds the one place taken: refused at once.
-        assert_eq!(answer_code(addr, "eth_blockNumber", json!([])), Some(-32005));
-        // A heavy call is counted apart.
-        let quick = json!({"to": "0x00000000000000000000000000000000000000aa"});
-        assert_eq!(answer_code(addr, "eth_call", json!([quick, "latest"])), None);
-    })
-    .await
-    .unwrap();
-    release.add_permits(1);
-    assert_eq!(held.await.unwrap(), None);
-    let code = tokio::task::spawn_blocking(move || answer_code(addr, "eth_blockNumber", json!([])))
-        .await
-        .unwrap();
     assert_eq!(code, None);
     handle.stop().unwrap();
 }
