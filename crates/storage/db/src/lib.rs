@@ -8,6 +8,12 @@
 //! written, with nothing of a later block visible (RocksDB's write-ahead log replays whole
 //! batches only). Blocks must be committed in order: `number == head + 1`. Reads ([`reader`])
 //! answer `None` for what is not stored and an error for a read that failed.
+//!
+//! Trie nodes are also kept in a bounded in-memory cache by hash ([`NODE_CACHE_BYTES`]): the
+//! nodes each block commits and those read since, so that the next block's state root finds
+//! the upper levels of the trie — rewritten by every block — without a RocksDB lookup (a
+//! memtable search of a few microseconds each). A node is content-addressed: the cache can
+//! only answer what the store holds or held.
 
 pub mod codecs;
 mod reader;
@@ -22,14 +28,28 @@ pub use gigagas_storage_api::{
 };
 pub use tables::*;
 
+use alloy_primitives::{Bytes, B256};
 use rocksdb::{ColumnFamilyDescriptor, Options, DB};
 use std::path::{Path, PathBuf};
 
+/// Bytes of trie nodes the store keeps in memory (their encodings and hashes): 128 MiB.
+pub const NODE_CACHE_BYTES: u64 = 128 << 20;
+
 /// The RocksDB store.
-#[derive(Debug)]
 pub struct Storage {
     db: DB,
     path: PathBuf,
+    /// Trie nodes recently committed or read, by hash.
+    nodes: moka::sync::Cache<B256, Bytes>,
+}
+
+impl std::fmt::Debug for Storage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Storage")
+            .field("path", &self.path)
+            .field("cached_nodes", &self.nodes.entry_count())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Storage {
@@ -46,7 +66,11 @@ impl Storage {
             .map(|name| ColumnFamilyDescriptor::new(*name, Options::default()));
         let db = DB::open_cf_descriptors(&options, path, families)
             .map_err(|e| database_error(path, "open", e))?;
-        Ok(Self { db, path: path.to_path_buf() })
+        let nodes = moka::sync::Cache::builder()
+            .max_capacity(NODE_CACHE_BYTES)
+            .weigher(|_: &B256, node: &Bytes| (32 + node.len()).try_into().unwrap_or(u32::MAX))
+            .build();
+        Ok(Self { db, path: path.to_path_buf(), nodes })
     }
 
     fn cf(&self, name: &'static str) -> &rocksdb::ColumnFamily {

@@ -197,9 +197,17 @@ impl gigagas_trie::NodeSource for Storage {
         &self,
         hash: &B256,
     ) -> Result<Option<alloy_primitives::Bytes>, gigagas_trie::NodeSourceError> {
-        self.trie_node(hash)
-            .map(|n| n.map(Into::into))
-            .map_err(|e| std::sync::Arc::new(e) as gigagas_trie::NodeSourceError)
+        if let Some(node) = self.nodes.get(hash) {
+            return Ok(Some(node));
+        }
+        let node = self
+            .trie_node(hash)
+            .map_err(|e| std::sync::Arc::new(e) as gigagas_trie::NodeSourceError)?
+            .map(alloy_primitives::Bytes::from);
+        if let Some(node) = &node {
+            self.nodes.insert(*hash, node.clone());
+        }
+        Ok(node)
     }
 }
 

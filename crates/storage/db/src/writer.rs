@@ -72,7 +72,12 @@ impl BlockWriter for Storage {
             batch.put_cf(self.cf(TRIE_NODES), hash, node);
         }
         batch.put_cf(self.cf(META), HEAD_KEY, encode_head(commit.number, &commit.hash));
-        self.db.write(batch).map_err(self.db_err("commit block"))
+        self.db.write(batch).map_err(self.db_err("commit block"))?;
+        // The next block's root reads the upper levels just written.
+        for (hash, node) in commit.trie_nodes {
+            self.nodes.insert(*hash, alloy_primitives::Bytes::copy_from_slice(node));
+        }
+        Ok(())
     }
 
     fn unwind(
