@@ -315,7 +315,8 @@ fn dev_chain_runs_over_the_engine_api_and_prometheus_scrapes_it() {
 
 /// Every metric the Grafana dashboard queries is one the node exports (declared in
 /// crates/node/src/metrics.rs, or counted by gigagas-rpc's middleware under the names of
-/// crates/rpc/src/metrics.rs, which the node describes), and the dashboard is valid JSON.
+/// crates/rpc/src/metrics.rs and limit.rs, which the node describes), and the dashboard is
+/// valid JSON.
 #[test]
 fn dashboard_queries_only_metrics_the_node_exports() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -324,9 +325,10 @@ fn dashboard_queries_only_metrics_the_node_exports() {
     let json: serde_json::Value = serde_json::from_str(&dashboard).expect("dashboard JSON");
     // Names the node describes, and those of the RPC middleware, which it describes through
     // gigagas-rpc's constants.
-    let source = ["crates/node/src/metrics.rs", "crates/rpc/src/metrics.rs"]
-        .map(|file| std::fs::read_to_string(root.join(file)).expect(file))
-        .concat();
+    let source =
+        ["crates/node/src/metrics.rs", "crates/rpc/src/metrics.rs", "crates/rpc/src/limit.rs"]
+            .map(|file| std::fs::read_to_string(root.join(file)).expect(file))
+            .concat();
     let mut names = Vec::new();
     for panel in json["panels"].as_array().expect("panels") {
         for target in panel["targets"].as_array().into_iter().flatten() {
