@@ -446,9 +446,11 @@ impl NodeArgs {
             max_connections: self.rpc_max_connections,
             max_batch: self.rpc_max_batch,
             calls: {
-                let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-                let running = self.rpc_max_heavy_calls.unwrap_or(cores as u32);
-                let mut limits = gigagas_rpc::limit::CallLimits::running(running);
+                // Default: the server's (a heavy call per core).
+                let mut limits = self.rpc_max_heavy_calls.map_or(
+                    gigagas_rpc::HttpLimits::default().calls,
+                    gigagas_rpc::limit::CallLimits::running,
+                );
                 if let Some(queued) = self.rpc_max_heavy_queue {
                     limits.max_queued = queued;
                 }

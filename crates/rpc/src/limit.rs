@@ -100,11 +100,6 @@ impl CallLimits {
     pub fn running(max_running: u32) -> Self {
         Self { max_running, max_queued: max_running.saturating_mul(Self::QUEUED_PER_RUNNING) }
     }
-
-    /// No limit.
-    pub fn unlimited() -> Self {
-        Self { max_running: 0, max_queued: 0 }
-    }
 }
 
 /// The shared state of one class's limit: the running permits and the queue's length.
@@ -122,6 +117,22 @@ impl Gate {
             queued: AtomicUsize::new(0),
             limits,
         }
+    }
+
+    /// A running permit now, or after waiting in the queue; `None` when the queue is full.
+    async fn admit(&self) -> Option<SemaphorePermit<'_>> {
+        if let Ok(permit) = self.running.try_acquire() {
+            return Some(permit);
+        }
+        let ahead = self.queued.fetch_add(1, Ordering::AcqRel);
+        let slot = QueueSlot(&self.queued);
+        if ahead >= self.limits.max_queued as usize {
+            return None;
+        }
+        // The semaphore is never closed; waiters are served in the order they came.
+        let permit = self.running.acquire().await.ok();
+        drop(slot);
+        permit
     }
 }
 
@@ -146,24 +157,6 @@ struct QueueSlot<'a>(&'a AtomicUsize);
 impl Drop for QueueSlot<'_> {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
-impl Gate {
-    /// A running permit now, or after waiting in the queue; `None` when the queue is full.
-    async fn admit(&self) -> Option<SemaphorePermit<'_>> {
-        if let Ok(permit) = self.running.try_acquire() {
-            return Some(permit);
-        }
-        let ahead = self.queued.fetch_add(1, Ordering::AcqRel);
-        let slot = QueueSlot(&self.queued);
-        if ahead >= self.limits.max_queued as usize {
-            return None;
-        }
-        // The semaphore is never closed; waiters are served in the order they came.
-        let permit = self.running.acquire().await.ok();
-        drop(slot);
-        permit
     }
 }
 
