@@ -14,7 +14,9 @@ the sequential reference alone; with T threads and prewarming, T - 1 workers pre
 when what they read still holds, instead of their only warming the cache), an
 `-io-DESIGN` suffix `--engine.io DESIGN` (prefetch-parallel, prefetch, on-demand), a last
 `-rootafter` suffix `--engine.state-root-beside false` (the state root of a payload with a BAL
-computed after execution instead of from the BAL beside it). Canonical blocks are committed on
+computed after execution instead of from the BAL beside it), a last `-recoverfirst` suffix
+`--engine.stream-senders false` (the senders the pool did not know recovered before execution
+instead of by the workers as they claim each transaction). Canonical blocks are committed on
 the persistence thread while the next payloads execute (the node's default, as reth does); any
 configuration but `geth` takes a final `-syncpersist` suffix: `--engine.persistence-background
 false` (each committed before its forkchoice update returns), or `-bgpersist` (the default,
@@ -80,7 +82,8 @@ def flags_of(config):
     if config == "sequential":
         return ["--engine.parallel", "false", "--engine.threads", "1"], "sequential"
     m = re.fullmatch(r"parallel-(\d+)(-ols)?(-noprewarm|-optimistic)?"
-                     r"(?:-io-(prefetch-parallel|prefetch|on-demand))?(-rootafter)?", config)
+                     r"(?:-io-(prefetch-parallel|prefetch|on-demand))?(-rootafter)?(-recoverfirst)?",
+                     config)
     if not m:
         raise SystemExit(f"engine_replay: unknown configuration {config}")
     scheduler = "ols" if m.group(2) else "gas-limit"
@@ -93,6 +96,8 @@ def flags_of(config):
         flags += ["--engine.io", m.group(4)]
     if m.group(5):
         flags += ["--engine.state-root-beside", "false"]
+    if m.group(6):
+        flags += ["--engine.stream-senders", "false"]
     return flags, scheduler
 
 

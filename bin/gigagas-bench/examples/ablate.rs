@@ -136,7 +136,7 @@ fn main() -> Result<(), Box<dyn Error>> {
             let (block, pre_state) = (&b.block, &b.pre_state);
             Ok(ParallelBlock {
                 block,
-                senders: s,
+                senders: s.into(),
                 pre_state,
                 bal,
                 gas_used_hint: Some(&r.tx_gas_used),

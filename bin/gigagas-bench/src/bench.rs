@@ -161,7 +161,7 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode, BenchError> {
         .enumerate()
         .map(|(i, ((b, s), r))| ParallelBlock {
             block: &b.block,
-            senders: s,
+            senders: s.into(),
             pre_state: &b.pre_state,
             bal: match (&given_bals, r) {
                 (Some(g), _) => &g[i],

@@ -336,7 +336,7 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode, BenchError> {
                             .zip(&reference)
                             .map(|((((b, s), st), bal), r)| ParallelBlock {
                                 block: &b.block,
-                                senders: s,
+                                senders: s.into(),
                                 pre_state: st,
                                 bal,
                                 gas_used_hint: Some(&r.tx_gas_used),

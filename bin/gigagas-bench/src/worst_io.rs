@@ -270,7 +270,7 @@ pub(crate) fn run(args: WorstIoArgs) -> Result<ExitCode, String> {
                         let io_time = start.elapsed();
                         let inputs = [ParallelBlock {
                             block: &input,
-                            senders: &senders,
+                            senders: (&senders).into(),
                             pre_state: &state,
                             bal: &bal,
                             gas_used_hint: Some(&reference.tx_gas_used),

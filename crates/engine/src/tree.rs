@@ -131,6 +131,7 @@ impl BlockTree {
             prewarm: true,
             optimistic: false,
             root_beside: true,
+            stream_senders: true,
             keep_built: true,
             io: BalIo::default(),
             keep_updates: false,
@@ -245,6 +246,15 @@ impl BlockTree {
     /// (`--engine.state-root-beside`).
     pub fn with_state_root_beside(mut self, beside: bool) -> Self {
         self.ctx.root_beside = beside;
+        self
+    }
+
+    /// The same tree leaving the senders of a payload with a BAL that the pool did not recover
+    /// before to the parallel executor's workers, each recovering its transaction's when it
+    /// claims it (`true`, the default), or recovering them all before execution
+    /// (`--engine.stream-senders`).
+    pub fn with_stream_senders(mut self, stream: bool) -> Self {
+        self.ctx.stream_senders = stream;
         self
     }
 

@@ -263,7 +263,7 @@ pub fn parallel_inputs<'a>(
         .zip(reference)
         .map(|((b, s), r)| ParallelBlock {
             block: &b.block,
-            senders: s,
+            senders: s.into(),
             pre_state: &b.pre_state,
             bal: r.bal.as_ref().unwrap_or(empty),
             gas_used_hint: Some(r.tx_gas_used.as_slice()),

@@ -163,6 +163,12 @@ pub struct NodeArgs {
     /// BAL's); `false` computes it after execution, from the executed changes.
     #[arg(long = "engine.state-root-beside", default_value_t = true, action = clap::ArgAction::Set)]
     pub engine_state_root_beside: bool,
+    /// Recover the senders of a payload with a BAL that the transaction pool had not recovered
+    /// in the parallel executor's workers, each when its transaction is claimed (so that a
+    /// transaction starts as soon as its own sender is known); `false` recovers them all, in
+    /// parallel, before execution starts.
+    #[arg(long = "engine.stream-senders", default_value_t = true, action = clap::ArgAction::Set)]
+    pub engine_stream_senders: bool,
     /// How the parallel executor reads the accounts and slots a payload's BAL names:
     /// `prefetch-parallel` (all up front, split over the executor's threads), `prefetch` (all
     /// up front on one thread) or `on-demand` (each when a transaction first needs it).

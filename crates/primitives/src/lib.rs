@@ -11,9 +11,11 @@ mod error;
 mod genesis_config;
 pub mod header;
 mod senders;
+mod streamed;
 
 pub use block::BlockInput;
 pub use chain_spec::{ChainSpec, ForkSchedule};
 pub use error::RecoveryError;
 pub use genesis_config::GenesisConfigError;
 pub use senders::SenderCache;
+pub use streamed::{Senders, StreamedSenders};

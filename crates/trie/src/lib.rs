@@ -12,4 +12,6 @@ pub mod mpt;
 pub mod state_root;
 
 pub use mpt::{Node, NodeSource, NodeSourceError, ProofNodes, Trie, TrieError};
-pub use state_root::{update_state_root, AccountUpdate, StateRootError, StateRootUpdate};
+pub use state_root::{
+    update_state_root, AccountUpdate, StateRootError, StateRootUpdate, PARALLEL_STORAGE_SLOTS,
+};

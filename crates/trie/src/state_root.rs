@@ -5,14 +5,20 @@
 //! big-endian word) in a storage trie; values are the RLP of `[nonce, balance, storageRoot,
 //! codeHash]` and the RLP of the non-zero slot value; a zero value or a deleted account removes
 //! the key (Yellow Paper §4.1, appendix D). The storage tries of different accounts are
-//! independent and are updated in parallel (rayon); the account trie after them, its 16 subtrees
-//! below the root branch read, updated and hashed in parallel ([`Trie::get_many`],
+//! independent and are updated in parallel (rayon), a storage trie with many changed slots
+//! ([`PARALLEL_STORAGE_SLOTS`]) its subtrees in parallel too; the account trie after them, its
+//! 16 subtrees below the root branch read, updated and hashed in parallel ([`Trie::get_many`],
 //! [`Trie::apply_many`], [`Trie::root_with_nodes`]).
 
 use crate::mpt::{NodeSource, Trie, TrieError};
 use alloy_primitives::{keccak256, Address, B256, U256};
 use alloy_trie::{Nibbles, TrieAccount, EMPTY_ROOT_HASH};
 use rayon::prelude::*;
+
+/// Changed slots from which one account's storage trie is itself updated in parallel, its 16
+/// subtrees below the root branch at once ([`Trie::apply_many`]): a block whose writes gather
+/// in one contract (a token's balances) would otherwise wait for that trie on one thread.
+pub const PARALLEL_STORAGE_SLOTS: usize = 64;
 
 /// A trie node as (keccak256, RLP).
 pub type EncodedNode = (B256, Vec<u8>);
@@ -119,14 +125,27 @@ pub fn update_state_root<S: NodeSource + Sync>(
                 return Ok((old, Vec::new()));
             }
             let mut trie = Trie::new(old);
-            for (slot, value) in &u.storage {
-                let key = Nibbles::unpack(keccak256(B256::from(*slot)));
-                let r = if value.is_zero() {
-                    trie.remove(&key, src).map(|_| ())
-                } else {
-                    trie.insert(&key, alloy_rlp::encode(value), src)
-                };
-                r.map_err(|source| StateRootError::Storage { address: u.address, source })?;
+            let storage_err = |source| StateRootError::Storage { address: u.address, source };
+            if u.storage.len() >= PARALLEL_STORAGE_SLOTS {
+                let ops = u
+                    .storage
+                    .iter()
+                    .map(|(slot, value)| {
+                        let key = Nibbles::unpack(keccak256(B256::from(*slot)));
+                        (key, (!value.is_zero()).then(|| alloy_rlp::encode(value)))
+                    })
+                    .collect();
+                trie.apply_many(ops, src).map_err(storage_err)?;
+            } else {
+                for (slot, value) in &u.storage {
+                    let key = Nibbles::unpack(keccak256(B256::from(*slot)));
+                    let r = if value.is_zero() {
+                        trie.remove(&key, src).map(|_| ())
+                    } else {
+                        trie.insert(&key, alloy_rlp::encode(value), src)
+                    };
+                    r.map_err(storage_err)?;
+                }
             }
             Ok(trie.root_with_nodes())
         })
@@ -268,5 +287,64 @@ mod tests {
         );
         let next = update_state_root(root, &second, &pool).unwrap();
         assert_eq!(next.root, oracle(&world));
+    }
+    /// A storage trie with more changed slots than [`PARALLEL_STORAGE_SLOTS`] (updated by its
+    /// subtrees in parallel), written, then changed again — slots set, cleared, added — over
+    /// the stored nodes: both roots equal alloy-trie's full rebuild.
+    #[test]
+    fn a_storage_trie_updated_in_parallel_equals_full_rebuild() {
+        let big = Address::repeat_byte(0x42);
+        let mut slots: BTreeMap<U256, U256> =
+            (0..300u64).map(|k| (U256::from(k * 7919), U256::from(k + 1))).collect();
+        let mut world: World = BTreeMap::new();
+        world.insert(big, (1, U256::from(5), B256::ZERO, slots.clone()));
+        world.insert(Address::repeat_byte(1), (1, U256::from(1), B256::ZERO, BTreeMap::new()));
+        let to_update = |world: &World, storage: &dyn Fn(&Address) -> Vec<(U256, U256)>| {
+            world
+                .iter()
+                .map(|(a, (n, b, c, _))| AccountUpdate {
+                    address: *a,
+                    info: Some((*n, *b, *c)),
+                    wiped: false,
+                    storage: storage(a),
+                })
+                .collect::<Vec<_>>()
+        };
+        let first = to_update(&world, &|a| {
+            world[a].3.iter().map(|(k, v)| (*k, *v)).collect()
+        });
+        assert!(first[1].storage.len() >= PARALLEL_STORAGE_SLOTS);
+        let mut pool = ProofNodes::default();
+        let root1 = update_state_root(EMPTY_ROOT_HASH, &first, &pool).unwrap();
+        assert_eq!(root1.root, oracle(&world));
+        pool.extend(root1.nodes.into_iter().map(|(_, rlp)| Bytes::from(rlp)));
+
+        // Every third slot cleared, every other one rewritten, 50 new ones.
+        let mut change: Vec<(U256, U256)> = Vec::new();
+        for (i, k) in slots.keys().copied().collect::<Vec<_>>().into_iter().enumerate() {
+            match i % 3 {
+                0 => change.push((k, U256::ZERO)),
+                1 => change.push((k, U256::from(i as u64 * 3 + 1000))),
+                _ => {}
+            }
+        }
+        change.extend((0..50u64).map(|k| (U256::from(k * 7919 + 3), U256::from(9))));
+        change.sort_unstable();
+        for (k, v) in &change {
+            if v.is_zero() {
+                slots.remove(k);
+            } else {
+                slots.insert(*k, *v);
+            }
+        }
+        world.get_mut(&big).unwrap().3 = slots;
+        let second = vec![AccountUpdate {
+            address: big,
+            info: Some((1, U256::from(5), B256::ZERO)),
+            wiped: false,
+            storage: change,
+        }];
+        let root2 = update_state_root(root1.root, &second, &pool).unwrap();
+        assert_eq!(root2.root, oracle(&world));
     }
 }

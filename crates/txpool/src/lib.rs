@@ -797,6 +797,23 @@ mod tests {
         let (senders, known) = block.par_recover_cached(&chain, pool.sender_cache()).unwrap();
         assert_eq!(known, 2);
         assert_eq!(senders, block.par_recover(&chain).unwrap());
+        // Streamed: the two known taken, key 2's recovered when it is asked for.
+        let streamed = block.senders_streamed(&chain, pool.sender_cache()).unwrap();
+        assert_eq!(streamed.known(), 2);
+        let streamed = gigagas_primitives::Senders::from(&streamed);
+        assert_eq!(streamed.get(&block, 2).unwrap(), senders[2]);
+        assert_eq!(streamed.to_vec(&block).unwrap(), senders);
+        // A streamed sender that differs from the claimed one fails when its transaction asks
+        // for it, naming the transaction; the others are answered.
+        let claimed = vec![senders[0], senders[1], Address::repeat_byte(9)];
+        let wrong = gigagas_primitives::BlockInput { claimed_senders: claimed, ..block.clone() };
+        let streamed = wrong.senders_streamed(&chain, pool.sender_cache()).unwrap();
+        let streamed = gigagas_primitives::Senders::from(&streamed);
+        assert_eq!(streamed.get(&wrong, 0).unwrap(), senders[0]);
+        assert!(matches!(
+            streamed.get(&wrong, 2),
+            Err(gigagas_primitives::RecoveryError::SenderMismatch { tx_index: 2, .. })
+        ));
         // A sender held for a hash is taken only for that hash: the same transfer signed by
         // another key (another signature, another hash) is recovered.
         let other = TxEnvelope::decode_2718(&mut transfer(3, 0, 2).as_slice()).unwrap();

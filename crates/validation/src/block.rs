@@ -19,7 +19,7 @@ use gigagas_executor::{
 };
 use gigagas_primitives::{
     header::{check_block_size, check_header},
-    BlockInput, ChainSpec, SenderCache,
+    BlockInput, ChainSpec, SenderCache, Senders,
 };
 use gigagas_state::{CacheStats, PreState, StateSource};
 use gigagas_storage_api::{AccountRecord, BlockCommit, FullProvider};
@@ -223,6 +223,10 @@ pub struct GivenBal<'a> {
     /// computed from the BAL on a thread of its own while the block executes
     /// ([`crate::bal_root`]); `None` leaves the state root to [`state_root_stage`].
     pub nodes: Option<&'a (dyn NodeSource + Sync)>,
+    /// With the parallel executor and senders `known` before the block: the rest are recovered
+    /// by the workers as each transaction is claimed ([`Senders::Streamed`]) instead of in a
+    /// stage before execution.
+    pub stream_senders: bool,
 }
 
 impl std::fmt::Debug for GivenBal<'_> {
@@ -233,6 +237,7 @@ impl std::fmt::Debug for GivenBal<'_> {
             .field("scheduler", &self.scheduler)
             .field("io", &self.io)
             .field("root_beside", &self.nodes.is_some())
+            .field("stream_senders", &self.stream_senders)
             .finish()
     }
 }
@@ -274,7 +279,7 @@ impl BalIo {
 fn run_parallel(
     chain: &ChainSpec,
     input: &BlockInput,
-    senders: &[Address],
+    senders: Senders<'_>,
     pre_state: &PreState,
     bal: &BlockAccessList,
     config: ParallelConfig,
@@ -365,14 +370,27 @@ fn execute_on(
     let input =
         BlockInput { hash, header, transactions, claimed_senders: Vec::new(), withdrawals, ommers };
     // Sender recovery before the state root is started beside execution: on few cores the two
-    // only contend (recovery keeps every core busy), docs/benchmarks.md session 21.
+    // only contend (recovery keeps every core busy), docs/benchmarks.md session 21. With the
+    // pool's senders and the parallel executor, the rest are streamed: each recovered by the
+    // worker that claims its transaction.
     let recovery_start = Instant::now();
-    let (senders, senders_known) = match known {
-        Some(known) => input.par_recover_cached(chain, known),
-        None => input.par_recover(chain).map(|s| (s, 0)),
+    let streamed = match (known, &given) {
+        (Some(known), Some(g)) if g.stream_senders && g.scheduler.is_some() => {
+            Some(input.senders_streamed(chain, known).map_err(ExecutionError::from)?)
+        }
+        _ => None,
+    };
+    let (recovered, senders_known) = match (&streamed, known) {
+        (Some(streamed), _) => Ok((Vec::new(), streamed.known())),
+        (None, Some(known)) => input.par_recover_cached(chain, known),
+        (None, None) => input.par_recover(chain).map(|s| (s, 0)),
     }
     .map_err(ExecutionError::from)?;
     let recovery = recovery_start.elapsed();
+    let senders_in: Senders<'_> = match &streamed {
+        Some(streamed) => streamed.into(),
+        None => (&recovered).into(),
+    };
     let mut io = Duration::ZERO;
     let mut longest_tx = Duration::ZERO;
     let mut prewarmed = 0;
@@ -383,7 +401,7 @@ fn execute_on(
         None => {
             let Prewarming { pool, workers, reuse } = prewarm;
             let (outcome, stats) = execute_sequential_prewarmed(
-                chain, &input, &senders, pre_state, pool, workers, reuse,
+                chain, &input, &recovered, pre_state, pool, workers, reuse,
             );
             prewarmed = stats.executed;
             (reused, stale) = (stats.reused, stats.stale);
@@ -392,14 +410,14 @@ fn execute_on(
             (outcome, bal)
         }
         Some(GivenBal { bal, scheduler: None, .. }) => {
-            let outcome = execute_sequential(chain, &input, &senders, pre_state)?;
+            let outcome = execute_sequential(chain, &input, &recovered, pre_state)?;
             let built = outcome.bal.as_deref().unwrap_or_default();
             if let Some(e) = BalValidationError::mismatch(number, bal, built) {
                 return Err(ExecutionError::from(e).into());
             }
             (outcome, bal.clone())
         }
-        Some(GivenBal { bal, pool, scheduler: Some(scheduler), io: design, nodes }) => {
+        Some(GivenBal { bal, pool, scheduler: Some(scheduler), io: design, nodes, .. }) => {
             // BAL-hinted I/O: every key the BAL names, read before execution starts.
             let io_start = Instant::now();
             let addresses: Vec<Address> = bal.iter().map(|a| a.address).collect();
@@ -420,7 +438,7 @@ fn execute_on(
                 let root = nodes.map(|nodes| {
                     scope.spawn(move || BesideRoot::compute(parent_root, bal, pre_state, nodes))
                 });
-                let run = run_parallel(chain, &input, &senders, pre_state, bal, config, Some(pool));
+                let run = run_parallel(chain, &input, senders_in, pre_state, bal, config, Some(pool));
                 let waited = Instant::now();
                 let beside = root.and_then(|h| match h.join() {
                     Ok(beside) => beside,
@@ -435,6 +453,11 @@ fn execute_on(
             (outcome, bal.clone())
         }
     };
+    // Every transaction ran, so every streamed sender is recovered by now.
+    let senders = match &streamed {
+        Some(_) => senders_in.to_vec(&input).map_err(ExecutionError::from)?,
+        None => recovered,
+    };
     validate_header(chain, &input, &outcome, &bal)?;
     // Before Byzantium a receipt carries the state root after its transaction: the parallel
     // executor, driven by the BAL, gives each transaction's account creations and removals.
@@ -443,7 +466,9 @@ fn execute_on(
             outcome.existence.clone()
         } else {
             let config = ParallelConfig { threads: 1, scheduler: Scheduler::Ols, batch: 1 };
-            run_parallel(chain, &input, &senders, pre_state, &bal, config, None)?.0.existence
+            run_parallel(chain, &input, (&senders).into(), pre_state, &bal, config, None)?
+                .0
+                .existence
         };
         let per_tx = per_tx_updates(number, &bal, &existence, input.transactions.len(), pre_state)?;
         Some((per_tx, outcome.receipts.clone()))

@@ -281,7 +281,7 @@ fn import(
     validate_header(chain, &input, &reference, bal)?;
     let parallel_input = ParallelBlock {
         block: &input,
-        senders: &senders,
+        senders: (&senders).into(),
         pre_state: &pre_state,
         bal,
         gas_used_hint: Some(&reference.tx_gas_used),

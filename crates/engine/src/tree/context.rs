@@ -55,6 +55,8 @@ pub(super) struct TreeContext {
     pub(super) optimistic: bool,
     /// Payloads with a BAL get their state root computed from it beside execution.
     pub(super) root_beside: bool,
+    /// The parallel executor's workers recover the senders the pool did not know.
+    pub(super) stream_senders: bool,
     /// Whether the payloads built for a consensus client are kept as executed
     /// ([`super::BlockTree::with_built_kept`]).
     pub(super) keep_built: bool,
@@ -236,6 +238,7 @@ impl TreeContext {
             scheduler: self.parallel.then_some(self.scheduler),
             io: self.io,
             nodes,
+            stream_senders: self.stream_senders,
         })
     }
 

@@ -246,7 +246,8 @@ fn fallback(
     pb: &ParallelBlock<'_>,
     reason: String,
 ) -> Result<BlockOutcome, ExecutionError> {
-    let mut outcome = execute_sequential(chain, pb.block, pb.senders, pb.pre_state)?;
+    let senders = pb.senders.to_vec(pb.block)?;
+    let mut outcome = execute_sequential(chain, pb.block, &senders, pb.pre_state)?;
     let built = outcome.bal.as_deref().unwrap_or_default();
     if let Some(e) = BalValidationError::mismatch(pb.block.number(), pb.bal, built) {
         return Err(e.into());

@@ -27,7 +27,7 @@ pub(crate) use positioned::PreValues;
 use crate::{AccountExistence as Existence, BlockOutcome, ExecutionError, Scheduler};
 use alloy_primitives::Address;
 use gigagas_bal::BlockAccessList;
-use gigagas_primitives::{BlockInput, ChainSpec};
+use gigagas_primitives::{BlockInput, ChainSpec, Senders};
 use gigagas_state::PreState;
 use rayon::iter::{IntoParallelIterator, ParallelIterator};
 use std::{
@@ -43,8 +43,9 @@ use std::{
 pub struct ParallelBlock<'a> {
     /// The block.
     pub block: &'a BlockInput,
-    /// Recovered senders, one per transaction.
-    pub senders: &'a [Address],
+    /// The senders, one per transaction: recovered, or streamed (a worker recovers the sender
+    /// of the transaction it claims when it is not known yet).
+    pub senders: Senders<'a>,
     /// The state before the block.
     pub pre_state: &'a PreState,
     /// The block's BAL (given with the block, or built by the sequential reference).

@@ -78,7 +78,8 @@ fn execute_tx<'a>(
     });
     let index = BlockAccessIndex::from_tx_index(i as u64);
     evm.db_mut().index = index.0;
-    let tx_env = TxEnv::from_recovered_tx(&pb.block.transactions[i], pb.senders[i]);
+    let sender = pb.senders.get(pb.block, i)?;
+    let tx_env = TxEnv::from_recovered_tx(&pb.block.transactions[i], sender);
     let evm_error = |e: EVMError<PositionedError>| match e {
         EVMError::Database(e) => e.into_execution_error(number, Phase::Tx(i)),
         EVMError::Transaction(e) => ExecutionError::InvalidTransaction {

@@ -47,7 +47,7 @@ pub(crate) fn parallel_blocks<'a>(
         .enumerate()
         .map(|(i, ((b, s), r))| gigagas_executor::parallel::ParallelBlock {
             block: &b.block,
-            senders: s,
+            senders: s.into(),
             pre_state: &b.pre_state,
             bal: bals.map_or_else(|| r.bal.as_ref().expect("sequential builds a BAL"), |x| &x[i]),
             gas_used_hint: Some(&r.tx_gas_used),

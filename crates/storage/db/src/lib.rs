@@ -13,7 +13,9 @@
 //! nodes each block commits and those read since, so that the next block's state root finds
 //! the upper levels of the trie — rewritten by every block — without a RocksDB lookup (a
 //! memtable search of a few microseconds each). A node is content-addressed: the cache can
-//! only answer what the store holds or held.
+//! only answer what the store holds or held. The cache is `quick_cache`'s (sharded, CLOCK-Pro
+//! eviction, no background housekeeping) keyed through alloy's fixed-bytes hasher: a node's
+//! hash is already uniform, so hashing it again (SipHash) is wasted work.
 
 pub mod codecs;
 mod reader;
@@ -28,26 +30,39 @@ pub use gigagas_storage_api::{
 };
 pub use tables::*;
 
-use alloy_primitives::{Bytes, B256};
+use alloy_primitives::{map::FbBuildHasher, Bytes, B256};
 use rocksdb::{ColumnFamilyDescriptor, Options, DB};
 use std::path::{Path, PathBuf};
 
 /// Bytes of trie nodes the store keeps in memory (their encodings and hashes): 128 MiB.
 pub const NODE_CACHE_BYTES: u64 = 128 << 20;
 
+/// A trie node's weight in the cache: its encoding and its hash, in bytes.
+#[derive(Debug, Clone, Copy)]
+struct NodeWeight;
+
+impl quick_cache::Weighter<B256, Bytes> for NodeWeight {
+    fn weight(&self, _: &B256, node: &Bytes) -> u64 {
+        32 + node.len() as u64
+    }
+}
+
+/// Trie nodes by hash, [`NODE_CACHE_BYTES`] at most.
+type NodeCache = quick_cache::sync::Cache<B256, Bytes, NodeWeight, FbBuildHasher<32>>;
+
 /// The RocksDB store.
 pub struct Storage {
     db: DB,
     path: PathBuf,
     /// Trie nodes recently committed or read, by hash.
-    nodes: moka::sync::Cache<B256, Bytes>,
+    nodes: NodeCache,
 }
 
 impl std::fmt::Debug for Storage {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Storage")
             .field("path", &self.path)
-            .field("cached_nodes", &self.nodes.entry_count())
+            .field("cached_nodes", &self.nodes.len())
             .finish_non_exhaustive()
     }
 }
@@ -66,10 +81,14 @@ impl Storage {
             .map(|name| ColumnFamilyDescriptor::new(*name, Options::default()));
         let db = DB::open_cf_descriptors(&options, path, families)
             .map_err(|e| database_error(path, "open", e))?;
-        let nodes = moka::sync::Cache::builder()
-            .max_capacity(NODE_CACHE_BYTES)
-            .weigher(|_: &B256, node: &Bytes| (32 + node.len()).try_into().unwrap_or(u32::MAX))
-            .build();
+        // About 300 bytes a node (a branch's encoding is up to 532).
+        let nodes = NodeCache::with(
+            (NODE_CACHE_BYTES / 300) as usize,
+            NODE_CACHE_BYTES,
+            NodeWeight,
+            FbBuildHasher::default(),
+            Default::default(),
+        );
         Ok(Self { db, path: path.to_path_buf(), nodes })
     }
 
