@@ -29,7 +29,7 @@ cache). `--restart-at N` kills the node with SIGKILL after block N of each repla
 and resumes at its head + 1 (what a crash mid-sync does); the final head must still be the
 chain's last block. Runs alternate configurations (config A, B, ..., then A again).
 
-Writes per run the replay's CSV/JSON/PNG under --out/<config>-<cache>-<run>/, and
+Writes per run the replay's CSV/JSON/PNG and the node's log under --out/<config>-<cache>-<run>/, and
 --out/summary.json; prints a table (or the summary with --json).
 
 Usage: python3 testing/engine_replay.py --chain target/chains/amsterdam-mainnet-300m
@@ -186,6 +186,11 @@ def one_run(args, info, config, cache, run, bench):
             report["mgas_per_s"] = report["gas"] / report["seconds"] / 1e6
         finally:
             node.stop()
+            # The node's output beside the run's (with RUST_LOG=executor::parallel=debug, the
+            # parallel executor's stages per block).
+            if os.path.isdir(out):
+                with open(os.path.join(out, "node.log"), "w") as f:
+                    f.write("".join(node.log))
     last = info["blocks"][-1]
     if int(head["number"], 16) != last["number"] or head["hash"] != last["hash"]:
         raise SystemExit(f"engine_replay: {label}: head {head['number']} {head['hash']}, the chain's "

@@ -94,6 +94,8 @@ fn parse(label: &str, cores: usize) -> Option<(String, usize, Design, bool)> {
     let pool =
         parts.iter().find(|p| p.starts_with("pool")).map_or(String::new(), |p| format!("-{p}"));
     let sync = if parts.contains(&"syncpersist") { "-syncpersist" } else { "" };
+    // Senders the pool did not know recovered before execution instead of streamed into it.
+    let first = if parts.contains(&"recoverfirst") { "-recoverfirst" } else { "" };
     let cold = parts.contains(&"cold");
     let cache = if cold {
         "cold"
@@ -110,7 +112,7 @@ fn parse(label: &str, cores: usize) -> Option<(String, usize, Design, bool)> {
             let threads: usize = parts.get(1)?.parse().ok()?;
             let ols = if parts.contains(&"ols") { "-ols" } else { "" };
             Some((
-                format!("parallel-{threads}{ols}{pool}{sync} {cache}"),
+                format!("parallel-{threads}{ols}{pool}{first}{sync} {cache}"),
                 threads,
                 Design::Parallel,
                 cold,

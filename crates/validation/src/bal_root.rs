@@ -46,8 +46,18 @@ impl BesideRoot {
     ) -> Option<Self> {
         let start = Instant::now();
         let updates = bal_updates(bal, pre).ok()?;
+        let derived = start.elapsed();
         let root = update_state_root(parent_root, &updates, &nodes);
-        Some(Self { updates, root, time: start.elapsed() })
+        let time = start.elapsed();
+        tracing::debug!(
+            target: "executor::state_root",
+            updates_ms = derived.as_secs_f64() * 1e3,
+            trie_ms = (time - derived).as_secs_f64() * 1e3,
+            accounts = updates.len(),
+            slots = updates.iter().map(|u| u.storage.len()).sum::<usize>(),
+            "state root from the BAL"
+        );
+        Some(Self { updates, root, time })
     }
 }
 

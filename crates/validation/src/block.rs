@@ -290,6 +290,17 @@ fn run_parallel(
         Some(pool) => execute_parallel_on(pool, chain, &[block], config),
         None => execute_parallel(chain, &[block], config),
     };
+    let ms = |ns: u64| ns as f64 / 1e6;
+    tracing::debug!(
+        target: "executor::parallel",
+        block = input.number(),
+        wall_ms = run.wall.as_secs_f64() * 1e3,
+        prepare_ms = ms(run.prepare_nanos.iter().sum()),
+        commit_ms = ms(run.commit_nanos.iter().sum()),
+        transactions_ms = ms(run.tx_nanos.iter().flatten().sum()),
+        longest_tx_ms = run.longest_tx().as_secs_f64() * 1e3,
+        "parallel run"
+    );
     let outcome = run.outcomes.pop().ok_or(ImportError::NoOutcome { number: input.number() })??;
     Ok((outcome, run.longest_tx()))
 }

@@ -4,8 +4,9 @@
 //! One run processes its blocks in batches of `batch` blocks (a megablock of K blocks is one
 //! parallel unit; every block executes against its own pre-state and BAL). Per batch, `threads`
 //! workers claim transactions in [`Scheduler`] order:
-//! 1. **prepare** (claimed as tasks ahead of the transactions; a worker that needs a block still
-//!    being prepared waits for it, others go on): structural BAL validation, deployed codes
+//! 1. **prepare** (the first batch's blocks by the whole pool before the workers start, the
+//!    later batches' as tasks claimed by the tail of the batch before; a worker that needs a
+//!    block still being prepared waits for it, others go on): structural BAL validation, deployed codes
 //!    decoded and hashed, writes grouped by index, the key coverage index, the pre-block values
 //!    of every listed account and slot, the implied post-state, pre-Cancun self-destruct markers;
 //! 2. **execute**: each worker keeps one EVM per block over a positioned view of the
@@ -29,7 +30,9 @@ use alloy_primitives::Address;
 use gigagas_bal::BlockAccessList;
 use gigagas_primitives::{BlockInput, ChainSpec, Senders};
 use gigagas_state::PreState;
-use rayon::iter::{IntoParallelIterator, ParallelIterator};
+use rayon::iter::{
+    IndexedParallelIterator, IntoParallelIterator, IntoParallelRefIterator, ParallelIterator,
+};
 use std::{
     sync::{
         atomic::{AtomicU64, AtomicUsize},
@@ -206,6 +209,17 @@ pub fn execute_parallel_on(
     let start = Instant::now();
     let batches: Vec<&[ParallelBlock<'_>]> = blocks.chunks(config.batch.max(1)).collect();
     let mut prepared = new_slots(batches.first().map_or(0, |b| b.len()));
+    // The first batch's blocks prepared by the whole pool before any worker claims a task: a
+    // preparation splits its work with `rayon::join`, which only a worker idle in the pool can
+    // take up — not one blocked waiting for the preparation, as every worker of a one-block
+    // batch would be (the later batches are prepared by the tail of the one before).
+    if let Some(first) = batches.first() {
+        pool.install(|| {
+            first.par_iter().zip(&prepared).for_each(|(b, slot)| {
+                timed_prepare(slot, chain, b);
+            })
+        });
+    }
     for (k, batch) in batches.iter().enumerate() {
         let next = batches.get(k + 1).copied().unwrap_or_default();
         prepared = run_batch(pool, chain, batch, prepared, next, config.scheduler, &mut run);

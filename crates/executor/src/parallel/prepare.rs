@@ -51,9 +51,18 @@ pub(super) fn prepare(
         validate_item_limit(number, b.bal, b.block.header.gas_limit)?;
     }
     let codes = BalCodes::new(number, b.bal)?;
-    // Both reuse the code hashes decoding computed.
-    let (writes, keyed) = rayon::join(
-        || IndexedWrites::from_alloy(b.bal, &codes, n),
+    // Both reuse the code hashes decoding computed; the EIP-7610 targets beside them.
+    let ((writes, collisions), keyed) = rayon::join(
+        || {
+            rayon::join(
+                || IndexedWrites::from_alloy(b.bal, &codes, n),
+                || {
+                    // Every account a transaction touches is listed, so the BAL names every
+                    // possible target.
+                    crate::eip7610::storage_accounts(b.bal.iter().map(|a| &a.address), b.pre_state)
+                },
+            )
+        },
         || {
             let keys = BalKeys::new(b.bal);
             let values = PreValues::read(b.pre_state, &keys)?;
@@ -63,10 +72,7 @@ pub(super) fn prepare(
     );
     let (keys, values, post_state) =
         keyed.map_err(|source| ExecutionError::State { block: number, source })?;
-    // Every account a transaction touches is listed, so the BAL names every possible target.
-    let collisions =
-        crate::eip7610::storage_accounts(b.bal.iter().map(|a| &a.address), b.pre_state)
-            .map_err(|source| ExecutionError::State { block: number, source })?;
+    let collisions = collisions.map_err(|source| ExecutionError::State { block: number, source })?;
     let mut destroyed = HashMap::default();
     if !chain.is_cancun(b.block.header.timestamp) {
         for account in b.bal {
