@@ -758,3 +758,44 @@ async fn a_payload_build_does_not_hold_up_the_engine() {
     engine.shutdown().await.unwrap();
     thread.join().unwrap();
 }
+
+/// The senders the pool recovered are taken by transaction hash and the rest recovered by the
+/// parallel executor's workers as they claim their transactions (the default): a payload with
+/// one sender known is VALID with that one counted; a transaction whose signature recovers no
+/// key (r = 0), left to a worker, makes the payload INVALID naming the transaction.
+#[test]
+fn senders_the_pool_did_not_recover_are_recovered_by_the_executor() {
+    let (_dir, _store, tree, genesis) = dev_chain();
+    let known = Arc::new(gigagas_primitives::SenderCache::new(16));
+    let mut tree = tree.with_known_senders(known.clone());
+    let (k0, k1) = (key(0), key(1));
+    let x = Address::repeat_byte(0x11);
+    let txs = [transfer(&k0, 0, x, 1000), transfer(&k1, 0, x, 2000)];
+    known.insert(*txs[0].0.tx_hash(), txs[0].1);
+
+    let p = build(&tree, genesis, 1, &txs);
+    let rlp_len = alloy_rlp::encode(&p.block).len();
+    let (status, executed) = tree.new_payload(p.block.clone(), rlp_len, Some(&p.bal)).unwrap();
+    assert_eq!(status, PayloadStatus::Valid(p.hash));
+    let executed = executed.expect("a new payload is executed");
+    assert!(executed.parallel);
+    assert_eq!(executed.senders_known, 1, "the pooled transaction's sender taken from the cache");
+
+    // A sibling whose second transaction's signature is broken (the transactions root follows).
+    let q = build(&tree, genesis, 2, &txs);
+    let mut block = q.block.clone();
+    let TxEnvelope::Eip1559(signed) = &block.body.transactions[1] else { unreachable!() };
+    let broken = Signature::new(U256::ZERO, signed.signature().s(), signed.signature().v());
+    block.body.transactions[1] = signed.tx().clone().into_signed(broken).into();
+    block.header.transactions_root =
+        alloy_consensus::proofs::calculate_transaction_root(&block.body.transactions);
+    let rlp_len = alloy_rlp::encode(&block).len();
+    let (status, executed) = tree.new_payload(block, rlp_len, Some(&q.bal)).unwrap();
+    assert!(executed.is_none());
+    match status {
+        PayloadStatus::Invalid { reason, .. } => {
+            assert!(reason.contains("tx 1") && reason.contains("invalid signature"), "{reason}")
+        }
+        other => panic!("a transaction without a sender accepted: {other:?}"),
+    }
+}

@@ -103,7 +103,11 @@ impl BlockInput {
         Ok(StreamedSenders::new(cached, low_s))
     }
 
-    pub(crate) fn recover_one(&self, tx_index: usize, low_s: bool) -> Result<Address, RecoveryError> {
+    pub(crate) fn recover_one(
+        &self,
+        tx_index: usize,
+        low_s: bool,
+    ) -> Result<Address, RecoveryError> {
         let tx = &self.transactions[tx_index];
         let block = self.number();
         let recovered = if low_s { tx.recover_signer() } else { tx.recover_signer_unchecked() };

@@ -310,9 +310,7 @@ mod tests {
                 })
                 .collect::<Vec<_>>()
         };
-        let first = to_update(&world, &|a| {
-            world[a].3.iter().map(|(k, v)| (*k, *v)).collect()
-        });
+        let first = to_update(&world, &|a| world[a].3.iter().map(|(k, v)| (*k, *v)).collect());
         assert!(first[1].storage.len() >= PARALLEL_STORAGE_SLOTS);
         let mut pool = ProofNodes::default();
         let root1 = update_state_root(EMPTY_ROOT_HASH, &first, &pool).unwrap();

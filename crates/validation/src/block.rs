@@ -449,7 +449,8 @@ fn execute_on(
                 let root = nodes.map(|nodes| {
                     scope.spawn(move || BesideRoot::compute(parent_root, bal, pre_state, nodes))
                 });
-                let run = run_parallel(chain, &input, senders_in, pre_state, bal, config, Some(pool));
+                let run =
+                    run_parallel(chain, &input, senders_in, pre_state, bal, config, Some(pool));
                 let waited = Instant::now();
                 let beside = root.and_then(|h| match h.join() {
                     Ok(beside) => beside,

@@ -72,7 +72,8 @@ pub(super) fn prepare(
     );
     let (keys, values, post_state) =
         keyed.map_err(|source| ExecutionError::State { block: number, source })?;
-    let collisions = collisions.map_err(|source| ExecutionError::State { block: number, source })?;
+    let collisions =
+        collisions.map_err(|source| ExecutionError::State { block: number, source })?;
     let mut destroyed = HashMap::default();
     if !chain.is_cancun(b.block.header.timestamp) {
         for account in b.bal {
