@@ -2,7 +2,8 @@
 //!
 //! Flow: [`BlockInput::senders_streamed`](crate::BlockInput::senders_streamed) takes the
 //! senders the pool recovered before the block ([`crate::SenderCache`]) → [`StreamedSenders`]
-//! with those slots set and the rest empty → the parallel executor's worker that claims
+//! with those slots set and the rest empty → [`StreamedSenders::recover_missing`] on a thread
+//! of its own from before the BAL's reads, ahead of the workers → the parallel executor's worker that claims
 //! transaction `i` calls [`Senders::get`]: a set slot is taken, an empty one recovered there and
 //! then (so that a transaction starts as soon as its own sender is known, and the recoveries
 //! are spread over the workers beside the other transactions' execution instead of forming a
@@ -103,6 +104,20 @@ impl StreamedSenders {
     /// How many senders were known before execution (taken from the pool's cache).
     pub fn known(&self) -> usize {
         self.known
+    }
+
+    /// Recovers, in transaction order on the calling thread, every sender still unknown: run
+    /// beside the work before execution (the BAL's reads), it gets ahead of the workers, which
+    /// take what it set and recover the rest themselves. A signature that does not recover is
+    /// left for the transaction's worker to report.
+    pub fn recover_missing(&self, block: &BlockInput) {
+        for (i, slot) in self.slots.iter().enumerate() {
+            if slot.get().is_none() {
+                if let Ok(sender) = block.recover_one(i, self.low_s) {
+                    let _ = slot.set(sender);
+                }
+            }
+        }
     }
 
     fn get(&self, block: &BlockInput, tx_index: usize) -> Result<Address, RecoveryError> {

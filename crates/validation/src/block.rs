@@ -429,28 +429,39 @@ fn execute_on(
             (outcome, bal.clone())
         }
         Some(GivenBal { bal, pool, scheduler: Some(scheduler), io: design, nodes, .. }) => {
-            // BAL-hinted I/O: every key the BAL names, read before execution starts.
-            let io_start = Instant::now();
-            let addresses: Vec<Address> = bal.iter().map(|a| a.address).collect();
-            let slots: Vec<(Address, U256)> = gigagas_bal::storage_keys(bal).collect();
-            match design {
-                BalIo::PrefetchParallel => pre_state.prefetch_on(pool, &addresses, &slots),
-                BalIo::Prefetch => pre_state.prefetch(&addresses, &slots),
-                BalIo::OnDemand => Ok(()),
-            }
-            .map_err(|source| ExecutionError::State { block: number, source })?;
-            io = io_start.elapsed();
             let threads = pool.current_num_threads();
             let config = ParallelConfig { threads, scheduler, batch: 1 };
-            // With the parent's trie nodes, the state root from the BAL on a thread of its own
-            // (its storage tries on rayon's global pool) while the engine's pool executes.
             let parent_root = parent.state_root;
+            let input = &input;
             let (run, beside, wait) = std::thread::scope(|scope| {
+                // The senders the pool did not know, recovered on a thread of their own from
+                // now on: beside the BAL's reads (which wait on the disk when cold) and ahead of
+                // the workers, which recover what it has not reached yet themselves.
+                if let Some(streamed) = &streamed {
+                    scope.spawn(move || streamed.recover_missing(input));
+                }
+                // BAL-hinted I/O: every key the BAL names, read before execution starts.
+                let io_start = Instant::now();
+                let addresses: Vec<Address> = bal.iter().map(|a| a.address).collect();
+                let slots: Vec<(Address, U256)> = gigagas_bal::storage_keys(bal).collect();
+                let read = match design {
+                    BalIo::PrefetchParallel => pre_state.prefetch_on(pool, &addresses, &slots),
+                    BalIo::Prefetch => pre_state.prefetch(&addresses, &slots),
+                    BalIo::OnDemand => Ok(()),
+                };
+                io = io_start.elapsed();
+                if let Err(source) = read {
+                    let e = ImportError::from(ExecutionError::State { block: number, source });
+                    return (Err(e), None, Duration::ZERO);
+                }
+                // With the parent's trie nodes, the state root from the BAL on a thread of its
+                // own (its storage tries on rayon's global pool) while the engine's pool
+                // executes.
                 let root = nodes.map(|nodes| {
                     scope.spawn(move || BesideRoot::compute(parent_root, bal, pre_state, nodes))
                 });
                 let run =
-                    run_parallel(chain, &input, senders_in, pre_state, bal, config, Some(pool));
+                    run_parallel(chain, input, senders_in, pre_state, bal, config, Some(pool));
                 let waited = Instant::now();
                 let beside = root.and_then(|h| match h.join() {
                     Ok(beside) => beside,
