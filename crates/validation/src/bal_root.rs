@@ -55,6 +55,7 @@ impl BesideRoot {
             trie_ms = (time - derived).as_secs_f64() * 1e3,
             accounts = updates.len(),
             slots = updates.iter().map(|u| u.storage.len()).sum::<usize>(),
+            nodes = root.as_ref().map_or(0, |r| r.nodes.len()),
             "state root from the BAL"
         );
         Some(Self { updates, root, time })
