@@ -1,6 +1,6 @@
 //! Block input types: a block as it arrives (signed transactions) and after sender recovery.
 
-use crate::{ChainSpec, RecoveryError, SenderCache, StreamedSenders};
+use crate::{ChainSpec, RecoveryError, SenderCache};
 use alloy_consensus::{transaction::SignerRecoverable, Header, TxEnvelope};
 use alloy_eips::eip4895::Withdrawals;
 use alloy_primitives::{Address, B256};
@@ -81,28 +81,6 @@ impl BlockInput {
         Ok((senders, hits))
     }
 
-    /// The senders `known` holds checked against the claimed ones (as
-    /// [`Self::par_recover_cached`]), the rest left for the executor to recover when a
-    /// transaction needs its own ([`crate::Senders::get`]): no recovery stage before execution.
-    ///
-    /// # Errors
-    /// A known sender that differs from [`Self::claimed_senders`].
-    pub fn senders_streamed(
-        &self,
-        chain: &ChainSpec,
-        known: &SenderCache,
-    ) -> Result<StreamedSenders, RecoveryError> {
-        let low_s = chain.is_homestead(self.number());
-        let hashes: Vec<B256> = self.transactions.par_iter().map(|tx| *tx.tx_hash()).collect();
-        let cached = known.get_many(&hashes);
-        for (i, sender) in cached.iter().enumerate() {
-            if let Some(sender) = sender {
-                self.check_claimed(i, *sender)?;
-            }
-        }
-        Ok(StreamedSenders::new(cached, low_s))
-    }
-
     pub(crate) fn recover_one(
         &self,
         tx_index: usize,
@@ -121,7 +99,11 @@ impl BlockInput {
 
     /// `recovered` when it is the sender the source claimed for transaction `tx_index` (or
     /// none was claimed).
-    fn check_claimed(&self, tx_index: usize, recovered: Address) -> Result<Address, RecoveryError> {
+    pub(crate) fn check_claimed(
+        &self,
+        tx_index: usize,
+        recovered: Address,
+    ) -> Result<Address, RecoveryError> {
         if let Some(&claimed) = self.claimed_senders.get(tx_index) {
             if claimed != recovered {
                 return Err(RecoveryError::SenderMismatch {

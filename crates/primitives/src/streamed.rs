@@ -1,6 +1,6 @@
 //! A block's senders handed to the executor before all of them are recovered.
 //!
-//! Flow: [`BlockInput::senders_streamed`](crate::BlockInput::senders_streamed) takes the
+//! Flow: [`StreamedSenders::lookup`] takes the
 //! senders the pool recovered before the block ([`crate::SenderCache`]) → [`StreamedSenders`]
 //! with those slots set and the rest empty → [`StreamedSenders::recover_missing`] on a thread
 //! of its own from before the BAL's reads, ahead of the workers → the parallel executor's worker that claims
@@ -10,8 +10,8 @@
 //! stage before it) → [`Senders::to_vec`] after execution, for what is stored with the block.
 //! A recovery that fails is the error of the transaction that needed it.
 
-use crate::{BlockInput, RecoveryError};
-use alloy_primitives::Address;
+use crate::{BlockInput, ChainSpec, RecoveryError, SenderCache};
+use alloy_primitives::{Address, B256};
 use rayon::prelude::*;
 use std::sync::OnceLock;
 
@@ -84,9 +84,32 @@ pub struct StreamedSenders {
 }
 
 impl StreamedSenders {
+    /// `block`'s senders with those `known` holds (looked up by the hash of the block's own
+    /// transaction, checked against the claimed ones as
+    /// [`BlockInput::par_recover_cached`] does) set, the rest left for [`Self::recover_missing`]
+    /// and the executor's workers ([`Senders::get`]): no recovery stage before execution.
+    ///
+    /// # Errors
+    /// A known sender that differs from [`BlockInput::claimed_senders`].
+    pub fn lookup(
+        block: &BlockInput,
+        chain: &ChainSpec,
+        known: &SenderCache,
+    ) -> Result<Self, RecoveryError> {
+        let low_s = chain.is_homestead(block.number());
+        let hashes: Vec<B256> = block.transactions.par_iter().map(|tx| *tx.tx_hash()).collect();
+        let cached = known.get_many(&hashes);
+        for (i, sender) in cached.iter().enumerate() {
+            if let Some(sender) = sender {
+                block.check_claimed(i, *sender)?;
+            }
+        }
+        Ok(Self::new(cached, low_s))
+    }
+
     /// `known[i]` set for each transaction whose sender was recovered before (already checked
     /// against the block's claimed senders); `low_s` whether EIP-2 applies to the rest.
-    pub(crate) fn new(known: Vec<Option<Address>>, low_s: bool) -> Self {
+    fn new(known: Vec<Option<Address>>, low_s: bool) -> Self {
         let hits = known.iter().filter(|s| s.is_some()).count();
         let slots = known
             .into_iter()

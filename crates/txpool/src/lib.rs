@@ -798,7 +798,9 @@ mod tests {
         assert_eq!(known, 2);
         assert_eq!(senders, block.par_recover(&chain).unwrap());
         // Streamed: the two known taken, key 2's recovered when it is asked for.
-        let streamed = block.senders_streamed(&chain, pool.sender_cache()).unwrap();
+        let streamed =
+            gigagas_primitives::StreamedSenders::lookup(&block, &chain, pool.sender_cache())
+                .unwrap();
         assert_eq!(streamed.known(), 2);
         let streamed = gigagas_primitives::Senders::from(&streamed);
         assert_eq!(streamed.get(&block, 2).unwrap(), senders[2]);
@@ -807,7 +809,9 @@ mod tests {
         // for it, naming the transaction; the others are answered.
         let claimed = vec![senders[0], senders[1], Address::repeat_byte(9)];
         let wrong = gigagas_primitives::BlockInput { claimed_senders: claimed, ..block.clone() };
-        let streamed = wrong.senders_streamed(&chain, pool.sender_cache()).unwrap();
+        let streamed =
+            gigagas_primitives::StreamedSenders::lookup(&wrong, &chain, pool.sender_cache())
+                .unwrap();
         let streamed = gigagas_primitives::Senders::from(&streamed);
         assert_eq!(streamed.get(&wrong, 0).unwrap(), senders[0]);
         assert!(matches!(

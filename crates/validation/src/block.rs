@@ -19,7 +19,7 @@ use gigagas_executor::{
 };
 use gigagas_primitives::{
     header::{check_block_size, check_header},
-    BlockInput, ChainSpec, SenderCache, Senders,
+    BlockInput, ChainSpec, SenderCache, Senders, StreamedSenders,
 };
 use gigagas_state::{CacheStats, PreState, StateSource};
 use gigagas_storage_api::{AccountRecord, BlockCommit, FullProvider};
@@ -387,7 +387,7 @@ fn execute_on(
     let recovery_start = Instant::now();
     let streamed = match (known, &given) {
         (Some(known), Some(g)) if g.stream_senders && g.scheduler.is_some() => {
-            Some(input.senders_streamed(chain, known).map_err(ExecutionError::from)?)
+            Some(StreamedSenders::lookup(&input, chain, known).map_err(ExecutionError::from)?)
         }
         _ => None,
     };
