@@ -13,7 +13,10 @@
 use crate::{BlockInput, ChainSpec, RecoveryError, SenderCache};
 use alloy_primitives::{Address, B256};
 use rayon::prelude::*;
-use std::sync::OnceLock;
+use std::sync::{
+    atomic::{AtomicBool, Ordering},
+    OnceLock,
+};
 
 /// A block's senders as the executor takes them.
 #[derive(Debug, Clone, Copy)]
@@ -81,6 +84,8 @@ pub struct StreamedSenders {
     low_s: bool,
     /// How many slots were known when the block arrived.
     known: usize,
+    /// Set when execution is over: [`StreamedSenders::recover_missing`] stops.
+    done: AtomicBool,
 }
 
 impl StreamedSenders {
@@ -121,7 +126,7 @@ impl StreamedSenders {
                 slot
             })
             .collect();
-        Self { slots, low_s, known: hits }
+        Self { slots, low_s, known: hits, done: AtomicBool::new(false) }
     }
 
     /// How many senders were known before execution (taken from the pool's cache).
@@ -133,14 +138,23 @@ impl StreamedSenders {
     /// beside the work before execution (the BAL's reads), it gets ahead of the workers, which
     /// take what it set and recover the rest themselves. A signature that does not recover is
     /// left for the transaction's worker to report.
+    /// It stops at [`StreamedSenders::finish`] (execution over, by a verdict or an error).
     pub fn recover_missing(&self, block: &BlockInput) {
         for (i, slot) in self.slots.iter().enumerate() {
+            if self.done.load(Ordering::Relaxed) {
+                return;
+            }
             if slot.get().is_none() {
                 if let Ok(sender) = block.recover_one(i, self.low_s) {
                     let _ = slot.set(sender);
                 }
             }
         }
+    }
+
+    /// Stops [`StreamedSenders::recover_missing`]: what execution did not need is left.
+    pub fn finish(&self) {
+        self.done.store(true, Ordering::Relaxed);
     }
 
     fn get(&self, block: &BlockInput, tx_index: usize) -> Result<Address, RecoveryError> {

@@ -450,7 +450,9 @@ fn execute_on(
                     BalIo::OnDemand => Ok(()),
                 };
                 io = io_start.elapsed();
+                let finish = || streamed.as_ref().map(StreamedSenders::finish);
                 if let Err(source) = read {
+                    finish();
                     let e = ImportError::from(ExecutionError::State { block: number, source });
                     return (Err(e), None, Duration::ZERO);
                 }
@@ -462,6 +464,7 @@ fn execute_on(
                 });
                 let run =
                     run_parallel(chain, input, senders_in, pre_state, bal, config, Some(pool));
+                finish();
                 let waited = Instant::now();
                 let beside = root.and_then(|h| match h.join() {
                     Ok(beside) => beside,
