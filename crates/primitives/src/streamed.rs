@@ -1,14 +1,13 @@
 //! A block's senders handed to the executor before all of them are recovered.
 //!
-//! Flow: [`StreamedSenders::lookup`] takes the
-//! senders the pool recovered before the block ([`crate::SenderCache`]) → [`StreamedSenders`]
-//! with those slots set and the rest empty → [`StreamedSenders::recover_missing`] on a thread
-//! of its own from before the BAL's reads, ahead of the workers → the parallel executor's worker that claims
-//! transaction `i` calls [`Senders::get`]: a set slot is taken, an empty one recovered there and
-//! then (so that a transaction starts as soon as its own sender is known, and the recoveries
-//! are spread over the workers beside the other transactions' execution instead of forming a
-//! stage before it) → [`Senders::to_vec`] after execution, for what is stored with the block.
-//! A recovery that fails is the error of the transaction that needed it.
+//! Flow: [`StreamedSenders::lookup`] takes the senders the pool recovered before the block
+//! ([`crate::SenderCache`]) → [`StreamedSenders`] with those slots set and the rest empty →
+//! [`StreamedSenders::recover_missing`] on a thread of its own from before the BAL's reads,
+//! ahead of the workers, until [`StreamedSenders::finish`] → the parallel executor's worker that
+//! claims transaction `i` calls [`Senders::get`]: a set slot is taken, an empty one recovered
+//! there and then (so that a transaction starts as soon as its own sender is known, and no
+//! recovery stage comes before execution) → [`Senders::to_vec`] after execution, for what is
+//! stored with the block. A recovery that fails is the error of the transaction that needed it.
 
 use crate::{BlockInput, ChainSpec, RecoveryError, SenderCache};
 use alloy_primitives::{Address, B256};
