@@ -65,20 +65,38 @@ impl BlockInput {
         known: &SenderCache,
     ) -> Result<(Vec<Address>, usize), RecoveryError> {
         let low_s = chain.is_homestead(self.number());
-        // The hashes outside the cache's lock (each a keccak-256 of the encoding unless the
-        // decoder kept it).
-        let hashes: Vec<B256> = self.transactions.par_iter().map(|tx| *tx.tx_hash()).collect();
-        let cached = known.get_many(&hashes);
+        let cached = self.known_senders(known)?;
         let hits = cached.iter().filter(|s| s.is_some()).count();
         let senders = cached
             .into_par_iter()
             .enumerate()
             .map(|(i, sender)| match sender {
-                Some(sender) => self.check_claimed(i, sender),
+                Some(sender) => Ok(sender),
                 None => self.recover_one(i, low_s),
             })
             .collect::<Result<_, _>>()?;
         Ok((senders, hits))
+    }
+
+    /// The sender `known` holds for each transaction (looked up by the hash of the block's own
+    /// transaction), each checked against [`Self::claimed_senders`]; `None` where it holds none.
+    ///
+    /// # Errors
+    /// [`RecoveryError::SenderMismatch`] for a known sender other than the claimed one.
+    pub(crate) fn known_senders(
+        &self,
+        known: &SenderCache,
+    ) -> Result<Vec<Option<Address>>, RecoveryError> {
+        // The hashes outside the cache's lock (each a keccak-256 of the encoding unless the
+        // decoder kept it).
+        let hashes: Vec<B256> = self.transactions.par_iter().map(|tx| *tx.tx_hash()).collect();
+        let cached = known.get_many(&hashes);
+        for (i, sender) in cached.iter().enumerate() {
+            if let Some(sender) = sender {
+                self.check_claimed(i, *sender)?;
+            }
+        }
+        Ok(cached)
     }
 
     pub(crate) fn recover_one(

@@ -10,7 +10,7 @@
 //! stored with the block. A recovery that fails is the error of the transaction that needed it.
 
 use crate::{BlockInput, ChainSpec, RecoveryError, SenderCache};
-use alloy_primitives::{Address, B256};
+use alloy_primitives::Address;
 use rayon::prelude::*;
 use std::sync::{
     atomic::{AtomicBool, Ordering},
@@ -100,15 +100,7 @@ impl StreamedSenders {
         chain: &ChainSpec,
         known: &SenderCache,
     ) -> Result<Self, RecoveryError> {
-        let low_s = chain.is_homestead(block.number());
-        let hashes: Vec<B256> = block.transactions.par_iter().map(|tx| *tx.tx_hash()).collect();
-        let cached = known.get_many(&hashes);
-        for (i, sender) in cached.iter().enumerate() {
-            if let Some(sender) = sender {
-                block.check_claimed(i, *sender)?;
-            }
-        }
-        Ok(Self::new(cached, low_s))
+        Ok(Self::new(block.known_senders(known)?, chain.is_homestead(block.number())))
     }
 
     /// `known[i]` set for each transaction whose sender was recovered before (already checked

@@ -126,25 +126,24 @@ pub fn update_state_root<S: NodeSource + Sync>(
             }
             let mut trie = Trie::new(old);
             let storage_err = |source| StateRootError::Storage { address: u.address, source };
-            if u.storage.len() >= PARALLEL_STORAGE_SLOTS {
-                let ops = u
-                    .storage
-                    .iter()
-                    .map(|(slot, value)| {
-                        let key = Nibbles::unpack(keccak256(B256::from(*slot)));
-                        (key, (!value.is_zero()).then(|| alloy_rlp::encode(value)))
-                    })
-                    .collect();
+            // (key, Some(value)) sets, (key, None) deletes (a zero value).
+            let ops: Vec<(Nibbles, Option<Vec<u8>>)> = u
+                .storage
+                .iter()
+                .map(|(slot, value)| {
+                    let key = Nibbles::unpack(keccak256(B256::from(*slot)));
+                    (key, (!value.is_zero()).then(|| alloy_rlp::encode(value)))
+                })
+                .collect();
+            if ops.len() >= PARALLEL_STORAGE_SLOTS {
                 trie.apply_many(ops, src).map_err(storage_err)?;
             } else {
-                for (slot, value) in &u.storage {
-                    let key = Nibbles::unpack(keccak256(B256::from(*slot)));
-                    let r = if value.is_zero() {
-                        trie.remove(&key, src).map(|_| ())
-                    } else {
-                        trie.insert(&key, alloy_rlp::encode(value), src)
-                    };
-                    r.map_err(storage_err)?;
+                for (key, value) in ops {
+                    match value {
+                        Some(v) => trie.insert(&key, v, src),
+                        None => trie.remove(&key, src).map(|_| ()),
+                    }
+                    .map_err(storage_err)?;
                 }
             }
             Ok(trie.root_with_nodes())
