@@ -323,6 +323,21 @@ fn print_report(r: &Report) {
         r.costs.store_reads_per_gas * 1e3,
         c.datadir_bytes as f64 / (1u64 << 20) as f64
     );
+    if let (Some(bg), Some(share)) = (&c.background, c.commit_beside_share()) {
+        let n = bg.blocks.len().max(1) as f64;
+        let name =
+            if bg.parallel { format!("parallel-{}", bg.threads) } else { "sequential".into() };
+        println!(
+            "  {name} with each commit on the persistence thread beside the next block: \
+             newPayload {:.1} ms a block, commit {:.1} ms of its own; the next block loses {:.2} \
+             of the commit's time (the model's term; its CPU spread over {} cores: {:.2})",
+            bg.sum(|b| b.new_payload_s()) / n * 1e3,
+            bg.sum(|b| b.commit_s) / n * 1e3,
+            share,
+            r.machine.cores,
+            1.0 / r.machine.cores.max(1) as f64
+        );
+    }
     for s in [&r.disk, &r.rocksdb_warm, &r.rocksdb_cold].into_iter().flatten() {
         let note = match (s.direct, s.cold) {
             (true, _) => " (O_DIRECT)",

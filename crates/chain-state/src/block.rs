@@ -7,6 +7,7 @@ use alloy_consensus::{BlockBody, Header, ReceiptEnvelope, TxEnvelope};
 use alloy_eip7928::AccountChanges;
 use alloy_primitives::{map::HashMap, Bytes, B256};
 use gigagas_storage_api::{ProviderError, ProviderResult};
+use gigagas_trie::EncodedNode;
 use gigagas_validation::ExecutedBlock;
 use std::sync::OnceLock;
 
@@ -17,7 +18,7 @@ pub struct ExecutedBlockWithTrie {
     /// The block, its changes and its figures.
     pub executed: ExecutedBlock,
     /// The trie nodes its state root created: (keccak256 of the node, RLP of the node).
-    pub nodes: Vec<(B256, Vec<u8>)>,
+    pub nodes: Vec<EncodedNode>,
     /// Position in `nodes` by hash.
     node_index: HashMap<B256, usize>,
     body: OnceLock<BlockBody<TxEnvelope>>,
@@ -27,7 +28,7 @@ pub struct ExecutedBlockWithTrie {
 
 impl ExecutedBlockWithTrie {
     /// `executed` with the nodes of its state root, indexed by hash.
-    pub fn new(executed: ExecutedBlock, nodes: Vec<(B256, Vec<u8>)>) -> Self {
+    pub fn new(executed: ExecutedBlock, nodes: Vec<EncodedNode>) -> Self {
         let node_index = nodes.iter().enumerate().map(|(i, (h, _))| (*h, i)).collect();
         Self {
             executed,
@@ -66,7 +67,7 @@ impl ExecutedBlockWithTrie {
 
     /// The RLP of the trie node whose keccak256 is `hash`, when its state root created it.
     pub fn node(&self, hash: &B256) -> Option<Bytes> {
-        self.node_index.get(hash).map(|&i| Bytes::from(self.nodes[i].1.clone()))
+        self.node_index.get(hash).map(|&i| self.nodes[i].1.clone())
     }
 
     /// Its body, decoded on the first call.

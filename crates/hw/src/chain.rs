@@ -93,8 +93,15 @@ pub struct ChainMeasure {
     pub recovery_threads: usize,
     /// The datadir's size after the sequential run (bytes).
     pub datadir_bytes: u64,
-    /// The sequential run first, then the parallel ones by thread count.
+    /// The sequential run first, then the parallel ones by thread count; each block committed
+    /// inside its forkchoice update.
     pub runs: Vec<ChainRun>,
+    /// The last of `runs` again with each block committed on the persistence thread while the
+    /// next block's `newPayload` runs (`--engine.persistence-background`, the node's default);
+    /// its `commit_s` is the commit's own time on that thread. `None` in reports from before it
+    /// was measured.
+    #[serde(default)]
+    pub background: Option<ChainRun>,
 }
 
 impl ChainMeasure {
@@ -106,6 +113,36 @@ impl ChainMeasure {
     /// The parallel run at `threads`, when measured.
     pub fn parallel(&self, threads: usize) -> Option<&ChainRun> {
         self.runs.iter().find(|r| r.parallel && r.threads == threads)
+    }
+
+    /// What a commit in the background costs the next block, as a share of the commit's own
+    /// time: how much longer the [`Self::background`] run's `newPayload`s took than the same
+    /// configuration's with synchronous commits (blocks 2 on: the first follows no commit),
+    /// over the synchronous run's commits of the blocks before them. 1 when the commit holds
+    /// the next block up for all its time, 1/C when its CPU is shared evenly over C busy cores,
+    /// 0 when it only used idle cores. `None` when not measured.
+    pub fn commit_beside_share(&self) -> Option<f64> {
+        let background = self.background.as_ref()?;
+        let sync = self
+            .runs
+            .iter()
+            .find(|r| r.parallel == background.parallel && r.threads == background.threads)?;
+        let n = sync.blocks.len().min(background.blocks.len());
+        if n < 2 {
+            return None;
+        }
+        let slower: f64 = (1..n)
+            .map(|i| background.blocks[i].new_payload_s() - sync.blocks[i].new_payload_s())
+            .sum();
+        let commits: f64 = sync.blocks[..n - 1].iter().map(|b| b.commit_s).sum();
+        (commits > 0.0).then(|| (slower / commits).max(0.0))
+    }
+}
+
+impl ChainBlock {
+    /// The tree's whole `newPayload` (seconds): its stages and checks.
+    pub fn new_payload_s(&self) -> f64 {
+        self.recovery_s + self.io_s + self.execution_s + self.state_root_s + self.checks_s
     }
 }
 
@@ -173,70 +210,25 @@ pub fn measure(
     let datadir = work.join("gigagas-hw-datadir");
     let mut runs = Vec::new();
     let mut datadir_bytes = 0;
-    for (parallel, t) in configs {
-        if datadir.exists() {
-            std::fs::remove_dir_all(&datadir).map_err(io_err(&datadir))?;
-        }
-        let store: Arc<dyn FullProvider> = Arc::new(Storage::open(&datadir)?);
-        init_genesis(&*store, &genesis)?;
-        let mut tree =
-            BlockTree::new(store.clone(), t)?.with_executor(parallel, Scheduler::GasLimit);
-        let mut rows = Vec::new();
-        for (i, (block, rlp_len)) in blocks.iter().enumerate() {
-            let hash = block.header.hash_slow();
-            let number = block.header.number;
-            let bal = bals.as_ref().map(|b| &b[i]);
-            let payload_s = payload_decode_seconds(block, hash, bals.as_ref().map(|b| &b[i]))?;
-            let payload = block.clone();
-            let new_payload = Instant::now();
-            let (status, imported) = tree.new_payload(payload, *rlp_len, bal)?;
-            let new_payload = new_payload.elapsed();
-            let b = match (status, imported) {
-                (PayloadStatus::Valid(_), Some(b)) => b,
-                (status, _) => {
-                    return Err(HwError::Invalid { number, status: format!("{status:?}") })
-                }
-            };
-            let start = Instant::now();
-            let change = match tree.forkchoice_updated(hash, B256::ZERO, B256::ZERO) {
-                Ok((PayloadStatus::Valid(_), change)) => change,
-                Ok((status, _)) => {
-                    return Err(HwError::Invalid { number, status: format!("{status:?}") })
-                }
-                Err(ForkchoiceError::Invalid(e)) => {
-                    return Err(HwError::Invalid { number, status: e.to_string() })
-                }
-                Err(ForkchoiceError::Internal(e)) => return Err(e.into()),
-            };
-            let elapsed = start.elapsed().as_secs_f64();
-            // The commit's own time as the tree reports it, else the whole update's.
-            let reported: f64 = change.committed.iter().map(|c| c.commit.as_secs_f64()).sum();
-            let commit = if reported > 0.0 { reported } else { elapsed };
-            rows.push(ChainBlock {
-                number,
-                gas_used: b.gas_used,
-                transactions: b.transactions,
-                recovery_s: b.recovery.as_secs_f64(),
-                io_s: b.io.as_secs_f64(),
-                execution_s: b.execution.saturating_sub(b.recovery + b.io).as_secs_f64(),
-                state_root_s: b.state_root.as_secs_f64(),
-                commit_s: commit,
-                checks_s: new_payload.saturating_sub(b.execution + b.state_root).as_secs_f64(),
-                payload_s,
-                store_reads: b.cache.misses,
-                rss_bytes: rss_bytes().unwrap_or(0),
-                page_cache_bytes: meminfo_bytes("Cached:").unwrap_or(0),
-            });
-            tick();
-        }
-        drop(tree);
-        store.flush()?;
-        drop(store);
+    for &(parallel, t) in &configs {
+        runs.push(run_config(
+            &datadir,
+            &genesis,
+            &blocks,
+            bals.as_deref(),
+            parallel,
+            t,
+            false,
+            tick,
+        )?);
         if !parallel {
             datadir_bytes = dir_bytes(&datadir);
         }
-        runs.push(ChainRun { parallel, threads: t, blocks: rows });
     }
+    // The last configuration again, its commits in the background.
+    let &(parallel, t) = configs.last().expect("the sequential configuration at least");
+    let background =
+        Some(run_config(&datadir, &genesis, &blocks, bals.as_deref(), parallel, t, true, tick)?);
     if datadir.exists() {
         std::fs::remove_dir_all(&datadir).map_err(io_err(&datadir))?;
     }
@@ -249,7 +241,99 @@ pub fn measure(
         recovery_threads: rayon::current_num_threads(),
         datadir_bytes,
         runs,
+        background,
     })
+}
+
+/// One configuration over the chain in a fresh datadir at `datadir` (left for the caller to
+/// measure): the sequential reference or the parallel executor at `threads`, each block
+/// committed inside its forkchoice update or, with `background`, on the persistence thread
+/// (its commit time taken as the thread reports it).
+#[allow(clippy::too_many_arguments)]
+fn run_config(
+    datadir: &Path,
+    genesis: &[u8],
+    blocks: &[(Block<TxEnvelope>, usize)],
+    bals: Option<&[BlockAccessList]>,
+    parallel: bool,
+    threads: usize,
+    background: bool,
+    tick: &dyn Fn(),
+) -> Result<ChainRun, HwError> {
+    if datadir.exists() {
+        std::fs::remove_dir_all(datadir).map_err(io_err(datadir))?;
+    }
+    let store: Arc<dyn FullProvider> = Arc::new(Storage::open(datadir)?);
+    init_genesis(&*store, genesis)?;
+    let mut tree = BlockTree::new(store.clone(), threads)?
+        .with_executor(parallel, Scheduler::GasLimit)
+        .with_background_persistence(background, None)
+        .map_err(io_err(datadir))?;
+    let mut rows: Vec<ChainBlock> = Vec::new();
+    let take_persisted = |tree: &BlockTree, rows: &mut Vec<ChainBlock>| {
+        for done in tree.take_persisted() {
+            if let Some(row) = rows.iter_mut().find(|r| r.number == done.number) {
+                row.commit_s = done.commit.as_secs_f64();
+            }
+        }
+    };
+    for (i, (block, rlp_len)) in blocks.iter().enumerate() {
+        let hash = block.header.hash_slow();
+        let number = block.header.number;
+        let bal = bals.map(|b| &b[i]);
+        let payload_s = payload_decode_seconds(block, hash, bal)?;
+        let payload = block.clone();
+        let new_payload = Instant::now();
+        let (status, imported) = tree.new_payload(payload, *rlp_len, bal)?;
+        let new_payload = new_payload.elapsed();
+        let b = match (status, imported) {
+            (PayloadStatus::Valid(_), Some(b)) => b,
+            (status, _) => return Err(HwError::Invalid { number, status: format!("{status:?}") }),
+        };
+        let start = Instant::now();
+        let change = match tree.forkchoice_updated(hash, B256::ZERO, B256::ZERO) {
+            Ok((PayloadStatus::Valid(_), change)) => change,
+            Ok((status, _)) => {
+                return Err(HwError::Invalid { number, status: format!("{status:?}") })
+            }
+            Err(ForkchoiceError::Invalid(e)) => {
+                return Err(HwError::Invalid { number, status: e.to_string() })
+            }
+            Err(ForkchoiceError::Internal(e)) => return Err(e.into()),
+        };
+        let elapsed = start.elapsed().as_secs_f64();
+        // The commit's own time as the tree reports it, else the whole update's; in the
+        // background, as the persistence thread reports it (below).
+        let reported: f64 = change.committed.iter().map(|c| c.commit.as_secs_f64()).sum();
+        let commit = match background {
+            true => 0.0,
+            false if reported > 0.0 => reported,
+            false => elapsed,
+        };
+        rows.push(ChainBlock {
+            number,
+            gas_used: b.gas_used,
+            transactions: b.transactions,
+            recovery_s: b.recovery.as_secs_f64(),
+            io_s: b.io.as_secs_f64(),
+            execution_s: b.execution.saturating_sub(b.recovery + b.io).as_secs_f64(),
+            state_root_s: b.state_root.as_secs_f64(),
+            commit_s: commit,
+            checks_s: new_payload.saturating_sub(b.execution + b.state_root).as_secs_f64(),
+            payload_s,
+            store_reads: b.cache.misses,
+            rss_bytes: rss_bytes().unwrap_or(0),
+            page_cache_bytes: meminfo_bytes("Cached:").unwrap_or(0),
+        });
+        take_persisted(&tree, &mut rows);
+        tick();
+    }
+    tree.wait_persisted()?;
+    take_persisted(&tree, &mut rows);
+    drop(tree);
+    store.flush()?;
+    drop(store);
+    Ok(ChainRun { parallel, threads, blocks: rows })
 }
 
 /// Times the Engine API handler's work on `block` before the tree: the JSON of its payload (built

@@ -9,12 +9,13 @@
 //!               + G · exec / S_design(T)             execution (S = 1 sequential; measured or
 //!                                                    projected per block / as a megablock)
 //!               + N(G) · (1/IOPS_cold(q) − 1/IOPS_warm(q))   cold reads (q = 1 sequential, T else)
-//!               + G · (root_design + commit / C + checks) state root (after execution on
+//!               + G · (root_design + commit · b + checks) state root (after execution on
 //!                                                    the sequential engine; on the parallel one
 //!                                                    what is waited for beside it), commit (in
-//!                                                    the background, the node's default: its CPU
-//!                                                    shared with the next block over the C
-//!                                                    cores; else whole), the rest of newPayload
+//!                                                    the background, the node's default: b the
+//!                                                    share of its time the next block was
+//!                                                    measured to lose, b_here · C_here / C;
+//!                                                    unmeasured 1/C; else b = 1), the rest of newPayload
 //!                                                    (the payload's JSON parsed and converted;
 //!                                                    serial stages)
 //! ```
@@ -74,6 +75,10 @@ pub struct Costs {
     pub state_root_parallel_ns_per_gas: Option<f64>,
     /// Commit.
     pub commit_ns_per_gas: f64,
+    /// What a commit in the background costs the next block, as a share of its own time,
+    /// measured on this machine's cores ([`ChainMeasure::commit_beside_share`]); `None` when
+    /// not measured: its CPU shared over the cores (1/C).
+    pub commit_beside_share: Option<f64>,
     /// The rest of the tree's `newPayload` (checks, bookkeeping).
     #[serde(default)]
     pub checks_ns_per_gas: f64,
@@ -224,6 +229,7 @@ impl Model {
             state_root_ns_per_gas: seq.sum(|b| b.state_root_s) / gas * 1e9,
             state_root_parallel_ns_per_gas: root_parallel,
             commit_ns_per_gas: over_runs(|b| b.commit_s) / gas * 1e9,
+            commit_beside_share: chain.commit_beside_share(),
             checks_ns_per_gas: over_runs(|b| b.checks_s) / gas * 1e9,
             payload_ns_per_gas: over_runs(|b| b.payload_s) / gas * 1e9,
             store_reads_per_gas: seq.sum(|b| b.store_reads as f64) / gas,
@@ -295,17 +301,21 @@ impl Model {
             }
         };
         let cpu = 1e-9 / target.core_speed.max(1e-6);
-        // The commit's own time; in the background it runs beside the next block, whose stages
-        // keep the cores busy: it delays that block by its CPU time spread over the cores.
+        // The commit's own time; in the background it runs beside the next block and delays it
+        // by the share measured on this machine's cores, scaled to the target's (without that
+        // measurement: its CPU time spread over the cores).
         let commit = gas * c.commit_ns_per_gas * cpu;
         let cores = target.recovery_threads.max(1);
+        let beside = c.commit_beside_share.map_or(1.0 / cores as f64, |share| {
+            (share * self.cores.max(1) as f64 / cores as f64).min(1.0)
+        });
         Breakdown {
             recovery: gas * c.recovery_ns_per_gas * cpu * (1.0 - target.pool_hits.clamp(0.0, 1.0))
                 / self.exec.recovery_speedup(target.recovery_threads.max(1)),
             execution: gas * c.execution_ns_per_gas * cpu / speedup.max(1e-6),
             io,
             state_root: gas * cpu * self.root_ns_per_gas(t, design),
-            commit: commit / if target.commit_background { cores as f64 } else { 1.0 },
+            commit: commit * if target.commit_background { beside } else { 1.0 },
             checks: gas * (c.checks_ns_per_gas + c.payload_ns_per_gas) * cpu,
             commit_beside: if target.commit_background { commit } else { 0.0 },
         }
@@ -483,6 +493,7 @@ mod tests {
                 ChainRun { parallel: false, threads: 1, blocks: vec![block] },
                 ChainRun { parallel: true, threads: 2, blocks: vec![parallel] },
             ],
+            background: None,
         }
     }
 
@@ -535,6 +546,32 @@ mod tests {
         let pooled = m.block(1e9, Design::Sequential, Target { pool_hits: 0.9, ..WARM });
         assert!((pooled.recovery - 0.025).abs() < 1e-9, "{pooled:?}");
         assert!((pooled.total() - (1.875 - 0.225)).abs() < 1e-9);
+    }
+
+    /// The background run's `newPayload`s 0.1 s longer than the synchronous run's after a
+    /// commit of 0.25 s: the commit costs the next block 0.4 of its time on these 2 cores, on 4
+    /// half that, and the model charges that instead of 1/C.
+    #[test]
+    fn the_background_commit_costs_what_the_next_block_was_measured_to_lose() {
+        let mut chain = chain();
+        assert_eq!(chain.commit_beside_share(), None);
+        // Two blocks of each run (the same per gas).
+        chain.gas *= 2;
+        chain.transactions *= 2;
+        let seq = chain.runs[0].blocks[0];
+        chain.runs[0].blocks = vec![seq, ChainBlock { number: 2, ..seq }];
+        let sync = chain.runs[1].blocks[0];
+        chain.runs[1].blocks = vec![sync, ChainBlock { number: 2, ..sync }];
+        let slower = ChainBlock { number: 2, execution_s: sync.execution_s + 0.1, ..sync };
+        chain.background =
+            Some(ChainRun { parallel: true, threads: 2, blocks: vec![sync, slower] });
+        let share = chain.commit_beside_share().expect("measured");
+        assert!((share - 0.4).abs() < 1e-9, "{share}");
+        let m = Model::new(exec(), &chain, None, None, 2);
+        let b = m.block(1e9, Design::Sequential, WARM);
+        assert!((b.commit - 0.25 * 0.4).abs() < 1e-9, "{b:?}");
+        let b4 = m.block(1e9, Design::Sequential, Target::machine(4));
+        assert!((b4.commit - 0.25 * 0.2).abs() < 1e-9, "{b4:?}");
     }
 
     #[test]

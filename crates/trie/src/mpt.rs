@@ -21,7 +21,7 @@ use rayon::prelude::*;
 use std::fmt::Write as _;
 
 /// A node as (keccak256, RLP), as [`Trie::root_with_nodes`] reports it.
-type HashedNode = (B256, Vec<u8>);
+type HashedNode = (B256, Bytes);
 
 /// What a [`NodeSource`] that can fail (a database) reports: its own error, shared so that the
 /// trie's errors stay cloneable.
@@ -462,7 +462,7 @@ impl Trie {
     /// The root hash, and every node of 32 bytes or more that is resolved in memory, as
     /// (keccak256, RLP), the root included even when shorter: what a database of trie nodes
     /// must store so that [`Trie::new`] over it can later resolve them.
-    pub fn root_with_nodes(&self) -> (B256, Vec<(B256, Vec<u8>)>) {
+    pub fn root_with_nodes(&self) -> (B256, Vec<HashedNode>) {
         if self.root == Node::Empty {
             return (EMPTY_ROOT_HASH, Vec::new());
         }
@@ -479,7 +479,7 @@ impl Trie {
                             let mut nodes = Vec::new();
                             let mut buf = Vec::with_capacity(600);
                             let r = encode(child, &mut buf, &mut |hash, rlp| {
-                                nodes.push((hash, rlp.to_vec()))
+                                nodes.push((hash, Bytes::copy_from_slice(rlp)))
                             });
                             (r, nodes)
                         })
@@ -496,17 +496,19 @@ impl Trie {
                 }
                 let r = BranchNodeRef::new(&stack, mask).rlp(&mut buf);
                 if let Some(hash) = r.as_hash() {
-                    nodes.push((hash, buf.clone()));
+                    nodes.push((hash, Bytes::copy_from_slice(&buf)));
                 }
                 r
             }
-            root => encode(root, &mut buf, &mut |hash, rlp| nodes.push((hash, rlp.to_vec()))),
+            root => encode(root, &mut buf, &mut |hash, rlp| {
+                nodes.push((hash, Bytes::copy_from_slice(rlp)))
+            }),
         };
         let root = match r.as_hash() {
             Some(hash) => hash,
             None => {
                 let hash = keccak256(r.as_slice());
-                nodes.push((hash, r.as_slice().to_vec()));
+                nodes.push((hash, Bytes::copy_from_slice(r.as_slice())));
                 hash
             }
         };

@@ -11,7 +11,7 @@
 //! [`Trie::apply_many`], [`Trie::root_with_nodes`]).
 
 use crate::mpt::{NodeSource, Trie, TrieError};
-use alloy_primitives::{keccak256, Address, B256, U256};
+use alloy_primitives::{keccak256, Address, Bytes, B256, U256};
 use alloy_trie::{Nibbles, TrieAccount, EMPTY_ROOT_HASH};
 use rayon::prelude::*;
 
@@ -21,7 +21,7 @@ use rayon::prelude::*;
 pub const PARALLEL_STORAGE_SLOTS: usize = 64;
 
 /// A trie node as (keccak256, RLP).
-pub type EncodedNode = (B256, Vec<u8>);
+pub type EncodedNode = (B256, Bytes);
 
 /// One account's change in a block.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -201,7 +201,6 @@ fn failing_account(updates: &[AccountUpdate], keys: &[Nibbles], error: &TrieErro
 mod tests {
     use super::*;
     use crate::mpt::ProofNodes;
-    use alloy_primitives::Bytes;
     use alloy_trie::root::{state_root_unhashed, storage_root_unhashed};
     use std::collections::BTreeMap;
 
@@ -314,7 +313,7 @@ mod tests {
         let mut pool = ProofNodes::default();
         let root1 = update_state_root(EMPTY_ROOT_HASH, &first, &pool).unwrap();
         assert_eq!(root1.root, oracle(&world));
-        pool.extend(root1.nodes.into_iter().map(|(_, rlp)| Bytes::from(rlp)));
+        pool.extend(root1.nodes.into_iter().map(|(_, rlp)| rlp));
 
         // Every third slot cleared, every other one rewritten, 50 new ones.
         let mut change: Vec<(U256, U256)> = Vec::new();

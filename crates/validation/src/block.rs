@@ -23,7 +23,9 @@ use gigagas_primitives::{
 };
 use gigagas_state::{CacheStats, PreState, StateSource};
 use gigagas_storage_api::{AccountRecord, BlockCommit, FullProvider};
-use gigagas_trie::{update_state_root, AccountUpdate, NodeSource, StateRootError, StateRootUpdate};
+use gigagas_trie::{
+    update_state_root, AccountUpdate, EncodedNode, NodeSource, StateRootError, StateRootUpdate,
+};
 use std::{
     sync::Arc,
     time::{Duration, Instant},
@@ -644,7 +646,7 @@ pub fn executed_from_build(
 pub fn state_root_stage<S: NodeSource + Sync>(
     e: &mut ExecutedBlock,
     src: &S,
-) -> Result<Vec<(B256, Vec<u8>)>, ImportError> {
+) -> Result<Vec<EncodedNode>, ImportError> {
     let number = e.block.number;
     if let Some((intermediate, mut receipts)) = e.intermediate.take() {
         with_intermediate_roots(number, e.parent_root, &intermediate, &mut receipts, src)?;
@@ -679,7 +681,7 @@ pub fn state_root_stage<S: NodeSource + Sync>(
 pub fn commit_executed(
     store: &dyn FullProvider,
     e: &ExecutedBlock,
-    trie_nodes: &[(B256, Vec<u8>)],
+    trie_nodes: &[EncodedNode],
 ) -> Result<(), ImportError> {
     let codes: Vec<(B256, &[u8])> = e.codes.iter().map(|(h, c)| (*h, &c[..])).collect();
     // The flat state's rows, from the one shape of the block's changes.

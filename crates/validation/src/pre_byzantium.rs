@@ -137,7 +137,7 @@ pub(crate) fn with_intermediate_roots<S: NodeSource + Sync>(
         let update = update_state_root(root, updates, &Layered { base: src, nodes: &nodes })
             .map_err(|source| ImportError::Trie { number, source })?;
         root = update.root;
-        nodes.extend(update.nodes.into_iter().map(|(h, n)| (h, Bytes::from(n))));
+        nodes.extend(update.nodes);
         match receipt {
             ReceiptEnvelope::Legacy(r)
             | ReceiptEnvelope::Eip2930(r)

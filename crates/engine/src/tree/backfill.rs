@@ -71,7 +71,7 @@ impl Pending {
 }
 
 /// A block's trie nodes, state-root time and, when it was committed, commit time.
-type Rooted = (Vec<(B256, Vec<u8>)>, Duration, Option<Duration>);
+type Rooted = (Vec<gigagas_trie::EncodedNode>, Duration, Option<Duration>);
 
 impl BlockTree {
     /// `engine_newPayload` for a chain of payloads, each the child of the one before (the first

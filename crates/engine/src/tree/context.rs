@@ -158,7 +158,7 @@ impl TreeContext {
     pub(super) fn commit(
         &self,
         executed: &ExecutedBlock,
-        nodes: &[(B256, Vec<u8>)],
+        nodes: &[gigagas_trie::EncodedNode],
     ) -> Result<(), ImportError> {
         self.memory.will_persist(executed.block.number);
         commit_executed(&*self.store, executed, nodes)

@@ -16,7 +16,7 @@ use std::sync::Arc;
 /// A block executed and state-rooted: the block, its new trie nodes, execution and state-root
 /// times.
 pub(super) type Executed =
-    (ExecutedBlock, Vec<(B256, Vec<u8>)>, std::time::Duration, std::time::Duration);
+    (ExecutedBlock, Vec<gigagas_trie::EncodedNode>, std::time::Duration, std::time::Duration);
 
 /// Executed, uncommitted blocks (newest first) and the canonical block they build on.
 pub(super) type Branch = (Vec<Arc<ExecutedBlockWithTrie>>, (u64, B256));

@@ -39,7 +39,7 @@ pub struct BlockCommit<'a> {
     /// New contract code: (code hash, bytes).
     pub codes: &'a [(B256, &'a [u8])],
     /// New trie nodes from the state-root stage: (keccak256, RLP).
-    pub trie_nodes: &'a [(B256, Vec<u8>)],
+    pub trie_nodes: &'a [gigagas_trie::EncodedNode],
     /// Hashes of the block's transactions, in order (indexed for lookups by hash).
     pub tx_hashes: &'a [B256],
     /// The transactions' senders, in order, when known (empty: none stored).

@@ -136,9 +136,8 @@ fn family_options(name: &str) -> Options {
         // of a skip list, whose insert of a random key — about 10,000 a block — was most of the
         // commit's time.
         options.set_prefix_extractor(rocksdb::SliceTransform::create_fixed_prefix(8));
-        options.set_memtable_factory(rocksdb::MemtableFactory::HashLinkList {
-            bucket_count: 1 << 18,
-        });
+        options
+            .set_memtable_factory(rocksdb::MemtableFactory::HashLinkList { bucket_count: 1 << 18 });
     }
     options
 }

@@ -75,7 +75,7 @@ impl BlockWriter for Storage {
         self.db.write(batch).map_err(self.db_err("commit block"))?;
         // The next block's root reads the upper levels just written.
         for (hash, node) in commit.trie_nodes {
-            self.nodes.insert(*hash, alloy_primitives::Bytes::copy_from_slice(node));
+            self.nodes.insert(*hash, node.clone());
         }
         Ok(())
     }
