@@ -4,7 +4,10 @@
 //! recovery, BAL-hinted reads, execution, header and BAL checks, state root; then the commit),
 //! without the JSON and HTTP around them. Configurations: the sequential reference
 //! (`--engine.parallel false`) and, when the chain carries its BALs (`bal.rlp`, Amsterdam), the
-//! parallel executor at each thread count. Per block: the stages' times, the reads that went to
+//! parallel executor at each thread count, each block committed inside its forkchoice update;
+//! then the last configuration again with the commits on the persistence thread beside the next
+//! block (the node's default), for what that costs the next block
+//! ([`ChainMeasure::commit_beside_share`]). Per block: the stages' times, the reads that went to
 //! the store, this process's RSS and the page cache.
 
 use crate::{

@@ -767,7 +767,7 @@ mod tests {
         }
         let (root, nodes) = trie.root_with_nodes();
         let mut pool = ProofNodes::default();
-        pool.extend(nodes.into_iter().map(|(_, rlp)| Bytes::from(rlp)));
+        pool.extend(nodes.into_iter().map(|(_, rlp)| rlp));
         let mut stored = Trie::new(root);
         for (slot, v) in &map {
             assert_eq!(stored.get(&key(*slot), &pool).unwrap(), Some(value(*v)));
@@ -797,7 +797,7 @@ mod tests {
         }
         let (mut root, nodes) = serial.root_with_nodes();
         let mut pool = ProofNodes::default();
-        pool.extend(nodes.into_iter().map(|(_, rlp)| Bytes::from(rlp)));
+        pool.extend(nodes.into_iter().map(|(_, rlp)| rlp));
         let first_nibble = |slot: &U256| key(*slot).first().unwrap();
         for b in 0..4 {
             let batch: Vec<(U256, Option<U256>)> = match b {
@@ -838,7 +838,7 @@ mod tests {
             let (r, nodes) = parallel.root_with_nodes();
             assert_eq!(r, one_by_one.root(), "batch {b}");
             assert_eq!(r, oracle(&map), "batch {b}");
-            pool.extend(nodes.into_iter().map(|(_, rlp)| Bytes::from(rlp)));
+            pool.extend(nodes.into_iter().map(|(_, rlp)| rlp));
             root = r;
         }
         assert_eq!(root, EMPTY_ROOT_HASH);

@@ -246,13 +246,13 @@ mod tests {
                     .unwrap();
             }
             let (sr, nodes) = st.root_with_nodes();
-            pool.extend(nodes.into_iter().map(|(_, r)| Bytes::from(r)));
+            pool.extend(nodes.into_iter().map(|(_, r)| r));
             let acc = TrieAccount::new(*n, *b, sr, *c);
             accounts.insert(&Nibbles::unpack(keccak256(a)), alloy_rlp::encode(acc), &none).unwrap();
         }
         let (root, nodes) = accounts.root_with_nodes();
         assert_eq!(root, first.root);
-        pool.extend(nodes.into_iter().map(|(_, r)| Bytes::from(r)));
+        pool.extend(nodes.into_iter().map(|(_, r)| r));
 
         let second = vec![
             AccountUpdate {
