@@ -133,24 +133,29 @@ pub fn check(
     dirs: &[std::path::PathBuf],
     cores: usize,
 ) -> Result<Vec<CheckRow>, HwError> {
-    let mut files = Vec::new();
-    for d in dirs {
-        find(d, 2, &mut files)?;
-    }
     let mut reports = Vec::new();
-    for f in files {
-        let text = std::fs::read(&f).map_err(io_err(&f))?;
-        let bad = |e: serde_json::Error| HwError::Replay { path: f.clone(), reason: e.to_string() };
-        if f.ends_with("summary.json") {
-            reports.extend(serde_json::from_slice::<SummaryJson>(&text).map_err(bad)?.runs);
-        } else {
-            reports.push(serde_json::from_slice::<ReplayJson>(&text).map_err(bad)?);
+    for d in dirs {
+        let mut files = Vec::new();
+        find(d, 2, &mut files)?;
+        let mut found = Vec::new();
+        for f in files {
+            let text = std::fs::read(&f).map_err(io_err(&f))?;
+            let bad =
+                |e: serde_json::Error| HwError::Replay { path: f.clone(), reason: e.to_string() };
+            if f.ends_with("summary.json") {
+                found.extend(serde_json::from_slice::<SummaryJson>(&text).map_err(bad)?.runs);
+            } else {
+                found.push(serde_json::from_slice::<ReplayJson>(&text).map_err(bad)?);
+            }
         }
+        // A run found twice in one folder — in `engine_replay.py`'s `summary.json` (first: its
+        // Mgas/s counts the wait for the store's last commit) and in its run folder's
+        // `replay.json` — counts once; the same label in another folder given (another round
+        // of `--runs 1`) is another run.
+        let mut seen = std::collections::BTreeSet::new();
+        found.retain(|r| seen.insert(r.label.clone()));
+        reports.extend(found);
     }
-    // A run found twice — in `engine_replay.py`'s `summary.json` (first: its Mgas/s counts the
-    // wait for the store's last commit) and in its folder's `replay.json` — counts once.
-    let mut seen = std::collections::BTreeSet::new();
-    reports.retain(|r| seen.insert(r.label.clone()));
     type Group = (usize, Design, f64, Vec<(f64, BTreeMap<String, f64>)>, Vec<f64>);
     let mut groups: BTreeMap<String, Group> = BTreeMap::new();
     for r in reports {
