@@ -67,6 +67,34 @@ struct SummaryJson {
     runs: Vec<ReplayJson>,
 }
 
+/// The replay reports in `dirs`: each folder's `summary.json` and `replay.json` files (two
+/// levels down), a run found twice in one folder — in `engine_replay.py`'s `summary.json`
+/// (first: its Mgas/s counts the wait for the store's last commit) and in its run folder's
+/// `replay.json` — once; the same label in another folder given (another round of `--runs 1`)
+/// is another run.
+fn read_reports(dirs: &[std::path::PathBuf]) -> Result<Vec<ReplayJson>, HwError> {
+    let mut reports = Vec::new();
+    for d in dirs {
+        let mut files = Vec::new();
+        find(d, 2, &mut files)?;
+        let mut found = Vec::new();
+        for f in files {
+            let text = std::fs::read(&f).map_err(io_err(&f))?;
+            let bad =
+                |e: serde_json::Error| HwError::Replay { path: f.clone(), reason: e.to_string() };
+            if f.ends_with("summary.json") {
+                found.extend(serde_json::from_slice::<SummaryJson>(&text).map_err(bad)?.runs);
+            } else {
+                found.push(serde_json::from_slice::<ReplayJson>(&text).map_err(bad)?);
+            }
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        found.retain(|r| seen.insert(r.label.clone()));
+        reports.extend(found);
+    }
+    Ok(reports)
+}
+
 /// Finds `replay.json` and `summary.json` files in `dir` and its subfolders (two levels).
 fn find(dir: &Path, depth: usize, out: &mut Vec<std::path::PathBuf>) -> Result<(), HwError> {
     for name in ["replay.json", "summary.json"] {
@@ -133,29 +161,7 @@ pub fn check(
     dirs: &[std::path::PathBuf],
     cores: usize,
 ) -> Result<Vec<CheckRow>, HwError> {
-    let mut reports = Vec::new();
-    for d in dirs {
-        let mut files = Vec::new();
-        find(d, 2, &mut files)?;
-        let mut found = Vec::new();
-        for f in files {
-            let text = std::fs::read(&f).map_err(io_err(&f))?;
-            let bad =
-                |e: serde_json::Error| HwError::Replay { path: f.clone(), reason: e.to_string() };
-            if f.ends_with("summary.json") {
-                found.extend(serde_json::from_slice::<SummaryJson>(&text).map_err(bad)?.runs);
-            } else {
-                found.push(serde_json::from_slice::<ReplayJson>(&text).map_err(bad)?);
-            }
-        }
-        // A run found twice in one folder — in `engine_replay.py`'s `summary.json` (first: its
-        // Mgas/s counts the wait for the store's last commit) and in its run folder's
-        // `replay.json` — counts once; the same label in another folder given (another round
-        // of `--runs 1`) is another run.
-        let mut seen = std::collections::BTreeSet::new();
-        found.retain(|r| seen.insert(r.label.clone()));
-        reports.extend(found);
-    }
+    let reports = read_reports(dirs)?;
     type Group = (usize, Design, f64, Vec<(f64, BTreeMap<String, f64>)>, Vec<f64>);
     let mut groups: BTreeMap<String, Group> = BTreeMap::new();
     for r in reports {
@@ -244,6 +250,27 @@ pub fn check(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A run in a folder's `summary.json` and again in its run folder's `replay.json` counts
+    /// once; the same label in a second folder (another round) counts again.
+    #[test]
+    fn a_label_counts_once_per_folder() {
+        let root = std::env::temp_dir().join(format!("gigagas-hw-check-{}", std::process::id()));
+        let run = r#"{"label": "parallel-2-pool90-warm-1", "blocks": 20, "gas": 1000, "mgas_per_s": 5.0}"#;
+        let mut dirs = Vec::new();
+        for round in ["a", "b"] {
+            let dir = root.join(round);
+            std::fs::create_dir_all(dir.join("parallel-2-pool90-warm-1")).unwrap();
+            std::fs::write(dir.join("summary.json"), format!(r#"{{"runs": [{run}]}}"#)).unwrap();
+            std::fs::write(dir.join("parallel-2-pool90-warm-1/replay.json"), run).unwrap();
+            dirs.push(dir);
+        }
+        let one = read_reports(&dirs[..1]).unwrap();
+        let two = read_reports(&dirs).unwrap();
+        std::fs::remove_dir_all(&root).unwrap();
+        assert_eq!(one.len(), 1);
+        assert_eq!(two.len(), 2);
+    }
 
     #[test]
     fn labels_name_threads_design_and_cache() {
