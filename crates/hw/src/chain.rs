@@ -149,10 +149,19 @@ impl ChainBlock {
     }
 }
 
-/// The chain's blocks and, for the Amsterdam variant, their BALs.
-type Loaded = (Vec<(Block<TxEnvelope>, usize)>, Option<Vec<BlockAccessList>>);
+/// A generated chain as read from its folder.
+struct Loaded {
+    /// `genesis.json`.
+    genesis: Vec<u8>,
+    /// The blocks, each with its RLP length (bytes).
+    blocks: Vec<(Block<TxEnvelope>, usize)>,
+    /// For the Amsterdam variant, each block's BAL.
+    bals: Option<Vec<BlockAccessList>>,
+    /// `fork` and `mix` from `info.json`.
+    workload: String,
+}
 
-fn load(chain: &Path) -> Result<(Vec<u8>, Loaded, String), HwError> {
+fn load(chain: &Path) -> Result<Loaded, HwError> {
     let read = |name: &'static str| {
         let p = chain.join(name);
         if !p.is_file() {
@@ -188,7 +197,7 @@ fn load(chain: &Path) -> Result<(Vec<u8>, Loaded, String), HwError> {
     } else {
         None
     };
-    Ok((genesis, (blocks, bals), workload))
+    Ok(Loaded { genesis, blocks, bals, workload })
 }
 
 /// Runs the chain in `chain` through the engine: sequentially, then (with BALs) in parallel at
@@ -205,40 +214,30 @@ pub fn measure(
     threads: &[usize],
     tick: &dyn Fn(),
 ) -> Result<ChainMeasure, HwError> {
-    let (genesis, (blocks, bals), workload) = load(chain)?;
+    let loaded = load(chain)?;
     let mut configs = vec![(false, 1)];
-    if bals.is_some() {
+    if loaded.bals.is_some() {
         configs.extend(threads.iter().map(|&t| (true, t)));
     }
     let datadir = work.join("gigagas-hw-datadir");
     let mut runs = Vec::new();
     let mut datadir_bytes = 0;
     for &(parallel, t) in &configs {
-        runs.push(run_config(
-            &datadir,
-            &genesis,
-            &blocks,
-            bals.as_deref(),
-            parallel,
-            t,
-            false,
-            tick,
-        )?);
+        runs.push(run_config(&loaded, &datadir, parallel, t, false, tick)?);
         if !parallel {
             datadir_bytes = dir_bytes(&datadir);
         }
     }
     // The last configuration again, its commits in the background.
     let &(parallel, t) = configs.last().expect("the sequential configuration at least");
-    let background =
-        Some(run_config(&datadir, &genesis, &blocks, bals.as_deref(), parallel, t, true, tick)?);
+    let background = Some(run_config(&loaded, &datadir, parallel, t, true, tick)?);
     if datadir.exists() {
         std::fs::remove_dir_all(&datadir).map_err(io_err(&datadir))?;
     }
     let first = &runs[0].blocks;
     Ok(ChainMeasure {
         chain: chain.display().to_string(),
-        workload,
+        workload: loaded.workload,
         gas: first.iter().map(|b| b.gas_used).sum(),
         transactions: first.iter().map(|b| b.transactions).sum(),
         recovery_threads: rayon::current_num_threads(),
@@ -252,12 +251,9 @@ pub fn measure(
 /// measure): the sequential reference or the parallel executor at `threads`, each block
 /// committed inside its forkchoice update or, with `background`, on the persistence thread
 /// (its commit time taken as the thread reports it).
-#[allow(clippy::too_many_arguments)]
 fn run_config(
+    chain: &Loaded,
     datadir: &Path,
-    genesis: &[u8],
-    blocks: &[(Block<TxEnvelope>, usize)],
-    bals: Option<&[BlockAccessList]>,
     parallel: bool,
     threads: usize,
     background: bool,
@@ -267,7 +263,7 @@ fn run_config(
         std::fs::remove_dir_all(datadir).map_err(io_err(datadir))?;
     }
     let store: Arc<dyn FullProvider> = Arc::new(Storage::open(datadir)?);
-    init_genesis(&*store, genesis)?;
+    init_genesis(&*store, &chain.genesis)?;
     let mut tree = BlockTree::new(store.clone(), threads)?
         .with_executor(parallel, Scheduler::GasLimit)
         .with_background_persistence(background, None)
@@ -280,10 +276,10 @@ fn run_config(
             }
         }
     };
-    for (i, (block, rlp_len)) in blocks.iter().enumerate() {
+    for (i, (block, rlp_len)) in chain.blocks.iter().enumerate() {
         let hash = block.header.hash_slow();
         let number = block.header.number;
-        let bal = bals.map(|b| &b[i]);
+        let bal = chain.bals.as_ref().map(|b| &b[i]);
         let payload_s = payload_decode_seconds(block, hash, bal)?;
         let payload = block.clone();
         let new_payload = Instant::now();

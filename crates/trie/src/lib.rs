@@ -11,8 +11,7 @@
 pub mod mpt;
 pub mod state_root;
 
-pub use mpt::{Node, NodeSource, NodeSourceError, ProofNodes, Trie, TrieError};
+pub use mpt::{EncodedNode, Node, NodeSource, NodeSourceError, ProofNodes, Trie, TrieError};
 pub use state_root::{
-    update_state_root, AccountUpdate, EncodedNode, StateRootError, StateRootUpdate,
-    PARALLEL_STORAGE_SLOTS,
+    update_state_root, AccountUpdate, StateRootError, StateRootUpdate, PARALLEL_STORAGE_SLOTS,
 };

@@ -20,8 +20,8 @@ use alloy_trie::{
 use rayon::prelude::*;
 use std::fmt::Write as _;
 
-/// A node as (keccak256, RLP), as [`Trie::root_with_nodes`] reports it.
-type HashedNode = (B256, Bytes);
+/// A trie node as (keccak256, RLP), as [`Trie::root_with_nodes`] reports it.
+pub type EncodedNode = (B256, Bytes);
 
 /// What a [`NodeSource`] that can fail (a database) reports: its own error, shared so that the
 /// trie's errors stay cloneable.
@@ -462,7 +462,7 @@ impl Trie {
     /// The root hash, and every node of 32 bytes or more that is resolved in memory, as
     /// (keccak256, RLP), the root included even when shorter: what a database of trie nodes
     /// must store so that [`Trie::new`] over it can later resolve them.
-    pub fn root_with_nodes(&self) -> (B256, Vec<HashedNode>) {
+    pub fn root_with_nodes(&self) -> (B256, Vec<EncodedNode>) {
         if self.root == Node::Empty {
             return (EMPTY_ROOT_HASH, Vec::new());
         }
@@ -472,7 +472,7 @@ impl Trie {
             // The root branch's 16 subtrees are encoded in parallel (rayon), their nodes kept
             // in child order as the one-thread encoding reports them.
             Node::Branch { children } => {
-                let encoded: Vec<Option<(RlpNode, Vec<HashedNode>)>> = children
+                let encoded: Vec<Option<(RlpNode, Vec<EncodedNode>)>> = children
                     .par_iter()
                     .map(|child| {
                         (*child != Node::Empty).then(|| {

@@ -10,8 +10,8 @@
 //! 16 subtrees below the root branch read, updated and hashed in parallel ([`Trie::get_many`],
 //! [`Trie::apply_many`], [`Trie::root_with_nodes`]).
 
-use crate::mpt::{NodeSource, Trie, TrieError};
-use alloy_primitives::{keccak256, Address, Bytes, B256, U256};
+use crate::mpt::{EncodedNode, NodeSource, Trie, TrieError};
+use alloy_primitives::{keccak256, Address, B256, U256};
 use alloy_trie::{Nibbles, TrieAccount, EMPTY_ROOT_HASH};
 use rayon::prelude::*;
 
@@ -19,9 +19,6 @@ use rayon::prelude::*;
 /// subtrees below the root branch at once ([`Trie::apply_many`]): a block whose writes gather
 /// in one contract (a token's balances) would otherwise wait for that trie on one thread.
 pub const PARALLEL_STORAGE_SLOTS: usize = 64;
-
-/// A trie node as (keccak256, RLP).
-pub type EncodedNode = (B256, Bytes);
 
 /// One account's change in a block.
 #[derive(Debug, Clone, PartialEq, Eq)]

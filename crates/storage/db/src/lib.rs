@@ -76,8 +76,8 @@ impl Storage {
         let mut options = Options::default();
         options.create_if_missing(true);
         options.create_missing_column_families(true);
-        // The trie nodes' memtable is a hash table (`family_options`), which takes one writer at
-        // a time; the store has one anyway (the commit's write batch).
+        // Some memtables are hash tables (`family_options`), which take one writer at a time;
+        // the store has one anyway (the commit's write batch).
         options.set_allow_concurrent_memtable_write(false);
         let families = COLUMN_FAMILIES
             .iter()
@@ -122,8 +122,9 @@ const HASH_MEMTABLE_FAMILIES: [&str; 3] = [TRIE_NODES, ACCOUNTS, TX_LOOKUP];
 /// every table file (about 1 % false positives) and a whole-key bloom filter over the memtable
 /// (2 % of its size). Without them a lookup searched the memtable's skip list and every level-0
 /// file before the one holding the key: a state root's trie-node reads (the nodes its cache
-/// misses) and the BAL prefetch's reads of accounts and slots are such lookups. Iteration (a
-/// wiped account's storage) is unaffected: no prefix extractor is set.
+/// misses) and the BAL prefetch's reads of accounts and slots are such lookups. For
+/// [`HASH_MEMTABLE_FAMILIES`] a hash-table memtable; the storage family, iterated over a wiped
+/// account's slots, keeps its skip list and no prefix extractor.
 fn family_options(name: &str) -> Options {
     let mut options = Options::default();
     if POINT_LOOKUP_FAMILIES.contains(&name) {
