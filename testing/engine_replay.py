@@ -20,7 +20,9 @@ instead of by the workers as they claim each transaction). Canonical blocks are 
 the persistence thread while the next payloads execute (the node's default, as reth does); any
 configuration but `geth` takes a final `-syncpersist` suffix: `--engine.persistence-background
 false` (each committed before its forkchoice update returns), or `-bgpersist` (the default,
-named). A `-poolNN` part anywhere after the executor (`parallel-2-pool90`) sends NN% of each
+named), before which a `-nopreserve` suffix (any configuration but `geth`) gives
+`--engine.preserve-trie false` (every state root read from the store's trie nodes instead of
+starting from the trie kept from the block before). A `-poolNN` part anywhere after the executor (`parallel-2-pool90`) sends NN% of each
 block's transactions to the node's pool (`eth_sendRawTransaction`) before its `newPayload`,
 untimed, as a network would have: the node then recovers those senders before the block.
 Caches (`--caches`): `cold` (the OS page cache dropped after `gigagas init`, before the node
@@ -79,6 +81,9 @@ def flags_of(config):
     if config.endswith("-syncpersist"):
         flags, scheduler = flags_of(config.removesuffix("-syncpersist"))
         return flags + ["--engine.persistence-background", "false"], scheduler
+    if config.endswith("-nopreserve"):
+        flags, scheduler = flags_of(config.removesuffix("-nopreserve"))
+        return flags + ["--engine.preserve-trie", "false"], scheduler
     if config == "sequential":
         return ["--engine.parallel", "false", "--engine.threads", "1"], "sequential"
     m = re.fullmatch(r"parallel-(\d+)(-ols)?(-noprewarm|-optimistic)?"

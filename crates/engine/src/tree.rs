@@ -30,6 +30,7 @@ use gigagas_payload::{BuiltPayload, PayloadAttributes};
 use gigagas_primitives::ChainSpec;
 use gigagas_state::StateSource;
 use gigagas_storage_api::{FullProvider, ProviderError};
+use gigagas_trie::PreservedTrie;
 use gigagas_validation::{stored_chain_spec, BalIo, ImportError, ImportedBlock};
 use std::sync::Arc;
 
@@ -131,6 +132,7 @@ impl BlockTree {
             prewarm: true,
             optimistic: false,
             root_beside: true,
+            preserved: Some(PreservedTrie::default()),
             stream_senders: true,
             keep_built: true,
             io: BalIo::default(),
@@ -246,6 +248,16 @@ impl BlockTree {
     /// (`--engine.state-root-beside`).
     pub fn with_state_root_beside(mut self, beside: bool) -> Self {
         self.ctx.root_beside = beside;
+        self
+    }
+
+    /// The same tree keeping the state trie a payload's state root was computed on, pruned to
+    /// its top levels, for the payload that builds on it (`true`, the default, reth's
+    /// preserved sparse trie: the next root reads and hashes only what its block changes
+    /// below them), or starting every state root from the parent's root
+    /// (`--engine.preserve-trie`).
+    pub fn with_preserved_trie(mut self, preserve: bool) -> Self {
+        self.ctx.preserved = preserve.then(PreservedTrie::default);
         self
     }
 

@@ -163,6 +163,11 @@ pub struct NodeArgs {
     /// BAL's); `false` computes it after execution, from the executed changes.
     #[arg(long = "engine.state-root-beside", default_value_t = true, action = clap::ArgAction::Set)]
     pub engine_state_root_beside: bool,
+    /// Keep the state trie a payload's state root was computed on — its top levels decoded,
+    /// their hashes cached, and the storage tries last changed — for the next payload, as
+    /// reth keeps its sparse trie; `false` reads every state root's paths from the store.
+    #[arg(long = "engine.preserve-trie", default_value_t = true, action = clap::ArgAction::Set)]
+    pub engine_preserve_trie: bool,
     /// Recover the senders of a payload with a BAL that the transaction pool had not recovered
     /// in the parallel executor's workers, each when its transaction is claimed (so that a
     /// transaction starts as soon as its own sender is known); `false` recovers them all, in

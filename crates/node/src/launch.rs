@@ -100,6 +100,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
         .with_executor(args.engine_parallel, args.engine_scheduler)
         .with_prewarm(args.engine_prewarm, args.engine_optimistic)
         .with_state_root_beside(args.engine_state_root_beside)
+        .with_preserved_trie(args.engine_preserve_trie)
         .with_stream_senders(args.engine_stream_senders)
         // The dev chain validates its own blocks like any other (it exercises the
         // executors); a node paired with a consensus client keeps what it built.

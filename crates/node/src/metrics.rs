@@ -5,6 +5,7 @@
 //! these names.
 
 use gigagas_engine::{EngineEvent, EventHook};
+use gigagas_trie::TrieStart;
 use metrics::{counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram};
 use metrics_exporter_prometheus::PrometheusBuilder;
 use std::net::SocketAddr;
@@ -101,6 +102,11 @@ fn describe() {
     describe_gauge!("gigagas_executor_threads", "worker threads of the parallel executor");
     describe_gauge!("gigagas_executor_scheduler_info", "the scheduler, as a label");
     describe_counter!(
+        "gigagas_state_root_trie_total",
+        "payload state roots by where their trie update started: `preserved` (the trie kept \
+         from the block before) or `fresh` (from the parent's root)"
+    );
+    describe_counter!(
         "gigagas_engine_senders_known_total",
         "payload transactions whose sender the pool had recovered (not recovered again)"
     );
@@ -164,6 +170,14 @@ fn record(event: &EngineEvent<'_>) {
             let beside = b.state_root_beside.unwrap_or_default();
             histogram!("gigagas_executor_stage_seconds", "stage" => "state_root_beside")
                 .record(beside.as_secs_f64());
+            // Whether the state root started on the trie kept from the block before.
+            if let Some(start) = b.state_root_trie {
+                let start = match start {
+                    TrieStart::Preserved => "preserved",
+                    TrieStart::Fresh => "fresh",
+                };
+                counter!("gigagas_state_root_trie_total", "start" => start).increment(1);
+            }
             if b.parallel {
                 gauge!("gigagas_executor_longest_tx_seconds").set(b.longest_tx.as_secs_f64());
             }

@@ -6,12 +6,19 @@
 //! answers, or the trie nodes a database stores. Updating a few keys and asking for the root
 //! therefore costs the touched paths, not the whole trie. [`state_root::update_state_root`]
 //! applies a block's post-state diff to the account trie and to each changed account's
-//! storage trie (storage tries in parallel) and yields the new state root.
+//! storage trie (storage tries in parallel) and yields the new state root. Every node keeps
+//! its hash once computed, so a [`StateTrie`] kept from one block to the next
+//! ([`PreservedTrie`]) neither reads nor hashes again what the next block does not change.
 
 pub mod mpt;
+pub mod preserved;
 pub mod state_root;
 
-pub use mpt::{EncodedNode, Node, NodeSource, NodeSourceError, ProofNodes, Trie, TrieError};
+pub use mpt::{
+    EncodedNode, Node, NodeSource, NodeSourceError, ProofNodes, RlpCache, Trie, TrieError,
+};
+pub use preserved::{PreservedTrie, TrieStart, DEFAULT_MAX_STORAGE_TRIES, DEFAULT_PRUNE_DEPTH};
 pub use state_root::{
-    update_state_root, AccountUpdate, StateRootError, StateRootUpdate, PARALLEL_STORAGE_SLOTS,
+    update_state_root, AccountUpdate, StateRootError, StateRootUpdate, StateTrie,
+    PARALLEL_STORAGE_SLOTS,
 };

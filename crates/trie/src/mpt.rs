@@ -83,21 +83,21 @@ impl ProofNodes {
         for node in nodes {
             let Ok(decoded) = decode_node(node) else { continue };
             match decoded {
-                Node::Leaf { key, value } => {
+                Node::Leaf { key, value, .. } => {
                     for j in 1..key.len() {
                         buf.clear();
                         let r = LeafNodeRef::new(&key.slice(j..), &value).rlp(&mut buf);
                         add(r, &buf, &mut self.nodes);
                     }
                 }
-                Node::Extension { key, child } => {
+                Node::Extension { key, mut child, .. } => {
                     // An extension's child is a branch: a sibling that was this child needs
                     // no more than that.
                     if let Node::Hash(hash) = *child {
                         self.branches.insert(hash);
                     }
                     let mut child_buf = Vec::new();
-                    let child = encode(&child, &mut child_buf, &mut |_, _| {});
+                    let child = encode(&mut child, 1, usize::MAX, &mut child_buf, &mut |_, _| {});
                     for j in 1..key.len() {
                         buf.clear();
                         let r = ExtensionNodeRef::new(&key.slice(j..), &child).rlp(&mut buf);
@@ -192,6 +192,8 @@ pub enum Node {
         key: Nibbles,
         /// The value bytes.
         value: Vec<u8>,
+        /// Its reference as last computed.
+        rlp: RlpCache,
     },
     /// An extension: a shared key segment and the child below it.
     Extension {
@@ -199,15 +201,80 @@ pub enum Node {
         key: Nibbles,
         /// The child (a branch once resolved).
         child: Box<Node>,
+        /// Its reference as last computed.
+        rlp: RlpCache,
     },
     /// A branch: one child per nibble.
     Branch {
         /// The 16 children; [`Node::Empty`] where absent.
         children: Box<[Node; 16]>,
+        /// Its reference as last computed.
+        rlp: RlpCache,
     },
     /// A subtree known only by its hash, resolved from the [`NodeSource`] when an operation
     /// reaches it.
     Hash(B256),
+}
+
+/// A node's reference — its keccak256, or its RLP when shorter than 32 bytes — as last
+/// computed, kept until the node changes: an unchanged subtree is neither encoded nor hashed
+/// again, and a node resolved from a [`NodeSource`] starts with the hash it was found by.
+/// Equality ignores it (it is derived from the node).
+#[derive(Debug, Clone, Default)]
+pub struct RlpCache(Option<RlpNode>);
+
+impl PartialEq for RlpCache {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for RlpCache {}
+
+impl Node {
+    /// A leaf, not yet encoded.
+    fn leaf(key: Nibbles, value: Vec<u8>) -> Self {
+        Self::Leaf { key, value, rlp: RlpCache::default() }
+    }
+
+    /// An extension over `child`, not yet encoded.
+    fn extension(key: Nibbles, child: Node) -> Self {
+        Self::Extension { key, child: Box::new(child), rlp: RlpCache::default() }
+    }
+
+    /// A branch, not yet encoded.
+    fn branch(children: Box<[Node; 16]>) -> Self {
+        Self::Branch { children, rlp: RlpCache::default() }
+    }
+
+    /// The reference as last computed (`None` for an empty slot, a hash reference or a node
+    /// changed since).
+    fn cached(&self) -> Option<&RlpNode> {
+        match self {
+            Self::Leaf { rlp, .. } | Self::Extension { rlp, .. } | Self::Branch { rlp, .. } => {
+                rlp.0.as_ref()
+            }
+            Self::Empty | Self::Hash(_) => None,
+        }
+    }
+
+    /// Sets the reference of a leaf, extension or branch.
+    fn set_cached(&mut self, r: RlpNode) {
+        if let Self::Leaf { rlp, .. } | Self::Extension { rlp, .. } | Self::Branch { rlp, .. } =
+            self
+        {
+            rlp.0 = Some(r);
+        }
+    }
+
+    /// Forgets the reference: the node is about to change.
+    fn forget(&mut self) {
+        if let Self::Leaf { rlp, .. } | Self::Extension { rlp, .. } | Self::Branch { rlp, .. } =
+            self
+        {
+            rlp.0 = None;
+        }
+    }
 }
 
 /// The nibbles as lowercase hex digits (the paths errors name).
@@ -238,10 +305,8 @@ fn decode_node(rlp: &[u8]) -> alloy_rlp::Result<Node> {
     };
     Ok(match TrieNode::decode(&mut &rlp[..])? {
         TrieNode::EmptyRoot => Node::Empty,
-        TrieNode::Leaf(leaf) => Node::Leaf { key: leaf.key, value: leaf.value },
-        TrieNode::Extension(ext) => {
-            Node::Extension { key: ext.key, child: Box::new(child(&ext.child)?) }
-        }
+        TrieNode::Leaf(leaf) => Node::leaf(leaf.key, leaf.value),
+        TrieNode::Extension(ext) => Node::extension(ext.key, child(&ext.child)?),
         TrieNode::Branch(branch) => {
             let mut children: Box<[Node; 16]> = Box::default();
             let mut stack = branch.stack.iter();
@@ -253,7 +318,7 @@ fn decode_node(rlp: &[u8]) -> alloy_rlp::Result<Node> {
                     children[i as usize] = child(r)?;
                 }
             }
-            Node::Branch { children }
+            Node::branch(children)
         }
     })
 }
@@ -266,6 +331,7 @@ fn resolve(node: &mut Node, path: &Nibbles, src: &dyn NodeSource) -> Result<(), 
             .map_err(|source| TrieError::Source { hash, source })?
             .ok_or_else(|| TrieError::MissingNode { path: hex(path), hash })?;
         *node = decode_node(&rlp).map_err(|e| TrieError::Decode { hash, reason: e.to_string() })?;
+        node.set_cached(RlpNode::word_rlp(&hash));
     }
     Ok(())
 }
@@ -307,7 +373,7 @@ impl Trie {
         src: &S,
     ) -> Result<Vec<Option<Vec<u8>>>, TrieError> {
         resolve(&mut self.root, &Nibbles::new(), src)?;
-        let Node::Branch { children } = &mut self.root else {
+        let Node::Branch { children, .. } = &mut self.root else {
             return keys.iter().map(|k| self.get(k, src)).collect();
         };
         let mut by_child: [Vec<usize>; 16] = Default::default();
@@ -348,7 +414,8 @@ impl Trie {
         src: &S,
     ) -> Result<(), TrieError> {
         resolve(&mut self.root, &Nibbles::new(), src)?;
-        let Node::Branch { children } = &mut self.root else {
+        self.root.forget();
+        let Node::Branch { children, .. } = &mut self.root else {
             for (key, value) in ops {
                 match value {
                     Some(v) => self.insert(&key, v, src)?,
@@ -402,13 +469,13 @@ impl Trie {
         let mut rest = *key;
         loop {
             resolve(node, &path, src)?;
-            let r = encode(node, &mut buf, &mut |_, _| {});
+            let r = encode_own(node, path.len(), usize::MAX, &mut buf, &mut |_, _| {});
             if r.is_hash() || out.is_empty() {
                 out.push(Bytes::copy_from_slice(&buf));
             }
             match node {
                 Node::Empty | Node::Leaf { .. } | Node::Hash(_) => return Ok(out),
-                Node::Extension { key, child } => {
+                Node::Extension { key, child, .. } => {
                     if !rest.starts_with(key) {
                         return Ok(out);
                     }
@@ -416,7 +483,7 @@ impl Trie {
                     rest = rest.slice(key.len()..);
                     node = child;
                 }
-                Node::Branch { children } => {
+                Node::Branch { children, .. } => {
                     let Some(i) = rest.first() else { return Ok(out) };
                     path.push(i);
                     rest = rest.slice(1..);
@@ -450,60 +517,62 @@ impl Trie {
     }
 
     /// The root hash: keccak256 of the root node's RLP ([`EMPTY_ROOT_HASH`] when empty).
+    /// Subtrees unchanged since they were resolved or last hashed by
+    /// [`Trie::root_with_nodes`] are not hashed again; nothing is cached (the nodes
+    /// `root_with_nodes` reports stay to be reported).
     pub fn root(&self) -> B256 {
-        if self.root == Node::Empty {
-            return EMPTY_ROOT_HASH;
-        }
-        let mut buf = Vec::with_capacity(600);
-        let r = encode(&self.root, &mut buf, &mut |_, _| {});
+        let r = reference(&self.root, &mut Vec::with_capacity(600));
         r.as_hash().unwrap_or_else(|| keccak256(r.as_slice()))
     }
 
-    /// The root hash, and every node of 32 bytes or more that is resolved in memory, as
-    /// (keccak256, RLP), the root included even when shorter: what a database of trie nodes
-    /// must store so that [`Trie::new`] over it can later resolve them.
-    pub fn root_with_nodes(&self) -> (B256, Vec<EncodedNode>) {
+    /// The root hash as last computed, when the trie has not changed since (`None` after an
+    /// update not yet hashed by [`Trie::root`] or [`Trie::root_with_nodes`]).
+    pub fn cached_root(&self) -> Option<B256> {
+        match &self.root {
+            Node::Empty => Some(EMPTY_ROOT_HASH),
+            Node::Hash(hash) => Some(*hash),
+            node => node.cached().map(|r| r.as_hash().unwrap_or_else(|| keccak256(r.as_slice()))),
+        }
+    }
+
+    /// The root hash, and every node of 32 bytes or more encoded since it was created or last
+    /// changed, as (keccak256, RLP), the root included even when shorter: what a database of
+    /// trie nodes that holds the nodes this trie was resolved from must add so that
+    /// [`Trie::new`] over it can later resolve this root. Nodes resolved and left unchanged
+    /// are not reported (the source holds them) nor hashed again.
+    pub fn root_with_nodes(&mut self) -> (B256, Vec<EncodedNode>) {
+        self.root_with_nodes_pruned(usize::MAX)
+    }
+
+    /// [`Trie::root_with_nodes`], leaving every node deeper than `depth` nibbles below the
+    /// root that it hashes (or finds hashed) as that hash, as [`Trie::prune`] does, in the
+    /// same pass: the trie keeps its top levels decoded for a next update.
+    pub fn root_with_nodes_pruned(&mut self, depth: usize) -> (B256, Vec<EncodedNode>) {
         if self.root == Node::Empty {
             return (EMPTY_ROOT_HASH, Vec::new());
         }
         let mut nodes = Vec::new();
+        // A changed root branch's 16 subtrees are encoded in parallel (rayon), their nodes
+        // kept in child order as the one-thread encoding reports them; the root's own
+        // encoding then finds its children's references cached.
+        if let Node::Branch { children, rlp: RlpCache(None) } = &mut self.root {
+            let encoded: Vec<Vec<EncodedNode>> = children
+                .par_iter_mut()
+                .map(|child| {
+                    let mut nodes = Vec::new();
+                    let mut buf = Vec::with_capacity(600);
+                    encode(child, 1, depth, &mut buf, &mut |hash, rlp| {
+                        nodes.push((hash, Bytes::copy_from_slice(rlp)))
+                    });
+                    nodes
+                })
+                .collect();
+            nodes.extend(encoded.into_iter().flatten());
+        }
         let mut buf = Vec::with_capacity(600);
-        let r = match &self.root {
-            // The root branch's 16 subtrees are encoded in parallel (rayon), their nodes kept
-            // in child order as the one-thread encoding reports them.
-            Node::Branch { children } => {
-                let encoded: Vec<Option<(RlpNode, Vec<EncodedNode>)>> = children
-                    .par_iter()
-                    .map(|child| {
-                        (*child != Node::Empty).then(|| {
-                            let mut nodes = Vec::new();
-                            let mut buf = Vec::with_capacity(600);
-                            let r = encode(child, &mut buf, &mut |hash, rlp| {
-                                nodes.push((hash, Bytes::copy_from_slice(rlp)))
-                            });
-                            (r, nodes)
-                        })
-                    })
-                    .collect();
-                let mut stack = Vec::with_capacity(16);
-                let mut mask = TrieMask::default();
-                for (i, e) in encoded.into_iter().enumerate() {
-                    if let Some((r, n)) = e {
-                        stack.push(r);
-                        nodes.extend(n);
-                        mask.set_bit(i as u8);
-                    }
-                }
-                let r = BranchNodeRef::new(&stack, mask).rlp(&mut buf);
-                if let Some(hash) = r.as_hash() {
-                    nodes.push((hash, Bytes::copy_from_slice(&buf)));
-                }
-                r
-            }
-            root => encode(root, &mut buf, &mut |hash, rlp| {
-                nodes.push((hash, Bytes::copy_from_slice(rlp)))
-            }),
-        };
+        let r = encode(&mut self.root, 0, depth, &mut buf, &mut |hash, rlp| {
+            nodes.push((hash, Bytes::copy_from_slice(rlp)))
+        });
         let root = match r.as_hash() {
             Some(hash) => hash,
             None => {
@@ -514,8 +583,49 @@ impl Trie {
         };
         (root, nodes)
     }
+
+    /// Replaces every node deeper than `depth` nibbles below the root by the hash it was
+    /// last encoded to, so that a trie kept between updates holds its top levels decoded and
+    /// no more (nodes shorter than 32 bytes stay inside their parent; a node changed since
+    /// its last encoding is kept whole). The root hash is unchanged.
+    pub fn prune(&mut self, depth: usize) {
+        prune_below(&mut self.root, 0, depth);
+    }
+
+    /// How many nodes are decoded in memory (empty slots and hash references not counted).
+    pub fn decoded_nodes(&self) -> usize {
+        fn count(node: &Node) -> usize {
+            match node {
+                Node::Empty | Node::Hash(_) => 0,
+                Node::Leaf { .. } => 1,
+                Node::Extension { child, .. } => 1 + count(child),
+                Node::Branch { children, .. } => 1 + children.iter().map(count).sum::<usize>(),
+            }
+        }
+        count(&self.root)
+    }
 }
 
+fn prune_below(node: &mut Node, len: usize, depth: usize) {
+    if len > depth {
+        if let Some(hash) = node.cached().and_then(RlpNode::as_hash) {
+            *node = Node::Hash(hash);
+            return;
+        }
+    }
+    match node {
+        Node::Extension { key, child, .. } => prune_below(child, len + key.len(), depth),
+        Node::Branch { children, .. } => {
+            for child in children.iter_mut() {
+                prune_below(child, len + 1, depth);
+            }
+        }
+        Node::Empty | Node::Leaf { .. } | Node::Hash(_) => {}
+    }
+}
+
+/// Sets `key` (the rest of the key below `node`, whose path is `path`) to `value`, resolving
+/// the path and forgetting the reference of every node on it.
 fn insert_at(
     node: &mut Node,
     path: Nibbles,
@@ -524,9 +634,10 @@ fn insert_at(
     src: &dyn NodeSource,
 ) -> Result<(), TrieError> {
     resolve(node, &path, src)?;
+    node.forget();
     match node {
-        Node::Empty => *node = Node::Leaf { key, value },
-        Node::Leaf { key: old_key, value: old_value } => {
+        Node::Empty => *node = Node::leaf(key, value),
+        Node::Leaf { key: old_key, value: old_value, .. } => {
             if *old_key == key {
                 *old_value = value;
                 return Ok(());
@@ -537,12 +648,12 @@ fn insert_at(
             }
             let mut children: Box<[Node; 16]> = Box::default();
             children[old_key.get_unchecked(common) as usize] =
-                Node::Leaf { key: old_key.slice(common + 1..), value: std::mem::take(old_value) };
+                Node::leaf(old_key.slice(common + 1..), std::mem::take(old_value));
             children[key.get_unchecked(common) as usize] =
-                Node::Leaf { key: key.slice(common + 1..), value };
-            *node = extension_over(key.slice(..common), Node::Branch { children });
+                Node::leaf(key.slice(common + 1..), value);
+            *node = extension_over(key.slice(..common), Node::branch(children));
         }
-        Node::Extension { key: ext_key, child } => {
+        Node::Extension { key: ext_key, child, .. } => {
             let common = ext_key.common_prefix_length(&key);
             if common == ext_key.len() {
                 let below = path.join(ext_key);
@@ -556,10 +667,10 @@ fn insert_at(
             let old_child = std::mem::take(child.as_mut());
             children[ext_key.get_unchecked(common) as usize] = extension_over(rest, old_child);
             children[key.get_unchecked(common) as usize] =
-                Node::Leaf { key: key.slice(common + 1..), value };
-            *node = extension_over(ext_key.slice(..common), Node::Branch { children });
+                Node::leaf(key.slice(common + 1..), value);
+            *node = extension_over(ext_key.slice(..common), Node::branch(children));
         }
-        Node::Branch { children } => {
+        Node::Branch { children, .. } => {
             let Some(i) = key.first() else {
                 return Err(TrieError::PrefixKey { key: hex(&path) });
             };
@@ -581,7 +692,7 @@ fn extension_over(key: Nibbles, child: Node) -> Node {
     if key.is_empty() {
         child
     } else {
-        Node::Extension { key, child: Box::new(child) }
+        Node::extension(key, child)
     }
 }
 
@@ -596,8 +707,8 @@ fn get_from(
         resolve(node, &path, src)?;
         match node {
             Node::Empty => return Ok(None),
-            Node::Leaf { key, value } => return Ok((*key == rest).then(|| value.clone())),
-            Node::Extension { key, child } => {
+            Node::Leaf { key, value, .. } => return Ok((*key == rest).then(|| value.clone())),
+            Node::Extension { key, child, .. } => {
                 if !rest.starts_with(key) {
                     return Ok(None);
                 }
@@ -605,7 +716,7 @@ fn get_from(
                 rest = rest.slice(key.len()..);
                 node = child;
             }
-            Node::Branch { children } => {
+            Node::Branch { children, .. } => {
                 let Some(i) = rest.first() else {
                     return Err(TrieError::PrefixKey { key: hex(&path) });
                 };
@@ -618,6 +729,8 @@ fn get_from(
     }
 }
 
+/// Deletes `key` (the rest of the key below `node`, whose path is `path`); the nodes on its
+/// path forget their references when it was present.
 fn remove_at(
     node: &mut Node,
     path: Nibbles,
@@ -635,7 +748,7 @@ fn remove_at(
                 Ok(false)
             }
         }
-        Node::Extension { key: ext_key, child } => {
+        Node::Extension { key: ext_key, child, .. } => {
             if !key.starts_with(ext_key) {
                 return Ok(false);
             }
@@ -647,20 +760,21 @@ fn remove_at(
                 let ext_key = *ext_key;
                 *node = match std::mem::take(child.as_mut()) {
                     Node::Empty => Node::Empty,
-                    Node::Leaf { key, value } => Node::Leaf { key: ext_key.join(&key), value },
-                    Node::Extension { key, child } => {
-                        Node::Extension { key: ext_key.join(&key), child }
+                    Node::Leaf { key, value, .. } => Node::leaf(ext_key.join(&key), value),
+                    Node::Extension { key, child, .. } => {
+                        Node::extension(ext_key.join(&key), *child)
                     }
-                    other => Node::Extension { key: ext_key, child: Box::new(other) },
+                    other => Node::extension(ext_key, other),
                 };
             }
             Ok(removed)
         }
-        Node::Branch { children } => {
+        Node::Branch { children, .. } => {
             let Some(i) = key.first() else { return Ok(false) };
             let removed =
                 remove_at(&mut children[i as usize], with(&path, i), key.slice(1..), src)?;
             if removed {
+                node.forget();
                 collapse_branch(node, &path, src)?;
             }
             Ok(removed)
@@ -671,7 +785,7 @@ fn remove_at(
 
 /// A branch left with one child becomes that child, its nibble prepended to the child's key.
 fn collapse_branch(node: &mut Node, path: &Nibbles, src: &dyn NodeSource) -> Result<(), TrieError> {
-    let Node::Branch { children } = node else { return Ok(()) };
+    let Node::Branch { children, .. } = node else { return Ok(()) };
     let mut present = children.iter().enumerate().filter(|(_, c)| **c != Node::Empty);
     let (Some((i, _)), None) = (present.next(), present.next()) else { return Ok(()) };
     let i = i as u8;
@@ -684,45 +798,119 @@ fn collapse_branch(node: &mut Node, path: &Nibbles, src: &dyn NodeSource) -> Res
         }
     }
     *node = match std::mem::take(&mut children[i as usize]) {
-        Node::Leaf { key, value } => Node::Leaf { key: one_nibble(i).join(&key), value },
-        Node::Extension { key, child } => Node::Extension { key: one_nibble(i).join(&key), child },
-        branch => Node::Extension { key: one_nibble(i), child: Box::new(branch) },
+        Node::Leaf { key, value, .. } => Node::leaf(one_nibble(i).join(&key), value),
+        Node::Extension { key, child, .. } => Node::extension(one_nibble(i).join(&key), *child),
+        branch => Node::extension(one_nibble(i), branch),
     };
     Ok(())
 }
 
-/// RLP-encodes `node` bottom-up; returns its reference (hash, or the RLP itself when shorter
-/// than 32 bytes) and reports every hashed node to `sink` as (hash, RLP).
-fn encode(node: &Node, buf: &mut Vec<u8>, sink: &mut dyn FnMut(B256, &[u8])) -> RlpNode {
-    let r = match node {
+/// The reference of `node`, `len` nibbles below the root (its hash, or its RLP when shorter
+/// than 32 bytes): the cached one, or encoded bottom-up through the children whose references
+/// are not cached, each hashed node reported to `sink` as (hash, RLP) and its reference
+/// cached. A hashed node deeper than `keep` nibbles is left as its hash.
+fn encode(
+    node: &mut Node,
+    len: usize,
+    keep: usize,
+    buf: &mut Vec<u8>,
+    sink: &mut dyn FnMut(B256, &[u8]),
+) -> RlpNode {
+    match node {
         Node::Empty => return RlpNode::from_rlp(&[EMPTY_STRING_CODE]),
         Node::Hash(hash) => return RlpNode::word_rlp(hash),
-        Node::Leaf { key, value } => {
+        _ => {}
+    }
+    let r = match node.cached() {
+        Some(r) => r.clone(),
+        None => {
+            let r = encode_own(node, len, keep, buf, sink);
+            if let Some(hash) = r.as_hash() {
+                sink(hash, buf);
+            }
+            node.set_cached(r.clone());
+            r
+        }
+    };
+    if len > keep {
+        if let Some(hash) = r.as_hash() {
+            *node = Node::Hash(hash);
+        }
+    }
+    r
+}
+
+/// The reference of `node` as [`encode`] computes it, without caching or reporting anything.
+fn reference(node: &Node, buf: &mut Vec<u8>) -> RlpNode {
+    if let Some(r) = node.cached() {
+        return r.clone();
+    }
+    match node {
+        Node::Empty => RlpNode::from_rlp(&[EMPTY_STRING_CODE]),
+        Node::Hash(hash) => RlpNode::word_rlp(hash),
+        Node::Leaf { key, value, .. } => {
             buf.clear();
             LeafNodeRef::new(key, value).rlp(buf)
         }
-        Node::Extension { key, child } => {
-            let child = encode(child, buf, sink);
+        Node::Extension { key, child, .. } => {
+            let child = reference(child, buf);
             buf.clear();
             ExtensionNodeRef::new(key, &child).rlp(buf)
         }
-        Node::Branch { children } => {
+        Node::Branch { children, .. } => {
             let mut stack = Vec::with_capacity(16);
             let mut mask = TrieMask::default();
             for (i, child) in children.iter().enumerate() {
                 if *child != Node::Empty {
-                    stack.push(encode(child, buf, sink));
+                    stack.push(reference(child, buf));
                     mask.set_bit(i as u8);
                 }
             }
             buf.clear();
             BranchNodeRef::new(&stack, mask).rlp(buf)
         }
-    };
-    if let Some(hash) = r.as_hash() {
-        sink(hash, buf);
     }
-    r
+}
+
+/// Writes the RLP of `node` itself, `len` nibbles below the root, into `buf` (its children by
+/// reference, through [`encode`] with `keep`) and returns its reference. An empty node leaves
+/// `buf` empty; a hash reference cannot be encoded (resolve it first) and leaves `buf` as it
+/// is.
+fn encode_own(
+    node: &mut Node,
+    len: usize,
+    keep: usize,
+    buf: &mut Vec<u8>,
+    sink: &mut dyn FnMut(B256, &[u8]),
+) -> RlpNode {
+    match node {
+        Node::Empty => {
+            buf.clear();
+            RlpNode::from_rlp(&[EMPTY_STRING_CODE])
+        }
+        Node::Hash(hash) => RlpNode::word_rlp(hash),
+        Node::Leaf { key, value, .. } => {
+            buf.clear();
+            LeafNodeRef::new(key, value).rlp(buf)
+        }
+        Node::Extension { key, child, .. } => {
+            let child = encode(child, len + key.len(), keep, buf, sink);
+            buf.clear();
+            ExtensionNodeRef::new(key, &child).rlp(buf)
+        }
+        Node::Branch { children, .. } => {
+            let mut stack = Vec::with_capacity(16);
+            let mut mask = TrieMask::default();
+            for (i, child) in children.iter_mut().enumerate() {
+                if *child != Node::Empty {
+                    stack.push(encode(child, len + 1, keep, buf, sink));
+                    mask.set_bit(i as u8);
+                }
+            }
+            buf.clear();
+            BranchNodeRef::new(&stack, mask).rlp(buf)
+        }
+    }
 }
 
 #[cfg(test)]
@@ -766,6 +954,8 @@ mod tests {
             assert_eq!(trie.root(), oracle(&map), "round {round}");
         }
         let (root, nodes) = trie.root_with_nodes();
+        // Encoded once, the nodes are cached: not reported again until they change.
+        assert_eq!(trie.root_with_nodes(), (root, Vec::new()));
         let mut pool = ProofNodes::default();
         pool.extend(nodes.into_iter().map(|(_, rlp)| rlp));
         let mut stored = Trie::new(root);

@@ -11,7 +11,7 @@
 //! [`Trie::apply_many`], [`Trie::root_with_nodes`]).
 
 use crate::mpt::{EncodedNode, NodeSource, Trie, TrieError};
-use alloy_primitives::{keccak256, Address, B256, U256};
+use alloy_primitives::{keccak256, map::HashMap, Address, B256, U256};
 use alloy_trie::{Nibbles, TrieAccount, EMPTY_ROOT_HASH};
 use rayon::prelude::*;
 
@@ -78,9 +78,9 @@ pub struct StateRootUpdate {
 }
 
 /// Applies `updates` to the state whose root is `parent_root`, resolving nodes from `src`, and
-/// returns the new root. The account trie's nodes on every updated account's path must be in
-/// `src` (and, for deletions, the remaining siblings), as must the storage trie nodes on the
-/// path of every changed slot.
+/// returns the new root: [`StateTrie::update`] on a trie that starts as `parent_root`. The
+/// account trie's nodes on every updated account's path must be in `src` (and, for deletions,
+/// the remaining siblings), as must the storage trie nodes on the path of every changed slot.
 ///
 /// # Errors
 /// [`StateRootError`] naming the account (and the missing node's path and hash).
@@ -89,94 +89,214 @@ pub fn update_state_root<S: NodeSource + Sync>(
     updates: &[AccountUpdate],
     src: &S,
 ) -> Result<StateRootUpdate, StateRootError> {
-    let mut accounts = Trie::new(parent_root);
-    // The accounts' current leaves (for their storage roots), the account trie's subtrees
-    // searched in parallel.
-    let keys: Vec<Nibbles> =
-        updates.iter().map(|u| Nibbles::unpack(keccak256(u.address))).collect();
-    let leaves = accounts.get_many(&keys, src).map_err(|source| {
-        let address = failing_account(updates, &keys, &source);
-        StateRootError::Account { address, source }
-    })?;
-    let mut current = Vec::with_capacity(updates.len());
-    for ((u, key), leaf) in updates.iter().zip(keys).zip(leaves) {
-        let account = leaf
-            .map(|rlp| {
-                alloy_rlp::decode_exact::<TrieAccount>(&rlp).map_err(|e| {
-                    StateRootError::BadAccount { address: u.address, reason: e.to_string() }
-                })
-            })
-            .transpose()?;
-        current.push((key, account));
+    StateTrie::new(parent_root).update(updates, src)
+}
+
+/// A state's account trie and its accounts' storage tries, with the nodes an update resolved
+/// kept decoded and their hashes cached: kept from one block to the next (reth's preserved
+/// sparse trie, [`crate::PreservedTrie`]), the next update reads from its [`NodeSource`] only
+/// the nodes this one did not reach, and hashes again only the paths it changes.
+#[derive(Debug, Default)]
+pub struct StateTrie {
+    accounts: Trie,
+    /// Storage tries by account, with the update that last changed each.
+    storage: HashMap<Address, (Trie, u64)>,
+    /// Updates applied so far.
+    updates: u64,
+    /// Nibbles below each trie's root whose nodes stay decoded after an update (deeper ones
+    /// are left as their hashes as they are hashed); `usize::MAX`: all.
+    prune_depth: usize,
+}
+
+impl StateTrie {
+    /// The state whose root is `root`, nothing resolved yet.
+    pub fn new(root: B256) -> Self {
+        Self {
+            accounts: Trie::new(root),
+            storage: HashMap::default(),
+            updates: 0,
+            prune_depth: usize::MAX,
+        }
     }
-    // Storage tries in parallel.
-    let storage: Vec<(B256, Vec<EncodedNode>)> = updates
-        .par_iter()
-        .zip(&current)
-        .map(|(u, (_, account))| {
-            let old = match account {
+
+    /// The same state, its tries left decoded down to `depth` nibbles by each update
+    /// ([`Trie::root_with_nodes_pruned`]).
+    pub fn with_prune_depth(mut self, depth: usize) -> Self {
+        self.prune_depth = depth;
+        self
+    }
+
+    /// Updates applied to this trie.
+    pub fn updates(&self) -> u64 {
+        self.updates
+    }
+
+    /// The state root as last computed (`None` while an update has not finished).
+    pub fn root(&self) -> Option<B256> {
+        self.accounts.cached_root()
+    }
+
+    /// Nodes decoded in memory: the account trie's, and the storage tries' (how many tries).
+    pub fn decoded_nodes(&self) -> (usize, usize, usize) {
+        let storage = self.storage.values().map(|(t, _)| t.decoded_nodes()).sum();
+        (self.accounts.decoded_nodes(), storage, self.storage.len())
+    }
+
+    /// Keeps every trie's nodes down to `depth` nibbles ([`Trie::prune`], a walk over every
+    /// decoded node) and the storage tries of the `max_storage_tries` accounts changed most
+    /// recently ([`StateTrie::retain_storage_tries`]).
+    pub fn prune(&mut self, depth: usize, max_storage_tries: usize) {
+        self.accounts.prune(depth);
+        self.retain_storage_tries(max_storage_tries);
+        for (trie, _) in self.storage.values_mut() {
+            trie.prune(depth);
+        }
+    }
+
+    /// Keeps the storage tries of the `max` accounts changed most recently, dropping the
+    /// others (an update that meets them resolves them again).
+    pub fn retain_storage_tries(&mut self, max: usize) {
+        let max_storage_tries = max;
+        if self.storage.len() > max_storage_tries {
+            let mut used: Vec<u64> = self.storage.values().map(|(_, used)| *used).collect();
+            let cut = used.len() - max_storage_tries;
+            let (_, oldest_kept, _) = used.select_nth_unstable(cut);
+            let oldest_kept = *oldest_kept;
+            self.storage.retain(|_, (_, used)| *used >= oldest_kept);
+        }
+    }
+
+    /// Applies `updates` (one block's, or a megablock's merged ones) to this state, resolving
+    /// the nodes not yet in memory from `src`, and returns the new root with the nodes it
+    /// created. The storage tries of different accounts are updated in parallel (rayon), a
+    /// storage trie with [`PARALLEL_STORAGE_SLOTS`] changed slots or more its subtrees in
+    /// parallel too; the account trie after them, its 16 subtrees below the root branch read,
+    /// updated and hashed in parallel ([`Trie::get_many`], [`Trie::apply_many`],
+    /// [`Trie::root_with_nodes`]). A storage trie kept from an earlier update is used when its
+    /// root is the account's storage root, else the account's is started from its root.
+    /// Hashed nodes deeper than the trie's prune depth ([`StateTrie::with_prune_depth`]) are
+    /// left as their hashes.
+    ///
+    /// # Errors
+    /// [`StateRootError`] naming the account (and the missing node's path and hash). The
+    /// trie is then partly updated: drop it.
+    pub fn update<S: NodeSource + Sync>(
+        &mut self,
+        updates: &[AccountUpdate],
+        src: &S,
+    ) -> Result<StateRootUpdate, StateRootError> {
+        self.updates += 1;
+        let start = std::time::Instant::now();
+        // The accounts' current leaves (for their storage roots), the account trie's subtrees
+        // searched in parallel.
+        let keys: Vec<Nibbles> =
+            updates.iter().map(|u| Nibbles::unpack(keccak256(u.address))).collect();
+        let leaves = self.accounts.get_many(&keys, src).map_err(|source| {
+            let address = failing_account(updates, &keys, &source);
+            StateRootError::Account { address, source }
+        })?;
+        let mut old_roots = Vec::with_capacity(updates.len());
+        for (u, leaf) in updates.iter().zip(leaves) {
+            let account = leaf
+                .map(|rlp| {
+                    alloy_rlp::decode_exact::<TrieAccount>(&rlp).map_err(|e| {
+                        StateRootError::BadAccount { address: u.address, reason: e.to_string() }
+                    })
+                })
+                .transpose()?;
+            old_roots.push(match account {
                 Some(a) if !u.wiped => a.storage_root,
                 _ => EMPTY_ROOT_HASH,
-            };
-            if u.info.is_none() || u.storage.is_empty() {
-                return Ok((old, Vec::new()));
-            }
-            let mut trie = Trie::new(old);
-            let storage_err = |source| StateRootError::Storage { address: u.address, source };
-            // (key, Some(value)) sets, (key, None) deletes (a zero value).
-            let ops: Vec<(Nibbles, Option<Vec<u8>>)> = u
-                .storage
-                .iter()
-                .map(|(slot, value)| {
-                    let key = Nibbles::unpack(keccak256(B256::from(*slot)));
-                    (key, (!value.is_zero()).then(|| alloy_rlp::encode(value)))
-                })
-                .collect();
-            if ops.len() >= PARALLEL_STORAGE_SLOTS {
-                trie.apply_many(ops, src).map_err(storage_err)?;
-            } else {
-                for (key, value) in ops {
-                    match value {
-                        Some(v) => trie.insert(&key, v, src),
-                        None => trie.remove(&key, src).map(|_| ()),
-                    }
-                    .map_err(storage_err)?;
-                }
-            }
-            Ok(trie.root_with_nodes())
-        })
-        .collect::<Result<_, StateRootError>>()?;
-    let mut nodes = Vec::new();
-    let storage_roots: Vec<B256> = storage
-        .into_iter()
-        .map(|(root, n)| {
-            nodes.extend(n);
-            root
-        })
-        .collect();
-    // The account trie: its subtrees updated in parallel.
-    let ops: Vec<(Nibbles, Option<Vec<u8>>)> = updates
-        .iter()
-        .zip(&current)
-        .zip(&storage_roots)
-        .map(|((u, (key, _)), storage_root)| {
-            let leaf = u.info.map(|(nonce, balance, code_hash)| {
-                alloy_rlp::encode(TrieAccount::new(nonce, balance, *storage_root, code_hash))
             });
-            (*key, leaf)
-        })
-        .collect();
-    let keys: Vec<Nibbles> = ops.iter().map(|(k, _)| *k).collect();
-    accounts.apply_many(ops, src).map_err(|source| {
-        let address = failing_account(updates, &keys, &source);
-        StateRootError::Account { address, source }
-    })?;
-    let mut storage_roots: Vec<(Address, B256)> =
-        updates.iter().map(|u| u.address).zip(storage_roots).collect();
-    storage_roots.sort_unstable();
-    let (root, account_nodes) = accounts.root_with_nodes();
-    nodes.extend(account_nodes);
-    Ok(StateRootUpdate { root, storage_roots, nodes })
+        }
+        let leaves_read = start.elapsed();
+        // The storage tries to change, taken out of the kept ones when they hold the
+        // account's storage root; deleted and wiped accounts' kept tries dropped.
+        let mut jobs: Vec<(usize, Trie)> = Vec::new();
+        for (i, (u, old)) in updates.iter().zip(&old_roots).enumerate() {
+            if u.info.is_none() || u.wiped {
+                self.storage.remove(&u.address);
+            }
+            if u.info.is_none() || u.storage.is_empty() {
+                continue;
+            }
+            let trie = match self.storage.remove(&u.address) {
+                Some((trie, _)) if trie.cached_root() == Some(*old) => trie,
+                _ => Trie::new(*old),
+            };
+            jobs.push((i, trie));
+        }
+        // Storage tries in parallel.
+        let storage: Vec<(usize, Trie, B256, Vec<EncodedNode>)> = jobs
+            .into_par_iter()
+            .map(|(i, mut trie)| {
+                let u = &updates[i];
+                let storage_err = |source| StateRootError::Storage { address: u.address, source };
+                // (key, Some(value)) sets, (key, None) deletes (a zero value).
+                let ops: Vec<(Nibbles, Option<Vec<u8>>)> = u
+                    .storage
+                    .iter()
+                    .map(|(slot, value)| {
+                        let key = Nibbles::unpack(keccak256(B256::from(*slot)));
+                        (key, (!value.is_zero()).then(|| alloy_rlp::encode(value)))
+                    })
+                    .collect();
+                if ops.len() >= PARALLEL_STORAGE_SLOTS {
+                    trie.apply_many(ops, src).map_err(storage_err)?;
+                } else {
+                    for (key, value) in ops {
+                        match value {
+                            Some(v) => trie.insert(&key, v, src),
+                            None => trie.remove(&key, src).map(|_| ()),
+                        }
+                        .map_err(storage_err)?;
+                    }
+                }
+                let (root, nodes) = trie.root_with_nodes_pruned(self.prune_depth);
+                Ok((i, trie, root, nodes))
+            })
+            .collect::<Result<_, StateRootError>>()?;
+        let mut nodes = Vec::new();
+        let mut storage_roots = old_roots;
+        for (i, trie, root, n) in storage {
+            nodes.extend(n);
+            storage_roots[i] = root;
+            self.storage.insert(updates[i].address, (trie, self.updates));
+        }
+        let storage_done = start.elapsed();
+        // The account trie: its subtrees updated in parallel.
+        let ops: Vec<(Nibbles, Option<Vec<u8>>)> = updates
+            .iter()
+            .zip(&keys)
+            .zip(&storage_roots)
+            .map(|((u, key), storage_root)| {
+                let leaf = u.info.map(|(nonce, balance, code_hash)| {
+                    alloy_rlp::encode(TrieAccount::new(nonce, balance, *storage_root, code_hash))
+                });
+                (*key, leaf)
+            })
+            .collect();
+        self.accounts.apply_many(ops, src).map_err(|source| {
+            let address = failing_account(updates, &keys, &source);
+            StateRootError::Account { address, source }
+        })?;
+        let mut storage_roots: Vec<(Address, B256)> =
+            updates.iter().map(|u| u.address).zip(storage_roots).collect();
+        storage_roots.sort_unstable();
+        let accounts_applied = start.elapsed();
+        let (root, account_nodes) = self.accounts.root_with_nodes_pruned(self.prune_depth);
+        nodes.extend(account_nodes);
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+        tracing::debug!(
+            target: "trie::state_root",
+            leaves_ms = ms(leaves_read),
+            storage_ms = ms(storage_done - leaves_read),
+            accounts_ms = ms(accounts_applied - storage_done),
+            hash_ms = ms(start.elapsed() - accounts_applied),
+            "state trie updated"
+        );
+        Ok(StateRootUpdate { root, storage_roots, nodes })
+    }
 }
 
 /// The account whose key's path holds the node `error` names (the first whose key starts with

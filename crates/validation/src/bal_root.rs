@@ -15,12 +15,18 @@
 //! Flow: BAL + pre-block values → [`bal_updates`] → `update_state_root` on the parent's trie
 //! nodes → [`BesideRoot`] → compared after execution → `state_root_stage`.
 
-use alloy_primitives::{Address, B256, U256};
+use alloy_primitives::{Address, Bytes, B256, U256};
 use gigagas_bal::BlockAccessList;
 use gigagas_state::{PreState, StateError};
-use gigagas_trie::{update_state_root, AccountUpdate, NodeSource, StateRootError, StateRootUpdate};
+use gigagas_trie::{
+    update_state_root, AccountUpdate, NodeSource, NodeSourceError, PreservedTrie, StateRootError,
+    StateRootUpdate, TrieStart,
+};
 use revm::primitives::KECCAK_EMPTY;
-use std::time::{Duration, Instant};
+use std::{
+    sync::atomic::{AtomicUsize, Ordering},
+    time::{Duration, Instant},
+};
 
 /// The state root computed from a BAL beside execution: the updates it was computed for, the
 /// trie's answer and how long it took.
@@ -32,22 +38,31 @@ pub(crate) struct BesideRoot {
     pub(crate) root: Result<StateRootUpdate, StateRootError>,
     /// Wall time of the derivation and the trie update.
     pub(crate) time: Duration,
+    /// Whether the trie update started on the kept trie.
+    pub(crate) trie: TrieStart,
 }
 
 impl BesideRoot {
     /// Derives the updates from `bal` and the pre-block values in `pre` and applies them to the
-    /// trie under `parent_root`, resolving nodes from `nodes`. `None` when a pre-block value
-    /// cannot be read (the execution meets the same fault and reports it).
+    /// trie under `parent_root`, resolving nodes from `nodes` — on the trie `preserved` kept
+    /// when it is anchored at `parent_root` (and kept there at the new root afterwards).
+    /// `None` when a pre-block value cannot be read (the execution meets the same fault and
+    /// reports it).
     pub(crate) fn compute(
         parent_root: B256,
         bal: &BlockAccessList,
         pre: &PreState,
         nodes: &(dyn NodeSource + Sync),
+        preserved: Option<&PreservedTrie>,
     ) -> Option<Self> {
         let start = Instant::now();
         let updates = bal_updates(bal, pre).ok()?;
         let derived = start.elapsed();
-        let root = update_state_root(parent_root, &updates, &nodes);
+        let nodes = CountedReads { nodes, reads: AtomicUsize::new(0) };
+        let (root, trie) = match preserved {
+            Some(preserved) => preserved.update_state_root(parent_root, &updates, &nodes),
+            None => (update_state_root(parent_root, &updates, &nodes), TrieStart::Fresh),
+        };
         let time = start.elapsed();
         tracing::debug!(
             target: "executor::state_root",
@@ -55,10 +70,29 @@ impl BesideRoot {
             trie_ms = (time - derived).as_secs_f64() * 1e3,
             accounts = updates.len(),
             slots = updates.iter().map(|u| u.storage.len()).sum::<usize>(),
+            reads = nodes.reads.load(Ordering::Relaxed),
             nodes = root.as_ref().map_or(0, |r| r.nodes.len()),
+            preserved = trie == TrieStart::Preserved,
             "state root from the BAL"
         );
-        Some(Self { updates, root, time })
+        Some(Self { updates, root, time, trie })
+    }
+}
+
+/// A node source that counts the nodes read through it (the state root's debug line).
+struct CountedReads<'a> {
+    nodes: &'a (dyn NodeSource + Sync),
+    reads: AtomicUsize,
+}
+
+impl NodeSource for CountedReads<'_> {
+    fn node(&self, hash: &B256) -> Result<Option<Bytes>, NodeSourceError> {
+        self.reads.fetch_add(1, Ordering::Relaxed);
+        self.nodes.node(hash)
+    }
+
+    fn is_branch(&self, hash: &B256) -> bool {
+        self.nodes.is_branch(hash)
     }
 }
 

@@ -24,7 +24,8 @@ use gigagas_primitives::{
 use gigagas_state::{CacheStats, PreState, StateSource};
 use gigagas_storage_api::{AccountRecord, BlockCommit, FullProvider};
 use gigagas_trie::{
-    update_state_root, AccountUpdate, EncodedNode, NodeSource, StateRootError, StateRootUpdate,
+    update_state_root, AccountUpdate, EncodedNode, NodeSource, PreservedTrie, StateRootError,
+    StateRootUpdate, TrieStart,
 };
 use std::{
     sync::Arc,
@@ -90,6 +91,10 @@ pub struct ImportedBlock {
     /// matched the executed updates ([`GivenBal::nodes`]); [`ImportedBlock::state_root`] then
     /// holds only what the block waited for it after execution. `None` otherwise.
     pub state_root_beside: Option<Duration>,
+    /// Where the state root's trie update started: on the trie kept from the block before
+    /// ([`TrieStart::Preserved`]) or from the parent's root; `None` when the block's root was
+    /// not computed here (a built payload's, from the builder).
+    pub state_root_trie: Option<TrieStart>,
 }
 
 /// How a block without a BAL is executed: the sequential reference alone, or with prewarming
@@ -225,6 +230,10 @@ pub struct GivenBal<'a> {
     /// computed from the BAL on a thread of its own while the block executes
     /// ([`crate::bal_root`]); `None` leaves the state root to [`state_root_stage`].
     pub nodes: Option<&'a (dyn NodeSource + Sync)>,
+    /// The state trie kept from the block before (reth's preserved sparse trie): the root
+    /// computed beside execution starts from it when it is anchored at the parent's root, and
+    /// leaves its own there for the next block; `None` starts every root from the parent's.
+    pub preserved: Option<&'a PreservedTrie>,
     /// With the parallel executor and senders `known` before the block: the rest are recovered
     /// by the workers as each transaction is claimed ([`Senders::Streamed`]) instead of in a
     /// stage before execution.
@@ -239,6 +248,7 @@ impl std::fmt::Debug for GivenBal<'_> {
             .field("scheduler", &self.scheduler)
             .field("io", &self.io)
             .field("root_beside", &self.nodes.is_some())
+            .field("preserved", &self.preserved.is_some())
             .field("stream_senders", &self.stream_senders)
             .finish()
     }
@@ -430,7 +440,15 @@ fn execute_on(
             }
             (outcome, bal.clone())
         }
-        Some(GivenBal { bal, pool, scheduler: Some(scheduler), io: design, nodes, .. }) => {
+        Some(GivenBal {
+            bal,
+            pool,
+            scheduler: Some(scheduler),
+            io: design,
+            nodes,
+            preserved,
+            ..
+        }) => {
             let threads = pool.current_num_threads();
             let config = ParallelConfig { threads, scheduler, batch: 1 };
             let parent_root = parent.state_root;
@@ -462,7 +480,9 @@ fn execute_on(
                 // own (its storage tries on rayon's global pool) while the engine's pool
                 // executes.
                 let root = nodes.map(|nodes| {
-                    scope.spawn(move || BesideRoot::compute(parent_root, bal, pre_state, nodes))
+                    scope.spawn(move || {
+                        BesideRoot::compute(parent_root, bal, pre_state, nodes, preserved)
+                    })
                 });
                 let run =
                     run_parallel(chain, input, senders_in, pre_state, bal, config, Some(pool));
@@ -508,6 +528,7 @@ fn execute_on(
     // The root computed beside execution stands only for the updates execution produced.
     let beside_root = beside_root.filter(|b| b.updates == updates);
     let state_root_beside = beside_root.as_ref().map(|b| b.time);
+    let state_root_trie = beside_root.as_ref().map(|b| b.trie);
     let beside_root = beside_root.map(|b| b.root);
     let codes = deployed_codes(&bal);
     let diff = pending_diff(number, hash, &updates, &codes);
@@ -535,6 +556,7 @@ fn execute_on(
         reused,
         stale,
         state_root_beside,
+        state_root_trie,
     };
     Ok(ExecutedBlock {
         block: imported,
@@ -642,10 +664,13 @@ pub fn executed_from_build(
 }
 
 /// The state-root stage of an executed block: its updates applied to the parent's trie, whose
-/// nodes `src` holds; the root must equal the header's. Returns the new trie nodes.
+/// nodes `src` holds (on the trie `preserved` kept when it is anchored at the parent's root,
+/// and kept there at the new root afterwards); the root must equal the header's. Returns the
+/// new trie nodes.
 pub fn state_root_stage<S: NodeSource + Sync>(
     e: &mut ExecutedBlock,
     src: &S,
+    preserved: Option<&PreservedTrie>,
 ) -> Result<Vec<EncodedNode>, ImportError> {
     let number = e.block.number;
     if let Some((intermediate, mut receipts)) = e.intermediate.take() {
@@ -664,7 +689,14 @@ pub fn state_root_stage<S: NodeSource + Sync>(
     }
     let root = match e.beside_root.take() {
         Some(beside) => beside,
-        None => update_state_root(e.parent_root, &e.updates, src),
+        None => {
+            let (root, start) = match preserved {
+                Some(preserved) => preserved.update_state_root(e.parent_root, &e.updates, src),
+                None => (update_state_root(e.parent_root, &e.updates, src), TrieStart::Fresh),
+            };
+            e.block.state_root_trie = Some(start);
+            root
+        }
     }
     .map_err(|source| ImportError::Trie { number, source })?;
     if root.root != e.header.state_root {

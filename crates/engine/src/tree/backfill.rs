@@ -210,7 +210,8 @@ impl TreeContext {
         commit: bool,
     ) -> Result<Rooted, ImportError> {
         let start = Instant::now();
-        let nodes = state_root_stage(executed, &parent.nodes(&*self.store))?;
+        let nodes =
+            state_root_stage(executed, &parent.nodes(&*self.store), self.preserved.as_ref())?;
         let root = start.elapsed();
         let committed = if commit {
             let start = Instant::now();

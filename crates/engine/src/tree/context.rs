@@ -13,7 +13,7 @@ use gigagas_chain_state::CanonicalInMemoryState;
 use gigagas_primitives::{ChainSpec, SenderCache};
 use gigagas_state::StateSource;
 use gigagas_storage_api::{FullProvider, ProviderError, TrieState};
-use gigagas_trie::NodeSource;
+use gigagas_trie::{NodeSource, PreservedTrie};
 use gigagas_validation::{
     commit_executed, execute_block, BalIo, ExecutedBlock, GivenBal, ImportError, PendingDiff,
     Prewarming,
@@ -55,6 +55,9 @@ pub(super) struct TreeContext {
     pub(super) optimistic: bool,
     /// Payloads with a BAL get their state root computed from it beside execution.
     pub(super) root_beside: bool,
+    /// The state trie kept from one payload's state root to the next payload's (reth's
+    /// preserved sparse trie); `None`: every state root starts from the parent's root.
+    pub(super) preserved: Option<PreservedTrie>,
     /// The parallel executor's workers recover the senders the pool did not know.
     pub(super) stream_senders: bool,
     /// Whether the payloads built for a consensus client are kept as executed
@@ -238,6 +241,7 @@ impl TreeContext {
             scheduler: self.parallel.then_some(self.scheduler),
             io: self.io,
             nodes,
+            preserved: self.preserved.as_ref(),
             stream_senders: self.stream_senders,
         })
     }

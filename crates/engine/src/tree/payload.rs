@@ -85,7 +85,7 @@ impl TreeContext {
         let executed = self.execute_on(&parent, block, rlp_len, given).and_then(
             |(mut executed, execution)| {
                 let start = Instant::now();
-                let trie_nodes = state_root_stage(&mut executed, &nodes)?;
+                let trie_nodes = state_root_stage(&mut executed, &nodes, self.preserved.as_ref())?;
                 // What execution waited for the root computed beside it is the root's share.
                 let wait = executed.state_root_wait();
                 Ok((executed, trie_nodes, execution.saturating_sub(wait), start.elapsed() + wait))
@@ -156,7 +156,8 @@ impl TreeContext {
         );
         let Some(mut executed) = executed else { return Ok(false) };
         // Takes the builder's root (no trie is computed again) and checks it is the header's.
-        let trie_nodes = match state_root_stage(&mut executed, &parent_state.nodes(&*self.store)) {
+        let nodes = parent_state.nodes(&*self.store);
+        let trie_nodes = match state_root_stage(&mut executed, &nodes, None) {
             Ok(trie_nodes) => trie_nodes,
             Err(e) if e.is_internal() => return Err(e),
             Err(e) => {
