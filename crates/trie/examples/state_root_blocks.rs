@@ -101,18 +101,27 @@ fn main() {
         store.extend(fresh.nodes.into_iter().map(|(_, rlp)| rlp));
         root = fresh.root;
     }
-    let (fresh, kept) = (median(fresh_ms), median(kept_ms));
+    let (fresh, kept_ms) = (median(fresh_ms), median(kept_ms));
+    let (accounts_decoded, storage_decoded, _) = kept.take(root).0.decoded_nodes();
+    let kept = kept_ms;
     let threads = rayon::current_num_threads();
     if json {
         println!(
-            "{{\"blocks\":{},\"threads\":{threads},\"fresh_ms\":{fresh:.3},\"kept_ms\":{kept:.3}}}",
-            blocks - 10
+            "{{\"blocks\":{},\"threads\":{threads},\"fresh_ms\":{fresh:.3},\"kept_ms\":{kept:.3},\
+             \"kept_nodes\":{},\"node_bytes\":{}}}",
+            blocks - 10,
+            accounts_decoded + storage_decoded,
+            std::mem::size_of::<gigagas_trie::Node>()
         );
     } else {
         println!(
             "state root per block, median of {} blocks on {threads} threads: from the parent's root {fresh:.2} ms, on the kept trie {kept:.2} ms ({:.2}x)",
             blocks - 10,
             fresh / kept
+        );
+        println!(
+            "kept between blocks: {accounts_decoded} account-trie and {storage_decoded} storage-trie nodes decoded ({} bytes a node)",
+            std::mem::size_of::<gigagas_trie::Node>()
         );
     }
 }

@@ -19,6 +19,6 @@ pub use mpt::{
 };
 pub use preserved::{PreservedTrie, TrieStart, DEFAULT_MAX_STORAGE_TRIES, DEFAULT_PRUNE_DEPTH};
 pub use state_root::{
-    update_state_root, AccountUpdate, StateRootError, StateRootUpdate, StateTrie,
+    update_state_root, AccountUpdate, PruneDepth, StateRootError, StateRootUpdate, StateTrie,
     PARALLEL_STORAGE_SLOTS,
 };

@@ -13,15 +13,17 @@
 
 use crate::{
     mpt::NodeSource,
-    state_root::{AccountUpdate, StateRootError, StateRootUpdate, StateTrie},
+    state_root::{AccountUpdate, PruneDepth, StateRootError, StateRootUpdate, StateTrie},
 };
 use alloy_primitives::B256;
 use std::sync::Mutex;
 
 /// Nibbles below a trie's root whose nodes stay decoded between blocks (reth's
-/// `DEFAULT_SPARSE_TRIE_PRUNE_DEPTH` is 4): the branches of the top levels, which every
-/// block's paths cross, without the leaves of a large state.
-pub const DEFAULT_PRUNE_DEPTH: usize = 3;
+/// `DEFAULT_SPARSE_TRIE_PRUNE_DEPTH` is 4, over a leaner node): the branches of the top levels,
+/// which every block's paths cross, without the leaves of a large state. A decoded branch here
+/// holds its 16 children inline (104 bytes each), so the account trie's 3 levels are at most
+/// 4,369 branches, ≈ 7 MiB, and each storage trie's 2 levels at most 273, ≈ 0.45 MiB.
+pub const DEFAULT_PRUNE_DEPTH: PruneDepth = PruneDepth { accounts: 3, storage: 2 };
 
 /// Storage tries kept between blocks, the most recently changed (reth's
 /// `DEFAULT_MAX_PRESERVED_STORAGE_TRIES`).
@@ -34,7 +36,7 @@ pub const FULL_PRUNE_INTERVAL: u64 = 64;
 #[derive(Debug)]
 pub struct PreservedTrie {
     kept: Mutex<Option<(B256, StateTrie)>>,
-    prune_depth: usize,
+    prune_depth: PruneDepth,
     max_storage_tries: usize,
 }
 
@@ -54,9 +56,9 @@ pub enum TrieStart {
 }
 
 impl PreservedTrie {
-    /// A keeper that prunes its trie to `prune_depth` nibbles and `max_storage_tries`
-    /// storage tries between blocks.
-    pub fn new(prune_depth: usize, max_storage_tries: usize) -> Self {
+    /// A keeper that prunes its trie to `prune_depth` and `max_storage_tries` storage tries
+    /// between blocks.
+    pub fn new(prune_depth: PruneDepth, max_storage_tries: usize) -> Self {
         Self { kept: Mutex::new(None), prune_depth, max_storage_tries }
     }
 
@@ -212,7 +214,8 @@ mod tests {
     }
 
     /// Twenty blocks of random changes through one kept trie (pruned by its updates, and every
-    /// fifth block pruned whole to one nibble and three storage tries), and
+    /// fifth block pruned whole to one nibble (storage tries to their roots) and three storage
+    /// tries), and
     /// through a trie started from the root each block over the same stored nodes: both
     /// roots equal alloy-trie's rebuild of the whole state every block, the kept trie reads
     /// fewer nodes, and the nodes it reports are all a store needs (the final state read back
@@ -222,7 +225,7 @@ mod tests {
         let mut rng = StdRng::seed_from_u64(41);
         let mut world = World::new();
         let mut store = Counting::default();
-        let kept = PreservedTrie::new(2, 8);
+        let kept = PreservedTrie::new(PruneDepth { accounts: 2, storage: 1 }, 8);
         let mut root = EMPTY_ROOT_HASH;
         let (mut kept_reads, mut fresh_reads, mut preserved) = (0, 0, 0);
         for n in 0..20 {
@@ -243,7 +246,7 @@ mod tests {
             if n % 5 == 4 {
                 let (mut trie, start) = kept.take(update.root);
                 assert_eq!(start, TrieStart::Preserved);
-                trie.prune(1, 3);
+                trie.prune(PruneDepth { accounts: 1, storage: 0 }, 3);
                 assert_eq!(trie.root(), Some(update.root), "pruning keeps the root");
                 kept.keep(trie);
             }

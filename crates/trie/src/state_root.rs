@@ -99,13 +99,36 @@ pub fn update_state_root<S: NodeSource + Sync>(
 #[derive(Debug, Default)]
 pub struct StateTrie {
     accounts: Trie,
-    /// Storage tries by account, with the update that last changed each.
-    storage: HashMap<Address, (Trie, u64)>,
+    /// Storage tries by account, with when each was last changed: (the update, how many
+    /// slots it changed).
+    storage: HashMap<Address, (Trie, (u64, usize))>,
     /// Updates applied so far.
     updates: u64,
-    /// Nibbles below each trie's root whose nodes stay decoded after an update (deeper ones
-    /// are left as their hashes as they are hashed); `usize::MAX`: all.
-    prune_depth: usize,
+    /// How deep the tries stay decoded after an update (deeper nodes are left as their
+    /// hashes as they are hashed).
+    prune_depth: PruneDepth,
+}
+
+/// Nibbles below a trie's root down to which a kept [`StateTrie`] holds its nodes decoded:
+/// the account trie's and each storage trie's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PruneDepth {
+    /// The account trie's depth.
+    pub accounts: usize,
+    /// Each storage trie's depth.
+    pub storage: usize,
+}
+
+impl PruneDepth {
+    /// No pruning: every node an update resolved or created stays decoded.
+    pub const NONE: Self = Self { accounts: usize::MAX, storage: usize::MAX };
+}
+
+/// [`PruneDepth::NONE`].
+impl Default for PruneDepth {
+    fn default() -> Self {
+        Self::NONE
+    }
 }
 
 impl StateTrie {
@@ -115,13 +138,13 @@ impl StateTrie {
             accounts: Trie::new(root),
             storage: HashMap::default(),
             updates: 0,
-            prune_depth: usize::MAX,
+            prune_depth: PruneDepth::NONE,
         }
     }
 
-    /// The same state, its tries left decoded down to `depth` nibbles by each update
+    /// The same state, its tries left decoded down to `depth` by each update
     /// ([`Trie::root_with_nodes_pruned`]).
-    pub fn with_prune_depth(mut self, depth: usize) -> Self {
+    pub fn with_prune_depth(mut self, depth: PruneDepth) -> Self {
         self.prune_depth = depth;
         self
     }
@@ -142,27 +165,29 @@ impl StateTrie {
         (self.accounts.decoded_nodes(), storage, self.storage.len())
     }
 
-    /// Keeps every trie's nodes down to `depth` nibbles ([`Trie::prune`], a walk over every
-    /// decoded node) and the storage tries of the `max_storage_tries` accounts changed most
-    /// recently ([`StateTrie::retain_storage_tries`]).
-    pub fn prune(&mut self, depth: usize, max_storage_tries: usize) {
-        self.accounts.prune(depth);
+    /// Keeps every trie's nodes down to `depth` ([`Trie::prune`], a walk over every decoded
+    /// node) and the storage tries of the `max_storage_tries` accounts changed most recently
+    /// ([`StateTrie::retain_storage_tries`]).
+    pub fn prune(&mut self, depth: PruneDepth, max_storage_tries: usize) {
+        self.accounts.prune(depth.accounts);
         self.retain_storage_tries(max_storage_tries);
         for (trie, _) in self.storage.values_mut() {
-            trie.prune(depth);
+            trie.prune(depth.storage);
         }
     }
 
-    /// Keeps the storage tries of the `max` accounts changed most recently, dropping the
-    /// others (an update that meets them resolves them again).
+    /// Keeps the storage tries of the `max` accounts changed most recently — among those of
+    /// one update, the ones it changed most slots of —, dropping the others (an update that
+    /// meets them resolves them again).
     pub fn retain_storage_tries(&mut self, max: usize) {
-        let max_storage_tries = max;
-        if self.storage.len() > max_storage_tries {
-            let mut used: Vec<u64> = self.storage.values().map(|(_, used)| *used).collect();
-            let cut = used.len() - max_storage_tries;
-            let (_, oldest_kept, _) = used.select_nth_unstable(cut);
-            let oldest_kept = *oldest_kept;
-            self.storage.retain(|_, (_, used)| *used >= oldest_kept);
+        if self.storage.len() <= max {
+            return;
+        }
+        let mut ranked: Vec<((u64, usize), Address)> =
+            self.storage.iter().map(|(address, (_, used))| (*used, *address)).collect();
+        ranked.sort_unstable_by(|a, b| b.cmp(a));
+        for (_, address) in &ranked[max..] {
+            self.storage.remove(address);
         }
     }
 
@@ -252,7 +277,7 @@ impl StateTrie {
                         .map_err(storage_err)?;
                     }
                 }
-                let (root, nodes) = trie.root_with_nodes_pruned(self.prune_depth);
+                let (root, nodes) = trie.root_with_nodes_pruned(self.prune_depth.storage);
                 Ok((i, trie, root, nodes))
             })
             .collect::<Result<_, StateRootError>>()?;
@@ -261,7 +286,8 @@ impl StateTrie {
         for (i, trie, root, n) in storage {
             nodes.extend(n);
             storage_roots[i] = root;
-            self.storage.insert(updates[i].address, (trie, self.updates));
+            let used = (self.updates, updates[i].storage.len());
+            self.storage.insert(updates[i].address, (trie, used));
         }
         let storage_done = start.elapsed();
         // The account trie: its subtrees updated in parallel.
@@ -284,7 +310,7 @@ impl StateTrie {
             updates.iter().map(|u| u.address).zip(storage_roots).collect();
         storage_roots.sort_unstable();
         let accounts_applied = start.elapsed();
-        let (root, account_nodes) = self.accounts.root_with_nodes_pruned(self.prune_depth);
+        let (root, account_nodes) = self.accounts.root_with_nodes_pruned(self.prune_depth.accounts);
         nodes.extend(account_nodes);
         let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
         tracing::debug!(
@@ -403,6 +429,27 @@ mod tests {
         let next = update_state_root(root, &second, &pool).unwrap();
         assert_eq!(next.root, oracle(&world));
     }
+    /// A kept state holds exactly the storage tries asked for: those of the latest update
+    /// first, among them the ones with most slots changed.
+    #[test]
+    fn the_storage_tries_kept_are_the_latest_and_largest() {
+        let none = ProofNodes::default();
+        let update = |address: u8, slots: u64| AccountUpdate {
+            address: Address::repeat_byte(address),
+            info: Some((1, U256::from(1), B256::ZERO)),
+            wiped: false,
+            storage: (0..slots).map(|k| (U256::from(k), U256::from(k + 1))).collect(),
+        };
+        let mut state = StateTrie::new(EMPTY_ROOT_HASH);
+        state.update(&[update(1, 9), update(2, 8)], &none).unwrap();
+        let second = vec![update(3, 1), update(4, 3), update(5, 2)];
+        state.update(&second, &none).unwrap();
+        assert_eq!(state.decoded_nodes().2, 5);
+        state.retain_storage_tries(2);
+        let kept: std::collections::BTreeSet<Address> = state.storage.keys().copied().collect();
+        assert_eq!(kept, [Address::repeat_byte(4), Address::repeat_byte(5)].into());
+    }
+
     /// A storage trie with more changed slots than [`PARALLEL_STORAGE_SLOTS`] (updated by its
     /// subtrees in parallel), written, then changed again — slots set, cleared, added — over
     /// the stored nodes: both roots equal alloy-trie's full rebuild.
