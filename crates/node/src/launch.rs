@@ -66,6 +66,10 @@ pub struct NodeHandle {
 /// # Errors
 /// [`NodeError`] naming what could not be opened, read or bound.
 pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
+    // Rayon's global pool (the state root's storage tries, sender recovery, proofs) named, so
+    // that an operator's `top -H` tells its threads apart; already built (a second node in
+    // one process, tests) it stays as it is.
+    let _ = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("rayon-{i}")).build_global();
     std::fs::create_dir_all(&args.datadir)
         .map_err(|source| NodeError::Datadir { path: args.datadir.clone(), source })?;
     let storage: Arc<dyn FullProvider> = Arc::new(Storage::open(&args.datadir)?);

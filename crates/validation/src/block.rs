@@ -478,11 +478,14 @@ fn execute_on(
                 }
                 // With the parent's trie nodes, the state root from the BAL on a thread of its
                 // own (its storage tries on rayon's global pool) while the engine's pool
-                // executes.
-                let root = nodes.map(|nodes| {
-                    scope.spawn(move || {
-                        BesideRoot::compute(parent_root, bal, pre_state, nodes, preserved)
-                    })
+                // executes. A thread that cannot be started leaves the root to the stage.
+                let root = nodes.and_then(|nodes| {
+                    std::thread::Builder::new()
+                        .name("state-root".into())
+                        .spawn_scoped(scope, move || {
+                            BesideRoot::compute(parent_root, bal, pre_state, nodes, preserved)
+                        })
+                        .ok()
                 });
                 let run =
                     run_parallel(chain, input, senders_in, pre_state, bal, config, Some(pool));
