@@ -124,6 +124,9 @@ fn parse(label: &str, cores: usize) -> Option<(String, usize, Design, bool)> {
     let sync = if parts.contains(&"syncpersist") { "-syncpersist" } else { "" };
     // Senders the pool did not know recovered before execution instead of streamed into it.
     let first = if parts.contains(&"recoverfirst") { "-recoverfirst" } else { "" };
+    // Every state root from the parent's root (`--engine.preserve-trie false`): not the
+    // node's default, so a group of its own.
+    let keep = if parts.contains(&"nopreserve") { "-nopreserve" } else { "" };
     let cold = parts.contains(&"cold");
     let cache = if cold {
         "cold"
@@ -134,13 +137,13 @@ fn parse(label: &str, cores: usize) -> Option<(String, usize, Design, bool)> {
     };
     match *parts.first()? {
         "sequential" => {
-            Some((format!("sequential{pool}{sync} {cache}"), cores, Design::Sequential, cold))
+            Some((format!("sequential{pool}{keep}{sync} {cache}"), cores, Design::Sequential, cold))
         }
         "parallel" => {
             let threads: usize = parts.get(1)?.parse().ok()?;
             let ols = if parts.contains(&"ols") { "-ols" } else { "" };
             Some((
-                format!("parallel-{threads}{ols}{pool}{first}{sync} {cache}"),
+                format!("parallel-{threads}{ols}{pool}{first}{keep}{sync} {cache}"),
                 threads,
                 Design::Parallel,
                 cold,
@@ -287,6 +290,11 @@ mod tests {
         assert_eq!(
             p("sequential-warm-1"),
             Some(("sequential warm".into(), 16, Design::Sequential, false))
+        );
+        // A run without the kept state trie is a group of its own.
+        assert_eq!(
+            p("parallel-2-pool90-nopreserve-warm-1"),
+            Some(("parallel-2-pool90-nopreserve warm".into(), 2, Design::Parallel, false))
         );
         assert_eq!(p("replay"), None);
         assert_eq!(p("parallel-x-warm-1"), None);
