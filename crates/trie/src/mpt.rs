@@ -96,8 +96,7 @@ impl ProofNodes {
                     if let Node::Hash(hash) = *child {
                         self.branches.insert(hash);
                     }
-                    let mut child_buf = Vec::new();
-                    let child = encode(&mut child, 1, usize::MAX, &mut child_buf, &mut |_, _| {});
+                    let child = Encoder::new(usize::MAX, &mut |_, _| {}).reference(&mut child, 1);
                     for j in 1..key.len() {
                         buf.clear();
                         let r = ExtensionNodeRef::new(&key.slice(j..), &child).rlp(&mut buf);
@@ -463,15 +462,16 @@ impl Trie {
     /// [`TrieError::MissingNode`] when the source lacks a node on the path.
     pub fn proof(&mut self, key: &Nibbles, src: &dyn NodeSource) -> Result<Vec<Bytes>, TrieError> {
         let mut out = Vec::new();
-        let mut buf = Vec::with_capacity(600);
+        let mut ignore = |_, _: &[u8]| {};
+        let mut encoder = Encoder::new(usize::MAX, &mut ignore);
         let mut node = &mut self.root;
         let mut path = Nibbles::new();
         let mut rest = *key;
         loop {
             resolve(node, &path, src)?;
-            let r = encode_own(node, path.len(), usize::MAX, &mut buf, &mut |_, _| {});
+            let r = encoder.own(node, path.len());
             if r.is_hash() || out.is_empty() {
-                out.push(Bytes::copy_from_slice(&buf));
+                out.push(Bytes::copy_from_slice(&encoder.buf));
             }
             match node {
                 Node::Empty | Node::Leaf { .. } | Node::Hash(_) => return Ok(out),
@@ -516,13 +516,12 @@ impl Trie {
         remove_at(&mut self.root, Nibbles::new(), *key, src)
     }
 
-    /// The root hash: keccak256 of the root node's RLP ([`EMPTY_ROOT_HASH`] when empty).
-    /// Subtrees unchanged since they were resolved or last hashed by
-    /// [`Trie::root_with_nodes`] are not hashed again; nothing is cached (the nodes
-    /// `root_with_nodes` reports stay to be reported).
+    /// The root hash: keccak256 of the root node's RLP ([`EMPTY_ROOT_HASH`] when empty),
+    /// computed on a copy of the trie, so that the nodes [`Trie::root_with_nodes`] reports
+    /// stay to be reported (subtrees already hashed are not hashed again). A state root
+    /// computed for storage takes `root_with_nodes` instead.
     pub fn root(&self) -> B256 {
-        let r = reference(&self.root, &mut Vec::with_capacity(600));
-        r.as_hash().unwrap_or_else(|| keccak256(r.as_slice()))
+        self.clone().root_with_nodes().0
     }
 
     /// The root hash as last computed, when the trie has not changed since (`None` after an
@@ -560,19 +559,16 @@ impl Trie {
                 .par_iter_mut()
                 .map(|child| {
                     let mut nodes = Vec::new();
-                    let mut buf = Vec::with_capacity(600);
-                    encode(child, 1, depth, &mut buf, &mut |hash, rlp| {
-                        nodes.push((hash, Bytes::copy_from_slice(rlp)))
-                    });
+                    let mut sink =
+                        |hash, rlp: &[u8]| nodes.push((hash, Bytes::copy_from_slice(rlp)));
+                    Encoder::new(depth, &mut sink).reference(child, 1);
                     nodes
                 })
                 .collect();
             nodes.extend(encoded.into_iter().flatten());
         }
-        let mut buf = Vec::with_capacity(600);
-        let r = encode(&mut self.root, 0, depth, &mut buf, &mut |hash, rlp| {
-            nodes.push((hash, Bytes::copy_from_slice(rlp)))
-        });
+        let mut sink = |hash, rlp: &[u8]| nodes.push((hash, Bytes::copy_from_slice(rlp)));
+        let r = Encoder::new(depth, &mut sink).reference(&mut self.root, 0);
         let root = match r.as_hash() {
             Some(hash) => hash,
             None => {
@@ -805,110 +801,80 @@ fn collapse_branch(node: &mut Node, path: &Nibbles, src: &dyn NodeSource) -> Res
     Ok(())
 }
 
-/// The reference of `node`, `len` nibbles below the root (its hash, or its RLP when shorter
-/// than 32 bytes): the cached one, or encoded bottom-up through the children whose references
-/// are not cached, each hashed node reported to `sink` as (hash, RLP) and its reference
-/// cached. A hashed node deeper than `keep` nibbles is left as its hash.
-fn encode(
-    node: &mut Node,
-    len: usize,
+/// One encoding pass: its scratch buffer, where the hashed nodes it encodes are reported as
+/// (hash, RLP), and the depth below which a hashed node is left as its hash.
+struct Encoder<'a> {
+    buf: Vec<u8>,
     keep: usize,
-    buf: &mut Vec<u8>,
-    sink: &mut dyn FnMut(B256, &[u8]),
-) -> RlpNode {
-    match node {
-        Node::Empty => return RlpNode::from_rlp(&[EMPTY_STRING_CODE]),
-        Node::Hash(hash) => return RlpNode::word_rlp(hash),
-        _ => {}
+    sink: &'a mut dyn FnMut(B256, &[u8]),
+}
+
+impl<'a> Encoder<'a> {
+    /// A pass that leaves hashed nodes deeper than `keep` nibbles as their hashes.
+    fn new(keep: usize, sink: &'a mut dyn FnMut(B256, &[u8])) -> Self {
+        Self { buf: Vec::with_capacity(600), keep, sink }
     }
-    let r = match node.cached() {
-        Some(r) => r.clone(),
-        None => {
-            let r = encode_own(node, len, keep, buf, sink);
+
+    /// The reference of `node`, `len` nibbles below the root (its hash, or its RLP when
+    /// shorter than 32 bytes): the cached one, or encoded bottom-up through the children whose
+    /// references are not cached, each hashed node reported and its reference cached.
+    fn reference(&mut self, node: &mut Node, len: usize) -> RlpNode {
+        match node {
+            Node::Empty => return RlpNode::from_rlp(&[EMPTY_STRING_CODE]),
+            Node::Hash(hash) => return RlpNode::word_rlp(hash),
+            _ => {}
+        }
+        let r = match node.cached() {
+            Some(r) => r.clone(),
+            None => {
+                let r = self.own(node, len);
+                if let Some(hash) = r.as_hash() {
+                    (self.sink)(hash, &self.buf);
+                }
+                node.set_cached(r.clone());
+                r
+            }
+        };
+        if len > self.keep {
             if let Some(hash) = r.as_hash() {
-                sink(hash, buf);
+                *node = Node::Hash(hash);
             }
-            node.set_cached(r.clone());
-            r
         }
-    };
-    if len > keep {
-        if let Some(hash) = r.as_hash() {
-            *node = Node::Hash(hash);
-        }
+        r
     }
-    r
-}
 
-/// The reference of `node` as [`encode`] computes it, without caching or reporting anything.
-fn reference(node: &Node, buf: &mut Vec<u8>) -> RlpNode {
-    if let Some(r) = node.cached() {
-        return r.clone();
-    }
-    match node {
-        Node::Empty => RlpNode::from_rlp(&[EMPTY_STRING_CODE]),
-        Node::Hash(hash) => RlpNode::word_rlp(hash),
-        Node::Leaf { key, value, .. } => {
-            buf.clear();
-            LeafNodeRef::new(key, value).rlp(buf)
-        }
-        Node::Extension { key, child, .. } => {
-            let child = reference(child, buf);
-            buf.clear();
-            ExtensionNodeRef::new(key, &child).rlp(buf)
-        }
-        Node::Branch { children, .. } => {
-            let mut stack = Vec::with_capacity(16);
-            let mut mask = TrieMask::default();
-            for (i, child) in children.iter().enumerate() {
-                if *child != Node::Empty {
-                    stack.push(reference(child, buf));
-                    mask.set_bit(i as u8);
-                }
+    /// Writes the RLP of `node` itself, `len` nibbles below the root, into the buffer (its
+    /// children by [`Encoder::reference`]) and returns its reference. An empty node leaves the
+    /// buffer empty; a hash reference cannot be encoded (resolve it first) and leaves it as it
+    /// is.
+    fn own(&mut self, node: &mut Node, len: usize) -> RlpNode {
+        match node {
+            Node::Empty => {
+                self.buf.clear();
+                RlpNode::from_rlp(&[EMPTY_STRING_CODE])
             }
-            buf.clear();
-            BranchNodeRef::new(&stack, mask).rlp(buf)
-        }
-    }
-}
-
-/// Writes the RLP of `node` itself, `len` nibbles below the root, into `buf` (its children by
-/// reference, through [`encode`] with `keep`) and returns its reference. An empty node leaves
-/// `buf` empty; a hash reference cannot be encoded (resolve it first) and leaves `buf` as it
-/// is.
-fn encode_own(
-    node: &mut Node,
-    len: usize,
-    keep: usize,
-    buf: &mut Vec<u8>,
-    sink: &mut dyn FnMut(B256, &[u8]),
-) -> RlpNode {
-    match node {
-        Node::Empty => {
-            buf.clear();
-            RlpNode::from_rlp(&[EMPTY_STRING_CODE])
-        }
-        Node::Hash(hash) => RlpNode::word_rlp(hash),
-        Node::Leaf { key, value, .. } => {
-            buf.clear();
-            LeafNodeRef::new(key, value).rlp(buf)
-        }
-        Node::Extension { key, child, .. } => {
-            let child = encode(child, len + key.len(), keep, buf, sink);
-            buf.clear();
-            ExtensionNodeRef::new(key, &child).rlp(buf)
-        }
-        Node::Branch { children, .. } => {
-            let mut stack = Vec::with_capacity(16);
-            let mut mask = TrieMask::default();
-            for (i, child) in children.iter_mut().enumerate() {
-                if *child != Node::Empty {
-                    stack.push(encode(child, len + 1, keep, buf, sink));
-                    mask.set_bit(i as u8);
-                }
+            Node::Hash(hash) => RlpNode::word_rlp(hash),
+            Node::Leaf { key, value, .. } => {
+                self.buf.clear();
+                LeafNodeRef::new(key, value).rlp(&mut self.buf)
             }
-            buf.clear();
-            BranchNodeRef::new(&stack, mask).rlp(buf)
+            Node::Extension { key, child, .. } => {
+                let child = self.reference(child, len + key.len());
+                self.buf.clear();
+                ExtensionNodeRef::new(key, &child).rlp(&mut self.buf)
+            }
+            Node::Branch { children, .. } => {
+                let mut stack = Vec::with_capacity(16);
+                let mut mask = TrieMask::default();
+                for (i, child) in children.iter_mut().enumerate() {
+                    if *child != Node::Empty {
+                        stack.push(self.reference(child, len + 1));
+                        mask.set_bit(i as u8);
+                    }
+                }
+                self.buf.clear();
+                BranchNodeRef::new(&stack, mask).rlp(&mut self.buf)
+            }
         }
     }
 }
