@@ -4,8 +4,9 @@
 //!
 //! A trie node is named by its hash, so a trie anchored at a state root is that state's
 //! whatever the branch or block that reached it: the anchor is the only check needed. Between
-//! blocks the trie is pruned to its top levels and its most recently changed storage tries
-//! ([`StateTrie::prune`]), which bounds its memory. A block on another parent, or after an
+//! blocks the trie holds only its top levels — deeper nodes are left as their hashes in the
+//! pass that hashes them, and a walk every [`FULL_PRUNE_INTERVAL`] updates prunes what was
+//! only read — and its most recently changed storage tries, which bounds its memory. A block on another parent, or after an
 //! update that failed (its trie is dropped), starts from the root alone.
 //!
 //! Flow: [`PreservedTrie::update_state_root`] → take the trie anchored at the parent's root
@@ -87,7 +88,7 @@ impl PreservedTrie {
             let (accounts, storage, tries) = trie.decoded_nodes();
             tracing::debug!(
                 target: "trie::state_root",
-                prune_ms = start.elapsed().as_secs_f64() * 1e3,
+                keep_ms = start.elapsed().as_secs_f64() * 1e3,
                 accounts,
                 storage,
                 tries,
@@ -95,11 +96,6 @@ impl PreservedTrie {
             );
         }
         *self.kept.lock().unwrap_or_else(|p| p.into_inner()) = Some((root, trie));
-    }
-
-    /// Drops the kept trie.
-    pub fn clear(&self) {
-        self.kept.lock().unwrap_or_else(|p| p.into_inner()).take();
     }
 
     /// [`update_state_root`](crate::update_state_root) on the trie kept at `parent_root`
