@@ -17,7 +17,9 @@ pub mod state_root;
 pub use mpt::{
     EncodedNode, Node, NodeSource, NodeSourceError, ProofNodes, RlpCache, Trie, TrieError,
 };
-pub use preserved::{PreservedTrie, TrieStart, DEFAULT_MAX_STORAGE_TRIES, DEFAULT_PRUNE_DEPTH};
+pub use preserved::{
+    update_state_root_on, PreservedTrie, TrieStart, DEFAULT_MAX_STORAGE_TRIES, DEFAULT_PRUNE_DEPTH,
+};
 pub use state_root::{
     update_state_root, AccountUpdate, PruneDepth, StateRootError, StateRootUpdate, StateTrie,
     PARALLEL_STORAGE_SLOTS,

@@ -33,6 +33,23 @@ pub const DEFAULT_MAX_STORAGE_TRIES: usize = 100;
 /// Updates between two walks of a kept trie that prune it whole ([`StateTrie::prune`]).
 pub const FULL_PRUNE_INTERVAL: u64 = 64;
 
+/// [`PreservedTrie::update_state_root`] on `preserved` when there is one, else
+/// [`update_state_root`](crate::update_state_root) from the parent's root alone.
+///
+/// # Errors
+/// As [`StateTrie::update`].
+pub fn update_state_root_on<S: NodeSource + Sync>(
+    preserved: Option<&PreservedTrie>,
+    parent_root: B256,
+    updates: &[AccountUpdate],
+    src: &S,
+) -> (Result<StateRootUpdate, StateRootError>, TrieStart) {
+    match preserved {
+        Some(preserved) => preserved.update_state_root(parent_root, updates, src),
+        None => (crate::update_state_root(parent_root, updates, src), TrieStart::Fresh),
+    }
+}
+
 /// The [`StateTrie`] of the last state root computed through it, for the next block.
 #[derive(Debug)]
 pub struct PreservedTrie {

@@ -19,8 +19,8 @@ use alloy_primitives::{Address, Bytes, B256, U256};
 use gigagas_bal::BlockAccessList;
 use gigagas_state::{PreState, StateError};
 use gigagas_trie::{
-    update_state_root, AccountUpdate, NodeSource, NodeSourceError, PreservedTrie, StateRootError,
-    StateRootUpdate, TrieStart,
+    update_state_root_on, AccountUpdate, NodeSource, NodeSourceError, PreservedTrie,
+    StateRootError, StateRootUpdate, TrieStart,
 };
 use revm::primitives::KECCAK_EMPTY;
 use std::{
@@ -59,10 +59,7 @@ impl BesideRoot {
         let updates = bal_updates(bal, pre).ok()?;
         let derived = start.elapsed();
         let nodes = CountedReads { nodes, reads: AtomicUsize::new(0) };
-        let (root, trie) = match preserved {
-            Some(preserved) => preserved.update_state_root(parent_root, &updates, &nodes),
-            None => (update_state_root(parent_root, &updates, &nodes), TrieStart::Fresh),
-        };
+        let (root, trie) = update_state_root_on(preserved, parent_root, &updates, &nodes);
         let time = start.elapsed();
         tracing::debug!(
             target: "executor::state_root",

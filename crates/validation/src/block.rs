@@ -24,7 +24,7 @@ use gigagas_primitives::{
 use gigagas_state::{CacheStats, PreState, StateSource};
 use gigagas_storage_api::{AccountRecord, BlockCommit, FullProvider};
 use gigagas_trie::{
-    update_state_root, AccountUpdate, EncodedNode, NodeSource, PreservedTrie, StateRootError,
+    update_state_root_on, AccountUpdate, EncodedNode, NodeSource, PreservedTrie, StateRootError,
     StateRootUpdate, TrieStart,
 };
 use std::{
@@ -693,10 +693,7 @@ pub fn state_root_stage<S: NodeSource + Sync>(
     let root = match e.beside_root.take() {
         Some(beside) => beside,
         None => {
-            let (root, start) = match preserved {
-                Some(preserved) => preserved.update_state_root(e.parent_root, &e.updates, src),
-                None => (update_state_root(e.parent_root, &e.updates, src), TrieStart::Fresh),
-            };
+            let (root, start) = update_state_root_on(preserved, e.parent_root, &e.updates, src);
             e.block.state_root_trie = Some(start);
             root
         }
