@@ -731,7 +731,7 @@ pub(crate) fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
         let rlp = alloy_rlp::encode(&built.block);
         let bal = (args.fork == Fork::Amsterdam).then_some(&built.bal);
         let (status, _) = tree
-            .new_payload(built.block.clone(), rlp.len(), bal)
+            .new_payload(built.block.clone(), rlp.len(), None, bal)
             .map_err(|e| format!("block {number}: validation: {e}"))?;
         if status != PayloadStatus::Valid(built.hash) {
             return Err(format!("block {number}: the built block is {status:?}"));

@@ -17,6 +17,10 @@ pub struct NewPayload {
     pub block: Block<TxEnvelope>,
     /// Its RLP size (bytes; EIP-7934's limit).
     pub rlp_len: usize,
+    /// The root of its transactions when computed from them on the way in (the Engine API's
+    /// conversion of a payload derives the header's this way), so that the header check does
+    /// not compute it again; `None` for a block whose header came with it (gossip, sync).
+    pub transactions_root: Option<B256>,
     /// The EIP-7928 BAL the payload carries (Amsterdam, `engine_newPayloadV5`).
     pub bal: Option<BlockAccessList>,
     /// Size of the BAL's RLP (bytes; 0 without one), for metrics.

@@ -157,10 +157,10 @@ impl EngineService {
 
     fn new_payload(&mut self, payload: NewPayload) -> Result<PayloadStatus, EngineError> {
         let facts = PayloadFacts::of(&payload);
-        let NewPayload { block, rlp_len, bal, .. } = payload;
+        let NewPayload { block, rlp_len, transactions_root, bal, .. } = payload;
         let (number, hash) = (block.header.number, block.header.hash_slow());
         let parent = block.header.parent_hash;
-        let (status, executed) = self.tree.new_payload(block, rlp_len, bal.as_ref()).map_err(|e| {
+        let (status, executed) = self.tree.new_payload(block, rlp_len, transactions_root, bal.as_ref()).map_err(|e| {
             // Not a verdict on the block (the tree answers INVALID only for consensus reasons):
             // the consensus client gets an error and may send the payload again.
             tracing::error!(target: "engine::new_payload", number, %hash, error = %e, "payload not judged: internal error");

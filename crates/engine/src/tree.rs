@@ -378,9 +378,10 @@ impl BlockTree {
         &mut self,
         block: Block<TxEnvelope>,
         rlp_len: usize,
+        transactions_root: Option<B256>,
         bal: Option<&BlockAccessList>,
     ) -> Result<(PayloadStatus, Option<ImportedBlock>), ImportError> {
-        self.ctx.new_payload(&mut self.state, block, rlp_len, bal)
+        self.ctx.new_payload(&mut self.state, block, rlp_len, transactions_root, bal)
     }
 
     /// Builds a payload on `parent` (canonical or executed) with `attrs` from `candidates`

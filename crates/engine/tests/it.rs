@@ -93,7 +93,8 @@ fn build(tree: &BlockTree, parent: B256, t: u64, txs: &[(TxEnvelope, Address)]) 
 
 fn submit(tree: &mut BlockTree, p: &BuiltPayload) -> PayloadStatus {
     let rlp_len = alloy_rlp::encode(&p.block).len();
-    let (status, executed) = tree.new_payload(p.block.clone(), rlp_len, Some(&p.bal)).unwrap();
+    let (status, executed) =
+        tree.new_payload(p.block.clone(), rlp_len, None, Some(&p.bal)).unwrap();
     if let Some(b) = executed {
         assert!(b.parallel, "a payload with a BAL runs on the parallel executor");
         assert!(
@@ -230,14 +231,15 @@ fn the_sequential_engine_checks_the_given_bal() {
     let (k0, x) = (key(0), Address::repeat_byte(0x11));
     let p = build(&tree, genesis, 1, &[transfer(&k0, 0, x, 1000), transfer(&k0, 1, x, 7)]);
     let rlp_len = alloy_rlp::encode(&p.block).len();
-    let (status, executed) = tree.new_payload(p.block.clone(), rlp_len, Some(&p.bal)).unwrap();
+    let (status, executed) =
+        tree.new_payload(p.block.clone(), rlp_len, None, Some(&p.bal)).unwrap();
     assert_eq!(status, PayloadStatus::Valid(p.hash));
     assert!(!executed.unwrap().parallel, "--engine.parallel false runs the sequential reference");
 
     let mut q = build(&tree, p.hash, 2, &[transfer(&k0, 2, x, 5)]);
     tamper_balance(&mut q, x);
     let rlp_len = alloy_rlp::encode(&q.block).len();
-    match tree.new_payload(q.block.clone(), rlp_len, Some(&q.bal)).unwrap().0 {
+    match tree.new_payload(q.block.clone(), rlp_len, None, Some(&q.bal)).unwrap().0 {
         PayloadStatus::Invalid { latest_valid_hash, reason } => {
             assert_eq!(latest_valid_hash, Some(p.hash));
             assert!(reason.to_lowercase().contains(&format!("{x:#x}").to_lowercase()), "{reason}");
@@ -323,7 +325,7 @@ fn failing_reads_during_execution_are_internal_not_invalid() {
         (Fault::Account(x), None),
     ] {
         *fault.lock().unwrap() = mode;
-        match tree.new_payload(p1.block.clone(), rlp_len, bal) {
+        match tree.new_payload(p1.block.clone(), rlp_len, None, bal) {
             Err(e) => {
                 assert!(e.is_internal(), "{mode:?}, BAL {}: not internal: {e}", bal.is_some());
                 assert!(e.to_string().contains("block 1"), "{e}");
@@ -434,7 +436,8 @@ fn backfill_judges_a_chain_as_new_payload_does() {
     }
     assert_eq!(store3.best_block().unwrap(), Some((2, chain[1].hash)));
     let rlp_len = alloy_rlp::encode(&bad[3].block).len();
-    let (status, _) = third.new_payload(bad[3].block.clone(), rlp_len, Some(&bad[3].bal)).unwrap();
+    let (status, _) =
+        third.new_payload(bad[3].block.clone(), rlp_len, None, Some(&bad[3].bal)).unwrap();
     assert!(matches!(status, PayloadStatus::Invalid { .. }), "{status:?}");
 
     // A backfill whose first parent is unknown: SYNCING, nothing else judged.
@@ -634,7 +637,7 @@ fn a_built_payload_kept_as_executed_is_not_executed_again() {
     assert!(tree.insert_built(&kept).unwrap());
     let rlp_len = alloy_rlp::encode(&kept.block).len();
     let (status, executed) =
-        tree.new_payload(kept.block.clone(), rlp_len, Some(&kept.bal)).unwrap();
+        tree.new_payload(kept.block.clone(), rlp_len, None, Some(&kept.bal)).unwrap();
     assert_eq!(status, PayloadStatus::Valid(kept.hash));
     assert!(executed.is_none(), "a kept payload is not executed again");
     let (status, _) = tree.forkchoice_updated(kept.hash, kept.hash, genesis).unwrap();
@@ -651,7 +654,7 @@ fn a_built_payload_kept_as_executed_is_not_executed_again() {
     let other = build(&tree, kept.hash, 2, &[transfer(&k0, 1, x, 5)]);
     let rlp_len = alloy_rlp::encode(&other.block).len();
     let (status, executed) =
-        tree.new_payload(other.block.clone(), rlp_len, Some(&other.bal)).unwrap();
+        tree.new_payload(other.block.clone(), rlp_len, None, Some(&other.bal)).unwrap();
     assert_eq!(status, PayloadStatus::Valid(other.hash));
     assert!(executed.is_some(), "a payload not kept is executed");
 }
@@ -700,6 +703,7 @@ fn new_payload_of(p: &BuiltPayload) -> gigagas_engine::message::NewPayload {
     gigagas_engine::message::NewPayload {
         block: p.block.clone(),
         rlp_len: alloy_rlp::encode(&p.block).len(),
+        transactions_root: None,
         bal: Some(p.bal.clone()),
         bal_bytes: alloy_rlp::encode(&p.bal).len(),
         received: std::time::Instant::now(),
@@ -775,7 +779,8 @@ fn senders_the_pool_did_not_recover_are_recovered_by_the_executor() {
 
     let p = build(&tree, genesis, 1, &txs);
     let rlp_len = alloy_rlp::encode(&p.block).len();
-    let (status, executed) = tree.new_payload(p.block.clone(), rlp_len, Some(&p.bal)).unwrap();
+    let (status, executed) =
+        tree.new_payload(p.block.clone(), rlp_len, None, Some(&p.bal)).unwrap();
     assert_eq!(status, PayloadStatus::Valid(p.hash));
     let executed = executed.expect("a new payload is executed");
     assert!(executed.parallel);
@@ -790,7 +795,7 @@ fn senders_the_pool_did_not_recover_are_recovered_by_the_executor() {
     block.header.transactions_root =
         alloy_consensus::proofs::calculate_transaction_root(&block.body.transactions);
     let rlp_len = alloy_rlp::encode(&block).len();
-    let (status, executed) = tree.new_payload(block, rlp_len, Some(&q.bal)).unwrap();
+    let (status, executed) = tree.new_payload(block, rlp_len, None, Some(&q.bal)).unwrap();
     assert!(executed.is_none());
     match status {
         PayloadStatus::Invalid { reason, .. } => {

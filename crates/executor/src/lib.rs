@@ -35,8 +35,8 @@ pub mod sequential;
 pub use error::ExecutionError;
 pub use evm_config::{block_ctx, BlockEvm, BlockExec, EvmConfig};
 pub use outcome::{
-    compare_outcomes, validate_header, AccountExistence, AccountPost, BlockOutcome, HeaderCheck,
-    PostStateDiff,
+    compare_outcomes, validate_header, validate_header_with_buf, AccountExistence, AccountPost,
+    BlockOutcome, HeaderCheck, PostStateDiff,
 };
 pub use receipt::{BloomMemo, MemoReceiptBuilder};
 pub use schedule::{task_order, Scheduler};

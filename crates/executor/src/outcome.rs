@@ -296,6 +296,23 @@ pub fn validate_header(
     outcome: &BlockOutcome,
     bal: &[AccountChanges],
 ) -> Result<HeaderCheck, ExecutionError> {
+    validate_header_with_buf(chain, block, outcome, bal, &mut Vec::new())
+}
+
+/// [`validate_header`], leaving rlp(`bal`) in `bal_rlp` when the header has a
+/// `blockAccessListHash` (cleared first; left empty otherwise), so that a caller that stores the
+/// BAL does not encode it twice.
+///
+/// # Errors
+/// As [`validate_header`].
+pub fn validate_header_with_buf(
+    chain: &ChainSpec,
+    block: &BlockInput,
+    outcome: &BlockOutcome,
+    bal: &[AccountChanges],
+    bal_rlp: &mut Vec<u8>,
+) -> Result<HeaderCheck, ExecutionError> {
+    bal_rlp.clear();
     let number = block.number();
     let h = &block.header;
     let err = |field, expected: String, found: String| ExecutionError::Header {
@@ -327,7 +344,7 @@ pub fn validate_header(
     let bal_hash = match h.block_access_list_hash {
         Some(expected) => {
             gigagas_bal::validate_item_limit(number, bal, h.gas_limit)?;
-            let found = alloy_eip7928::compute_block_access_list_hash(bal);
+            let found = alloy_eip7928::compute_block_access_list_hash_with_buf(bal, bal_rlp);
             if expected != found {
                 return Err(err("blockAccessListHash", expected.to_string(), found.to_string()));
             }

@@ -51,6 +51,7 @@ impl NetworkBlock {
     pub(crate) fn into_new_payload(self) -> NewPayload {
         NewPayload {
             rlp_len: self.block.length(),
+            transactions_root: None,
             bal_bytes: self.bal.as_ref().map_or(0, Encodable::length),
             block: self.block,
             bal: self.bal,

@@ -164,7 +164,9 @@ pub fn check_block_size(
 /// bounds (doubled target at the London block), gas used, extra data, base fee (EIP-1559),
 /// transactions, withdrawals (EIP-4895) and blob gas (EIP-4844) fields; after the Merge no
 /// difficulty, nonce or ommers (EIP-3675), before it the ommers hash (the proof-of-work seal
-/// is not verified).
+/// is not verified). `transactions_root` is the root of `body`'s transactions when it was
+/// computed from them already (an Engine API payload's conversion derives the header's root
+/// that way, as reth's `validate_block_pre_execution_with_tx_root` takes it); `None` computes it.
 ///
 /// # Errors
 /// The first [`HeaderError`] rule broken, with the header's and the expected values.
@@ -173,6 +175,7 @@ pub fn check_header(
     parent: &Header,
     header: &Header,
     body: &BlockBody<TxEnvelope>,
+    transactions_root: Option<alloy_primitives::B256>,
 ) -> Result<(), HeaderError> {
     if header.number != parent.number + 1 {
         return Err(HeaderError::Number { number: header.number, parent: parent.number });
@@ -239,7 +242,8 @@ pub fn check_header(
             expected: expected_base_fee,
         });
     }
-    let tx_root = calculate_transaction_root(&body.transactions);
+    let tx_root =
+        transactions_root.unwrap_or_else(|| calculate_transaction_root(&body.transactions));
     if header.transactions_root != tx_root {
         return Err(HeaderError::TransactionsRoot {
             header: header.transactions_root,
@@ -353,5 +357,54 @@ mod tests {
             check_block_size(&osaka, &header, MAX_RLP_BLOCK_SIZE + 1).unwrap_err().to_string();
         assert!(err.contains("EIP-7934"), "{err}");
         assert!(check_block_size(&prague, &header, MAX_RLP_BLOCK_SIZE + 1).is_ok());
+    }
+
+    /// The transactions root is computed from the body unless the caller computed it from the
+    /// same transactions already; either way the header's is compared with it.
+    #[test]
+    fn transactions_root_computed_or_taken() {
+        use alloy_consensus::constants::{EMPTY_OMMER_ROOT_HASH, EMPTY_ROOT_HASH};
+        use alloy_primitives::B256;
+        let chain = ChainSpec::from_genesis_fork(EthereumHardfork::Prague);
+        let parent = Header {
+            ommers_hash: EMPTY_OMMER_ROOT_HASH,
+            gas_limit: 30_000_000,
+            timestamp: 1,
+            base_fee_per_gas: Some(1_000_000_000),
+            withdrawals_root: Some(EMPTY_ROOT_HASH),
+            blob_gas_used: Some(0),
+            excess_blob_gas: Some(0),
+            parent_beacon_block_root: Some(B256::ZERO),
+            ..Default::default()
+        };
+        let params = chain.blob_params(13).expect("Prague has blob parameters");
+        let child = Header {
+            parent_hash: parent.hash_slow(),
+            number: 1,
+            timestamp: 13,
+            transactions_root: EMPTY_ROOT_HASH,
+            base_fee_per_gas: parent.next_block_base_fee(BaseFeeParams::ethereum()),
+            excess_blob_gas: parent.next_block_excess_blob_gas(params),
+            ..parent.clone()
+        };
+        let body = BlockBody::<TxEnvelope> {
+            transactions: Vec::new(),
+            ommers: Vec::new(),
+            withdrawals: Some(Default::default()),
+        };
+        check_header(&chain, &parent, &child, &body, None).unwrap();
+        check_header(&chain, &parent, &child, &body, Some(EMPTY_ROOT_HASH)).unwrap();
+        let other = B256::repeat_byte(7);
+        let wrong = Header { transactions_root: other, ..child.clone() };
+        let err = check_header(&chain, &parent, &wrong, &body, None).unwrap_err();
+        assert!(
+            matches!(err, HeaderError::TransactionsRoot { body, .. } if body == EMPTY_ROOT_HASH)
+        );
+        // A root given is the one compared: the body is not hashed again.
+        check_header(&chain, &parent, &wrong, &body, Some(other)).unwrap();
+        let err = check_header(&chain, &parent, &child, &body, Some(other)).unwrap_err();
+        assert!(
+            matches!(err, HeaderError::TransactionsRoot { header, .. } if header == EMPTY_ROOT_HASH)
+        );
     }
 }

@@ -784,8 +784,12 @@ async fn new_payload(
         },
         None => None,
     };
+    // The header's transactions root was computed from the payload's transactions by the
+    // conversion above: the header check takes it instead of computing it again.
+    let transactions_root = Some(block.header.transactions_root);
     let payload = NewPayload {
         rlp_len: block.length(),
+        transactions_root,
         block,
         bal,
         bal_bytes: bal_bytes.as_ref().map_or(0, |b| b.len()),

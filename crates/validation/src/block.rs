@@ -15,7 +15,7 @@ use gigagas_executor::{
     parallel::{execute_parallel, execute_parallel_on, ParallelBlock, ParallelConfig},
     prewarm::execute_sequential_prewarmed,
     sequential::execute_sequential,
-    validate_header, BlockOutcome, ExecutionError, Scheduler,
+    validate_header_with_buf, BlockOutcome, ExecutionError, Scheduler,
 };
 use gigagas_primitives::{
     header::{check_block_size, check_header},
@@ -28,6 +28,7 @@ use gigagas_trie::{
     StateRootUpdate, TrieStart,
 };
 use std::{
+    borrow::Cow,
     sync::Arc,
     time::{Duration, Instant},
 };
@@ -328,6 +329,7 @@ fn run_parallel(
 /// executor reported after it: the verdict of an execution whose reads failed is not about the
 /// block. Without `given`, `prewarm` says whether workers prewarm the sequential run. Senders
 /// `known` (recovered before, by the pool) are not recovered again.
+/// `transactions_root`: as [`check_header`] takes it.
 #[allow(clippy::too_many_arguments)]
 pub fn execute_block(
     chain: &ChainSpec,
@@ -335,6 +337,7 @@ pub fn execute_block(
     parent: &Header,
     block: Block<TxEnvelope>,
     rlp_len: usize,
+    transactions_root: Option<B256>,
     keep_updates: bool,
     given: Option<GivenBal<'_>>,
     prewarm: Prewarming<'_>,
@@ -342,8 +345,18 @@ pub fn execute_block(
 ) -> Result<ExecutedBlock, ImportError> {
     let number = block.header.number;
     let pre_state = PreState::backed(source);
-    let executed =
-        execute_on(chain, &pre_state, parent, block, rlp_len, keep_updates, given, prewarm, known);
+    let executed = execute_on(
+        chain,
+        &pre_state,
+        parent,
+        block,
+        rlp_len,
+        transactions_root,
+        keep_updates,
+        given,
+        prewarm,
+        known,
+    );
     executed.map_err(|e| {
         if e.is_internal() {
             e
@@ -369,6 +382,7 @@ fn execute_on(
     parent: &Header,
     block: Block<TxEnvelope>,
     rlp_len: usize,
+    transactions_root: Option<B256>,
     keep_updates: bool,
     given: Option<GivenBal<'_>>,
     prewarm: Prewarming<'_>,
@@ -384,11 +398,13 @@ fn execute_on(
             parent.number, block.header.parent_hash
         )));
     }
-    check_header(chain, parent, &block.header, &block.body).map_err(|e| invalid(e.to_string()))?;
+    check_header(chain, parent, &block.header, &block.body, transactions_root)
+        .map_err(|e| invalid(e.to_string()))?;
     check_block_size(chain, &block.header, rlp_len).map_err(|e| invalid(e.to_string()))?;
     let header_rlp = alloy_rlp::encode(&block.header);
     let body_rlp = alloy_rlp::encode(&block.body);
     let hash = block.header.hash_slow();
+    let header_checks = start.elapsed();
     let Block { header, body: BlockBody { transactions, ommers, withdrawals } } = block;
     let input =
         BlockInput { hash, header, transactions, claimed_senders: Vec::new(), withdrawals, ommers };
@@ -420,7 +436,7 @@ fn execute_on(
     let (mut reused, mut stale) = (0, 0);
     let mut beside_root: Option<BesideRoot> = None;
     let mut beside_wait = Duration::ZERO;
-    let (outcome, bal) = match given {
+    let (outcome, bal, checked) = match given {
         None => {
             let Prewarming { pool, workers, reuse } = prewarm;
             let (outcome, stats) = execute_sequential_prewarmed(
@@ -430,7 +446,8 @@ fn execute_on(
             (reused, stale) = (stats.reused, stats.stale);
             let outcome = outcome?;
             let bal = outcome.bal.clone().unwrap_or_default();
-            (outcome, bal)
+            let checked = check_outcome(chain, &input, &outcome, &bal)?;
+            (outcome, Cow::Owned(bal), checked)
         }
         Some(GivenBal { bal, scheduler: None, .. }) => {
             let outcome = execute_sequential(chain, &input, &recovered, pre_state)?;
@@ -438,7 +455,8 @@ fn execute_on(
             if let Some(e) = BalValidationError::mismatch(number, bal, built) {
                 return Err(ExecutionError::from(e).into());
             }
-            (outcome, bal.clone())
+            let checked = check_outcome(chain, &input, &outcome, bal)?;
+            (outcome, Cow::Borrowed(bal), checked)
         }
         Some(GivenBal {
             bal,
@@ -490,6 +508,12 @@ fn execute_on(
                 let run =
                     run_parallel(chain, input, senders_in, pre_state, bal, config, Some(pool));
                 finish();
+                // The outcome checked against the header, and its changes made, while the
+                // root is still being computed: only what needs the root waits for it.
+                let run = run.and_then(|(outcome, longest)| {
+                    let checked = check_outcome(chain, input, &outcome, bal)?;
+                    Ok((outcome, longest, checked))
+                });
                 let waited = Instant::now();
                 let beside = root.and_then(|h| match h.join() {
                     Ok(beside) => beside,
@@ -497,11 +521,11 @@ fn execute_on(
                 });
                 (run, beside, waited.elapsed())
             });
-            let (outcome, longest) = run?;
+            let (outcome, longest, checked) = run?;
             longest_tx = longest;
             beside_root = beside;
             beside_wait = wait;
-            (outcome, bal.clone())
+            (outcome, Cow::Borrowed(bal), checked)
         }
     };
     // Every transaction ran, so every streamed sender is recovered by now.
@@ -509,7 +533,6 @@ fn execute_on(
         Some(_) => senders_in.to_vec(&input).map_err(ExecutionError::from)?,
         None => recovered,
     };
-    validate_header(chain, &input, &outcome, &bal)?;
     // Before Byzantium a receipt carries the state root after its transaction: the parallel
     // executor, driven by the BAL, gives each transaction's account creations and removals.
     let intermediate = if !chain.is_byzantium(number) && !input.transactions.is_empty() {
@@ -527,14 +550,20 @@ fn execute_on(
         None
     };
 
-    let updates = account_updates(&outcome);
+    let Checked { updates, codes, diff, receipts_rlp, bal_rlp, time: outcome_checks } = checked;
+    tracing::debug!(
+        target: "validation::block",
+        number,
+        header_checks_ms = header_checks.as_secs_f64() * 1e3,
+        outcome_checks_ms = outcome_checks.as_secs_f64() * 1e3,
+        root_wait_ms = beside_wait.as_secs_f64() * 1e3,
+        "checks beside execution"
+    );
     // The root computed beside execution stands only for the updates execution produced.
     let beside_root = beside_root.filter(|b| b.updates == updates);
     let state_root_beside = beside_root.as_ref().map(|b| b.time);
     let state_root_trie = beside_root.as_ref().map(|b| b.trie);
     let beside_root = beside_root.map(|b| b.root);
-    let codes = deployed_codes(&bal);
-    let diff = pending_diff(number, hash, &updates, &codes);
     let imported = ImportedBlock {
         number,
         hash,
@@ -570,14 +599,52 @@ fn execute_on(
         codes,
         header_rlp,
         body_rlp,
-        receipts_rlp: alloy_rlp::encode(&outcome.receipts),
+        receipts_rlp,
         intermediate,
-        bal_rlp: alloy_rlp::encode(&bal),
+        bal_rlp,
         tx_hashes: input.transactions.iter().map(|tx| *tx.tx_hash()).collect(),
         senders,
         beside_root,
         beside_wait,
     })
+}
+
+/// A block's outcome checked against its header and made into what the state root and the
+/// store take.
+struct Checked {
+    /// The state-trie updates.
+    updates: Vec<AccountUpdate>,
+    /// The code the block deployed.
+    codes: Vec<(B256, Bytes)>,
+    /// The changes as the blocks on top read them.
+    diff: PendingDiff,
+    /// rlp(receipts), stored.
+    receipts_rlp: Vec<u8>,
+    /// rlp(BAL), stored.
+    bal_rlp: Vec<u8>,
+    /// What the checks and this took.
+    time: Duration,
+}
+
+/// [`validate_header_with_buf`] on `outcome` (gas used, logs bloom, receipts root, requests
+/// hash, BAL hash) and the changes and encodings the block's store and state root take.
+fn check_outcome(
+    chain: &ChainSpec,
+    input: &BlockInput,
+    outcome: &BlockOutcome,
+    bal: &BlockAccessList,
+) -> Result<Checked, ImportError> {
+    let start = Instant::now();
+    let mut bal_rlp = Vec::new();
+    validate_header_with_buf(chain, input, outcome, bal, &mut bal_rlp)?;
+    if bal_rlp.is_empty() {
+        bal_rlp = alloy_rlp::encode(bal);
+    }
+    let updates = account_updates(outcome);
+    let codes = deployed_codes(bal);
+    let diff = pending_diff(input.number(), input.hash, &updates, &codes);
+    let receipts_rlp = alloy_rlp::encode(&outcome.receipts);
+    Ok(Checked { updates, codes, diff, receipts_rlp, bal_rlp, time: start.elapsed() })
 }
 
 /// The code a block deployed, by hash, from its BAL's code changes.

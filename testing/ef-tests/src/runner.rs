@@ -250,7 +250,7 @@ fn import(
     let parent = imported
         .get(&block.header.parent_hash)
         .ok_or(BlockRejection::UnknownParent(block.header.parent_hash))?;
-    check_header(chain, &parent.header, &block.header, &block.body)?;
+    check_header(chain, &parent.header, &block.header, &block.body, None)?;
     check_block_size(chain, &block.header, rlp_len)?;
 
     let input = BlockInput {

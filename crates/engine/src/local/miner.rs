@@ -134,6 +134,7 @@ impl LocalMiner {
             let (transactions, gas_used) = (block.body.transactions.len(), block.header.gas_used);
             let payload = NewPayload {
                 rlp_len: block.length(),
+                transactions_root: None,
                 block,
                 bal: None,
                 bal_bytes: 0,
@@ -204,6 +205,7 @@ impl LocalMiner {
             let amsterdam = chain.is_amsterdam(timestamp);
             let payload = NewPayload {
                 rlp_len: block.length(),
+                transactions_root: None,
                 block,
                 bal: amsterdam.then(|| built.bal.clone()),
                 bal_bytes: if amsterdam { built.bal.length() } else { 0 },

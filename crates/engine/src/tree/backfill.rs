@@ -154,7 +154,7 @@ impl TreeContext {
                         child.layers.clone_from(&p.parent.layers);
                     }
                     let (next, rooted) = rayon::join(
-                        || self.execute_on(&child, block, rlp_len, given),
+                        || self.execute_on(&child, block, rlp_len, None, given),
                         || self.root_and_commit(&mut p.executed, &p.parent, commit_it),
                     );
                     let Some(kept) = self.record(state, p, rooted, &mut out, on_committed)? else {
@@ -181,7 +181,7 @@ impl TreeContext {
                         out.verdicts.push((PayloadStatus::Syncing, None));
                         return Ok(out);
                     };
-                    self.execute_on(&parent, block, rlp_len, given)
+                    self.execute_on(&parent, block, rlp_len, None, given)
                         .map(|(executed, execution)| Pending { executed, parent, execution })
                 }
             };

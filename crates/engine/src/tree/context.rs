@@ -253,6 +253,7 @@ impl TreeContext {
         parent: &ParentState,
         block: Block<TxEnvelope>,
         rlp_len: usize,
+        transactions_root: Option<B256>,
         given: Option<GivenBal<'_>>,
     ) -> Result<(ExecutedBlock, std::time::Duration), ImportError> {
         let start = Instant::now();
@@ -271,6 +272,7 @@ impl TreeContext {
             header,
             block,
             rlp_len,
+            transactions_root,
             self.keep_updates,
             given,
             prewarm,

@@ -68,6 +68,7 @@ impl TreeContext {
         state: &mut TreeState,
         block: Block<TxEnvelope>,
         rlp_len: usize,
+        transactions_root: Option<B256>,
         bal: Option<&BlockAccessList>,
     ) -> Result<(PayloadStatus, Option<ImportedBlock>), ImportError> {
         let hash = block.header.hash_slow();
@@ -82,7 +83,7 @@ impl TreeContext {
         let nodes = parent.nodes(&*self.store);
         let beside = self.root_beside.then_some(&nodes as &(dyn NodeSource + Sync));
         let given = self.given(bal, beside);
-        let executed = self.execute_on(&parent, block, rlp_len, given).and_then(
+        let executed = self.execute_on(&parent, block, rlp_len, transactions_root, given).and_then(
             |(mut executed, execution)| {
                 let start = Instant::now();
                 let trie_nodes = state_root_stage(&mut executed, &nodes, self.preserved.as_ref())?;
