@@ -108,10 +108,11 @@ fn main() {
     if json {
         println!(
             "{{\"blocks\":{},\"threads\":{threads},\"fresh_ms\":{fresh:.3},\"kept_ms\":{kept:.3},\
-             \"kept_nodes\":{},\"node_bytes\":{}}}",
+             \"kept_nodes\":{},\"node_bytes\":{},\"branch_bytes\":{}}}",
             blocks - 10,
             accounts_decoded + storage_decoded,
-            std::mem::size_of::<gigagas_trie::Node>()
+            std::mem::size_of::<gigagas_trie::Node>(),
+            std::mem::size_of::<gigagas_trie::mpt::Branch>()
         );
     } else {
         println!(
@@ -120,8 +121,9 @@ fn main() {
             fresh / kept
         );
         println!(
-            "kept between blocks: {accounts_decoded} account-trie and {storage_decoded} storage-trie nodes decoded ({} bytes a node)",
-            std::mem::size_of::<gigagas_trie::Node>()
+            "kept between blocks: {accounts_decoded} account-trie and {storage_decoded} storage-trie nodes decoded ({} bytes a slot, {} a branch)",
+            std::mem::size_of::<gigagas_trie::Node>(),
+            std::mem::size_of::<gigagas_trie::mpt::Branch>()
         );
     }
 }

@@ -83,23 +83,24 @@ impl ProofNodes {
         for node in nodes {
             let Ok(decoded) = decode_node(node) else { continue };
             match decoded {
-                Node::Leaf { key, value, .. } => {
-                    for j in 1..key.len() {
+                Node::Leaf(leaf) => {
+                    for j in 1..leaf.key.len() {
                         buf.clear();
-                        let r = LeafNodeRef::new(&key.slice(j..), &value).rlp(&mut buf);
+                        let r = LeafNodeRef::new(&leaf.key.slice(j..), &leaf.value).rlp(&mut buf);
                         add(r, &buf, &mut self.nodes);
                     }
                 }
-                Node::Extension { key, mut child, .. } => {
+                Node::Extension(mut ext) => {
                     // An extension's child is a branch: a sibling that was this child needs
                     // no more than that.
-                    if let Node::Hash(hash) = *child {
+                    if let Node::Hash(hash) = ext.child {
                         self.branches.insert(hash);
                     }
-                    let child = Encoder::new(usize::MAX, &mut |_, _| {}).reference(&mut child, 1);
-                    for j in 1..key.len() {
+                    let child =
+                        Encoder::new(usize::MAX, &mut |_, _| {}).reference(&mut ext.child, 1);
+                    for j in 1..ext.key.len() {
                         buf.clear();
-                        let r = ExtensionNodeRef::new(&key.slice(j..), &child).rlp(&mut buf);
+                        let r = ExtensionNodeRef::new(&ext.key.slice(j..), &child).rlp(&mut buf);
                         add(r, &buf, &mut self.nodes);
                     }
                 }
@@ -178,41 +179,53 @@ pub enum TrieError {
     },
 }
 
-/// A trie node, resolved or not.
+/// A trie node, resolved or not. 40 bytes: a resolved node's contents are boxed, so that a
+/// branch holds its 16 children in one allocation of under 700 bytes.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Node {
     /// No node (the empty trie, or an empty branch slot).
     #[default]
     Empty,
-    /// A leaf: the rest of the key and the value (an RLP string's payload, e.g. an encoded
-    /// account or storage value).
-    Leaf {
-        /// Remaining key nibbles.
-        key: Nibbles,
-        /// The value bytes.
-        value: Vec<u8>,
-        /// Its reference as last computed.
-        rlp: RlpCache,
-    },
-    /// An extension: a shared key segment and the child below it.
-    Extension {
-        /// Shared nibbles.
-        key: Nibbles,
-        /// The child (a branch once resolved).
-        child: Box<Node>,
-        /// Its reference as last computed.
-        rlp: RlpCache,
-    },
-    /// A branch: one child per nibble.
-    Branch {
-        /// The 16 children; [`Node::Empty`] where absent.
-        children: Box<[Node; 16]>,
-        /// Its reference as last computed.
-        rlp: RlpCache,
-    },
+    /// A leaf.
+    Leaf(Box<Leaf>),
+    /// An extension.
+    Extension(Box<Extension>),
+    /// A branch.
+    Branch(Box<Branch>),
     /// A subtree known only by its hash, resolved from the [`NodeSource`] when an operation
     /// reaches it.
     Hash(B256),
+}
+
+/// A leaf: the rest of the key and the value.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Leaf {
+    /// Remaining key nibbles.
+    pub key: Nibbles,
+    /// The value bytes (an RLP string's payload, e.g. an encoded account or storage value).
+    pub value: Vec<u8>,
+    /// Its reference as last computed.
+    pub rlp: RlpCache,
+}
+
+/// An extension: a shared key segment and the child below it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Extension {
+    /// Shared nibbles.
+    pub key: Nibbles,
+    /// The child (a branch once resolved).
+    pub child: Node,
+    /// Its reference as last computed.
+    pub rlp: RlpCache,
+}
+
+/// A branch: one child per nibble (the value slot is always empty in Ethereum's tries).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Branch {
+    /// The 16 children; [`Node::Empty`] where absent.
+    pub children: [Node; 16],
+    /// Its reference as last computed.
+    pub rlp: RlpCache,
 }
 
 /// A node's reference — its keccak256, or its RLP when shorter than 32 bytes — as last
@@ -233,44 +246,55 @@ impl Eq for RlpCache {}
 impl Node {
     /// A leaf, not yet encoded.
     fn leaf(key: Nibbles, value: Vec<u8>) -> Self {
-        Self::Leaf { key, value, rlp: RlpCache::default() }
+        Self::Leaf(Box::new(Leaf { key, value, rlp: RlpCache::default() }))
     }
 
     /// An extension over `child`, not yet encoded.
     fn extension(key: Nibbles, child: Node) -> Self {
-        Self::Extension { key, child: Box::new(child), rlp: RlpCache::default() }
+        Self::Extension(Box::new(Extension { key, child, rlp: RlpCache::default() }))
     }
 
-    /// A branch, not yet encoded.
-    fn branch(children: Box<[Node; 16]>) -> Self {
-        Self::Branch { children, rlp: RlpCache::default() }
+    /// Whether this is an empty slot.
+    fn is_empty(&self) -> bool {
+        matches!(self, Self::Empty)
+    }
+
+    /// The reference cache of a leaf, extension or branch.
+    fn rlp(&self) -> Option<&RlpCache> {
+        match self {
+            Self::Leaf(leaf) => Some(&leaf.rlp),
+            Self::Extension(ext) => Some(&ext.rlp),
+            Self::Branch(branch) => Some(&branch.rlp),
+            Self::Empty | Self::Hash(_) => None,
+        }
+    }
+
+    /// [`Node::rlp`], to change.
+    fn rlp_mut(&mut self) -> Option<&mut RlpCache> {
+        match self {
+            Self::Leaf(leaf) => Some(&mut leaf.rlp),
+            Self::Extension(ext) => Some(&mut ext.rlp),
+            Self::Branch(branch) => Some(&mut branch.rlp),
+            Self::Empty | Self::Hash(_) => None,
+        }
     }
 
     /// The reference as last computed (`None` for an empty slot, a hash reference or a node
     /// changed since).
     fn cached(&self) -> Option<&RlpNode> {
-        match self {
-            Self::Leaf { rlp, .. } | Self::Extension { rlp, .. } | Self::Branch { rlp, .. } => {
-                rlp.0.as_ref()
-            }
-            Self::Empty | Self::Hash(_) => None,
-        }
+        self.rlp().and_then(|rlp| rlp.0.as_ref())
     }
 
     /// Sets the reference of a leaf, extension or branch.
     fn set_cached(&mut self, r: RlpNode) {
-        if let Self::Leaf { rlp, .. } | Self::Extension { rlp, .. } | Self::Branch { rlp, .. } =
-            self
-        {
+        if let Some(rlp) = self.rlp_mut() {
             rlp.0 = Some(r);
         }
     }
 
     /// Forgets the reference: the node is about to change.
     fn forget(&mut self) {
-        if let Self::Leaf { rlp, .. } | Self::Extension { rlp, .. } | Self::Branch { rlp, .. } =
-            self
-        {
+        if let Some(rlp) = self.rlp_mut() {
             rlp.0 = None;
         }
     }
@@ -307,17 +331,17 @@ fn decode_node(rlp: &[u8]) -> alloy_rlp::Result<Node> {
         TrieNode::Leaf(leaf) => Node::leaf(leaf.key, leaf.value),
         TrieNode::Extension(ext) => Node::extension(ext.key, child(&ext.child)?),
         TrieNode::Branch(branch) => {
-            let mut children: Box<[Node; 16]> = Box::default();
+            let mut node = Box::<Branch>::default();
             let mut stack = branch.stack.iter();
             for i in 0..16u8 {
                 if branch.state_mask.is_bit_set(i) {
                     let r = stack
                         .next()
                         .ok_or(alloy_rlp::Error::Custom("branch mask and children disagree"))?;
-                    children[i as usize] = child(r)?;
+                    node.children[i as usize] = child(r)?;
                 }
             }
-            Node::branch(children)
+            Node::Branch(node)
         }
     })
 }
@@ -372,9 +396,10 @@ impl Trie {
         src: &S,
     ) -> Result<Vec<Option<Vec<u8>>>, TrieError> {
         resolve(&mut self.root, &Nibbles::new(), src)?;
-        let Node::Branch { children, .. } = &mut self.root else {
+        let Node::Branch(branch) = &mut self.root else {
             return keys.iter().map(|k| self.get(k, src)).collect();
         };
+        let children = &mut branch.children;
         let mut by_child: [Vec<usize>; 16] = Default::default();
         for (i, k) in keys.iter().enumerate() {
             let Some(n) = k.first() else { return Err(TrieError::PrefixKey { key: hex(k) }) };
@@ -414,7 +439,7 @@ impl Trie {
     ) -> Result<(), TrieError> {
         resolve(&mut self.root, &Nibbles::new(), src)?;
         self.root.forget();
-        let Node::Branch { children, .. } = &mut self.root else {
+        let Node::Branch(branch) = &mut self.root else {
             for (key, value) in ops {
                 match value {
                     Some(v) => self.insert(&key, v, src)?,
@@ -430,6 +455,7 @@ impl Trie {
             let Some(n) = key.first() else { return Err(TrieError::PrefixKey { key: hex(&key) }) };
             by_child[n as usize].push((key.slice(1..), value));
         }
+        let children = &mut branch.children;
         children.par_iter_mut().zip(by_child.into_par_iter()).enumerate().try_for_each(
             |(n, (child, ops))| {
                 let path = one_nibble(n as u8);
@@ -445,7 +471,7 @@ impl Trie {
             },
         )?;
         // Deletions may have emptied children: a branch needs two.
-        if children.iter().all(|c| *c == Node::Empty) {
+        if children.iter().all(Node::is_empty) {
             self.root = Node::Empty;
         } else {
             collapse_branch(&mut self.root, &Nibbles::new(), src)?;
@@ -474,20 +500,20 @@ impl Trie {
                 out.push(Bytes::copy_from_slice(&encoder.buf));
             }
             match node {
-                Node::Empty | Node::Leaf { .. } | Node::Hash(_) => return Ok(out),
-                Node::Extension { key, child, .. } => {
-                    if !rest.starts_with(key) {
+                Node::Empty | Node::Leaf(_) | Node::Hash(_) => return Ok(out),
+                Node::Extension(ext) => {
+                    if !rest.starts_with(&ext.key) {
                         return Ok(out);
                     }
-                    path = path.join(key);
-                    rest = rest.slice(key.len()..);
-                    node = child;
+                    path = path.join(&ext.key);
+                    rest = rest.slice(ext.key.len()..);
+                    node = &mut ext.child;
                 }
-                Node::Branch { children, .. } => {
+                Node::Branch(branch) => {
                     let Some(i) = rest.first() else { return Ok(out) };
                     path.push(i);
                     rest = rest.slice(1..);
-                    node = &mut children[i as usize];
+                    node = &mut branch.children[i as usize];
                 }
             }
         }
@@ -554,18 +580,22 @@ impl Trie {
         // A changed root branch's 16 subtrees are encoded in parallel (rayon), their nodes
         // kept in child order as the one-thread encoding reports them; the root's own
         // encoding then finds its children's references cached.
-        if let Node::Branch { children, rlp: RlpCache(None) } = &mut self.root {
-            let encoded: Vec<Vec<EncodedNode>> = children
-                .par_iter_mut()
-                .map(|child| {
-                    let mut nodes = Vec::new();
-                    let mut sink =
-                        |hash, rlp: &[u8]| nodes.push((hash, Bytes::copy_from_slice(rlp)));
-                    Encoder::new(depth, &mut sink).reference(child, 1);
-                    nodes
-                })
-                .collect();
-            nodes.extend(encoded.into_iter().flatten());
+        match &mut self.root {
+            Node::Branch(branch) if branch.rlp.0.is_none() => {
+                let encoded: Vec<Vec<EncodedNode>> = branch
+                    .children
+                    .par_iter_mut()
+                    .map(|child| {
+                        let mut nodes = Vec::new();
+                        let mut sink =
+                            |hash, rlp: &[u8]| nodes.push((hash, Bytes::copy_from_slice(rlp)));
+                        Encoder::new(depth, &mut sink).reference(child, 1);
+                        nodes
+                    })
+                    .collect();
+                nodes.extend(encoded.into_iter().flatten());
+            }
+            _ => {}
         }
         let mut sink = |hash, rlp: &[u8]| nodes.push((hash, Bytes::copy_from_slice(rlp)));
         let r = Encoder::new(depth, &mut sink).reference(&mut self.root, 0);
@@ -593,9 +623,9 @@ impl Trie {
         fn count(node: &Node) -> usize {
             match node {
                 Node::Empty | Node::Hash(_) => 0,
-                Node::Leaf { .. } => 1,
-                Node::Extension { child, .. } => 1 + count(child),
-                Node::Branch { children, .. } => 1 + children.iter().map(count).sum::<usize>(),
+                Node::Leaf(_) => 1,
+                Node::Extension(ext) => 1 + count(&ext.child),
+                Node::Branch(branch) => 1 + branch.children.iter().map(count).sum::<usize>(),
             }
         }
         count(&self.root)
@@ -610,13 +640,13 @@ fn prune_below(node: &mut Node, len: usize, depth: usize) {
         }
     }
     match node {
-        Node::Extension { key, child, .. } => prune_below(child, len + key.len(), depth),
-        Node::Branch { children, .. } => {
-            for child in children.iter_mut() {
+        Node::Extension(ext) => prune_below(&mut ext.child, len + ext.key.len(), depth),
+        Node::Branch(branch) => {
+            for child in branch.children.iter_mut() {
                 prune_below(child, len + 1, depth);
             }
         }
-        Node::Empty | Node::Leaf { .. } | Node::Hash(_) => {}
+        Node::Empty | Node::Leaf(_) | Node::Hash(_) => {}
     }
 }
 
@@ -633,45 +663,46 @@ fn insert_at(
     node.forget();
     match node {
         Node::Empty => *node = Node::leaf(key, value),
-        Node::Leaf { key: old_key, value: old_value, .. } => {
-            if *old_key == key {
-                *old_value = value;
+        Node::Leaf(leaf) => {
+            if leaf.key == key {
+                leaf.value = value;
                 return Ok(());
             }
-            let common = old_key.common_prefix_length(&key);
-            if common == old_key.len() || common == key.len() {
+            let common = leaf.key.common_prefix_length(&key);
+            if common == leaf.key.len() || common == key.len() {
                 return Err(TrieError::PrefixKey { key: hex(&path.join(&key)) });
             }
-            let mut children: Box<[Node; 16]> = Box::default();
-            children[old_key.get_unchecked(common) as usize] =
-                Node::leaf(old_key.slice(common + 1..), std::mem::take(old_value));
-            children[key.get_unchecked(common) as usize] =
+            let mut branch = Box::<Branch>::default();
+            branch.children[leaf.key.get_unchecked(common) as usize] =
+                Node::leaf(leaf.key.slice(common + 1..), std::mem::take(&mut leaf.value));
+            branch.children[key.get_unchecked(common) as usize] =
                 Node::leaf(key.slice(common + 1..), value);
-            *node = extension_over(key.slice(..common), Node::branch(children));
+            *node = extension_over(key.slice(..common), Node::Branch(branch));
         }
-        Node::Extension { key: ext_key, child, .. } => {
-            let common = ext_key.common_prefix_length(&key);
-            if common == ext_key.len() {
-                let below = path.join(ext_key);
-                return insert_at(child, below, key.slice(common..), value, src);
+        Node::Extension(ext) => {
+            let common = ext.key.common_prefix_length(&key);
+            if common == ext.key.len() {
+                let below = path.join(&ext.key);
+                return insert_at(&mut ext.child, below, key.slice(common..), value, src);
             }
             if common == key.len() {
                 return Err(TrieError::PrefixKey { key: hex(&path.join(&key)) });
             }
-            let mut children: Box<[Node; 16]> = Box::default();
-            let rest = ext_key.slice(common + 1..);
-            let old_child = std::mem::take(child.as_mut());
-            children[ext_key.get_unchecked(common) as usize] = extension_over(rest, old_child);
-            children[key.get_unchecked(common) as usize] =
+            let mut branch = Box::<Branch>::default();
+            let rest = ext.key.slice(common + 1..);
+            let old_child = std::mem::take(&mut ext.child);
+            branch.children[ext.key.get_unchecked(common) as usize] =
+                extension_over(rest, old_child);
+            branch.children[key.get_unchecked(common) as usize] =
                 Node::leaf(key.slice(common + 1..), value);
-            *node = extension_over(ext_key.slice(..common), Node::branch(children));
+            *node = extension_over(ext.key.slice(..common), Node::Branch(branch));
         }
-        Node::Branch { children, .. } => {
+        Node::Branch(branch) => {
             let Some(i) = key.first() else {
                 return Err(TrieError::PrefixKey { key: hex(&path) });
             };
             return insert_at(
-                &mut children[i as usize],
+                &mut branch.children[i as usize],
                 with(&path, i),
                 key.slice(1..),
                 value,
@@ -703,22 +734,22 @@ fn get_from(
         resolve(node, &path, src)?;
         match node {
             Node::Empty => return Ok(None),
-            Node::Leaf { key, value, .. } => return Ok((*key == rest).then(|| value.clone())),
-            Node::Extension { key, child, .. } => {
-                if !rest.starts_with(key) {
+            Node::Leaf(leaf) => return Ok((leaf.key == rest).then(|| leaf.value.clone())),
+            Node::Extension(ext) => {
+                if !rest.starts_with(&ext.key) {
                     return Ok(None);
                 }
-                path = path.join(key);
-                rest = rest.slice(key.len()..);
-                node = child;
+                path = path.join(&ext.key);
+                rest = rest.slice(ext.key.len()..);
+                node = &mut ext.child;
             }
-            Node::Branch { children, .. } => {
+            Node::Branch(branch) => {
                 let Some(i) = rest.first() else {
                     return Err(TrieError::PrefixKey { key: hex(&path) });
                 };
                 path.push(i);
                 rest = rest.slice(1..);
-                node = &mut children[i as usize];
+                node = &mut branch.children[i as usize];
             }
             Node::Hash(_) => unreachable!("resolved above"),
         }
@@ -736,39 +767,37 @@ fn remove_at(
     resolve(node, &path, src)?;
     match node {
         Node::Empty => Ok(false),
-        Node::Leaf { key: leaf_key, .. } => {
-            if *leaf_key == key {
+        Node::Leaf(leaf) => {
+            if leaf.key == key {
                 *node = Node::Empty;
                 Ok(true)
             } else {
                 Ok(false)
             }
         }
-        Node::Extension { key: ext_key, child, .. } => {
-            if !key.starts_with(ext_key) {
+        Node::Extension(ext) => {
+            if !key.starts_with(&ext.key) {
                 return Ok(false);
             }
-            let below = path.join(ext_key);
-            let removed = remove_at(child, below, key.slice(ext_key.len()..), src)?;
+            let below = path.join(&ext.key);
+            let removed = remove_at(&mut ext.child, below, key.slice(ext.key.len()..), src)?;
             if removed {
                 // The child was a branch; it may have collapsed into a leaf or an extension,
                 // which merges into this extension.
-                let ext_key = *ext_key;
-                *node = match std::mem::take(child.as_mut()) {
+                let ext_key = ext.key;
+                *node = match std::mem::take(&mut ext.child) {
                     Node::Empty => Node::Empty,
-                    Node::Leaf { key, value, .. } => Node::leaf(ext_key.join(&key), value),
-                    Node::Extension { key, child, .. } => {
-                        Node::extension(ext_key.join(&key), *child)
-                    }
+                    Node::Leaf(leaf) => prefixed(ext_key, Node::Leaf(leaf)),
+                    Node::Extension(child) => prefixed(ext_key, Node::Extension(child)),
                     other => Node::extension(ext_key, other),
                 };
             }
             Ok(removed)
         }
-        Node::Branch { children, .. } => {
+        Node::Branch(branch) => {
             let Some(i) = key.first() else { return Ok(false) };
             let removed =
-                remove_at(&mut children[i as usize], with(&path, i), key.slice(1..), src)?;
+                remove_at(&mut branch.children[i as usize], with(&path, i), key.slice(1..), src)?;
             if removed {
                 node.forget();
                 collapse_branch(node, &path, src)?;
@@ -781,8 +810,9 @@ fn remove_at(
 
 /// A branch left with one child becomes that child, its nibble prepended to the child's key.
 fn collapse_branch(node: &mut Node, path: &Nibbles, src: &dyn NodeSource) -> Result<(), TrieError> {
-    let Node::Branch { children, .. } = node else { return Ok(()) };
-    let mut present = children.iter().enumerate().filter(|(_, c)| **c != Node::Empty);
+    let Node::Branch(branch) = node else { return Ok(()) };
+    let children = &mut branch.children;
+    let mut present = children.iter().enumerate().filter(|(_, c)| !c.is_empty());
     let (Some((i, _)), None) = (present.next(), present.next()) else { return Ok(()) };
     let i = i as u8;
     // The sibling's kind decides the shape: it must be resolved (the proof of the block's own
@@ -794,17 +824,30 @@ fn collapse_branch(node: &mut Node, path: &Nibbles, src: &dyn NodeSource) -> Res
         }
     }
     *node = match std::mem::take(&mut children[i as usize]) {
-        Node::Leaf { key, value, .. } => Node::leaf(one_nibble(i).join(&key), value),
-        Node::Extension { key, child, .. } => Node::extension(one_nibble(i).join(&key), *child),
+        child @ (Node::Leaf(_) | Node::Extension(_)) => prefixed(one_nibble(i), child),
         branch => Node::extension(one_nibble(i), branch),
     };
     Ok(())
+}
+
+/// A leaf or an extension moved up below `prefix`: its key prefixed, its reference
+/// forgotten (its box kept). Any other node is returned as it is.
+fn prefixed(prefix: Nibbles, mut node: Node) -> Node {
+    match &mut node {
+        Node::Leaf(leaf) => leaf.key = prefix.join(&leaf.key),
+        Node::Extension(ext) => ext.key = prefix.join(&ext.key),
+        _ => return node,
+    }
+    node.forget();
+    node
 }
 
 /// One encoding pass: its scratch buffer, where the hashed nodes it encodes are reported as
 /// (hash, RLP), and the depth below which a hashed node is left as its hash.
 struct Encoder<'a> {
     buf: Vec<u8>,
+    /// The references of the children of the branches being encoded, deepest last.
+    stack: Vec<RlpNode>,
     keep: usize,
     sink: &'a mut dyn FnMut(B256, &[u8]),
 }
@@ -812,7 +855,7 @@ struct Encoder<'a> {
 impl<'a> Encoder<'a> {
     /// A pass that leaves hashed nodes deeper than `keep` nibbles as their hashes.
     fn new(keep: usize, sink: &'a mut dyn FnMut(B256, &[u8])) -> Self {
-        Self { buf: Vec::with_capacity(600), keep, sink }
+        Self { buf: Vec::with_capacity(600), stack: Vec::with_capacity(64), keep, sink }
     }
 
     /// The reference of `node`, `len` nibbles below the root (its hash, or its RLP when
@@ -854,26 +897,29 @@ impl<'a> Encoder<'a> {
                 RlpNode::from_rlp(&[EMPTY_STRING_CODE])
             }
             Node::Hash(hash) => RlpNode::word_rlp(hash),
-            Node::Leaf { key, value, .. } => {
+            Node::Leaf(leaf) => {
                 self.buf.clear();
-                LeafNodeRef::new(key, value).rlp(&mut self.buf)
+                LeafNodeRef::new(&leaf.key, &leaf.value).rlp(&mut self.buf)
             }
-            Node::Extension { key, child, .. } => {
-                let child = self.reference(child, len + key.len());
+            Node::Extension(ext) => {
+                let child = self.reference(&mut ext.child, len + ext.key.len());
                 self.buf.clear();
-                ExtensionNodeRef::new(key, &child).rlp(&mut self.buf)
+                ExtensionNodeRef::new(&ext.key, &child).rlp(&mut self.buf)
             }
-            Node::Branch { children, .. } => {
-                let mut stack = Vec::with_capacity(16);
+            Node::Branch(branch) => {
+                let start = self.stack.len();
                 let mut mask = TrieMask::default();
-                for (i, child) in children.iter_mut().enumerate() {
-                    if *child != Node::Empty {
-                        stack.push(self.reference(child, len + 1));
+                for (i, child) in branch.children.iter_mut().enumerate() {
+                    if !child.is_empty() {
+                        let r = self.reference(child, len + 1);
+                        self.stack.push(r);
                         mask.set_bit(i as u8);
                     }
                 }
                 self.buf.clear();
-                BranchNodeRef::new(&stack, mask).rlp(&mut self.buf)
+                let r = BranchNodeRef::new(&self.stack[start..], mask).rlp(&mut self.buf);
+                self.stack.truncate(start);
+                r
             }
         }
     }

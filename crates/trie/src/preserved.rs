@@ -20,10 +20,11 @@ use alloy_primitives::B256;
 use std::sync::Mutex;
 
 /// Nibbles below a trie's root whose nodes stay decoded between blocks (reth's
-/// `DEFAULT_SPARSE_TRIE_PRUNE_DEPTH` is 4, over a leaner node): the branches of the top levels,
-/// which every block's paths cross, without the leaves of a large state. A decoded branch here
-/// holds its 16 children inline (104 bytes each), so the account trie's 3 levels are at most
-/// 4,369 branches, ≈ 7 MiB, and each storage trie's 2 levels at most 273, ≈ 0.45 MiB.
+/// `DEFAULT_SPARSE_TRIE_PRUNE_DEPTH` is 4, over nodes kept by path): the branches of the top
+/// levels, which every block's paths cross, without the leaves of a large state. A decoded
+/// branch here is one allocation of 680 bytes (its 16 children of 40 bytes inline), so the
+/// account trie's 3 levels are at most 4,369 branches, ≈ 2.8 MiB, and each storage trie's 2
+/// levels at most 273, ≈ 0.18 MiB.
 pub const DEFAULT_PRUNE_DEPTH: PruneDepth = PruneDepth { accounts: 3, storage: 2 };
 
 /// Storage tries kept between blocks, the most recently changed (reth's
