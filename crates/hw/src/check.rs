@@ -124,6 +124,8 @@ fn parse(label: &str, cores: usize) -> Option<(String, usize, Design, bool)> {
     let sync = if parts.contains(&"syncpersist") { "-syncpersist" } else { "" };
     // Senders the pool did not know recovered before execution instead of streamed into it.
     let first = if parts.contains(&"recoverfirst") { "-recoverfirst" } else { "" };
+    // The state root after execution (`--engine.state-root-beside false`).
+    let after = if parts.contains(&"rootafter") { "-rootafter" } else { "" };
     // Every state root from the parent's root (`--engine.preserve-trie false`): not the
     // node's default, so a group of its own.
     let keep = if parts.contains(&"nopreserve") { "-nopreserve" } else { "" };
@@ -143,7 +145,7 @@ fn parse(label: &str, cores: usize) -> Option<(String, usize, Design, bool)> {
             let threads: usize = parts.get(1)?.parse().ok()?;
             let ols = if parts.contains(&"ols") { "-ols" } else { "" };
             Some((
-                format!("parallel-{threads}{ols}{pool}{first}{keep}{sync} {cache}"),
+                format!("parallel-{threads}{ols}{pool}{after}{first}{keep}{sync} {cache}"),
                 threads,
                 Design::Parallel,
                 cold,
@@ -198,6 +200,7 @@ pub fn check(
                 recovery_threads: cores,
                 pool_hits,
                 commit_background: !config.contains("-syncpersist"),
+                root_after: config.contains("-rootafter"),
                 ..Target::machine(cores)
             };
             let b = model.block(gas_per_block, design, target);
@@ -295,6 +298,16 @@ mod tests {
         assert_eq!(
             p("parallel-2-pool90-nopreserve-warm-1"),
             Some(("parallel-2-pool90-nopreserve warm".into(), 2, Design::Parallel, false))
+        );
+        // The root after execution is modelled apart from the node's default (beside).
+        assert_eq!(
+            p("parallel-2-pool90-rootafter-recoverfirst-warm-2"),
+            Some((
+                "parallel-2-pool90-rootafter-recoverfirst warm".into(),
+                2,
+                Design::Parallel,
+                false
+            ))
         );
         assert_eq!(p("replay"), None);
         assert_eq!(p("parallel-x-warm-1"), None);

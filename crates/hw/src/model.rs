@@ -175,6 +175,10 @@ pub struct Target {
     /// Blocks committed on the persistence thread while the next executes (the node's default,
     /// `--engine.persistence-background`) rather than inside the forkchoice update.
     pub commit_background: bool,
+    /// The parallel engine's state root computed after execution (`--engine.state-root-beside
+    /// false`) rather than beside it: its whole cost is on the critical path, as the
+    /// sequential engine's.
+    pub root_after: bool,
 }
 
 impl Target {
@@ -188,6 +192,7 @@ impl Target {
             iops: None,
             pool_hits: 0.0,
             commit_background: true,
+            root_after: false,
         }
     }
 }
@@ -314,7 +319,7 @@ impl Model {
                 / self.exec.recovery_speedup(target.recovery_threads.max(1)),
             execution: gas * c.execution_ns_per_gas * cpu / speedup.max(1e-6),
             io,
-            state_root: gas * cpu * self.root_ns_per_gas(t, design),
+            state_root: gas * cpu * self.root_ns_per_gas(t, design, target.root_after),
             commit: commit * if target.commit_background { beside } else { 1.0 },
             checks: gas * (c.checks_ns_per_gas + c.payload_ns_per_gas) * cpu,
             commit_beside: if target.commit_background { commit } else { 0.0 },
@@ -322,11 +327,12 @@ impl Model {
     }
 
     /// The state root's cost on the critical path per gas (ns) at `threads` with `design`: after
-    /// execution on the sequential engine; on the parallel one the wait measured at that thread
-    /// count, else the mean over the parallel runs (else the sequential root).
-    fn root_ns_per_gas(&self, threads: usize, design: Design) -> f64 {
+    /// execution on the sequential engine, or on the parallel one with `root_after`; otherwise
+    /// the wait measured at that thread count, else the mean over the parallel runs (else the
+    /// sequential root).
+    fn root_ns_per_gas(&self, threads: usize, design: Design, root_after: bool) -> f64 {
         let c = &self.costs;
-        if design == Design::Sequential {
+        if design == Design::Sequential || root_after {
             return c.state_root_ns_per_gas;
         }
         match self.root_wait_by_threads.iter().find(|(t, _)| *t == threads) {
@@ -532,6 +538,9 @@ mod tests {
         assert!((p.execution - 0.625).abs() < 1e-9);
         // The root's share on the parallel engine: what it waited for the root beside it.
         assert!((p.state_root - 0.1).abs() < 1e-9, "{p:?}");
+        // With the root after execution: all of it, as on the sequential engine.
+        let after = m.block(1e9, Design::Parallel, Target { root_after: true, ..WARM });
+        assert!((after.state_root - 0.5).abs() < 1e-9, "{after:?}");
         // At 4 threads (not measured here): the chain's 1.6 at 2, times the mainnet blocks'
         // speedup from 2 to 4 (measured 1.6 at 2; projected 3.0 at 4, scaled by 1.6 / 2.0).
         let p4 = m.block(1e9, Design::Parallel, Target::machine(4));
