@@ -622,7 +622,7 @@ struct Checked {
     receipts_rlp: Vec<u8>,
     /// rlp(BAL), stored.
     bal_rlp: Vec<u8>,
-    /// What the checks and this took.
+    /// How long the checks, the changes and the encodings took.
     time: Duration,
 }
 
