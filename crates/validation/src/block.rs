@@ -444,8 +444,8 @@ fn execute_on(
             );
             prewarmed = stats.executed;
             (reused, stale) = (stats.reused, stats.stale);
-            let outcome = outcome?;
-            let bal = outcome.bal.clone().unwrap_or_default();
+            let mut outcome = outcome?;
+            let bal = outcome.bal.take().unwrap_or_default();
             let checked = check_outcome(chain, &input, &outcome, &bal)?;
             (outcome, Cow::Owned(bal), checked)
         }
@@ -550,7 +550,7 @@ fn execute_on(
         None
     };
 
-    let Checked { updates, codes, diff, receipts_rlp, bal_rlp, time: outcome_checks } = checked;
+    let (Changes { updates, codes, diff, receipts_rlp, bal_rlp }, outcome_checks) = checked;
     tracing::debug!(
         target: "validation::block",
         number,
@@ -609,9 +609,8 @@ fn execute_on(
     })
 }
 
-/// A block's outcome checked against its header and made into what the state root and the
-/// store take.
-struct Checked {
+/// What a block's outcome gives the state root and the store.
+struct Changes {
     /// The state-trie updates.
     updates: Vec<AccountUpdate>,
     /// The code the block deployed.
@@ -622,29 +621,42 @@ struct Checked {
     receipts_rlp: Vec<u8>,
     /// rlp(BAL), stored.
     bal_rlp: Vec<u8>,
-    /// How long the checks, the changes and the encodings took.
-    time: Duration,
+}
+
+impl Changes {
+    /// The changes of block `number` (`hash`) from its `outcome` and `bal`; `bal_rlp` is
+    /// rlp(`bal`) when encoded already, else empty (encoded here).
+    fn of(
+        number: u64,
+        hash: B256,
+        outcome: &BlockOutcome,
+        bal: &BlockAccessList,
+        mut bal_rlp: Vec<u8>,
+    ) -> Self {
+        if bal_rlp.is_empty() {
+            bal_rlp = alloy_rlp::encode(bal);
+        }
+        let updates = account_updates(outcome);
+        let codes = deployed_codes(bal);
+        let diff = pending_diff(number, hash, &updates, &codes);
+        let receipts_rlp = alloy_rlp::encode(&outcome.receipts);
+        Self { updates, codes, diff, receipts_rlp, bal_rlp }
+    }
 }
 
 /// [`validate_header_with_buf`] on `outcome` (gas used, logs bloom, receipts root, requests
-/// hash, BAL hash) and the changes and encodings the block's store and state root take.
+/// hash, BAL hash), then its [`Changes`] (the BAL's encoding reused); and how long both took.
 fn check_outcome(
     chain: &ChainSpec,
     input: &BlockInput,
     outcome: &BlockOutcome,
     bal: &BlockAccessList,
-) -> Result<Checked, ImportError> {
+) -> Result<(Changes, Duration), ImportError> {
     let start = Instant::now();
     let mut bal_rlp = Vec::new();
     validate_header_with_buf(chain, input, outcome, bal, &mut bal_rlp)?;
-    if bal_rlp.is_empty() {
-        bal_rlp = alloy_rlp::encode(bal);
-    }
-    let updates = account_updates(outcome);
-    let codes = deployed_codes(bal);
-    let diff = pending_diff(input.number(), input.hash, &updates, &codes);
-    let receipts_rlp = alloy_rlp::encode(&outcome.receipts);
-    Ok(Checked { updates, codes, diff, receipts_rlp, bal_rlp, time: start.elapsed() })
+    let changes = Changes::of(input.number(), input.hash, outcome, bal, bal_rlp);
+    Ok((changes, start.elapsed()))
 }
 
 /// The code a block deployed, by hash, from its BAL's code changes.
@@ -698,9 +710,8 @@ pub fn executed_from_build(
         return None;
     }
     let hash = block.header.hash_slow();
-    let updates = account_updates(outcome);
-    let codes = deployed_codes(bal);
-    let diff = pending_diff(number, hash, &updates, &codes);
+    let Changes { updates, codes, diff, receipts_rlp, bal_rlp } =
+        Changes::of(number, hash, outcome, bal, Vec::new());
     let imported = ImportedBlock {
         number,
         hash,
@@ -723,9 +734,9 @@ pub fn executed_from_build(
         codes,
         header_rlp: alloy_rlp::encode(&block.header),
         body_rlp: alloy_rlp::encode(&block.body),
-        receipts_rlp: alloy_rlp::encode(&outcome.receipts),
+        receipts_rlp,
         intermediate: None,
-        bal_rlp: alloy_rlp::encode(bal),
+        bal_rlp,
         tx_hashes: block.body.transactions.iter().map(|tx| *tx.tx_hash()).collect(),
         senders,
         beside_root: Some(Ok(root)),
