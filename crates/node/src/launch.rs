@@ -119,6 +119,14 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
         BlockchainProvider::new(storage.clone(), tree.canonical_in_memory_state().clone());
     let chain: Arc<dyn FullReader> = Arc::new(provider.clone());
     let pool = Arc::new(TxPool::default());
+    // The KZG setup takes seconds to load; loaded now, the first blob transaction a peer or a
+    // user sends is not kept waiting for it.
+    if let Err(e) = std::thread::Builder::new()
+        .name("kzg-setup".into())
+        .spawn(gigagas_txpool::blobs::load_trusted_setup)
+    {
+        tracing::warn!(target: "node", error = %e, "KZG setup not loaded ahead: the first blob transaction loads it");
+    }
     let payloads = Arc::new(PayloadStore::default());
     let on_event = args.metrics.map(|_| metrics::hook());
     let (engine, engine_thread) = EngineService::spawn(tree, pool.clone(), payloads, on_event)

@@ -9,9 +9,12 @@
 //! storage trie (storage tries in parallel) and yields the new state root. Every node keeps
 //! its hash once computed, so a [`StateTrie`] kept from one block to the next
 //! ([`PreservedTrie`]) neither reads nor hashes again what the next block does not change.
+//! [`walk_leaves`] and [`node_at_path`] read a trie of any stored root in key order or by
+//! path, for snap serving.
 
 pub mod mpt;
 pub mod preserved;
+pub mod range;
 pub mod state_root;
 
 pub use mpt::{
@@ -20,6 +23,7 @@ pub use mpt::{
 pub use preserved::{
     update_state_root_on, PreservedTrie, TrieStart, DEFAULT_MAX_STORAGE_TRIES, DEFAULT_PRUNE_DEPTH,
 };
+pub use range::{compact_to_nibbles, node_at_path, walk_leaves, PathNode};
 pub use state_root::{
     update_state_root, AccountUpdate, PruneDepth, StateRootError, StateRootUpdate, StateTrie,
     PARALLEL_STORAGE_SLOTS,

@@ -87,6 +87,12 @@ pub enum BlobError {
     Kzg(String),
 }
 
+/// Loads the KZG trusted setup (alloy's default, c-kzg with precompute 8) now. The first
+/// blob transaction checked otherwise waits for it (seconds on a small machine); later calls
+/// return at once. A node calls it on a thread of its own at startup.
+pub fn load_trusted_setup() {
+    let _ = EnvKzgSettings::Default.get();
+}
 /// Checks `sidecar` against the transaction's `hashes` and the fork's `form`.
 ///
 /// # Errors

@@ -17,8 +17,11 @@
 //! newcomer that pays no more than that one is refused ([`PoolError::Underpriced`]).
 //!
 //! Every transaction the pool takes is announced on [`TxPool::subscribe`] (hash, type, size of
-//! its network form: what the devp2p network gossips), and [`TxPool::network_transactions`]
-//! gives the network form back (blob transactions with their sidecar) for peers that ask.
+//! its network form: what the devp2p network gossips) once it is executable, as geth's pool
+//! broadcasts only what it promotes: a pending transaction at once, a queued one when the
+//! transactions before it arrive or a block moves its sender's nonce up to it
+//! ([`TxPool::prune`]). [`TxPool::network_transactions`] gives the network form back (blob
+//! transactions with their sidecar) for peers that ask.
 
 pub mod blobs;
 
@@ -88,6 +91,22 @@ pub enum PoolError {
         have: u64,
         /// The node's.
         want: u64,
+    },
+    /// A creation whose init code passes the fork's limit (EIP-3860: 49,152 bytes; EIP-7954
+    /// from Amsterdam: 131,072; geth's `ErrMaxInitCodeSizeExceeded`).
+    #[error("max initcode size exceeded: code size {size} limit {limit}")]
+    InitCodeTooLarge {
+        /// The init code's bytes.
+        size: usize,
+        /// The fork's limit.
+        limit: usize,
+    },
+    /// The nonce is 2^64 - 1, which no transaction may carry (EIP-2681; geth's
+    /// `ErrNonceMax`).
+    #[error("nonce has max value: address {address}")]
+    NonceMax {
+        /// Sender.
+        address: Address,
     },
     /// The nonce was used already.
     #[error("nonce too low: address {address}, tx: {tx} state: {state}")]
@@ -179,6 +198,17 @@ fn check_gas(tx: &TxEnvelope, sender: Address, spec: SpecId) -> Result<(), PoolE
     if amsterdam && gas > MAX_TX_TOTAL_GAS {
         return Err(PoolError::GasLimitTooHigh { cap: MAX_TX_TOTAL_GAS, gas });
     }
+    if tx.kind().is_create() && spec.is_enabled_in(SpecId::SHANGHAI) {
+        let limit = if amsterdam {
+            revm::primitives::eip7954::MAX_INITCODE_SIZE
+        } else {
+            revm::primitives::eip3860::MAX_INITCODE_SIZE
+        };
+        let size = tx.input().len();
+        if size > limit {
+            return Err(PoolError::InitCodeTooLarge { size, limit });
+        }
+    }
     let eip2780 = amsterdam
         .then(|| Eip2780TxInfo { value: tx.value(), is_self_transfer: tx.to() == Some(sender) });
     let (accounts, keys) = tx.access_list().map_or((0, 0), |list| {
@@ -225,6 +255,8 @@ struct Inner {
     by_sender: HashMap<Address, BTreeMap<u64, PooledTx>>,
     by_hash: HashMap<B256, (Address, u64)>,
     blobs: blobs::BlobStore,
+    /// Queued transactions not announced yet (announced once executable).
+    unannounced: HashMap<B256, NewTransaction>,
 }
 
 /// What a transaction offers, compared when the pool must evict: the blob fee cap (among blob
@@ -268,7 +300,29 @@ impl Inner {
         }
         self.by_hash.remove(&gone.hash);
         self.blobs.remove(&gone.hash);
+        self.unannounced.remove(&gone.hash);
         Ok(())
+    }
+
+    /// The announcements of `sender`'s transactions that are executable against the account
+    /// nonce `state_nonce` (a run of nonces from it without a gap) and not announced yet, in
+    /// nonce order; they count as announced from now on.
+    fn executable_unannounced(
+        &mut self,
+        sender: &Address,
+        state_nonce: u64,
+    ) -> Vec<NewTransaction> {
+        let Some(queue) = self.by_sender.get(sender) else { return Vec::new() };
+        let mut out = Vec::new();
+        for (next, (nonce, tx)) in (state_nonce..).zip(queue.range(state_nonce..)) {
+            if *nonce != next {
+                break;
+            }
+            if let Some(a) = self.unannounced.remove(&tx.hash) {
+                out.push(a);
+            }
+        }
+        out
     }
 }
 
@@ -478,6 +532,9 @@ impl TxPool {
         check_gas(&tx, sender, spec)?;
         let account = state.account(&sender).map_err(|e| PoolError::State(e.to_string()))?;
         let (nonce, balance) = account.map_or((0, U256::ZERO), |a| (a.nonce, a.balance));
+        if tx.nonce() == u64::MAX {
+            return Err(PoolError::NonceMax { address: sender });
+        }
         if tx.nonce() < nonce {
             return Err(PoolError::NonceTooLow { address: sender, tx: tx.nonce(), state: nonce });
         }
@@ -525,6 +582,7 @@ impl TxPool {
         if grows && inner.by_hash.len() >= self.limits.transactions {
             inner.evict(&sender, &tx, false)?;
         }
+        let state_nonce = nonce;
         let nonce = tx.nonce();
         let tx_type = tx.tx_type() as u8;
         let replaced =
@@ -532,14 +590,19 @@ impl TxPool {
         if let Some(old) = replaced {
             inner.by_hash.remove(&old.hash);
             inner.blobs.remove(&old.hash);
+            inner.unannounced.remove(&old.hash);
         }
         inner.by_hash.insert(hash, (sender, nonce));
         if let Some(sidecar) = sidecar {
             inner.blobs.insert(hash, sidecar);
         }
+        inner.unannounced.insert(hash, NewTransaction { hash, tx_type, size });
+        let executable = inner.executable_unannounced(&sender, state_nonce);
         drop(inner);
-        // No subscriber is no error.
-        let _ = self.announcements.send(NewTransaction { hash, tx_type, size });
+        for announcement in executable {
+            // No subscriber is no error.
+            let _ = self.announcements.send(announcement);
+        }
         Ok(hash)
     }
 
@@ -640,20 +703,34 @@ impl TxPool {
     }
 
     /// Drops the transactions whose nonce is below their sender's nonce in `state` (included
-    /// in a canonical block, or replaced by one that was).
+    /// in a canonical block, or replaced by one that was), then announces the queued ones the
+    /// new nonces made executable.
     pub fn prune(&self, state: &dyn StateSource) {
         let mut inner = self.lock();
         let mut dropped = Vec::new();
+        let mut nonces = Vec::new();
         inner.by_sender.retain(|sender, queue| {
             let nonce = account_nonce(state, sender);
             let keep = queue.split_off(&nonce);
             dropped.extend(queue.values().map(|t| t.hash));
             *queue = keep;
+            nonces.push((*sender, nonce));
             !queue.is_empty()
         });
         for hash in dropped {
             inner.by_hash.remove(&hash);
             inner.blobs.remove(&hash);
+            inner.unannounced.remove(&hash);
+        }
+        let mut executable = Vec::new();
+        if !inner.unannounced.is_empty() {
+            for (sender, nonce) in nonces {
+                executable.extend(inner.executable_unannounced(&sender, nonce));
+            }
+        }
+        drop(inner);
+        for announcement in executable {
+            let _ = self.announcements.send(announcement);
         }
     }
 }
@@ -910,6 +987,29 @@ mod tests {
         assert_eq!(add(&transfer_with(2, 70_000, data.clone()), SpecId::OSAKA).err(), None);
         let err = add(&transfer_with(3, 70_000, data), SpecId::AMSTERDAM).unwrap_err();
         assert_eq!(err, PoolError::FloorDataGas { gas: 70_000, needed: 85_000 });
+        // Init code: 49,152 bytes at most from Shanghai (EIP-3860), 131,072 from Amsterdam
+        // (EIP-7954; the 128 KiB transaction size limit comes first there).
+        let init = vec![0u8; 49_153];
+        let err = add(&create_with(4, 10_000_000, init.clone()), SpecId::OSAKA).unwrap_err();
+        assert_eq!(err, PoolError::InitCodeTooLarge { size: 49_153, limit: 49_152 });
+        assert_eq!(add(&create_with(4, 10_000_000, init), SpecId::AMSTERDAM).err(), None);
+    }
+
+    /// A contract creation from key `i` with `gas` and init code `data`.
+    fn create_with(i: u8, gas: u64, data: Vec<u8>) -> Vec<u8> {
+        use alloy_consensus::{SignableTransaction, TxEip1559};
+        use alloy_eips::eip2718::Encodable2718;
+        let tx = TxEip1559 {
+            chain_id: 1,
+            gas_limit: gas,
+            max_fee_per_gas: 1_000_000_000,
+            max_priority_fee_per_gas: 1_000_000_000,
+            to: alloy_primitives::TxKind::Create,
+            input: data.into(),
+            ..Default::default()
+        };
+        let sig = signature(&key(i), tx.signature_hash());
+        TxEnvelope::from(tx.into_signed(sig)).encoded_2718()
     }
 
     /// The network form of a one-blob transaction from key `i` paying `gwei` per blob gas.
@@ -978,6 +1078,62 @@ mod tests {
         let bytes = |v: &Vec<u8>| alloy_primitives::Bytes::from(v.clone());
         assert_eq!(got, vec![bytes(&raw), bytes(&blob_raw)]);
         assert_eq!(pool.network_transactions(&[hash, blob], 1), vec![bytes(&raw)]);
+    }
+
+    /// Every account holds 1,000 ETH at nonce `self.0`.
+    #[derive(Debug)]
+    struct AtNonce(u64);
+
+    impl StateSource for AtNonce {
+        fn account(&self, a: &Address) -> Result<Option<AccountInfo>, StateError> {
+            Ok(FUNDED.account(a)?.map(|info| AccountInfo { nonce: self.0, ..info }))
+        }
+        fn storage(&self, _: &Address, _: &U256) -> Result<U256, StateError> {
+            Ok(U256::ZERO)
+        }
+        fn code(&self, _: &B256) -> Result<Option<Bytecode>, StateError> {
+            Ok(None)
+        }
+        fn block_hash(&self, _: u64) -> Result<Option<B256>, StateError> {
+            Ok(None)
+        }
+        fn has_storage(&self, _: &Address) -> Result<bool, StateError> {
+            Ok(false)
+        }
+    }
+
+    /// geth broadcasts what it promotes: a queued transaction (a nonce gap before it) is
+    /// announced only once the gap closes, by the missing transaction or by a block; a nonce
+    /// of 2^64 - 1 is refused (EIP-2681).
+    #[test]
+    fn only_executable_transactions_are_announced() {
+        let pool = TxPool::default();
+        let mut announced = pool.subscribe();
+        let add = |raw: &[u8], state: &dyn StateSource| {
+            pool.add_raw(raw, 1, 30_000_000, BlobForm::Eip4844, SpecId::PRAGUE, state)
+        };
+        let hash_of = |a: Option<NewTransaction>| a.map(|a| a.hash);
+        let third = add(&transfer(0, 2, 1), &FUNDED).unwrap();
+        assert!(announced.try_recv().is_err(), "nonce 2 waits for 0 and 1");
+        let first = add(&transfer(0, 0, 1), &FUNDED).unwrap();
+        assert_eq!(hash_of(announced.try_recv().ok()), Some(first));
+        assert!(announced.try_recv().is_err(), "nonce 2 still waits for 1");
+        let second = add(&transfer(0, 1, 1), &FUNDED).unwrap();
+        assert_eq!(hash_of(announced.try_recv().ok()), Some(second));
+        assert_eq!(hash_of(announced.try_recv().ok()), Some(third), "the gap closed");
+        assert!(announced.try_recv().is_err(), "each is announced once");
+        // A block moves sender 1's nonce to 5: its queued nonce 5 and 6 become executable.
+        let five = add(&transfer(1, 5, 1), &FUNDED).unwrap();
+        let six = add(&transfer(1, 6, 1), &FUNDED).unwrap();
+        assert!(announced.try_recv().is_err());
+        pool.prune(&AtNonce(5));
+        let got: Vec<_> =
+            std::iter::from_fn(|| announced.try_recv().ok()).map(|a| a.hash).collect();
+        assert_eq!(got, vec![five, six]);
+        assert!(!pool.contains(&first) && pool.contains(&six));
+        let max = add(&transfer(2, u64::MAX, 1), &FUNDED);
+        assert!(matches!(max, Err(PoolError::NonceMax { .. })), "{max:?}");
+        assert!(announced.try_recv().is_err());
     }
 
     #[test]

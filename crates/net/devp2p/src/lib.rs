@@ -10,6 +10,7 @@
 //! transactions are gossiped with the node's pool (`transactions.rs`).
 
 mod error;
+pub mod fetcher;
 mod network;
 mod serve;
 mod session;

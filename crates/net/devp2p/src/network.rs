@@ -3,6 +3,7 @@
 //! for blocks as the p2p client traits ([`BlockClient`]) want.
 
 use crate::{
+    fetcher::{check_network_transaction, TransactionFetcher},
     session::{self, SessionCommand, SessionRequestError},
     transactions::{
         NetworkPool, PoolImportError, TransactionAnnouncement, MAX_ANNOUNCED_HASHES,
@@ -147,8 +148,8 @@ pub struct Devp2pNetwork {
 /// What the transaction gossip keeps.
 #[derive(Default)]
 struct TransactionsState {
-    /// Hashes asked of a peer and not answered yet.
-    inflight: HashSet<B256>,
+    /// Announced hashes: who announced them with what, who is asked now.
+    fetcher: TransactionFetcher,
     /// The peer each transaction came from (not announced back to it).
     origins: HashMap<B256, PeerId>,
 }
@@ -471,6 +472,7 @@ impl Devp2pNetwork {
         }
         let sessions = self.sessions.clone();
         let network = self.clone();
+        let closed = self.clone();
         let on_message =
             move |message: session::PeerMessage| network.on_peer_message(peer, message);
         tracing::info!(target: "net::devp2p", peer = %info.record, client = %info.client_version, version = info.version.number(), head = info.status.latest, "session established");
@@ -483,6 +485,9 @@ impl Devp2pNetwork {
             move |reason| {
                 tracing::info!(target: "net::devp2p", %peer, %reason, "session closed");
                 sessions.lock().expect("sessions lock").active.remove(&peer);
+                let next =
+                    closed.transactions.lock().expect("transactions lock").fetcher.peer_gone(peer);
+                closed.spawn_fetches(next);
             },
         ));
     }
@@ -500,38 +505,28 @@ impl Devp2pNetwork {
                 }
             }
             session::PeerMessage::Hashes(announced) => {
-                let Some(pool) = self.pool.clone() else { return };
+                let Some(pool) = self.pool.as_ref() else { return };
                 if !announced.is_consistent() {
                     self.report_bad_message(peer);
                     return;
                 }
                 let wanted: Vec<B256> = {
                     let mut txs = self.transactions.lock().expect("transactions lock");
-                    let wanted = announced
-                        .hashes
-                        .iter()
-                        .filter(|h| !pool.contains(h) && !txs.inflight.contains(*h))
-                        .copied()
-                        .collect::<Vec<_>>();
-                    for hash in &wanted {
-                        txs.inflight.insert(*hash);
+                    let mut wanted = Vec::new();
+                    for ((hash, tx_type), size) in
+                        announced.hashes.iter().zip(announced.types.iter()).zip(&announced.sizes)
+                    {
+                        if pool.contains(hash) {
+                            continue;
+                        }
+                        if txs.fetcher.announced(peer, *hash, *tx_type, *size) {
+                            wanted.push(*hash);
+                        }
                         txs.remember_origin(*hash, peer);
                     }
                     wanted
                 };
-                if wanted.is_empty() {
-                    return;
-                }
-                let network = self.clone();
-                tokio::spawn(async move {
-                    for chunk in wanted.chunks(MAX_POOLED_TRANSACTIONS_REQUEST) {
-                        network.fetch_transactions(peer, chunk, &pool).await;
-                    }
-                    let mut txs = network.transactions.lock().expect("transactions lock");
-                    for hash in &wanted {
-                        txs.inflight.remove(hash);
-                    }
-                });
+                self.spawn_fetches(HashMap::from([(peer, wanted)]));
             }
             session::PeerMessage::Transactions(sent) => {
                 let Some(pool) = self.pool.clone() else { return };
@@ -543,67 +538,142 @@ impl Devp2pNetwork {
         }
     }
 
-    /// Asks `peer` for the pooled transactions `hashes` and imports the answer.
-    async fn fetch_transactions(&self, peer: PeerId, hashes: &[B256], pool: &Arc<dyn NetworkPool>) {
-        let request = EthMessage::GetPooledTransactions(RequestPair {
-            request_id: 0,
-            message: hashes.to_vec(),
-        });
-        match self.request(peer, request).await {
-            Ok(EthMessage::PooledTransactions(p)) => {
-                self.import_transactions(peer, p.message.0, Some(hashes), pool).await;
-            }
-            Ok(_) => self.report_bad_message(peer),
-            Err(e) => {
-                tracing::debug!(target: "net::devp2p", %peer, error = %e, "pooled transactions not fetched");
+    /// Fetches each peer's hashes from it, [`MAX_POOLED_TRANSACTIONS_REQUEST`] a request, each
+    /// request on a task of its own.
+    fn spawn_fetches(&self, fetches: HashMap<PeerId, Vec<B256>>) {
+        let Some(pool) = self.pool.as_ref() else { return };
+        for (peer, hashes) in fetches {
+            for chunk in hashes.chunks(MAX_POOLED_TRANSACTIONS_REQUEST) {
+                tokio::spawn(self.fetch_transactions(peer, chunk.to_vec(), pool.clone()));
             }
         }
     }
 
-    /// Imports `raws` from `peer` into the pool on a blocking thread; drops the peer for an
-    /// invalid transaction or, when `asked` is given, one it was not asked for.
+    /// Asks `peer` for the pooled transactions `hashes` and imports the answer; what it does
+    /// not deliver, or delivers invalid, is asked of the next peer that announced it.
+    fn fetch_transactions(
+        &self,
+        peer: PeerId,
+        hashes: Vec<B256>,
+        pool: Arc<dyn NetworkPool>,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
+        let network = self.clone();
+        Box::pin(async move {
+            let request = EthMessage::GetPooledTransactions(RequestPair {
+                request_id: 0,
+                message: hashes.clone(),
+            });
+            tracing::debug!(target: "net::devp2p", %peer, count = hashes.len(), "asking for pooled transactions");
+            let undelivered = match network.request(peer, request).await {
+                Ok(EthMessage::PooledTransactions(p)) => {
+                    tracing::debug!(target: "net::devp2p", %peer, count = p.message.0.len(), "pooled transactions answered");
+                    network.import_transactions(peer, p.message.0, Some(&hashes), &pool).await
+                }
+                Ok(_) => {
+                    network.report_bad_message(peer);
+                    hashes
+                }
+                Err(e) => {
+                    tracing::debug!(target: "net::devp2p", %peer, error = %e, "pooled transactions not fetched");
+                    hashes
+                }
+            };
+            let next = network
+                .transactions
+                .lock()
+                .expect("transactions lock")
+                .fetcher
+                .failed(peer, &undelivered);
+            network.spawn_fetches(next);
+        })
+    }
+
+    /// Imports `raws` from `peer` (the answer to `asked`, or a `Transactions` broadcast when
+    /// `None`) into the pool on a blocking thread, as geth's handler and fetcher take them:
+    /// a message with a transaction that breaks the wire's rules
+    /// ([`check_network_transaction`]), or the same transaction twice, drops the peer and is
+    /// not imported; every announcer of a transaction that named another type or size is
+    /// dropped; then the pool validates, and a transaction it finds invalid, or one not asked
+    /// for, drops the peer. Returns the asked hashes not delivered valid.
     async fn import_transactions(
         &self,
         peer: PeerId,
         raws: Vec<Bytes>,
         asked: Option<&[B256]>,
         pool: &Arc<dyn NetworkPool>,
-    ) {
-        let pool = pool.clone();
-        let asked: Option<HashSet<B256>> = asked.map(|a| a.iter().copied().collect());
-        let imported = tokio::task::spawn_blocking(move || {
-            let mut hashes = Vec::with_capacity(raws.len());
-            for result in pool.import(&raws) {
-                match result {
-                    Ok(hash) => hashes.push(hash),
-                    Err(PoolImportError::Declined(_)) => {}
-                    Err(e @ PoolImportError::Invalid(_)) => return Err(e.to_string()),
+    ) -> Vec<B256> {
+        let all_asked = || asked.map_or_else(Vec::new, <[B256]>::to_vec);
+        let mut identified = Vec::with_capacity(raws.len());
+        let mut seen = HashSet::with_capacity(raws.len());
+        for raw in &raws {
+            match check_network_transaction(raw, asked.is_none()) {
+                Ok((hash, tx_type)) if seen.insert(hash) => {
+                    identified.push((hash, tx_type, raw.len() as u32));
                 }
-            }
-            Ok(hashes)
-        })
-        .await;
-        match imported {
-            Ok(Ok(hashes)) => {
-                let mut txs = self.transactions.lock().expect("transactions lock");
-                for hash in &hashes {
-                    txs.remember_origin(*hash, peer);
-                }
-                drop(txs);
-                if let Some(unasked) =
-                    asked.and_then(|a| hashes.iter().find(|h| !a.contains(*h)).copied())
-                {
-                    tracing::debug!(target: "net::devp2p", %peer, %unasked, "a transaction not asked for");
+                Ok((hash, _)) => {
+                    tracing::debug!(target: "net::devp2p", %peer, %hash, "the same transaction twice in one message");
                     self.report_bad_message(peer);
+                    return all_asked();
+                }
+                Err(violation) => {
+                    tracing::debug!(target: "net::devp2p", %peer, %violation, "peer broke the transaction rules");
+                    self.report_bad_message(peer);
+                    return all_asked();
                 }
             }
-            Ok(Err(reason)) => {
-                tracing::debug!(target: "net::devp2p", %peer, %reason, "peer sent an invalid transaction");
-                self.report_bad_message(peer);
-            }
-            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-            Err(_) => {}
         }
+        let unasked = asked
+            .and_then(|a| identified.iter().find(|(h, _, _)| !a.contains(h)).map(|(h, _, _)| *h));
+        let mismatched: Vec<PeerId> = {
+            let mut txs = self.transactions.lock().expect("transactions lock");
+            identified
+                .iter()
+                .flat_map(|(hash, tx_type, size)| {
+                    txs.fetcher.arrived(hash, *tx_type, *size).mismatched
+                })
+                .collect()
+        };
+        for bad in mismatched {
+            tracing::debug!(target: "net::devp2p", peer = %bad, "announced a transaction's type or size wrong");
+            self.report_bad_message(bad);
+        }
+        let pool = pool.clone();
+        let imported = tokio::task::spawn_blocking(move || pool.import(&raws)).await;
+        let results = match imported {
+            Ok(results) => results,
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(_) => return Vec::new(),
+        };
+        let mut delivered = HashSet::new();
+        let mut invalid = None;
+        {
+            let mut txs = self.transactions.lock().expect("transactions lock");
+            for ((hash, _, _), result) in identified.iter().zip(&results) {
+                tracing::trace!(target: "net::devp2p", %peer, %hash, ?result, "transaction from a peer");
+                match result {
+                    Err(e @ PoolImportError::Invalid(_)) => {
+                        invalid.get_or_insert_with(|| e.to_string());
+                    }
+                    Ok(_) | Err(PoolImportError::Declined(_)) => {
+                        delivered.insert(*hash);
+                        txs.fetcher.delivered(hash);
+                        if result.is_ok() {
+                            txs.remember_origin(*hash, peer);
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(reason) = invalid {
+            tracing::debug!(target: "net::devp2p", %peer, %reason, "peer sent an invalid transaction");
+            self.report_bad_message(peer);
+        } else if let Some(unasked) = unasked {
+            tracing::debug!(target: "net::devp2p", %peer, %unasked, "a transaction not asked for");
+            self.report_bad_message(peer);
+        }
+        asked.map_or_else(Vec::new, |a| {
+            a.iter().filter(|h| !delivered.contains(*h)).copied().collect()
+        })
     }
 
     /// Announces transactions the pool took to every session but the one each came from

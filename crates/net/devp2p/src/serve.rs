@@ -62,33 +62,7 @@ pub(crate) fn answer(
             message: server.bodies(&p.message, MAX_REQUEST_ITEMS)?,
         }),
         EthMessage::GetReceipts { request_id, first_block_receipt_index, hashes } => {
-            let stored = server.receipts(hashes, MAX_REQUEST_ITEMS)?;
-            let skip = first_block_receipt_index.unwrap_or(0) as usize;
-            let mut receipts = Vec::with_capacity(stored.len());
-            let mut bytes = 0usize;
-            let mut incomplete = false;
-            for (i, block) in stored.iter().enumerate() {
-                let from = if i == 0 { skip.min(block.len()) } else { 0 };
-                let mut list = Vec::with_capacity(block.len() - from);
-                for r in &block[from..] {
-                    let r = receipt69(r);
-                    let size = r.length();
-                    // eth/70 cuts a block that would take the message past 10 MiB.
-                    if first_block_receipt_index.is_some() && bytes + size > MAX_MESSAGE_SIZE {
-                        incomplete = true;
-                        break;
-                    }
-                    bytes += size;
-                    list.push(r);
-                }
-                if incomplete {
-                    if !list.is_empty() {
-                        receipts.push(list);
-                    }
-                    break;
-                }
-                receipts.push(list);
-            }
+            let (receipts, incomplete) = receipts(server, hashes, *first_block_receipt_index)?;
             EthMessage::Receipts {
                 request_id: *request_id,
                 last_block_incomplete: first_block_receipt_index.map(|_| incomplete),
@@ -101,6 +75,56 @@ pub(crate) fn answer(
         }),
         other => return Ok(empty_answer(other)),
     }))
+}
+
+/// The answer to `GetReceipts` for `hashes` (geth's `serviceGetReceiptsQuery69/70`): blocks in
+/// order until one is not held, [`MAX_REQUEST_ITEMS`] blocks are in, or the answer passes the
+/// [`SOFT_RESPONSE_LIMIT`] (counted on what is sent, so a block whose first receipts were
+/// skipped counts only the rest). From eth/70 (`first_block_receipt_index` given) the first
+/// block starts at that receipt, and a block whose receipts would take the message past
+/// [`MAX_MESSAGE_SIZE`] is cut there: the answer ends with it and says it is incomplete (a
+/// block whose very first receipt does not fit is left out, the answer complete). The second
+/// value is that flag.
+///
+/// # Errors
+/// [`ProviderError`] when a read fails.
+fn receipts(
+    server: &ChainServer,
+    hashes: &[alloy_primitives::B256],
+    first_block_receipt_index: Option<u64>,
+) -> Result<(Vec<Vec<Receipt69>>, bool), ProviderError> {
+    let skip = usize::try_from(first_block_receipt_index.unwrap_or(0)).unwrap_or(usize::MAX);
+    let mut out = Vec::new();
+    let mut bytes = 0usize;
+    for (i, hash) in hashes.iter().enumerate() {
+        if bytes >= SOFT_RESPONSE_LIMIT || out.len() >= MAX_REQUEST_ITEMS {
+            break;
+        }
+        let Some(block) = server.block_receipts(hash)? else { break };
+        let from = if i == 0 { skip.min(block.len()) } else { 0 };
+        let mut list = Vec::with_capacity(block.len() - from);
+        let mut size = 0usize;
+        let mut cut = false;
+        for r in &block[from..] {
+            let r = receipt69(r);
+            let len = r.length();
+            if first_block_receipt_index.is_some() && bytes + size + len > MAX_MESSAGE_SIZE {
+                cut = true;
+                break;
+            }
+            size += len;
+            list.push(r);
+        }
+        if cut && list.is_empty() {
+            break;
+        }
+        bytes += size;
+        out.push(list);
+        if cut {
+            return Ok((out, true));
+        }
+    }
+    Ok((out, false))
 }
 
 /// The empty answer of the kind `request` asks for (a node may always answer with fewer
@@ -130,4 +154,101 @@ pub(crate) fn empty_answer(request: &EthMessage) -> Option<EthMessage> {
         }),
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloy_consensus::{BlockBody, Header, Receipt, ReceiptWithBloom, TxEnvelope};
+    use alloy_primitives::{Address, Bytes, Log, B256};
+    use gigagas_storage_api::{
+        BlockAccessListReader, BlockNumReader, BlockReader, HeaderProvider, ProviderResult,
+        ReceiptProvider,
+    };
+    use std::sync::Arc;
+
+    /// Blocks 0..n by hash `B256::with_last_byte(n)`, each with the given receipts.
+    #[derive(Debug)]
+    struct Blocks(Vec<Vec<ReceiptEnvelope>>);
+
+    impl BlockNumReader for Blocks {
+        fn best_block(&self) -> ProviderResult<Option<(u64, B256)>> {
+            Ok(None)
+        }
+        fn block_number(&self, hash: &B256) -> ProviderResult<Option<u64>> {
+            let n = hash[31] as usize;
+            Ok((hash == &B256::with_last_byte(n as u8) && n < self.0.len()).then_some(n as u64))
+        }
+    }
+    impl HeaderProvider for Blocks {
+        fn header_by_number(&self, _: u64) -> ProviderResult<Option<Header>> {
+            Ok(None)
+        }
+    }
+    impl BlockReader for Blocks {
+        fn body_by_number(&self, _: u64) -> ProviderResult<Option<BlockBody<TxEnvelope>>> {
+            Ok(None)
+        }
+    }
+    impl ReceiptProvider for Blocks {
+        fn receipts_by_number(&self, n: u64) -> ProviderResult<Option<Vec<ReceiptEnvelope>>> {
+            Ok(self.0.get(n as usize).cloned())
+        }
+    }
+    impl BlockAccessListReader for Blocks {
+        fn block_access_list(
+            &self,
+            _: u64,
+        ) -> ProviderResult<Option<gigagas_bal::BlockAccessList>> {
+            Ok(None)
+        }
+    }
+
+    fn receipt(data_bytes: usize, gas: u64) -> ReceiptEnvelope {
+        let log = Log::new_unchecked(Address::ZERO, vec![], Bytes::from(vec![7u8; data_bytes]));
+        ReceiptEnvelope::Eip1559(ReceiptWithBloom::new(
+            Receipt { status: true.into(), cumulative_gas_used: gas, logs: vec![log] },
+            Default::default(),
+        ))
+    }
+
+    /// geth's devp2p suite's `GetLargeReceipts` loop: four blocks around one whose receipts
+    /// pass 10 MiB, asked again from the last (incomplete) block at the receipt reached, until
+    /// the answer is complete and reaches the last block. It must end, and give every receipt
+    /// once and in order.
+    #[test]
+    fn partial_receipts_of_a_block_past_10_mib_are_fetched_whole() {
+        let small = vec![receipt(100, 21_000), receipt(100, 42_000)];
+        let large: Vec<_> = (0..24).map(|i| receipt(512 * 1024, 21_000 * (i + 1))).collect();
+        let blocks = vec![small.clone(), small.clone(), large.clone(), small.clone()];
+        let server = ChainServer::new(Arc::new(Blocks(blocks.clone())));
+        let hashes: Vec<B256> = (0..4).map(B256::with_last_byte).collect();
+
+        let mut got: Vec<Vec<Receipt69>> = vec![Vec::new(); 4];
+        let (mut last, mut incomplete, mut rounds) = (0usize, false, 0);
+        while incomplete || last != hashes.len() - 1 {
+            rounds += 1;
+            assert!(rounds < 20, "the partial-receipts loop does not end");
+            let (lists, cut) =
+                receipts(&server, &hashes[last..], Some(got[last].len() as u64)).unwrap();
+            assert!(!lists.is_empty());
+            let bytes: usize = lists.iter().flatten().map(|r| r.length()).sum();
+            assert!(bytes <= MAX_MESSAGE_SIZE, "an answer of {bytes} bytes");
+            for (i, list) in lists.iter().enumerate() {
+                got[last + i].extend(list.iter().cloned());
+            }
+            last += lists.len() - 1;
+            incomplete = cut;
+        }
+        assert!(rounds >= 2, "the large block was not cut");
+        for (want, got) in blocks.iter().zip(&got) {
+            let want: Vec<Receipt69> = want.iter().map(receipt69).collect();
+            assert_eq!(&want, got);
+        }
+        // eth/69 asks without an index and gets whole blocks up to the soft limit.
+        let (lists, cut) = receipts(&server, &hashes, None).unwrap();
+        assert!(!cut);
+        assert_eq!(lists.len(), 3, "the block crossing the soft limit is the last");
+        assert_eq!(lists[2].len(), large.len());
+    }
 }

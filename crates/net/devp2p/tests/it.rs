@@ -12,7 +12,8 @@ use alloy_eips::eip1898::HashOrNumber;
 use alloy_primitives::B256;
 use futures::{SinkExt, StreamExt};
 use gigagas_devp2p::{
-    Devp2pNetwork, LocalNode, NetworkPool, PoolImportError, SessionError, TransactionAnnouncement,
+    fetcher::check_network_transaction, Devp2pNetwork, LocalNode, NetworkPool, PoolImportError,
+    SessionError, TransactionAnnouncement,
 };
 use gigagas_eth_wire::{eth_protocols, EthStream, EthStreamError, HelloMessage, P2PStream};
 use gigagas_eth_wire_types::{
@@ -219,7 +220,8 @@ async fn a_moving_head_is_announced_and_new_sessions_see_it() {
     assert_eq!((session.status.latest, session.status.latest_hash), (39, B256::repeat_byte(39)));
 }
 
-/// A pool keyed by keccak of the bytes; bytes starting with 0xff are no transaction.
+/// A pool of whatever passes the wire's checks, keyed by transaction hash; bytes starting with
+/// 0xff are no transaction.
 #[derive(Debug, Default)]
 struct TestPool(std::sync::Mutex<std::collections::HashMap<B256, alloy_primitives::Bytes>>);
 
@@ -234,10 +236,9 @@ impl NetworkPool for TestPool {
     fn import(&self, raws: &[alloy_primitives::Bytes]) -> Vec<Result<B256, PoolImportError>> {
         raws.iter()
             .map(|raw| {
-                if raw.first() == Some(&0xff) {
+                let Ok((hash, _)) = check_network_transaction(raw, false) else {
                     return Err(PoolImportError::Invalid("not a transaction".into()));
-                }
-                let hash = alloy_primitives::keccak256(raw);
+                };
                 match self.0.lock().unwrap().insert(hash, raw.clone()) {
                     Some(_) => Err(PoolImportError::Declined("already known".into())),
                     None => Ok(hash),
@@ -247,12 +248,46 @@ impl NetworkPool for TestPool {
     }
 }
 
+/// A signed EIP-1559 transaction of nonce `nonce` (the signature is not checked here).
+fn eip1559(nonce: u64) -> Vec<u8> {
+    use alloy_consensus::{SignableTransaction, TxEip1559, TxEnvelope};
+    use alloy_eips::eip2718::Encodable2718;
+    let tx = TxEip1559 { chain_id: 1, nonce, ..Default::default() };
+    TxEnvelope::from(tx.into_signed(alloy_primitives::Signature::test_signature())).encoded_2718()
+}
+
+/// A blob transaction's network form: one blob, its commitment matching its versioned hash
+/// (the proofs are the pool's to check).
+fn blob_transaction() -> Vec<u8> {
+    use alloy_consensus::{
+        EthereumTxEnvelope, SignableTransaction, TxEip4844, TxEip4844WithSidecar,
+    };
+    use alloy_eips::{
+        eip2718::Encodable2718,
+        eip4844::{kzg_to_versioned_hash, Blob, Bytes48},
+        eip7594::{BlobTransactionSidecarEip7594, BlobTransactionSidecarVariant},
+    };
+    let sidecar = BlobTransactionSidecarEip7594 {
+        blobs: vec![Blob::default()],
+        commitments: vec![Bytes48::repeat_byte(1)],
+        cell_proofs: vec![Bytes48::default(); 128],
+    };
+    let tx = TxEip4844 {
+        chain_id: 1,
+        blob_versioned_hashes: vec![kzg_to_versioned_hash(&[1; 48])],
+        ..Default::default()
+    };
+    let with =
+        TxEip4844WithSidecar { tx, sidecar: BlobTransactionSidecarVariant::Eip7594(sidecar) };
+    EthereumTxEnvelope::<TxEip4844WithSidecar<BlobTransactionSidecarVariant>>::from(
+        with.into_signed(alloy_primitives::Signature::test_signature()),
+    )
+    .encoded_2718()
+}
+
 fn announcement(raw: &[u8]) -> TransactionAnnouncement {
-    TransactionAnnouncement {
-        hash: alloy_primitives::keccak256(raw),
-        tx_type: raw[0],
-        size: raw.len() as u32,
-    }
+    let (hash, tx_type) = check_network_transaction(raw, false).unwrap();
+    TransactionAnnouncement { hash, tx_type, size: raw.len() as u32 }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -266,11 +301,11 @@ async fn announced_transactions_are_fetched_into_the_pool_and_bad_ones_cost_the_
     assert!(eventually(|| a.sessions().len() == 1).await);
     // A takes two transactions (a 1559 one, and a blob one in its network form) and announces
     // them: B asks for both and its pool holds them, byte for byte.
-    let txs = [vec![2u8, 0xc1, 0x80], vec![3u8; 300]];
+    let txs = [eip1559(0), blob_transaction()];
     let taken = a_pool.import(&txs.iter().map(|t| t.clone().into()).collect::<Vec<_>>());
     assert!(taken.iter().all(Result::is_ok));
     a.announce_transactions(&txs.iter().map(|t| announcement(t)).collect::<Vec<_>>());
-    let hashes: Vec<B256> = txs.iter().map(alloy_primitives::keccak256).collect();
+    let hashes: Vec<B256> = txs.iter().map(|t| announcement(t).hash).collect();
     assert!(eventually(|| hashes.iter().all(|h| b_pool.contains(h))).await);
     assert_eq!(b_pool.network_transactions(&hashes, usize::MAX)[1].as_ref(), txs[1].as_slice());
     assert!(!b.sessions().is_empty(), "a good peer stays");
@@ -279,13 +314,13 @@ async fn announced_transactions_are_fetched_into_the_pool_and_bad_ones_cost_the_
     let unasked = peer(genesis, |mut eth| async move {
         let hashes = NewPooledTransactionHashes {
             types: vec![2u8].into(),
-            sizes: vec![3],
+            sizes: vec![eip1559(7).len() as u32],
             hashes: vec![B256::repeat_byte(0xaa)],
         };
         eth.send(EthMessage::NewPooledTransactionHashes(hashes)).await.unwrap();
         while let Some(Ok(message)) = eth.next().await {
             if let EthMessage::GetPooledTransactions(p) = message {
-                let other = NetworkTransactions(vec![vec![2u8, 0xc1, 0x01].into()]);
+                let other = NetworkTransactions(vec![eip1559(7).into()]);
                 let answer = RequestPair { request_id: p.request_id, message: other };
                 let _ = eth.send(EthMessage::PooledTransactions(answer)).await;
             }

@@ -94,6 +94,18 @@ impl ChainServer {
         })
     }
 
+    /// The receipts of one block, `None` when the block or its receipts are not held.
+    ///
+    /// # Errors
+    /// [`ProviderError`] when a read fails.
+    pub fn block_receipts(
+        &self,
+        hash: &B256,
+    ) -> Result<Option<Vec<ReceiptEnvelope>>, ProviderError> {
+        let Some(number) = self.provider.block_number(hash)? else { return Ok(None) };
+        self.provider.receipts_by_number(number)
+    }
+
     /// The BALs of `hashes`' blocks (`None` for a block held without one, or not held), at
     /// most `max_items`.
     ///
