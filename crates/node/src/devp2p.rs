@@ -169,8 +169,16 @@ impl gigagas_devp2p::NetworkPool for NodePool {
         &self,
         hashes: &[B256],
         max_bytes: usize,
+        without_blobs: bool,
     ) -> Vec<alloy_primitives::Bytes> {
-        self.pool.network_transactions(hashes, max_bytes)
+        self.pool.network_transactions(hashes, max_bytes, without_blobs)
+    }
+
+    fn cells(&self, hashes: &[B256], columns: &[u64]) -> Vec<Option<Vec<alloy_primitives::Bytes>>> {
+        self.pool.cells(hashes, columns).unwrap_or_else(|e| {
+            tracing::warn!(target: "net::devp2p", error = %e, "cells of pooled blobs not computed");
+            vec![None; hashes.len()]
+        })
     }
 
     fn import(
@@ -232,6 +240,7 @@ pub(crate) async fn announce_pool(network: Devp2pNetwork, pool: Arc<gigagas_txpo
                 hash: t.hash,
                 tx_type: t.tx_type,
                 size: t.size as u32,
+                size_without_blobs: t.size_without_blobs as u32,
             })
             .collect();
         network.announce_transactions(&batch);

@@ -201,12 +201,16 @@ pub trait EngineApi {
         attributes: Option<EnginePayloadAttributes>,
     ) -> RpcResult<ForkchoiceUpdated>;
 
-    /// Amsterdam: attributes with the slot number.
+    /// Amsterdam: attributes with the slot number; optionally the consensus client's custody
+    /// (EIP-8070: the 128 cell columns it samples, a 16-byte bitmap as geth 1.17.10 takes it).
+    /// gigagas keeps whole blobs and fetches whole blobs (columns 0..63) whatever the custody,
+    /// so every column is available to its peers; the bitmap is checked and logged.
     #[method(name = "forkchoiceUpdatedV4")]
     async fn forkchoice_updated_v4(
         &self,
         state: ForkchoiceState,
         attributes: Option<EnginePayloadAttributes>,
+        custody: Option<alloy_primitives::B128>,
     ) -> RpcResult<ForkchoiceUpdated>;
 
     /// Paris: an `ExecutionPayloadV1`.
@@ -396,7 +400,12 @@ impl EngineApiServer for EngineRpc {
         &self,
         state: ForkchoiceState,
         attributes: Option<EnginePayloadAttributes>,
+        custody: Option<alloy_primitives::B128>,
     ) -> RpcResult<ForkchoiceUpdated> {
+        if let Some(custody) = custody {
+            let columns: u32 = custody.iter().map(|b| b.count_ones()).sum();
+            tracing::debug!(target: "rpc::engine", %custody, columns, "custody declared (whole blobs are kept and fetched)");
+        }
         forkchoice_updated(&self.ctx, "engine_forkchoiceUpdatedV4", 4, state, attributes).await
     }
 

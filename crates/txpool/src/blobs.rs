@@ -93,6 +93,76 @@ pub enum BlobError {
 pub fn load_trusted_setup() {
     let _ = EnvKzgSettings::Default.get();
 }
+
+/// `sidecar` without its blobs: commitments and proofs only, as eth/72 (EIP-8070) carries a
+/// blob transaction (the blobs travel as cells, `GetCells`).
+pub fn without_blobs(sidecar: &BlobTransactionSidecarVariant) -> BlobTransactionSidecarVariant {
+    match sidecar {
+        BlobTransactionSidecarVariant::Eip4844(s) => {
+            BlobTransactionSidecarVariant::Eip4844(BlobTransactionSidecar {
+                blobs: Vec::new(),
+                commitments: s.commitments.clone(),
+                proofs: s.proofs.clone(),
+            })
+        }
+        BlobTransactionSidecarVariant::Eip7594(s) => {
+            BlobTransactionSidecarVariant::Eip7594(BlobTransactionSidecarEip7594 {
+                blobs: Vec::new(),
+                commitments: s.commitments.clone(),
+                cell_proofs: s.cell_proofs.clone(),
+            })
+        }
+    }
+}
+
+/// The bytes of the network form of blob transaction `tx` with `sidecar` once its blobs are
+/// taken out ([`without_blobs`]).
+pub fn size_without_blobs(
+    tx: &alloy_consensus::TxEnvelope,
+    sidecar: &BlobTransactionSidecarVariant,
+) -> usize {
+    use alloy_consensus::{EthereumTxEnvelope, TxEip4844Variant, TxEip4844WithSidecar};
+    use alloy_eips::eip2718::Encodable2718;
+    let network: EthereumTxEnvelope<TxEip4844WithSidecar<BlobTransactionSidecarVariant>> =
+        tx.clone().map_eip4844(|tx| {
+            let tx = match tx {
+                TxEip4844Variant::TxEip4844(tx) => tx,
+                TxEip4844Variant::TxEip4844WithSidecar(with) => with.tx,
+            };
+            TxEip4844WithSidecar { tx, sidecar: without_blobs(sidecar) }
+        });
+    network.encode_2718_len()
+}
+
+/// The cells of `columns` (ascending, each below 128) of `blobs`' extensions, column by
+/// column and blob by blob within a column (EIP-8070's `Cells` order), 2,048 bytes each.
+///
+/// # Errors
+/// [`BlobError::Kzg`] when c-kzg cannot extend a blob.
+pub fn cells(
+    blobs: &[alloy_eips::eip4844::Blob],
+    columns: &[u64],
+) -> Result<Vec<alloy_primitives::Bytes>, BlobError> {
+    use alloy_eips::eip4844::c_kzg;
+    let settings = EnvKzgSettings::Default.get();
+    let extended: Vec<Box<[c_kzg::Cell; CELLS_PER_EXT_BLOB]>> = blobs
+        .iter()
+        .map(|blob| {
+            let blob = c_kzg::Blob::new(blob.0);
+            settings.compute_cells(&blob).map_err(|e| BlobError::Kzg(e.to_string()))
+        })
+        .collect::<Result<_, _>>()?;
+    let mut out = Vec::with_capacity(columns.len() * blobs.len());
+    for column in columns {
+        let column = usize::try_from(*column).unwrap_or(usize::MAX);
+        for cells in &extended {
+            if let Some(cell) = cells.get(column) {
+                out.push(alloy_primitives::Bytes::copy_from_slice(cell.to_bytes().as_slice()));
+            }
+        }
+    }
+    Ok(out)
+}
 /// Checks `sidecar` against the transaction's `hashes` and the fork's `form`.
 ///
 /// # Errors
@@ -236,6 +306,21 @@ mod tests {
 
     fn blobs(n: usize) -> Vec<alloy_eips::eip4844::Blob> {
         sample_blobs(n)
+    }
+
+    /// The first half of a blob's extended cells is the blob itself (EIP-7594): 64 cells of
+    /// columns 0..63 give the blob back, which is how the network rebuilds a blob fetched as
+    /// cells; the order is column by column, blob by blob.
+    #[test]
+    fn the_first_64_cells_are_the_blob() {
+        let blobs = blobs(2);
+        let cells = cells(&blobs, &[0, 63, 64]).unwrap();
+        assert_eq!(cells.len(), 6);
+        assert_eq!(cells[0].as_ref(), &blobs[0].0[..2048]);
+        assert_eq!(cells[1].as_ref(), &blobs[1].0[..2048]);
+        assert_eq!(cells[2].as_ref(), &blobs[0].0[63 * 2048..]);
+        assert_eq!(cells[3].as_ref(), &blobs[1].0[63 * 2048..]);
+        assert_ne!(cells[4].as_ref(), &blobs[0].0[..2048], "column 64 is the extension");
     }
 
     #[test]

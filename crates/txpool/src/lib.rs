@@ -326,7 +326,7 @@ impl Inner {
     }
 }
 
-/// A transaction the pool took, as eth/68's `NewPooledTransactionHashes` announces it.
+/// A transaction the pool took, as `NewPooledTransactionHashes` announces it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NewTransaction {
     /// Its hash.
@@ -335,6 +335,9 @@ pub struct NewTransaction {
     pub tx_type: u8,
     /// The bytes of its network form (blob transactions with the sidecar).
     pub size: usize,
+    /// The bytes of its network form without the blobs (eth/72's, EIP-8070; `size` for a
+    /// transaction without blobs).
+    pub size_without_blobs: usize,
 }
 
 /// How many announcements a slow subscriber may fall behind by before it misses some.
@@ -401,6 +404,7 @@ impl TxPool {
         &self,
         hashes: &[B256],
         max_bytes: usize,
+        without_blobs: bool,
     ) -> Vec<alloy_primitives::Bytes> {
         use alloy_consensus::{EthereumTxEnvelope, TxEip4844Variant, TxEip4844WithSidecar};
         use alloy_eips::eip2718::Encodable2718;
@@ -423,7 +427,12 @@ impl TxPool {
                             TxEip4844Variant::TxEip4844(tx) => tx,
                             TxEip4844Variant::TxEip4844WithSidecar(with) => with.tx,
                         };
-                        TxEip4844WithSidecar { tx, sidecar: (*sidecar).clone() }
+                        let sidecar = if without_blobs {
+                            blobs::without_blobs(&sidecar)
+                        } else {
+                            (*sidecar).clone()
+                        };
+                        TxEip4844WithSidecar { tx, sidecar }
                     });
                     network.encoded_2718()
                 }
@@ -583,6 +592,7 @@ impl TxPool {
             inner.evict(&sender, &tx, false)?;
         }
         let state_nonce = nonce;
+        let stripped_size = sidecar.as_ref().map(|s| blobs::size_without_blobs(&tx, s));
         let nonce = tx.nonce();
         let tx_type = tx.tx_type() as u8;
         let replaced =
@@ -596,7 +606,8 @@ impl TxPool {
         if let Some(sidecar) = sidecar {
             inner.blobs.insert(hash, sidecar);
         }
-        inner.unannounced.insert(hash, NewTransaction { hash, tx_type, size });
+        let size_without_blobs = stripped_size.unwrap_or(size);
+        inner.unannounced.insert(hash, NewTransaction { hash, tx_type, size, size_without_blobs });
         let executable = inner.executable_unannounced(&sender, state_nonce);
         drop(inner);
         for announcement in executable {
@@ -635,6 +646,30 @@ impl TxPool {
         versioned_hash: &B256,
     ) -> Option<(std::sync::Arc<BlobTransactionSidecarVariant>, usize)> {
         self.lock().blobs.blob(versioned_hash)
+    }
+
+    /// The cells of `columns` (ascending, each below 128) of the blobs of each blob
+    /// transaction of `hashes` (EIP-8070's `Cells`: column by column, blob by blob within a
+    /// column), `None` for one the pool does not hold with its blobs.
+    ///
+    /// # Errors
+    /// [`BlobError`] when c-kzg cannot extend a blob (a blob the pool checked cannot fail).
+    pub fn cells(
+        &self,
+        hashes: &[B256],
+        columns: &[u64],
+    ) -> Result<Vec<Option<Vec<alloy_primitives::Bytes>>>, BlobError> {
+        let sidecars: Vec<_> = {
+            let inner = self.lock();
+            hashes.iter().map(|h| inner.blobs.sidecar(h)).collect()
+        };
+        sidecars
+            .into_iter()
+            .map(|sidecar| match sidecar {
+                Some(s) if !s.blobs().is_empty() => blobs::cells(s.blobs(), columns).map(Some),
+                _ => Ok(None),
+            })
+            .collect()
     }
 
     /// The pooled transaction with this hash.
@@ -1058,7 +1093,7 @@ mod tests {
         let hash = add(&raw).unwrap();
         assert_eq!(
             announced.try_recv().unwrap(),
-            NewTransaction { hash, tx_type: 2, size: raw.len() }
+            NewTransaction { hash, tx_type: 2, size: raw.len(), size_without_blobs: raw.len() }
         );
         // A refused transaction is not announced.
         assert_eq!(add(&raw), Err(PoolError::AlreadyKnown));
@@ -1068,16 +1103,21 @@ mod tests {
         let blob = add(&blob_raw).unwrap();
         assert_eq!(
             announced.try_recv().unwrap(),
-            NewTransaction { hash: blob, tx_type: 3, size: blob_raw.len() }
+            NewTransaction {
+                hash: blob,
+                tx_type: 3,
+                size: blob_raw.len(),
+                size_without_blobs: pool.network_transactions(&[blob], usize::MAX, true)[0].len()
+            }
         );
         assert!(pool.contains(&hash) && pool.contains(&blob));
         // Both come back byte for byte (the blob transaction with its sidecar); an unknown
         // hash is skipped; past the byte budget the answer stops.
         let unknown = B256::repeat_byte(7);
-        let got = pool.network_transactions(&[hash, unknown, blob], usize::MAX);
+        let got = pool.network_transactions(&[hash, unknown, blob], usize::MAX, false);
         let bytes = |v: &Vec<u8>| alloy_primitives::Bytes::from(v.clone());
         assert_eq!(got, vec![bytes(&raw), bytes(&blob_raw)]);
-        assert_eq!(pool.network_transactions(&[hash, blob], 1), vec![bytes(&raw)]);
+        assert_eq!(pool.network_transactions(&[hash, blob], 1, false), vec![bytes(&raw)]);
     }
 
     /// Every account holds 1,000 ETH at nonce `self.0`.

@@ -15,7 +15,8 @@
 //! left. At most [`MAX_TRACKED`] hashes are tracked; announcements past that are ignored until
 //! room is made.
 
-use alloy_primitives::B256;
+use alloy_primitives::{Bytes, B256};
+use gigagas_eth_wire_types::CustodyBitmap;
 use gigagas_net_peers::PeerId;
 use std::collections::{HashMap, VecDeque};
 
@@ -34,6 +35,9 @@ struct Announcement {
     peer: PeerId,
     tx_type: u8,
     size: u32,
+    /// Whether the peer holds the blob's cells of columns 0..63 (the blob itself; always
+    /// below eth/72).
+    holds_blobs: bool,
 }
 
 /// A tracked hash.
@@ -71,10 +75,18 @@ impl TransactionFetcher {
         self.entries.is_empty()
     }
 
-    /// `peer` announced `hash` with type `tx_type` and network size `size` (bytes). True when
+    /// `peer` announced `hash` with type `tx_type` and network size `size` (bytes), holding
+    /// the blobs' first 64 cell columns (`holds_blobs`; eth/72's custody bitmap). True when
     /// `hash` is to be asked of `peer` now (nobody is fetching it); otherwise `peer` is kept
     /// as an alternative. A peer announcing the same hash twice counts once.
-    pub fn announced(&mut self, peer: PeerId, hash: B256, tx_type: u8, size: u32) -> bool {
+    pub fn announced(
+        &mut self,
+        peer: PeerId,
+        hash: B256,
+        tx_type: u8,
+        size: u32,
+        holds_blobs: bool,
+    ) -> bool {
         if !self.entries.contains_key(&hash) && self.entries.len() >= MAX_TRACKED {
             return false;
         }
@@ -82,7 +94,7 @@ impl TransactionFetcher {
         if entry.announcements.iter().any(|a| a.peer == peer) {
             return false;
         }
-        entry.announcements.push(Announcement { peer, tx_type, size });
+        entry.announcements.push(Announcement { peer, tx_type, size, holds_blobs });
         if entry.fetching.is_none() {
             entry.fetching = Some(peer);
             true
@@ -111,6 +123,17 @@ impl TransactionFetcher {
         entry.announcements.retain(|a| !mismatched.contains(&a.peer));
         entry.untried.retain(|p| !mismatched.contains(p));
         Delivery { mismatched }
+    }
+
+    /// The peers that announced `hash` holding its blobs, `first` first when among them.
+    pub fn blob_holders(&self, hash: &B256, first: PeerId) -> Vec<PeerId> {
+        let Some(entry) = self.entries.get(hash) else { return Vec::new() };
+        let mut holders: Vec<PeerId> =
+            entry.announcements.iter().filter(|a| a.holds_blobs).map(|a| a.peer).collect();
+        if let Some(i) = holders.iter().position(|p| *p == first) {
+            holders.swap(0, i);
+        }
+        holders
     }
 
     /// `hash` arrived valid (the pool took it or knew it): forgotten.
@@ -180,18 +203,31 @@ pub enum TransactionViolation {
     },
 }
 
-/// The hash and EIP-2718 type of a transaction a peer sent in its network form (`raw`; a blob
-/// transaction as EIP-4844's network wrapper with its sidecar, whose hash covers the
-/// transaction only), after the checks geth makes before its pool sees one: it decodes; a blob
-/// transaction is not in a broadcast (`broadcast`), carries its sidecar, and the sidecar's
-/// blobs and commitments match its versioned hashes (KZG proofs are the pool's to check).
+/// A transaction a peer sent, as [`check_network_transaction`] found it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Checked {
+    /// Its hash.
+    pub hash: B256,
+    /// Its EIP-2718 type.
+    pub tx_type: u8,
+    /// Its blobs (versioned hashes); on eth/72 they are still to be fetched as cells.
+    pub blobs: usize,
+}
+
+/// A transaction a peer sent in its network form (`raw`; a blob transaction as EIP-4844's
+/// network wrapper with its sidecar, whose hash covers the transaction only), after the checks
+/// geth makes before its pool sees one: it decodes; a blob transaction is not in a broadcast
+/// (`broadcast`), carries its sidecar, and the sidecar's commitments match its versioned
+/// hashes, with every blob below eth/72 and none on eth/72 (`eth72`: they travel as cells).
+/// KZG proofs are the pool's to check.
 ///
 /// # Errors
 /// [`TransactionViolation`].
 pub fn check_network_transaction(
     raw: &[u8],
     broadcast: bool,
-) -> Result<(B256, u8), TransactionViolation> {
+    eth72: bool,
+) -> Result<Checked, TransactionViolation> {
     use alloy_consensus::{EthereumTxEnvelope, Transaction, TxEip4844WithSidecar, TxEnvelope};
     use alloy_eips::{
         eip2718::{Decodable2718, Typed2718},
@@ -209,13 +245,15 @@ pub fn check_network_transaction(
                 Ok(tx) if tx.is_eip4844() => {
                     Err(TransactionViolation::MissingSidecar(*tx.tx_hash()))
                 }
-                Ok(tx) => Ok((*tx.tx_hash(), tx.ty())),
+                Ok(tx) => Ok(Checked { hash: *tx.tx_hash(), tx_type: tx.ty(), blobs: 0 }),
                 Err(_) => Err(TransactionViolation::Undecodable(e.to_string())),
             };
         }
     };
     let hash = *tx.hash();
-    let EthereumTxEnvelope::Eip4844(signed) = &tx else { return Ok((hash, tx.ty())) };
+    let EthereumTxEnvelope::Eip4844(signed) = &tx else {
+        return Ok(Checked { hash, tx_type: tx.ty(), blobs: 0 });
+    };
     if broadcast {
         return Err(TransactionViolation::BroadcastBlob(hash));
     }
@@ -226,7 +264,8 @@ pub fn check_network_transaction(
     };
     let hashes = with_sidecar.tx.blob_versioned_hashes().unwrap_or_default();
     let mismatch = |reason: String| TransactionViolation::SidecarMismatch { hash, reason };
-    if blobs != hashes.len() || commitments.len() != hashes.len() {
+    let blobs_expected = if eth72 { 0 } else { hashes.len() };
+    if blobs != blobs_expected || commitments.len() != hashes.len() {
         return Err(mismatch(format!(
             "{blobs} blobs, {} commitments, {} versioned hashes",
             commitments.len(),
@@ -238,7 +277,64 @@ pub fn check_network_transaction(
             return Err(mismatch(format!("commitment {index}")));
         }
     }
-    Ok((hash, 3))
+    Ok(Checked { hash, tx_type: 3, blobs: hashes.len() })
+}
+
+/// The first 64 cell columns of a blob extension are the blob (EIP-7594): the columns asked
+/// for to rebuild the blobs of a transaction that came without them (eth/72).
+pub fn blob_columns() -> CustodyBitmap {
+    CustodyBitmap::from_columns(0..64)
+}
+
+/// The network form of blob transaction `raw` (come without its blobs, eth/72) with the blobs
+/// rebuilt from `cells`: the cells of columns 0..63, column by column and blob by blob
+/// (`Cells`' order), 2,048 bytes each.
+///
+/// # Errors
+/// [`TransactionViolation::SidecarMismatch`] when the cells are not 64 per blob of 2,048 bytes,
+/// [`TransactionViolation::Undecodable`] when `raw` is no blob transaction's network form.
+pub fn with_blobs(raw: &[u8], cells: &[Bytes]) -> Result<Vec<u8>, TransactionViolation> {
+    use alloy_consensus::{EthereumTxEnvelope, TxEip4844WithSidecar};
+    use alloy_eips::{
+        eip2718::{Decodable2718, Encodable2718},
+        eip4844::Blob,
+        eip7594::BlobTransactionSidecarVariant,
+    };
+    type Network = EthereumTxEnvelope<TxEip4844WithSidecar<BlobTransactionSidecarVariant>>;
+    const CELL: usize = 2048;
+    let mut tx = Network::decode_2718_exact(raw)
+        .map_err(|e| TransactionViolation::Undecodable(e.to_string()))?;
+    let hash = *tx.hash();
+    let EthereumTxEnvelope::Eip4844(signed) = &mut tx else {
+        return Err(TransactionViolation::Undecodable("not a blob transaction".into()));
+    };
+    let n = signed.tx().tx.blob_versioned_hashes.len();
+    let mismatch = |reason: String| TransactionViolation::SidecarMismatch { hash, reason };
+    if cells.len() != 64 * n || cells.iter().any(|c| c.len() != CELL) {
+        return Err(mismatch(format!("{} cells for {n} blobs", cells.len())));
+    }
+    let mut blobs = vec![Blob::default(); n];
+    for (i, cell) in cells.iter().enumerate() {
+        let (column, blob) = (i / n, i % n);
+        blobs[blob].0[column * CELL..(column + 1) * CELL].copy_from_slice(cell);
+    }
+    // The signature covers the transaction, not the sidecar: the blobs go in as they are.
+    let (inner, signature, _) = std::mem::replace(
+        signed,
+        alloy_consensus::Signed::new_unchecked(
+            Default::default(),
+            alloy_primitives::Signature::test_signature(),
+            B256::ZERO,
+        ),
+    )
+    .into_parts();
+    let mut inner = inner;
+    match &mut inner.sidecar {
+        BlobTransactionSidecarVariant::Eip4844(s) => s.blobs = blobs,
+        BlobTransactionSidecarVariant::Eip7594(s) => s.blobs = blobs,
+    }
+    *signed = alloy_consensus::Signed::new_unchecked(inner, signature, hash);
+    Ok(tx.encoded_2718())
 }
 
 #[cfg(test)]
@@ -253,10 +349,10 @@ mod tests {
     fn the_first_announcer_is_asked_and_the_others_wait() {
         let mut f = TransactionFetcher::default();
         let h = B256::repeat_byte(1);
-        assert!(f.announced(peer(1), h, 3, 1000));
-        assert!(!f.announced(peer(2), h, 3, 1000));
-        assert!(!f.announced(peer(3), h, 3, 1000));
-        assert!(!f.announced(peer(2), h, 3, 1000), "twice from one peer counts once");
+        assert!(f.announced(peer(1), h, 3, 1000, true));
+        assert!(!f.announced(peer(2), h, 3, 1000, true));
+        assert!(!f.announced(peer(3), h, 3, 1000, true));
+        assert!(!f.announced(peer(2), h, 3, 1000, true), "twice from one peer counts once");
         // Peer 1 serves it invalid: peer 2 is next, then peer 3, then nobody.
         assert_eq!(f.failed(peer(1), &[h]), HashMap::from([(peer(2), vec![h])]));
         assert_eq!(f.failed(peer(1), &[h]), HashMap::new(), "peer 1 is no longer asked");
@@ -269,10 +365,10 @@ mod tests {
     fn announcers_that_disagree_with_the_served_transaction_are_named() {
         let mut f = TransactionFetcher::default();
         let h = B256::repeat_byte(2);
-        f.announced(peer(1), h, 3, 1000);
-        f.announced(peer(2), h, 2, 1000);
-        f.announced(peer(3), h, 3, 1010);
-        f.announced(peer(4), h, 3, 1008);
+        f.announced(peer(1), h, 3, 1000, true);
+        f.announced(peer(2), h, 2, 1000, true);
+        f.announced(peer(3), h, 3, 1010, true);
+        f.announced(peer(4), h, 3, 1008, true);
         let d = f.arrived(&h, 3, 1000);
         assert_eq!(d.mismatched, vec![peer(2), peer(3)], "type, then a size 10 bytes off");
         // Served invalid by peer 1: peer 4 is next (2 and 3 are out).
@@ -286,9 +382,9 @@ mod tests {
     fn tracking_is_bounded() {
         let mut f = TransactionFetcher::default();
         for i in 0..MAX_TRACKED as u64 {
-            assert!(f.announced(peer(1), B256::left_padding_from(&i.to_be_bytes()), 2, 100));
+            assert!(f.announced(peer(1), B256::left_padding_from(&i.to_be_bytes()), 2, 100, true));
         }
-        assert!(!f.announced(peer(1), B256::repeat_byte(0xff), 2, 100));
+        assert!(!f.announced(peer(1), B256::repeat_byte(0xff), 2, 100, true));
         assert_eq!(f.len(), MAX_TRACKED);
     }
 
@@ -325,22 +421,53 @@ mod tests {
         (network, bare)
     }
 
+    /// `network` without its blobs.
+    fn strip(network: &[u8]) -> Vec<u8> {
+        use alloy_consensus::{EthereumTxEnvelope, TxEip4844WithSidecar};
+        use alloy_eips::{
+            eip2718::{Decodable2718, Encodable2718},
+            eip7594::BlobTransactionSidecarVariant,
+        };
+        type Network = EthereumTxEnvelope<TxEip4844WithSidecar<BlobTransactionSidecarVariant>>;
+        let tx = Network::decode_2718_exact(network).unwrap();
+        let EthereumTxEnvelope::Eip4844(signed) = tx else { panic!() };
+        let (mut inner, sig, hash) = signed.into_parts();
+        if let BlobTransactionSidecarVariant::Eip7594(s) = &mut inner.sidecar {
+            s.blobs.clear();
+        }
+        Network::Eip4844(alloy_consensus::Signed::new_unchecked(inner, sig, hash)).encoded_2718()
+    }
+
     #[test]
     fn blob_transactions_follow_geths_wire_rules() {
         let (network, bare) = blob_tx(1, 1);
         let hash = alloy_primitives::keccak256(&bare);
-        assert_eq!(check_network_transaction(&network, false), Ok((hash, 3)));
+        let checked = Checked { hash, tx_type: 3, blobs: 1 };
+        assert_eq!(check_network_transaction(&network, false, false), Ok(checked));
         assert_eq!(
-            check_network_transaction(&network, true),
+            check_network_transaction(&network, true, false),
             Err(TransactionViolation::BroadcastBlob(hash))
         );
         assert_eq!(
-            check_network_transaction(&bare, false),
+            check_network_transaction(&bare, false, false),
             Err(TransactionViolation::MissingSidecar(hash))
         );
         let (mismatched, _) = blob_tx(2, 1);
         assert!(matches!(
-            check_network_transaction(&mismatched, false),
+            check_network_transaction(&mismatched, false, false),
+            Err(TransactionViolation::SidecarMismatch { .. })
+        ));
+        // eth/72: blobs stay out, and come back from their cells.
+        assert!(matches!(
+            check_network_transaction(&network, false, true),
+            Err(TransactionViolation::SidecarMismatch { .. })
+        ));
+        let stripped = strip(&network);
+        assert_eq!(check_network_transaction(&stripped, false, true), Ok(checked));
+        let cells: Vec<Bytes> = (0..64).map(|_| Bytes::from(vec![0u8; 2048])).collect();
+        assert_eq!(with_blobs(&stripped, &cells).unwrap(), network, "the blob was all zeros");
+        assert!(matches!(
+            with_blobs(&stripped, &cells[..63]),
             Err(TransactionViolation::SidecarMismatch { .. })
         ));
     }
@@ -348,11 +475,11 @@ mod tests {
     #[test]
     fn what_is_not_a_transaction_is_a_violation() {
         assert!(matches!(
-            check_network_transaction(&[0x90], false),
+            check_network_transaction(&[0x90], false, false),
             Err(TransactionViolation::Undecodable(_))
         ));
         assert!(matches!(
-            check_network_transaction(&[], false),
+            check_network_transaction(&[], false, false),
             Err(TransactionViolation::Undecodable(_))
         ));
     }

@@ -3,7 +3,7 @@
 //! for blocks as the p2p client traits ([`BlockClient`]) want.
 
 use crate::{
-    fetcher::{check_network_transaction, TransactionFetcher},
+    fetcher::{blob_columns, check_network_transaction, with_blobs, Checked, TransactionFetcher},
     session::{self, SessionCommand, SessionRequestError},
     transactions::{
         NetworkPool, PoolImportError, TransactionAnnouncement, MAX_ANNOUNCED_HASHES,
@@ -21,8 +21,8 @@ use gigagas_eth_wire::{
     P2P_VERSION,
 };
 use gigagas_eth_wire_types::{
-    EthMessage, EthVersion, HeadersRequest, NewPooledTransactionHashes, RequestPair, StatusMessage,
-    MAX_HEADERS, MAX_REQUEST_ITEMS,
+    CustodyBitmap, EthMessage, EthVersion, GetCells, HeadersRequest, NewPooledTransactionHashes,
+    RequestPair, StatusMessage, MAX_HEADERS, MAX_REQUEST_ITEMS,
 };
 use gigagas_net_ecies::{peer_id, EciesStream, SecretKey};
 use gigagas_net_p2p::{BlockClient, ChainServer, RequestError};
@@ -510,6 +510,8 @@ impl Devp2pNetwork {
                     self.report_bad_message(peer);
                     return;
                 }
+                // Below eth/72 a peer holds whole blobs; on eth/72 its bitmap says which columns.
+                let holds_blobs = announced.mask.is_none_or(|mask| mask.covers(&blob_columns()));
                 let wanted: Vec<B256> = {
                     let mut txs = self.transactions.lock().expect("transactions lock");
                     let mut wanted = Vec::new();
@@ -519,7 +521,7 @@ impl Devp2pNetwork {
                         if pool.contains(hash) {
                             continue;
                         }
-                        if txs.fetcher.announced(peer, *hash, *tx_type, *size) {
+                        if txs.fetcher.announced(peer, *hash, *tx_type, *size, holds_blobs) {
                             wanted.push(*hash);
                         }
                         txs.remember_origin(*hash, peer);
@@ -603,14 +605,19 @@ impl Devp2pNetwork {
         pool: &Arc<dyn NetworkPool>,
     ) -> Vec<B256> {
         let all_asked = || asked.map_or_else(Vec::new, <[B256]>::to_vec);
+        let eth72 = self.version_of(&peer).is_some_and(|v| v >= EthVersion::Eth72);
         let mut identified = Vec::with_capacity(raws.len());
         let mut seen = HashSet::with_capacity(raws.len());
+        let mut blobless = Vec::new();
         for raw in &raws {
-            match check_network_transaction(raw, asked.is_none()) {
-                Ok((hash, tx_type)) if seen.insert(hash) => {
-                    identified.push((hash, tx_type, raw.len() as u32));
+            match check_network_transaction(raw, asked.is_none(), eth72) {
+                Ok(checked) if seen.insert(checked.hash) => {
+                    identified.push((checked.hash, checked.tx_type, raw.len() as u32));
+                    if eth72 && checked.blobs > 0 {
+                        blobless.push(checked.hash);
+                    }
                 }
-                Ok((hash, _)) => {
+                Ok(Checked { hash, .. }) => {
                     tracing::debug!(target: "net::devp2p", %peer, %hash, "the same transaction twice in one message");
                     self.report_bad_message(peer);
                     return all_asked();
@@ -637,6 +644,20 @@ impl Devp2pNetwork {
             tracing::debug!(target: "net::devp2p", peer = %bad, "announced a transaction's type or size wrong");
             self.report_bad_message(bad);
         }
+        // eth/72: a blob transaction came without its blobs; they are fetched as cells, and
+        // the transaction goes to the pool with them (`fetch_cells`).
+        let (raws, identified): (Vec<Bytes>, Vec<_>) = raws
+            .into_iter()
+            .zip(identified)
+            .filter(|(raw, (hash, _, _))| {
+                if !blobless.contains(hash) {
+                    return true;
+                }
+                tokio::spawn(self.fetch_cells(peer, *hash, raw.clone(), pool.clone()));
+                false
+            })
+            .unzip();
+        let mut delivered: HashSet<B256> = blobless.iter().copied().collect();
         let pool = pool.clone();
         let imported = tokio::task::spawn_blocking(move || pool.import(&raws)).await;
         let results = match imported {
@@ -644,7 +665,6 @@ impl Devp2pNetwork {
             Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
             Err(_) => return Vec::new(),
         };
-        let mut delivered = HashSet::new();
         let mut invalid = None;
         {
             let mut txs = self.transactions.lock().expect("transactions lock");
@@ -676,6 +696,97 @@ impl Devp2pNetwork {
         })
     }
 
+    /// Fetches the blobs of blob transaction `hash` (`raw`: its network form without them,
+    /// delivered by `peer` over eth/72) as the cells of columns 0..63 from the peers that
+    /// announced holding them (`peer` first), and hands the rebuilt transaction to the pool.
+    /// Cells that are not 64 a blob, or whose blobs fail the pool's KZG check, drop the peer
+    /// that sent them, and the next holder is asked; an answer without the transaction, a
+    /// timeout or a lost session only moves on to the next.
+    fn fetch_cells(
+        &self,
+        peer: PeerId,
+        hash: B256,
+        raw: Bytes,
+        pool: Arc<dyn NetworkPool>,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
+        let network = self.clone();
+        Box::pin(async move {
+            let holders = network
+                .transactions
+                .lock()
+                .expect("transactions lock")
+                .fetcher
+                .blob_holders(&hash, peer);
+            for holder in holders {
+                let request = EthMessage::GetCells(GetCells {
+                    request_id: 0,
+                    hashes: vec![hash],
+                    mask: blob_columns(),
+                });
+                tracing::debug!(target: "net::devp2p", peer = %holder, %hash, "asking for cells");
+                let cells = match network.request(holder, request).await {
+                    Ok(EthMessage::Cells(c)) if c.mask != blob_columns() => {
+                        tracing::debug!(target: "net::devp2p", peer = %holder, "cells of other columns");
+                        continue;
+                    }
+                    Ok(EthMessage::Cells(c)) => match c.hashes.iter().position(|h| *h == hash) {
+                        Some(i) if c.hashes.len() == c.cells.len() => c.cells[i].clone(),
+                        Some(_) => {
+                            network.report_bad_message(holder);
+                            continue;
+                        }
+                        None => continue,
+                    },
+                    Ok(_) => {
+                        network.report_bad_message(holder);
+                        continue;
+                    }
+                    Err(e) => {
+                        tracing::debug!(target: "net::devp2p", peer = %holder, error = %e, "cells not fetched");
+                        continue;
+                    }
+                };
+                let full = match with_blobs(&raw, &cells) {
+                    Ok(full) => Bytes::from(full),
+                    Err(violation) => {
+                        tracing::debug!(target: "net::devp2p", peer = %holder, %violation, "bad cells");
+                        network.report_bad_message(holder);
+                        continue;
+                    }
+                };
+                let pool = pool.clone();
+                let result = match tokio::task::spawn_blocking(move || pool.import(&[full])).await {
+                    Ok(mut results) => results.pop(),
+                    Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+                    Err(_) => return,
+                };
+                tracing::debug!(target: "net::devp2p", peer = %holder, %hash, ?result, "blob transaction rebuilt from cells");
+                match result {
+                    Some(Err(PoolImportError::Invalid(reason))) => {
+                        tracing::debug!(target: "net::devp2p", peer = %holder, %reason, "cells that do not verify");
+                        network.report_bad_message(holder);
+                    }
+                    Some(Ok(_)) => {
+                        let mut txs = network.transactions.lock().expect("transactions lock");
+                        txs.fetcher.delivered(&hash);
+                        txs.remember_origin(hash, peer);
+                        return;
+                    }
+                    _ => {
+                        network
+                            .transactions
+                            .lock()
+                            .expect("transactions lock")
+                            .fetcher
+                            .delivered(&hash);
+                        return;
+                    }
+                }
+            }
+            network.transactions.lock().expect("transactions lock").fetcher.delivered(&hash);
+        })
+    }
+
     /// Announces transactions the pool took to every session but the one each came from
     /// (`NewPooledTransactionHashes`, at most [`MAX_ANNOUNCED_HASHES`] a message).
     pub fn announce_transactions(&self, announced: &[TransactionAnnouncement]) {
@@ -691,11 +802,18 @@ impl Devp2pNetwork {
                 .filter(|(_, origin)| **origin != Some(*peer))
                 .map(|(a, _)| a)
                 .collect();
+            // On eth/72 a blob transaction is announced at its size without blobs, with the
+            // columns held: all of them (the pool keeps whole blobs).
+            let eth72 = session.info.version >= EthVersion::Eth72;
             for chunk in to_peer.chunks(MAX_ANNOUNCED_HASHES) {
                 let message = NewPooledTransactionHashes {
                     types: chunk.iter().map(|a| a.tx_type).collect::<Vec<u8>>().into(),
-                    sizes: chunk.iter().map(|a| a.size).collect(),
+                    sizes: chunk
+                        .iter()
+                        .map(|a| if eth72 { a.size_without_blobs } else { a.size })
+                        .collect(),
                     hashes: chunk.iter().map(|a| a.hash).collect(),
+                    mask: eth72.then_some(CustodyBitmap::ALL),
                 };
                 // A session too busy to take it misses this announcement.
                 let _ = session.commands.try_send(SessionCommand::Send(

@@ -3,15 +3,22 @@
 //! bloom; from eth/70 starting at the asked receipt of the first block and cut, with
 //! `lastBlockIncomplete`, where the message would pass 10 MiB) and BALs (eth/71; `0x80` for
 //! one not held), each within 1,024 items and the 2 MiB soft limit; pooled transactions from
-//! the node's pool (at most 256 asked, 2 MiB).
+//! the node's pool (at most 256 asked, 2 MiB; on eth/72 blob transactions without their
+//! blobs) and eth/72's cells of pooled blobs (a transaction not held left out, as geth's
+//! `answerGetCells`).
 
 use crate::transactions::{NetworkPool, MAX_POOLED_TRANSACTIONS_REQUEST};
 use alloy_consensus::{ReceiptEnvelope, TxReceipt};
 use alloy_rlp::Encodable;
 use gigagas_eth_wire_types::{
-    BlockAccessLists, EthMessage, NetworkTransactions, Receipt69, RequestPair, MAX_MESSAGE_SIZE,
-    MAX_REQUEST_ITEMS, SOFT_RESPONSE_LIMIT,
+    BlockAccessLists, Cells, EthMessage, EthVersion, NetworkTransactions, Receipt69, RequestPair,
+    MAX_MESSAGE_SIZE, MAX_REQUEST_ITEMS, SOFT_RESPONSE_LIMIT,
 };
+
+/// Most blob transactions whose cells one `GetCells` is answered for (each up to 128 cells of
+/// 2 KiB a blob: 64 transactions of one blob's whole extension stay within 16 MiB before the
+/// message limit; geth answers as many as asked).
+pub(crate) const MAX_CELLS_REQUEST: usize = 64;
 use gigagas_net_p2p::ChainServer;
 use gigagas_storage_api::ProviderError;
 
@@ -42,12 +49,33 @@ fn receipt69(envelope: &ReceiptEnvelope) -> Receipt69 {
 pub(crate) fn answer(
     serving: &Serving,
     request: &EthMessage,
+    version: EthVersion,
 ) -> Result<Option<EthMessage>, ProviderError> {
     if let (EthMessage::GetPooledTransactions(p), Some(pool)) = (request, &serving.pool) {
         let asked = &p.message[..p.message.len().min(MAX_POOLED_TRANSACTIONS_REQUEST)];
+        let without_blobs = version >= EthVersion::Eth72;
         return Ok(Some(EthMessage::PooledTransactions(RequestPair {
             request_id: p.request_id,
-            message: NetworkTransactions(pool.network_transactions(asked, SOFT_RESPONSE_LIMIT)),
+            message: NetworkTransactions(pool.network_transactions(
+                asked,
+                SOFT_RESPONSE_LIMIT,
+                without_blobs,
+            )),
+        })));
+    }
+    if let (EthMessage::GetCells(p), Some(pool)) = (request, &serving.pool) {
+        let asked = &p.hashes[..p.hashes.len().min(MAX_CELLS_REQUEST)];
+        // geth's answerGetCells: a transaction not held with its blobs is left out.
+        let (hashes, cells) = asked
+            .iter()
+            .zip(pool.cells(asked, &p.mask.columns()))
+            .filter_map(|(hash, cells)| Some((*hash, cells?)))
+            .unzip();
+        return Ok(Some(EthMessage::Cells(Cells {
+            request_id: p.request_id,
+            hashes,
+            cells,
+            mask: p.mask,
         })));
     }
     let Some(server) = serving.chain.as_ref() else { return Ok(empty_answer(request)) };
@@ -151,6 +179,12 @@ pub(crate) fn empty_answer(request: &EthMessage) -> Option<EthMessage> {
         EthMessage::GetBlockAccessLists(p) => EthMessage::BlockAccessLists(RequestPair {
             request_id: p.request_id,
             message: BlockAccessLists::default(),
+        }),
+        EthMessage::GetCells(p) => EthMessage::Cells(Cells {
+            request_id: p.request_id,
+            hashes: Vec::new(),
+            cells: Vec::new(),
+            mask: p.mask,
         }),
         _ => return None,
     })

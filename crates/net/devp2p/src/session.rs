@@ -12,8 +12,8 @@ use crate::{serve::Serving, SessionInfo};
 use futures::{SinkExt, StreamExt};
 use gigagas_eth_wire::{DisconnectReason, EthStream};
 use gigagas_eth_wire_types::{
-    BlockRangeUpdate, EthMessage, EthMessageId, NetworkTransactions, NewPooledTransactionHashes,
-    RequestPair,
+    BlockRangeUpdate, EthMessage, EthMessageId, GetCells, NetworkTransactions,
+    NewPooledTransactionHashes, RequestPair,
 };
 use gigagas_net_ecies::EciesStream;
 use std::{
@@ -90,6 +90,9 @@ fn with_request_id(message: EthMessage, id: u64) -> Option<(EthMessage, EthMessa
             EthMessage::GetBlockAccessLists(RequestPair { request_id: id, ..p }),
             EthMessageId::BlockAccessLists,
         ),
+        EthMessage::GetCells(p) => {
+            (EthMessage::GetCells(GetCells { request_id: id, ..p }), EthMessageId::Cells)
+        }
         _ => return None,
     })
 }
@@ -102,6 +105,7 @@ fn answer_id(message: &EthMessage) -> Option<u64> {
         EthMessage::PooledTransactions(p) => p.request_id,
         EthMessage::Receipts { request_id, .. } => *request_id,
         EthMessage::BlockAccessLists(p) => p.request_id,
+        EthMessage::Cells(p) => p.request_id,
         _ => return None,
     })
 }
@@ -182,8 +186,9 @@ pub(crate) async fn run(
                     } else if crate::serve::empty_answer(&message).is_some() {
                         tracing::trace!(target: "net::devp2p", %peer, id = ?message.id(), "request");
                         let serving = serving.clone();
+                        let version = info.version;
                         let read = tokio::task::spawn_blocking(move || {
-                            crate::serve::answer(&serving, &message)
+                            crate::serve::answer(&serving, &message, version)
                         });
                         match read.await {
                             Ok(Ok(Some(answer))) => {

@@ -30,9 +30,20 @@ pub trait NetworkPool: Send + Sync + std::fmt::Debug {
     /// Whether the pool holds `hash`.
     fn contains(&self, hash: &B256) -> bool;
 
-    /// The network form (EIP-2718; blob transactions with their sidecar) of the pooled
-    /// transactions among `hashes`, in order, until `max_bytes` is passed.
-    fn network_transactions(&self, hashes: &[B256], max_bytes: usize) -> Vec<Bytes>;
+    /// The network form (EIP-2718; blob transactions with their sidecar, without its blobs
+    /// when `without_blobs`, as eth/72 carries them) of the pooled transactions among
+    /// `hashes`, in order, until `max_bytes` is passed.
+    fn network_transactions(
+        &self,
+        hashes: &[B256],
+        max_bytes: usize,
+        without_blobs: bool,
+    ) -> Vec<Bytes>;
+
+    /// The cells of `columns` (ascending) of the blobs of each of `hashes` (eth/72's
+    /// `Cells`: column by column, blob by blob), `None` for a transaction not held with its
+    /// blobs.
+    fn cells(&self, hashes: &[B256], columns: &[u64]) -> Vec<Option<Vec<Bytes>>>;
 
     /// Takes the transactions a peer sent, in their network form (one message's, checked
     /// against one head): for each, its hash or [`PoolImportError`] (whether the peer is to
@@ -62,4 +73,7 @@ pub struct TransactionAnnouncement {
     pub tx_type: u8,
     /// The bytes of its network form.
     pub size: u32,
+    /// The bytes of its network form without the blobs (eth/72's; `size` for a transaction
+    /// without blobs).
+    pub size_without_blobs: u32,
 }

@@ -9,16 +9,17 @@
 use alloy_consensus::Header;
 use alloy_eip2124::{ForkFilter, ForkHash, ForkId, Head};
 use alloy_eips::eip1898::HashOrNumber;
+use alloy_eips::eip7594::BlobTransactionSidecarVariant;
 use alloy_primitives::B256;
 use futures::{SinkExt, StreamExt};
 use gigagas_devp2p::{
-    fetcher::check_network_transaction, Devp2pNetwork, LocalNode, NetworkPool, PoolImportError,
-    SessionError, TransactionAnnouncement,
+    fetcher::{check_network_transaction, Checked},
+    Devp2pNetwork, LocalNode, NetworkPool, PoolImportError, SessionError, TransactionAnnouncement,
 };
 use gigagas_eth_wire::{eth_protocols, EthStream, EthStreamError, HelloMessage, P2PStream};
 use gigagas_eth_wire_types::{
-    BlockAccessLists, EthMessage, NetworkTransactions, NewPooledTransactionHashes, RequestPair,
-    StatusMessage,
+    BlockAccessLists, CustodyBitmap, EthMessage, NetworkTransactions, NewPooledTransactionHashes,
+    RequestPair, StatusMessage,
 };
 use gigagas_net_ecies::{peer_id, random_secret_key, EciesStream, SecretKey};
 use gigagas_net_p2p::BlockClient;
@@ -133,7 +134,7 @@ async fn requests_are_answered_by_id_and_a_stray_answer_ends_the_session() {
     .await;
     let network = Devp2pNetwork::new(local(genesis));
     let session = network.dial(record).await.unwrap();
-    assert_eq!(session.version.number(), 71);
+    assert_eq!(session.version.number(), 72);
     assert_eq!(session.client_version, "scripted");
     assert_eq!(network.peers(), vec![record.id]);
     // What RPC's admin_peers and net_peerCount see.
@@ -141,7 +142,7 @@ async fn requests_are_answered_by_id_and_a_stray_answer_ends_the_session() {
     assert_eq!(info.len(), 1);
     assert_eq!(
         (info[0].name.as_str(), info[0].caps.clone()),
-        ("scripted", vec!["eth/71".to_string()])
+        ("scripted", vec!["eth/72".to_string()])
     );
     assert_eq!(info[0].id, alloy_primitives::hex::encode(record.id));
     assert_eq!(info[0].enode, Some(record.to_string()));
@@ -229,14 +230,41 @@ impl NetworkPool for TestPool {
     fn contains(&self, hash: &B256) -> bool {
         self.0.lock().unwrap().contains_key(hash)
     }
-    fn network_transactions(&self, hashes: &[B256], _: usize) -> Vec<alloy_primitives::Bytes> {
+    fn network_transactions(
+        &self,
+        hashes: &[B256],
+        _: usize,
+        without_blobs: bool,
+    ) -> Vec<alloy_primitives::Bytes> {
         let pool = self.0.lock().unwrap();
-        hashes.iter().filter_map(|h| pool.get(h).cloned()).collect()
+        hashes
+            .iter()
+            .filter_map(|h| pool.get(h))
+            .map(|raw| if without_blobs { strip_blobs(raw).into() } else { raw.clone() })
+            .collect()
+    }
+    /// The first 64 columns are the blob itself; the extension's are not computed here.
+    fn cells(&self, hashes: &[B256], columns: &[u64]) -> Vec<Option<Vec<alloy_primitives::Bytes>>> {
+        let pool = self.0.lock().unwrap();
+        hashes
+            .iter()
+            .map(|h| {
+                let (_, blobs) = decode_blob(pool.get(h)?)?;
+                let mut out = Vec::new();
+                for column in columns {
+                    let c = usize::try_from(*column).ok().filter(|c| *c < 64)?;
+                    for blob in &blobs {
+                        out.push(blob.0[c * 2048..(c + 1) * 2048].to_vec().into());
+                    }
+                }
+                Some(out)
+            })
+            .collect()
     }
     fn import(&self, raws: &[alloy_primitives::Bytes]) -> Vec<Result<B256, PoolImportError>> {
         raws.iter()
             .map(|raw| {
-                let Ok((hash, _)) = check_network_transaction(raw, false) else {
+                let Ok(Checked { hash, .. }) = check_network_transaction(raw, false, false) else {
                     return Err(PoolImportError::Invalid("not a transaction".into()));
                 };
                 match self.0.lock().unwrap().insert(hash, raw.clone()) {
@@ -246,6 +274,32 @@ impl NetworkPool for TestPool {
             })
             .collect()
     }
+}
+
+type Network = alloy_consensus::EthereumTxEnvelope<
+    alloy_consensus::TxEip4844WithSidecar<BlobTransactionSidecarVariant>,
+>;
+
+/// A blob transaction's network form decoded, and its blobs.
+fn decode_blob(raw: &[u8]) -> Option<(Network, Vec<alloy_eips::eip4844::Blob>)> {
+    use alloy_eips::eip2718::Decodable2718;
+    let tx = Network::decode_2718_exact(raw).ok()?;
+    let alloy_consensus::EthereumTxEnvelope::Eip4844(signed) = &tx else { return None };
+    let blobs = signed.tx().sidecar.blobs().to_vec();
+    Some((tx, blobs))
+}
+
+/// `raw` without its blobs when it is a blob transaction's network form (eth/72's form).
+fn strip_blobs(raw: &[u8]) -> Vec<u8> {
+    use alloy_eips::eip2718::Encodable2718;
+    let Some((mut tx, _)) = decode_blob(raw) else { return raw.to_vec() };
+    let alloy_consensus::EthereumTxEnvelope::Eip4844(signed) = &mut tx else { unreachable!() };
+    let (mut inner, sig, hash) = signed.clone().into_parts();
+    if let BlobTransactionSidecarVariant::Eip7594(s) = &mut inner.sidecar {
+        s.blobs.clear();
+    }
+    *signed = alloy_consensus::Signed::new_unchecked(inner, sig, hash);
+    tx.encoded_2718()
 }
 
 /// A signed EIP-1559 transaction of nonce `nonce` (the signature is not checked here).
@@ -286,8 +340,9 @@ fn blob_transaction() -> Vec<u8> {
 }
 
 fn announcement(raw: &[u8]) -> TransactionAnnouncement {
-    let (hash, tx_type) = check_network_transaction(raw, false).unwrap();
-    TransactionAnnouncement { hash, tx_type, size: raw.len() as u32 }
+    let Checked { hash, tx_type, .. } = check_network_transaction(raw, false, false).unwrap();
+    let (size, size_without_blobs) = (raw.len() as u32, strip_blobs(raw).len() as u32);
+    TransactionAnnouncement { hash, tx_type, size, size_without_blobs }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -300,14 +355,18 @@ async fn announced_transactions_are_fetched_into_the_pool_and_bad_ones_cost_the_
     b.dial(a.enode().unwrap()).await.unwrap();
     assert!(eventually(|| a.sessions().len() == 1).await);
     // A takes two transactions (a 1559 one, and a blob one in its network form) and announces
-    // them: B asks for both and its pool holds them, byte for byte.
+    // them: B asks for both (over eth/72 the blob transaction comes without its blob, which B
+    // fetches as the cells of columns 0..63) and its pool holds them, byte for byte.
     let txs = [eip1559(0), blob_transaction()];
     let taken = a_pool.import(&txs.iter().map(|t| t.clone().into()).collect::<Vec<_>>());
     assert!(taken.iter().all(Result::is_ok));
     a.announce_transactions(&txs.iter().map(|t| announcement(t)).collect::<Vec<_>>());
     let hashes: Vec<B256> = txs.iter().map(|t| announcement(t).hash).collect();
     assert!(eventually(|| hashes.iter().all(|h| b_pool.contains(h))).await);
-    assert_eq!(b_pool.network_transactions(&hashes, usize::MAX)[1].as_ref(), txs[1].as_slice());
+    assert_eq!(
+        b_pool.network_transactions(&hashes, usize::MAX, false)[1].as_ref(),
+        txs[1].as_slice()
+    );
     assert!(!b.sessions().is_empty(), "a good peer stays");
 
     // A peer that answers with a transaction it was not asked for is dropped.
@@ -316,6 +375,7 @@ async fn announced_transactions_are_fetched_into_the_pool_and_bad_ones_cost_the_
             types: vec![2u8].into(),
             sizes: vec![eip1559(7).len() as u32],
             hashes: vec![B256::repeat_byte(0xaa)],
+            mask: Some(CustodyBitmap::ALL),
         };
         eth.send(EthMessage::NewPooledTransactionHashes(hashes)).await.unwrap();
         while let Some(Ok(message)) = eth.next().await {

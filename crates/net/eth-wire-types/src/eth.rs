@@ -1,4 +1,4 @@
-//! devp2p's `eth` protocol, versions 69 to 71, as geth 1.17.10 encodes it
+//! devp2p's `eth` protocol, versions 69 to 72, as geth 1.17.10 encodes it
 //! (`eth/protocols/eth/protocol.go`): each message is `message id ‖ RLP`, the id relative to
 //! the capability's offset in the session.
 //!
@@ -8,6 +8,10 @@
 //!   its last block is incomplete (EIP-7975).
 //! - eth/71: `GetBlockAccessLists` / `BlockAccessLists` (EIP-8159); a BAL the peer does not have
 //!   is the empty string `0x80` (an empty list is a valid BAL).
+//! - eth/72 (EIP-8070, the sparse blobpool): `NewPooledTransactionHashes` ends with the
+//!   sender's custody bitmap (the cell columns of the announced blob transactions it holds);
+//!   blob transactions travel without their blobs (commitments and cell proofs stay), and
+//!   `GetCells` / `Cells` carry the blobs' cells, column by column.
 //!
 //! Requests and their answers carry a request id (`[request-id, payload]`). Transactions travel
 //! in their network form: a legacy one as its RLP list, a typed one as the string
@@ -28,11 +32,14 @@ pub enum EthVersion {
     Eth70 = 70,
     /// eth/71 (block access lists).
     Eth71 = 71,
+    /// eth/72 (EIP-8070: cells of blob transactions).
+    Eth72 = 72,
 }
 
 impl EthVersion {
     /// Every version, highest first (the order a node advertises them in).
-    pub const ALL: [EthVersion; 3] = [EthVersion::Eth71, EthVersion::Eth70, EthVersion::Eth69];
+    pub const ALL: [EthVersion; 4] =
+        [EthVersion::Eth72, EthVersion::Eth71, EthVersion::Eth70, EthVersion::Eth69];
 
     /// The version numbered `version`, if spoken here.
     pub fn from_number(version: u64) -> Option<Self> {
@@ -40,6 +47,7 @@ impl EthVersion {
             69 => Some(Self::Eth69),
             70 => Some(Self::Eth70),
             71 => Some(Self::Eth71),
+            72 => Some(Self::Eth72),
             _ => None,
         }
     }
@@ -54,6 +62,7 @@ impl EthVersion {
         match self {
             Self::Eth69 | Self::Eth70 => 18,
             Self::Eth71 => 20,
+            Self::Eth72 => 22,
         }
     }
 }
@@ -90,6 +99,10 @@ pub enum EthMessageId {
     GetBlockAccessLists = 0x12,
     /// `BlockAccessLists` (eth/71).
     BlockAccessLists = 0x13,
+    /// `GetCells` (eth/72).
+    GetCells = 0x14,
+    /// `Cells` (eth/72).
+    Cells = 0x15,
 }
 
 impl EthMessageId {
@@ -112,6 +125,8 @@ impl EthMessageId {
             0x11 => Self::BlockRangeUpdate,
             0x12 if version >= EthVersion::Eth71 => Self::GetBlockAccessLists,
             0x13 if version >= EthVersion::Eth71 => Self::BlockAccessLists,
+            0x14 if version >= EthVersion::Eth72 => Self::GetCells,
+            0x15 if version >= EthVersion::Eth72 => Self::Cells,
             _ => return None,
         })
     }
@@ -170,16 +185,140 @@ pub struct RequestPair<T> {
     pub message: T,
 }
 
-/// `NewPooledTransactionHashes` (eth/68 form, used by 69–71): one type byte, one size and one
-/// hash per announced transaction.
-#[derive(Debug, Clone, PartialEq, Eq, RlpEncodable, RlpDecodable)]
+/// `NewPooledTransactionHashes`: one type byte, one size and one hash per announced
+/// transaction (eth/68's form, used by 69–71), and from eth/72 the sender's custody bitmap.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewPooledTransactionHashes {
     /// The transactions' EIP-2718 types, one byte each.
     pub types: Bytes,
-    /// Their sizes in the network form (bytes).
+    /// Their sizes in the network form of the session's version (bytes; on eth/72 a blob
+    /// transaction's without its blobs).
     pub sizes: Vec<u32>,
     /// Their hashes.
     pub hashes: Vec<B256>,
+    /// eth/72: the cell columns of the announced blob transactions the sender holds
+    /// ([`CustodyBitmap`]); `None` below eth/72 (where a sender holds whole blobs).
+    pub mask: Option<CustodyBitmap>,
+}
+
+/// EIP-8070's custody bitmap: one bit per cell column of an extended blob (128 columns),
+/// column `i` in byte `i / 8`, bit `i % 8` (the least significant bit first), as geth's
+/// `types.CustodyBitmap`; on the wire a 16-byte string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct CustodyBitmap(pub [u8; 16]);
+
+impl CustodyBitmap {
+    /// Every column.
+    pub const ALL: Self = Self([0xff; 16]);
+
+    /// The bitmap of `columns` (each below 128; others are ignored).
+    pub fn from_columns(columns: impl IntoIterator<Item = u64>) -> Self {
+        let mut bits = [0u8; 16];
+        for c in columns.into_iter().filter(|c| *c < 128) {
+            bits[(c / 8) as usize] |= 1 << (c % 8);
+        }
+        Self(bits)
+    }
+
+    /// The columns set, ascending.
+    pub fn columns(&self) -> Vec<u64> {
+        (0..128u64).filter(|c| self.0[(c / 8) as usize] & (1 << (c % 8)) != 0).collect()
+    }
+
+    /// How many columns are set.
+    pub fn count(&self) -> usize {
+        self.0.iter().map(|b| b.count_ones() as usize).sum()
+    }
+
+    /// Whether every column of `other` is set here.
+    pub fn covers(&self, other: &Self) -> bool {
+        self.0.iter().zip(&other.0).all(|(a, b)| a & b == *b)
+    }
+}
+
+impl Encodable for CustodyBitmap {
+    fn encode(&self, out: &mut dyn alloy_rlp::BufMut) {
+        self.0.as_slice().encode(out);
+    }
+    fn length(&self) -> usize {
+        self.0.as_slice().length()
+    }
+}
+
+impl Decodable for CustodyBitmap {
+    fn decode(buf: &mut &[u8]) -> alloy_rlp::Result<Self> {
+        let bytes = RlpHeader::decode_bytes(buf, false)?;
+        let bits: [u8; 16] =
+            bytes.try_into().map_err(|_| alloy_rlp::Error::Custom("custody bitmap of 16 bytes"))?;
+        Ok(Self(bits))
+    }
+}
+
+impl NewPooledTransactionHashes {
+    fn fields_length(&self) -> usize {
+        self.types.length()
+            + self.sizes.length()
+            + self.hashes.length()
+            + self.mask.as_ref().map_or(0, Encodable::length)
+    }
+}
+
+impl Encodable for NewPooledTransactionHashes {
+    fn encode(&self, out: &mut dyn alloy_rlp::BufMut) {
+        RlpHeader { list: true, payload_length: self.fields_length() }.encode(out);
+        self.types.encode(out);
+        self.sizes.encode(out);
+        self.hashes.encode(out);
+        if let Some(mask) = &self.mask {
+            mask.encode(out);
+        }
+    }
+    fn length(&self) -> usize {
+        let payload_length = self.fields_length();
+        payload_length + alloy_rlp::length_of_length(payload_length)
+    }
+}
+
+impl Decodable for NewPooledTransactionHashes {
+    /// Three fields (eth/68–71) or four (eth/72); which the session's version wants is
+    /// checked by [`EthMessage::decode`].
+    fn decode(buf: &mut &[u8]) -> alloy_rlp::Result<Self> {
+        let mut items = RlpHeader::decode_bytes(buf, true)?;
+        let types = Bytes::decode(&mut items)?;
+        let sizes = Vec::decode(&mut items)?;
+        let hashes = Vec::decode(&mut items)?;
+        let mask = if items.is_empty() { None } else { Some(CustodyBitmap::decode(&mut items)?) };
+        if !items.is_empty() {
+            return Err(alloy_rlp::Error::ListLengthMismatch { expected: 4, got: 5 });
+        }
+        Ok(Self { types, sizes, hashes, mask })
+    }
+}
+
+/// `GetCells` (eth/72): the cells of `columns` of the blobs of transactions `hashes`.
+#[derive(Debug, Clone, PartialEq, Eq, RlpEncodable, RlpDecodable)]
+pub struct GetCells {
+    /// The request id.
+    pub request_id: u64,
+    /// The blob transactions.
+    pub hashes: Vec<B256>,
+    /// The columns wanted.
+    pub mask: CustodyBitmap,
+}
+
+/// `Cells` (eth/72): per transaction, its cells of the columns in `mask`, column by column
+/// and, within a column, blob by blob (cell `j` of blob `b` at `j' * blobs + b`, `j'` the
+/// column's rank in `mask`); an empty list for a transaction the sender does not hold.
+#[derive(Debug, Clone, PartialEq, Eq, RlpEncodable, RlpDecodable)]
+pub struct Cells {
+    /// The request id.
+    pub request_id: u64,
+    /// The transactions answered, in the request's order.
+    pub hashes: Vec<B256>,
+    /// Each transaction's cells (2,048 bytes each).
+    pub cells: Vec<Vec<Bytes>>,
+    /// The columns the cells are of.
+    pub mask: CustodyBitmap,
 }
 
 impl NewPooledTransactionHashes {
@@ -347,6 +486,10 @@ pub enum EthMessage {
     GetBlockAccessLists(RequestPair<Vec<B256>>),
     /// `BlockAccessLists` (eth/71).
     BlockAccessLists(RequestPair<BlockAccessLists>),
+    /// `GetCells` (eth/72).
+    GetCells(GetCells),
+    /// `Cells` (eth/72).
+    Cells(Cells),
 }
 
 /// Why a message could not be decoded.
@@ -392,6 +535,8 @@ impl EthMessage {
             Self::BlockRangeUpdate(_) => EthMessageId::BlockRangeUpdate,
             Self::GetBlockAccessLists(_) => EthMessageId::GetBlockAccessLists,
             Self::BlockAccessLists(_) => EthMessageId::BlockAccessLists,
+            Self::GetCells(_) => EthMessageId::GetCells,
+            Self::Cells(_) => EthMessageId::Cells,
         }
     }
 
@@ -413,7 +558,12 @@ impl EthMessage {
             Self::BlockHeaders(m) => m.encode(&mut out),
             Self::GetBlockBodies(m) => m.encode(&mut out),
             Self::BlockBodies(m) => m.encode(&mut out),
-            Self::NewPooledTransactionHashes(m) => m.encode(&mut out),
+            Self::NewPooledTransactionHashes(m) => {
+                if m.mask.is_some() != (version >= EthVersion::Eth72) {
+                    return Err(wrong());
+                }
+                m.encode(&mut out)
+            }
             Self::GetPooledTransactions(m) => m.encode(&mut out),
             Self::PooledTransactions(m) => m.encode(&mut out),
             Self::GetReceipts { request_id, first_block_receipt_index, hashes } => {
@@ -452,6 +602,8 @@ impl EthMessage {
             Self::BlockRangeUpdate(m) => m.encode(&mut out),
             Self::GetBlockAccessLists(m) => m.encode(&mut out),
             Self::BlockAccessLists(m) => m.encode(&mut out),
+            Self::GetCells(m) => m.encode(&mut out),
+            Self::Cells(m) => m.encode(&mut out),
         }
         Ok(out)
     }
@@ -476,7 +628,13 @@ impl EthMessage {
                 EthMessageId::GetBlockBodies => Self::GetBlockBodies(Decodable::decode(buf)?),
                 EthMessageId::BlockBodies => Self::BlockBodies(Decodable::decode(buf)?),
                 EthMessageId::NewPooledTransactionHashes => {
-                    Self::NewPooledTransactionHashes(Decodable::decode(buf)?)
+                    let m = NewPooledTransactionHashes::decode(buf)?;
+                    if m.mask.is_some() != (version >= EthVersion::Eth72) {
+                        return Err(alloy_rlp::Error::Custom(
+                            "a custody bitmap is eth/72's, and eth/72 needs one",
+                        ));
+                    }
+                    Self::NewPooledTransactionHashes(m)
                 }
                 EthMessageId::GetPooledTransactions => {
                     Self::GetPooledTransactions(Decodable::decode(buf)?)
@@ -525,6 +683,8 @@ impl EthMessage {
                     Self::GetBlockAccessLists(Decodable::decode(buf)?)
                 }
                 EthMessageId::BlockAccessLists => Self::BlockAccessLists(Decodable::decode(buf)?),
+                EthMessageId::GetCells => Self::GetCells(Decodable::decode(buf)?),
+                EthMessageId::Cells => Self::Cells(Decodable::decode(buf)?),
             })
         })()
         .map_err(malformed)?;
@@ -577,11 +737,6 @@ mod tests {
                 request_id: 1,
                 message: vec![BlockBody::default()],
             }),
-            EthMessage::NewPooledTransactionHashes(NewPooledTransactionHashes {
-                types: Bytes::from(vec![2u8]),
-                sizes: vec![120],
-                hashes: vec![B256::repeat_byte(3)],
-            }),
             EthMessage::Transactions(NetworkTransactions(vec![
                 Bytes::from(vec![0xc1, 0x80]),
                 Bytes::from(vec![0x02, 0xc0]),
@@ -596,7 +751,34 @@ mod tests {
             for m in &all {
                 round_trip(m.clone(), version);
             }
+            let eth72 = version >= EthVersion::Eth72;
+            round_trip(
+                EthMessage::NewPooledTransactionHashes(NewPooledTransactionHashes {
+                    types: Bytes::from(vec![2u8]),
+                    sizes: vec![120],
+                    hashes: vec![B256::repeat_byte(3)],
+                    mask: eth72.then_some(CustodyBitmap::ALL),
+                }),
+                version,
+            );
         }
+        round_trip(
+            EthMessage::GetCells(GetCells {
+                request_id: 4,
+                hashes: vec![B256::repeat_byte(5)],
+                mask: CustodyBitmap::from_columns([0, 9, 127]),
+            }),
+            EthVersion::Eth72,
+        );
+        round_trip(
+            EthMessage::Cells(Cells {
+                request_id: 4,
+                hashes: vec![B256::repeat_byte(5)],
+                cells: vec![vec![Bytes::from(vec![1u8; 2048])]],
+                mask: CustodyBitmap::from_columns([9]),
+            }),
+            EthVersion::Eth72,
+        );
         let receipt = Receipt69 {
             tx_type: 2,
             status: true.into(),

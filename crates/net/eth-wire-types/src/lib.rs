@@ -1,5 +1,6 @@
 //! The messages of Ethereum's `eth` wire protocol, shared by every transport:
-//! - [`eth`]: devp2p's eth/69, eth/70 and eth/71 (EIP-8159) as geth 1.17.10 speaks them — the
+//! - [`eth`]: devp2p's eth/69, eth/70, eth/71 (EIP-8159) and eth/72 (EIP-8070) as geth 1.17.10
+//!   speaks them — the
 //!   fork-id `Status`, `BlockRangeUpdate`, header, body, receipt and BAL requests with their
 //!   request ids, and the transaction announcements — each encoded and decoded for the
 //!   version a session negotiated ([`EthVersion`], [`EthMessage`]);
@@ -12,9 +13,9 @@ pub mod eth;
 pub mod sync;
 
 pub use eth::{
-    BlockAccessLists, BlockRangeUpdate, EthMessage, EthMessageError, EthMessageId, EthVersion,
-    HeadersRequest, NetworkTransactions, NewPooledTransactionHashes, Receipt69, RequestPair,
-    StatusMessage,
+    BlockAccessLists, BlockRangeUpdate, Cells, CustodyBitmap, EthMessage, EthMessageError,
+    EthMessageId, EthVersion, GetCells, HeadersRequest, NetworkTransactions,
+    NewPooledTransactionHashes, Receipt69, RequestPair, StatusMessage,
 };
 pub use sync::{ChainStatus, SyncRequest, SyncResponse, ETH_VERSION};
 

@@ -11,8 +11,8 @@ use alloy_rlp::{Decodable, Encodable};
 use bytes::{Bytes, BytesMut};
 use gigagas_eth_wire::{DisconnectReason, HelloMessage};
 use gigagas_eth_wire_types::{
-    BlockAccessLists, BlockRangeUpdate, EthMessage, EthVersion, HeadersRequest,
-    NetworkTransactions, NewPooledTransactionHashes, RequestPair,
+    BlockAccessLists, BlockRangeUpdate, Cells, CustodyBitmap, EthMessage, EthVersion, GetCells,
+    HeadersRequest, NetworkTransactions, NewPooledTransactionHashes, RequestPair,
 };
 use gigagas_net_ecies::{peer_id, random_secret_key, FrameCodec, Handshake};
 use rand::{rngs::StdRng, Rng, RngCore, SeedableRng};
@@ -125,6 +125,24 @@ fn fuzz_devp2p_decoders_never_panic() {
             types: vec![2u8, 3].into(),
             sizes: vec![100, 200],
             hashes: vec![hash, hash],
+            mask: None,
+        }),
+        EthMessage::NewPooledTransactionHashes(NewPooledTransactionHashes {
+            types: vec![3u8].into(),
+            sizes: vec![300],
+            hashes: vec![hash],
+            mask: Some(CustodyBitmap::ALL),
+        }),
+        EthMessage::GetCells(GetCells {
+            request_id: 13,
+            hashes: vec![hash],
+            mask: CustodyBitmap::from_columns(0..64),
+        }),
+        EthMessage::Cells(Cells {
+            request_id: 14,
+            hashes: vec![hash],
+            cells: vec![vec![vec![7u8; 2048].into()]],
+            mask: CustodyBitmap::from_columns([3]),
         }),
         EthMessage::GetPooledTransactions(RequestPair { request_id: 5, message: vec![hash] }),
         EthMessage::PooledTransactions(RequestPair {
