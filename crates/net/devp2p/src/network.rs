@@ -17,15 +17,15 @@ use alloy_eips::eip1898::HashOrNumber;
 use alloy_primitives::{Bytes, B256};
 use gigagas_bal::BlockAccessList;
 use gigagas_eth_wire::{
-    eth_protocols, DisconnectReason, EthStream, HelloMessage, P2PStream, P2PStreamError,
-    P2P_VERSION,
+    eth_protocols, snap_protocols, DisconnectReason, EthStream, HelloMessage, P2PStream,
+    P2PStreamError, P2P_VERSION,
 };
 use gigagas_eth_wire_types::{
     CustodyBitmap, EthMessage, EthVersion, GetCells, HeadersRequest, NewPooledTransactionHashes,
     RequestPair, StatusMessage, MAX_HEADERS, MAX_REQUEST_ITEMS,
 };
 use gigagas_net_ecies::{peer_id, EciesStream, SecretKey};
-use gigagas_net_p2p::{BlockClient, ChainServer, RequestError};
+use gigagas_net_p2p::{BlockClient, ChainServer, RequestError, SnapServer};
 use gigagas_net_peers::{NodeRecord, PeerId};
 use std::{
     collections::{HashMap, HashSet},
@@ -131,6 +131,8 @@ pub struct Devp2pNetwork {
     sessions: Arc<Mutex<Sessions>>,
     /// What peers' requests are answered from (none: empty answers).
     server: Option<ChainServer>,
+    /// What snap requests are answered from (none: snap is not offered).
+    snap: Option<SnapServer>,
     /// Sessions at most (inbound ones beyond are refused with `TooManyPeers`).
     max_peers: usize,
     /// Peers to keep a session with (`--trusted-peers`, `admin_addPeer`).
@@ -187,6 +189,7 @@ impl Devp2pNetwork {
             local: Arc::new(Mutex::new(local)),
             sessions: Arc::default(),
             server: None,
+            snap: None,
             max_peers: DEFAULT_MAX_PEERS,
             static_peers: Arc::default(),
             listening: Arc::default(),
@@ -372,7 +375,8 @@ impl Devp2pNetwork {
         let local = self.local();
         let ecies = EciesStream::accept(io, local.secret.clone()).await?;
         let id = ecies.remote_id();
-        let (mut p2p, hello) = P2PStream::handshake(ecies, &self.hello(), &eth_protocols()).await?;
+        let (mut p2p, hello) =
+            P2PStream::handshake(ecies, &self.hello(), &self.protocols()).await?;
         let refuse = {
             let sessions = self.sessions.lock().expect("sessions lock");
             if sessions.banned.contains(&id) {
@@ -407,12 +411,27 @@ impl Devp2pNetwork {
     }
 
     /// This node's `Hello`.
+    /// The protocols offered: eth/69–72, and snap/1–2 when a snap server is set.
+    fn protocols(&self) -> Vec<gigagas_eth_wire::Protocol> {
+        let mut protocols = eth_protocols();
+        if self.snap.is_some() {
+            protocols.extend(snap_protocols());
+        }
+        protocols
+    }
+
+    /// The same network serving snap/1 and snap/2 from `snap` (and offering them in `Hello`).
+    pub fn with_snap_server(mut self, snap: SnapServer) -> Self {
+        self.snap = Some(snap);
+        self
+    }
+
     fn hello(&self) -> HelloMessage {
         let local = self.local();
         HelloMessage {
             protocol_version: P2P_VERSION,
             client_version: local.client_version,
-            capabilities: eth_protocols().into_iter().map(|p| p.cap).collect(),
+            capabilities: self.protocols().into_iter().map(|p| p.cap).collect(),
             port: local.port,
             id: peer_id(&local.secret.public_key()),
         }
@@ -438,7 +457,8 @@ impl Devp2pNetwork {
         let handshakes = async {
             let local = self.local();
             let ecies = EciesStream::connect(io, local.secret.clone(), record.id).await?;
-            let (p2p, hello) = P2PStream::handshake(ecies, &self.hello(), &eth_protocols()).await?;
+            let (p2p, hello) =
+                P2PStream::handshake(ecies, &self.hello(), &self.protocols()).await?;
             let (eth, status) = EthStream::handshake(p2p, local.status, &local.fork_filter).await?;
             Ok::<_, SessionError>((eth, hello, status))
         };
@@ -479,7 +499,11 @@ impl Devp2pNetwork {
         tokio::spawn(session::run(
             stream,
             info,
-            crate::serve::Serving { chain: self.server.clone(), pool: self.pool.clone() },
+            crate::serve::Serving {
+                chain: self.server.clone(),
+                snap: self.snap.clone(),
+                pool: self.pool.clone(),
+            },
             rx,
             on_message,
             move |reason| {

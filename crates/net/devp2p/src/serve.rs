@@ -19,7 +19,8 @@ use gigagas_eth_wire_types::{
 /// 2 KiB a blob: 64 transactions of one blob's whole extension stay within 16 MiB before the
 /// message limit; geth answers as many as asked).
 pub(crate) const MAX_CELLS_REQUEST: usize = 64;
-use gigagas_net_p2p::ChainServer;
+use gigagas_eth_wire_types::SnapMessage;
+use gigagas_net_p2p::{ChainServer, SnapServeError, SnapServer};
 use gigagas_storage_api::ProviderError;
 
 /// What a session answers its peer's requests from.
@@ -27,6 +28,8 @@ use gigagas_storage_api::ProviderError;
 pub(crate) struct Serving {
     /// The chain (headers, bodies, receipts, BALs); none: empty answers.
     pub(crate) chain: Option<ChainServer>,
+    /// The state for snap (ranges, codes, trie nodes, BALs); none: snap is not offered.
+    pub(crate) snap: Option<SnapServer>,
     /// The transaction pool (`GetPooledTransactions`); none: empty answers.
     pub(crate) pool: Option<std::sync::Arc<dyn NetworkPool>>,
 }
@@ -153,6 +156,31 @@ fn receipts(
         }
     }
     Ok((out, false))
+}
+
+/// The answer to snap request `request`; `None` for a request to refuse (a `GetTrieNodes`
+/// with an empty path set: geth disconnects).
+///
+/// # Errors
+/// [`SnapServeError`] when a read fails: the request is then left unanswered.
+pub(crate) fn answer_snap(
+    serving: &Serving,
+    request: &SnapMessage,
+) -> Result<Option<SnapMessage>, SnapServeError> {
+    let Some(server) = serving.snap.as_ref() else { return Ok(None) };
+    Ok(Some(match request {
+        SnapMessage::GetAccountRange(r) => SnapMessage::AccountRange(server.account_range(r)?),
+        SnapMessage::GetStorageRanges(r) => SnapMessage::StorageRanges(server.storage_ranges(r)?),
+        SnapMessage::GetByteCodes(r) => SnapMessage::ByteCodes(server.byte_codes(r)?),
+        SnapMessage::GetTrieNodes(r) => match server.trie_nodes(r)? {
+            Some(nodes) => SnapMessage::TrieNodes(nodes),
+            None => return Ok(None),
+        },
+        SnapMessage::GetBlockAccessLists(r) => {
+            SnapMessage::BlockAccessLists(server.block_access_lists(r)?)
+        }
+        _ => return Ok(None),
+    }))
 }
 
 /// The empty answer of the kind `request` asks for (a node may always answer with fewer

@@ -9,8 +9,8 @@
 //! request unanswered within [`REQUEST_TIMEOUT`] fails its caller.
 
 use crate::{serve::Serving, SessionInfo};
-use futures::{SinkExt, StreamExt};
-use gigagas_eth_wire::{DisconnectReason, EthStream};
+use futures::SinkExt;
+use gigagas_eth_wire::{DisconnectReason, EthSnapMessage, EthStream};
 use gigagas_eth_wire_types::{
     BlockRangeUpdate, EthMessage, EthMessageId, GetCells, NetworkTransactions,
     NewPooledTransactionHashes, RequestPair,
@@ -169,10 +169,32 @@ pub(crate) async fn run(
                     pending.insert(id, Pending { answer, deadline: Instant::now() + REQUEST_TIMEOUT, reply });
                 }
             },
-            incoming = stream.next() => match incoming {
+            incoming = stream.next_any() => match incoming {
                 None => break "connection closed".to_string(),
                 Some(Err(e)) => break e.to_string(),
-                Some(Ok(message)) => {
+                Some(Ok(EthSnapMessage::Snap(message))) => {
+                    if !message.is_request() {
+                        let _ = stream.p2p_mut().disconnect(DisconnectReason::ProtocolError).await;
+                        break format!("unrequested snap {:?}", message.id());
+                    }
+                    let serving = serving.clone();
+                    let read = tokio::task::spawn_blocking(move || crate::serve::answer_snap(&serving, &message));
+                    match read.await {
+                        Ok(Ok(Some(answer))) => {
+                            if let Err(e) = stream.send_snap(answer).await {
+                                break format!("send failed: {e}");
+                            }
+                        }
+                        Ok(Ok(None)) => {
+                            let _ = stream.p2p_mut().disconnect(DisconnectReason::ProtocolError).await;
+                            break "a bad snap request".to_string();
+                        }
+                        Ok(Err(e)) => tracing::warn!(target: "net::devp2p", %peer, error = %e, "store read failed; snap request left unanswered"),
+                        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+                        Err(_) => break "the runtime is shutting down".to_string(),
+                    }
+                }
+                Some(Ok(EthSnapMessage::Eth(message))) => {
                     if let Some(id) = answer_id(&message) {
                         match pending.remove(&id) {
                             Some(p) if p.answer == message.id() => {

@@ -4,12 +4,15 @@
 //!   fork-id `Status`, `BlockRangeUpdate`, header, body, receipt and BAL requests with their
 //!   request ids, and the transaction announcements — each encoded and decoded for the
 //!   version a session negotiated ([`EthVersion`], [`EthMessage`]);
+//! - [`snap`]: devp2p's snap/1 and snap/2 (EIP-8189): state ranges, codes, trie nodes and
+//!   BALs of recent state roots, as geth 1.17.10 encodes them;
 //! - [`sync`]: the block-sync subset the libp2p transport carries over its request-response
 //!   protocol (no request ids, no fork id);
 //! - the limits every answer keeps ([`MAX_HEADERS`], [`MAX_BODIES`], [`SOFT_RESPONSE_LIMIT`],
 //!   [`MAX_MESSAGE_SIZE`]).
 
 pub mod eth;
+pub mod snap;
 pub mod sync;
 
 pub use eth::{
@@ -17,6 +20,7 @@ pub use eth::{
     EthMessageId, EthVersion, GetCells, HeadersRequest, NetworkTransactions,
     NewPooledTransactionHashes, Receipt69, RequestPair, StatusMessage,
 };
+pub use snap::{SnapMessage, SnapMessageError, SnapMessageId, SnapVersion};
 pub use sync::{ChainStatus, SyncRequest, SyncResponse, ETH_VERSION};
 
 /// Bytes after which an answer stops growing (the item that crosses it is the last one), as

@@ -52,6 +52,10 @@ pub enum EthStreamError {
     /// A message that could not be decoded for the session's version.
     #[error(transparent)]
     Message(#[from] EthMessageError),
+    /// A snap message that could not be decoded for the session's snap version (or one the
+    /// version does not define, as `GetTrieNodes` on snap/2).
+    #[error(transparent)]
+    Snap(#[from] gigagas_eth_wire_types::SnapMessageError),
     /// The peer's first eth message was not `Status`.
     #[error("expected Status, got {0}")]
     StatusExpected(String),

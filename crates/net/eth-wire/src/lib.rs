@@ -21,16 +21,24 @@ mod p2pstream;
 pub use capability::{Capability, Protocol, SharedCapability};
 pub use disconnect::DisconnectReason;
 pub use error::{EthStreamError, P2PStreamError};
-pub use ethstream::{EthStream, STATUS_TIMEOUT};
+pub use ethstream::{EthSnapMessage, EthStream, STATUS_TIMEOUT};
 pub use hello::{HelloMessage, P2P_VERSION};
 pub use p2pstream::{P2PStream, HELLO_TIMEOUT, MAX_HELLO_SIZE, MAX_MESSAGE};
 
-use gigagas_eth_wire_types::EthVersion;
+use gigagas_eth_wire_types::{EthVersion, SnapVersion};
 
-/// The eth protocols this node speaks (eth/69–71), each with its message count.
+/// The eth protocols this node speaks (eth/69–72), each with its message count.
 pub fn eth_protocols() -> Vec<Protocol> {
     EthVersion::ALL
         .iter()
         .map(|v| Protocol { cap: Capability::new("eth", v.number()), messages: v.message_count() })
+        .collect()
+}
+
+/// The snap protocols this node serves (snap/1, snap/2), each with its message count.
+pub fn snap_protocols() -> Vec<Protocol> {
+    SnapVersion::ALL
+        .iter()
+        .map(|v| Protocol { cap: Capability::new("snap", v.number()), messages: v.message_count() })
         .collect()
 }

@@ -9,12 +9,15 @@
 //!   peer, retried on the next one when a peer fails or answers wrongly; peers scored by what
 //!   they did ([`PeerScores`]);
 //! - [`ChainServer`]: the other side — headers, bodies, receipts and BALs answered from any
-//!   store of the storage API within the protocol's limits, for every transport.
+//!   store of the storage API within the protocol's limits, for every transport;
+//! - [`SnapServer`]: snap/1 and snap/2's answers — account and storage ranges with their
+//!   proofs, codes, trie nodes and BALs of the recent state roots.
 
 mod client;
 mod downloader;
 mod scores;
 mod serve;
+pub mod snap;
 
 pub use client::{BlockClient, RequestError};
 pub use downloader::{
@@ -22,3 +25,4 @@ pub use downloader::{
 };
 pub use scores::{PeerScores, BAD_ANSWER_PENALTY, FAILED_REQUEST_PENALTY, SUCCESS_REWARD};
 pub use serve::ChainServer;
+pub use snap::{SnapServeError, SnapServer};
