@@ -1,5 +1,6 @@
 //! Fuzzing the decoders of everything a devp2p peer sends: the ECIES handshake packets (auth,
-//! ack), RLPx frames, `Hello`, `Disconnect` and every eth/69–71 message, each fed random input
+//! ack), RLPx frames, `Hello`, `Disconnect`, every eth/69–72 message and every snap/1–2
+//! message, each fed random input
 //! and valid samples with bits flipped, bytes changed, cut or extended. None may panic; a
 //! frame with a changed byte must fail its MAC.
 //!
@@ -207,6 +208,78 @@ fn fuzz_devp2p_decoders_never_panic() {
                 assert_eq!(decoded.id(), sample.id());
                 assert_eq!(decoded.encode_payload(version).unwrap(), payload);
             }
+        }
+    }
+
+    // Every snap message of both versions, from samples of each.
+    use gigagas_eth_wire_types::snap::*;
+    let root = B256::repeat_byte(9);
+    let snap_samples = [
+        SnapMessage::GetAccountRange(GetAccountRange {
+            request_id: 1,
+            root,
+            origin: B256::ZERO,
+            limit: B256::repeat_byte(0xff),
+            bytes: 4000,
+        }),
+        SnapMessage::AccountRange(AccountRange {
+            request_id: 1,
+            accounts: vec![AccountData {
+                hash: root,
+                body: vec![0xc4, 0x01, 0x02, 0x80, 0x80].into(),
+            }],
+            proof: vec![vec![0xc2, 0x80, 0x80].into()],
+        }),
+        SnapMessage::GetStorageRanges(GetStorageRanges {
+            request_id: 2,
+            root,
+            accounts: vec![root, root],
+            origin: vec![1u8; 32].into(),
+            limit: Default::default(),
+            bytes: 500,
+        }),
+        SnapMessage::StorageRanges(StorageRanges {
+            request_id: 2,
+            slots: vec![vec![StorageData { hash: root, body: vec![0x02].into() }]],
+            proof: vec![],
+        }),
+        SnapMessage::GetByteCodes(GetByteCodes { request_id: 3, hashes: vec![root], bytes: 9 }),
+        SnapMessage::ByteCodes(ByteCodes { request_id: 3, codes: vec![vec![0x60, 0x00].into()] }),
+        SnapMessage::GetTrieNodes(GetTrieNodes {
+            request_id: 4,
+            root,
+            paths: vec![vec![vec![0x00].into()], vec![root.to_vec().into(), vec![0x1b].into()]],
+            bytes: 5000,
+        }),
+        SnapMessage::TrieNodes(TrieNodes { request_id: 4, nodes: vec![vec![0xc0].into()] }),
+        SnapMessage::GetBlockAccessLists(GetBlockAccessLists {
+            request_id: 5,
+            hashes: vec![root],
+            bytes: 1,
+        }),
+        SnapMessage::BlockAccessLists(SnapBlockAccessLists {
+            request_id: 5,
+            lists: vec![None, Some(vec![0xc0].into())],
+        }),
+    ];
+    for version in SnapVersion::ALL {
+        let encoded: Vec<(u8, Vec<u8>)> = snap_samples
+            .iter()
+            .map(|m| (m.id() as u8, m.encode_payload()))
+            .filter(|(id, _)| SnapMessage::defined(*id, version))
+            .collect();
+        let payloads: Vec<Vec<u8>> = encoded.iter().map(|(_, p)| p.clone()).collect();
+        for _ in 0..n {
+            let id = if rng.gen_bool(0.9) {
+                encoded[rng.gen_range(0..encoded.len())].0
+            } else {
+                rng.gen_range(0..16)
+            };
+            let _ = SnapMessage::decode(id, version, &input(&mut rng, &payloads));
+        }
+        for (id, payload) in &encoded {
+            let decoded = SnapMessage::decode(*id, version, payload).unwrap();
+            assert_eq!(&decoded.encode_payload(), payload);
         }
     }
 }
