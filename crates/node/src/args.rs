@@ -196,7 +196,7 @@ pub struct NodeArgs {
     pub engine_scheduler: Scheduler,
     /// devp2p peers to keep connected, comma-separated enode URLs
     /// (`enode://<node id>@<ip>:<port>`, geth's `admin_nodeInfo.enode`): dialed at start and
-    /// again whenever their session ends; blocks are synced from them over eth/69-71.
+    /// again whenever their session ends; blocks are synced from them over eth/69-72.
     #[arg(long = "trusted-peers", value_delimiter = ',')]
     pub trusted_peers: Vec<gigagas_net_peers::NodeRecord>,
     /// devp2p nodes to start from, comma-separated enode URLs or ENRs (`enr:-…`); the named

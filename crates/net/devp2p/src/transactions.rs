@@ -1,4 +1,4 @@
-//! Transaction gossip over eth/69–71 (reth's `TransactionsManager`, what a node needs of it):
+//! Transaction gossip over eth/69–72 (reth's `TransactionsManager`, what a node needs of it):
 //! the node's pool is announced to its peers and theirs fetched into it.
 //!
 //! Flow: a peer's `NewPooledTransactionHashes` names transactions; those the pool lacks and

@@ -132,7 +132,7 @@ impl EthMessageId {
     }
 }
 
-/// `Status` (eth/69–71): `[version, networkid, genesis, forkid, earliest, latest, latesthash]`.
+/// `Status` (eth/69–72): `[version, networkid, genesis, forkid, earliest, latest, latesthash]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, RlpEncodable, RlpDecodable)]
 pub struct StatusMessage {
     /// The negotiated eth version.

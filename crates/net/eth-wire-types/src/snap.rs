@@ -378,7 +378,7 @@ impl SnapMessage {
 
     /// Whether the message is a request.
     pub fn is_request(&self) -> bool {
-        (self.id() as u8) % 2 == 0
+        (self.id() as u8).is_multiple_of(2)
     }
 
     /// Whether `id` is a message of `version`.

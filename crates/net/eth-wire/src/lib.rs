@@ -4,7 +4,7 @@
 //!   negotiation ([`capability`]), snappy from p2p/5, `Ping`/`Pong` answered by the stream,
 //!   `Disconnect` with its reasons ([`DisconnectReason`]);
 //! - the eth protocol ([`EthStream`]): the `Status` handshake with geth's checks (network,
-//!   genesis, EIP-2124 fork id, block range), then eth/69–71 messages
+//!   genesis, EIP-2124 fork id, block range), then eth/69–72 messages (and snap/1–2 beside them)
 //!   (`gigagas-eth-wire-types`) decoded for the negotiated version.
 //!
 //! Flow: TCP → `EciesStream::connect`/`accept` → [`P2PStream::handshake`] →
