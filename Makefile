@@ -7,7 +7,7 @@ GIGAGAS := target/release/gigagas
 GIGAGAS_BENCH := target/release/gigagas-bench
 BENCH_ARGS ?= --threads 1,2 --scheduler all --batch 1,all --repeat 11 --project
 
-.PHONY: devp2p-suite interop-geth devnet-mixed interop-amsterdam rpc-vs-geth build-faults help check-data deps devnet-deps build build-quic maxperf test-quic run test test-fixtures import proofs-check bench-io worst-io net-sim bench bench-rlnc node devnet devnet-net devnet-net-replay devnet-prysm engine-schemas fuzz-net fuzz-rpc rpc-load hw engine-replay lint fmt
+.PHONY: interop-snap devp2p-suite interop-geth devnet-mixed interop-amsterdam rpc-vs-geth build-faults help check-data deps devnet-deps build build-quic maxperf test-quic run test test-fixtures import proofs-check bench-io worst-io net-sim bench bench-rlnc node devnet devnet-net devnet-net-replay devnet-prysm engine-schemas fuzz-net fuzz-rpc rpc-load hw engine-replay lint fmt
 VENV := testing/.venv
 
 help: ## List the targets
@@ -75,6 +75,9 @@ devnet-net-replay: build devnet-deps ## The same blocks for every protocol: a ch
 
 devnet-prysm: build devnet-deps ## gigagas driven by a real consensus client: Prysm v7.0.0 (built from the Go module proxy into ~/.cache/gigagas on first use), 64 interop validators, Fulu/Osaka at genesis, 3 s slots, transactions of every type (blobs with cell proofs included); runs until the beacon chain has finalized two epochs past genesis and checks head, finality, blobs, that gigagas built every block, and Prysm's view of the Engine API; PRYSM_ARGS=--restarts adds gigagas and beacon-node restarts, PRYSM_ARGS=--late-joiner a late joiner (a fresh gigagas and beacon node that sync from the first; the joiner's beacon node is restarted with a new peer id if Prysm's gossip scoring cuts it off: docs/node.md), PRYSM_ARGS=--verbose debug logs; logs in target/devnet-prysm/ (docs/node.md)
 	$(VENV)/bin/python testing/devnet_prysm.py --gigagas $(GIGAGAS) $(PRYSM_ARGS)
+
+interop-snap: build devnet-deps ## Snap sync with geth 1.17.10 on loopback: a fresh geth snap-syncs from gigagas (snap/2: state at the pivot, then the blocks' BALs) and, for reference, from geth, driven by the head's newPayload and forkchoice; state root and eth_getProof samples checked, time, state downloaded and peak RSS reported (INTEROP_ARGS="--chain-dir DIR --json"); logs in target/interop-snap/
+	$(VENV)/bin/python testing/interop_snap.py --gigagas $(GIGAGAS) $(INTEROP_ARGS)
 
 devp2p-suite: build devnet-deps ## geth 1.17.10's devp2p conformance suites (`devp2p rlpx eth-test`, `snap-test`, `snap2-test`, as hive runs them; devp2p built by testing/geth_install.sh into ~/.cache/gigagas) against gigagas, a fresh node on the suite's chain for each test; SUITE_ARGS="--suites eth --run Receipts", "--geth-reference" (geth in gigagas's place), "--json"; logs in target/devp2p-suite/ (docs/conformance.md)
 	$(VENV)/bin/python testing/devp2p_suite.py --gigagas $(GIGAGAS) $(SUITE_ARGS)

@@ -164,7 +164,8 @@ class GethNode(_Node):
     """geth (1.17.10, testing/geth_install.sh) on a datadir already initialized (`init`), with
     JSON-RPC (`http_api`) and its authenticated Engine API on free loopback ports; no peers
     unless `p2p=True` (then devp2p on a free loopback port, no discovery unless
-    `discovery=True`, `enode` set from `admin_nodeInfo`, which needs `admin` in `http_api`).
+    `discovery=True`, `enode` set from `admin_nodeInfo`, which needs `admin` in `http_api`);
+    `--syncmode` is `syncmode` (full by default).
     Ready when its JSON-RPC answers; NodeError when it exits first or `timeout` seconds pass."""
 
     @staticmethod
@@ -173,7 +174,7 @@ class GethNode(_Node):
                        capture_output=True)
 
     def __init__(self, geth, datadir, flags=(), *, http_api="eth,net,web3", log_path=None,
-                 timeout=60, p2p=False, discovery=False):
+                 timeout=60, p2p=False, discovery=False, syncmode="full"):
         self.jwt_path = os.path.join(datadir, "jwt.hex")
         self.secret = os.urandom(32).hex()
         with open(self.jwt_path, "w") as f:
@@ -185,7 +186,7 @@ class GethNode(_Node):
                "127.0.0.1", "--http.port", str(http), "--http.api", http_api,
                *([] if discovery else ["--nodiscover"]),
                "--maxpeers", "50" if p2p else "0", "--port", str(free_port()), "--syncmode",
-               "full", "--ipcdisable"] + list(flags)
+               syncmode, "--ipcdisable"] + list(flags)
         super().__init__(cmd, log_path)
         deadline = time.time() + timeout
         while True:

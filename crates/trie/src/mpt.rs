@@ -482,11 +482,15 @@ impl Trie {
     /// The proof of `key` as `eth_getProof` (EIP-1186) returns it: the RLP of every node on
     /// the key's path that is referenced by hash, root first (embedded nodes travel inside
     /// their parent). Proves presence (ends at the leaf) or absence (ends where the path
-    /// diverges).
+    /// diverges); empty for the empty trie.
     ///
     /// # Errors
     /// [`TrieError::MissingNode`] when the source lacks a node on the path.
     pub fn proof(&mut self, key: &Nibbles, src: &dyn NodeSource) -> Result<Vec<Bytes>, TrieError> {
+        // The empty trie has no node to show: an empty proof, as geth's `Prove` gives.
+        if matches!(self.root, Node::Empty) {
+            return Ok(Vec::new());
+        }
         let mut out = Vec::new();
         let mut ignore = |_, _: &[u8]| {};
         let mut encoder = Encoder::new(usize::MAX, &mut ignore);

@@ -301,6 +301,15 @@ mod tests {
         assert_eq!(node_at_path(root, &[17], &src).unwrap(), PathNode::Missing);
     }
 
+    /// geth proves a key of the empty trie with no node at all (an account without storage
+    /// answers `eth_getProof` with an empty storage proof).
+    #[test]
+    fn the_empty_trie_proves_with_no_node() {
+        let key = Nibbles::unpack(keccak256([0u8; 32]));
+        let proof = Trie::new(EMPTY_ROOT_HASH).proof(&key, &ProofNodes::default()).unwrap();
+        assert!(proof.is_empty());
+    }
+
     #[test]
     fn compact_paths_decode_as_geth_decodes_them() {
         assert_eq!(compact_to_nibbles(&[]), Vec::<u8>::new());

@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+"""Snap sync between gigagas and geth 1.17.10 on loopback, measured.
+
+A chain (`--chain-dir`: a folder with genesis.json, chain.rlp and the head block's Engine API
+calls, newpayload.json and headfcu.json, as geth's devp2p suite testdata has them; by default
+that testdata, read from the Go module cache) is imported into a serving node; a fresh geth
+then snap-syncs from it alone (its one static peer), driven the way a consensus client drives
+it: the head's `engine_newPayload`, then `engine_forkchoiceUpdated` to the head until it is
+there. geth picks its pivot (64 blocks below the head), downloads the pivot's state over snap
+(snap/2 when both speak it: the state then catches up on the blocks' BALs), and follows to the
+head.
+
+  (b)   a fresh geth snap-syncs from gigagas (gigagas serves snap/1 and snap/2);
+  (ref) a fresh geth snap-syncs from geth, the same way.
+
+After each sync the head's state root and `eth_getProof` of a sample of accounts (and a slot of
+each that has storage) are compared with the server's. Reported per sync: seconds from the
+syncing geth's start to its head with `eth_syncing` false, the state it downloaded (geth's own
+"state download" line: accounts, slots, codes, bytes), the snap version its syncer chose, and
+the peak RSS of the syncing process (VmHWM). `--json` prints the results; logs go to `--out`.
+
+Not yet here (issue 56): gigagas snap-syncing from geth (`--syncmode snap` is not implemented),
+a multi-million-account chain.
+
+Usage: testing/.venv/bin/python testing/interop_snap.py [--chain-dir DIR]
+           [--gigagas target/release/gigagas] [--geth PATH] [--out target/interop-snap]
+           [--timeout 600] [--json]
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gigagas_testing import GethNode, GigagasNode, geth_binary, json_rpc  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GETH_MODULE = "github.com/ethereum/go-ethereum@v1.17.10"
+
+
+def default_chain_dir():
+    """geth's devp2p suite chain in the Go module cache (downloaded on first use)."""
+    out = subprocess.run(["go", "mod", "download", "-json", GETH_MODULE], check=True,
+                         capture_output=True, text=True, cwd=tempfile.gettempdir()).stdout
+    return os.path.join(json.loads(out)["Dir"], "cmd/devp2p/internal/ethtest/testdata")
+
+
+def peak_rss_watcher(pid, stop):
+    """Polls /proc/PID/status; returns a dict filled with the peak VmHWM in MiB."""
+    result = {"peak_rss_mib": 0.0}
+
+    def run():
+        while not stop.is_set():
+            try:
+                with open(f"/proc/{pid}/status") as f:
+                    for line in f:
+                        if line.startswith("VmHWM:"):
+                            result["peak_rss_mib"] = max(result["peak_rss_mib"],
+                                                         int(line.split()[1]) / 1024)
+            except OSError:
+                pass
+            time.sleep(0.2)
+
+    threading.Thread(target=run, daemon=True).start()
+    return result
+
+
+def serving_gigagas(gigagas, chain, work):
+    datadir = os.path.join(work, "gigagas-server")
+    subprocess.run([gigagas, "init", "--genesis", os.path.join(chain, "genesis.json"),
+                    "--datadir", datadir], check=True, capture_output=True)
+    subprocess.run([gigagas, "import", os.path.join(chain, "chain.rlp"), "--datadir", datadir],
+                   check=True, capture_output=True)
+    return GigagasNode(gigagas, datadir, ["--chain", os.path.join(chain, "genesis.json"),
+                                          "--libp2p.disable", "--disable-discovery",
+                                          "--addr", "127.0.0.1"],
+                       log_path=os.path.join(work, "gigagas-server.log"))
+
+
+def serving_geth(geth, chain, work):
+    datadir = os.path.join(work, "geth-server")
+    GethNode.init(geth, datadir, os.path.join(chain, "genesis.json"))
+    subprocess.run([geth, "import", "--datadir", datadir, os.path.join(chain, "chain.rlp")],
+                   check=True, capture_output=True)
+    return GethNode(geth, datadir, ["--nat", "none"], http_api="eth,net,web3,admin",
+                    log_path=os.path.join(work, "geth-server.log"), p2p=True)
+
+
+def engine_head(chain):
+    """The head's newPayload call and the forkchoice update to it."""
+    with open(os.path.join(chain, "newpayload.json")) as f:
+        calls = json.load(f)
+    new_payload = calls[-1] if isinstance(calls, list) else calls
+    with open(os.path.join(chain, "headfcu.json")) as f:
+        fcu = json.load(f)
+    return new_payload, fcu
+
+
+def snap_sync(geth, chain, work, name, server, timeout):
+    """A fresh geth snap-syncs from `server` alone; its figures and the sync's checks."""
+    datadir = os.path.join(work, name)
+    shutil.rmtree(datadir, ignore_errors=True)
+    GethNode.init(geth, datadir, os.path.join(chain, "genesis.json"))
+    config = os.path.join(work, f"{name}.toml")
+    with open(config, "w") as f:
+        f.write(f'[Node.P2P]\nStaticNodes = ["{server.enode}"]\nTrustedNodes = ["{server.enode}"]\n')
+    with open(os.path.join(chain, "genesis.json")) as f:
+        chain_id = json.load(f)["config"]["chainId"]
+    new_payload, fcu = engine_head(chain)
+    head = json_rpc(server.url, "eth_getBlockByNumber", ["latest", False])
+    log_path = os.path.join(work, f"{name}.log")
+    start = time.time()
+    node = GethNode(geth, datadir, ["--config", config, "--networkid", str(chain_id),
+                                    "--verbosity", "3"],
+                    http_api="eth,net,admin", log_path=log_path, p2p=True, syncmode="snap")
+    stop = threading.Event()
+    rss = peak_rss_watcher(node.proc.pid, stop)
+    result = {"sync": name, "synced": False}
+    try:
+        node.engine(new_payload["method"], *new_payload["params"])
+        deadline = start + timeout
+        last_fcu = 0.0
+        while time.time() < deadline:
+            if time.time() - last_fcu > 2:
+                node.engine(fcu["method"], *fcu["params"])
+                last_fcu = time.time()
+            block = json_rpc(node.url, "eth_getBlockByNumber", ["latest", False])
+            if block and block["hash"] == head["hash"] and json_rpc(node.url, "eth_syncing",
+                                                                    []) is False:
+                result["synced"] = True
+                break
+            time.sleep(0.2)
+        result["seconds"] = round(time.time() - start, 2)
+        result["head"] = int(head["number"], 16)
+        if result["synced"]:
+            result["state_root_equal"] = block["stateRoot"] == head["stateRoot"]
+            result["proofs_equal"], result["proofs_checked"] = compare_proofs(server, node, chain)
+    finally:
+        stop.set()
+        node.stop()
+    result["peak_rss_mib"] = round(rss["peak_rss_mib"], 1)
+    with open(log_path) as f:
+        text = f.read()
+    state = re.findall(r"Syncing: state download in progress\s+synced=([\d.]+)%\s+state=(\S+)\s+"
+                       r"accounts=(\S+)\s+slots=(\S+)\s+codes=(\S+)", text)
+    if state:
+        synced, size, accounts, slots, codes = state[-1]
+        result["state"] = {"synced_pct": float(synced), "bytes": size, "accounts": accounts,
+                           "slots": slots, "codes": codes}
+    version = re.search(r"Selected snap sync state syncer\s+version=(\d+)", text)
+    result["snap_version"] = int(version.group(1)) if version else None
+    result["snap_sync"] = "Enabled snap-sync" in text
+    shutil.rmtree(datadir, ignore_errors=True)
+    return result
+
+
+def compare_proofs(server, node, chain, sample=12):
+    """`eth_getProof` of the first `sample` accounts of the chain's genesis alloc (and slot 0 of
+    each), at the head, on both: (all equal, how many compared)."""
+    with open(os.path.join(chain, "genesis.json")) as f:
+        accounts = list(json.load(f)["alloc"].keys())[:sample]
+    equal = True
+    for address in accounts:
+        address = address if address.startswith("0x") else "0x" + address
+        args = [address, ["0x0"], "latest"]
+        a, b = json_rpc(server.url, "eth_getProof", args), json_rpc(node.url, "eth_getProof", args)
+        equal &= (a["accountProof"], a["storageHash"], a["storageProof"]) == (
+            b["accountProof"], b["storageHash"], b["storageProof"])
+    return equal, len(accounts)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--chain-dir", help="genesis.json, chain.rlp, newpayload.json, headfcu.json")
+    ap.add_argument("--gigagas", default=os.path.join(ROOT, "target/release/gigagas"))
+    ap.add_argument("--geth", help="geth binary (default: testing/geth_install.sh)")
+    ap.add_argument("--out", default=os.path.join(ROOT, "target/interop-snap"))
+    ap.add_argument("--timeout", type=int, default=600, help="seconds per sync")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+
+    geth = geth_binary(args.geth)
+    chain = args.chain_dir or default_chain_dir()
+    os.makedirs(args.out, exist_ok=True)
+    work = tempfile.mkdtemp(prefix="interop-snap-", dir=args.out)
+    results = []
+    server = serving_gigagas(args.gigagas, chain, work)
+    try:
+        results.append(snap_sync(geth, chain, work, "geth-from-gigagas", server, args.timeout))
+    finally:
+        server.stop()
+    server = serving_geth(geth, chain, work)
+    try:
+        results.append(snap_sync(geth, chain, work, "geth-from-geth", server, args.timeout))
+    finally:
+        server.stop()
+    failed = [r for r in results if not (r["synced"] and r.get("state_root_equal")
+                                         and r.get("proofs_equal") and r.get("snap_sync"))]
+    summary = {"chain": chain, "results": results, "logs": work}
+    with open(os.path.join(args.out, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    if args.json:
+        print(json.dumps(summary, indent=1))
+    else:
+        print(f"{'sync':20} {'ok':>4} {'s':>7} {'snap':>4} {'accounts':>12} {'slots':>14} "
+              f"{'bytes':>10} {'RSS MiB':>8}")
+        for r in results:
+            st = r.get("state", {})
+            ok = r in failed and "FAIL" or "ok"
+            print(f"{r['sync']:20} {ok:>4} {r.get('seconds', 0):7.1f} "
+                  f"{str(r.get('snap_version')):>4} {st.get('accounts', '-'):>12} "
+                  f"{st.get('slots', '-'):>14} {st.get('bytes', '-'):>10} "
+                  f"{r['peak_rss_mib']:8.1f}")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
