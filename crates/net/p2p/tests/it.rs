@@ -2,6 +2,10 @@
 //! reported and the range comes from another; failures and bad answers lower a peer's score,
 //! deliveries raise it, and the best-scored peer is asked first; with every peer failing the
 //! download ends in an error naming the last failure, never in a short or wrong range.
+//! `snap`: the snap server over a real store.
+
+#[path = "it/snap.rs"]
+mod snap;
 
 use alloy_consensus::{
     constants::EMPTY_OMMER_ROOT_HASH, BlockBody, Header, TxEnvelope, EMPTY_ROOT_HASH,
