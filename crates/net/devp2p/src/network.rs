@@ -670,17 +670,16 @@ impl Devp2pNetwork {
         }
         // eth/72: a blob transaction came without its blobs; they are fetched as cells, and
         // the transaction goes to the pool with them (`fetch_cells`).
-        let (raws, identified): (Vec<Bytes>, Vec<_>) = raws
-            .into_iter()
-            .zip(identified)
-            .filter(|(raw, (hash, _, _))| {
-                if !blobless.contains(hash) {
-                    return true;
-                }
-                tokio::spawn(self.fetch_cells(peer, *hash, raw.clone(), pool.clone()));
-                false
-            })
-            .unzip();
+        let (mut to_pool, mut to_identify) = (Vec::new(), Vec::new());
+        for (raw, id) in raws.into_iter().zip(identified) {
+            if blobless.contains(&id.0) {
+                tokio::spawn(self.fetch_cells(peer, id.0, raw, pool.clone()));
+            } else {
+                to_pool.push(raw);
+                to_identify.push(id);
+            }
+        }
+        let (raws, identified) = (to_pool, to_identify);
         let mut delivered: HashSet<B256> = blobless.iter().copied().collect();
         let pool = pool.clone();
         let imported = tokio::task::spawn_blocking(move || pool.import(&raws)).await;
