@@ -876,6 +876,32 @@ impl Devp2pNetwork {
         answer.await.map_err(|_| closed())?.map_err(|e| RequestError::Transport(Box::new(e)))
     }
 
+    /// Sends snap request `message` to `peer` (its request id is set by the session) and
+    /// awaits the answer of its kind; the answer is not checked here (a snap client verifies
+    /// its proofs).
+    ///
+    /// # Errors
+    /// [`RequestError::Transport`] when the session is gone, the peer does not answer within
+    /// [`crate::REQUEST_TIMEOUT`] or answers with another kind (the session then ends).
+    pub async fn snap_request(
+        &self,
+        peer: PeerId,
+        message: gigagas_eth_wire_types::SnapMessage,
+    ) -> Result<gigagas_eth_wire_types::SnapMessage, RequestError> {
+        let commands = {
+            let sessions = self.sessions.lock().expect("sessions lock");
+            sessions.active.get(&peer).map(|s| s.commands.clone())
+        };
+        let closed = || RequestError::Transport(Box::new(SessionRequestError::Closed));
+        let commands = commands.ok_or_else(closed)?;
+        let (reply, answer) = oneshot::channel();
+        commands
+            .send(SessionCommand::SnapRequest { message, reply })
+            .await
+            .map_err(|_| closed())?;
+        answer.await.map_err(|_| closed())?.map_err(|e| RequestError::Transport(Box::new(e)))
+    }
+
     fn version_of(&self, peer: &PeerId) -> Option<EthVersion> {
         self.sessions.lock().expect("sessions lock").active.get(peer).map(|s| s.info.version)
     }

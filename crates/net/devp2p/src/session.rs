@@ -13,7 +13,7 @@ use futures::SinkExt;
 use gigagas_eth_wire::{DisconnectReason, EthSnapMessage, EthStream};
 use gigagas_eth_wire_types::{
     BlockRangeUpdate, EthMessage, EthMessageId, GetCells, NetworkTransactions,
-    NewPooledTransactionHashes, RequestPair,
+    NewPooledTransactionHashes, RequestPair, SnapMessage,
 };
 use gigagas_net_ecies::EciesStream;
 use std::{
@@ -53,6 +53,12 @@ pub(crate) enum SessionCommand {
     /// Send `message` (a request; its request id is the session's to set) and hand the answer
     /// to `reply`.
     Request { message: EthMessage, reply: oneshot::Sender<Result<EthMessage, SessionRequestError>> },
+    /// Send snap request `message` (its request id is the session's to set) and hand the
+    /// answer to `reply`.
+    SnapRequest {
+        message: SnapMessage,
+        reply: oneshot::Sender<Result<SnapMessage, SessionRequestError>>,
+    },
     /// Send `message`, which is not a request (an announcement).
     Send(EthMessage),
     /// End the session with `reason`.
@@ -64,6 +70,13 @@ struct Pending {
     answer: EthMessageId,
     deadline: Instant,
     reply: oneshot::Sender<Result<EthMessage, SessionRequestError>>,
+}
+
+/// A snap request in flight (its answer's id is the request's plus one).
+struct SnapPending {
+    answer: u8,
+    deadline: Instant,
+    reply: oneshot::Sender<Result<SnapMessage, SessionRequestError>>,
 }
 
 /// `message` with request id `id`, and the kind of its answer; `None` for a message that is
@@ -134,6 +147,7 @@ pub(crate) async fn run(
     on_close: impl FnOnce(String),
 ) {
     let mut pending: HashMap<u64, Pending> = HashMap::new();
+    let mut snap_pending: HashMap<u64, SnapPending> = HashMap::new();
     let mut next_id: u64 = 0;
     let mut ping = tokio::time::interval(PING_INTERVAL);
     ping.tick().await;
@@ -168,14 +182,42 @@ pub(crate) async fn run(
                     }
                     pending.insert(id, Pending { answer, deadline: Instant::now() + REQUEST_TIMEOUT, reply });
                 }
+                Some(SessionCommand::SnapRequest { message, reply }) => {
+                    let id = next_id;
+                    next_id += 1;
+                    // Not a request, or not one of the snap version negotiated (none: the
+                    // peer does not serve snap): refused here, the session goes on.
+                    let spoken = stream
+                        .snap_version()
+                        .is_some_and(|v| SnapMessage::defined(message.id() as u8, v));
+                    if !message.is_request() || !spoken {
+                        let _ = reply.send(Err(SessionRequestError::Closed));
+                        continue;
+                    }
+                    let answer = message.id() as u8 + 1;
+                    if let Err(e) = stream.send_snap(message.with_request_id(id)).await {
+                        let _ = reply.send(Err(SessionRequestError::Closed));
+                        break format!("send failed: {e}");
+                    }
+                    snap_pending.insert(id, SnapPending { answer, deadline: Instant::now() + REQUEST_TIMEOUT, reply });
+                }
             },
             incoming = stream.next_any() => match incoming {
                 None => break "connection closed".to_string(),
                 Some(Err(e)) => break e.to_string(),
                 Some(Ok(EthSnapMessage::Snap(message))) => {
                     if !message.is_request() {
-                        let _ = stream.p2p_mut().disconnect(DisconnectReason::ProtocolError).await;
-                        break format!("unrequested snap {:?}", message.id());
+                        let id = message.request_id();
+                        match snap_pending.remove(&id) {
+                            Some(p) if p.answer == message.id() as u8 => {
+                                let _ = p.reply.send(Ok(message));
+                                continue;
+                            }
+                            _ => {
+                                let _ = stream.p2p_mut().disconnect(DisconnectReason::ProtocolError).await;
+                                break format!("unrequested snap {:?} (request id {id})", message.id());
+                            }
+                        }
                     }
                     let serving = serving.clone();
                     let read = tokio::task::spawn_blocking(move || crate::serve::answer_snap(&serving, &message));
@@ -255,10 +297,20 @@ pub(crate) async fn run(
                         let _ = p.reply.send(Err(SessionRequestError::Timeout(REQUEST_TIMEOUT)));
                     }
                 }
+                let expired: Vec<u64> =
+                    snap_pending.iter().filter(|(_, p)| p.deadline <= now).map(|(id, _)| *id).collect();
+                for id in expired {
+                    if let Some(p) = snap_pending.remove(&id) {
+                        let _ = p.reply.send(Err(SessionRequestError::Timeout(REQUEST_TIMEOUT)));
+                    }
+                }
             }
         }
     };
     for (_, p) in pending.drain() {
+        let _ = p.reply.send(Err(SessionRequestError::Ended(reason.clone())));
+    }
+    for (_, p) in snap_pending.drain() {
         let _ = p.reply.send(Err(SessionRequestError::Ended(reason.clone())));
     }
     tracing::debug!(target: "net::devp2p", %peer, %reason, "session ended");

@@ -503,3 +503,70 @@ async fn an_oversize_message_or_a_bad_mac_drops_the_peer_and_fails_the_request()
         );
     }
 }
+
+/// A store of the dev genesis with its accounts replaced by `n` funded ones; its state root.
+fn snap_store(dir: &std::path::Path, n: u32) -> (Arc<dyn gigagas_storage_api::FullReader>, B256) {
+    use gigagas_storage_api::HeaderProvider;
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../testing/dev-genesis.json");
+    let mut genesis: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let alloc: serde_json::Map<String, serde_json::Value> = (1..=n)
+        .map(|i| {
+            let address = alloy_primitives::Address::left_padding_from(&i.to_be_bytes());
+            (format!("{address:?}"), serde_json::json!({ "balance": format!("{i:#x}") }))
+        })
+        .collect();
+    genesis["alloc"] = serde_json::Value::Object(alloc);
+    let store = Arc::new(gigagas_storage::Storage::open(dir).unwrap());
+    let provider: &dyn gigagas_storage_api::FullProvider = &*store;
+    gigagas_validation::init_genesis(provider, &serde_json::to_vec(&genesis).unwrap()).unwrap();
+    let root = store.header_by_number(0).unwrap().unwrap().state_root;
+    (store, root)
+}
+
+/// Two gigagas nodes over snap: the one asks (`snap_request`), the other answers from its
+/// store; a request id comes back with its answer; a node that offers no snap refuses the
+/// request without losing the session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn snap_requests_are_answered_between_two_nodes() {
+    use gigagas_eth_wire_types::snap::{GetAccountRange, GetByteCodes, SnapMessage};
+    use gigagas_net_p2p::SnapServer;
+    let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (store_a, root) = snap_store(dir_a.path(), 40);
+    let (store_b, _) = snap_store(dir_b.path(), 40);
+    let genesis = B256::repeat_byte(5);
+    let a = Devp2pNetwork::new(local(genesis)).with_snap_server(SnapServer::new(store_a));
+    a.listen("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let b = Devp2pNetwork::new(local(genesis)).with_snap_server(SnapServer::new(store_b));
+    b.dial(a.enode().unwrap()).await.unwrap();
+    let peer = a.enode().unwrap().id;
+    let request = SnapMessage::GetAccountRange(GetAccountRange {
+        request_id: 0,
+        root,
+        origin: B256::ZERO,
+        limit: B256::repeat_byte(0xff),
+        bytes: 1 << 20,
+    });
+    let SnapMessage::AccountRange(range) = b.snap_request(peer, request).await.unwrap() else {
+        panic!("not an account range")
+    };
+    assert_eq!(range.accounts.len(), 40);
+    assert!(!range.proof.is_empty());
+    let codes = SnapMessage::GetByteCodes(GetByteCodes {
+        request_id: 0,
+        hashes: vec![alloy_trie::KECCAK_EMPTY],
+        bytes: 100,
+    });
+    let SnapMessage::ByteCodes(codes) = b.snap_request(peer, codes.clone()).await.unwrap() else {
+        panic!("not codes")
+    };
+    assert_eq!(codes.codes, vec![alloy_primitives::Bytes::new()]);
+    // A node that serves no snap: no snap session, the request refused, the session kept.
+    let c = Devp2pNetwork::new(local(genesis));
+    c.dial(a.enode().unwrap()).await.unwrap();
+    let request =
+        SnapMessage::GetByteCodes(GetByteCodes { request_id: 0, hashes: vec![], bytes: 1 });
+    assert!(c.snap_request(peer, request).await.is_err());
+    assert_eq!(c.sessions().len(), 1);
+}

@@ -376,6 +376,23 @@ impl SnapMessage {
         }
     }
 
+    /// The same message with request id `id`.
+    pub fn with_request_id(mut self, id: u64) -> Self {
+        match &mut self {
+            Self::GetAccountRange(m) => m.request_id = id,
+            Self::AccountRange(m) => m.request_id = id,
+            Self::GetStorageRanges(m) => m.request_id = id,
+            Self::StorageRanges(m) => m.request_id = id,
+            Self::GetByteCodes(m) => m.request_id = id,
+            Self::ByteCodes(m) => m.request_id = id,
+            Self::GetTrieNodes(m) => m.request_id = id,
+            Self::TrieNodes(m) => m.request_id = id,
+            Self::GetBlockAccessLists(m) => m.request_id = id,
+            Self::BlockAccessLists(m) => m.request_id = id,
+        }
+        self
+    }
+
     /// Whether the message is a request.
     pub fn is_request(&self) -> bool {
         (self.id() as u8).is_multiple_of(2)
