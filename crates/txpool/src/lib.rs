@@ -566,6 +566,8 @@ impl TxPool {
             // The KZG work runs outside the lock.
             blobs::validate(sidecar, hashes, blob_form)?;
         }
+        // So does the encoding that sizes eth/72's form.
+        let stripped_size = sidecar.as_ref().map(|s| blobs::size_without_blobs(&tx, s));
         let mut inner = self.lock();
         if inner.by_hash.contains_key(&hash) {
             return Err(PoolError::AlreadyKnown);
@@ -592,7 +594,6 @@ impl TxPool {
             inner.evict(&sender, &tx, false)?;
         }
         let state_nonce = nonce;
-        let stripped_size = sidecar.as_ref().map(|s| blobs::size_without_blobs(&tx, s));
         let nonce = tx.nonce();
         let tx_type = tx.tx_type() as u8;
         let replaced =
@@ -825,20 +826,20 @@ mod tests {
     use gigagas_state::StateError;
     use revm::state::{AccountInfo, Bytecode};
 
-    /// Every account has `self.0` wei and nonce 0; none exists when `None`.
+    /// Every account has `self.0` wei and nonce `self.1`; none exists when `None`.
     #[derive(Debug)]
-    struct Accounts(Option<U256>);
+    struct Accounts(Option<U256>, u64);
 
     /// No account exists.
-    const EMPTY: Accounts = Accounts(None);
+    const EMPTY: Accounts = Accounts(None, 0);
 
     /// Every account holds 1,000 ETH.
     const FUNDED: Accounts =
-        Accounts(Some(U256::from_limbs([3_875_820_019_684_212_736, 54, 0, 0])));
+        Accounts(Some(U256::from_limbs([3_875_820_019_684_212_736, 54, 0, 0])), 0);
 
     impl StateSource for Accounts {
         fn account(&self, _: &Address) -> Result<Option<AccountInfo>, StateError> {
-            Ok(self.0.map(|balance| AccountInfo { balance, ..Default::default() }))
+            Ok(self.0.map(|balance| AccountInfo { balance, nonce: self.1, ..Default::default() }))
         }
         fn storage(&self, _: &Address, _: &U256) -> Result<U256, StateError> {
             Ok(U256::ZERO)
@@ -1120,28 +1121,6 @@ mod tests {
         assert_eq!(pool.network_transactions(&[hash, blob], 1, false), vec![bytes(&raw)]);
     }
 
-    /// Every account holds 1,000 ETH at nonce `self.0`.
-    #[derive(Debug)]
-    struct AtNonce(u64);
-
-    impl StateSource for AtNonce {
-        fn account(&self, a: &Address) -> Result<Option<AccountInfo>, StateError> {
-            Ok(FUNDED.account(a)?.map(|info| AccountInfo { nonce: self.0, ..info }))
-        }
-        fn storage(&self, _: &Address, _: &U256) -> Result<U256, StateError> {
-            Ok(U256::ZERO)
-        }
-        fn code(&self, _: &B256) -> Result<Option<Bytecode>, StateError> {
-            Ok(None)
-        }
-        fn block_hash(&self, _: u64) -> Result<Option<B256>, StateError> {
-            Ok(None)
-        }
-        fn has_storage(&self, _: &Address) -> Result<bool, StateError> {
-            Ok(false)
-        }
-    }
-
     /// geth broadcasts what it promotes: a queued transaction (a nonce gap before it) is
     /// announced only once the gap closes, by the missing transaction or by a block; a nonce
     /// of 2^64 - 1 is refused (EIP-2681).
@@ -1166,7 +1145,7 @@ mod tests {
         let five = add(&transfer(1, 5, 1), &FUNDED).unwrap();
         let six = add(&transfer(1, 6, 1), &FUNDED).unwrap();
         assert!(announced.try_recv().is_err());
-        pool.prune(&AtNonce(5));
+        pool.prune(&Accounts(FUNDED.0, 5));
         let got: Vec<_> =
             std::iter::from_fn(|| announced.try_recv().ok()).map(|a| a.hash).collect();
         assert_eq!(got, vec![five, six]);

@@ -318,22 +318,11 @@ pub fn with_blobs(raw: &[u8], cells: &[Bytes]) -> Result<Vec<u8>, TransactionVio
         let (column, blob) = (i / n, i % n);
         blobs[blob].0[column * CELL..(column + 1) * CELL].copy_from_slice(cell);
     }
-    // The signature covers the transaction, not the sidecar: the blobs go in as they are.
-    let (inner, signature, _) = std::mem::replace(
-        signed,
-        alloy_consensus::Signed::new_unchecked(
-            Default::default(),
-            alloy_primitives::Signature::test_signature(),
-            B256::ZERO,
-        ),
-    )
-    .into_parts();
-    let mut inner = inner;
-    match &mut inner.sidecar {
+    // The signature and the hash cover the transaction, not the sidecar.
+    match &mut signed.tx_mut().sidecar {
         BlobTransactionSidecarVariant::Eip4844(s) => s.blobs = blobs,
         BlobTransactionSidecarVariant::Eip7594(s) => s.blobs = blobs,
     }
-    *signed = alloy_consensus::Signed::new_unchecked(inner, signature, hash);
     Ok(tx.encoded_2718())
 }
 
@@ -429,13 +418,12 @@ mod tests {
             eip7594::BlobTransactionSidecarVariant,
         };
         type Network = EthereumTxEnvelope<TxEip4844WithSidecar<BlobTransactionSidecarVariant>>;
-        let tx = Network::decode_2718_exact(network).unwrap();
-        let EthereumTxEnvelope::Eip4844(signed) = tx else { panic!() };
-        let (mut inner, sig, hash) = signed.into_parts();
-        if let BlobTransactionSidecarVariant::Eip7594(s) = &mut inner.sidecar {
+        let mut tx = Network::decode_2718_exact(network).unwrap();
+        let EthereumTxEnvelope::Eip4844(signed) = &mut tx else { panic!() };
+        if let BlobTransactionSidecarVariant::Eip7594(s) = &mut signed.tx_mut().sidecar {
             s.blobs.clear();
         }
-        Network::Eip4844(alloy_consensus::Signed::new_unchecked(inner, sig, hash)).encoded_2718()
+        tx.encoded_2718()
     }
 
     #[test]

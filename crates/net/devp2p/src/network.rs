@@ -865,6 +865,16 @@ impl Devp2pNetwork {
 
     /// Sends `message` (a request) to `peer` and awaits the answer.
     async fn request(&self, peer: PeerId, message: EthMessage) -> Result<EthMessage, RequestError> {
+        self.ask(peer, |reply| SessionCommand::Request { message, reply }).await
+    }
+
+    /// Hands `peer`'s session the command `command` makes of a reply channel, and awaits the
+    /// reply.
+    async fn ask<T>(
+        &self,
+        peer: PeerId,
+        command: impl FnOnce(oneshot::Sender<Result<T, SessionRequestError>>) -> SessionCommand,
+    ) -> Result<T, RequestError> {
         let commands = {
             let sessions = self.sessions.lock().expect("sessions lock");
             sessions.active.get(&peer).map(|s| s.commands.clone())
@@ -872,7 +882,7 @@ impl Devp2pNetwork {
         let closed = || RequestError::Transport(Box::new(SessionRequestError::Closed));
         let commands = commands.ok_or_else(closed)?;
         let (reply, answer) = oneshot::channel();
-        commands.send(SessionCommand::Request { message, reply }).await.map_err(|_| closed())?;
+        commands.send(command(reply)).await.map_err(|_| closed())?;
         answer.await.map_err(|_| closed())?.map_err(|e| RequestError::Transport(Box::new(e)))
     }
 
@@ -888,18 +898,7 @@ impl Devp2pNetwork {
         peer: PeerId,
         message: gigagas_eth_wire_types::SnapMessage,
     ) -> Result<gigagas_eth_wire_types::SnapMessage, RequestError> {
-        let commands = {
-            let sessions = self.sessions.lock().expect("sessions lock");
-            sessions.active.get(&peer).map(|s| s.commands.clone())
-        };
-        let closed = || RequestError::Transport(Box::new(SessionRequestError::Closed));
-        let commands = commands.ok_or_else(closed)?;
-        let (reply, answer) = oneshot::channel();
-        commands
-            .send(SessionCommand::SnapRequest { message, reply })
-            .await
-            .map_err(|_| closed())?;
-        answer.await.map_err(|_| closed())?.map_err(|e| RequestError::Transport(Box::new(e)))
+        self.ask(peer, |reply| SessionCommand::SnapRequest { message, reply }).await
     }
 
     fn version_of(&self, peer: &PeerId) -> Option<EthVersion> {

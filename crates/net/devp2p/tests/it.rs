@@ -294,11 +294,9 @@ fn strip_blobs(raw: &[u8]) -> Vec<u8> {
     use alloy_eips::eip2718::Encodable2718;
     let Some((mut tx, _)) = decode_blob(raw) else { return raw.to_vec() };
     let alloy_consensus::EthereumTxEnvelope::Eip4844(signed) = &mut tx else { unreachable!() };
-    let (mut inner, sig, hash) = signed.clone().into_parts();
-    if let BlobTransactionSidecarVariant::Eip7594(s) = &mut inner.sidecar {
+    if let BlobTransactionSidecarVariant::Eip7594(s) = &mut signed.tx_mut().sidecar {
         s.blobs.clear();
     }
-    *signed = alloy_consensus::Signed::new_unchecked(inner, sig, hash);
     tx.encoded_2718()
 }
 

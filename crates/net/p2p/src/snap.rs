@@ -197,8 +197,8 @@ impl SnapServer {
             };
             let origin = bound(&req.origin, B256::ZERO);
             let limit = bound(&req.limit, B256::repeat_byte(0xff));
-            let storage_root =
-                self.account(req.root, account)?.map_or(EMPTY_ROOT_HASH, |a| a.storage_root);
+            let found = self.account(req.root, account)?;
+            let storage_root = found.as_ref().map_or(EMPTY_ROOT_HASH, |a| a.storage_root);
             let mut storage = Vec::new();
             let mut cut = false;
             let walked = walk_leaves(storage_root, &origin, &*self.provider, &mut |hash, value| {
@@ -223,7 +223,7 @@ impl SnapServer {
                 slots.push(storage);
             }
             if prove {
-                if self.account(req.root, account)?.is_none() {
+                if found.is_none() {
                     return Ok(empty);
                 }
                 let mut keys = vec![origin];
