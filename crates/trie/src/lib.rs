@@ -10,13 +10,17 @@
 //! its hash once computed, so a [`StateTrie`] kept from one block to the next
 //! ([`PreservedTrie`]) neither reads nor hashes again what the next block does not change.
 //! [`walk_leaves`] and [`node_at_path`] read a trie of any stored root in key order or by
-//! path, for snap serving.
+//! path, for snap serving; [`TrieBuilder`] builds a trie from its leaves in key order in one
+//! pass and [`verify_range_proof`] checks a range of leaves against a root, for snap sync.
 
+pub mod builder;
 pub mod mpt;
 pub mod preserved;
 pub mod range;
+pub mod range_proof;
 pub mod state_root;
 
+pub use builder::{BuildError, TrieBuilder};
 pub use mpt::{
     EncodedNode, Node, NodeSource, NodeSourceError, ProofNodes, RlpCache, Trie, TrieError,
 };
@@ -24,6 +28,7 @@ pub use preserved::{
     update_state_root_on, PreservedTrie, TrieStart, DEFAULT_MAX_STORAGE_TRIES, DEFAULT_PRUNE_DEPTH,
 };
 pub use range::{compact_to_nibbles, node_at_path, walk_leaves, PathNode};
+pub use range_proof::{verify_range_proof, RangeProofError};
 pub use state_root::{
     update_state_root, AccountUpdate, PruneDepth, StateRootError, StateRootUpdate, StateTrie,
     PARALLEL_STORAGE_SLOTS,

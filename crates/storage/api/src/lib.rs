@@ -8,6 +8,7 @@
 //!   nodes), the state of any stored block a [`TrieState`] under that block's root
 //!   ([`state_by_block_number`]);
 //! - [`writer`]: a block's atomic commit, an unwind, flat state and metadata writes;
+//! - [`hashed`]: the flat state by the trie's keys, as snap sync writes and reads it;
 //! - [`ProviderError`]: the one error, an internal fault, never a shorter answer.
 //!
 //! [`ChainReader`] gathers the block readers (what the network serves from), [`FullReader`]
@@ -17,6 +18,7 @@
 
 pub mod block;
 mod error;
+pub mod hashed;
 pub mod state;
 pub mod writer;
 
@@ -25,6 +27,7 @@ pub use block::{
     ReceiptProvider, TransactionsProvider,
 };
 pub use error::{ProviderError, ProviderResult};
+pub use hashed::{HashedBatch, HashedStateReader, HashedStateWriter, RawBlock};
 pub use state::{TrieReadError, TrieState};
 pub use writer::{
     AccountRecord, BlockCommit, BlockWriter, MetadataProvider, StateWriter, UnwoundBlock,

@@ -1,8 +1,10 @@
-//! How values are laid out in the tables: the 72-byte account record, the 52-byte storage key,
-//! the 40-byte head pointer, 32-byte slot values, and RLP for the block tables.
+//! How values are laid out in the tables: the flat state's keys (keccak256 of the address, and
+//! of the address and the slot: the keys of the state trie's leaves, what snap sync delivers),
+//! the 72-byte account record, the 40-byte head pointer, 32-byte slot values, and RLP for the
+//! block tables.
 
 use crate::tables::META;
-use alloy_primitives::{Address, B256, U256};
+use alloy_primitives::{keccak256, Address, B256, U256};
 use gigagas_storage_api::{AccountRecord, ProviderError};
 
 /// The 72-byte encoding of an account: nonce (8, big-endian) ‖ balance (32, big-endian) ‖ code
@@ -53,20 +55,30 @@ pub(crate) fn decode_slot(
     })
 }
 
-/// The storage table's key: address ‖ slot (big-endian).
-pub(crate) fn storage_key(address: &Address, slot: &U256) -> [u8; 52] {
-    let mut key = [0u8; 52];
-    key[..20].copy_from_slice(address.as_slice());
-    key[20..].copy_from_slice(&slot.to_be_bytes::<32>());
+/// The accounts table's key: keccak256(address).
+pub fn account_key(address: &Address) -> B256 {
+    keccak256(address)
+}
+
+/// The storage table's key: keccak256(address) ‖ keccak256(slot as 32 bytes big-endian).
+pub fn storage_key(address: &Address, slot: &U256) -> [u8; 64] {
+    hashed_storage_key(&keccak256(address), &keccak256(slot.to_be_bytes::<32>()))
+}
+
+/// The storage table's key of an already hashed account and slot.
+pub fn hashed_storage_key(account: &B256, slot: &B256) -> [u8; 64] {
+    let mut key = [0u8; 64];
+    key[..32].copy_from_slice(account.as_slice());
+    key[32..].copy_from_slice(slot.as_slice());
     key
 }
 
-/// The end (exclusive) of an account's range of storage keys: address ‖ ff…ff ‖ 00, so
-/// [`storage_key`]`(address, 0)` up to it is every slot of the account.
-pub(crate) fn storage_range_end(address: &Address) -> [u8; 53] {
-    let mut to = [0xffu8; 53];
-    to[..20].copy_from_slice(address.as_slice());
-    to[52] = 0;
+/// The end (exclusive) of a hashed account's range of storage keys: account ‖ ff…ff ‖ 00, so
+/// [`hashed_storage_key`]`(account, 0)` up to it is every slot of the account.
+pub(crate) fn storage_range_end(account: &B256) -> [u8; 65] {
+    let mut to = [0xffu8; 65];
+    to[..32].copy_from_slice(account.as_slice());
+    to[64] = 0;
     to
 }
 

@@ -18,15 +18,17 @@
 //! hash is already uniform, so hashing it again (SipHash) is wasted work.
 
 pub mod codecs;
+mod hashed;
 mod reader;
 pub mod tables;
 mod writer;
 
 pub use gigagas_storage_api::{
     AccountRecord, BlockAccessListReader, BlockCommit, BlockHashReader, BlockNumReader,
-    BlockReader, BlockWriter, ChainReader, FullProvider, FullReader, HeaderProvider,
-    MetadataProvider, ProviderError, ProviderResult, ReceiptProvider, StateProvider, StateWriter,
-    TransactionsProvider, TrieState, UnwoundBlock,
+    BlockReader, BlockWriter, ChainReader, FullProvider, FullReader, HashedBatch,
+    HashedStateReader, HashedStateWriter, HeaderProvider, MetadataProvider, ProviderError,
+    ProviderResult, RawBlock, ReceiptProvider, StateProvider, StateWriter, TransactionsProvider,
+    TrieState, UnwoundBlock,
 };
 pub use tables::*;
 
@@ -92,7 +94,33 @@ impl Storage {
             FbBuildHasher::default(),
             Default::default(),
         );
-        Ok(Self { db, path: path.to_path_buf(), nodes })
+        let store = Self { db, path: path.to_path_buf(), nodes };
+        store.check_flat_keys()?;
+        Ok(store)
+    }
+
+    /// Marks a new store's flat state as keyed by hash, and refuses one written when it was
+    /// keyed by address (its reads would find nothing).
+    fn check_flat_keys(&self) -> Result<(), ProviderError> {
+        match self.get(META, FLAT_KEYS_KEY)? {
+            Some(scheme) if scheme == FLAT_KEYS_HASHED => Ok(()),
+            Some(scheme) => Err(ProviderError::Corrupt {
+                table: META,
+                key: "flat-keys".into(),
+                reason: format!("unknown key scheme {}", String::from_utf8_lossy(&scheme)),
+            }),
+            None if self.get(META, HEAD_KEY)?.is_some() => Err(ProviderError::Corrupt {
+                table: META,
+                key: "flat-keys".into(),
+                reason: "the flat state is keyed by address (a datadir of an older gigagas): \
+                         initialise a new datadir"
+                    .into(),
+            }),
+            None => self
+                .db
+                .put_cf(self.cf(META), FLAT_KEYS_KEY, FLAT_KEYS_HASHED)
+                .map_err(self.db_err("write the flat-state key scheme")),
+        }
     }
 
     fn cf(&self, name: &'static str) -> &rocksdb::ColumnFamily {

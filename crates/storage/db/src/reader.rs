@@ -4,8 +4,8 @@
 
 use crate::{
     codecs::{
-        decode_account, decode_head, decode_number, decode_rlp, decode_slot, decode_tx_location,
-        storage_key, storage_range_end,
+        account_key, decode_account, decode_head, decode_number, decode_rlp, decode_slot,
+        decode_tx_location, hashed_storage_key, storage_key, storage_range_end,
     },
     tables::*,
     Storage,
@@ -26,7 +26,9 @@ impl Storage {
     /// # Errors
     /// [`ProviderError::Database`], or [`ProviderError::Corrupt`] for a malformed record.
     pub fn account(&self, address: &Address) -> ProviderResult<Option<AccountRecord>> {
-        let Some(bytes) = self.get(ACCOUNTS, address.as_slice())? else { return Ok(None) };
+        let Some(bytes) = self.get(ACCOUNTS, account_key(address).as_slice())? else {
+            return Ok(None);
+        };
         decode_account(ACCOUNTS, address, &bytes).map(Some)
     }
 
@@ -47,10 +49,11 @@ impl Storage {
     /// # Errors
     /// [`ProviderError::Database`].
     pub fn has_storage(&self, address: &Address) -> ProviderResult<bool> {
+        let account = account_key(address);
         let mut options = rocksdb::ReadOptions::default();
-        options.set_iterate_upper_bound(storage_range_end(address).to_vec());
+        options.set_iterate_upper_bound(storage_range_end(&account).to_vec());
         let mut iter = self.db.raw_iterator_cf_opt(self.cf(STORAGE), options);
-        iter.seek(storage_key(address, &U256::ZERO));
+        iter.seek(hashed_storage_key(&account, &B256::ZERO));
         if iter.valid() {
             return Ok(true);
         }
@@ -72,8 +75,9 @@ impl Storage {
     /// [`ProviderError::Database`], or [`ProviderError::Corrupt`] for a malformed record.
     pub fn accounts(&self, addresses: &[Address]) -> ProviderResult<Vec<Option<AccountRecord>>> {
         let cf = self.cf(ACCOUNTS);
+        let keys: Vec<B256> = addresses.iter().map(account_key).collect();
         self.db
-            .batched_multi_get_cf(&cf, addresses.iter().map(|a| a.as_slice()), false)
+            .batched_multi_get_cf(&cf, keys.iter().map(|k| k.as_slice()), false)
             .into_iter()
             .zip(addresses)
             .map(|(r, address)| match r.map_err(self.db_err("multi-get accounts"))? {
@@ -91,7 +95,7 @@ impl Storage {
     /// [`ProviderError::Database`], or [`ProviderError::Corrupt`] for a malformed value.
     pub fn slots(&self, keys: &[(Address, U256)]) -> ProviderResult<Vec<U256>> {
         let cf = self.cf(STORAGE);
-        let raw: Vec<[u8; 52]> = keys.iter().map(|(a, s)| storage_key(a, s)).collect();
+        let raw: Vec<[u8; 64]> = keys.iter().map(|(a, s)| storage_key(a, s)).collect();
         self.db
             .batched_multi_get_cf(&cf, raw.iter().map(|k| &k[..]), false)
             .into_iter()

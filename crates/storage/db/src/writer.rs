@@ -2,7 +2,10 @@
 //! flat state outside blocks; metadata.
 
 use crate::{
-    codecs::{encode_account, encode_head, encode_tx_location, storage_key, storage_range_end},
+    codecs::{
+        account_key, encode_account, encode_head, encode_tx_location, hashed_storage_key,
+        storage_key, storage_range_end,
+    },
     tables::*,
     Storage,
 };
@@ -22,8 +25,8 @@ impl Storage {
     ) {
         for (address, account) in accounts {
             match account {
-                Some(a) => batch.put_cf(self.cf(ACCOUNTS), address, encode_account(a)),
-                None => batch.delete_cf(self.cf(ACCOUNTS), address),
+                Some(a) => batch.put_cf(self.cf(ACCOUNTS), account_key(address), encode_account(a)),
+                None => batch.delete_cf(self.cf(ACCOUNTS), account_key(address)),
             }
         }
         for (address, slot, value) in storage {
@@ -61,8 +64,9 @@ impl BlockWriter for Storage {
             batch.put_cf(self.cf(SENDERS), key, senders);
         }
         for address in commit.wiped {
-            let from = storage_key(address, &U256::ZERO);
-            batch.delete_range_cf(self.cf(STORAGE), &from[..], &storage_range_end(address)[..]);
+            let account = account_key(address);
+            let from = hashed_storage_key(&account, &B256::ZERO);
+            batch.delete_range_cf(self.cf(STORAGE), &from[..], &storage_range_end(&account)[..]);
         }
         self.put_flat_state(&mut batch, commit.accounts, commit.storage);
         for (hash, code) in commit.codes {
@@ -131,7 +135,7 @@ impl StateWriter for Storage {
     ) -> ProviderResult<()> {
         let mut batch = WriteBatch::default();
         for (address, record) in accounts {
-            batch.put_cf(self.cf(ACCOUNTS), address, encode_account(record));
+            batch.put_cf(self.cf(ACCOUNTS), account_key(address), encode_account(record));
         }
         for (address, slot, value) in storage.iter().filter(|(_, _, v)| !v.is_zero()) {
             batch.put_cf(self.cf(STORAGE), storage_key(address, slot), value.to_be_bytes::<32>());

@@ -3,4 +3,5 @@
 
 mod crash;
 mod has_storage;
+mod hashed;
 mod senders;

@@ -1,0 +1,87 @@
+//! The flat state by the state trie's keys (keccak256 of an address; of an address and a slot),
+//! as snap sync downloads it: accounts, slots, codes and trie nodes written beside the sync's
+//! own progress in one atomic batch, read back in key order to build the tries, and the pivot
+//! block written as the head once its state is whole.
+
+use crate::{AccountRecord, ProviderResult};
+use alloy_primitives::{B256, U256};
+
+/// A block's tables written without executing it (snap sync's pivot and the headers below it):
+/// no state changes, no contiguity with the head.
+#[derive(Debug, Clone, Default)]
+pub struct RawBlock<'a> {
+    /// Block number.
+    pub number: u64,
+    /// Block hash.
+    pub hash: B256,
+    /// RLP of the header.
+    pub header: &'a [u8],
+    /// RLP of the body, when held.
+    pub body: Option<&'a [u8]>,
+    /// RLP of the receipts, when held.
+    pub receipts: Option<&'a [u8]>,
+    /// Hashes of the block's transactions (indexed for lookups by hash; empty without a body).
+    pub tx_hashes: &'a [B256],
+}
+
+/// One atomic write of hashed state and metadata.
+#[derive(Debug, Clone, Default)]
+pub struct HashedBatch<'a> {
+    /// Accounts by keccak256(address).
+    pub accounts: &'a [(B256, AccountRecord)],
+    /// Slots: keccak256(address), keccak256(slot), value (zero is not written).
+    pub storage: &'a [(B256, B256, U256)],
+    /// Contract code: (code hash, bytes).
+    pub codes: &'a [(B256, &'a [u8])],
+    /// Trie nodes: (keccak256, RLP).
+    pub trie_nodes: &'a [gigagas_trie::EncodedNode],
+    /// Metadata entries written.
+    pub meta_put: &'a [(Vec<u8>, Vec<u8>)],
+    /// Metadata entries removed.
+    pub meta_delete: &'a [Vec<u8>],
+    /// Blocks whose tables are written.
+    pub blocks: &'a [RawBlock<'a>],
+    /// The new head pointer (number, hash), when it moves.
+    pub head: Option<(u64, B256)>,
+}
+
+/// Writes [`HashedBatch`]es.
+pub trait HashedStateWriter {
+    /// Writes everything `batch` holds atomically: all of it or, when the process dies or the
+    /// write fails, none of it.
+    ///
+    /// # Errors
+    /// [`crate::ProviderError::Database`] when the write fails.
+    fn write_hashed(&self, batch: &HashedBatch<'_>) -> ProviderResult<()>;
+}
+
+/// Reads the flat state in the state trie's key order.
+pub trait HashedStateReader {
+    /// Up to `limit` accounts whose hashed address is `from` or above, in key order.
+    ///
+    /// # Errors
+    /// [`crate::ProviderError`] on a failed read or a malformed record.
+    fn hashed_accounts(
+        &self,
+        from: B256,
+        limit: usize,
+    ) -> ProviderResult<Vec<(B256, AccountRecord)>>;
+
+    /// Up to `limit` slots of the hashed account `account` whose hashed slot is `from` or
+    /// above, in key order.
+    ///
+    /// # Errors
+    /// [`crate::ProviderError`] on a failed read or a malformed value.
+    fn hashed_storage(
+        &self,
+        account: B256,
+        from: B256,
+        limit: usize,
+    ) -> ProviderResult<Vec<(B256, U256)>>;
+
+    /// Every metadata entry whose key starts with `prefix`, in key order.
+    ///
+    /// # Errors
+    /// [`crate::ProviderError::Database`].
+    fn meta_with_prefix(&self, prefix: &[u8]) -> ProviderResult<Vec<(Vec<u8>, Vec<u8>)>>;
+}

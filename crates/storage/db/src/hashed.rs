@@ -1,0 +1,138 @@
+//! The hashed-state API over the tables: snap sync's atomic batches (state by trie key, trie
+//! nodes, progress in `meta`, raw blocks, the head) and the flat state read back in key order.
+
+use crate::{
+    codecs::{
+        decode_account, encode_account, encode_head, encode_tx_location, hashed_storage_key,
+        storage_range_end,
+    },
+    tables::*,
+    Storage,
+};
+use alloy_primitives::{Address, B256, U256};
+use gigagas_storage_api::{
+    AccountRecord, HashedBatch, HashedStateReader, HashedStateWriter, ProviderError, ProviderResult,
+};
+use rocksdb::{Direction, IteratorMode, ReadOptions, WriteBatch};
+
+impl HashedStateWriter for Storage {
+    fn write_hashed(&self, batch: &HashedBatch<'_>) -> ProviderResult<()> {
+        let mut write = WriteBatch::default();
+        for (account, record) in batch.accounts {
+            write.put_cf(self.cf(ACCOUNTS), account, encode_account(record));
+        }
+        for (account, slot, value) in batch.storage.iter().filter(|(_, _, v)| !v.is_zero()) {
+            write.put_cf(
+                self.cf(STORAGE),
+                hashed_storage_key(account, slot),
+                value.to_be_bytes::<32>(),
+            );
+        }
+        for (hash, code) in batch.codes {
+            write.put_cf(self.cf(BYTECODES), hash, code);
+        }
+        for (hash, node) in batch.trie_nodes {
+            write.put_cf(self.cf(TRIE_NODES), hash, node);
+        }
+        for block in batch.blocks {
+            let key = block.number.to_be_bytes();
+            write.put_cf(self.cf(HEADERS), key, block.header);
+            write.put_cf(self.cf(BLOCK_NUMBERS), block.hash, key);
+            if let Some(body) = block.body {
+                write.put_cf(self.cf(BODIES), key, body);
+            }
+            if let Some(receipts) = block.receipts {
+                write.put_cf(self.cf(RECEIPTS), key, receipts);
+            }
+            for (i, tx) in block.tx_hashes.iter().enumerate() {
+                write.put_cf(self.cf(TX_LOOKUP), tx, encode_tx_location(block.number, i as u32));
+            }
+        }
+        for (key, value) in batch.meta_put {
+            write.put_cf(self.cf(META), key, value);
+        }
+        for key in batch.meta_delete {
+            write.delete_cf(self.cf(META), key);
+        }
+        if let Some((number, hash)) = batch.head {
+            write.put_cf(self.cf(META), HEAD_KEY, encode_head(number, &hash));
+        }
+        self.db.write(write).map_err(self.db_err("write hashed state"))
+    }
+}
+
+impl HashedStateReader for Storage {
+    fn hashed_accounts(
+        &self,
+        from: B256,
+        limit: usize,
+    ) -> ProviderResult<Vec<(B256, AccountRecord)>> {
+        let mut out = Vec::new();
+        // The accounts family's memtable is a hash table on an 8-byte prefix: a scan across
+        // prefixes needs total order.
+        let mut options = ReadOptions::default();
+        options.set_total_order_seek(true);
+        let iter = self.db.iterator_cf_opt(
+            self.cf(ACCOUNTS),
+            options,
+            IteratorMode::From(from.as_slice(), Direction::Forward),
+        );
+        for item in iter.take(limit) {
+            let (key, value) = item.map_err(self.db_err("iterate accounts"))?;
+            let hash = B256::try_from(&key[..]).map_err(|_| ProviderError::Corrupt {
+                table: ACCOUNTS,
+                key: alloy_primitives::hex::encode(&key),
+                reason: format!("a {}-byte key, expected 32", key.len()),
+            })?;
+            // The record's error names the key; the table holds no address to name.
+            out.push((hash, decode_account(ACCOUNTS, &Address::ZERO, &value)?));
+        }
+        Ok(out)
+    }
+
+    fn hashed_storage(
+        &self,
+        account: B256,
+        from: B256,
+        limit: usize,
+    ) -> ProviderResult<Vec<(B256, U256)>> {
+        let mut options = ReadOptions::default();
+        options.set_iterate_upper_bound(storage_range_end(&account).to_vec());
+        let start = hashed_storage_key(&account, &from);
+        let iter = self.db.iterator_cf_opt(
+            self.cf(STORAGE),
+            options,
+            IteratorMode::From(&start, Direction::Forward),
+        );
+        let mut out = Vec::new();
+        for item in iter.take(limit) {
+            let (key, value) = item.map_err(self.db_err("iterate storage"))?;
+            let corrupt = |reason: String| ProviderError::Corrupt {
+                table: STORAGE,
+                key: alloy_primitives::hex::encode(&key),
+                reason,
+            };
+            if key.len() != 64 {
+                return Err(corrupt(format!("a {}-byte key, expected 64", key.len())));
+            }
+            let value = U256::try_from_be_slice(&value)
+                .ok_or_else(|| corrupt(format!("a {}-byte value", value.len())))?;
+            out.push((B256::from_slice(&key[32..]), value));
+        }
+        Ok(out)
+    }
+
+    fn meta_with_prefix(&self, prefix: &[u8]) -> ProviderResult<Vec<(Vec<u8>, Vec<u8>)>> {
+        let iter =
+            self.db.iterator_cf(self.cf(META), IteratorMode::From(prefix, Direction::Forward));
+        let mut out = Vec::new();
+        for item in iter {
+            let (key, value) = item.map_err(self.db_err("iterate meta"))?;
+            if !key.starts_with(prefix) {
+                break;
+            }
+            out.push((key.to_vec(), value.to_vec()));
+        }
+        Ok(out)
+    }
+}
