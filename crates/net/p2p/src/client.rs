@@ -60,3 +60,39 @@ pub trait BlockClient: Send + Sync + 'static {
     /// a body or BAL not matching its header): the transport disconnects it and keeps it out.
     fn report_bad_message(&self, peer: Self::Peer);
 }
+
+/// snap/1's state requests to peers (`GetAccountRange`, `GetStorageRanges`, `GetByteCodes`),
+/// what snap sync asks of a transport (reth's `SnapClient`). The answer is the peer's, as it
+/// came: checking it against the state root is the caller's business.
+pub trait SnapClient: Send + Sync + 'static {
+    /// How the transport names a peer.
+    type Peer: Copy + Eq + Ord + Hash + fmt::Debug + fmt::Display + Send + Sync + 'static;
+
+    /// The connected peers that speak snap.
+    fn snap_peers(&self) -> Vec<Self::Peer>;
+
+    /// Asks `peer` for a range of accounts.
+    fn get_account_range(
+        &self,
+        peer: Self::Peer,
+        request: gigagas_eth_wire_types::snap::GetAccountRange,
+    ) -> impl Future<Output = Result<gigagas_eth_wire_types::snap::AccountRange, RequestError>> + Send;
+
+    /// Asks `peer` for the storage of some accounts.
+    fn get_storage_ranges(
+        &self,
+        peer: Self::Peer,
+        request: gigagas_eth_wire_types::snap::GetStorageRanges,
+    ) -> impl Future<Output = Result<gigagas_eth_wire_types::snap::StorageRanges, RequestError>> + Send;
+
+    /// Asks `peer` for contract codes by hash.
+    fn get_byte_codes(
+        &self,
+        peer: Self::Peer,
+        request: gigagas_eth_wire_types::snap::GetByteCodes,
+    ) -> impl Future<Output = Result<gigagas_eth_wire_types::snap::ByteCodes, RequestError>> + Send;
+
+    /// `peer` answered with something that cannot be right (a range its proof does not prove,
+    /// a code nobody asked for): the transport disconnects it and keeps it out.
+    fn report_bad_snap_message(&self, peer: Self::Peer);
+}

@@ -11,15 +11,18 @@
 //! - [`ChainServer`]: the other side — headers, bodies, receipts and BALs answered from any
 //!   store of the storage API within the protocol's limits, for every transport;
 //! - [`SnapServer`]: snap/1 and snap/2's answers — account and storage ranges with their
-//!   proofs, codes, trie nodes and BALs of the recent state roots.
+//!   proofs, codes, trie nodes and BALs of the recent state roots;
+//! - [`SnapClient`] and [`snap_sync`]: the other side — a pivot block's state downloaded from
+//!   peers range by range, each range proven, the tries built and the root checked.
 
 mod client;
 mod downloader;
 mod scores;
 mod serve;
 pub mod snap;
+pub mod snap_sync;
 
-pub use client::{BlockClient, RequestError};
+pub use client::{BlockClient, RequestError, SnapClient};
 pub use downloader::{
     BlockDownloader, DownloadError, DownloadedBlock, DownloaderConfig, HEADERS_BACK_PER_REQUEST,
 };

@@ -369,10 +369,72 @@ pub fn slim(value: &[u8]) -> Option<Bytes> {
     Some(out.into())
 }
 
+/// The account behind geth's slim form (`[nonce, balance, storage-root, code-hash]`, the empty
+/// root and code hash as empty strings), as its trie value holds it.
+///
+/// # Errors
+/// [`alloy_rlp::Error`] when `slim` is not one such list: a root or code hash of another
+/// length than 0 or 32, a field too many or too few, bytes after the list.
+pub fn full_account(slim: &[u8]) -> Result<TrieAccount, alloy_rlp::Error> {
+    let mut buf = slim;
+    let header = alloy_rlp::Header::decode(&mut buf)?;
+    if !header.list {
+        return Err(alloy_rlp::Error::UnexpectedString);
+    }
+    if buf.len() != header.payload_length {
+        return Err(alloy_rlp::Error::Custom("bytes after the slim account"));
+    }
+    let nonce = u64::decode(&mut buf)?;
+    let balance = alloy_primitives::U256::decode(&mut buf)?;
+    let hash_or = |buf: &mut &[u8], empty: B256| -> Result<B256, alloy_rlp::Error> {
+        let bytes = alloy_rlp::Header::decode_bytes(buf, false)?;
+        match bytes.len() {
+            0 => Ok(empty),
+            32 => Ok(B256::from_slice(bytes)),
+            _ => Err(alloy_rlp::Error::Custom("a root or code hash of neither 0 nor 32 bytes")),
+        }
+    };
+    let storage_root = hash_or(&mut buf, EMPTY_ROOT_HASH)?;
+    let code_hash = hash_or(&mut buf, KECCAK_EMPTY)?;
+    if !buf.is_empty() {
+        return Err(alloy_rlp::Error::ListLengthMismatch { expected: 4, got: 5 });
+    }
+    Ok(TrieAccount { nonce, balance, storage_root, code_hash })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use alloy_primitives::U256;
+
+    #[test]
+    fn full_accounts_invert_slim() {
+        for account in [
+            TrieAccount {
+                nonce: 0,
+                balance: U256::ZERO,
+                storage_root: EMPTY_ROOT_HASH,
+                code_hash: KECCAK_EMPTY,
+            },
+            TrieAccount {
+                nonce: 7,
+                balance: U256::MAX,
+                storage_root: B256::repeat_byte(3),
+                code_hash: B256::repeat_byte(4),
+            },
+        ] {
+            let body = slim(&alloy_rlp::encode(account)).unwrap();
+            assert_eq!(full_account(&body).unwrap(), account);
+        }
+        for bad in [
+            &[0x80][..],
+            &[0xc4, 0x01, 0x02, 0x80][..],
+            &[0xc5, 0x01, 0x02, 0x80, 0x80, 0x80][..],
+            &[0xc5, 0x01, 0x02, 0x81, 0x01, 0x80][..],
+        ] {
+            assert!(full_account(bad).is_err(), "{bad:?}");
+        }
+    }
 
     #[test]
     fn slim_accounts_drop_the_empty_root_and_code_hash() {

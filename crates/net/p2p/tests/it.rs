@@ -2,10 +2,12 @@
 //! reported and the range comes from another; failures and bad answers lower a peer's score,
 //! deliveries raise it, and the best-scored peer is asked first; with every peer failing the
 //! download ends in an error naming the last failure, never in a short or wrong range.
-//! `snap`: the snap server over a real store.
+//! `snap`: the snap server over a real store; `snap_sync`: snap sync from it into another.
 
 #[path = "it/snap.rs"]
 mod snap;
+#[path = "it/snap_sync.rs"]
+mod snap_sync;
 
 use alloy_consensus::{
     constants::EMPTY_OMMER_ROOT_HASH, BlockBody, Header, TxEnvelope, EMPTY_ROOT_HASH,

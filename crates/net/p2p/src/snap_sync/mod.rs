@@ -1,0 +1,640 @@
+//! Snap sync (devp2p's snap/1): the state of a pivot block downloaded from peers range by
+//! range, every range proven against the pivot's state root, then the tries built from it and
+//! the root checked — instead of executing every block since genesis.
+//!
+//! The flow: [`SnapSync::run`] takes the sync recorded in the store, or starts one at the
+//! given [`Pivot`] with the account hash space cut into chunks ([`tasks`]). Each peer that
+//! speaks snap is given requests — a chunk's next account range, the storage of accounts the
+//! ranges found, the codes they name — a few at a time. An answer is checked whole
+//! ([`verify`]: range proofs, slim accounts, code hashes); a wrong one gets its peer reported
+//! and dropped and its work handed to the next peer; an empty one means that the peer no
+//! longer holds the pivot's state, and it is asked again later. A right one is written in one
+//! batch with the tasks it finishes or adds (the flat state by trie key, [`gigagas_storage_api::
+//! HashedBatch`]): a sync killed at any moment resumes from its last write. When nothing is left,
+//! [`build`] writes the account and storage tries from the flat state in key order and checks
+//! the root; [`finish`] then writes the pivot block as the store's head.
+
+mod build;
+mod progress;
+mod tasks;
+mod verify;
+
+pub use progress::{SnapPhase, SnapProgress, SnapProgressSnapshot};
+pub use verify::SnapAnswerError;
+
+use crate::client::{RequestError, SnapClient};
+use alloy_primitives::{B256, U256};
+use alloy_trie::{EMPTY_ROOT_HASH, KECCAK_EMPTY};
+use futures::{stream::FuturesUnordered, StreamExt};
+use gigagas_eth_wire_types::snap::{
+    AccountRange, ByteCodes, GetAccountRange, GetByteCodes, GetStorageRanges, StorageRanges,
+};
+use gigagas_storage_api::{
+    AccountRecord, HashedBatch, HashedStateReader, HashedStateWriter, MetadataProvider,
+    ProviderError, RawBlock,
+};
+use progress::Counts;
+use std::{
+    collections::{HashMap, HashSet},
+    future::Future,
+    pin::Pin,
+    sync::Arc,
+    time::{Duration, Instant},
+};
+use tasks::{Chunk, StorageTask, Tasks};
+
+/// The block whose state a snap sync downloads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pivot {
+    /// Block number.
+    pub number: u64,
+    /// Block hash.
+    pub hash: B256,
+    /// Its header's state root.
+    pub root: B256,
+}
+
+/// How a snap sync asks.
+#[derive(Debug, Clone)]
+pub struct SnapSyncConfig {
+    /// The answer size asked for (bytes; servers cap it at 2 MiB).
+    pub response_bytes: u64,
+    /// Account chunks (parts of the hash space downloaded side by side; geth: 16).
+    pub chunks: usize,
+    /// Accounts whose storage one request asks for.
+    pub storage_accounts_per_request: usize,
+    /// Codes one request asks for.
+    pub codes_per_request: usize,
+    /// Requests out to one peer at once.
+    pub requests_per_peer: usize,
+    /// How long a peer that answered empty (it lacks the pivot's state) rests before it is
+    /// asked again.
+    pub lacking_rest: Duration,
+    /// How long the sync goes on without any answer that helped (no peer, peers that fail
+    /// or no longer hold the pivot's state) before it gives up.
+    pub no_peer_timeout: Duration,
+}
+
+impl Default for SnapSyncConfig {
+    fn default() -> Self {
+        Self {
+            response_bytes: 1 << 20,
+            chunks: 16,
+            storage_accounts_per_request: 128,
+            codes_per_request: 128,
+            requests_per_peer: 2,
+            lacking_rest: Duration::from_secs(5),
+            no_peer_timeout: Duration::from_secs(120),
+        }
+    }
+}
+
+/// Why a snap sync stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum SnapSyncError {
+    /// The store failed.
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+    /// No peer served any of the pivot's state for the whole timeout.
+    #[error("no peer served the state root {root} of block {number} for {waited:?}")]
+    NoPeers {
+        /// The pivot's state root.
+        root: B256,
+        /// The pivot's number.
+        number: u64,
+        /// How long the sync waited.
+        waited: Duration,
+    },
+    /// The tries built from the downloaded state give another root: an internal fault (every
+    /// range was proven against the pivot's root).
+    #[error("the downloaded state gives the root {got}, not the pivot's {expected}")]
+    RootMismatch {
+        /// The pivot's state root.
+        expected: B256,
+        /// The root built.
+        got: B256,
+    },
+    /// The trie-building thread panicked or was cancelled.
+    #[error("the trie build stopped: {0}")]
+    Build(#[from] tokio::task::JoinError),
+}
+
+/// What a snap sync's store must do: write hashed state with its progress, read it back in key
+/// order.
+pub trait SnapStore:
+    HashedStateWriter + HashedStateReader + MetadataProvider + Send + Sync + 'static
+{
+}
+
+impl<T: HashedStateWriter + HashedStateReader + MetadataProvider + Send + Sync + 'static> SnapStore
+    for T
+{
+}
+
+/// A request out to a peer.
+#[derive(Debug, Clone)]
+enum Request {
+    Accounts { chunk: u8, origin: B256, last: B256 },
+    Storage { accounts: Vec<(B256, B256)>, origin: B256 },
+    Codes { hashes: Vec<B256> },
+}
+
+enum Answer {
+    Accounts(AccountRange),
+    Storage(StorageRanges),
+    Codes(ByteCodes),
+}
+
+type InFlight<P> = Pin<Box<dyn Future<Output = (P, Request, Result<Answer, RequestError>)> + Send>>;
+
+/// One snap sync over a client and a store.
+#[derive(Debug)]
+pub struct SnapSync<C: SnapClient, S: SnapStore + ?Sized> {
+    client: Arc<C>,
+    store: Arc<S>,
+    config: SnapSyncConfig,
+    progress: Arc<SnapProgress>,
+}
+
+/// What one answer did, for the peer's record.
+enum Verdict {
+    Applied,
+    Lacking,
+    Bad(SnapAnswerError),
+}
+
+impl<C: SnapClient, S: SnapStore + ?Sized> SnapSync<C, S> {
+    /// A sync asking through `client`, writing to `store`.
+    pub fn new(client: Arc<C>, store: Arc<S>, config: SnapSyncConfig) -> Self {
+        Self { client, store, config, progress: Arc::default() }
+    }
+
+    /// The progress counters, for whoever reports them.
+    pub fn progress(&self) -> Arc<SnapProgress> {
+        self.progress.clone()
+    }
+
+    /// The pivot of the sync the store records, if any (a sync to resume).
+    ///
+    /// # Errors
+    /// [`ProviderError`] when the store fails or its record is malformed.
+    pub fn recorded_pivot(&self) -> Result<Option<Pivot>, ProviderError> {
+        Ok(Tasks::load(&*self.store)?.map(|(pivot, _, _)| pivot))
+    }
+
+    /// Downloads the state of `pivot` (or of the pivot of the sync the store records, which is
+    /// resumed), builds its tries and checks its root. Answers the pivot whose state the store
+    /// now holds; [`finish`] makes it the head.
+    ///
+    /// # Errors
+    /// [`SnapSyncError`]: the store failed, no peer served the state, the root built differs.
+    pub async fn run(&self, pivot: Pivot) -> Result<Pivot, SnapSyncError> {
+        let (pivot, mut tasks, mut counts) = match Tasks::load(&*self.store)? {
+            Some(recorded) => {
+                tracing::info!(target: "sync::snap", number = recorded.0.number, root = %recorded.0.root, chunks = recorded.1.chunks.len(), storage = recorded.1.storage.len(), codes = recorded.1.codes.len(), "resuming snap sync");
+                recorded
+            }
+            None => {
+                let tasks = Tasks::fresh(self.config.chunks);
+                let mut entries = tasks.entries();
+                entries.push((tasks::PIVOT.to_vec(), tasks::pivot_value(&pivot)));
+                entries.push((tasks::COUNTS.to_vec(), Counts::default().encode()));
+                self.store
+                    .write_hashed(&HashedBatch { meta_put: &entries, ..Default::default() })?;
+                tracing::info!(target: "sync::snap", number = pivot.number, root = %pivot.root, "snap sync started");
+                (pivot, tasks, Counts::default())
+            }
+        };
+        self.progress.set_pivot(pivot.number);
+        self.progress.set_counts(&counts);
+        self.progress.set_phase(SnapPhase::Ranges);
+        self.download(&pivot, &mut tasks, &mut counts).await?;
+        self.progress.set_covered(1_000_000);
+        self.progress.set_phase(SnapPhase::Tries);
+        let store = self.store.clone();
+        let progress = self.progress.clone();
+        let root = pivot.root;
+        let built =
+            tokio::task::spawn_blocking(move || build::build_tries(&*store, &progress)).await??;
+        if built != root {
+            return Err(SnapSyncError::RootMismatch { expected: root, got: built });
+        }
+        self.progress.set_phase(SnapPhase::Done);
+        tracing::info!(target: "sync::snap", number = pivot.number, %root, accounts = counts.accounts, slots = counts.slots, codes = counts.codes, "snap sync state complete");
+        Ok(pivot)
+    }
+
+    /// Every range, storage and code, from the peers.
+    async fn download(
+        &self,
+        pivot: &Pivot,
+        tasks: &mut Tasks,
+        counts: &mut Counts,
+    ) -> Result<(), SnapSyncError> {
+        let mut in_flight: FuturesUnordered<InFlight<C::Peer>> = FuturesUnordered::new();
+        let mut load: HashMap<C::Peer, usize> = HashMap::new();
+        let mut lacking: HashMap<C::Peer, Instant> = HashMap::new();
+        let mut bad: HashSet<C::Peer> = HashSet::new();
+        let mut last_progress = Instant::now();
+        loop {
+            if tasks.is_empty() && in_flight.is_empty() {
+                return Ok(());
+            }
+            let now = Instant::now();
+            lacking.retain(|_, since| now.duration_since(*since) < self.config.lacking_rest);
+            for peer in self.client.snap_peers() {
+                if bad.contains(&peer) || lacking.contains_key(&peer) {
+                    continue;
+                }
+                while load.get(&peer).copied().unwrap_or(0) < self.config.requests_per_peer {
+                    let Some(request) = self.next_request(tasks) else { break };
+                    *load.entry(peer).or_default() += 1;
+                    in_flight.push(self.send(peer, pivot.root, request));
+                }
+            }
+            let waited = now.duration_since(last_progress);
+            if waited > self.config.no_peer_timeout {
+                return Err(SnapSyncError::NoPeers {
+                    root: pivot.root,
+                    number: pivot.number,
+                    waited,
+                });
+            }
+            if in_flight.is_empty() {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+            let Ok(Some((peer, request, result))) =
+                tokio::time::timeout(Duration::from_secs(1), in_flight.next()).await
+            else {
+                continue;
+            };
+            if let Some(n) = load.get_mut(&peer) {
+                *n = n.saturating_sub(1);
+            }
+            let verdict = match result {
+                Ok(answer) => self.apply(pivot, tasks, counts, &request, answer)?,
+                Err(e) => {
+                    tracing::debug!(target: "sync::snap", %peer, error = %e, "snap request failed");
+                    Verdict::Lacking
+                }
+            };
+            match verdict {
+                Verdict::Applied => last_progress = Instant::now(),
+                Verdict::Lacking => {
+                    release(tasks, &request);
+                    lacking.insert(peer, Instant::now());
+                }
+                Verdict::Bad(error) => {
+                    release(tasks, &request);
+                    if bad.insert(peer) {
+                        tracing::warn!(target: "sync::snap", %peer, %error, "bad snap answer: peer dropped");
+                        self.client.report_bad_snap_message(peer);
+                    }
+                }
+            }
+            self.progress.set_counts(counts);
+            self.progress.set_covered(tasks.covered_ppm(self.config.chunks));
+        }
+    }
+
+    /// The next request to make, its tasks marked busy: an account's storage continued, codes
+    /// when enough are wanted, the storage of accounts found, the next account range, the last
+    /// codes.
+    fn next_request(&self, tasks: &mut Tasks) -> Option<Request> {
+        if let Some((account, task)) =
+            tasks.storage.iter_mut().find(|(_, t)| !t.busy && t.next != B256::ZERO)
+        {
+            task.busy = true;
+            return Some(Request::Storage {
+                accounts: vec![(*account, task.root)],
+                origin: task.next,
+            });
+        }
+        let idle_codes = tasks.codes.values().filter(|busy| !**busy).count();
+        if idle_codes >= self.config.codes_per_request {
+            return Some(take_codes(tasks, self.config.codes_per_request));
+        }
+        let fresh: Vec<(B256, B256)> = tasks
+            .storage
+            .iter_mut()
+            .filter(|(_, t)| !t.busy)
+            .take(self.config.storage_accounts_per_request)
+            .map(|(account, t)| {
+                t.busy = true;
+                (*account, t.root)
+            })
+            .collect();
+        if !fresh.is_empty() {
+            return Some(Request::Storage { accounts: fresh, origin: B256::ZERO });
+        }
+        if let Some((i, chunk)) = tasks.chunks.iter_mut().find(|(_, c)| !c.busy) {
+            chunk.busy = true;
+            return Some(Request::Accounts { chunk: *i, origin: chunk.next, last: chunk.last });
+        }
+        (idle_codes > 0).then(|| take_codes(tasks, self.config.codes_per_request))
+    }
+
+    fn send(&self, peer: C::Peer, root: B256, request: Request) -> InFlight<C::Peer> {
+        let client = self.client.clone();
+        let bytes = self.config.response_bytes;
+        Box::pin(async move {
+            let result = match &request {
+                Request::Accounts { origin, last, .. } => client
+                    .get_account_range(
+                        peer,
+                        GetAccountRange {
+                            request_id: 0,
+                            root,
+                            origin: *origin,
+                            limit: *last,
+                            bytes,
+                        },
+                    )
+                    .await
+                    .map(Answer::Accounts),
+                Request::Storage { accounts, origin } => client
+                    .get_storage_ranges(
+                        peer,
+                        GetStorageRanges {
+                            request_id: 0,
+                            root,
+                            accounts: accounts.iter().map(|(a, _)| *a).collect(),
+                            origin: if *origin == B256::ZERO {
+                                Default::default()
+                            } else {
+                                origin.to_vec().into()
+                            },
+                            limit: Default::default(),
+                            bytes,
+                        },
+                    )
+                    .await
+                    .map(Answer::Storage),
+                Request::Codes { hashes } => client
+                    .get_byte_codes(
+                        peer,
+                        GetByteCodes { request_id: 0, hashes: hashes.clone(), bytes },
+                    )
+                    .await
+                    .map(Answer::Codes),
+            };
+            (peer, request, result)
+        })
+    }
+
+    /// Checks an answer and writes what it proves with the progress it makes.
+    fn apply(
+        &self,
+        pivot: &Pivot,
+        tasks: &mut Tasks,
+        counts: &mut Counts,
+        request: &Request,
+        answer: Answer,
+    ) -> Result<Verdict, ProviderError> {
+        match (request, answer) {
+            (Request::Accounts { chunk, origin, last }, Answer::Accounts(answer)) => {
+                if answer.accounts.is_empty() && answer.proof.is_empty() {
+                    return Ok(Verdict::Lacking);
+                }
+                let proven = match verify::account_range(pivot.root, *origin, &answer) {
+                    Ok(proven) => proven,
+                    Err(e) => return Ok(Verdict::Bad(e)),
+                };
+                self.apply_accounts(tasks, counts, *chunk, *last, proven)?;
+            }
+            (Request::Storage { accounts, origin }, Answer::Storage(answer)) => {
+                if answer.slots.is_empty() && answer.proof.is_empty() {
+                    return Ok(Verdict::Lacking);
+                }
+                let proven = match verify::storage_ranges(accounts, *origin, &answer) {
+                    Ok(proven) => proven,
+                    Err(e) => return Ok(Verdict::Bad(e)),
+                };
+                self.apply_storage(tasks, counts, accounts, proven)?;
+            }
+            (Request::Codes { hashes }, Answer::Codes(answer)) => {
+                if answer.codes.is_empty() {
+                    return Ok(Verdict::Lacking);
+                }
+                let codes = match verify::byte_codes(hashes, &answer) {
+                    Ok(codes) => codes,
+                    Err(e) => return Ok(Verdict::Bad(e)),
+                };
+                let written: Vec<(B256, &[u8])> =
+                    codes.iter().map(|(h, c)| (*h, c.as_ref())).collect();
+                let done: Vec<Vec<u8>> =
+                    codes.iter().map(|(h, _)| tasks::key(tasks::CODE, h.as_slice())).collect();
+                counts.codes += codes.len() as u64;
+                counts.code_bytes += codes.iter().map(|(_, c)| c.len() as u64).sum::<u64>();
+                self.store.write_hashed(&HashedBatch {
+                    codes: &written,
+                    meta_delete: &done,
+                    meta_put: &[(tasks::COUNTS.to_vec(), counts.encode())],
+                    ..Default::default()
+                })?;
+                for (hash, _) in &codes {
+                    tasks.codes.remove(hash);
+                }
+                release(tasks, request);
+            }
+            _ => unreachable!("each request's future answers its own kind"),
+        }
+        Ok(Verdict::Applied)
+    }
+
+    fn apply_accounts(
+        &self,
+        tasks: &mut Tasks,
+        counts: &mut Counts,
+        chunk: u8,
+        last: B256,
+        proven: verify::ProvenAccounts,
+    ) -> Result<(), ProviderError> {
+        let in_chunk: Vec<_> = proven.accounts.iter().filter(|(h, _, _)| *h <= last).collect();
+        let past_chunk = in_chunk.len() < proven.accounts.len();
+        let reached = in_chunk.last().map(|(h, _, _)| *h);
+        let done = !proven.more || past_chunk || reached == Some(last) || reached.is_none();
+        let mut records = Vec::with_capacity(in_chunk.len());
+        let mut meta_put = Vec::new();
+        let mut new_storage = Vec::new();
+        let mut new_codes = Vec::new();
+        for (hash, account, bytes) in &in_chunk {
+            records.push((
+                *hash,
+                AccountRecord {
+                    nonce: account.nonce,
+                    balance: account.balance,
+                    code_hash: account.code_hash,
+                },
+            ));
+            counts.accounts += 1;
+            counts.account_bytes += bytes;
+            if account.storage_root != EMPTY_ROOT_HASH && !tasks.storage.contains_key(hash) {
+                meta_put.push((
+                    tasks::key(tasks::STORAGE, hash.as_slice()),
+                    tasks::storage_value(&account.storage_root, &B256::ZERO),
+                ));
+                new_storage.push((*hash, account.storage_root));
+            }
+            if account.code_hash != KECCAK_EMPTY && !tasks.codes.contains_key(&account.code_hash) {
+                meta_put.push((tasks::key(tasks::CODE, account.code_hash.as_slice()), Vec::new()));
+                new_codes.push(account.code_hash);
+            }
+        }
+        let chunk_key = tasks::key(tasks::CHUNK, &[chunk]);
+        let next =
+            reached.map(|h| B256::from(U256::from_be_bytes(h.0).saturating_add(U256::from(1))));
+        let mut meta_delete = Vec::new();
+        let Some(current) = tasks.chunks.get(&chunk).copied() else { return Ok(()) };
+        if done {
+            meta_delete.push(chunk_key);
+        } else if let Some(next) = next {
+            meta_put.push((
+                chunk_key,
+                [tasks::chunk_value(&next, &current.last), current.first.to_vec()].concat(),
+            ));
+        }
+        meta_put.push((tasks::COUNTS.to_vec(), counts.encode()));
+        self.store.write_hashed(&HashedBatch {
+            accounts: &records,
+            meta_put: &meta_put,
+            meta_delete: &meta_delete,
+            ..Default::default()
+        })?;
+        if done {
+            tasks.chunks.remove(&chunk);
+        } else if let Some(next) = next {
+            tasks.chunks.insert(chunk, Chunk { next, busy: false, ..current });
+        }
+        for (account, root) in new_storage {
+            tasks.storage.insert(account, StorageTask { root, next: B256::ZERO, busy: false });
+        }
+        for code in new_codes {
+            tasks.codes.insert(code, false);
+        }
+        Ok(())
+    }
+
+    fn apply_storage(
+        &self,
+        tasks: &mut Tasks,
+        counts: &mut Counts,
+        asked: &[(B256, B256)],
+        proven: Vec<verify::ProvenStorage>,
+    ) -> Result<(), ProviderError> {
+        let mut slots = Vec::new();
+        let mut meta_put = Vec::new();
+        let mut meta_delete = Vec::new();
+        let mut continued = Vec::new();
+        for account in &proven {
+            for (slot, value, bytes) in &account.slots {
+                slots.push((account.account, *slot, *value));
+                counts.slots += 1;
+                counts.storage_bytes += bytes;
+            }
+            let key = tasks::key(tasks::STORAGE, account.account.as_slice());
+            let last = account.slots.last().map(|(s, _, _)| *s);
+            match last.filter(|_| account.more) {
+                Some(last) if last != B256::repeat_byte(0xff) => {
+                    let next = B256::from(U256::from_be_bytes(last.0) + U256::from(1));
+                    let root = tasks.storage.get(&account.account).map(|t| t.root);
+                    if let Some(root) = root {
+                        meta_put.push((key, tasks::storage_value(&root, &next)));
+                        continued.push((account.account, next));
+                    }
+                }
+                _ => meta_delete.push(key),
+            }
+        }
+        meta_put.push((tasks::COUNTS.to_vec(), counts.encode()));
+        self.store.write_hashed(&HashedBatch {
+            storage: &slots,
+            meta_put: &meta_put,
+            meta_delete: &meta_delete,
+            ..Default::default()
+        })?;
+        let continued: HashMap<B256, B256> = continued.into_iter().collect();
+        for account in &proven {
+            match continued.get(&account.account) {
+                Some(next) => {
+                    if let Some(task) = tasks.storage.get_mut(&account.account) {
+                        task.next = *next;
+                        task.busy = false;
+                    }
+                }
+                None => {
+                    tasks.storage.remove(&account.account);
+                }
+            }
+        }
+        // Accounts the answer did not reach are asked again.
+        for (account, _) in asked {
+            if let Some(task) = tasks.storage.get_mut(account) {
+                task.busy = false;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Up to `n` idle codes, marked busy.
+fn take_codes(tasks: &mut Tasks, n: usize) -> Request {
+    let hashes: Vec<B256> = tasks
+        .codes
+        .iter_mut()
+        .filter(|(_, busy)| !**busy)
+        .take(n)
+        .map(|(hash, busy)| {
+            *busy = true;
+            *hash
+        })
+        .collect();
+    Request::Codes { hashes }
+}
+
+/// Marks a request's tasks idle again (to be asked of another peer).
+fn release(tasks: &mut Tasks, request: &Request) {
+    match request {
+        Request::Accounts { chunk, .. } => {
+            if let Some(c) = tasks.chunks.get_mut(chunk) {
+                c.busy = false;
+            }
+        }
+        Request::Storage { accounts, .. } => {
+            for (account, _) in accounts {
+                if let Some(t) = tasks.storage.get_mut(account) {
+                    t.busy = false;
+                }
+            }
+        }
+        Request::Codes { hashes } => {
+            for hash in hashes {
+                if let Some(busy) = tasks.codes.get_mut(hash) {
+                    *busy = false;
+                }
+            }
+        }
+    }
+}
+
+/// Makes the pivot the store's head once its state is whole: writes `blocks` (the pivot's and
+/// the headers below it that execution reads: `BLOCKHASH` reaches 256 back) and the head, and
+/// drops the sync's record, in one batch.
+///
+/// # Errors
+/// [`ProviderError`] when the store fails.
+pub fn finish<S: SnapStore + ?Sized>(
+    store: &S,
+    pivot: &Pivot,
+    blocks: &[RawBlock<'_>],
+) -> Result<(), ProviderError> {
+    let record: Vec<Vec<u8>> =
+        store.meta_with_prefix(tasks::PREFIX)?.into_iter().map(|(k, _)| k).collect();
+    store.write_hashed(&HashedBatch {
+        blocks,
+        head: Some((pivot.number, pivot.hash)),
+        meta_delete: &record,
+        ..Default::default()
+    })
+}
