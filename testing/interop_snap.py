@@ -10,6 +10,9 @@ there. geth picks its pivot (64 blocks below the head), downloads the pivot's st
 (snap/2 when both speak it: the state then catches up on the blocks' BALs), and follows to the
 head.
 
+  (a)   a fresh gigagas snap-syncs from geth (`--syncmode snap`, the target given by
+        `--debug.tip`): the pivot 64 below the head, its state over snap, every range proven,
+        the tries built and the root checked, then the blocks to the head executed;
   (b)   a fresh geth snap-syncs from gigagas (gigagas serves snap/1 and snap/2);
   (ref) a fresh geth snap-syncs from geth, the same way.
 
@@ -19,8 +22,7 @@ syncing geth's start to its head with `eth_syncing` false, the state it download
 "state download" line: accounts, slots, codes, bytes), the snap version its syncer chose, and
 the peak RSS of the syncing process (VmHWM). `--json` prints the results; logs go to `--out`.
 
-Not yet here (issue 56): gigagas snap-syncing from geth (`--syncmode snap` is not implemented),
-a multi-million-account chain.
+Not yet here (issue 56): a multi-million-account chain.
 
 Usage: testing/.venv/bin/python testing/interop_snap.py [--chain-dir DIR]
            [--gigagas target/release/gigagas] [--geth PATH] [--out target/interop-snap]
@@ -161,6 +163,59 @@ def snap_sync(geth, chain, work, name, server, timeout):
     return result
 
 
+def gigagas_snap_sync(gigagas, chain, work, server, timeout):
+    """A fresh gigagas snap-syncs from the geth `server` alone, to the server's head given as
+    `--debug.tip`; its figures and the sync's checks."""
+    datadir = os.path.join(work, "gigagas-from-geth")
+    shutil.rmtree(datadir, ignore_errors=True)
+    head = json_rpc(server.url, "eth_getBlockByNumber", ["latest", False])
+    log_path = os.path.join(work, "gigagas-from-geth.log")
+    start = time.time()
+    node = GigagasNode(gigagas, datadir, ["--chain", os.path.join(chain, "genesis.json"),
+                                          "--libp2p.disable", "--disable-discovery",
+                                          "--addr", "127.0.0.1", "--syncmode", "snap",
+                                          "--trusted-peers", server.enode,
+                                          "--debug.tip", head["hash"]],
+                       log_path=log_path,
+                       env=dict(os.environ, RUST_LOG=os.environ.get(
+                           "RUST_LOG", "warn,sync=info,net::devp2p=info,engine=info")))
+    stop = threading.Event()
+    rss = peak_rss_watcher(node.proc.pid, stop)
+    result = {"sync": "gigagas-from-geth", "synced": False}
+    try:
+        deadline = start + timeout
+        while time.time() < deadline:
+            block = json_rpc(node.url, "eth_getBlockByNumber", ["latest", False])
+            if block and block["hash"] == head["hash"] and json_rpc(node.url, "eth_syncing",
+                                                                    []) is False:
+                result["synced"] = True
+                break
+            time.sleep(0.2)
+        result["seconds"] = round(time.time() - start, 2)
+        result["head"] = int(head["number"], 16)
+        if result["synced"]:
+            result["state_root_equal"] = block["stateRoot"] == head["stateRoot"]
+            result["proofs_equal"], result["proofs_checked"] = compare_proofs(server, node, chain)
+    finally:
+        stop.set()
+        node.stop()
+    result["peak_rss_mib"] = round(rss["peak_rss_mib"], 1)
+    with open(log_path) as f:
+        text = f.read()
+    text = re.sub(r"\x1b\[[0-9;]*m", "", text)
+    done = next((line for line in text.splitlines() if "snap sync done" in line), None)
+    if done:
+        field = lambda name: re.search(rf"\b{name}=([\d.]+)", done).group(1)  # noqa: E731
+        result["state"] = {"pivot": int(field("pivot")), "accounts": field("accounts"),
+                           "slots": field("slots"), "codes": field("codes"),
+                           "bytes": f"{int(field('bytes')) / 1024:.2f}KiB",
+                           "snap_seconds": float(field("secs"))}
+    result["snap_sync"] = done is not None
+    result["snap_version"] = 1
+    shutil.rmtree(datadir, ignore_errors=True)
+    return result
+
+
 def compare_proofs(server, node, chain, sample=12):
     """`eth_getProof` of the first `sample` accounts of the chain's genesis alloc (and slot 0 of
     each), at the head, on both: (all equal, how many compared)."""
@@ -198,6 +253,7 @@ def main():
         server.stop()
     server = serving_geth(geth, chain, work)
     try:
+        results.append(gigagas_snap_sync(args.gigagas, chain, work, server, args.timeout))
         results.append(snap_sync(geth, chain, work, "geth-from-geth", server, args.timeout))
     finally:
         server.stop()

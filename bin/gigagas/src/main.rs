@@ -51,7 +51,8 @@ fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+                // Warnings, and snap sync's progress line (a sync of hours says where it is).
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,sync::snap=info")),
         )
         .with_writer(std::io::stderr)
         .init();

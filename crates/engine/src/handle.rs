@@ -101,6 +101,17 @@ impl EngineHandle {
         self.ask(|tx| EngineMessage::BuildPayload { request: Box::new(request), tx }).await
     }
 
+    /// Tells the engine that a sync wrote a state and a head into the store (snap sync's
+    /// pivot): the tree drops what it held and takes the stored head. Answers that head.
+    ///
+    /// # Errors
+    /// [`EngineError::Internal`] when the store cannot be read; [`EngineError::Stopped`].
+    pub async fn backfill_sync_finished(
+        &self,
+    ) -> Result<(u64, alloy_primitives::B256), EngineError> {
+        self.ask(|tx| EngineMessage::BackfillSyncFinished { tx }).await
+    }
+
     /// Asks the engine to finish the message in hand, flush the store and stop.
     ///
     /// # Errors

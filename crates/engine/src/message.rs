@@ -115,6 +115,11 @@ pub enum EngineMessage {
     /// A payload job finished (sent by the payload builder's thread before `engine_getPayload`
     /// can return it): the engine keeps it as executed and reports it.
     PayloadBuilt(Arc<BuiltPayload>),
+    /// A sync wrote a state and a head into the store (snap sync): take the stored head.
+    BackfillSyncFinished {
+        /// The head taken, or the fault that kept the tree from taking it.
+        tx: oneshot::Sender<Result<(u64, B256), EngineError>>,
+    },
     /// Finish the message in hand, flush the store and stop.
     Shutdown {
         /// Answered once the store is flushed.

@@ -103,6 +103,11 @@ impl EngineService {
                     let _ = tx.send(self.build(*request));
                 }
                 EngineMessage::Persisted => self.persisted(),
+                EngineMessage::BackfillSyncFinished { tx } => {
+                    let head = self.tree.on_backfill_sync_finished().map_err(EngineError::Internal);
+                    self.publish();
+                    let _ = tx.send(head);
+                }
                 EngineMessage::PayloadBuilt(built) => self.payload_built(&built),
                 EngineMessage::Shutdown { tx } => {
                     self.builder.stop();

@@ -199,6 +199,24 @@ impl BlockTree {
         &self.ctx.memory
     }
 
+    /// Takes the store's head as the tree's, dropping what the tree held in memory: after a
+    /// sync wrote a state and a head into the store beside the engine (snap sync's pivot;
+    /// reth's `on_backfill_sync_finished`). Head, safe and finalized become the stored head.
+    ///
+    /// # Errors
+    /// [`ImportError`] when the blocks being persisted fail or the store cannot be read.
+    pub fn on_backfill_sync_finished(&mut self) -> Result<(u64, B256), ImportError> {
+        self.wait_persisted()?;
+        let head = self.ctx.store.best_block()?.ok_or(ImportError::NotInitialized)?;
+        self.ctx.memory.update_chain(head, Vec::new());
+        if self.ctx.preserved.is_some() {
+            self.ctx.preserved = Some(PreservedTrie::default());
+        }
+        self.state = TreeState::new(head);
+        tracing::info!(target: "engine", number = head.0, hash = %head.1, "head taken from the store after a backfill sync");
+        Ok(head)
+    }
+
     /// Waits until the store holds every block handed to the background persistence (at
     /// once without it).
     ///

@@ -4,6 +4,15 @@
 use crate::NodeError;
 use clap::{builder::TypedValueParser as _, Args};
 use gigagas_executor::Scheduler;
+
+/// `--syncmode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SyncMode {
+    /// Execute every block from the node's head on.
+    Full,
+    /// Download a recent pivot block's state from snap peers, then execute from there.
+    Snap,
+}
 use gigagas_validation::BalIo;
 use std::{
     net::{IpAddr, SocketAddr},
@@ -204,6 +213,13 @@ pub struct NodeArgs {
     /// port are dialed until one answers; the node says plainly when none does.
     #[arg(long, value_delimiter = ',')]
     pub bootnodes: Option<Vec<gigagas_net_peers::BootNode>>,
+    /// How the node gets the chain's state (geth's and reth's `--syncmode`): `full` executes
+    /// every block from its head on; `snap`, on a node with no chain yet, downloads the state
+    /// of a pivot block 64 below the target (the consensus client's head, or `--debug.tip`)
+    /// from the devp2p peers that speak snap, every range proven, then executes the blocks
+    /// from the pivot to the target and follows as a full node.
+    #[arg(long = "syncmode", value_enum, default_value_t = SyncMode::Full)]
+    pub syncmode: SyncMode,
     /// Sync to this block (hash) from the devp2p peers without a consensus client (reth's
     /// `--debug.tip`): its header is asked of the peers, then every block up to it is
     /// downloaded, executed and made the head.

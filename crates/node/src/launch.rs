@@ -7,7 +7,7 @@
 //! miner stops, the engine task finishes the message in hand (a block being committed is
 //! committed whole: each commit is one RocksDB write batch), flushes the store and exits.
 
-use crate::{gossip, metrics, NodeArgs, NodeError};
+use crate::{gossip, metrics, NodeArgs, NodeError, SyncMode};
 use alloy_consensus::{Block, TxEnvelope};
 use alloy_primitives::{address, Address};
 use alloy_rlp::Decodable;
@@ -72,7 +72,8 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     let _ = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("rayon-{i}")).build_global();
     std::fs::create_dir_all(&args.datadir)
         .map_err(|source| NodeError::Datadir { path: args.datadir.clone(), source })?;
-    let storage: Arc<dyn FullProvider> = Arc::new(Storage::open(&args.datadir)?);
+    let store = Arc::new(Storage::open(&args.datadir)?);
+    let storage: Arc<dyn FullProvider> = store.clone();
     if storage.best_block()?.is_none() {
         init_genesis(&*storage, &args.chain().genesis_json()?)?;
     }
@@ -180,6 +181,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     let devp2p_syncs = !args.disable_network
         && (!args.trusted_peers.is_empty() || network.is_none() || args.debug_tip.is_some());
     let mut discv5_enr = None;
+    let mut sync_status = None;
     let devp2p = if args.disable_network {
         None
     } else {
@@ -229,18 +231,37 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
         if devp2p_syncs {
             let syncer =
                 crate::sync::Syncer::new(engine.clone(), devp2p.clone(), true, Some(chain.clone()));
-            executor.spawn_critical(
-                "devp2p-sync-on-syncing",
-                crate::sync::sync_on_syncing(engine.clone(), syncer.clone()),
-            );
-            if let Some(tip) = args.debug_tip {
-                let engine = engine.clone();
-                executor.spawn_critical("devp2p-sync-to-tip", async move {
-                    if let Err(e) = crate::devp2p::sync_to_tip(syncer, engine, tip).await {
-                        tracing::error!(target: "net::devp2p", %tip, error = %e, "sync to the tip failed");
-                    }
-                });
+            // Snap sync first when asked and the node has no chain yet (or one is recorded):
+            // the full sync below starts from the pivot it leaves as the head.
+            let snap = (args.syncmode == SyncMode::Snap && crate::snap::wanted(&store)?)
+                .then(|| Arc::new(crate::snap::SnapStatus::new(engine.clone())));
+            if let Some(status) = &snap {
+                sync_status =
+                    Some(status.clone() as Arc<dyn gigagas_rpc::syncing::SyncStatusSource>);
             }
+            let (engine, devp2p, store, tip) =
+                (engine.clone(), devp2p.clone(), store.clone(), args.debug_tip);
+            executor.spawn_critical("devp2p-sync", async move {
+                if let Some(status) = snap {
+                    match crate::snap::snap_sync(devp2p, engine.clone(), store, tip, status).await {
+                        Ok(_) => {}
+                        Err(e) => {
+                            tracing::error!(target: "sync::snap", error = %e, "snap sync failed");
+                            return;
+                        }
+                    }
+                }
+                let to_tip = async {
+                    if let Some(tip) = tip {
+                        if let Err(e) =
+                            crate::devp2p::sync_to_tip(syncer.clone(), engine.clone(), tip).await
+                        {
+                            tracing::error!(target: "net::devp2p", %tip, error = %e, "sync to the tip failed");
+                        }
+                    }
+                };
+                tokio::join!(crate::sync::sync_on_syncing(engine.clone(), syncer.clone()), to_tip);
+            });
         }
         Some((devp2p, enode))
     };
@@ -273,6 +294,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     if let Some(network) = &network {
         ctx = ctx.with_network(Arc::new(network.clone()));
     }
+    ctx.sync_status = sync_status;
     let ctx = Arc::new(ctx);
     let http_addr = SocketAddr::new(args.http_addr, args.http_port);
     let auth_addr = SocketAddr::new(args.auth_addr, args.auth_port);

@@ -16,9 +16,10 @@ mod devp2p;
 mod gossip;
 mod launch;
 mod metrics;
+mod snap;
 mod sync;
 
-pub use args::NodeArgs;
+pub use args::{NodeArgs, SyncMode};
 pub use block::{NetworkBlock, NetworkBlockError};
 pub use gigagas_chainspec::DEV_GENESIS;
 pub use launch::{launch, NodeHandle};

@@ -21,8 +21,8 @@ use alloy_eips::{BlockId, BlockNumberOrTag};
 use alloy_primitives::{Address, Bytes, B256, U256, U64};
 use alloy_rpc_types_eth::{
     simulate::SimulatePayload, AccessListResult, Block as RpcBlock, EIP1186AccountProofResponse,
-    FeeHistory, Filter, FilterBlockOption, SyncStatus, Transaction as RpcTransaction,
-    TransactionReceipt, TransactionRequest,
+    FeeHistory, Filter, FilterBlockOption, Transaction as RpcTransaction, TransactionReceipt,
+    TransactionRequest,
 };
 use gigagas_storage_api::{BlockNumReader, HeaderProvider};
 use jsonrpsee::{core::RpcResult, proc_macros::rpc};
@@ -41,7 +41,7 @@ pub trait EthApi {
 
     /// Always `false`: the node answers from the chain it has.
     #[method(name = "syncing")]
-    fn syncing(&self) -> RpcResult<SyncStatus>;
+    fn syncing(&self) -> RpcResult<crate::syncing::Syncing>;
 
     /// The fork configuration at the head, the next fork and the last scheduled one (EIP-7910).
     #[method(name = "config")]
@@ -265,8 +265,10 @@ impl EthApiServer for EthRpc {
         Ok(U64::from(self.ctx.chain.chain_id))
     }
 
-    fn syncing(&self) -> RpcResult<SyncStatus> {
-        Ok(SyncStatus::None)
+    fn syncing(&self) -> RpcResult<crate::syncing::Syncing> {
+        let progress = self.ctx.sync_status.as_ref().and_then(|status| status.progress());
+        Ok(progress
+            .map_or(crate::syncing::Syncing::No, |p| crate::syncing::Syncing::Yes(Box::new(p))))
     }
 
     fn config(&self) -> RpcResult<Value> {

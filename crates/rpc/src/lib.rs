@@ -37,6 +37,7 @@ pub mod metrics;
 mod params;
 mod simulate;
 mod state;
+pub mod syncing;
 mod trace;
 mod txpool;
 
@@ -101,6 +102,8 @@ pub struct RpcContext {
     /// geth's `--rpc.txfeecap` (wei; 0: none): `eth_sendRawTransaction` refuses a transaction
     /// whose fee cap times its gas limit is above it.
     pub tx_fee_cap: alloy_primitives::U256,
+    /// The running sync's progress for `eth_syncing` (none: `false`).
+    pub sync_status: Option<Arc<dyn syncing::SyncStatusSource>>,
 }
 
 /// geth's and reth's `--rpc.txfeecap` default: 1 ether.
@@ -135,6 +138,7 @@ impl RpcContext {
             evm_timeout: Some(DEFAULT_EVM_TIMEOUT),
             cache: cache::RpcCache::default(),
             tx_fee_cap: DEFAULT_TX_FEE_CAP,
+            sync_status: None,
         }
     }
 

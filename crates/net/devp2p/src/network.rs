@@ -22,10 +22,10 @@ use gigagas_eth_wire::{
 };
 use gigagas_eth_wire_types::{
     CustodyBitmap, EthMessage, EthVersion, GetCells, HeadersRequest, NewPooledTransactionHashes,
-    RequestPair, StatusMessage, MAX_HEADERS, MAX_REQUEST_ITEMS,
+    RequestPair, SnapMessage, StatusMessage, MAX_HEADERS, MAX_REQUEST_ITEMS,
 };
 use gigagas_net_ecies::{peer_id, EciesStream, SecretKey};
-use gigagas_net_p2p::{BlockClient, ChainServer, RequestError, SnapServer};
+use gigagas_net_p2p::{BlockClient, ChainServer, RequestError, SnapClient, SnapServer};
 use gigagas_net_peers::{NodeRecord, PeerId};
 use std::{
     collections::{HashMap, HashSet},
@@ -99,6 +99,8 @@ pub struct SessionInfo {
     pub client_version: String,
     /// The eth version negotiated.
     pub version: EthVersion,
+    /// The snap version negotiated beside eth, if any.
+    pub snap: Option<gigagas_eth_wire_types::SnapVersion>,
     /// The peer's `Status`.
     pub status: StatusMessage,
     /// Whether the peer dialed us.
@@ -398,6 +400,7 @@ impl Devp2pNetwork {
             record,
             client_version: hello.client_version,
             version: eth.version(),
+            snap: eth.snap_version(),
             status,
             inbound: true,
         };
@@ -470,6 +473,7 @@ impl Devp2pNetwork {
             record,
             client_version: hello.client_version,
             version: eth.version(),
+            snap: eth.snap_version(),
             status,
             inbound: false,
         };
@@ -1031,5 +1035,56 @@ impl gigagas_net_api::NetworkInfo for Devp2pNetwork {
             }
         });
         Ok(())
+    }
+}
+
+impl SnapClient for Devp2pNetwork {
+    type Peer = PeerId;
+
+    fn snap_peers(&self) -> Vec<PeerId> {
+        let sessions = self.sessions.lock().expect("sessions lock");
+        sessions
+            .active
+            .iter()
+            .filter(|(p, s)| s.info.snap.is_some() && !sessions.banned.contains(*p))
+            .map(|(p, _)| *p)
+            .collect()
+    }
+
+    async fn get_account_range(
+        &self,
+        peer: PeerId,
+        request: gigagas_eth_wire_types::snap::GetAccountRange,
+    ) -> Result<gigagas_eth_wire_types::snap::AccountRange, RequestError> {
+        match self.snap_request(peer, SnapMessage::GetAccountRange(request)).await? {
+            SnapMessage::AccountRange(answer) => Ok(answer),
+            _ => Err(RequestError::UnexpectedResponse { expected: "AccountRange" }),
+        }
+    }
+
+    async fn get_storage_ranges(
+        &self,
+        peer: PeerId,
+        request: gigagas_eth_wire_types::snap::GetStorageRanges,
+    ) -> Result<gigagas_eth_wire_types::snap::StorageRanges, RequestError> {
+        match self.snap_request(peer, SnapMessage::GetStorageRanges(request)).await? {
+            SnapMessage::StorageRanges(answer) => Ok(answer),
+            _ => Err(RequestError::UnexpectedResponse { expected: "StorageRanges" }),
+        }
+    }
+
+    async fn get_byte_codes(
+        &self,
+        peer: PeerId,
+        request: gigagas_eth_wire_types::snap::GetByteCodes,
+    ) -> Result<gigagas_eth_wire_types::snap::ByteCodes, RequestError> {
+        match self.snap_request(peer, SnapMessage::GetByteCodes(request)).await? {
+            SnapMessage::ByteCodes(answer) => Ok(answer),
+            _ => Err(RequestError::UnexpectedResponse { expected: "ByteCodes" }),
+        }
+    }
+
+    fn report_bad_snap_message(&self, peer: PeerId) {
+        BlockClient::report_bad_message(self, peer);
     }
 }

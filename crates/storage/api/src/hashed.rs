@@ -79,6 +79,12 @@ pub trait HashedStateReader {
         limit: usize,
     ) -> ProviderResult<Vec<(B256, U256)>>;
 
+    /// Whether the code whose hash is `hash` is stored.
+    ///
+    /// # Errors
+    /// [`crate::ProviderError::Database`].
+    fn has_bytecode(&self, hash: &B256) -> ProviderResult<bool>;
+
     /// Every metadata entry whose key starts with `prefix`, in key order.
     ///
     /// # Errors

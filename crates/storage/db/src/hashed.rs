@@ -122,6 +122,10 @@ impl HashedStateReader for Storage {
         Ok(out)
     }
 
+    fn has_bytecode(&self, hash: &B256) -> ProviderResult<bool> {
+        Ok(self.get(BYTECODES, hash.as_slice())?.is_some())
+    }
+
     fn meta_with_prefix(&self, prefix: &[u8]) -> ProviderResult<Vec<(Vec<u8>, Vec<u8>)>> {
         let iter =
             self.db.iterator_cf(self.cf(META), IteratorMode::From(prefix, Direction::Forward));

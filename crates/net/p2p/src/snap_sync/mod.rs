@@ -179,7 +179,7 @@ impl<C: SnapClient, S: SnapStore + ?Sized> SnapSync<C, S> {
     /// # Errors
     /// [`ProviderError`] when the store fails or its record is malformed.
     pub fn recorded_pivot(&self) -> Result<Option<Pivot>, ProviderError> {
-        Ok(Tasks::load(&*self.store)?.map(|(pivot, _, _)| pivot))
+        recorded_pivot(&*self.store)
     }
 
     /// Downloads the state of `pivot` (or of the pivot of the sync the store records, which is
@@ -616,6 +616,14 @@ fn release(tasks: &mut Tasks, request: &Request) {
             }
         }
     }
+}
+
+/// The pivot of the snap sync `store` records, if any (a sync to resume).
+///
+/// # Errors
+/// [`ProviderError`] when the store fails or its record is malformed.
+pub fn recorded_pivot<S: SnapStore + ?Sized>(store: &S) -> Result<Option<Pivot>, ProviderError> {
+    Ok(Tasks::load(store)?.map(|(pivot, _, _)| pivot))
 }
 
 /// Makes the pivot the store's head once its state is whole: writes `blocks` (the pivot's and

@@ -1,0 +1,259 @@
+//! `--syncmode snap`: a node with no chain yet joins at a recent block's state instead of
+//! executing every block since genesis.
+//!
+//! The flow: the target is the consensus client's head (the first forkchoice update the
+//! engine could not follow) or `--debug.tip`; its header comes from a peer; the pivot is the
+//! block [`PIVOT_DISTANCE`] below it (geth's choice), or the pivot of a snap sync the store
+//! records (resumed after a restart). The headers from [`ANCESTORS`] below the pivot up to the
+//! target are fetched back from the target, each the parent of the next, and the pivot's body
+//! checked against its header. `gigagas_net_p2p::snap_sync` downloads the pivot's state and
+//! checks its root; the pivot and its ancestors' headers are written as the head and the
+//! engine takes it; the blocks after the pivot are then executed as full sync does.
+
+use alloy_consensus::{Header, TxEnvelope};
+use alloy_eips::eip1898::HashOrNumber;
+use alloy_primitives::{B256, U64};
+use gigagas_devp2p::Devp2pNetwork;
+use gigagas_engine::EngineHandle;
+use gigagas_net_p2p::{
+    snap_sync::{
+        finish, recorded_pivot, Pivot, SnapPhase, SnapProgress, SnapSync, SnapSyncConfig,
+        SnapSyncError,
+    },
+    BlockClient, BlockDownloader, DownloadError, DownloaderConfig,
+};
+use gigagas_rpc::syncing::{SyncProgress, SyncStatusSource};
+use gigagas_storage::Storage;
+use gigagas_storage::{BlockNumReader, RawBlock};
+use std::{
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
+
+/// How far below the target the pivot is (geth's `fsMinFullBlocks`): the blocks above it are
+/// executed, so a reorg of the recent blocks never reaches below the state downloaded.
+pub(crate) const PIVOT_DISTANCE: u64 = 64;
+/// Headers kept below the pivot: `BLOCKHASH` reads up to 256 back.
+pub(crate) const ANCESTORS: u64 = 256;
+/// How often the progress line is logged.
+const PROGRESS_EVERY: Duration = Duration::from_secs(8);
+
+/// Why snap sync stopped.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SnapError {
+    /// Headers or the pivot's body could not be had.
+    #[error(transparent)]
+    Download(#[from] DownloadError),
+    /// The state download failed.
+    #[error(transparent)]
+    Snap(#[from] SnapSyncError),
+    /// The store failed.
+    #[error(transparent)]
+    Provider(#[from] gigagas_storage::ProviderError),
+    /// The engine did not take the head.
+    #[error("the engine did not take the synced head: {0}")]
+    Engine(#[from] gigagas_engine::EngineError),
+    /// The chain fetched back does not hold the pivot.
+    #[error("the chain back from {0} does not hold the pivot's header")]
+    NoPivotHeader(B256),
+}
+
+/// What `eth_syncing` reports from the moment the target is known until the head reaches it:
+/// the blocks (start, current, target) and the snap counters.
+#[derive(Debug)]
+pub(crate) struct SnapStatus {
+    engine: EngineHandle,
+    progress: Mutex<Option<Arc<SnapProgress>>>,
+    /// (starting, highest) block.
+    blocks: Mutex<Option<(u64, u64)>>,
+}
+
+impl SnapStatus {
+    pub(crate) fn new(engine: EngineHandle) -> Self {
+        Self { engine, progress: Mutex::default(), blocks: Mutex::default() }
+    }
+}
+
+impl SyncStatusSource for SnapStatus {
+    fn progress(&self) -> Option<SyncProgress> {
+        let (starting, highest) = (*self.blocks.lock().expect("lock"))?;
+        let snap = self.progress.lock().expect("lock").as_ref().map(|p| p.snapshot());
+        let snap = snap.unwrap_or_default();
+        let head = self.engine.forkchoice().head.0;
+        if snap.phase == SnapPhase::Done && head >= highest {
+            return None;
+        }
+        let current = if snap.phase == SnapPhase::Done { head } else { starting };
+        Some(SyncProgress {
+            starting_block: U64::from(starting),
+            current_block: U64::from(current),
+            highest_block: U64::from(highest),
+            synced_accounts: U64::from(snap.accounts),
+            synced_account_bytes: U64::from(snap.account_bytes),
+            synced_bytecodes: U64::from(snap.codes),
+            synced_bytecode_bytes: U64::from(snap.code_bytes),
+            synced_storage: U64::from(snap.slots),
+            synced_storage_bytes: U64::from(snap.storage_bytes),
+            trie_gen_progress: U64::from(snap.trie_accounts),
+            ..Default::default()
+        })
+    }
+}
+
+/// Whether the node should snap sync: nothing executed yet (the head is genesis) or a snap
+/// sync recorded in the store.
+pub(crate) fn wanted(store: &Storage) -> Result<bool, gigagas_storage::ProviderError> {
+    let recorded = recorded_pivot(store)?.is_some();
+    Ok(recorded || store.best_block()?.is_none_or(|(n, _)| n == 0))
+}
+
+/// The header of block `hash`, from the first peer that has it (waiting for one).
+async fn header_from_peers(network: &Devp2pNetwork, hash: B256) -> Header {
+    let mut waited = 0u32;
+    loop {
+        for peer in network.peers() {
+            if let Ok(headers) = network.get_headers(peer, HashOrNumber::Hash(hash), 1, false).await
+            {
+                if let Some(h) = headers.into_iter().next().filter(|h| h.hash_slow() == hash) {
+                    return h;
+                }
+            }
+        }
+        if waited.is_multiple_of(20) {
+            tracing::info!(target: "sync::snap", %hash, peers = network.peers().len(), "waiting for a peer with the target");
+        }
+        waited += 1;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// The target: `--debug.tip`, or the first head the consensus client names that the engine
+/// lacks.
+async fn target(engine: &EngineHandle, tip: Option<B256>) -> Option<B256> {
+    if tip.is_some() {
+        return tip;
+    }
+    let mut syncing = engine.subscribe_syncing();
+    loop {
+        if let Some(target) = *syncing.borrow_and_update() {
+            return Some(target.hash);
+        }
+        syncing.changed().await.ok()?;
+    }
+}
+
+/// Runs snap sync to the pivot below the target and makes the pivot the engine's head;
+/// answers the target (for the full sync that follows), `None` when the chain is too short
+/// to snap (full sync does it all).
+pub(crate) async fn snap_sync(
+    network: Devp2pNetwork,
+    engine: EngineHandle,
+    store: Arc<Storage>,
+    tip: Option<B256>,
+    status: Arc<SnapStatus>,
+) -> Result<Option<B256>, SnapError> {
+    let config = SnapSyncConfig::default();
+    let sync = SnapSync::new(Arc::new(network.clone()), store.clone(), config);
+    *status.progress.lock().expect("lock") = Some(sync.progress());
+    let Some(target_hash) = target(&engine, tip).await else { return Ok(None) };
+    let target = header_from_peers(&network, target_hash).await;
+    // A recorded sync is resumed at its pivot; a new one starts PIVOT_DISTANCE below the
+    // target.
+    let (top, pivot_number) = match recorded_pivot(&*store)? {
+        Some(recorded) => (recorded.hash, recorded.number),
+        None if target.number <= PIVOT_DISTANCE => {
+            tracing::info!(target: "sync::snap", target = target.number, "chain too short for snap sync: full sync");
+            return Ok(Some(target_hash));
+        }
+        None => (target_hash, target.number - PIVOT_DISTANCE),
+    };
+    let started = Instant::now();
+    *status.blocks.lock().expect("lock") = Some((0, target.number));
+    let downloader = BlockDownloader::new(network.clone(), DownloaderConfig::default());
+    // The chain back from the target (or from the recorded pivot) to ANCESTORS below the
+    // pivot, each header the parent of the one after it.
+    let low = pivot_number.saturating_sub(ANCESTORS).max(1);
+    let headers = downloader
+        .download_headers_back(top, |n, _| n + 1 == low, ANCESTORS + PIVOT_DISTANCE + 2)
+        .await?;
+    let pivot_header = headers
+        .iter()
+        .find(|h| h.number == pivot_number)
+        .cloned()
+        .ok_or(SnapError::NoPivotHeader(top))?;
+    let pivot = Pivot {
+        number: pivot_header.number,
+        hash: pivot_header.hash_slow(),
+        root: pivot_header.state_root,
+    };
+    let progress_line = tokio::spawn(log_progress(sync.progress(), started));
+    let synced = sync.run(pivot).await;
+    progress_line.abort();
+    let pivot = synced?;
+    // The pivot's body, checked against its header.
+    let block = downloader.download_bodies(vec![pivot_header.clone()]).await?.remove(0).block;
+    let body = alloy_rlp::encode(&block.body);
+    let tx_hashes: Vec<B256> =
+        block.body.transactions.iter().map(TxEnvelope::tx_hash).copied().collect();
+    let encoded: Vec<(u64, B256, Vec<u8>)> = headers
+        .iter()
+        .filter(|h| h.number <= pivot.number)
+        .map(|h| (h.number, h.hash_slow(), alloy_rlp::encode(h)))
+        .collect();
+    let blocks: Vec<RawBlock<'_>> = encoded
+        .iter()
+        .map(|(number, hash, header)| RawBlock {
+            number: *number,
+            hash: *hash,
+            header,
+            body: (*number == pivot.number).then_some(&body[..]),
+            receipts: None,
+            tx_hashes: if *number == pivot.number { &tx_hashes } else { &[] },
+        })
+        .collect();
+    finish(&*store, &pivot, &blocks)?;
+    let head = engine.backfill_sync_finished().await?;
+    let snapshot = sync.progress().snapshot();
+    tracing::info!(
+        target: "sync::snap",
+        pivot = pivot.number,
+        head = head.0,
+        accounts = snapshot.accounts,
+        slots = snapshot.slots,
+        codes = snapshot.codes,
+        bytes = snapshot.account_bytes + snapshot.storage_bytes + snapshot.code_bytes,
+        secs = started.elapsed().as_secs_f64(),
+        "snap sync done: executing from the pivot to the target"
+    );
+    Ok(Some(target_hash))
+}
+
+/// Logs the progress line every [`PROGRESS_EVERY`]: accounts, slots, codes, bytes, rate, the
+/// share of the account space done and the time left at the rate so far.
+async fn log_progress(progress: Arc<SnapProgress>, started: Instant) {
+    loop {
+        tokio::time::sleep(PROGRESS_EVERY).await;
+        let p = progress.snapshot();
+        let bytes = p.account_bytes + p.storage_bytes + p.code_bytes;
+        let secs = started.elapsed().as_secs_f64().max(1e-3);
+        let done = p.covered_ppm as f64 / 1e4;
+        let eta = if p.covered_ppm > 0 {
+            secs * (1e6 - p.covered_ppm as f64) / p.covered_ppm as f64
+        } else {
+            f64::NAN
+        };
+        tracing::info!(
+            target: "sync::snap",
+            phase = ?p.phase,
+            accounts = p.accounts,
+            slots = p.slots,
+            codes = p.codes,
+            downloaded = %format!("{:.1} MiB", bytes as f64 / 1048576.0),
+            rate = %format!("{:.2} MiB/s", bytes as f64 / 1048576.0 / secs),
+            done = %format!("{done:.1} %"),
+            eta = %format!("{eta:.0} s"),
+            trie_accounts = p.trie_accounts,
+            "snap sync"
+        );
+    }
+}
