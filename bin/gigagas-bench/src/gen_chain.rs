@@ -72,6 +72,17 @@ pub(crate) struct GenChainArgs {
     /// ([`spare_sender_key`]). 0 keeps the genesis of chains made without them.
     #[arg(long, default_value_t = 0)]
     pub spare_senders: u64,
+    /// Extra accounts in the genesis: externally owned, funded, untouched by the blocks (a
+    /// state of mainnet's size for snap sync and cold reads).
+    #[arg(long, default_value_t = 0)]
+    pub state_accounts: u64,
+    /// Extra storage slots in the genesis, spread over `--state-contracts` contracts with a
+    /// heavy tail as on mainnet: contract k (from 1) holds a share ∝ 1/k (Zipf), at least one.
+    #[arg(long, default_value_t = 0)]
+    pub state_slots: u64,
+    /// Contracts holding `--state-slots` (64 distinct codes among them).
+    #[arg(long, default_value_t = 10_000)]
+    pub state_contracts: u64,
     /// Print one JSON object (the `info.json` written) instead of the summary.
     #[arg(long)]
     pub json: bool,
@@ -579,7 +590,53 @@ fn genesis(args: &GenChainArgs, workload: &Workload, gas_limit: u64) -> Result<V
         format!("{COLD:#x}"),
         json!({ "balance": "0x0", "code": format!("0x{COLD_CODE}"), "storage": cold }),
     );
+    add_state(alloc, args);
     Ok(genesis)
+}
+
+/// The slots of contract `k` (from 1) of `contracts` holding `total` slots: a share ∝ 1/k,
+/// at least one.
+pub(crate) fn zipf_slots(k: u64, contracts: u64, total: u64) -> u64 {
+    let harmonic: f64 = (1..=contracts).map(|i| 1.0 / i as f64).sum();
+    ((total as f64 / (k as f64 * harmonic)).round() as u64).max(1)
+}
+
+/// `--state-accounts` funded accounts and `--state-slots` slots over `--state-contracts`
+/// contracts, every key and value derived from the seed.
+fn add_state(alloc: &mut Map<String, Value>, args: &GenChainArgs) {
+    let derive = |tag: &[u8], i: u64, j: u64| {
+        keccak256([&args.seed.to_be_bytes()[..], tag, &i.to_be_bytes(), &j.to_be_bytes()].concat())
+    };
+    for i in 0..args.state_accounts {
+        let address = Address::from_slice(&derive(b"account", i, 0)[12..]);
+        alloc.insert(
+            format!("{address:#x}"),
+            json!({ "balance": hex_u256(U256::from(1_000_000_007u64 * (i + 1))) }),
+        );
+    }
+    if args.state_slots == 0 {
+        return;
+    }
+    let contracts = args.state_contracts.clamp(1, args.state_slots);
+    let mut left = args.state_slots;
+    for k in 1..=contracts {
+        let slots = if k == contracts {
+            left
+        } else {
+            zipf_slots(k, contracts, args.state_slots).min(left - (contracts - k))
+        };
+        left -= slots;
+        let storage: Map<String, Value> = (0..slots)
+            .map(|j| {
+                (format!("{:#x}", derive(b"slot", k, j)), json!(slot_value(U256::from(j + 1))))
+            })
+            .collect();
+        let address = Address::from_slice(&derive(b"contract", k, 0)[12..]);
+        alloc.insert(
+            format!("{address:#x}"),
+            json!({ "balance": "0x0", "code": format!("0x60{:02x}600055", k % 64), "storage": storage }),
+        );
+    }
 }
 
 /// One generated block, as `info.json` lists it.
@@ -786,9 +843,47 @@ pub(crate) fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
         &args.out.join("info.json"),
         &serde_json::to_vec_pretty(&info).map_err(|e| e.to_string())?,
     )?;
+    write_engine_calls(&args.out)?;
     Ok(info)
+}
+
+/// `newpayload.json` and `headfcu.json`: the head block's `engine_newPayload` and the
+/// forkchoice update making it head, safe and finalized — how a consensus client points a new
+/// node at the chain (geth's devp2p suite testdata has the same files).
+fn write_engine_calls(out: &Path) -> Result<(), String> {
+    let loaded = crate::replay::load(out)?;
+    let Some((block, bal, requests)) = loaded.last() else { return Ok(()) };
+    let hash = block.header.hash_slow();
+    let (method, params) = crate::replay::new_payload(block, hash, bal.as_ref(), requests);
+    let new_payload = json!([{ "jsonrpc": "2.0", "id": 1, "method": method, "params": params }]);
+    let state = json!({ "headBlockHash": hash, "safeBlockHash": hash, "finalizedBlockHash": hash });
+    let fcu = if bal.is_some() {
+        json!({ "jsonrpc": "2.0", "id": 2, "method": "engine_forkchoiceUpdatedV4", "params": [state, null, null] })
+    } else {
+        json!({ "jsonrpc": "2.0", "id": 2, "method": "engine_forkchoiceUpdatedV3", "params": [state, null] })
+    };
+    let pretty = |v: &Value| serde_json::to_vec_pretty(v).map_err(|e| e.to_string());
+    write(&out.join("newpayload.json"), &pretty(&new_payload)?)?;
+    write(&out.join("headfcu.json"), &pretty(&fcu)?)
 }
 
 fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
     std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::zipf_slots;
+
+    /// The heavy tail: the first contract holds about a tenth of 1M slots over 10,000
+    /// contracts, the 1,000th about a hundred, the last about ten; the shares add up.
+    #[test]
+    fn zipf_shares_are_heavy_tailed_and_add_up() {
+        let (contracts, total) = (10_000, 1_000_000);
+        assert!((100_000..=105_000).contains(&zipf_slots(1, contracts, total)));
+        assert!((100..=105).contains(&zipf_slots(1000, contracts, total)));
+        assert!((10..=11).contains(&zipf_slots(contracts, contracts, total)));
+        let sum: u64 = (1..=contracts).map(|k| zipf_slots(k, contracts, total)).sum();
+        assert!(sum.abs_diff(total) < total / 100, "{sum}");
+    }
 }

@@ -137,6 +137,9 @@ pub(crate) fn run(args: HwArgs) -> Result<ExitCode, String> {
             seed: 1,
             cold_slots: 100_000,
             spare_senders: 0,
+            state_accounts: 0,
+            state_slots: 0,
+            state_contracts: 10_000,
             data: opts.mainnet.clone(),
             json: false,
         })?;

@@ -183,7 +183,7 @@ fn call(url: &str, secret: &JwtSecret, method: &str, params: Value) -> Result<Va
 }
 
 /// The `engine_newPayloadVn` call for `block`: method and params.
-fn new_payload(
+pub(crate) fn new_payload(
     block: &Block<TxEnvelope>,
     hash: B256,
     bal: Option<&Bytes>,

@@ -51,8 +51,15 @@ fn start_node_with_banner(datadir: &Path, args: &[&str]) -> (KillOnDrop, String,
         .spawn()
         .expect("start node");
     let mut stderr = BufReader::new(node.stderr.take().expect("stderr"));
+    // The banner, after any log line the node's tasks wrote before it.
     let mut line = String::new();
-    stderr.read_line(&mut line).expect("banner");
+    for _ in 0..50 {
+        line.clear();
+        stderr.read_line(&mut line).expect("banner");
+        if line.contains("parallel executor: one pool of") || line.is_empty() {
+            break;
+        }
+    }
     assert!(line.contains("parallel executor: one pool of"), "banner: {line}");
     std::thread::spawn(move || stderr.lines().for_each(drop));
     let urls: Vec<&str> = line
