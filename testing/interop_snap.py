@@ -163,19 +163,21 @@ def snap_sync(geth, chain, work, name, server, timeout):
     return result
 
 
-def gigagas_snap_sync(gigagas, chain, work, server, timeout):
+def gigagas_snap_sync(gigagas, chain, work, server, timeout, extra=()):
     """A fresh gigagas snap-syncs from the geth `server` alone, to the server's head given as
     `--debug.tip`; its figures and the sync's checks."""
     datadir = os.path.join(work, "gigagas-from-geth")
     shutil.rmtree(datadir, ignore_errors=True)
+    # The genesis initialised before the clock starts, as for geth.
+    subprocess.run([gigagas, "init", "--genesis", os.path.join(chain, "genesis.json"),
+                    "--datadir", datadir], check=True, capture_output=True)
     head = json_rpc(server.url, "eth_getBlockByNumber", ["latest", False])
     log_path = os.path.join(work, "gigagas-from-geth.log")
     start = time.time()
-    node = GigagasNode(gigagas, datadir, ["--chain", os.path.join(chain, "genesis.json"),
-                                          "--libp2p.disable", "--disable-discovery",
+    node = GigagasNode(gigagas, datadir, ["--libp2p.disable", "--disable-discovery",
                                           "--addr", "127.0.0.1", "--syncmode", "snap",
                                           "--trusted-peers", server.enode,
-                                          "--debug.tip", head["hash"]],
+                                          "--debug.tip", head["hash"]] + extra,
                        log_path=log_path,
                        env=dict(os.environ, RUST_LOG=os.environ.get(
                            "RUST_LOG", "warn,sync=info,net::devp2p=info,engine=info")))
@@ -238,25 +240,38 @@ def main():
     ap.add_argument("--geth", help="geth binary (default: testing/geth_install.sh)")
     ap.add_argument("--out", default=os.path.join(ROOT, "target/interop-snap"))
     ap.add_argument("--timeout", type=int, default=600, help="seconds per sync")
+    ap.add_argument("--only", choices=["geth-from-gigagas", "gigagas-from-geth", "geth-from-geth"],
+                    action="append", help="run only these syncs (repeatable)")
+    ap.add_argument("--gigagas-flag", action="append", default=[],
+                    help="an extra flag of the syncing gigagas node (repeatable)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    wanted = lambda name: not args.only or name in args.only  # noqa: E731
 
     geth = geth_binary(args.geth)
     chain = args.chain_dir or default_chain_dir()
     os.makedirs(args.out, exist_ok=True)
     work = tempfile.mkdtemp(prefix="interop-snap-", dir=args.out)
     results = []
-    server = serving_gigagas(args.gigagas, chain, work)
-    try:
-        results.append(snap_sync(geth, chain, work, "geth-from-gigagas", server, args.timeout))
-    finally:
-        server.stop()
-    server = serving_geth(geth, chain, work)
-    try:
-        results.append(gigagas_snap_sync(args.gigagas, chain, work, server, args.timeout))
-        results.append(snap_sync(geth, chain, work, "geth-from-geth", server, args.timeout))
-    finally:
-        server.stop()
+    if wanted("geth-from-gigagas"):
+        server = serving_gigagas(args.gigagas, chain, work)
+        try:
+            results.append(snap_sync(geth, chain, work, "geth-from-gigagas", server,
+                                     args.timeout))
+        finally:
+            server.stop()
+    if wanted("gigagas-from-geth") or wanted("geth-from-geth"):
+        server = serving_geth(geth, chain, work)
+        try:
+            if wanted("gigagas-from-geth"):
+                flags = [f for flag in args.gigagas_flag for f in flag.split(" ", 1)]
+                results.append(gigagas_snap_sync(args.gigagas, chain, work, server,
+                                                 args.timeout, flags))
+            if wanted("geth-from-geth"):
+                results.append(snap_sync(geth, chain, work, "geth-from-geth", server,
+                                         args.timeout))
+        finally:
+            server.stop()
     failed = [r for r in results if not (r["synced"] and r.get("state_root_equal")
                                          and r.get("proofs_equal") and r.get("snap_sync"))]
     summary = {"chain": chain, "results": results, "logs": work}

@@ -23,6 +23,7 @@
 //! the same counter slot (one contract every transaction touches); `cold` — every transaction
 //! reads 200 random slots of a contract holding `--cold-slots` slots.
 
+use crate::replay::BAL_FILE;
 use alloy_consensus::{SignableTransaction, TxEip1559, TxEnvelope, TxReceipt};
 use alloy_primitives::{keccak256, Address, Bytes, Signature, TxKind, B256, U256};
 use clap::{Args, ValueEnum};
@@ -682,9 +683,6 @@ impl ChainInfo {
         self.blocks.len()
     }
 }
-
-/// The Amsterdam variant's BALs, one RLP list per block of `chain.rlp`, in order.
-pub(crate) const BAL_FILE: &str = "bal.rlp";
 
 /// Runs `gen-chain`: exit code 0 when every block was built and found VALID (any failure is
 /// an error).

@@ -17,7 +17,6 @@
 
 use crate::{
     chart::{legend, plot_err, register_font},
-    gen_chain::BAL_FILE,
     rpc_client::post_with,
 };
 use alloy_consensus::{Block, BlockHeader, TxEnvelope};
@@ -181,6 +180,10 @@ fn call(url: &str, secret: &JwtSecret, method: &str, params: Value) -> Result<Va
     }
     Ok(answer["result"].clone())
 }
+
+/// The Amsterdam chains' BALs beside `chain.rlp` (`gen-chain` writes them): one RLP list per
+/// block, in order.
+pub(crate) const BAL_FILE: &str = "bal.rlp";
 
 /// The `engine_newPayloadVn` call for `block`: method and params.
 pub(crate) fn new_payload(

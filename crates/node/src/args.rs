@@ -220,6 +220,12 @@ pub struct NodeArgs {
     /// from the pivot to the target and follows as a full node.
     #[arg(long = "syncmode", value_enum, default_value_t = SyncMode::Full)]
     pub syncmode: SyncMode,
+    /// Snap sync's requests out to one peer at once (a lab knob).
+    #[arg(long = "snap.requests-per-peer", default_value_t = 4, hide = true)]
+    pub snap_requests_per_peer: usize,
+    /// Snap sync's answer size asked for, in bytes (servers cap it at 2 MiB; a lab knob).
+    #[arg(long = "snap.response-bytes", default_value_t = 1 << 20, hide = true)]
+    pub snap_response_bytes: u64,
     /// Sync to this block (hash) from the devp2p peers without a consensus client (reth's
     /// `--debug.tip`): its header is asked of the peers, then every block up to it is
     /// downloaded, executed and made the head.

@@ -120,12 +120,13 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
         BlockchainProvider::new(storage.clone(), tree.canonical_in_memory_state().clone());
     let chain: Arc<dyn FullReader> = Arc::new(provider.clone());
     let pool = Arc::new(TxPool::default());
-    // The KZG setup takes seconds to load; loaded now, the first blob transaction a peer or a
-    // user sends is not kept waiting for it.
-    if let Err(e) = std::thread::Builder::new()
-        .name("kzg-setup".into())
-        .spawn(gigagas_txpool::blobs::load_trusted_setup)
-    {
+    // The KZG setup takes seconds of CPU to load; loaded now, the first blob transaction a
+    // peer or a user sends is not kept waiting for it. At the lowest priority (nice 19): a
+    // node starting a sync needs its cores for that first.
+    if let Err(e) = std::thread::Builder::new().name("kzg-setup".into()).spawn(|| {
+        let _ = gigagas_tasks::priority::lower_current_thread(19);
+        gigagas_txpool::blobs::load_trusted_setup();
+    }) {
         tracing::warn!(target: "node", error = %e, "KZG setup not loaded ahead: the first blob transaction loads it");
     }
     let payloads = Arc::new(PayloadStore::default());
@@ -241,9 +242,15 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
             }
             let (engine, devp2p, store, tip) =
                 (engine.clone(), devp2p.clone(), store.clone(), args.debug_tip);
+            let snap_config = gigagas_net_p2p::snap_sync::SnapSyncConfig {
+                requests_per_peer: args.snap_requests_per_peer.max(1),
+                response_bytes: args.snap_response_bytes,
+                ..Default::default()
+            };
             executor.spawn_critical("devp2p-sync", async move {
                 if let Some(status) = snap {
-                    match crate::snap::snap_sync(devp2p, engine.clone(), store, tip, status).await {
+                    match crate::snap::snap_sync(devp2p, engine.clone(), store, tip, status, snap_config)
+                        .await {
                         Ok(_) => {}
                         Err(e) => {
                             tracing::error!(target: "sync::snap", error = %e, "snap sync failed");

@@ -151,8 +151,8 @@ pub(crate) async fn snap_sync(
     store: Arc<Storage>,
     tip: Option<B256>,
     status: Arc<SnapStatus>,
+    config: SnapSyncConfig,
 ) -> Result<Option<B256>, SnapError> {
-    let config = SnapSyncConfig::default();
     let sync = SnapSync::new(Arc::new(network.clone()), store.clone(), config);
     *status.progress.lock().expect("lock") = Some(sync.progress());
     let Some(target_hash) = target(&engine, tip).await else { return Ok(None) };

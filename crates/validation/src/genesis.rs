@@ -115,7 +115,7 @@ pub fn init_genesis(
             Err(ImportError::OtherChain { head: number, head_hash: head, genesis: *hash })
         };
     }
-    store.put_meta(GENESIS_KEY, genesis_json)?;
+    store.put_meta(GENESIS_KEY, &without_alloc(genesis_json))?;
     let body = BlockBody::<TxEnvelope> {
         transactions: Vec::new(),
         ommers: Vec::new(),
@@ -139,7 +139,22 @@ pub fn init_genesis(
         tx_hashes: &[],
         senders: &[],
     })?;
+    // Into the table files now: a large allocation left in the write-ahead log would be
+    // replayed into memory at every open until the memtables are flushed.
+    store.flush()?;
     Ok(result(false))
+}
+
+/// The genesis file without its `alloc` (what the store keeps: the chain's configuration and
+/// header fields; the allocation, which may hold millions of entries, is in the state).
+fn without_alloc(genesis_json: &[u8]) -> Vec<u8> {
+    match serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(genesis_json) {
+        Ok(mut genesis) => {
+            genesis.insert("alloc".into(), serde_json::Value::Object(Default::default()));
+            serde_json::to_vec(&genesis).unwrap_or_else(|_| genesis_json.to_vec())
+        }
+        Err(_) => genesis_json.to_vec(),
+    }
 }
 
 /// The chain specification of a datadir initialized by [`init_genesis`].

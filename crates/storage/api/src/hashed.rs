@@ -43,6 +43,9 @@ pub struct HashedBatch<'a> {
     pub blocks: &'a [RawBlock<'a>],
     /// The new head pointer (number, hash), when it moves.
     pub head: Option<(u64, B256)>,
+    /// Written without the write-ahead log (faster; for what can be written again): lost on a
+    /// crash unless [`HashedStateWriter::settle_hashed`] ran after it.
+    pub unlogged: bool,
 }
 
 /// Writes [`HashedBatch`]es.
@@ -53,6 +56,15 @@ pub trait HashedStateWriter {
     /// # Errors
     /// [`crate::ProviderError::Database`] when the write fails.
     fn write_hashed(&self, batch: &HashedBatch<'_>) -> ProviderResult<()>;
+
+    /// Moves the flat state and trie nodes written so far from memory into sorted table files:
+    /// reading them in key order ([`HashedStateReader`]) then walks files rather than unsorted
+    /// in-memory tables (the accounts' memtable is a hash table, sorted anew for every
+    /// iterator), and what was written `unlogged` is durable.
+    ///
+    /// # Errors
+    /// [`crate::ProviderError::Database`] when the flush fails.
+    fn settle_hashed(&self) -> ProviderResult<()>;
 }
 
 /// Reads the flat state in the state trie's key order.
@@ -78,6 +90,18 @@ pub trait HashedStateReader {
         from: B256,
         limit: usize,
     ) -> ProviderResult<Vec<(B256, U256)>>;
+
+    /// Up to `limit` slots of any account from (`account`, `slot`) on, in key order: (hashed
+    /// account, hashed slot, value). One pass over the whole storage, account after account.
+    ///
+    /// # Errors
+    /// [`crate::ProviderError`] on a failed read or a malformed value.
+    fn hashed_storage_entries(
+        &self,
+        account: B256,
+        slot: B256,
+        limit: usize,
+    ) -> ProviderResult<Vec<(B256, B256, U256)>>;
 
     /// Whether the code whose hash is `hash` is stored.
     ///

@@ -156,6 +156,13 @@ pub struct SnapSync<C: SnapClient, S: SnapStore + ?Sized> {
     progress: Arc<SnapProgress>,
 }
 
+/// What the download cost: answers taken, and the time spent checking and writing them.
+#[derive(Debug, Default)]
+struct DownloadStats {
+    answers: u64,
+    checking: Duration,
+}
+
 /// What one answer did, for the peer's record.
 enum Verdict {
     Applied,
@@ -208,9 +215,12 @@ impl<C: SnapClient, S: SnapStore + ?Sized> SnapSync<C, S> {
         self.progress.set_pivot(pivot.number);
         self.progress.set_counts(&counts);
         self.progress.set_phase(SnapPhase::Ranges);
-        self.download(&pivot, &mut tasks, &mut counts).await?;
+        let ranges_started = Instant::now();
+        let stats = self.download(&pivot, &mut tasks, &mut counts).await?;
+        let ranges_secs = ranges_started.elapsed().as_secs_f64();
         self.progress.set_covered(1_000_000);
         self.progress.set_phase(SnapPhase::Tries);
+        let tries_started = Instant::now();
         let store = self.store.clone();
         let progress = self.progress.clone();
         let root = pivot.root;
@@ -220,7 +230,19 @@ impl<C: SnapClient, S: SnapStore + ?Sized> SnapSync<C, S> {
             return Err(SnapSyncError::RootMismatch { expected: root, got: built });
         }
         self.progress.set_phase(SnapPhase::Done);
-        tracing::info!(target: "sync::snap", number = pivot.number, %root, accounts = counts.accounts, slots = counts.slots, codes = counts.codes, "snap sync state complete");
+        tracing::info!(
+            target: "sync::snap",
+            number = pivot.number,
+            %root,
+            accounts = counts.accounts,
+            slots = counts.slots,
+            codes = counts.codes,
+            requests = stats.answers,
+            ranges_secs,
+            checking_secs = stats.checking.as_secs_f64(),
+            tries_secs = tries_started.elapsed().as_secs_f64(),
+            "snap sync state complete"
+        );
         Ok(pivot)
     }
 
@@ -230,7 +252,8 @@ impl<C: SnapClient, S: SnapStore + ?Sized> SnapSync<C, S> {
         pivot: &Pivot,
         tasks: &mut Tasks,
         counts: &mut Counts,
-    ) -> Result<(), SnapSyncError> {
+    ) -> Result<DownloadStats, SnapSyncError> {
+        let mut stats = DownloadStats::default();
         let mut in_flight: FuturesUnordered<InFlight<C::Peer>> = FuturesUnordered::new();
         let mut load: HashMap<C::Peer, usize> = HashMap::new();
         let mut lacking: HashMap<C::Peer, Instant> = HashMap::new();
@@ -238,7 +261,7 @@ impl<C: SnapClient, S: SnapStore + ?Sized> SnapSync<C, S> {
         let mut last_progress = Instant::now();
         loop {
             if tasks.is_empty() && in_flight.is_empty() {
-                return Ok(());
+                return Ok(stats);
             }
             let now = Instant::now();
             lacking.retain(|_, since| now.duration_since(*since) < self.config.lacking_rest);
@@ -272,8 +295,14 @@ impl<C: SnapClient, S: SnapStore + ?Sized> SnapSync<C, S> {
             if let Some(n) = load.get_mut(&peer) {
                 *n = n.saturating_sub(1);
             }
+            let checking = Instant::now();
+            stats.answers += 1;
             let verdict = match result {
-                Ok(answer) => self.apply(pivot, tasks, counts, &request, answer)?,
+                Ok(answer) => {
+                    let verdict = self.apply(pivot, tasks, counts, &request, answer)?;
+                    stats.checking += checking.elapsed();
+                    verdict
+                }
                 Err(e) => {
                     tracing::debug!(target: "sync::snap", %peer, error = %e, "snap request failed");
                     Verdict::Lacking
