@@ -24,9 +24,12 @@ the peak RSS of the syncing process (VmHWM). `--json` prints the results; logs g
 
 Not yet here (issue 56): a multi-million-account chain.
 
+`--kill-after S` kills the syncing gigagas (kill -9) S seconds into its state download and
+starts it again on the same datadir: the sync must resume and end on the same state.
+
 Usage: testing/.venv/bin/python testing/interop_snap.py [--chain-dir DIR]
            [--gigagas target/release/gigagas] [--geth PATH] [--out target/interop-snap]
-           [--timeout 600] [--json]
+           [--timeout 600] [--only SYNC]... [--gigagas-flag FLAG]... [--kill-after S] [--json]
 """
 
 import argparse
@@ -163,7 +166,7 @@ def snap_sync(geth, chain, work, name, server, timeout):
     return result
 
 
-def gigagas_snap_sync(gigagas, chain, work, server, timeout, extra=()):
+def gigagas_snap_sync(gigagas, chain, work, server, timeout, extra=(), kill_after=None):
     """A fresh gigagas snap-syncs from the geth `server` alone, to the server's head given as
     `--debug.tip`; its figures and the sync's checks."""
     datadir = os.path.join(work, "gigagas-from-geth")
@@ -173,17 +176,34 @@ def gigagas_snap_sync(gigagas, chain, work, server, timeout, extra=()):
                     "--datadir", datadir], check=True, capture_output=True)
     head = json_rpc(server.url, "eth_getBlockByNumber", ["latest", False])
     log_path = os.path.join(work, "gigagas-from-geth.log")
+    flags = ["--libp2p.disable", "--disable-discovery", "--addr", "127.0.0.1", "--syncmode",
+             "snap", "--trusted-peers", server.enode, "--debug.tip", head["hash"]] + list(extra)
+    env = dict(os.environ, RUST_LOG=os.environ.get(
+        "RUST_LOG", "warn,sync=info,net::devp2p=info,engine=info"))
     start = time.time()
-    node = GigagasNode(gigagas, datadir, ["--libp2p.disable", "--disable-discovery",
-                                          "--addr", "127.0.0.1", "--syncmode", "snap",
-                                          "--trusted-peers", server.enode,
-                                          "--debug.tip", head["hash"]] + extra,
-                       log_path=log_path,
-                       env=dict(os.environ, RUST_LOG=os.environ.get(
-                           "RUST_LOG", "warn,sync=info,net::devp2p=info,engine=info")))
+    node = GigagasNode(gigagas, datadir, flags, log_path=log_path, env=env)
+    killed = None
+    if kill_after is not None:
+        # kill -9 once the state download has run `kill_after` seconds, then start again on
+        # the same datadir: the sync must resume from what it wrote.
+        while time.time() < start + timeout:
+            with open(log_path) as f:
+                if "snap sync started" in f.read():
+                    break
+            time.sleep(0.05)
+        time.sleep(kill_after)
+        with open(log_path) as f:
+            progress = [line for line in f if "sync::snap" in line]
+        node.proc.kill()
+        node.proc.wait()
+        killed = {"after_s": kill_after, "log_before": progress[-1].strip() if progress else ""}
+        log_path = os.path.join(work, "gigagas-from-geth.resumed.log")
+        node = GigagasNode(gigagas, datadir, flags, log_path=log_path, env=env)
     stop = threading.Event()
     rss = peak_rss_watcher(node.proc.pid, stop)
     result = {"sync": "gigagas-from-geth", "synced": False}
+    if killed:
+        result["killed"] = killed
     try:
         deadline = start + timeout
         while time.time() < deadline:
@@ -214,6 +234,8 @@ def gigagas_snap_sync(gigagas, chain, work, server, timeout, extra=()):
                            "snap_seconds": float(field("secs"))}
     result["snap_sync"] = done is not None
     result["snap_version"] = 1
+    if killed:
+        result["resumed"] = "resuming snap sync" in text
     shutil.rmtree(datadir, ignore_errors=True)
     return result
 
@@ -244,6 +266,9 @@ def main():
                     action="append", help="run only these syncs (repeatable)")
     ap.add_argument("--gigagas-flag", action="append", default=[],
                     help="an extra flag of the syncing gigagas node (repeatable)")
+    ap.add_argument("--kill-after", type=float,
+                    help="kill -9 the syncing gigagas this many seconds into its state download, "
+                         "then start it again on the same datadir")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     wanted = lambda name: not args.only or name in args.only  # noqa: E731
@@ -266,14 +291,15 @@ def main():
             if wanted("gigagas-from-geth"):
                 flags = [f for flag in args.gigagas_flag for f in flag.split(" ", 1)]
                 results.append(gigagas_snap_sync(args.gigagas, chain, work, server,
-                                                 args.timeout, flags))
+                                                 args.timeout, flags, args.kill_after))
             if wanted("geth-from-geth"):
                 results.append(snap_sync(geth, chain, work, "geth-from-geth", server,
                                          args.timeout))
         finally:
             server.stop()
     failed = [r for r in results if not (r["synced"] and r.get("state_root_equal")
-                                         and r.get("proofs_equal") and r.get("snap_sync"))]
+                                         and r.get("proofs_equal") and r.get("snap_sync")
+                                         and r.get("resumed", True))]
     summary = {"chain": chain, "results": results, "logs": work}
     with open(os.path.join(args.out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
