@@ -100,7 +100,7 @@ rpc-load: check-data build devnet-deps ## A node validating while serving JSON-R
 fuzz-rpc: deps ## The JSON-RPC request decoders: every public method and the Engine API fed 1,000,000 random, mutated and hostile requests (out-of-range numbers, bad hex, huge strings and arrays, deep nesting): no panic, every JSON-RPC request answered with a result or a typed error
 	FUZZ_ITERATIONS=1000000 $(CARGO) test --release -p gigagas-rpc --test it -- fuzz --nocapture
 
-fuzz-net: deps ## The decoders of everything a peer sends: libp2p (frames, RLNC and RS chunks, gossipsub messages, sync messages) and devp2p (RLPx frames, Hello, Disconnect, every eth/69-72 and snap/1-2 message; ECIES auth/ack packets at a tenth, ECDH being slow), 1,000,000 random and mutated inputs each: no panic, no changed frame past its MAC
+fuzz-net: deps ## The decoders of everything a peer sends: libp2p (frames, RLNC and RS chunks, gossipsub messages, sync messages) and devp2p (RLPx frames, Hello, Disconnect, every eth/69-72 and snap/1-2 message; ECIES auth/ack packets at a tenth, ECDH being slow) and snap sync's answer checks (slim accounts, slots, range proofs against a real root), 1,000,000 random and mutated inputs each: no panic, no changed frame past its MAC
 	FUZZ_ITERATIONS=1000000 $(CARGO) test --release --workspace --test it -- fuzz --nocapture
 
 test-fixtures: build ## Conformance suites through the pipeline (ethereum/tests, execution-apis chain, EEST's EIP-7928 draft fixtures, geth 1.17.10's Amsterdam chain as a fixture); tables in docs/conformance.md
