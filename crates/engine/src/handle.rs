@@ -101,6 +101,16 @@ impl EngineHandle {
         self.ask(|tx| EngineMessage::BuildPayload { request: Box::new(request), tx }).await
     }
 
+    /// Tells the engine that a sync starts rewriting the store's state (snap sync): until
+    /// [`Self::backfill_sync_finished`] payloads and forkchoice updates are answered SYNCING
+    /// and the head's state is read through its trie.
+    ///
+    /// # Errors
+    /// [`EngineError::Internal`] when blocks being persisted fail; [`EngineError::Stopped`].
+    pub async fn backfill_sync_started(&self) -> Result<(), EngineError> {
+        self.ask(|tx| EngineMessage::BackfillSyncStarted { tx }).await
+    }
+
     /// Tells the engine that a sync wrote a state and a head into the store (snap sync's
     /// pivot): the tree drops what it held and takes the stored head. Answers that head.
     ///

@@ -115,6 +115,11 @@ pub enum EngineMessage {
     /// A payload job finished (sent by the payload builder's thread before `engine_getPayload`
     /// can return it): the engine keeps it as executed and reports it.
     PayloadBuilt(Arc<BuiltPayload>),
+    /// A sync starts rewriting the store's state (snap sync): answer SYNCING until it ends.
+    BackfillSyncStarted {
+        /// Answered once the tree stands aside, or with the fault that kept it from it.
+        tx: oneshot::Sender<Result<(), EngineError>>,
+    },
     /// A sync wrote a state and a head into the store (snap sync): take the stored head.
     BackfillSyncFinished {
         /// The head taken, or the fault that kept the tree from taking it.

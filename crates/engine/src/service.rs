@@ -103,6 +103,10 @@ impl EngineService {
                     let _ = tx.send(self.build(*request));
                 }
                 EngineMessage::Persisted => self.persisted(),
+                EngineMessage::BackfillSyncStarted { tx } => {
+                    let _ = tx
+                        .send(self.tree.on_backfill_sync_started().map_err(EngineError::Internal));
+                }
                 EngineMessage::BackfillSyncFinished { tx } => {
                     let head = self.tree.on_backfill_sync_finished().map_err(EngineError::Internal);
                     self.publish();

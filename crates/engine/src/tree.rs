@@ -110,6 +110,10 @@ pub struct BlockTree {
     ctx: TreeContext,
     /// What the tree knows beyond the store.
     state: TreeState,
+    /// A sync is rewriting the store's state beside the engine (snap sync): payloads and
+    /// forkchoice updates are answered SYNCING, nothing executes on the store, readers read
+    /// the head's state through its trie (reth's backfill sync state).
+    backfill: bool,
 }
 
 impl BlockTree {
@@ -143,7 +147,7 @@ impl BlockTree {
             jobs: Arc::default(),
             known_senders: None,
         };
-        Ok(Self { ctx, state: TreeState::new(head) })
+        Ok(Self { ctx, state: TreeState::new(head), backfill: false })
     }
 
     /// The same tree committing canonical blocks on a background thread (`on`, reth's
@@ -199,6 +203,25 @@ impl BlockTree {
         &self.ctx.memory
     }
 
+    /// A sync starts rewriting the store's state beside the engine (snap sync; reth's
+    /// backfill): until [`Self::on_backfill_sync_finished`] payloads and forkchoice updates are
+    /// answered SYNCING, no payload is built, and readers of the head's state go through its
+    /// trie instead of the flat state being rewritten.
+    ///
+    /// # Errors
+    /// [`ImportError`] when the blocks being persisted fail.
+    pub fn on_backfill_sync_started(&mut self) -> Result<(), ImportError> {
+        self.wait_persisted()?;
+        self.backfill = true;
+        self.ctx.memory.begin_unwind();
+        Ok(())
+    }
+
+    /// Whether a backfill sync is running ([`Self::on_backfill_sync_started`]).
+    pub fn backfill_active(&self) -> bool {
+        self.backfill
+    }
+
     /// Takes the store's head as the tree's, dropping what the tree held in memory: after a
     /// sync wrote a state and a head into the store beside the engine (snap sync's pivot;
     /// reth's `on_backfill_sync_finished`). Head, safe and finalized become the stored head.
@@ -208,7 +231,8 @@ impl BlockTree {
     pub fn on_backfill_sync_finished(&mut self) -> Result<(u64, B256), ImportError> {
         self.wait_persisted()?;
         let head = self.ctx.store.best_block()?.ok_or(ImportError::NotInitialized)?;
-        self.ctx.memory.update_chain(head, Vec::new());
+        self.backfill = false;
+        self.ctx.memory.end_unwind(head);
         if self.ctx.preserved.is_some() {
             self.ctx.preserved = Some(PreservedTrie::default());
         }
@@ -399,6 +423,9 @@ impl BlockTree {
         transactions_root: Option<B256>,
         bal: Option<&BlockAccessList>,
     ) -> Result<(PayloadStatus, Option<ImportedBlock>), ImportError> {
+        if self.backfill {
+            return Ok((PayloadStatus::Syncing, None));
+        }
         self.ctx.new_payload(&mut self.state, block, rlp_len, transactions_root, bal)
     }
 
@@ -426,6 +453,9 @@ impl BlockTree {
     /// # Errors
     /// [`ImportError::Storage`] when the store fails.
     pub fn payload_job(&self, parent: B256) -> Result<Option<PayloadJob>, ImportError> {
+        if self.backfill {
+            return Ok(None);
+        }
         self.ctx.payload_job(&self.state, parent)
     }
 
@@ -458,6 +488,9 @@ impl BlockTree {
         safe: B256,
         finalized: B256,
     ) -> Result<(PayloadStatus, CanonicalChange), ForkchoiceError> {
+        if self.backfill {
+            return Ok((PayloadStatus::Syncing, CanonicalChange::default()));
+        }
         let updated = self.ctx.forkchoice_updated(&mut self.state, head, safe, finalized);
         // Also after a failure: some blocks may have been committed or unwound.
         let published = self.ctx.publish_canonical(&self.state);

@@ -155,6 +155,10 @@ pub(crate) async fn snap_sync(
 ) -> Result<Option<B256>, SnapError> {
     let sync = SnapSync::new(Arc::new(network.clone()), store.clone(), config);
     *status.progress.lock().expect("lock") = Some(sync.progress());
+    // The engine stands aside from the start (a recorded sync has already rewritten part of
+    // the store's state): SYNCING to the consensus client, the head's state read through its
+    // trie by every reader.
+    engine.backfill_sync_started().await?;
     let Some(target_hash) = target(&engine, tip).await else { return Ok(None) };
     let target = header_from_peers(&network, target_hash).await;
     // A recorded sync is resumed at its pivot; a new one starts PIVOT_DISTANCE below the
@@ -163,6 +167,7 @@ pub(crate) async fn snap_sync(
         Some(recorded) => (recorded.hash, recorded.number),
         None if target.number <= PIVOT_DISTANCE => {
             tracing::info!(target: "sync::snap", target = target.number, "chain too short for snap sync: full sync");
+            engine.backfill_sync_finished().await?;
             return Ok(Some(target_hash));
         }
         None => (target_hash, target.number - PIVOT_DISTANCE),

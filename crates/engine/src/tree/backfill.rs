@@ -106,6 +106,11 @@ impl BlockTree {
         commit: bool,
         on_committed: &mut dyn FnMut(&ImportedBlock),
     ) -> Result<Backfilled, ImportError> {
+        if self.backfill_active() {
+            let verdicts: Vec<Verdict> =
+                payloads.into_iter().take(1).map(|_| (PayloadStatus::Syncing, None)).collect();
+            return Ok(Backfilled { verdicts, change: CanonicalChange::default(), invalid: None });
+        }
         let out = self.ctx.new_payloads(&mut self.state, payloads, commit, on_committed);
         if commit {
             // Also after a failure: the blocks before it were committed.
