@@ -804,3 +804,29 @@ fn senders_the_pool_did_not_recover_are_recovered_by_the_executor() {
         other => panic!("a transaction without a sender accepted: {other:?}"),
     }
 }
+
+/// While a sync rewrites the store beside it (snap sync), the tree answers SYNCING to payloads
+/// and forkchoice updates, builds nothing, and reads of the head's state through the
+/// in-memory chain go through the trie; once the sync ends it takes the stored head and
+/// judges payloads again.
+#[test]
+fn a_backfill_sync_sets_the_tree_aside_until_it_ends() {
+    let (_dir, store, mut tree, genesis) = dev_chain();
+    let sender = key(1);
+    let p1 = build(&tree, genesis, 12, &[transfer(&sender, 0, Address::repeat_byte(7), 5)]);
+    tree.on_backfill_sync_started().unwrap();
+    assert!(tree.backfill_active());
+    assert_eq!(submit(&mut tree, &p1), PayloadStatus::Syncing);
+    let hash = p1.block.header.hash_slow();
+    assert_eq!(
+        tree.forkchoice_updated(hash, B256::ZERO, B256::ZERO).unwrap().0,
+        PayloadStatus::Syncing
+    );
+    assert!(tree.payload_job(genesis).unwrap().is_none(), "nothing is built");
+    assert!(!tree.canonical_in_memory_state().canonical_chain().flat_state_valid());
+    // The sync left the store at genesis (as a sync too short to snap does).
+    assert_eq!(tree.on_backfill_sync_finished().unwrap(), store.best_block().unwrap().unwrap());
+    assert!(!tree.backfill_active());
+    assert!(tree.canonical_in_memory_state().canonical_chain().flat_state_valid());
+    assert_eq!(submit(&mut tree, &p1), PayloadStatus::Valid(hash));
+}
