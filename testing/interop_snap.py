@@ -108,6 +108,26 @@ def engine_head(chain):
     return new_payload, fcu
 
 
+def wait_synced(node, server, chain, head, start, timeout, result, drive=lambda: None):
+    """Waits (calling `drive` each round) until `node`'s head is `head` with `eth_syncing`
+    false; fills `result` with the seconds since `start`, and with the state root and proofs
+    compared to `server`'s when it got there."""
+    block = None
+    while time.time() < start + timeout:
+        drive()
+        block = json_rpc(node.url, "eth_getBlockByNumber", ["latest", False])
+        if block and block["hash"] == head["hash"] and json_rpc(node.url, "eth_syncing",
+                                                                []) is False:
+            result["synced"] = True
+            break
+        time.sleep(0.2)
+    result["seconds"] = round(time.time() - start, 2)
+    result["head"] = int(head["number"], 16)
+    if result["synced"]:
+        result["state_root_equal"] = block["stateRoot"] == head["stateRoot"]
+        result["proofs_equal"], result["proofs_checked"] = compare_proofs(server, node, chain)
+
+
 def snap_sync(geth, chain, work, name, server, timeout):
     """A fresh geth snap-syncs from `server` alone; its figures and the sync's checks."""
     datadir = os.path.join(work, name)
@@ -130,23 +150,14 @@ def snap_sync(geth, chain, work, name, server, timeout):
     result = {"sync": name, "synced": False}
     try:
         node.engine(new_payload["method"], *new_payload["params"])
-        deadline = start + timeout
-        last_fcu = 0.0
-        while time.time() < deadline:
-            if time.time() - last_fcu > 2:
+        last_fcu = [0.0]
+
+        def drive():
+            if time.time() - last_fcu[0] > 2:
                 node.engine(fcu["method"], *fcu["params"])
-                last_fcu = time.time()
-            block = json_rpc(node.url, "eth_getBlockByNumber", ["latest", False])
-            if block and block["hash"] == head["hash"] and json_rpc(node.url, "eth_syncing",
-                                                                    []) is False:
-                result["synced"] = True
-                break
-            time.sleep(0.2)
-        result["seconds"] = round(time.time() - start, 2)
-        result["head"] = int(head["number"], 16)
-        if result["synced"]:
-            result["state_root_equal"] = block["stateRoot"] == head["stateRoot"]
-            result["proofs_equal"], result["proofs_checked"] = compare_proofs(server, node, chain)
+                last_fcu[0] = time.time()
+
+        wait_synced(node, server, chain, head, start, timeout, result, drive)
     finally:
         stop.set()
         node.stop()
@@ -205,19 +216,7 @@ def gigagas_snap_sync(gigagas, chain, work, server, timeout, extra=(), kill_afte
     if killed:
         result["killed"] = killed
     try:
-        deadline = start + timeout
-        while time.time() < deadline:
-            block = json_rpc(node.url, "eth_getBlockByNumber", ["latest", False])
-            if block and block["hash"] == head["hash"] and json_rpc(node.url, "eth_syncing",
-                                                                    []) is False:
-                result["synced"] = True
-                break
-            time.sleep(0.2)
-        result["seconds"] = round(time.time() - start, 2)
-        result["head"] = int(head["number"], 16)
-        if result["synced"]:
-            result["state_root_equal"] = block["stateRoot"] == head["stateRoot"]
-            result["proofs_equal"], result["proofs_checked"] = compare_proofs(server, node, chain)
+        wait_synced(node, server, chain, head, start, timeout, result)
     finally:
         stop.set()
         node.stop()

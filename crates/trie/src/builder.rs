@@ -133,7 +133,7 @@ impl<F: FnMut(B256, &[u8])> TrieBuilder<F> {
     /// from it at depth `next`, and finishes the branches below that depth.
     fn place(&mut self, path: &Nibbles, item: Item, next: usize) {
         let parent = self.parent(next);
-        let node = self.encode_item(&path.slice(parent + 1..), item);
+        let node = self.encode_node(&path.slice(parent + 1..), item);
         self.attach(parent, path, node);
         while let Some(open) = self.stack.pop_if(|open| open.depth > next) {
             let branch = self.encode_branch(&open);
@@ -170,7 +170,7 @@ impl<F: FnMut(B256, &[u8])> TrieBuilder<F> {
             return self.root_of(node);
         }
         let depth = self.stack.last().expect("not empty").depth;
-        let node = self.encode_item(&path.slice(depth + 1..), item);
+        let node = self.encode_node(&path.slice(depth + 1..), item);
         self.attach(depth, &path, node);
         loop {
             let open = self.stack.pop().expect("not empty");
@@ -202,11 +202,8 @@ impl<F: FnMut(B256, &[u8])> TrieBuilder<F> {
         }
     }
 
-    /// An entry's node under a parent, `key` being the rest of its path.
-    fn encode_item(&mut self, key: &Nibbles, item: Item) -> RlpNode {
-        self.encode_node(key, item)
-    }
-
+    /// An entry's node, `key` being the rest of its path (under its parent, or the whole path
+    /// at the root).
     fn encode_node(&mut self, key: &Nibbles, item: Item) -> RlpNode {
         match item {
             Item::Leaf(value) => {
@@ -258,6 +255,7 @@ mod tests {
     use alloy_primitives::{map::HashMap, Bytes};
     use rand::{Rng, SeedableRng};
 
+    /// The nodes the builder handed over, by the hash it gave (a wrong hash is not found).
     struct Nodes(HashMap<B256, Bytes>);
 
     impl NodeSource for Nodes {
@@ -287,7 +285,7 @@ mod tests {
         for (n, seed) in [(0, 1), (1, 2), (2, 3), (3, 4), (17, 5), (300, 6), (5000, 7)] {
             let leaves = random_leaves(n, seed);
             let mut reference = Trie::default();
-            let none = Nodes(HashMap::default());
+            let none = crate::ProofNodes::default();
             for (k, v) in &leaves {
                 reference.insert(&Nibbles::unpack(k), v.clone(), &none).unwrap();
             }
@@ -327,7 +325,7 @@ mod tests {
         let (inside, rest): (Vec<_>, Vec<_>) =
             leaves.iter().partition(|(k, _)| Nibbles::unpack(k).get_unchecked(0) == first);
         let mut reference = Trie::default();
-        let none = Nodes(HashMap::default());
+        let none = crate::ProofNodes::default();
         for (k, v) in &leaves {
             reference.insert(&Nibbles::unpack(k), v.clone(), &none).unwrap();
         }

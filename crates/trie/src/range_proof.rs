@@ -254,16 +254,8 @@ fn check_root(expected: B256, got: B256) -> Result<(), RangeProofError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{NodeSource, NodeSourceError, Trie};
+    use crate::{ProofNodes as Nodes, Trie};
     use rand::{Rng, SeedableRng};
-
-    struct Nodes(HashMap<B256, Bytes>);
-
-    impl NodeSource for Nodes {
-        fn node(&self, hash: &B256) -> Result<Option<Bytes>, NodeSourceError> {
-            Ok(self.0.get(hash).cloned())
-        }
-    }
 
     /// A trie of `n` random leaves, its root and its nodes.
     fn trie(n: usize, seed: u64) -> (Vec<(B256, Vec<u8>)>, B256, Nodes) {
@@ -273,12 +265,14 @@ mod tests {
             .collect();
         leaves.sort();
         let mut t = Trie::default();
-        let none = Nodes(HashMap::default());
+        let none = Nodes::default();
         for (k, v) in &leaves {
             t.insert(&Nibbles::unpack(k), v.clone(), &none).unwrap();
         }
         let (root, nodes) = t.root_with_nodes();
-        (leaves, root, Nodes(nodes.into_iter().collect()))
+        let mut pool = Nodes::default();
+        pool.extend(nodes.into_iter().map(|(_, node)| node));
+        (leaves, root, pool)
     }
 
     /// The proof a snap server sends: the path to `origin`, then the path to `last`.

@@ -621,11 +621,7 @@ fn a_node_syncs_from_another_over_devp2p_to_the_debug_tip() {
             "0",
         ],
     );
-    let enode = banner
-        .split("; devp2p ")
-        .nth(1)
-        .and_then(|s| s.split([';', ' ', '\n']).next())
-        .expect("A's enode in its banner");
+    let enode = enode_in(&banner);
     assert!(enode.starts_with("enode://") && enode.contains("@127.0.0.1:"), "{banner}");
     let block = |url: &str, tag: &str| -> serde_json::Value {
         let body = format!(
@@ -657,16 +653,7 @@ fn a_node_syncs_from_another_over_devp2p_to_the_debug_tip() {
             &tip_hash,
         ],
     );
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    loop {
-        let head = block(&b_http, "latest");
-        if head["hash"].as_str() == Some(tip_hash.as_str()) {
-            assert_eq!(head["stateRoot"], tip["stateRoot"]);
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "B's head {head}, the tip {tip_hash}");
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    wait_for_tip(&b_http, &tip);
     // The admin_ namespace and net_peerCount see the devp2p session from both sides.
     let call = |url: &str, method: &str, params: &str| -> serde_json::Value {
         let body = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{params}}}"#);
@@ -732,6 +719,35 @@ fn a_node_syncs_from_another_over_devp2p_to_the_debug_tip() {
     }
 }
 
+/// The devp2p enode URL in a node's startup banner.
+fn enode_in(banner: &str) -> &str {
+    banner
+        .split("; devp2p ")
+        .nth(1)
+        .and_then(|s| s.split([';', ' ', '\n']).next())
+        .expect("A's enode in its banner")
+}
+
+/// Waits up to 60 s for the node at `url` to have `tip` (a block's JSON) as its head, then
+/// checks its state root.
+fn wait_for_tip(url: &str, tip: &serde_json::Value) {
+    let tip_hash = tip["hash"].as_str().expect("hash");
+    let body =
+        r#"{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":["latest",false]}"#;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let head = serde_json::from_str::<serde_json::Value>(&post(url, body, None).1)
+            .expect("json")["result"]
+            .clone();
+        if head["hash"].as_str() == Some(tip_hash) {
+            assert_eq!(head["stateRoot"], tip["stateRoot"]);
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "B's head {head}, the tip {tip_hash}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
 /// A signed EIP-1559 transfer of 1 wei on the dev chain from the first Hardhat key, nonce
 /// `nonce`, as `0x` hex.
 fn dev_transfer(nonce: u64) -> String {
@@ -775,11 +791,7 @@ fn a_new_node_snap_syncs_from_another_and_executes_to_the_tip() {
         a_dir.path(),
         &["--chain", genesis, "--dev", "--dev.block-time", "0.15", "--libp2p.disable"],
     );
-    let enode = banner
-        .split("; devp2p ")
-        .nth(1)
-        .and_then(|s| s.split([';', ' ', '\n']).next())
-        .expect("A's enode in its banner");
+    let enode = enode_in(&banner);
     let call = |url: &str, method: &str, params: &str| -> serde_json::Value {
         let body = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{params}}}"#);
         serde_json::from_str::<serde_json::Value>(&post(url, &body, None).1).expect("json")
@@ -807,16 +819,7 @@ fn a_new_node_snap_syncs_from_another_and_executes_to_the_tip() {
             &tip_hash,
         ],
     );
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    loop {
-        let head = call(&b_http, "eth_getBlockByNumber", r#"["latest",false]"#);
-        if head["hash"].as_str() == Some(tip_hash.as_str()) {
-            assert_eq!(head["stateRoot"], tip["stateRoot"]);
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "B's head {head}, the tip {tip_hash}");
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    wait_for_tip(&b_http, &tip);
     // The pivot is held whole, the blocks below it by their headers only.
     assert_eq!(
         call(&b_http, "eth_getBlockByNumber", r#"["0x6",false]"#)["hash"],

@@ -516,13 +516,11 @@ impl<C: SnapClient, S: SnapStore + ?Sized> SnapSync<C, S> {
             reached.map(|h| B256::from(U256::from_be_bytes(h.0).saturating_add(U256::from(1))));
         let mut meta_delete = Vec::new();
         let Some(current) = tasks.chunks.get(&chunk).copied() else { return Ok(()) };
+        let advanced = next.map(|next| Chunk { next, busy: false, ..current });
         if done {
             meta_delete.push(chunk_key);
-        } else if let Some(next) = next {
-            meta_put.push((
-                chunk_key,
-                [tasks::chunk_value(&next, &current.last), current.first.to_vec()].concat(),
-            ));
+        } else if let Some(advanced) = &advanced {
+            meta_put.push((chunk_key, tasks::chunk_value(advanced)));
         }
         meta_put.push((tasks::COUNTS.to_vec(), counts.encode()));
         self.store.write_hashed(&HashedBatch {
@@ -533,8 +531,8 @@ impl<C: SnapClient, S: SnapStore + ?Sized> SnapSync<C, S> {
         })?;
         if done {
             tasks.chunks.remove(&chunk);
-        } else if let Some(next) = next {
-            tasks.chunks.insert(chunk, Chunk { next, busy: false, ..current });
+        } else if let Some(advanced) = advanced {
+            tasks.chunks.insert(chunk, advanced);
         }
         for (account, root) in new_storage {
             tasks.storage.insert(account, StorageTask { root, next: B256::ZERO, busy: false });

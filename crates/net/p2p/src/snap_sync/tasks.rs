@@ -3,7 +3,8 @@
 //! batch with the tasks it finishes, shortens or adds.
 //!
 //! Keys: `snap/pivot` (number ‖ hash ‖ state root), `snap/counts` (the totals),
-//! `snap/acct/<i>` (an account chunk: next hash ‖ last hash), `snap/stor/<account hash>` (an
+//! `snap/acct/<i>` (an account chunk: next hash ‖ last hash ‖ first hash),
+//! `snap/stor/<account hash>` (an
 //! account's storage: its root ‖ the next slot hash), `snap/code/<code hash>` (a code wanted).
 
 use super::{progress::Counts, Pivot};
@@ -49,8 +50,9 @@ pub(crate) fn key(prefix: &[u8], id: &[u8]) -> Vec<u8> {
     [prefix, id].concat()
 }
 
-pub(crate) fn chunk_value(next: &B256, last: &B256) -> Vec<u8> {
-    [next.as_slice(), last.as_slice()].concat()
+/// A chunk's record: next hash ‖ last hash ‖ first hash.
+pub(crate) fn chunk_value(chunk: &Chunk) -> Vec<u8> {
+    [chunk.next.as_slice(), chunk.last.as_slice(), chunk.first.as_slice()].concat()
 }
 
 pub(crate) fn storage_value(root: &B256, next: &B256) -> Vec<u8> {
@@ -88,10 +90,7 @@ impl Tasks {
     pub(crate) fn entries(&self) -> Vec<(Vec<u8>, Vec<u8>)> {
         let mut out = Vec::new();
         for (i, c) in &self.chunks {
-            out.push((
-                key(CHUNK, &[*i]),
-                [chunk_value(&c.next, &c.last), c.first.to_vec()].concat(),
-            ));
+            out.push((key(CHUNK, &[*i]), chunk_value(c)));
         }
         for (account, t) in &self.storage {
             out.push((key(STORAGE, account.as_slice()), storage_value(&t.root, &t.next)));
