@@ -33,8 +33,10 @@ Usage: testing/.venv/bin/python testing/interop_snap.py [--chain-dir DIR]
 """
 
 import argparse
+import functools
 import json
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -77,6 +79,33 @@ def peak_rss_watcher(pid, stop):
     return result
 
 
+def genesis_chain_id(chain):
+    """The chain id in the genesis file's `config`, read from its head: the allocation, which
+    may be gigabytes, is not parsed (geth's and `gen-chain`'s files put `config` first)."""
+    with open(os.path.join(chain, "genesis.json")) as f:
+        head = f.read(1 << 16)
+    return int(re.search(r'"chainId"\s*:\s*(\d+)', head).group(1))
+
+
+def geth_init(geth, datadir, chain):
+    """`geth init` of the chain's genesis into `datadir`. geth builds a large allocation's
+    tries in memory (over 15 minutes for 2M accounts and 10M slots here), so the initialised
+    datadir is kept beside the genesis (`geth-init/`, made again when the genesis file
+    changes) and copied: the same bytes `geth init` writes, before any sync's clock starts."""
+    genesis = os.path.join(chain, "genesis.json")
+    stat = os.stat(genesis)
+    stamp = f"{stat.st_size}-{int(stat.st_mtime)}-{os.path.basename(geth)}"
+    template = os.path.join(chain, "geth-init")
+    stamp_path = os.path.join(template, "stamp")
+    if not (os.path.exists(stamp_path) and open(stamp_path).read() == stamp):
+        shutil.rmtree(template, ignore_errors=True)
+        GethNode.init(geth, template, genesis)
+        with open(stamp_path, "w") as f:
+            f.write(stamp)
+    shutil.rmtree(datadir, ignore_errors=True)
+    shutil.copytree(template, datadir, ignore=shutil.ignore_patterns("stamp", "LOCK"))
+
+
 def serving_gigagas(gigagas, chain, work):
     datadir = os.path.join(work, "gigagas-server")
     subprocess.run([gigagas, "init", "--genesis", os.path.join(chain, "genesis.json"),
@@ -91,7 +120,7 @@ def serving_gigagas(gigagas, chain, work):
 
 def serving_geth(geth, chain, work):
     datadir = os.path.join(work, "geth-server")
-    GethNode.init(geth, datadir, os.path.join(chain, "genesis.json"))
+    geth_init(geth, datadir, chain)
     subprocess.run([geth, "import", "--datadir", datadir, os.path.join(chain, "chain.rlp")],
                    check=True, capture_output=True)
     return GethNode(geth, datadir, ["--nat", "none"], http_api="eth,net,web3,admin",
@@ -131,13 +160,11 @@ def wait_synced(node, server, chain, head, start, timeout, result, drive=lambda:
 def snap_sync(geth, chain, work, name, server, timeout):
     """A fresh geth snap-syncs from `server` alone; its figures and the sync's checks."""
     datadir = os.path.join(work, name)
-    shutil.rmtree(datadir, ignore_errors=True)
-    GethNode.init(geth, datadir, os.path.join(chain, "genesis.json"))
+    geth_init(geth, datadir, chain)
     config = os.path.join(work, f"{name}.toml")
     with open(config, "w") as f:
         f.write(f'[Node.P2P]\nStaticNodes = ["{server.enode}"]\nTrustedNodes = ["{server.enode}"]\n')
-    with open(os.path.join(chain, "genesis.json")) as f:
-        chain_id = json.load(f)["config"]["chainId"]
+    chain_id = genesis_chain_id(chain)
     new_payload, fcu = engine_head(chain)
     head = json_rpc(server.url, "eth_getBlockByNumber", ["latest", False])
     log_path = os.path.join(work, f"{name}.log")
@@ -239,19 +266,46 @@ def gigagas_snap_sync(gigagas, chain, work, server, timeout, extra=(), kill_afte
     return result
 
 
-def compare_proofs(server, node, chain, sample=12):
-    """`eth_getProof` of the first `sample` accounts of the chain's genesis alloc (and slot 0 of
-    each), at the head, on both: (all equal, how many compared)."""
+@functools.lru_cache(maxsize=None)
+def proof_sample(chain, first=12, spread=12):
+    """Accounts and slots of the chain's genesis alloc to compare proofs at: the first `first`
+    accounts (slot 0 of each) and `spread` (account, slot) pairs drawn evenly at random from
+    every stored slot, read line by line (an allocation of millions of entries is not loaded
+    whole). Relies on the layout `gen-chain` and geth's `dumpgenesis` write: one alloc key per
+    line at four spaces, a large storage map's slots one per line below it."""
+    address_line = re.compile(r'^ {4}"(0x[0-9a-fA-F]{40}|[0-9a-fA-F]{40})"\s*:')
+    slot_line = re.compile(r'^ {6,}"(0x[0-9a-fA-F]{1,64})"\s*:\s*"')
+    rng = random.Random(7)
+    heads, drawn, seen, current = [], [], 0, None
     with open(os.path.join(chain, "genesis.json")) as f:
-        accounts = list(json.load(f)["alloc"].keys())[:sample]
+        for line in f:
+            m = address_line.match(line)
+            if m:
+                current = m.group(1) if m.group(1).startswith("0x") else "0x" + m.group(1)
+                if len(heads) < first:
+                    heads.append((current, "0x0"))
+                continue
+            m = slot_line.match(line)
+            if m and current:
+                seen += 1
+                if len(drawn) < spread:
+                    drawn.append((current, m.group(1)))
+                elif rng.randrange(seen) < spread:
+                    drawn[rng.randrange(spread)] = (current, m.group(1))
+    return heads + drawn
+
+
+def compare_proofs(server, node, chain):
+    """`eth_getProof` at the head on both, at [`proof_sample`]'s accounts and slots:
+    (all equal, how many compared)."""
+    sample = proof_sample(chain)
     equal = True
-    for address in accounts:
-        address = address if address.startswith("0x") else "0x" + address
-        args = [address, ["0x0"], "latest"]
+    for address, slot in sample:
+        args = [address, [slot], "latest"]
         a, b = json_rpc(server.url, "eth_getProof", args), json_rpc(node.url, "eth_getProof", args)
         equal &= (a["accountProof"], a["storageHash"], a["storageProof"]) == (
             b["accountProof"], b["storageHash"], b["storageProof"])
-    return equal, len(accounts)
+    return equal, len(sample)
 
 
 def main():

@@ -591,7 +591,6 @@ fn genesis(args: &GenChainArgs, workload: &Workload, gas_limit: u64) -> Result<V
         format!("{COLD:#x}"),
         json!({ "balance": "0x0", "code": format!("0x{COLD_CODE}"), "storage": cold }),
     );
-    add_state(alloc, args);
     Ok(genesis)
 }
 
@@ -602,42 +601,85 @@ pub(crate) fn zipf_slots(k: u64, contracts: u64, total: u64) -> u64 {
     ((total as f64 / (k as f64 * harmonic)).round() as u64).max(1)
 }
 
-/// `--state-accounts` funded accounts and `--state-slots` slots over `--state-contracts`
-/// contracts, every key and value derived from the seed.
-fn add_state(alloc: &mut Map<String, Value>, args: &GenChainArgs) {
+/// Writes the genesis file: `genesis`'s fields and allocation, then `--state-accounts` funded
+/// accounts and `--state-slots` slots over `--state-contracts` contracts (every key and value
+/// derived from the seed), streamed one entry at a time: an allocation of tens of millions of
+/// slots is never held in memory.
+fn write_genesis(
+    path: &std::path::Path,
+    genesis: &Value,
+    args: &GenChainArgs,
+) -> Result<(), String> {
+    use std::io::Write;
+    let fail = |e: std::io::Error| format!("{}: {e}", path.display());
+    let file = std::fs::File::create(path).map_err(fail)?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+    let fields = genesis.as_object().ok_or("genesis is not an object")?;
+    let json = |v: &Value| serde_json::to_string(v).map_err(|e| e.to_string());
+    let mut text = String::from("{\n");
+    for (key, value) in fields.iter().filter(|(k, _)| *k != "alloc") {
+        text += &format!("  {}: {},\n", json(&Value::from(key.as_str()))?, json(value)?);
+    }
+    text += "  \"alloc\": {";
+    let mut first = true;
+    let mut entry = |text: &mut String, address: String, body: &str| {
+        text.push_str(if first { "\n    \"" } else { ",\n    \"" });
+        first = false;
+        text.push_str(&address);
+        text.push_str("\": ");
+        text.push_str(body);
+    };
+    for (address, account) in fields.get("alloc").and_then(Value::as_object).into_iter().flatten() {
+        entry(&mut text, address.clone(), &json(account)?);
+    }
+    out.write_all(text.as_bytes()).map_err(fail)?;
     let derive = |tag: &[u8], i: u64, j: u64| {
         keccak256([&args.seed.to_be_bytes()[..], tag, &i.to_be_bytes(), &j.to_be_bytes()].concat())
     };
     for i in 0..args.state_accounts {
+        text.clear();
         let address = Address::from_slice(&derive(b"account", i, 0)[12..]);
-        alloc.insert(
-            format!("{address:#x}"),
-            json!({ "balance": hex_u256(U256::from(1_000_000_007u64 * (i + 1))) }),
-        );
+        let balance = hex_u256(U256::from(1_000_000_007u64 * (i + 1)));
+        entry(&mut text, format!("{address:#x}"), &format!("{{\"balance\": \"{balance}\"}}"));
+        out.write_all(text.as_bytes()).map_err(fail)?;
     }
-    if args.state_slots == 0 {
-        return;
+    if args.state_slots > 0 {
+        let contracts = args.state_contracts.clamp(1, args.state_slots);
+        let mut left = args.state_slots;
+        for k in 1..=contracts {
+            let slots = if k == contracts {
+                left
+            } else {
+                zipf_slots(k, contracts, args.state_slots).min(left - (contracts - k))
+            };
+            left -= slots;
+            text.clear();
+            let address = Address::from_slice(&derive(b"contract", k, 0)[12..]);
+            let head = format!(
+                "{{\"balance\": \"0x0\", \"code\": \"0x60{:02x}600055\", \"storage\": {{",
+                k % 64
+            );
+            entry(&mut text, format!("{address:#x}"), &head);
+            for j in 0..slots {
+                if j > 0 {
+                    text.push(',');
+                }
+                text.push_str(&format!(
+                    "\n      \"{:#x}\": \"{}\"",
+                    derive(b"slot", k, j),
+                    slot_value(U256::from(j + 1))
+                ));
+                if text.len() >= 1 << 20 {
+                    out.write_all(text.as_bytes()).map_err(fail)?;
+                    text.clear();
+                }
+            }
+            text.push_str("}}");
+            out.write_all(text.as_bytes()).map_err(fail)?;
+        }
     }
-    let contracts = args.state_contracts.clamp(1, args.state_slots);
-    let mut left = args.state_slots;
-    for k in 1..=contracts {
-        let slots = if k == contracts {
-            left
-        } else {
-            zipf_slots(k, contracts, args.state_slots).min(left - (contracts - k))
-        };
-        left -= slots;
-        let storage: Map<String, Value> = (0..slots)
-            .map(|j| {
-                (format!("{:#x}", derive(b"slot", k, j)), json!(slot_value(U256::from(j + 1))))
-            })
-            .collect();
-        let address = Address::from_slice(&derive(b"contract", k, 0)[12..]);
-        alloc.insert(
-            format!("{address:#x}"),
-            json!({ "balance": "0x0", "code": format!("0x60{:02x}600055", k % 64), "storage": storage }),
-        );
-    }
+    out.write_all(b"\n  }\n}\n").map_err(fail)?;
+    out.flush().map_err(fail)
 }
 
 /// One generated block, as `info.json` lists it.
@@ -727,13 +769,16 @@ pub(crate) fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
     let mut workload = Workload::new(args.seed, senders, args.mix, args.cold_slots.max(1));
     let genesis = genesis(args, &workload, gas_limit)?;
     std::fs::create_dir_all(&args.out).map_err(|e| format!("{}: {e}", args.out.display()))?;
-    let genesis_bytes = serde_json::to_vec_pretty(&genesis).map_err(|e| e.to_string())?;
-    write(&args.out.join("genesis.json"), &genesis_bytes)?;
+    let genesis_path = args.out.join("genesis.json");
+    write_genesis(&genesis_path, &genesis, args)?;
+    let genesis_bytes =
+        std::fs::read(&genesis_path).map_err(|e| format!("{}: {e}", genesis_path.display()))?;
 
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let store: Arc<dyn FullProvider> =
         Arc::new(Storage::open(dir.path()).map_err(|e| e.to_string())?);
     let init = init_genesis(&*store, &genesis_bytes).map_err(|e| e.to_string())?;
+    drop(genesis_bytes);
     let mut tree =
         BlockTree::new(store.clone(), rayon::current_num_threads()).map_err(|e| e.to_string())?;
     let mut parent = init.hash;

@@ -94,7 +94,7 @@ impl SyncStatusSource for SnapStatus {
             synced_bytecode_bytes: U64::from(snap.code_bytes),
             synced_storage: U64::from(snap.slots),
             synced_storage_bytes: U64::from(snap.storage_bytes),
-            trie_gen_progress: U64::from(snap.trie_accounts),
+            trie_gen_progress: U64::from(snap.trie_nodes),
             ..Default::default()
         })
     }
@@ -257,7 +257,7 @@ async fn log_progress(progress: Arc<SnapProgress>, started: Instant) {
             rate = %format!("{:.2} MiB/s", bytes as f64 / 1048576.0 / secs),
             done = %format!("{done:.1} %"),
             eta = %format!("{eta:.0} s"),
-            trie_accounts = p.trie_accounts,
+            trie_nodes = p.trie_nodes,
             "snap sync"
         );
     }

@@ -28,7 +28,7 @@ pub use preserved::{
     update_state_root_on, PreservedTrie, TrieStart, DEFAULT_MAX_STORAGE_TRIES, DEFAULT_PRUNE_DEPTH,
 };
 pub use range::{compact_to_nibbles, node_at_path, walk_leaves, PathNode};
-pub use range_proof::{verify_range_proof, RangeProofError};
+pub use range_proof::{verify_range_proof, verify_range_proof_nodes, RangeProofError};
 pub use state_root::{
     update_state_root, AccountUpdate, PruneDepth, StateRootError, StateRootUpdate, StateTrie,
     PARALLEL_STORAGE_SLOTS,

@@ -10,7 +10,10 @@
 //! ([`crate::TrieBuilder`]) and finding the root asked for proves that no leaf inside the range
 //! was left out or changed; a subtree right of the range says that more leaves follow.
 
-use crate::builder::{BuildError, TrieBuilder};
+use crate::{
+    builder::{BuildError, TrieBuilder},
+    EncodedNode,
+};
 use alloy_primitives::{keccak256, map::HashMap, Bytes, B256};
 use alloy_rlp::Decodable;
 use alloy_trie::{
@@ -204,6 +207,41 @@ pub fn verify_range_proof<V: AsRef<[u8]>>(
     values: &[V],
     proof: &[Bytes],
 ) -> Result<bool, RangeProofError> {
+    verify_into(root, origin, keys, values, proof, TrieBuilder::root_only())
+}
+
+/// [`verify_range_proof`], answering also the nodes the check built: every node on the paths
+/// from the range's leaves to the root, each hashed (nodes under 32 bytes are inside their
+/// parent's encoding, the root is always among them). Once the root is found, each is a node
+/// of the trie `root`; over ranges that cover all of a trie's leaves they are all of its
+/// nodes (every node lies above some leaf), which is how snap sync writes a trie as it
+/// downloads it. Nothing is answered when the check fails.
+///
+/// # Errors
+/// As [`verify_range_proof`].
+pub fn verify_range_proof_nodes<V: AsRef<[u8]>>(
+    root: B256,
+    origin: B256,
+    keys: &[B256],
+    values: &[V],
+    proof: &[Bytes],
+) -> Result<(bool, Vec<EncodedNode>), RangeProofError> {
+    let mut nodes = Vec::new();
+    let builder =
+        TrieBuilder::new(|hash, rlp: &[u8]| nodes.push((hash, Bytes::copy_from_slice(rlp))));
+    let more = verify_into(root, origin, keys, values, proof, builder)?;
+    Ok((more, nodes))
+}
+
+/// The check of [`verify_range_proof`] with `builder` building the trie.
+fn verify_into<V: AsRef<[u8]>, F: FnMut(B256, &[u8])>(
+    root: B256,
+    origin: B256,
+    keys: &[B256],
+    values: &[V],
+    proof: &[Bytes],
+    mut builder: TrieBuilder<F>,
+) -> Result<bool, RangeProofError> {
     if keys.len() != values.len() {
         return Err(RangeProofError::Lengths { keys: keys.len(), values: values.len() });
     }
@@ -212,7 +250,6 @@ pub fn verify_range_proof<V: AsRef<[u8]>>(
             return Err(RangeProofError::BelowOrigin { key: first, origin });
         }
     }
-    let mut builder = TrieBuilder::root_only();
     if proof.is_empty() {
         for (key, value) in keys.iter().zip(values) {
             builder.add_leaf(Nibbles::unpack(key), value.as_ref())?;
@@ -290,6 +327,54 @@ mod tests {
 
     fn split(leaves: &[(B256, Vec<u8>)]) -> (Vec<B256>, Vec<Vec<u8>>) {
         leaves.iter().cloned().unzip()
+    }
+
+    /// Consecutive proven ranges that cover every leaf give, together, exactly the trie's
+    /// hashed nodes: what snap sync writes as it downloads.
+    #[test]
+    fn the_nodes_of_covering_ranges_are_the_whole_trie() {
+        for (n, step) in [(1, 1), (2, 1), (300, 1), (1000, 37), (1000, 1000), (5000, 613)] {
+            let (leaves, root, nodes) = trie(n, n as u64);
+            let mut t = Trie::default();
+            for (k, v) in &leaves {
+                t.insert(&Nibbles::unpack(k), v.clone(), &Nodes::default()).unwrap();
+            }
+            let expected: std::collections::HashSet<(B256, Bytes)> = t
+                .root_with_nodes()
+                .1
+                .into_iter()
+                .map(|(_, rlp)| (keccak256(&rlp), rlp))
+                .filter(|(hash, rlp)| rlp.len() >= 32 || *hash == root)
+                .collect();
+            let mut got = std::collections::HashSet::new();
+            let mut origin = B256::ZERO;
+            for range in leaves.chunks(step) {
+                let (keys, values) = split(range);
+                let p = if step == n {
+                    Vec::new()
+                } else {
+                    proof(root, &nodes, origin, keys.last().copied())
+                };
+                let (_, built) =
+                    verify_range_proof_nodes(root, origin, &keys, &values, &p).unwrap();
+                for (hash, rlp) in built {
+                    assert_eq!(keccak256(&rlp), hash);
+                    got.insert((hash, rlp));
+                }
+                origin = plus_one(range[range.len() - 1].0);
+            }
+            assert_eq!(got, expected, "{n} leaves in ranges of {step}");
+        }
+    }
+
+    /// A range that does not verify gives no nodes.
+    #[test]
+    fn a_failed_check_gives_no_nodes() {
+        let (leaves, root, nodes) = trie(100, 9);
+        let (keys, mut values) = split(&leaves[10..20]);
+        let p = proof(root, &nodes, leaves[10].0, keys.last().copied());
+        values[3][0] ^= 1;
+        assert!(verify_range_proof_nodes(root, leaves[10].0, &keys, &values, &p).is_err());
     }
 
     #[test]

@@ -39,6 +39,18 @@ fn execution_apis_chain_imports_with_every_state_root_verified() {
     assert!(!init.already_initialized);
     assert_eq!(store.best_block().unwrap(), Some((0, init.hash)));
     assert!(init_genesis(&*store, &genesis).unwrap().already_initialized);
+    // The same genesis written otherwise (another file hash) is recognised by its block hash;
+    // another allocation is another chain.
+    let mut value: serde_json::Value = serde_json::from_slice(&genesis).unwrap();
+    let pretty = serde_json::to_vec_pretty(&value).unwrap();
+    assert_ne!(pretty, genesis);
+    let again = init_genesis(&*store, &pretty).unwrap();
+    assert!(again.already_initialized);
+    assert_eq!(again.hash, init.hash);
+    value["alloc"]["0x00000000000000000000000000000000000000aa"] =
+        serde_json::json!({ "balance": "0x1" });
+    let other = init_genesis(&*store, &serde_json::to_vec(&value).unwrap());
+    assert!(matches!(other, Err(ImportError::OtherChain { head: 0, .. })), "{other:?}");
 
     let rlp = std::fs::read(suite().join("chain.rlp")).unwrap();
     let expected = blocks(&rlp);

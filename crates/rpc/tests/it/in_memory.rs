@@ -14,8 +14,9 @@ use gigagas_rpc::{auth_module, RpcContext};
 use gigagas_state::{StateError, StateSource};
 use gigagas_storage::{
     AccountRecord, BlockAccessListReader, BlockCommit, BlockHashReader, BlockNumReader,
-    BlockReader, BlockWriter, FullProvider, HeaderProvider, MetadataProvider, ProviderResult,
-    ReceiptProvider, StateWriter, Storage, TransactionsProvider, UnwoundBlock,
+    BlockReader, BlockWriter, FullProvider, HashedBatch, HashedStateWriter, HeaderProvider,
+    MetadataProvider, ProviderResult, ReceiptProvider, StateWriter, Storage, TransactionsProvider,
+    UnwoundBlock,
 };
 use gigagas_txpool::TxPool;
 use gigagas_validation::init_genesis;
@@ -68,6 +69,15 @@ impl StateWriter for Gated {
         codes: &[(B256, &[u8])],
     ) -> ProviderResult<()> {
         self.inner.write_state(accounts, storage, codes)
+    }
+}
+
+impl HashedStateWriter for Gated {
+    fn write_hashed(&self, batch: &HashedBatch<'_>) -> ProviderResult<()> {
+        self.inner.write_hashed(batch)
+    }
+    fn settle_hashed(&self) -> ProviderResult<()> {
+        self.inner.settle_hashed()
     }
 }
 

@@ -68,9 +68,15 @@ impl<T> FullReader for T where
 }
 
 /// Every reader and writer of a store.
-pub trait FullProvider: FullReader + BlockWriter + StateWriter + MetadataProvider {}
+pub trait FullProvider:
+    FullReader + BlockWriter + StateWriter + HashedStateWriter + MetadataProvider
+{
+}
 
-impl<T: FullReader + BlockWriter + StateWriter + MetadataProvider> FullProvider for T {}
+impl<T: FullReader + BlockWriter + StateWriter + HashedStateWriter + MetadataProvider> FullProvider
+    for T
+{
+}
 
 /// The state after canonical block `number`: a [`TrieState`] under its header's state root;
 /// `None` when the block is not held.

@@ -1,6 +1,6 @@
 //! Snap sync (devp2p's snap/1): the state of a pivot block downloaded from peers range by
-//! range, every range proven against the pivot's state root, then the tries built from it and
-//! the root checked — instead of executing every block since genesis.
+//! range, every range proven against the pivot's state root, its tries written as the ranges
+//! arrive — instead of executing every block since genesis.
 //!
 //! The flow: [`SnapSync::run`] takes the sync recorded in the store, or starts one at the
 //! given [`Pivot`] with the account hash space cut into chunks ([`tasks`]). Each peer that
@@ -9,12 +9,13 @@
 //! ([`verify`]: range proofs, slim accounts, code hashes); a wrong one gets its peer reported
 //! and dropped and its work handed to the next peer; an empty one means that the peer no
 //! longer holds the pivot's state, and it is asked again later. A right one is written in one
-//! batch with the tasks it finishes or adds (the flat state by trie key, [`gigagas_storage_api::
-//! HashedBatch`]): a sync killed at any moment resumes from its last write. When nothing is left,
-//! [`build`] writes the account and storage tries from the flat state in key order and checks
-//! the root; [`finish`] then writes the pivot block as the store's head.
+//! batch with the tasks it finishes or adds: the flat state by trie key, and the trie nodes the
+//! range's proof check built ([`gigagas_trie::verify_range_proof_nodes`]; with the root found,
+//! each is a node of the pivot's trie, and the ranges that cover every leaf give every node, as
+//! geth's snap sync writes them), in one [`gigagas_storage_api::HashedBatch`]: a sync killed at
+//! any moment resumes from its last write. When nothing is left the pivot's tries are whole;
+//! [`finish`] then writes the pivot block as the store's head.
 
-mod build;
 mod progress;
 mod tasks;
 mod verify;
@@ -33,6 +34,7 @@ use gigagas_storage_api::{
     AccountRecord, HashedBatch, HashedStateReader, HashedStateWriter, MetadataProvider,
     ProviderError, RawBlock,
 };
+use gigagas_trie::EncodedNode;
 use progress::Counts;
 use std::{
     collections::{HashMap, HashSet},
@@ -105,18 +107,6 @@ pub enum SnapSyncError {
         /// How long the sync waited.
         waited: Duration,
     },
-    /// The tries built from the downloaded state give another root: an internal fault (every
-    /// range was proven against the pivot's root).
-    #[error("the downloaded state gives the root {got}, not the pivot's {expected}")]
-    RootMismatch {
-        /// The pivot's state root.
-        expected: B256,
-        /// The root built.
-        got: B256,
-    },
-    /// The trie-building thread panicked or was cancelled.
-    #[error("the trie build stopped: {0}")]
-    Build(#[from] tokio::task::JoinError),
 }
 
 /// What a snap sync's store must do: write hashed state with its progress, read it back in key
@@ -190,11 +180,11 @@ impl<C: SnapClient, S: SnapStore + ?Sized> SnapSync<C, S> {
     }
 
     /// Downloads the state of `pivot` (or of the pivot of the sync the store records, which is
-    /// resumed), builds its tries and checks its root. Answers the pivot whose state the store
-    /// now holds; [`finish`] makes it the head.
+    /// resumed) with its tries, every range proven against its root. Answers the pivot whose
+    /// state the store now holds; [`finish`] makes it the head.
     ///
     /// # Errors
-    /// [`SnapSyncError`]: the store failed, no peer served the state, the root built differs.
+    /// [`SnapSyncError`]: the store failed, or no peer served the state.
     pub async fn run(&self, pivot: Pivot) -> Result<Pivot, SnapSyncError> {
         let (pivot, mut tasks, mut counts) = match Tasks::load(&*self.store)? {
             Some(recorded) => {
@@ -219,28 +209,17 @@ impl<C: SnapClient, S: SnapStore + ?Sized> SnapSync<C, S> {
         let stats = self.download(&pivot, &mut tasks, &mut counts).await?;
         let ranges_secs = ranges_started.elapsed().as_secs_f64();
         self.progress.set_covered(1_000_000);
-        self.progress.set_phase(SnapPhase::Tries);
-        let tries_started = Instant::now();
-        let store = self.store.clone();
-        let progress = self.progress.clone();
-        let root = pivot.root;
-        let built =
-            tokio::task::spawn_blocking(move || build::build_tries(&*store, &progress)).await??;
-        if built != root {
-            return Err(SnapSyncError::RootMismatch { expected: root, got: built });
-        }
         self.progress.set_phase(SnapPhase::Done);
         tracing::info!(
             target: "sync::snap",
             number = pivot.number,
-            %root,
+            root = %pivot.root,
             accounts = counts.accounts,
             slots = counts.slots,
             codes = counts.codes,
             requests = stats.answers,
             ranges_secs,
             checking_secs = stats.checking.as_secs_f64(),
-            tries_secs = tries_started.elapsed().as_secs_f64(),
             "snap sync state complete"
         );
         Ok(pivot)
@@ -487,7 +466,7 @@ impl<C: SnapClient, S: SnapStore + ?Sized> SnapSync<C, S> {
         let mut records = Vec::with_capacity(in_chunk.len());
         let mut meta_put = Vec::new();
         let mut new_storage = Vec::new();
-        let mut new_codes = Vec::new();
+        let mut new_codes = HashSet::new();
         for (hash, account, bytes) in &in_chunk {
             records.push((
                 *hash,
@@ -506,9 +485,15 @@ impl<C: SnapClient, S: SnapStore + ?Sized> SnapSync<C, S> {
                 ));
                 new_storage.push((*hash, account.storage_root));
             }
-            if account.code_hash != KECCAK_EMPTY && !tasks.codes.contains_key(&account.code_hash) {
+            // A code is fetched once: not when a task already holds it, nor when the store
+            // does (fetched for an account before, or held before the sync began).
+            if account.code_hash != KECCAK_EMPTY
+                && !tasks.codes.contains_key(&account.code_hash)
+                && !new_codes.contains(&account.code_hash)
+                && !self.store.has_bytecode(&account.code_hash)?
+            {
                 meta_put.push((tasks::key(tasks::CODE, account.code_hash.as_slice()), Vec::new()));
-                new_codes.push(account.code_hash);
+                new_codes.insert(account.code_hash);
             }
         }
         let chunk_key = tasks::key(tasks::CHUNK, &[chunk]);
@@ -525,10 +510,12 @@ impl<C: SnapClient, S: SnapStore + ?Sized> SnapSync<C, S> {
         meta_put.push((tasks::COUNTS.to_vec(), counts.encode()));
         self.store.write_hashed(&HashedBatch {
             accounts: &records,
+            trie_nodes: &proven.nodes,
             meta_put: &meta_put,
             meta_delete: &meta_delete,
             ..Default::default()
         })?;
+        self.progress.add_trie_nodes(proven.nodes.len() as u64);
         if done {
             tasks.chunks.remove(&chunk);
         } else if let Some(advanced) = advanced {
@@ -548,7 +535,7 @@ impl<C: SnapClient, S: SnapStore + ?Sized> SnapSync<C, S> {
         tasks: &mut Tasks,
         counts: &mut Counts,
         asked: &[(B256, B256)],
-        proven: Vec<verify::ProvenStorage>,
+        mut proven: Vec<verify::ProvenStorage>,
     ) -> Result<(), ProviderError> {
         let mut slots = Vec::new();
         let mut meta_put = Vec::new();
@@ -575,12 +562,16 @@ impl<C: SnapClient, S: SnapStore + ?Sized> SnapSync<C, S> {
             }
         }
         meta_put.push((tasks::COUNTS.to_vec(), counts.encode()));
+        let nodes: Vec<EncodedNode> =
+            proven.iter_mut().flat_map(|account| std::mem::take(&mut account.nodes)).collect();
         self.store.write_hashed(&HashedBatch {
             storage: &slots,
+            trie_nodes: &nodes,
             meta_put: &meta_put,
             meta_delete: &meta_delete,
             ..Default::default()
         })?;
+        self.progress.add_trie_nodes(nodes.len() as u64);
         let continued: HashMap<B256, B256> = continued.into_iter().collect();
         for account in &proven {
             match continued.get(&account.account) {

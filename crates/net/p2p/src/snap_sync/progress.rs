@@ -11,8 +11,6 @@ pub enum SnapPhase {
     Idle,
     /// Downloading account ranges, storage ranges and codes.
     Ranges,
-    /// Building the account and storage tries from the downloaded flat state.
-    Tries,
     /// The pivot's state is whole and checked.
     Done,
 }
@@ -29,7 +27,7 @@ pub struct SnapProgress {
     codes: AtomicU64,
     code_bytes: AtomicU64,
     covered_ppm: AtomicU64,
-    trie_accounts: AtomicU64,
+    trie_nodes: AtomicU64,
 }
 
 /// A copy of [`SnapProgress`] at one moment.
@@ -53,8 +51,9 @@ pub struct SnapProgressSnapshot {
     pub code_bytes: u64,
     /// The share of the account hash space downloaded, in millionths.
     pub covered_ppm: u64,
-    /// Accounts whose trie leaves were built (the tries stage).
-    pub trie_accounts: u64,
+    /// Trie nodes written (built from each proven range as it arrives), counted since the
+    /// process started.
+    pub trie_nodes: u64,
 }
 
 impl SnapProgress {
@@ -63,8 +62,7 @@ impl SnapProgress {
         SnapProgressSnapshot {
             phase: match self.phase.load(Relaxed) {
                 1 => SnapPhase::Ranges,
-                2 => SnapPhase::Tries,
-                3 => SnapPhase::Done,
+                2 => SnapPhase::Done,
                 _ => SnapPhase::Idle,
             },
             pivot: self.pivot.load(Relaxed),
@@ -75,7 +73,7 @@ impl SnapProgress {
             codes: self.codes.load(Relaxed),
             code_bytes: self.code_bytes.load(Relaxed),
             covered_ppm: self.covered_ppm.load(Relaxed),
-            trie_accounts: self.trie_accounts.load(Relaxed),
+            trie_nodes: self.trie_nodes.load(Relaxed),
         }
     }
 
@@ -83,8 +81,7 @@ impl SnapProgress {
         let value = match phase {
             SnapPhase::Idle => 0,
             SnapPhase::Ranges => 1,
-            SnapPhase::Tries => 2,
-            SnapPhase::Done => 3,
+            SnapPhase::Done => 2,
         };
         self.phase.store(value, Relaxed);
     }
@@ -106,8 +103,8 @@ impl SnapProgress {
         self.covered_ppm.store(ppm, Relaxed);
     }
 
-    pub(crate) fn set_trie_accounts(&self, accounts: u64) {
-        self.trie_accounts.store(accounts, Relaxed);
+    pub(crate) fn add_trie_nodes(&self, nodes: u64) {
+        self.trie_nodes.fetch_add(nodes, Relaxed);
     }
 }
 

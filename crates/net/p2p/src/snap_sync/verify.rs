@@ -7,7 +7,7 @@ use alloy_primitives::{keccak256, Bytes, B256, U256};
 use alloy_rlp::Decodable;
 use alloy_trie::TrieAccount;
 use gigagas_eth_wire_types::snap::{AccountRange, ByteCodes, StorageRanges};
-use gigagas_trie::{verify_range_proof, RangeProofError};
+use gigagas_trie::{verify_range_proof_nodes, EncodedNode, RangeProofError};
 use std::collections::HashSet;
 
 /// Why a peer's snap answer is wrong.
@@ -72,6 +72,8 @@ pub(crate) struct ProvenAccounts {
     pub accounts: Vec<(B256, TrieAccount, u64)>,
     /// Whether the trie holds accounts after the last one.
     pub more: bool,
+    /// The account trie's nodes the check built ([`verify_range_proof_nodes`]).
+    pub nodes: Vec<EncodedNode>,
 }
 
 /// Checks an `AccountRange` answer for the range from `origin` of the state `root`.
@@ -90,9 +92,9 @@ pub(crate) fn account_range(
         values.push(alloy_rlp::encode(account));
         accounts.push((data.hash, account, 32 + data.body.len() as u64));
     }
-    let more = verify_range_proof(root, origin, &keys, &values, &answer.proof)
+    let (more, nodes) = verify_range_proof_nodes(root, origin, &keys, &values, &answer.proof)
         .map_err(|e| SnapAnswerError::AccountProof { origin, source: Box::new(e) })?;
-    Ok(ProvenAccounts { accounts, more })
+    Ok(ProvenAccounts { accounts, more, nodes })
 }
 
 /// One account's proven slots from a `StorageRanges` answer.
@@ -104,6 +106,8 @@ pub(crate) struct ProvenStorage {
     pub slots: Vec<(B256, U256, u64)>,
     /// Whether the storage trie holds slots after the last one.
     pub more: bool,
+    /// The storage trie's nodes the check built ([`verify_range_proof_nodes`]).
+    pub nodes: Vec<EncodedNode>,
 }
 
 /// Checks a `StorageRanges` answer for `accounts` (hash and storage root, in the order asked),
@@ -139,10 +143,11 @@ pub(crate) fn storage_ranges(
             slots.push((data.hash, value, 32 + data.body.len() as u64));
         }
         let values: Vec<&[u8]> = list.iter().map(|d| &d.body[..]).collect();
-        let more = verify_range_proof(root, from, &keys, &values, proof).map_err(|e| {
-            SnapAnswerError::StorageProof { account, origin: from, source: Box::new(e) }
-        })?;
-        out.push(ProvenStorage { account, slots, more });
+        let (more, nodes) =
+            verify_range_proof_nodes(root, from, &keys, &values, proof).map_err(|e| {
+                SnapAnswerError::StorageProof { account, origin: from, source: Box::new(e) }
+            })?;
+        out.push(ProvenStorage { account, slots, more, nodes });
     }
     Ok(out)
 }

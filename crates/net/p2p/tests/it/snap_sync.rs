@@ -240,7 +240,26 @@ fn assert_same_state(source: &Storage, dest: &Arc<Storage>, pivot: &Pivot) {
             "read by address, as execution reads"
         );
     }
-    // The tries were written: the state read through them under the pivot's root.
+    // The tries were written whole: every leaf of the account trie and of each storage trie,
+    // walked from the pivot's root through the destination's nodes alone, is the source's.
+    let leaves = |store: &Storage, root: B256| {
+        let mut out = Vec::new();
+        gigagas_trie::walk_leaves(root, &B256::ZERO, store, &mut |k, v| {
+            out.push((k, v.to_vec()));
+            true
+        })
+        .unwrap();
+        out
+    };
+    let account_leaves = leaves(source, pivot.root);
+    assert_eq!(account_leaves.len(), accounts.len());
+    assert_eq!(leaves(dest, pivot.root), account_leaves);
+    for (_, value) in &account_leaves {
+        let account: alloy_trie::TrieAccount =
+            alloy_rlp::Decodable::decode(&mut &value[..]).unwrap();
+        assert_eq!(leaves(dest, account.storage_root), leaves(source, account.storage_root));
+    }
+    // The state read through them under the pivot's root.
     let state = gigagas_storage_api::state_by_block_number(dest.clone() as Arc<dyn FullReader>, 0)
         .unwrap()
         .unwrap();
