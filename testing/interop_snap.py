@@ -80,18 +80,28 @@ def peak_rss_watcher(pid, stop):
 
 
 def genesis_chain_id(chain):
-    """The chain id in the genesis file's `config`, read from its head: the allocation, which
-    may be gigabytes, is not parsed (geth's and `gen-chain`'s files put `config` first)."""
+    """The chain id in the genesis file's `config`, found by reading the file in blocks: an
+    allocation of gigabytes is never parsed (`gen-chain` writes `config` first; a file with
+    sorted keys has it after the allocation)."""
+    pattern = re.compile(r'"chainId"\s*:\s*(\d+)')
+    tail = ""
     with open(os.path.join(chain, "genesis.json")) as f:
-        head = f.read(1 << 16)
-    return int(re.search(r'"chainId"\s*:\s*(\d+)', head).group(1))
+        while True:
+            block = f.read(1 << 24)
+            if not block:
+                raise ValueError(f"{chain}/genesis.json names no chainId")
+            m = pattern.search(tail + block)
+            if m:
+                return int(m.group(1))
+            tail = block[-64:]
 
 
 def geth_init(geth, datadir, chain):
     """`geth init` of the chain's genesis into `datadir`. geth builds a large allocation's
     tries in memory (over 15 minutes for 2M accounts and 10M slots here), so the initialised
     datadir is kept beside the genesis (`geth-init/`, made again when the genesis file
-    changes) and copied: the same bytes `geth init` writes, before any sync's clock starts."""
+    changes) and copied without its node key (each node makes its own; two with one key refuse
+    each other): the bytes `geth init` writes, before any sync's clock starts."""
     genesis = os.path.join(chain, "genesis.json")
     stat = os.stat(genesis)
     stamp = f"{stat.st_size}-{int(stat.st_mtime)}-{os.path.basename(geth)}"
@@ -103,7 +113,7 @@ def geth_init(geth, datadir, chain):
         with open(stamp_path, "w") as f:
             f.write(stamp)
     shutil.rmtree(datadir, ignore_errors=True)
-    shutil.copytree(template, datadir, ignore=shutil.ignore_patterns("stamp", "LOCK"))
+    shutil.copytree(template, datadir, ignore=shutil.ignore_patterns("stamp", "LOCK", "nodekey"))
 
 
 def serving_gigagas(gigagas, chain, work):
@@ -204,16 +214,17 @@ def snap_sync(geth, chain, work, name, server, timeout):
     return result
 
 
-def gigagas_snap_sync(gigagas, chain, work, server, timeout, extra=(), kill_after=None):
-    """A fresh gigagas snap-syncs from the geth `server` alone, to the server's head given as
-    `--debug.tip`; its figures and the sync's checks."""
-    datadir = os.path.join(work, "gigagas-from-geth")
+def gigagas_snap_sync(gigagas, chain, work, server, timeout, extra=(), kill_after=None,
+                      name="gigagas-from-geth"):
+    """A fresh gigagas snap-syncs from `server` (geth, or gigagas for `gigagas-from-gigagas`)
+    alone, to the server's head given as `--debug.tip`; its figures and the sync's checks."""
+    datadir = os.path.join(work, name)
     shutil.rmtree(datadir, ignore_errors=True)
     # The genesis initialised before the clock starts, as for geth.
     subprocess.run([gigagas, "init", "--genesis", os.path.join(chain, "genesis.json"),
                     "--datadir", datadir], check=True, capture_output=True)
     head = json_rpc(server.url, "eth_getBlockByNumber", ["latest", False])
-    log_path = os.path.join(work, "gigagas-from-geth.log")
+    log_path = os.path.join(work, f"{name}.log")
     flags = ["--libp2p.disable", "--disable-discovery", "--addr", "127.0.0.1", "--syncmode",
              "snap", "--trusted-peers", server.enode, "--debug.tip", head["hash"]] + list(extra)
     env = dict(os.environ, RUST_LOG=os.environ.get(
@@ -235,11 +246,11 @@ def gigagas_snap_sync(gigagas, chain, work, server, timeout, extra=(), kill_afte
         node.proc.kill()
         node.proc.wait()
         killed = {"after_s": kill_after, "log_before": progress[-1].strip() if progress else ""}
-        log_path = os.path.join(work, "gigagas-from-geth.resumed.log")
+        log_path = os.path.join(work, f"{name}.resumed.log")
         node = GigagasNode(gigagas, datadir, flags, log_path=log_path, env=env)
     stop = threading.Event()
     rss = peak_rss_watcher(node.proc.pid, stop)
-    result = {"sync": "gigagas-from-geth", "synced": False}
+    result = {"sync": name, "synced": False}
     if killed:
         result["killed"] = killed
     try:
@@ -315,8 +326,11 @@ def main():
     ap.add_argument("--geth", help="geth binary (default: testing/geth_install.sh)")
     ap.add_argument("--out", default=os.path.join(ROOT, "target/interop-snap"))
     ap.add_argument("--timeout", type=int, default=600, help="seconds per sync")
-    ap.add_argument("--only", choices=["geth-from-gigagas", "gigagas-from-geth", "geth-from-geth"],
-                    action="append", help="run only these syncs (repeatable)")
+    ap.add_argument("--only", choices=["geth-from-gigagas", "gigagas-from-geth", "geth-from-geth",
+                                       "gigagas-from-gigagas"],
+                    action="append",
+                    help="run only these syncs (repeatable; gigagas-from-gigagas runs only when "
+                         "named, for states geth cannot initialise)")
     ap.add_argument("--gigagas-flag", action="append", default=[],
                     help="an extra flag of the syncing gigagas node (repeatable)")
     ap.add_argument("--kill-after", type=float,
@@ -324,25 +338,31 @@ def main():
                          "then start it again on the same datadir")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    wanted = lambda name: not args.only or name in args.only  # noqa: E731
+    wanted = lambda name: (not args.only and name != "gigagas-from-gigagas"  # noqa: E731
+                           or name in (args.only or []))
 
     geth = geth_binary(args.geth)
     chain = args.chain_dir or default_chain_dir()
     os.makedirs(args.out, exist_ok=True)
     work = tempfile.mkdtemp(prefix="interop-snap-", dir=args.out)
     results = []
-    if wanted("geth-from-gigagas"):
+    flags = [f for flag in args.gigagas_flag for f in flag.split(" ", 1)]
+    if wanted("geth-from-gigagas") or "gigagas-from-gigagas" in (args.only or []):
         server = serving_gigagas(args.gigagas, chain, work)
         try:
-            results.append(snap_sync(geth, chain, work, "geth-from-gigagas", server,
-                                     args.timeout))
+            if wanted("geth-from-gigagas"):
+                results.append(snap_sync(geth, chain, work, "geth-from-gigagas", server,
+                                         args.timeout))
+            if "gigagas-from-gigagas" in (args.only or []):
+                results.append(gigagas_snap_sync(args.gigagas, chain, work, server,
+                                                 args.timeout, flags, args.kill_after,
+                                                 name="gigagas-from-gigagas"))
         finally:
             server.stop()
     if wanted("gigagas-from-geth") or wanted("geth-from-geth"):
         server = serving_geth(geth, chain, work)
         try:
             if wanted("gigagas-from-geth"):
-                flags = [f for flag in args.gigagas_flag for f in flag.split(" ", 1)]
                 results.append(gigagas_snap_sync(args.gigagas, chain, work, server,
                                                  args.timeout, flags, args.kill_after))
             if wanted("geth-from-geth"):
