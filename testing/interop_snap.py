@@ -34,6 +34,7 @@ Usage: testing/.venv/bin/python testing/interop_snap.py [--chain-dir DIR]
 
 import argparse
 import functools
+import hashlib
 import json
 import os
 import random
@@ -98,14 +99,16 @@ def genesis_chain_id(chain):
 
 def geth_init(geth, datadir, chain):
     """`geth init` of the chain's genesis into `datadir`. geth builds a large allocation's
-    tries in memory (over 15 minutes for 2M accounts and 10M slots here), so the initialised
-    datadir is kept beside the genesis (`geth-init/`, made again when the genesis file
-    changes) and copied without its node key (each node makes its own; two with one key refuse
-    each other): the bytes `geth init` writes, before any sync's clock starts."""
+    tries in memory (minutes for a million slots), so the initialised datadir is kept in the
+    output folder (`geth-init/<genesis path hash>`, made again when the genesis file changes)
+    and copied without its node key (each node makes its own; two with one key refuse each
+    other): the bytes `geth init` writes, before any sync's clock starts."""
     genesis = os.path.join(chain, "genesis.json")
     stat = os.stat(genesis)
     stamp = f"{stat.st_size}-{int(stat.st_mtime)}-{os.path.basename(geth)}"
-    template = os.path.join(chain, "geth-init")
+    # Beside the run's work folders (the chain's own folder may be read-only: geth's module).
+    key = hashlib.sha1(os.path.abspath(genesis).encode()).hexdigest()[:12]
+    template = os.path.join(os.path.dirname(os.path.dirname(datadir)), "geth-init", key)
     stamp_path = os.path.join(template, "stamp")
     if not (os.path.exists(stamp_path) and open(stamp_path).read() == stamp):
         shutil.rmtree(template, ignore_errors=True)
