@@ -1,7 +1,7 @@
 //! The flat state by the state trie's keys (keccak256 of an address; of an address and a slot),
-//! as snap sync downloads it: accounts, slots, codes and trie nodes written beside the sync's
-//! own progress in one atomic batch, read back in key order to build the tries, and the pivot
-//! block written as the head once its state is whole.
+//! as snap sync downloads it and `init` writes a genesis: accounts, slots, codes and trie nodes
+//! written beside the sync's own progress in one atomic batch, read back in key order, and the
+//! pivot block written as the head once its state is whole.
 
 use crate::{AccountRecord, ProviderResult};
 use alloy_primitives::{B256, U256};
@@ -57,10 +57,9 @@ pub trait HashedStateWriter {
     /// [`crate::ProviderError::Database`] when the write fails.
     fn write_hashed(&self, batch: &HashedBatch<'_>) -> ProviderResult<()>;
 
-    /// Moves the flat state and trie nodes written so far from memory into sorted table files:
-    /// reading them in key order ([`HashedStateReader`]) then walks files rather than unsorted
-    /// in-memory tables (the accounts' memtable is a hash table, sorted anew for every
-    /// iterator), and what was written `unlogged` is durable.
+    /// Moves the flat state and trie nodes written so far from memory into table files, so
+    /// that what was written `unlogged` is durable (and is not replayed from a write-ahead log
+    /// into memory at the next open).
     ///
     /// # Errors
     /// [`crate::ProviderError::Database`] when the flush fails.
@@ -90,18 +89,6 @@ pub trait HashedStateReader {
         from: B256,
         limit: usize,
     ) -> ProviderResult<Vec<(B256, U256)>>;
-
-    /// Up to `limit` slots of any account from (`account`, `slot`) on, in key order: (hashed
-    /// account, hashed slot, value). One pass over the whole storage, account after account.
-    ///
-    /// # Errors
-    /// [`crate::ProviderError`] on a failed read or a malformed value.
-    fn hashed_storage_entries(
-        &self,
-        account: B256,
-        slot: B256,
-        limit: usize,
-    ) -> ProviderResult<Vec<(B256, B256, U256)>>;
 
     /// Whether the code whose hash is `hash` is stored.
     ///

@@ -74,45 +74,6 @@ impl HashedStateWriter for Storage {
     }
 }
 
-impl Storage {
-    /// Up to `limit` storage entries from (`account`, `slot`) on, in key order, within the
-    /// account `only` when given.
-    fn storage_entries(
-        &self,
-        account: B256,
-        slot: B256,
-        only: Option<B256>,
-        limit: usize,
-    ) -> ProviderResult<Vec<(B256, B256, U256)>> {
-        let mut options = ReadOptions::default();
-        if let Some(only) = only {
-            options.set_iterate_upper_bound(storage_range_end(&only).to_vec());
-        }
-        let start = hashed_storage_key(&account, &slot);
-        let iter = self.db.iterator_cf_opt(
-            self.cf(STORAGE),
-            options,
-            IteratorMode::From(&start, Direction::Forward),
-        );
-        let mut out = Vec::with_capacity(limit.min(1 << 16));
-        for item in iter.take(limit) {
-            let (key, value) = item.map_err(self.db_err("iterate storage"))?;
-            let corrupt = |reason: String| ProviderError::Corrupt {
-                table: STORAGE,
-                key: alloy_primitives::hex::encode(&key),
-                reason,
-            };
-            if key.len() != 64 {
-                return Err(corrupt(format!("a {}-byte key, expected 64", key.len())));
-            }
-            let value = U256::try_from_be_slice(&value)
-                .ok_or_else(|| corrupt(format!("a {}-byte value", value.len())))?;
-            out.push((B256::from_slice(&key[..32]), B256::from_slice(&key[32..]), value));
-        }
-        Ok(out)
-    }
-}
-
 impl HashedStateReader for Storage {
     fn hashed_accounts(
         &self,
@@ -148,17 +109,30 @@ impl HashedStateReader for Storage {
         from: B256,
         limit: usize,
     ) -> ProviderResult<Vec<(B256, U256)>> {
-        let entries = self.storage_entries(account, from, Some(account), limit)?;
-        Ok(entries.into_iter().map(|(_, slot, value)| (slot, value)).collect())
-    }
-
-    fn hashed_storage_entries(
-        &self,
-        account: B256,
-        slot: B256,
-        limit: usize,
-    ) -> ProviderResult<Vec<(B256, B256, U256)>> {
-        self.storage_entries(account, slot, None, limit)
+        let mut options = ReadOptions::default();
+        options.set_iterate_upper_bound(storage_range_end(&account).to_vec());
+        let start = hashed_storage_key(&account, &from);
+        let iter = self.db.iterator_cf_opt(
+            self.cf(STORAGE),
+            options,
+            IteratorMode::From(&start, Direction::Forward),
+        );
+        let mut out = Vec::new();
+        for item in iter.take(limit) {
+            let (key, value) = item.map_err(self.db_err("iterate storage"))?;
+            let corrupt = |reason: String| ProviderError::Corrupt {
+                table: STORAGE,
+                key: alloy_primitives::hex::encode(&key),
+                reason,
+            };
+            if key.len() != 64 {
+                return Err(corrupt(format!("a {}-byte key, expected 64", key.len())));
+            }
+            let value = U256::try_from_be_slice(&value)
+                .ok_or_else(|| corrupt(format!("a {}-byte value", value.len())))?;
+            out.push((B256::from_slice(&key[32..]), value));
+        }
+        Ok(out)
     }
 
     fn has_bytecode(&self, hash: &B256) -> ProviderResult<bool> {

@@ -109,8 +109,8 @@ pub enum SnapSyncError {
     },
 }
 
-/// What a snap sync's store must do: write hashed state with its progress, read it back in key
-/// order.
+/// What a snap sync's store must do: write hashed state with its progress, read its record
+/// back and tell which codes it holds.
 pub trait SnapStore:
     HashedStateWriter + HashedStateReader + MetadataProvider + Send + Sync + 'static
 {

@@ -4,8 +4,8 @@
 //!
 //! Keys: `snap/pivot` (number ‖ hash ‖ state root), `snap/counts` (the totals),
 //! `snap/acct/<i>` (an account chunk: next hash ‖ last hash ‖ first hash),
-//! `snap/stor/<account hash>` (an
-//! account's storage: its root ‖ the next slot hash), `snap/code/<code hash>` (a code wanted).
+//! `snap/stor/<account hash>` (an account's storage: its root ‖ the next slot hash),
+//! `snap/code/<code hash>` (a code wanted).
 
 use super::{progress::Counts, Pivot};
 use alloy_primitives::{B256, U256};
