@@ -22,7 +22,10 @@ syncing geth's start to its head with `eth_syncing` false, the state it download
 "state download" line: accounts, slots, codes, bytes), the snap version its syncer chose, and
 the peak RSS of the syncing process (VmHWM). `--json` prints the results; logs go to `--out`.
 
-Not yet here (issue 56): a multi-million-account chain.
+A chain made by `gigagas-bench gen-chain --state-by-chain` creates its state in its blocks
+(millions of accounts and slots); both servers import it once, and the imported datadirs are
+kept in the output folder for the next run. Its `sample.json` adds accounts and slots the blocks
+created to the proofs compared.
 
 `--kill-after S` kills the syncing gigagas (kill -9) S seconds into its state download and
 starts it again on the same datadir: the sync must resume and end on the same state.
@@ -33,6 +36,7 @@ Usage: testing/.venv/bin/python testing/interop_snap.py [--chain-dir DIR]
 """
 
 import argparse
+import datetime
 import functools
 import hashlib
 import json
@@ -119,12 +123,51 @@ def geth_init(geth, datadir, chain):
     shutil.copytree(template, datadir, ignore=shutil.ignore_patterns("stamp", "LOCK", "nodekey"))
 
 
-def serving_gigagas(gigagas, chain, work):
-    datadir = os.path.join(work, "gigagas-server")
+def imported(client, binary, datadir, chain, make):
+    """`datadir` holding the chain imported by `make(template)`: a chain of many gigagas of
+    state takes minutes to import, so the imported datadir is kept in the output folder
+    (`<client>-import/<chain path hash>`, made again when chain.rlp, genesis.json or the
+    binary change) and copied without its node key and lock, before any sync's clock
+    starts."""
+    files = [os.path.join(chain, "genesis.json"), os.path.join(chain, "chain.rlp"), binary]
+    stamp = "-".join(f"{os.stat(f).st_size}:{int(os.stat(f).st_mtime)}" for f in files)
+    key = hashlib.sha1(os.path.abspath(chain).encode()).hexdigest()[:12]
+    template = os.path.join(os.path.dirname(work_root(datadir)), f"{client}-import", key)
+    stamp_path = os.path.join(template, "stamp")
+    if not (os.path.exists(stamp_path) and open(stamp_path).read() == stamp):
+        shutil.rmtree(template, ignore_errors=True)
+        started = time.time()
+        make(template)
+        with open(stamp_path, "w") as f:
+            f.write(stamp)
+        print(f"{client}: chain imported in {time.time() - started:.0f} s", file=sys.stderr)
+    shutil.rmtree(datadir, ignore_errors=True)
+    shutil.copytree(template, datadir, ignore=shutil.ignore_patterns("stamp", "LOCK", "nodekey"))
+
+
+def make_gigagas(gigagas, chain, datadir):
+    """`gigagas init` and `gigagas import` of the chain into `datadir`."""
     subprocess.run([gigagas, "init", "--genesis", os.path.join(chain, "genesis.json"),
                     "--datadir", datadir], check=True, capture_output=True)
     subprocess.run([gigagas, "import", os.path.join(chain, "chain.rlp"), "--datadir", datadir],
                    check=True, capture_output=True)
+
+
+def make_geth(geth, chain, datadir):
+    """`geth init` and `geth import` of the chain into `datadir`."""
+    geth_init(geth, datadir, chain)
+    subprocess.run([geth, "import", "--datadir", datadir, os.path.join(chain, "chain.rlp")],
+                   check=True, capture_output=True)
+
+
+def work_root(datadir):
+    """The run's work folder of a datadir in it."""
+    return os.path.dirname(datadir)
+
+
+def serving_gigagas(gigagas, chain, work):
+    datadir = os.path.join(work, "gigagas-server")
+    imported("gigagas", gigagas, datadir, chain, lambda t: make_gigagas(gigagas, chain, t))
     return GigagasNode(gigagas, datadir, ["--chain", os.path.join(chain, "genesis.json"),
                                           "--libp2p.disable", "--disable-discovery",
                                           "--addr", "127.0.0.1"],
@@ -133,9 +176,7 @@ def serving_gigagas(gigagas, chain, work):
 
 def serving_geth(geth, chain, work):
     datadir = os.path.join(work, "geth-server")
-    geth_init(geth, datadir, chain)
-    subprocess.run([geth, "import", "--datadir", datadir, os.path.join(chain, "chain.rlp")],
-                   check=True, capture_output=True)
+    imported("geth", geth, datadir, chain, lambda t: make_geth(geth, chain, t))
     return GethNode(geth, datadir, ["--nat", "none"], http_api="eth,net,web3,admin",
                     log_path=os.path.join(work, "geth-server.log"), p2p=True)
 
@@ -265,13 +306,26 @@ def gigagas_snap_sync(gigagas, chain, work, server, timeout, extra=(), kill_afte
     with open(log_path) as f:
         text = f.read()
     text = re.sub(r"\x1b\[[0-9;]*m", "", text)
-    done = next((line for line in text.splitlines() if "snap sync done" in line), None)
-    if done:
-        field = lambda name: re.search(rf"\b{name}=([\d.]+)", done).group(1)  # noqa: E731
+    lines = text.splitlines()
+    state = next((line for line in lines if "snap sync state done" in line), None)
+    done = next((line for line in lines if "snap sync done" in line), None)
+    if state:
+        field = lambda name: re.search(rf"\b{name}=([\d.]+)", state).group(1)  # noqa: E731
         result["state"] = {"pivot": int(field("pivot")), "accounts": field("accounts"),
                            "slots": field("slots"), "codes": field("codes"),
                            "bytes": f"{int(field('bytes')) / 1024:.2f}KiB",
                            "snap_seconds": float(field("secs"))}
+        # From the pivot's state to the head: BALs applied, or blocks executed.
+        if result["synced"]:
+            stamp = re.match(r"(\d{4}-\d\d-\d\dT[\d:.]+)Z", state)
+            if stamp:
+                at = datetime.datetime.fromisoformat(stamp.group(1)).replace(
+                    tzinfo=datetime.timezone.utc).timestamp()
+                result["catch_up_seconds"] = round(start + result["seconds"] - at, 2)
+        caught = [line for line in lines if "caught up on BALs" in line]
+        result["catch_up"] = "bal" if caught else "execute"
+        if caught:
+            result["bal_blocks"] = int(re.search(r"\bblocks=(\d+)", caught[-1]).group(1))
     result["snap_sync"] = done is not None
     result["snap_version"] = 1
     if killed:
@@ -306,7 +360,14 @@ def proof_sample(chain, first=12, spread=12):
                     drawn.append((current, m.group(1)))
                 elif rng.randrange(seen) < spread:
                     drawn[rng.randrange(spread)] = (current, m.group(1))
-    return heads + drawn
+    # A chain that creates its state (`gen-chain --state-by-chain`) names some of what its
+    # blocks created.
+    created = []
+    sample_path = os.path.join(chain, "sample.json")
+    if os.path.exists(sample_path):
+        with open(sample_path) as f:
+            created = [(e["address"], e["slot"]) for e in json.load(f)]
+    return heads + drawn + created
 
 
 def compare_proofs(server, node, chain):
@@ -339,6 +400,8 @@ def main():
     ap.add_argument("--kill-after", type=float,
                     help="kill -9 the syncing gigagas this many seconds into its state download, "
                          "then start it again on the same datadir")
+    ap.add_argument("--prepare", action="store_true",
+                    help="only import the chain into both servers' kept datadirs, then exit")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     wanted = lambda name: (not args.only and name != "gigagas-from-gigagas"  # noqa: E731
@@ -350,6 +413,13 @@ def main():
     work = tempfile.mkdtemp(prefix="interop-snap-", dir=args.out)
     results = []
     flags = [f for flag in args.gigagas_flag for f in flag.split(" ", 1)]
+    if args.prepare:
+        imported("gigagas", args.gigagas, os.path.join(work, "gigagas-server"), chain,
+                 lambda t: make_gigagas(args.gigagas, chain, t))
+        imported("geth", geth, os.path.join(work, "geth-server"), chain,
+                 lambda t: make_geth(geth, chain, t))
+        shutil.rmtree(work, ignore_errors=True)
+        return
     if wanted("geth-from-gigagas") or "gigagas-from-gigagas" in (args.only or []):
         server = serving_gigagas(args.gigagas, chain, work)
         try:

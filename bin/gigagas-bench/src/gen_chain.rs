@@ -22,8 +22,17 @@
 //! set in the genesis), storage-heavy calls (ten new slots each); `hot` — every transaction increments
 //! the same counter slot (one contract every transaction touches); `cold` — every transaction
 //! reads 200 random slots of a contract holding `--cold-slots` slots.
+//!
+//! State of mainnet's shape: `--state-accounts` and `--state-slots` (over `--state-contracts`
+//! contracts, heavy-tailed) are written into the genesis, or with `--state-by-chain` created by
+//! the blocks themselves before the mix's blocks ([`crate::state_growth`]): a client then holds
+//! that state by importing the chain, as geth does without building a genesis of millions of
+//! entries in memory.
 
-use crate::replay::BAL_FILE;
+use crate::{
+    replay::BAL_FILE,
+    state_growth::{self, StateCall, StatePlan, FANOUT, FANOUT_CODE, WRITER_CODE},
+};
 use alloy_consensus::{SignableTransaction, TxEip1559, TxEnvelope, TxReceipt};
 use alloy_primitives::{keccak256, Address, Bytes, Signature, TxKind, B256, U256};
 use clap::{Args, ValueEnum};
@@ -84,6 +93,17 @@ pub(crate) struct GenChainArgs {
     /// Contracts holding `--state-slots` (64 distinct codes among them).
     #[arg(long, default_value_t = 10_000)]
     pub state_contracts: u64,
+    /// Create `--state-accounts` and `--state-slots` by transactions instead of writing them
+    /// into the genesis: blocks of `--state-gas` calling a fan-out contract (64 new accounts a
+    /// call) and the state contracts' slot writers (100 new slots a call), until all exist;
+    /// the `--blocks` blocks of the mix follow. `sample.json` names accounts and slots created.
+    #[arg(long)]
+    pub state_by_chain: bool,
+    /// Gas per block of the blocks that create the state under `--state-by-chain` (gas;
+    /// suffixes M and G allowed). The block gas limit is twice this, so that the base fee
+    /// stays low.
+    #[arg(long, default_value = "1G", value_parser = parse_gas)]
+    pub state_gas: u64,
     /// Print one JSON object (the `info.json` written) instead of the summary.
     #[arg(long)]
     pub json: bool,
@@ -154,7 +174,6 @@ const LIQUIDITY: u128 = 10_000_000_000_000_000_000_000;
 
 /// The slot writer: `SSTORE(start + i, count - i)` for `i < count`; calldata `start ‖ count`.
 const WRITER: Address = Address::repeat_byte(0x71);
-const WRITER_CODE: &str = "6000356020355b8015601b578082559060010190600190036006565b00";
 /// The hot counter: `SSTORE(0, SLOAD(0) + 1)`.
 const HOT: Address = Address::repeat_byte(0x72);
 const HOT_CODE: &str = "60005460010160005500";
@@ -220,6 +239,10 @@ enum Kind {
     AddLiquidity,
     HotCounter,
     ColdReads,
+    /// A fan-out call creating [`state_growth::FANOUT_ACCOUNTS`] accounts.
+    StateAccounts,
+    /// A writer call storing [`state_growth::FILL_SLOTS`] new slots.
+    StateSlots,
 }
 
 impl Kind {
@@ -239,6 +262,8 @@ impl Kind {
             Kind::AddLiquidity => (400_000, 240_000),
             Kind::HotCounter => (50_000, 26_000),
             Kind::ColdReads => (620_000, 556_000),
+            Kind::StateAccounts => (2_700_000, 2_400_000),
+            Kind::StateSlots => (2_500_000, 2_250_000),
         }
     }
 
@@ -260,6 +285,8 @@ impl Kind {
             Kind::AddLiquidity => (950_000, 778_000),
             Kind::HotCounter => (150_000, 28_000),
             Kind::ColdReads => (660_000, 543_000),
+            Kind::StateAccounts => (14_000_000, 12_600_000),
+            Kind::StateSlots => (12_500_000, 11_050_000),
         }
     }
 }
@@ -360,6 +387,9 @@ impl Workload {
     /// The next transaction, of `kind` (senders taken in turn).
     fn transaction(&mut self, kind: Kind, fork: Fork, max_fee: u128) -> (TxEnvelope, Address) {
         let (to, value, input) = match kind {
+            Kind::StateAccounts | Kind::StateSlots => {
+                unreachable!("state calls are made by `state_transaction`")
+            }
             Kind::EthToFresh => {
                 (Address::from_word(self.rng.word()), U256::from(1_000_000_000u64), Vec::new())
             }
@@ -431,6 +461,35 @@ impl Workload {
                 (COLD, U256::ZERO, input)
             }
         };
+        self.signed(kind, fork, max_fee, to, value, input)
+    }
+
+    /// The next transaction making `call` of the state plan.
+    fn state_transaction(
+        &mut self,
+        call: StateCall,
+        fork: Fork,
+        max_fee: u128,
+    ) -> (Kind, TxEnvelope, Address) {
+        let kind = match call {
+            StateCall::Accounts { .. } => Kind::StateAccounts,
+            StateCall::Slots { .. } => Kind::StateSlots,
+        };
+        let (to, input) = call.call(self.seed);
+        let (tx, sender) = self.signed(kind, fork, max_fee, to, U256::ZERO, input);
+        (kind, tx, sender)
+    }
+
+    /// The next sender's transaction to `to` (senders taken in turn).
+    fn signed(
+        &mut self,
+        kind: Kind,
+        fork: Fork,
+        max_fee: u128,
+        to: Address,
+        value: U256,
+        input: Vec<u8>,
+    ) -> (TxEnvelope, Address) {
         let i = self.next;
         self.next = (self.next + 1) % self.senders.len();
         let nonce = self.nonces[i];
@@ -591,6 +650,18 @@ fn genesis(args: &GenChainArgs, workload: &Workload, gas_limit: u64) -> Result<V
         format!("{COLD:#x}"),
         json!({ "balance": "0x0", "code": format!("0x{COLD_CODE}"), "storage": cold }),
     );
+    if args.state_by_chain {
+        // The fan-out contract pays 1 wei to each account it creates.
+        alloc.insert(
+            format!("{FANOUT:#x}"),
+            json!({ "balance": hex_u256(rich), "code": format!("0x{FANOUT_CODE}") }),
+        );
+        if args.state_slots > 0 {
+            for (address, entry) in state_growth::genesis_entries(args.seed, args.state_contracts) {
+                alloc.insert(format!("{address:#x}"), entry);
+            }
+        }
+    }
     Ok(genesis)
 }
 
@@ -636,21 +707,23 @@ fn write_genesis(
     let derive = |tag: &[u8], i: u64, j: u64| {
         keccak256([&args.seed.to_be_bytes()[..], tag, &i.to_be_bytes(), &j.to_be_bytes()].concat())
     };
-    for i in 0..args.state_accounts {
+    let (accounts, slots) =
+        if args.state_by_chain { (0, 0) } else { (args.state_accounts, args.state_slots) };
+    for i in 0..accounts {
         text.clear();
         let address = Address::from_slice(&derive(b"account", i, 0)[12..]);
         let balance = hex_u256(U256::from(1_000_000_007u64 * (i + 1)));
         entry(&mut text, format!("{address:#x}"), &format!("{{\"balance\": \"{balance}\"}}"));
         out.write_all(text.as_bytes()).map_err(fail)?;
     }
-    if args.state_slots > 0 {
-        let contracts = args.state_contracts.clamp(1, args.state_slots);
-        let mut left = args.state_slots;
+    if slots > 0 {
+        let contracts = args.state_contracts.clamp(1, slots);
+        let mut left = slots;
         for k in 1..=contracts {
             let slots = if k == contracts {
                 left
             } else {
-                zipf_slots(k, contracts, args.state_slots).min(left - (contracts - k))
+                zipf_slots(k, contracts, slots).min(left - (contracts - k))
             };
             left -= slots;
             text.clear();
@@ -759,6 +832,15 @@ pub(crate) fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
     if args.mix == Mix::Mainnet {
         gas_limit = gas_limit.max(setup_gas + setup_gas / 4);
     }
+    let mut plan = StatePlan::new(
+        args.seed,
+        if args.state_by_chain { args.state_accounts } else { 0 },
+        if args.state_by_chain { args.state_slots } else { 0 },
+        args.state_contracts,
+    );
+    if plan.left() > 0 {
+        gas_limit = gas_limit.max(args.state_gas * 2);
+    }
     let per_tx = match args.mix {
         Mix::Mainnet => 40_000,
         Mix::Hot => Kind::HotCounter.gas(args.fork).1,
@@ -785,22 +867,52 @@ pub(crate) fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
     let mut base_fee = init.header.base_fee_per_gas.unwrap_or(1_000_000_000);
     let (mut chain, mut bals) = (Vec::new(), Vec::new());
     let (mut blocks, mut by_kind) = (Vec::new(), std::collections::BTreeMap::new());
-    let bar = crate::util::bar(args.blocks, "blocks");
+    // The blocks creating the state, about: each call's expected use over the block's gas.
+    let state_blocks = {
+        let (accounts, slots) =
+            if args.state_by_chain { (args.state_accounts, args.state_slots) } else { (0, 0) };
+        let gas = accounts.div_ceil(state_growth::FANOUT_ACCOUNTS)
+            * Kind::StateAccounts.gas(args.fork).1
+            + slots.div_ceil(state_growth::FILL_SLOTS) * Kind::StateSlots.gas(args.fork).1;
+        gas.div_ceil(args.state_gas)
+    };
+    let bar = crate::util::bar(state_blocks + args.blocks, "blocks");
     if args.json {
         bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
-    for number in 1..=args.blocks {
+    let (mut number, mut mix_blocks) = (0u64, 0u64);
+    while plan.left() > 0 || mix_blocks < args.blocks {
+        number += 1;
+        let state_block = plan.left() > 0;
+        if !state_block {
+            mix_blocks += 1;
+        }
         let block_start = Instant::now();
         // Twice the base fee leaves room for it to rise by 12.5 % a block.
         let max_fee = u128::from(base_fee) * 2 + 1_000_000_000;
         let (mut candidates, mut expected, mut limits) = (Vec::new(), 0u64, 0u64);
         // The mainnet mix's first block sets up the WETH9/USDT pool its swaps trade in.
-        let mut setup: Vec<Kind> = if number == 1 && args.mix == Mix::Mainnet {
+        let mut setup: Vec<Kind> = if !state_block && mix_blocks == 1 && args.mix == Mix::Mainnet {
             vec![Kind::AddLiquidity, Kind::CreatePair]
         } else {
             Vec::new()
         };
-        while expected < args.gas || !setup.is_empty() {
+        while state_block && expected < args.state_gas {
+            let largest =
+                Kind::StateAccounts.gas(args.fork).0.max(Kind::StateSlots.gas(args.fork).0);
+            if limits + largest > gas_limit {
+                break;
+            }
+            let draw = workload.rng.below(plan.left());
+            let Some(call) = plan.next(draw) else { break };
+            let (kind, tx, sender) = workload.state_transaction(call, args.fork, max_fee);
+            let (limit, used) = kind.gas(args.fork);
+            limits += limit;
+            expected += used;
+            *by_kind.entry(kind).or_insert(0u64) += 1;
+            candidates.push((tx, sender));
+        }
+        while !state_block && (expected < args.gas || !setup.is_empty()) {
             // The kind first: a transaction made is a nonce spent.
             let kind = setup.pop().unwrap_or_else(|| workload.kind());
             let (limit, used) = kind.gas(args.fork);
@@ -863,6 +975,15 @@ pub(crate) fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
     }
     bar.finish_and_clear();
     write(&args.out.join("chain.rlp"), &chain)?;
+    if args.state_by_chain {
+        let sample =
+            StatePlan::new(args.seed, args.state_accounts, args.state_slots, args.state_contracts)
+                .sample(args.state_accounts, 12);
+        write(
+            &args.out.join("sample.json"),
+            &serde_json::to_vec_pretty(&sample).map_err(|e| e.to_string())?,
+        )?;
+    }
     if args.fork == Fork::Amsterdam {
         // The BALs beside the chain (an RLP list per block, back to back): geth's export
         // format has no place for them, newPayloadV5 needs them.

@@ -140,6 +140,8 @@ pub(crate) fn run(args: HwArgs) -> Result<ExitCode, String> {
             state_accounts: 0,
             state_slots: 0,
             state_contracts: 10_000,
+            state_by_chain: false,
+            state_gas: 1_000_000_000,
             data: opts.mainnet.clone(),
             json: false,
         })?;

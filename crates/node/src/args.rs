@@ -10,8 +10,20 @@ use gigagas_executor::Scheduler;
 pub enum SyncMode {
     /// Execute every block from the node's head on.
     Full,
-    /// Download a recent pivot block's state from snap peers, then execute from there.
+    /// Download a recent pivot block's state from snap peers, then catch up from there.
     Snap,
+}
+
+/// `--snap.catch-up`: how a snap-synced node gets from its pivot to the target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CatchUp {
+    /// Apply each block's EIP-7928 BAL to the state (snap/2's way, EIP-8189): the BAL checked
+    /// against its header's hash, the receipts fetched and checked against the receipts root,
+    /// the state root checked; a block without a BAL, or whose BAL does not give its root, and
+    /// all after it are executed.
+    Bal,
+    /// Execute every block from the pivot on, as full sync does.
+    Execute,
 }
 use gigagas_validation::BalIo;
 use std::{
@@ -216,10 +228,15 @@ pub struct NodeArgs {
     /// How the node gets the chain's state (geth's and reth's `--syncmode`): `full` executes
     /// every block from its head on; `snap`, on a node with no chain yet, downloads the state
     /// of a pivot block 64 below the target (the consensus client's head, or `--debug.tip`)
-    /// from the devp2p peers that speak snap, every range proven, then executes the blocks
-    /// from the pivot to the target and follows as a full node.
+    /// from the devp2p peers that speak snap, every range proven, then applies the BALs of the
+    /// blocks from the pivot to the target (with their receipts from the peers) and follows
+    /// as a full node.
     #[arg(long = "syncmode", value_enum, default_value_t = SyncMode::Full)]
     pub syncmode: SyncMode,
+    /// How a snap sync gets from the pivot to the target: `bal` applies the blocks' BALs,
+    /// `execute` executes them (docs/benchmarks.md measures both; a lab knob).
+    #[arg(long = "snap.catch-up", value_enum, default_value_t = CatchUp::Bal, hide = true)]
+    pub snap_catch_up: CatchUp,
     /// Snap sync's requests out to one peer at once (a lab knob).
     #[arg(long = "snap.requests-per-peer", default_value_t = 4, hide = true)]
     pub snap_requests_per_peer: usize,

@@ -240,8 +240,8 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
                 sync_status =
                     Some(status.clone() as Arc<dyn gigagas_rpc::syncing::SyncStatusSource>);
             }
-            let (engine, devp2p, store, tip) =
-                (engine.clone(), devp2p.clone(), store.clone(), args.debug_tip);
+            let (engine, devp2p, store, tip, catch_up) =
+                (engine.clone(), devp2p.clone(), store.clone(), args.debug_tip, args.snap_catch_up);
             let snap_config = gigagas_net_p2p::snap_sync::SnapSyncConfig {
                 requests_per_peer: args.snap_requests_per_peer.max(1),
                 response_bytes: args.snap_response_bytes,
@@ -249,7 +249,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
             };
             executor.spawn_critical("devp2p-sync", async move {
                 if let Some(status) = snap {
-                    match crate::snap::snap_sync(devp2p, engine.clone(), store, tip, status, snap_config)
+                    match crate::snap::snap_sync(devp2p, engine.clone(), store, tip, status, snap_config, catch_up)
                         .await {
                         Ok(_) => {}
                         Err(e) => {

@@ -19,7 +19,7 @@ mod metrics;
 mod snap;
 mod sync;
 
-pub use args::{NodeArgs, SyncMode};
+pub use args::{CatchUp, NodeArgs, SyncMode};
 pub use block::{NetworkBlock, NetworkBlockError};
 pub use gigagas_chainspec::DEV_GENESIS;
 pub use launch::{launch, NodeHandle};

@@ -5,11 +5,17 @@
 //! engine could not follow) or `--debug.tip`; its header comes from a peer; the pivot is the
 //! block [`PIVOT_DISTANCE`] below it (geth's choice), or the pivot of a snap sync the store
 //! records (resumed after a restart). The headers from [`ANCESTORS`] below the pivot up to the
-//! target are fetched back from the target, each the parent of the next, and the pivot's body
-//! checked against its header. `gigagas_net_p2p::snap_sync` downloads the pivot's state and
-//! checks its root; the pivot and its ancestors' headers are written as the head and the
-//! engine takes it; the blocks after the pivot are then executed as full sync does.
+//! target are fetched back from the target, each the parent of the next.
+//! `gigagas_net_p2p::snap_sync` downloads the pivot's state and checks its root; the pivot and
+//! its ancestors — the history kept: headers, bodies checked against them, receipts checked
+//! against their receipts roots; nothing older — are written with the pivot as the head. With
+//! `--snap.catch-up bal` (the default) the blocks after the pivot are then applied from their
+//! BALs (bodies, BALs and receipts from the peers, [`gigagas_validation::apply_bal_block`]),
+//! [`CATCH_UP_BATCH`] at a time, each committed with its state; the engine takes the head
+//! reached, and full sync executes whatever is left (a block without a BAL, one whose BAL does
+//! not give its root, and those after it; with `--snap.catch-up execute`, all of them).
 
+use crate::CatchUp;
 use alloy_consensus::{Header, TxEnvelope};
 use alloy_eips::eip1898::HashOrNumber;
 use alloy_primitives::{B256, U64};
@@ -25,6 +31,7 @@ use gigagas_net_p2p::{
 use gigagas_rpc::syncing::{SyncProgress, SyncStatusSource};
 use gigagas_storage::Storage;
 use gigagas_storage::{BlockNumReader, RawBlock};
+use gigagas_validation::{apply_bal_block, BalBlock};
 use std::{
     sync::{Arc, Mutex},
     time::{Duration, Instant},
@@ -35,6 +42,8 @@ use std::{
 pub(crate) const PIVOT_DISTANCE: u64 = 64;
 /// Headers kept below the pivot: `BLOCKHASH` reads up to 256 back.
 pub(crate) const ANCESTORS: u64 = 256;
+/// Blocks whose bodies, BALs and receipts are fetched at once in the catch-up on BALs.
+pub(crate) const CATCH_UP_BATCH: usize = 128;
 /// How often the progress line is logged.
 const PROGRESS_EVERY: Duration = Duration::from_secs(8);
 
@@ -56,6 +65,12 @@ pub(crate) enum SnapError {
     /// The chain fetched back does not hold the pivot.
     #[error("the chain back from {0} does not hold the pivot's header")]
     NoPivotHeader(B256),
+    /// Applying a block from its BAL failed inside the node (the store, a missing trie node).
+    #[error("catching up on BALs: {0}")]
+    CatchUp(#[source] gigagas_validation::ImportError),
+    /// The catch-up's blocking task died.
+    #[error("the catch-up task stopped: {0}")]
+    CatchUpTask(#[from] tokio::task::JoinError),
 }
 
 /// What `eth_syncing` reports from the moment the target is known until the head reaches it:
@@ -152,6 +167,7 @@ pub(crate) async fn snap_sync(
     tip: Option<B256>,
     status: Arc<SnapStatus>,
     config: SnapSyncConfig,
+    catch_up: CatchUp,
 ) -> Result<Option<B256>, SnapError> {
     let sync = SnapSync::new(Arc::new(network.clone()), store.clone(), config);
     *status.progress.lock().expect("lock") = Some(sync.progress());
@@ -195,42 +211,133 @@ pub(crate) async fn snap_sync(
     let synced = sync.run(pivot).await;
     progress_line.abort();
     let pivot = synced?;
-    // The pivot's body, checked against its header.
-    let block = downloader.download_bodies(vec![pivot_header.clone()]).await?.remove(0).block;
-    let body = alloy_rlp::encode(&block.body);
-    let tx_hashes: Vec<B256> =
-        block.body.transactions.iter().map(TxEnvelope::tx_hash).copied().collect();
-    let encoded: Vec<(u64, B256, Vec<u8>)> = headers
+    // The history kept: the pivot and the ANCESTORS blocks below it whole — bodies checked
+    // against their headers, receipts against their receipts roots —, older blocks not at
+    // all (as a node with history expiry).
+    let below: Vec<Header> = headers.iter().filter(|h| h.number <= pivot.number).cloned().collect();
+    let bodies = downloader.download_bodies(below.clone()).await?;
+    let receipts = downloader.download_receipts(&below).await?;
+    let encoded: Vec<EncodedBlock> = bodies
         .iter()
-        .filter(|h| h.number <= pivot.number)
-        .map(|h| (h.number, h.hash_slow(), alloy_rlp::encode(h)))
+        .zip(receipts)
+        .map(|(b, receipts)| EncodedBlock {
+            header: alloy_rlp::encode(&b.block.header),
+            body: alloy_rlp::encode(&b.block.body),
+            receipts: alloy_rlp::encode(receipts),
+            tx_hashes: b.block.body.transactions.iter().map(TxEnvelope::tx_hash).copied().collect(),
+        })
         .collect();
-    let blocks: Vec<RawBlock<'_>> = encoded
+    let blocks: Vec<RawBlock<'_>> = bodies
         .iter()
-        .map(|(number, hash, header)| RawBlock {
-            number: *number,
-            hash: *hash,
-            header,
-            body: (*number == pivot.number).then_some(&body[..]),
-            receipts: None,
-            tx_hashes: if *number == pivot.number { &tx_hashes } else { &[] },
+        .zip(&encoded)
+        .map(|(b, e)| RawBlock {
+            number: b.block.header.number,
+            hash: b.block.header.hash_slow(),
+            header: &e.header,
+            body: Some(&e.body),
+            receipts: Some(&e.receipts),
+            tx_hashes: &e.tx_hashes,
         })
         .collect();
     finish(&*store, &pivot, &blocks)?;
-    let head = engine.backfill_sync_finished().await?;
     let snapshot = sync.progress().snapshot();
     tracing::info!(
         target: "sync::snap",
         pivot = pivot.number,
-        head = head.0,
         accounts = snapshot.accounts,
         slots = snapshot.slots,
         codes = snapshot.codes,
         bytes = snapshot.account_bytes + snapshot.storage_bytes + snapshot.code_bytes,
         secs = started.elapsed().as_secs_f64(),
-        "snap sync done: executing from the pivot to the target"
+        "snap sync state done"
+    );
+    if catch_up == CatchUp::Bal {
+        let above: Vec<Header> = headers.into_iter().filter(|h| h.number > pivot.number).collect();
+        catch_up_on_bals(&downloader, &store, above).await?;
+    }
+    let head = engine.backfill_sync_finished().await?;
+    tracing::info!(
+        target: "sync::snap",
+        head = head.0,
+        target = target.number,
+        secs = started.elapsed().as_secs_f64(),
+        "snap sync done: the engine follows from the head"
     );
     Ok(Some(target_hash))
+}
+
+/// A block of the history kept, encoded for the store.
+struct EncodedBlock {
+    header: Vec<u8>,
+    body: Vec<u8>,
+    receipts: Vec<u8>,
+    tx_hashes: Vec<B256>,
+}
+
+/// Applies the blocks of `headers` (the chain above the stored head, ascending) from their
+/// BALs, [`CATCH_UP_BATCH`] at a time: bodies and BALs, then receipts, from the peers (each
+/// checked against its header), then each block committed with its state. Stops at the first
+/// block without a BAL or whose BAL does not give its header's state root (execution takes it
+/// from there); answers the blocks applied.
+///
+/// # Errors
+/// [`SnapError::Download`] when the peers stop delivering; [`SnapError::CatchUp`] when the
+/// store fails or a trie node is missing.
+async fn catch_up_on_bals(
+    downloader: &BlockDownloader<Devp2pNetwork>,
+    store: &Arc<Storage>,
+    headers: Vec<Header>,
+) -> Result<u64, SnapError> {
+    let started = Instant::now();
+    let (mut applied, mut gas) = (0u64, 0u64);
+    for batch in headers.chunks(CATCH_UP_BATCH) {
+        let blocks = downloader.download_bodies(batch.to_vec()).await?;
+        let with_bal = blocks.iter().take_while(|b| b.bal.is_some()).count();
+        let receipts = downloader.download_receipts(&batch[..with_bal]).await?;
+        let store = store.clone();
+        let (done, block_gas, stopped) = tokio::task::spawn_blocking(move || {
+            let (mut done, mut gas) = (0u64, 0u64);
+            for (b, receipts) in blocks.iter().zip(&receipts) {
+                let Some(bal) = &b.bal else { break };
+                let header = &b.block.header;
+                let block = BalBlock {
+                    header,
+                    hash: header.hash_slow(),
+                    body: &b.block.body,
+                    bal,
+                    receipts,
+                };
+                match apply_bal_block(&store, block) {
+                    Ok(_) => {
+                        done += 1;
+                        gas += header.gas_used;
+                    }
+                    Err(e) if e.is_internal() => return Err(SnapError::CatchUp(e)),
+                    // The block is left to execution, which gives its verdict.
+                    Err(e) => {
+                        tracing::warn!(target: "sync::snap", block = header.number, error = %e, "a block's BAL does not apply: executing from it");
+                        return Ok((done, gas, true));
+                    }
+                }
+            }
+            Ok((done, gas, with_bal < blocks.len()))
+        })
+        .await??;
+        applied += done;
+        gas += block_gas;
+        tracing::info!(
+            target: "sync::snap",
+            blocks = applied,
+            head = batch.first().map_or(0, |h| h.number) + done.saturating_sub(1),
+            mgas = gas as f64 / 1e6,
+            secs = started.elapsed().as_secs_f64(),
+            "caught up on BALs"
+        );
+        if stopped {
+            break;
+        }
+    }
+    Ok(applied)
 }
 
 /// Logs the progress line every [`PROGRESS_EVERY`]: accounts, slots, codes, bytes, rate, the

@@ -10,6 +10,8 @@
 //!   (`gigagas-engine`) drives them for payloads and chains of payloads — sync's rounds and the
 //!   file import, each block's root and commit overlapping the next block's execution — and
 //!   the payload builder (`gigagas-payload`) for the blocks it builds.
+//! - [`bal_apply`]: a block's state from its BAL alone, no execution ([`apply_bal_block`]):
+//!   snap/2's catch-up from a snap-synced pivot to the head.
 //! - `bal_root`: with a given EIP-7928 BAL the state root is computed from the BAL beside the
 //!   parallel execution, and kept when the executed updates match the BAL's.
 //! - [`overlay`]: the state of a block's parent: the stored state under the diffs of executed,
@@ -20,6 +22,7 @@
 //! - [`export`]: geth's export file format, each block followed by its EIP-7928 BAL when the
 //!   file carries one.
 
+pub mod bal_apply;
 mod bal_root;
 pub mod block;
 mod error;
@@ -28,6 +31,7 @@ pub mod genesis;
 pub mod overlay;
 mod pre_byzantium;
 
+pub use bal_apply::{apply_bal_block, BalApplied, BalBlock};
 pub use block::{
     account_updates, commit_executed, execute_block, executed_from_build, merge_updates,
     source_fault, state_root_stage, BalIo, ExecutedBlock, GivenBal, ImportedBlock, Prewarming,

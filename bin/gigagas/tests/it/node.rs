@@ -30,6 +30,15 @@ fn start_node(datadir: &Path, args: &[&str]) -> (KillOnDrop, String, String) {
 /// [`start_node`], also returning the node's first stderr line (its addresses, its p2p
 /// multiaddr).
 fn start_node_with_banner(datadir: &Path, args: &[&str]) -> (KillOnDrop, String, String, String) {
+    let (node, http, engine, banner, _) = start_node_with_log(datadir, args);
+    (node, http, engine, banner)
+}
+
+/// [`start_node_with_banner`], also returning the node's stderr after the banner as it comes.
+fn start_node_with_log(
+    datadir: &Path,
+    args: &[&str],
+) -> (KillOnDrop, String, String, String, std::sync::Arc<std::sync::Mutex<String>>) {
     let mut node = Command::new(env!("CARGO_BIN_EXE_gigagas"))
         .args([
             "node",
@@ -61,14 +70,22 @@ fn start_node_with_banner(datadir: &Path, args: &[&str]) -> (KillOnDrop, String,
         }
     }
     assert!(line.contains("parallel executor: one pool of"), "banner: {line}");
-    std::thread::spawn(move || stderr.lines().for_each(drop));
+    let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let kept = log.clone();
+    std::thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            let mut kept = kept.lock().unwrap();
+            kept.push_str(&line);
+            kept.push('\n');
+        }
+    });
     let urls: Vec<&str> = line
         .split("http://")
         .skip(1)
         .map(|s| s.split([';', ' ']).next().expect("address"))
         .collect();
     let (http, engine) = (format!("http://{}", urls[0]), format!("http://{}", urls[1]));
-    (KillOnDrop(node), http, engine, line)
+    (KillOnDrop(node), http, engine, line, log)
 }
 
 #[test]
@@ -778,13 +795,15 @@ fn dev_transfer(nonce: u64) -> String {
     format!("0x{}", hex::encode(tx.encoded_2718()))
 }
 
-/// `--syncmode snap` between two gigagas nodes: A runs a dev chain; B, new, given A as its
-/// trusted peer and A's block 70 as `--debug.tip`, downloads the state of block 6 (64 below the
-/// tip) from A over snap, every range proven, builds its tries, then executes blocks 7 to 70:
-/// it reaches the tip with A's state root, `eth_getProof` answers as A's, and `eth_syncing` is
-/// `false` once there.
+/// `--syncmode snap` between two gigagas nodes: A runs a dev chain, with transfers sent to it
+/// past block 8; B, new, given A as its trusted peer and A's block 70 as `--debug.tip`,
+/// downloads the state of block 6 (64 below the tip) from A over snap, every range proven,
+/// builds its tries, holds blocks 1 to 6 whole (bodies and receipts), then applies blocks 7
+/// to 70 from their BALs (snap/2's catch-up), with their receipts from A: it reaches the tip
+/// with A's state root, blocks, receipts and `eth_getProof` answer as A's, and `eth_syncing`
+/// is `false` once there.
 #[test]
-fn a_new_node_snap_syncs_from_another_and_executes_to_the_tip() {
+fn a_new_node_snap_syncs_from_another_and_catches_up_on_bals() {
     let genesis = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testing/dev-genesis.json");
     let (a_dir, b_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let (_a, a_http, _, banner) = start_node_with_banner(
@@ -799,13 +818,24 @@ fn a_new_node_snap_syncs_from_another_and_executes_to_the_tip() {
             .clone()
     };
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while call(&a_http, "eth_getBlockByNumber", r#"["0x8",false]"#).is_null() {
+        assert!(std::time::Instant::now() < deadline, "A's dev chain did not reach block 8");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let sent: Vec<String> = (0..3)
+        .map(|nonce| {
+            let raw = dev_transfer(nonce);
+            let hash = call(&a_http, "eth_sendRawTransaction", &format!(r#"["{raw}"]"#));
+            hash.as_str().expect("a transaction hash").to_string()
+        })
+        .collect();
     while call(&a_http, "eth_getBlockByNumber", r#"["0x46",false]"#).is_null() {
         assert!(std::time::Instant::now() < deadline, "A's dev chain did not reach block 70");
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     let tip = call(&a_http, "eth_getBlockByNumber", r#"["0x46",false]"#);
     let tip_hash = tip["hash"].as_str().expect("hash").to_string();
-    let (_b, b_http, _) = start_node(
+    let (_b, b_http, _, _, b_log) = start_node_with_log(
         b_dir.path(),
         &[
             "--chain",
@@ -820,12 +850,28 @@ fn a_new_node_snap_syncs_from_another_and_executes_to_the_tip() {
         ],
     );
     wait_for_tip(&b_http, &tip);
-    // The pivot is held whole, the blocks below it by their headers only.
-    assert_eq!(
-        call(&b_http, "eth_getBlockByNumber", r#"["0x6",false]"#)["hash"],
-        call(&a_http, "eth_getBlockByNumber", r#"["0x6",false]"#)["hash"]
-    );
+    // The pivot and the blocks below it (the history kept) are held whole: bodies and
+    // receipts.
+    for block in ["0x1", "0x6"] {
+        let full = format!(r#"["{block}",true]"#);
+        let a_block = call(&a_http, "eth_getBlockByNumber", &full);
+        assert!(!a_block.is_null());
+        assert_eq!(call(&b_http, "eth_getBlockByNumber", &full), a_block);
+        let receipts = format!(r#"["{block}"]"#);
+        assert_eq!(
+            call(&b_http, "eth_getBlockReceipts", &receipts),
+            call(&a_http, "eth_getBlockReceipts", &receipts)
+        );
+    }
     assert_eq!(call(&b_http, "eth_syncing", "[]"), serde_json::json!(false));
+    // The blocks above the pivot came from their BALs, with A's receipts.
+    assert!(b_log.lock().unwrap().contains("caught up on BALs"), "{}", b_log.lock().unwrap());
+    for hash in &sent {
+        let receipt = call(&a_http, "eth_getTransactionReceipt", &format!(r#"["{hash}"]"#));
+        let number = receipt["blockNumber"].as_str().expect("mined by A");
+        assert!(u64::from_str_radix(&number[2..], 16).unwrap() > 6, "{receipt}");
+        assert_eq!(call(&b_http, "eth_getTransactionReceipt", &format!(r#"["{hash}"]"#)), receipt);
+    }
     // The beacon-roots contract's storage (written by every block) proven at the tip alike.
     let proof = r#"["0x000F3df6D732807Ef1319fB7B8bB8522d0Beac02",["0x0","0x1"],"0x46"]"#;
     assert_eq!(call(&b_http, "eth_getProof", proof), call(&a_http, "eth_getProof", proof));

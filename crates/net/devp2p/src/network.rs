@@ -22,7 +22,7 @@ use gigagas_eth_wire::{
 };
 use gigagas_eth_wire_types::{
     CustodyBitmap, EthMessage, EthVersion, GetCells, HeadersRequest, NewPooledTransactionHashes,
-    RequestPair, SnapMessage, StatusMessage, MAX_HEADERS, MAX_REQUEST_ITEMS,
+    Receipt69, RequestPair, SnapMessage, StatusMessage, MAX_HEADERS, MAX_REQUEST_ITEMS,
 };
 use gigagas_net_ecies::{peer_id, EciesStream, SecretKey};
 use gigagas_net_p2p::{BlockClient, ChainServer, RequestError, SnapClient, SnapServer};
@@ -969,6 +969,54 @@ impl BlockClient for Devp2pNetwork {
             EthMessage::BlockAccessLists(p) => Ok(p.message.0),
             _ => Err(RequestError::UnexpectedResponse { expected: "BlockAccessLists" }),
         }
+    }
+
+    async fn get_receipts(
+        &self,
+        peer: PeerId,
+        mut hashes: Vec<B256>,
+    ) -> Result<Vec<Vec<Receipt69>>, RequestError> {
+        hashes.truncate(MAX_REQUEST_ITEMS);
+        // eth/70 (EIP-7975) may cut the last block's list: it is asked again from the first
+        // receipt missing, until whole.
+        let eth70 = self.version_of(&peer).is_some_and(|v| v >= EthVersion::Eth70);
+        let (mut out, mut partial): (Vec<Vec<Receipt69>>, Vec<Receipt69>) = Default::default();
+        let mut next = 0;
+        while next < hashes.len() {
+            let message = EthMessage::GetReceipts {
+                request_id: 0,
+                first_block_receipt_index: eth70.then_some(partial.len() as u64),
+                hashes: hashes[next..].to_vec(),
+            };
+            let (lists, incomplete) = match self.request(peer, message).await? {
+                EthMessage::Receipts { receipts, last_block_incomplete, .. } => {
+                    (receipts, last_block_incomplete.unwrap_or(false))
+                }
+                _ => return Err(RequestError::UnexpectedResponse { expected: "Receipts" }),
+            };
+            let count = lists.len();
+            let before = partial.len();
+            for (i, list) in lists.into_iter().enumerate() {
+                let mut list = list;
+                if i == 0 && !partial.is_empty() {
+                    let mut whole = std::mem::take(&mut partial);
+                    whole.append(&mut list);
+                    list = whole;
+                }
+                if i + 1 == count && incomplete {
+                    partial = list;
+                } else {
+                    out.push(list);
+                }
+            }
+            // A cut list that did not grow would be asked for forever: the answer ends here
+            // (shorter than asked, as a peer may answer).
+            if count == 0 || !incomplete || (count == 1 && partial.len() <= before) {
+                break;
+            }
+            next += count - 1;
+        }
+        Ok(out)
     }
 
     fn report_bad_message(&self, peer: PeerId) {

@@ -48,6 +48,15 @@ impl BlockClient for NetworkHandle {
         }
     }
 
+    /// The libp2p sync protocol carries no receipts: none.
+    async fn get_receipts(
+        &self,
+        _peer: PeerId,
+        _hashes: Vec<B256>,
+    ) -> Result<Vec<Vec<gigagas_eth_wire_types::Receipt69>>, RequestError> {
+        Ok(Vec::new())
+    }
+
     async fn get_block_access_lists(
         &self,
         peer: PeerId,

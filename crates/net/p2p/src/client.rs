@@ -4,6 +4,7 @@ use alloy_consensus::{BlockBody, Header, TxEnvelope};
 use alloy_eips::eip1898::HashOrNumber;
 use alloy_primitives::B256;
 use gigagas_bal::BlockAccessList;
+use gigagas_eth_wire_types::Receipt69;
 use std::{fmt, future::Future, hash::Hash};
 
 /// A request to a peer that brought no answer: the transport failed (no connection, a timeout,
@@ -21,8 +22,8 @@ pub enum RequestError {
     },
 }
 
-/// Headers, bodies and BALs from peers (eth/69 `GetBlockHeaders` / `GetBlockBodies`, eth/71's
-/// EIP-8159 `GetBlockAccessLists`). An answer may be shorter than asked (the peer stops at what
+/// Headers, bodies, receipts and BALs from peers (eth/69 `GetBlockHeaders` / `GetBlockBodies` /
+/// `GetReceipts`, eth/71's EIP-8159 `GetBlockAccessLists`). An answer may be shorter than asked (the peer stops at what
 /// it has or at the protocol's limits); checking it is the caller's business.
 pub trait BlockClient: Send + Sync + 'static {
     /// How the transport names a peer.
@@ -55,6 +56,15 @@ pub trait BlockClient: Send + Sync + 'static {
         peer: Self::Peer,
         hashes: Vec<B256>,
     ) -> impl Future<Output = Result<Vec<Option<BlockAccessList>>, RequestError>> + Send;
+
+    /// The receipts of the blocks with these hashes, in order, in eth/69's form (no bloom),
+    /// stopping at the first block the peer lacks; each block's list whole (the transport
+    /// continues a list an eth/70 peer cut). A transport without receipts answers none.
+    fn get_receipts(
+        &self,
+        peer: Self::Peer,
+        hashes: Vec<B256>,
+    ) -> impl Future<Output = Result<Vec<Vec<Receipt69>>, RequestError>> + Send;
 
     /// `peer` answered with something that cannot be right (a header not extending the chain,
     /// a body or BAL not matching its header): the transport disconnects it and keeps it out.

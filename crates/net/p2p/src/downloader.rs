@@ -10,7 +10,8 @@
 //! genesis (eth's `reverse`), each the parent of the one before, until one's parent is a block
 //! the caller holds: the chain then ends at the target whatever the peers' heads are, and a
 //! peer cannot slip in another branch. [`BlockDownloader::download_bodies`] fetches the
-//! bodies and BALs of such headers. A failed request costs the peer
+//! bodies and BALs of such headers, [`BlockDownloader::download_receipts`] their receipts
+//! (each block's checked against its header's receipts root). A failed request costs the peer
 //! [`FAILED_REQUEST_PENALTY`] and the next peer is asked; an answer that cannot be right costs
 //! it [`BAD_ANSWER_PENALTY`] and is reported to the transport
 //! ([`BlockClient::report_bad_message`]); a delivered answer earns it [`SUCCESS_REWARD`].
@@ -20,12 +21,16 @@ use crate::{
     scores::{PeerScores, BAD_ANSWER_PENALTY, FAILED_REQUEST_PENALTY, SUCCESS_REWARD},
 };
 use alloy_consensus::{
-    proofs::{calculate_ommers_root, calculate_transaction_root, calculate_withdrawals_root},
-    Block, Header, TxEnvelope,
+    proofs::{
+        calculate_ommers_root, calculate_receipt_root, calculate_transaction_root,
+        calculate_withdrawals_root,
+    },
+    Block, Header, Receipt, ReceiptEnvelope, TxEnvelope, TxType,
 };
 use alloy_eips::eip1898::HashOrNumber;
 use alloy_primitives::B256;
 use gigagas_bal::BlockAccessList;
+use gigagas_eth_wire_types::Receipt69;
 use std::{
     future::Future,
     sync::atomic::{AtomicUsize, Ordering},
@@ -219,6 +224,67 @@ impl<C: BlockClient> BlockDownloader<C> {
         Ok(blocks)
     }
 
+    /// The receipts of `headers` (a chain, ascending), each block's list checked against its
+    /// header's receipts root, from as many peers as it takes: what a node that did not execute
+    /// these blocks (snap sync's catch-up on BALs) serves and answers `eth_getTransactionReceipt`
+    /// from.
+    ///
+    /// # Errors
+    /// [`DownloadError::NoPeers`] / [`DownloadError::Exhausted`] when the peers stop
+    /// delivering.
+    pub async fn download_receipts(
+        &self,
+        headers: &[Header],
+    ) -> Result<Vec<Vec<ReceiptEnvelope>>, DownloadError> {
+        let mut receipts: Vec<Vec<ReceiptEnvelope>> = Vec::with_capacity(headers.len());
+        while receipts.len() < headers.len() {
+            let done = receipts.len();
+            let what = format!("receipts from block {}", headers[done].number);
+            let (_, more) =
+                self.ask_peers(what, |peer| self.fetch_receipts(peer, &headers[done..])).await?;
+            receipts.extend(more);
+        }
+        Ok(receipts)
+    }
+
+    /// One peer's receipts for `headers`: at least one block's, each checked against its
+    /// header's receipts root.
+    async fn fetch_receipts(
+        &self,
+        peer: C::Peer,
+        headers: &[Header],
+    ) -> Result<Vec<Vec<ReceiptEnvelope>>, Fault> {
+        let hashes: Vec<B256> = headers.iter().map(Header::hash_slow).collect();
+        let lists = self.client.get_receipts(peer, hashes).await?;
+        let first = headers.first().map_or(0, |h| h.number);
+        if lists.is_empty() {
+            return Err(Fault::Failed(format!("no receipts from block {first}")));
+        }
+        if lists.len() > headers.len() {
+            return Err(Fault::Bad(format!(
+                "{} blocks' receipts for {} asked",
+                lists.len(),
+                headers.len()
+            )));
+        }
+        let mut out = Vec::with_capacity(lists.len());
+        for (header, list) in headers.iter().zip(lists) {
+            let receipts = list
+                .into_iter()
+                .map(receipt_envelope)
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|reason| Fault::Bad(format!("block {}: {reason}", header.number)))?;
+            if calculate_receipt_root(&receipts) != header.receipts_root {
+                return Err(Fault::Bad(format!(
+                    "receipts of block {} do not match its header's receipts root",
+                    header.number
+                )));
+            }
+            out.push(receipts);
+        }
+        Ok(out)
+    }
+
     /// `attempt` with each peer, ranked, until one delivers: that peer and its answer. Peers
     /// are scored by the outcome (see the module documentation).
     async fn ask_peers<T, F, Fut>(
@@ -368,6 +434,15 @@ impl<C: BlockClient> BlockDownloader<C> {
         }
         Ok(blocks)
     }
+}
+
+/// The stored form of an eth/69 receipt: its bloom computed from its logs.
+fn receipt_envelope(r: Receipt69) -> Result<ReceiptEnvelope, String> {
+    let tx_type =
+        TxType::try_from(r.tx_type).map_err(|_| format!("receipt of type {}", r.tx_type))?;
+    let receipt =
+        Receipt { status: r.status, cumulative_gas_used: r.cumulative_gas_used, logs: r.logs };
+    Ok(ReceiptEnvelope::from_typed(tx_type, receipt.with_bloom()))
 }
 
 /// The hashes of `headers`, which must be blocks `first`, `first + 1`, … each the child of the

@@ -46,6 +46,7 @@ struct Client {
 fn chain(n: u64) -> Vec<Header> {
     let mut headers = vec![Header {
         transactions_root: EMPTY_ROOT_HASH,
+        receipts_root: EMPTY_ROOT_HASH,
         ommers_hash: EMPTY_OMMER_ROOT_HASH,
         ..Default::default()
     }];
@@ -139,6 +140,25 @@ impl BlockClient for Client {
     ) -> Result<Vec<Option<BlockAccessList>>, RequestError> {
         self.behaviour(peer)?;
         Ok(vec![None; hashes.len()])
+    }
+
+    async fn get_receipts(
+        &self,
+        peer: u8,
+        hashes: Vec<B256>,
+    ) -> Result<Vec<Vec<gigagas_eth_wire_types::Receipt69>>, RequestError> {
+        let receipts = match self.behaviour(peer)? {
+            // A receipt in blocks without transactions: not what their receipts roots say.
+            Peer::WrongBodies => vec![gigagas_eth_wire_types::Receipt69 {
+                tx_type: 2,
+                status: true.into(),
+                cumulative_gas_used: 21_000,
+                logs: Vec::new(),
+            }],
+            _ => Vec::new(),
+        };
+        // At most 3 blocks' receipts a request: the downloader asks again for the rest.
+        Ok(vec![receipts; hashes.len().min(3)])
     }
 
     fn report_bad_message(&self, peer: u8) {
@@ -236,4 +256,21 @@ fn the_chain_to_a_target_is_walked_back_to_a_held_block_and_a_lying_peer_is_repo
     });
     // The peer that slipped in another branch was reported (at most once: it is out after).
     assert_eq!(downloader.client().reported.lock().unwrap().as_slice(), [1]);
+}
+
+#[test]
+fn receipts_not_matching_their_headers_are_reported_and_come_from_another_peer() {
+    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let client = Client::new(&[(1, Peer::WrongBodies), (2, Peer::Honest)]);
+    let headers = client.chain[1..=10].to_vec();
+    let downloader = BlockDownloader::new(client, DownloaderConfig::default());
+    on(&rt, async {
+        // Peer 1's receipts do not hash to the headers' receipts roots; peer 2's do, 3 blocks
+        // an answer, asked again for the rest.
+        let receipts = downloader.download_receipts(&headers).await.unwrap();
+        assert_eq!(receipts.len(), 10);
+        assert!(receipts.iter().all(Vec::is_empty));
+    });
+    assert_eq!(downloader.client().reported.lock().unwrap().as_slice(), [1]);
+    assert_eq!(downloader.scores().score(&1), -BAD_ANSWER_PENALTY);
 }
