@@ -123,13 +123,15 @@ def geth_init(geth, datadir, chain):
     shutil.copytree(template, datadir, ignore=shutil.ignore_patterns("stamp", "LOCK", "nodekey"))
 
 
-def imported(client, binary, datadir, chain, make):
+def imported(client, datadir, chain, make):
     """`datadir` holding the chain imported by `make(template)`: a chain of many gigagas of
     state takes minutes to import, so the imported datadir is kept in the output folder
-    (`<client>-import/<chain path hash>`, made again when chain.rlp, genesis.json or the
-    binary change) and copied without its node key and lock, before any sync's clock
+    (`<client>-import/<chain path hash>`, made again when chain.rlp or genesis.json
+    change) and copied without its node key and lock, before any sync's clock
     starts."""
-    files = [os.path.join(chain, "genesis.json"), os.path.join(chain, "chain.rlp"), binary]
+    # Not the binary: rebuilding it would import again each time (a store it cannot open
+    # fails loudly; remove the folder then).
+    files = [os.path.join(chain, "genesis.json"), os.path.join(chain, "chain.rlp")]
     stamp = "-".join(f"{os.stat(f).st_size}:{int(os.stat(f).st_mtime)}" for f in files)
     key = hashlib.sha1(os.path.abspath(chain).encode()).hexdigest()[:12]
     template = os.path.join(os.path.dirname(work_root(datadir)), f"{client}-import", key)
@@ -142,7 +144,17 @@ def imported(client, binary, datadir, chain, make):
             f.write(stamp)
         print(f"{client}: chain imported in {time.time() - started:.0f} s", file=sys.stderr)
     shutil.rmtree(datadir, ignore_errors=True)
-    shutil.copytree(template, datadir, ignore=shutil.ignore_patterns("stamp", "LOCK", "nodekey"))
+    shutil.copytree(template, datadir, ignore=shutil.ignore_patterns("stamp", "LOCK", "nodekey"),
+                    copy_function=link_sst)
+
+
+def link_sst(src, dst):
+    """A table file (`.sst`: RocksDB's and Pebble's, never changed once written) is hard-linked,
+    anything else copied: a checkpoint, as RocksDB makes them, without copying gigabytes."""
+    if src.endswith(".sst"):
+        os.link(src, dst)
+    else:
+        shutil.copy2(src, dst)
 
 
 def make_gigagas(gigagas, chain, datadir):
@@ -167,7 +179,7 @@ def work_root(datadir):
 
 def serving_gigagas(gigagas, chain, work):
     datadir = os.path.join(work, "gigagas-server")
-    imported("gigagas", gigagas, datadir, chain, lambda t: make_gigagas(gigagas, chain, t))
+    imported("gigagas", datadir, chain, lambda t: make_gigagas(gigagas, chain, t))
     return GigagasNode(gigagas, datadir, ["--chain", os.path.join(chain, "genesis.json"),
                                           "--libp2p.disable", "--disable-discovery",
                                           "--addr", "127.0.0.1"],
@@ -176,7 +188,7 @@ def serving_gigagas(gigagas, chain, work):
 
 def serving_geth(geth, chain, work):
     datadir = os.path.join(work, "geth-server")
-    imported("geth", geth, datadir, chain, lambda t: make_geth(geth, chain, t))
+    imported("geth", datadir, chain, lambda t: make_geth(geth, chain, t))
     return GethNode(geth, datadir, ["--nat", "none"], http_api="eth,net,web3,admin",
                     log_path=os.path.join(work, "geth-server.log"), p2p=True)
 
@@ -414,9 +426,9 @@ def main():
     results = []
     flags = [f for flag in args.gigagas_flag for f in flag.split(" ", 1)]
     if args.prepare:
-        imported("gigagas", args.gigagas, os.path.join(work, "gigagas-server"), chain,
+        imported("gigagas", os.path.join(work, "gigagas-server"), chain,
                  lambda t: make_gigagas(args.gigagas, chain, t))
-        imported("geth", geth, os.path.join(work, "geth-server"), chain,
+        imported("geth", os.path.join(work, "geth-server"), chain,
                  lambda t: make_geth(geth, chain, t))
         shutil.rmtree(work, ignore_errors=True)
         return

@@ -407,8 +407,19 @@ impl<C: BlockClient> BlockDownloader<C> {
         if bodies.len() > hashes.len() {
             return Err(Fault::Bad(format!("{} bodies for {} asked", bodies.len(), hashes.len())));
         }
-        let bals =
-            self.client.get_block_access_lists(peer, hashes[..bodies.len()].to_vec()).await?;
+        // BALs until each block has its entry: a peer stops an answer at its size limit (a
+        // few large BALs fill it), and is asked again for the rest.
+        let mut bals: Vec<Option<BlockAccessList>> = Vec::with_capacity(bodies.len());
+        while bals.len() < bodies.len() {
+            let more = self
+                .client
+                .get_block_access_lists(peer, hashes[bals.len()..bodies.len()].to_vec())
+                .await?;
+            if more.is_empty() {
+                break;
+            }
+            bals.extend(more);
+        }
         let mut blocks = Vec::with_capacity(bodies.len());
         for (i, (header, body)) in headers.into_iter().zip(bodies).enumerate() {
             if calculate_transaction_root(&body.transactions) != header.transactions_root

@@ -135,7 +135,20 @@ enum Answer {
     Codes(ByteCodes),
 }
 
-type InFlight<P> = Pin<Box<dyn Future<Output = (P, Request, Result<Answer, RequestError>)> + Send>>;
+/// An answer checked against its request (on a blocking thread, while other answers arrive and
+/// are written).
+enum Checked {
+    /// Empty: the peer lacks the pivot's state.
+    Lacking,
+    /// Wrong: the peer is dropped.
+    Bad(SnapAnswerError),
+    Accounts(verify::ProvenAccounts),
+    Storage(Vec<verify::ProvenStorage>),
+    Codes(Vec<(B256, alloy_primitives::Bytes)>),
+}
+
+type InFlight<P> =
+    Pin<Box<dyn Future<Output = (P, Request, Result<Checked, RequestError>)> + Send>>;
 
 /// One snap sync over a client and a store.
 #[derive(Debug)]
@@ -146,11 +159,12 @@ pub struct SnapSync<C: SnapClient, S: SnapStore + ?Sized> {
     progress: Arc<SnapProgress>,
 }
 
-/// What the download cost: answers taken, and the time spent checking and writing them.
+/// What the download cost: answers taken, and the time spent writing them (their checks run on
+/// blocking threads as they arrive, beside the writes).
 #[derive(Debug, Default)]
 struct DownloadStats {
     answers: u64,
-    checking: Duration,
+    writing: Duration,
 }
 
 /// What one answer did, for the peer's record.
@@ -219,7 +233,7 @@ impl<C: SnapClient, S: SnapStore + ?Sized> SnapSync<C, S> {
             codes = counts.codes,
             requests = stats.answers,
             ranges_secs,
-            checking_secs = stats.checking.as_secs_f64(),
+            writing_secs = stats.writing.as_secs_f64(),
             "snap sync state complete"
         );
         Ok(pivot)
@@ -274,12 +288,12 @@ impl<C: SnapClient, S: SnapStore + ?Sized> SnapSync<C, S> {
             if let Some(n) = load.get_mut(&peer) {
                 *n = n.saturating_sub(1);
             }
-            let checking = Instant::now();
+            let writing = Instant::now();
             stats.answers += 1;
             let verdict = match result {
-                Ok(answer) => {
-                    let verdict = self.apply(pivot, tasks, counts, &request, answer)?;
-                    stats.checking += checking.elapsed();
+                Ok(checked) => {
+                    let verdict = self.apply(tasks, counts, &request, checked)?;
+                    stats.writing += writing.elapsed();
                     verdict
                 }
                 Err(e) => {
@@ -387,48 +401,40 @@ impl<C: SnapClient, S: SnapStore + ?Sized> SnapSync<C, S> {
                     .await
                     .map(Answer::Codes),
             };
+            let result = match result {
+                Ok(answer) => {
+                    let (request, checked) = tokio::task::spawn_blocking(move || {
+                        let checked = check(root, &request, answer);
+                        (request, checked)
+                    })
+                    .await
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+                    return (peer, request, Ok(checked));
+                }
+                Err(e) => Err(e),
+            };
             (peer, request, result)
         })
     }
 
-    /// Checks an answer and writes what it proves with the progress it makes.
+    /// Writes what a checked answer proves with the progress it makes.
     fn apply(
         &self,
-        pivot: &Pivot,
         tasks: &mut Tasks,
         counts: &mut Counts,
         request: &Request,
-        answer: Answer,
+        checked: Checked,
     ) -> Result<Verdict, ProviderError> {
-        match (request, answer) {
-            (Request::Accounts { chunk, origin, last }, Answer::Accounts(answer)) => {
-                if answer.accounts.is_empty() && answer.proof.is_empty() {
-                    return Ok(Verdict::Lacking);
-                }
-                let proven = match verify::account_range(pivot.root, *origin, &answer) {
-                    Ok(proven) => proven,
-                    Err(e) => return Ok(Verdict::Bad(e)),
-                };
+        match (request, checked) {
+            (_, Checked::Lacking) => return Ok(Verdict::Lacking),
+            (_, Checked::Bad(e)) => return Ok(Verdict::Bad(e)),
+            (Request::Accounts { chunk, last, .. }, Checked::Accounts(proven)) => {
                 self.apply_accounts(tasks, counts, *chunk, *last, proven)?;
             }
-            (Request::Storage { accounts, origin }, Answer::Storage(answer)) => {
-                if answer.slots.is_empty() && answer.proof.is_empty() {
-                    return Ok(Verdict::Lacking);
-                }
-                let proven = match verify::storage_ranges(accounts, *origin, &answer) {
-                    Ok(proven) => proven,
-                    Err(e) => return Ok(Verdict::Bad(e)),
-                };
+            (Request::Storage { accounts, .. }, Checked::Storage(proven)) => {
                 self.apply_storage(tasks, counts, accounts, proven)?;
             }
-            (Request::Codes { hashes }, Answer::Codes(answer)) => {
-                if answer.codes.is_empty() {
-                    return Ok(Verdict::Lacking);
-                }
-                let codes = match verify::byte_codes(hashes, &answer) {
-                    Ok(codes) => codes,
-                    Err(e) => return Ok(Verdict::Bad(e)),
-                };
+            (Request::Codes { .. }, Checked::Codes(codes)) => {
                 let written: Vec<(B256, &[u8])> =
                     codes.iter().map(|(h, c)| (*h, c.as_ref())).collect();
                 let done: Vec<Vec<u8>> =
@@ -446,7 +452,7 @@ impl<C: SnapClient, S: SnapStore + ?Sized> SnapSync<C, S> {
                 }
                 release(tasks, request);
             }
-            _ => unreachable!("each request's future answers its own kind"),
+            _ => unreachable!("each request's answer is checked as its own kind"),
         }
         Ok(Verdict::Applied)
     }
@@ -612,6 +618,41 @@ fn take_codes(tasks: &mut Tasks, n: usize) -> Request {
 }
 
 /// Marks a request's tasks idle again (to be asked of another peer).
+/// Checks `answer` against `request` at state `root` (range proofs, slim accounts, code
+/// hashes): what it proves, or why it proves nothing.
+fn check(root: B256, request: &Request, answer: Answer) -> Checked {
+    match (request, answer) {
+        (Request::Accounts { origin, .. }, Answer::Accounts(answer)) => {
+            if answer.accounts.is_empty() && answer.proof.is_empty() {
+                return Checked::Lacking;
+            }
+            match verify::account_range(root, *origin, &answer) {
+                Ok(proven) => Checked::Accounts(proven),
+                Err(e) => Checked::Bad(e),
+            }
+        }
+        (Request::Storage { accounts, origin }, Answer::Storage(answer)) => {
+            if answer.slots.is_empty() && answer.proof.is_empty() {
+                return Checked::Lacking;
+            }
+            match verify::storage_ranges(accounts, *origin, &answer) {
+                Ok(proven) => Checked::Storage(proven),
+                Err(e) => Checked::Bad(e),
+            }
+        }
+        (Request::Codes { hashes }, Answer::Codes(answer)) => {
+            if answer.codes.is_empty() {
+                return Checked::Lacking;
+            }
+            match verify::byte_codes(hashes, &answer) {
+                Ok(codes) => Checked::Codes(codes),
+                Err(e) => Checked::Bad(e),
+            }
+        }
+        _ => unreachable!("each request's future answers its own kind"),
+    }
+}
+
 fn release(tasks: &mut Tasks, request: &Request) {
     match request {
         Request::Accounts { chunk, .. } => {
