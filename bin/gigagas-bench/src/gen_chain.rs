@@ -31,7 +31,7 @@
 
 use crate::{
     replay::BAL_FILE,
-    state_growth::{self, StateCall, StatePlan, FANOUT, FANOUT_CODE, WRITER_CODE},
+    state_growth::{self, zipf_slots, StateCall, StatePlan, FANOUT, FANOUT_CODE, WRITER_CODE},
 };
 use alloy_consensus::{SignableTransaction, TxEip1559, TxEnvelope, TxReceipt};
 use alloy_primitives::{keccak256, Address, Bytes, Signature, TxKind, B256, U256};
@@ -665,13 +665,6 @@ fn genesis(args: &GenChainArgs, workload: &Workload, gas_limit: u64) -> Result<V
     Ok(genesis)
 }
 
-/// The slots of contract `k` (from 1) of `contracts` holding `total` slots: a share ∝ 1/k,
-/// at least one.
-pub(crate) fn zipf_slots(k: u64, contracts: u64, total: u64) -> u64 {
-    let harmonic: f64 = (1..=contracts).map(|i| 1.0 / i as f64).sum();
-    ((total as f64 / (k as f64 * harmonic)).round() as u64).max(1)
-}
-
 /// Writes the genesis file: `genesis`'s fields and allocation, then `--state-accounts` funded
 /// accounts and `--state-slots` slots over `--state-contracts` contracts (every key and value
 /// derived from the seed), streamed one entry at a time: an allocation of tens of millions of
@@ -1033,21 +1026,4 @@ fn write_engine_calls(out: &Path) -> Result<(), String> {
 
 fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
     std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::zipf_slots;
-
-    /// The heavy tail: the first contract holds about a tenth of 1M slots over 10,000
-    /// contracts, the 1,000th about a hundred, the last about ten; the shares add up.
-    #[test]
-    fn zipf_shares_are_heavy_tailed_and_add_up() {
-        let (contracts, total) = (10_000, 1_000_000);
-        assert!((100_000..=105_000).contains(&zipf_slots(1, contracts, total)));
-        assert!((100..=105).contains(&zipf_slots(1000, contracts, total)));
-        assert!((10..=11).contains(&zipf_slots(contracts, contracts, total)));
-        let sum: u64 = (1..=contracts).map(|k| zipf_slots(k, contracts, total)).sum();
-        assert!(sum.abs_diff(total) < total / 100, "{sum}");
-    }
 }

@@ -13,7 +13,6 @@
 //! handful) → [`StatePlan::sample`] names accounts and slots the chain created, for
 //! comparing `eth_getProof` answers after a sync (`sample.json`).
 
-use crate::gen_chain::zipf_slots;
 use alloy_primitives::{keccak256, Address, B256, U256};
 use serde_json::{json, Value};
 
@@ -31,6 +30,13 @@ pub(crate) const FILL_SLOTS: u64 = 100;
 /// The slot writer's code (`gen_chain`'s `WRITER`): `SSTORE(start + i, count - i)` for
 /// `i < count`; calldata `start ‖ count`.
 pub(crate) const WRITER_CODE: &str = "6000356020355b8015601b578082559060010190600190036006565b00";
+
+/// The slots of contract `k` (from 1) of `contracts` holding `total` slots: a share ∝ 1/k,
+/// at least one.
+pub(crate) fn zipf_slots(k: u64, contracts: u64, total: u64) -> u64 {
+    let harmonic: f64 = (1..=contracts).map(|i| 1.0 / i as f64).sum();
+    ((total as f64 / (k as f64 * harmonic)).round() as u64).max(1)
+}
 
 /// One call of the plan: (contract, calldata, new entries it creates).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -208,9 +214,14 @@ mod tests {
     fn plan_creates_what_was_asked() {
         let mut plan = StatePlan::new(3, 1_000, 50_000, 100);
         let (mut accounts, mut per_contract) = (0, std::collections::BTreeMap::new());
-        let mut rng = crate::gen_chain::Rng(9);
+        // Draws from a fixed sequence (a multiplicative hash of the call's index).
+        let mut i = 0u64;
+        let mut draw = |left: u64| {
+            i += 1;
+            i.wrapping_mul(0x9e37_79b9_7f4a_7c15) % left.max(1)
+        };
         let mut keys = std::collections::HashSet::new();
-        while let Some(call) = plan.next(rng.below(plan.left())) {
+        while let Some(call) = plan.next(draw(plan.left())) {
             match call {
                 StateCall::Accounts { count, .. } => accounts += count,
                 StateCall::Slots { k, start, count } => {
@@ -227,6 +238,18 @@ mod tests {
         let first = per_contract[&1];
         assert!(per_contract.values().all(|v| *v <= first), "{per_contract:?}");
         assert!(first > 50_000 / 10, "{first}");
+    }
+
+    /// The heavy tail: the first contract holds about a tenth of 1M slots over 10,000
+    /// contracts, the 1,000th about a hundred, the last about ten; the shares add up.
+    #[test]
+    fn zipf_shares_are_heavy_tailed_and_add_up() {
+        let (contracts, total) = (10_000, 1_000_000);
+        assert!((100_000..=105_000).contains(&zipf_slots(1, contracts, total)));
+        assert!((100..=105).contains(&zipf_slots(1000, contracts, total)));
+        assert!((10..=11).contains(&zipf_slots(contracts, contracts, total)));
+        let sum: u64 = (1..=contracts).map(|k| zipf_slots(k, contracts, total)).sum();
+        assert!(sum.abs_diff(total) < total / 100, "{sum}");
     }
 
     /// The fan-out code's bytes: the jumps land on `JUMPDEST`s.

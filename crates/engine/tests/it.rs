@@ -830,3 +830,67 @@ fn a_backfill_sync_sets_the_tree_aside_until_it_ends() {
     assert!(tree.canonical_in_memory_state().canonical_chain().flat_state_valid());
     assert_eq!(submit(&mut tree, &p1), PayloadStatus::Valid(hash));
 }
+
+/// snap/2's catch-up: blocks built and executed on one store are applied to another from their
+/// BALs alone (`apply_bal_block`, nothing executed), with the first store's receipts, and end
+/// in the same state; a BAL whose post-state lies (its header's BAL hash following it) is
+/// refused by the state root, receipts of another block by the receipts root, and neither
+/// writes anything.
+#[test]
+fn blocks_applied_from_their_bals_end_in_the_executed_state() {
+    use alloy_consensus::ReceiptEnvelope;
+    use gigagas_validation::{apply_bal_block, BalBlock, ImportError};
+    let (_a_dir, a, mut tree, genesis) = dev_chain();
+    let (_b_dir, b, _, b_genesis) = dev_chain();
+    assert_eq!(genesis, b_genesis);
+    let (k0, k1) = (key(0), key(1));
+    let (x, y) = (Address::repeat_byte(0x11), Address::repeat_byte(0x22));
+    let watched = [address_of(&k0), address_of(&k1), x, y, Address::repeat_byte(0xfe)];
+    let p1 = build(&tree, genesis, 1, &[transfer(&k0, 0, x, 1000), transfer(&k1, 0, y, 500)]);
+    assert_eq!(submit(&mut tree, &p1), PayloadStatus::Valid(p1.hash));
+    tree.forkchoice_updated(p1.hash, p1.hash, genesis).unwrap();
+    let p2 = build(&tree, p1.hash, 2, &[transfer(&k0, 1, x, 2000)]);
+    assert_eq!(submit(&mut tree, &p2), PayloadStatus::Valid(p2.hash));
+    tree.forkchoice_updated(p2.hash, p2.hash, p1.hash).unwrap();
+    assert_eq!(a.best_block().unwrap(), Some((2, p2.hash)));
+    let receipts = |n| a.receipts_by_number(n).unwrap().unwrap();
+    fn block<'a>(p: &'a BuiltPayload, receipts: &'a [ReceiptEnvelope]) -> BalBlock<'a> {
+        BalBlock {
+            header: &p.block.header,
+            hash: p.hash,
+            body: &p.block.body,
+            bal: &p.bal,
+            receipts,
+        }
+    }
+    let (r1, r2) = (receipts(1), receipts(2));
+
+    let applied = apply_bal_block(&b, block(&p1, &r1)).unwrap();
+    assert!(applied.accounts >= 4 && applied.trie_nodes > 0, "{applied:?}");
+    assert_eq!(b.best_block().unwrap(), Some((1, p1.hash)));
+
+    // A BAL that lies about x's balance, its header's BAL hash following: the root refuses it.
+    let mut lying = p2.clone();
+    tamper_balance(&mut lying, x);
+    match apply_bal_block(&b, block(&lying, &r2)) {
+        Err(ImportError::StateRoot { number: 2, expected, .. }) => {
+            assert_eq!(expected, p2.block.header.state_root)
+        }
+        other => panic!("{other:?}"),
+    }
+    // Block 2 with block 1's receipts: the receipts root refuses them.
+    match apply_bal_block(&b, block(&p2, &r1)) {
+        Err(ImportError::Invalid { number: 2, reason }) => assert!(reason.contains("receipts")),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(b.best_block().unwrap(), Some((1, p1.hash)), "nothing written");
+    assert_eq!(balance(&b, &x), U256::from(1000));
+
+    apply_bal_block(&b, block(&p2, &r2)).unwrap();
+    assert_eq!(b.best_block().unwrap(), Some((2, p2.hash)));
+    for address in &watched {
+        assert_eq!(b.account(address).unwrap(), a.account(address).unwrap(), "{address}");
+    }
+    assert_flat_state_matches_trie(&b, &watched);
+    assert_eq!(b.receipts_by_number(2).unwrap().unwrap(), r2);
+}

@@ -5,8 +5,9 @@
 //! The flow: [`SnapSync::run`] takes the sync recorded in the store, or starts one at the
 //! given [`Pivot`] with the account hash space cut into chunks ([`tasks`]). Each peer that
 //! speaks snap is given requests — a chunk's next account range, the storage of accounts the
-//! ranges found, the codes they name — a few at a time. An answer is checked whole
-//! ([`verify`]: range proofs, slim accounts, code hashes); a wrong one gets its peer reported
+//! ranges found, the codes they name — a few at a time. An answer is checked whole as it
+//! arrives, on a blocking thread ([`verify`]: range proofs, slim accounts, code hashes), while
+//! the loop writes what earlier answers proved; a wrong one gets its peer reported
 //! and dropped and its work handed to the next peer; an empty one means that the peer no
 //! longer holds the pivot's state, and it is asked again later. A right one is written in one
 //! batch with the tasks it finishes or adds: the flat state by trie key, and the trie nodes the
