@@ -444,6 +444,8 @@ def main():
                                                  name="gigagas-from-gigagas"))
         finally:
             server.stop()
+            # A copy of the kept import: only its log stays.
+            shutil.rmtree(os.path.join(work, "gigagas-server"), ignore_errors=True)
     if wanted("gigagas-from-geth") or wanted("geth-from-geth"):
         server = serving_geth(geth, chain, work)
         try:
@@ -455,6 +457,7 @@ def main():
                                          args.timeout))
         finally:
             server.stop()
+            shutil.rmtree(os.path.join(work, "geth-server"), ignore_errors=True)
     failed = [r for r in results if not (r["synced"] and r.get("state_root_equal")
                                          and r.get("proofs_equal") and r.get("snap_sync")
                                          and r.get("resumed", True))]
