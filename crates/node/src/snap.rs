@@ -179,29 +179,40 @@ pub(crate) async fn snap_sync(
     let target = header_from_peers(&network, target_hash).await;
     // A recorded sync is resumed at its pivot; a new one starts PIVOT_DISTANCE below the
     // target.
-    let (top, pivot_number) = match recorded_pivot(&*store)? {
-        Some(recorded) => (recorded.hash, recorded.number),
+    let recorded = recorded_pivot(&*store)?;
+    let pivot_number = match &recorded {
+        Some(recorded) => recorded.number,
         None if target.number <= PIVOT_DISTANCE => {
             tracing::info!(target: "sync::snap", target = target.number, "chain too short for snap sync: full sync");
             engine.backfill_sync_finished().await?;
             return Ok(Some(target_hash));
         }
-        None => (target_hash, target.number - PIVOT_DISTANCE),
+        None => target.number - PIVOT_DISTANCE,
     };
     let started = Instant::now();
     *status.blocks.lock().expect("lock") = Some((0, target.number));
     let downloader = BlockDownloader::new(network.clone(), DownloaderConfig::default());
-    // The chain back from the target (or from the recorded pivot) to ANCESTORS below the
-    // pivot, each header the parent of the one after it.
+    // The chain back from the target to ANCESTORS below the pivot, each header the parent of
+    // the one after it; a recorded pivot must be on it (or, after a reorg below it, the chain
+    // back from the recorded pivot is taken, and the blocks above are left to full sync).
     let low = pivot_number.saturating_sub(ANCESTORS).max(1);
-    let headers = downloader
-        .download_headers_back(top, |n, _| n + 1 == low, ANCESTORS + PIVOT_DISTANCE + 2)
-        .await?;
+    let is_pivot = |h: &Header| {
+        h.number == pivot_number && recorded.as_ref().is_none_or(|r| h.hash_slow() == r.hash)
+    };
+    let span = target.number.saturating_sub(low) + 2;
+    let mut headers =
+        downloader.download_headers_back(target_hash, |n, _| n + 1 == low, span).await?;
+    if let (Some(recorded), false) = (&recorded, headers.iter().any(is_pivot)) {
+        tracing::warn!(target: "sync::snap", pivot = recorded.number, "the recorded pivot is not below the target: resuming it alone");
+        headers = downloader
+            .download_headers_back(recorded.hash, |n, _| n + 1 == low, ANCESTORS + 2)
+            .await?;
+    }
     let pivot_header = headers
         .iter()
-        .find(|h| h.number == pivot_number)
+        .find(|h| is_pivot(h))
         .cloned()
-        .ok_or(SnapError::NoPivotHeader(top))?;
+        .ok_or(SnapError::NoPivotHeader(target_hash))?;
     let pivot = Pivot {
         number: pivot_header.number,
         hash: pivot_header.hash_slow(),
