@@ -235,7 +235,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
             // Snap sync first when asked and the node has no chain yet (or one is recorded):
             // the full sync below starts from the pivot it leaves as the head.
             let snap = (args.syncmode == SyncMode::Snap && crate::snap::wanted(&store)?)
-                .then(|| Arc::new(crate::snap::SnapStatus::new(engine.clone())));
+                .then(|| Arc::new(crate::snap::SnapStatus::new(engine.clone(), store.clone())));
             if let Some(status) = &snap {
                 sync_status =
                     Some(status.clone() as Arc<dyn gigagas_rpc::syncing::SyncStatusSource>);

@@ -78,14 +78,16 @@ pub(crate) enum SnapError {
 #[derive(Debug)]
 pub(crate) struct SnapStatus {
     engine: EngineHandle,
+    /// The store: its head moves ahead of the engine's while the catch-up applies BALs.
+    store: Arc<Storage>,
     progress: Mutex<Option<Arc<SnapProgress>>>,
     /// (starting, highest) block.
     blocks: Mutex<Option<(u64, u64)>>,
 }
 
 impl SnapStatus {
-    pub(crate) fn new(engine: EngineHandle) -> Self {
-        Self { engine, progress: Mutex::default(), blocks: Mutex::default() }
+    pub(crate) fn new(engine: EngineHandle, store: Arc<Storage>) -> Self {
+        Self { engine, store, progress: Mutex::default(), blocks: Mutex::default() }
     }
 }
 
@@ -94,7 +96,10 @@ impl SyncStatusSource for SnapStatus {
         let (starting, highest) = (*self.blocks.lock().expect("lock"))?;
         let snap = self.progress.lock().expect("lock").as_ref().map(|p| p.snapshot());
         let snap = snap.unwrap_or_default();
-        let head = self.engine.forkchoice().head.0;
+        // The engine's head, or the store's while the catch-up commits blocks beside the
+        // engine (a failed read counts as no progress).
+        let stored = self.store.best_block().ok().flatten().map_or(0, |(n, _)| n);
+        let head = self.engine.forkchoice().head.0.max(stored);
         if snap.phase == SnapPhase::Done && head >= highest {
             return None;
         }
