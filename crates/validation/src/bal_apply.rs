@@ -15,13 +15,13 @@
 //! since Spurious Dragon): such a block's root differs ([`ImportError::StateRoot`]) and the
 //! caller executes it instead.
 
-use crate::{bal_root::bal_updates, ImportError};
+use crate::{bal_root::bal_updates, block::FlatRows, ImportError};
 use alloy_consensus::{BlockBody, Header, ReceiptEnvelope, TxEnvelope};
-use alloy_primitives::{keccak256, Address, B256, U256};
+use alloy_primitives::{keccak256, B256};
 use gigagas_bal::BlockAccessList;
 use gigagas_executor::ExecutionError;
 use gigagas_state::{PreState, StateSource};
-use gigagas_storage_api::{AccountRecord, BlockCommit, FullProvider};
+use gigagas_storage_api::{BlockCommit, FullProvider};
 use gigagas_trie::update_state_root;
 use revm::primitives::KECCAK_EMPTY;
 use std::{sync::Arc, time::Instant};
@@ -117,22 +117,7 @@ pub fn apply_bal_block<P: FullProvider + 'static>(
         .map(|c| (keccak256(&c.new_code), &c.new_code[..]))
         .filter(|(hash, _)| *hash != KECCAK_EMPTY)
         .collect();
-    let accounts: Vec<(Address, Option<AccountRecord>)> = updates
-        .iter()
-        .map(|u| {
-            let record = u.info.map(|(nonce, balance, code_hash)| AccountRecord {
-                nonce,
-                balance,
-                code_hash,
-            });
-            (u.address, record)
-        })
-        .collect();
-    let storage: Vec<(Address, U256, U256)> = updates
-        .iter()
-        .flat_map(|u| u.storage.iter().map(move |(slot, value)| (u.address, *slot, *value)))
-        .collect();
-    let wiped: Vec<Address> = updates.iter().filter(|u| u.wiped).map(|u| u.address).collect();
+    let rows = FlatRows::of(&updates);
     let header_rlp = alloy_rlp::encode(header);
     let body_rlp = alloy_rlp::encode(block.body);
     let receipts_rlp = alloy_rlp::encode(block.receipts.to_vec());
@@ -145,17 +130,17 @@ pub fn apply_bal_block<P: FullProvider + 'static>(
         body: &body_rlp,
         receipts: &receipts_rlp,
         bal: Some(&bal_rlp),
-        wiped: &wiped,
-        accounts: &accounts,
-        storage: &storage,
+        wiped: &rows.wiped,
+        accounts: &rows.accounts,
+        storage: &rows.storage,
         codes: &codes,
         trie_nodes: &root.nodes,
         tx_hashes: &tx_hashes,
         senders: &[],
     })?;
     Ok(BalApplied {
-        accounts: accounts.len(),
-        slots: storage.len(),
+        accounts: rows.accounts.len(),
+        slots: rows.storage.len(),
         trie_nodes: root.nodes.len(),
         secs: start.elapsed().as_secs_f64(),
     })

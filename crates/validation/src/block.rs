@@ -787,6 +787,39 @@ pub fn state_root_stage<S: NodeSource + Sync>(
     Ok(root.nodes)
 }
 
+/// The flat state's rows of a block's state-trie updates, as [`BlockCommit`] takes them.
+pub(crate) struct FlatRows {
+    /// New account values; `None` deletes the account.
+    pub(crate) accounts: Vec<(Address, Option<AccountRecord>)>,
+    /// New slot values (zero deletes the slot).
+    pub(crate) storage: Vec<(Address, U256, U256)>,
+    /// Accounts whose storage is cleared first.
+    pub(crate) wiped: Vec<Address>,
+}
+
+impl FlatRows {
+    /// The rows of `updates`.
+    pub(crate) fn of(updates: &[AccountUpdate]) -> Self {
+        let accounts = updates
+            .iter()
+            .map(|u| {
+                let record = u.info.map(|(nonce, balance, code_hash)| AccountRecord {
+                    nonce,
+                    balance,
+                    code_hash,
+                });
+                (u.address, record)
+            })
+            .collect();
+        let storage = updates
+            .iter()
+            .flat_map(|u| u.storage.iter().map(move |(slot, value)| (u.address, *slot, *value)))
+            .collect();
+        let wiped = updates.iter().filter(|u| u.wiped).map(|u| u.address).collect();
+        Self { accounts, storage, wiped }
+    }
+}
+
 /// The atomic commit of an executed, state-rooted block on top of the stored head.
 pub fn commit_executed(
     store: &dyn FullProvider,
@@ -794,25 +827,7 @@ pub fn commit_executed(
     trie_nodes: &[EncodedNode],
 ) -> Result<(), ImportError> {
     let codes: Vec<(B256, &[u8])> = e.codes.iter().map(|(h, c)| (*h, &c[..])).collect();
-    // The flat state's rows, from the one shape of the block's changes.
-    let accounts: Vec<(Address, Option<AccountRecord>)> = e
-        .updates
-        .iter()
-        .map(|u| {
-            let record = u.info.map(|(nonce, balance, code_hash)| AccountRecord {
-                nonce,
-                balance,
-                code_hash,
-            });
-            (u.address, record)
-        })
-        .collect();
-    let storage: Vec<(Address, U256, U256)> = e
-        .updates
-        .iter()
-        .flat_map(|u| u.storage.iter().map(move |(slot, value)| (u.address, *slot, *value)))
-        .collect();
-    let wiped: Vec<Address> = e.updates.iter().filter(|u| u.wiped).map(|u| u.address).collect();
+    let rows = FlatRows::of(&e.updates);
     store.commit_block(&BlockCommit {
         number: e.block.number,
         hash: e.block.hash,
@@ -820,9 +835,9 @@ pub fn commit_executed(
         body: &e.body_rlp,
         receipts: &e.receipts_rlp,
         bal: Some(&e.bal_rlp),
-        wiped: &wiped,
-        accounts: &accounts,
-        storage: &storage,
+        wiped: &rows.wiped,
+        accounts: &rows.accounts,
+        storage: &rows.storage,
         codes: &codes,
         trie_nodes,
         tx_hashes: &e.tx_hashes,

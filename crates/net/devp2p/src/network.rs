@@ -996,8 +996,7 @@ impl BlockClient for Devp2pNetwork {
             };
             let count = lists.len();
             let before = partial.len();
-            for (i, list) in lists.into_iter().enumerate() {
-                let mut list = list;
+            for (i, mut list) in lists.into_iter().enumerate() {
                 if i == 0 && !partial.is_empty() {
                     let mut whole = std::mem::take(&mut partial);
                     whole.append(&mut list);

@@ -273,7 +273,7 @@ impl<C: BlockClient> BlockDownloader<C> {
                 .into_iter()
                 .map(receipt_envelope)
                 .collect::<Result<Vec<_>, _>>()
-                .map_err(|reason| Fault::Bad(format!("block {}: {reason}", header.number)))?;
+                .map_err(|e| Fault::Bad(format!("block {}: a receipt: {e}", header.number)))?;
             if calculate_receipt_root(&receipts) != header.receipts_root {
                 return Err(Fault::Bad(format!(
                     "receipts of block {} do not match its header's receipts root",
@@ -447,10 +447,10 @@ impl<C: BlockClient> BlockDownloader<C> {
     }
 }
 
-/// The stored form of an eth/69 receipt: its bloom computed from its logs.
-fn receipt_envelope(r: Receipt69) -> Result<ReceiptEnvelope, String> {
-    let tx_type =
-        TxType::try_from(r.tx_type).map_err(|_| format!("receipt of type {}", r.tx_type))?;
+/// The stored form of an eth/69 receipt: its bloom computed from its logs; an error for a
+/// transaction type that does not exist.
+fn receipt_envelope(r: Receipt69) -> Result<ReceiptEnvelope, <TxType as TryFrom<u8>>::Error> {
+    let tx_type = TxType::try_from(r.tx_type)?;
     let receipt =
         Receipt { status: r.status, cumulative_gas_used: r.cumulative_gas_used, logs: r.logs };
     Ok(ReceiptEnvelope::from_typed(tx_type, receipt.with_bloom()))

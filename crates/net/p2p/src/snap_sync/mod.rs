@@ -402,7 +402,7 @@ impl<C: SnapClient, S: SnapStore + ?Sized> SnapSync<C, S> {
                     .await
                     .map(Answer::Codes),
             };
-            let result = match result {
+            let (request, result) = match result {
                 Ok(answer) => {
                     let (request, checked) = tokio::task::spawn_blocking(move || {
                         let checked = check(root, &request, answer);
@@ -410,9 +410,9 @@ impl<C: SnapClient, S: SnapStore + ?Sized> SnapSync<C, S> {
                     })
                     .await
                     .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
-                    return (peer, request, Ok(checked));
+                    (request, Ok(checked))
                 }
-                Err(e) => Err(e),
+                Err(e) => (request, Err(e)),
             };
             (peer, request, result)
         })
@@ -618,7 +618,6 @@ fn take_codes(tasks: &mut Tasks, n: usize) -> Request {
     Request::Codes { hashes }
 }
 
-/// Marks a request's tasks idle again (to be asked of another peer).
 /// Checks `answer` against `request` at state `root` (range proofs, slim accounts, code
 /// hashes): what it proves, or why it proves nothing.
 fn check(root: B256, request: &Request, answer: Answer) -> Checked {
@@ -654,6 +653,7 @@ fn check(root: B256, request: &Request, answer: Answer) -> Checked {
     }
 }
 
+/// Marks a request's tasks idle again (to be asked of another peer).
 fn release(tasks: &mut Tasks, request: &Request) {
     match request {
         Request::Accounts { chunk, .. } => {
