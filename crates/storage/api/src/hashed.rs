@@ -64,6 +64,24 @@ pub trait HashedStateWriter {
     /// # Errors
     /// [`crate::ProviderError::Database`] when the flush fails.
     fn settle_hashed(&self) -> ProviderResult<()>;
+
+    /// Writes `batch` as a bulk load: the accounts, slots, codes and trie nodes as sorted
+    /// table files the store takes whole (no write-ahead log, no memtable, no flush: RocksDB's
+    /// external-file ingestion), durable once this returns; then the rest (metadata, blocks,
+    /// the head) in one logged write. Not atomic as a whole: a process killed in between keeps
+    /// state entries that no metadata records yet. Only for entries that a resumed writer
+    /// writes again with the same values — a pivot's state and content-addressed trie nodes,
+    /// what snap sync writes — never for a change of state. `unlogged` is ignored.
+    ///
+    /// The store's own implementation ingests; the default writes `batch` atomically with
+    /// [`Self::write_hashed`], which keeps every promise made here.
+    ///
+    /// # Errors
+    /// [`crate::ProviderError::Database`] when a file cannot be written or taken in, or the
+    /// write fails.
+    fn ingest_hashed(&self, batch: &HashedBatch<'_>) -> ProviderResult<()> {
+        self.write_hashed(&HashedBatch { unlogged: false, ..batch.clone() })
+    }
 }
 
 /// Reads the flat state in the state trie's key order.

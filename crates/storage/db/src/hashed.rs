@@ -72,6 +72,10 @@ impl HashedStateWriter for Storage {
         }
         Ok(())
     }
+
+    fn ingest_hashed(&self, batch: &HashedBatch<'_>) -> ProviderResult<()> {
+        self.ingest(batch)
+    }
 }
 
 impl HashedStateReader for Storage {

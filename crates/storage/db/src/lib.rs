@@ -19,6 +19,7 @@
 
 pub mod codecs;
 mod hashed;
+mod ingest;
 mod reader;
 pub mod tables;
 mod writer;
@@ -86,6 +87,8 @@ impl Storage {
             .map(|name| ColumnFamilyDescriptor::new(*name, family_options(name)));
         let db = DB::open_cf_descriptors(&options, path, families)
             .map_err(|e| database_error(path, "open", e))?;
+        // With the database's lock held: no other process's ingestion is under way.
+        Self::clear_ingest_dir(path)?;
         // About 300 bytes a node (a branch's encoding is up to 532).
         let nodes = NodeCache::with(
             (NODE_CACHE_BYTES / 300) as usize,

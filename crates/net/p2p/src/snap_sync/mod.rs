@@ -9,14 +9,18 @@
 //! arrives, on a blocking thread ([`verify`]: range proofs, slim accounts, code hashes), while
 //! the loop writes what earlier answers proved; a wrong one gets its peer reported
 //! and dropped and its work handed to the next peer; an empty one means that the peer no
-//! longer holds the pivot's state, and it is asked again later. A right one is written in one
-//! batch with the tasks it finishes or adds: the flat state by trie key, and the trie nodes the
-//! range's proof check built ([`gigagas_trie::verify_range_proof_nodes`]; with the root found,
-//! each is a node of the pivot's trie, and the ranges that cover every leaf give every node, as
-//! geth's snap sync writes them), in one [`gigagas_storage_api::HashedBatch`]: a sync killed at
-//! any moment resumes from its last write. When nothing is left the pivot's tries are whole;
+//! longer holds the pivot's state, and it is asked again later. What a right one proves — the
+//! flat state by trie key, and the trie nodes the range's proof check built
+//! ([`gigagas_trie::verify_range_proof_nodes`]; with the root found, each is a node of the
+//! pivot's trie, and the ranges that cover every leaf give every node, as geth's snap sync
+//! writes them) — joins the tasks it finishes or adds in the pending checkpoint ([`pending`]),
+//! written as a bulk load ([`gigagas_storage_api::HashedStateWriter::ingest_hashed`]: sorted
+//! table files, then the progress) on a blocking thread once it holds
+//! [`SnapSyncConfig::checkpoint_bytes`], while the loop goes on: a sync killed at any moment
+//! resumes from its last checkpoint. When nothing is left the pivot's tries are whole;
 //! [`finish`] then writes the pivot block as the store's head.
 
+mod pending;
 mod progress;
 mod tasks;
 mod verify;
@@ -44,6 +48,7 @@ use std::{
     sync::Arc,
     time::{Duration, Instant},
 };
+use pending::Pending;
 use tasks::{Chunk, StorageTask, Tasks};
 
 /// The block whose state a snap sync downloads.
@@ -76,6 +81,10 @@ pub struct SnapSyncConfig {
     /// How long the sync goes on without any answer that helped (no peer, peers that fail
     /// or no longer hold the pivot's state) before it gives up.
     pub no_peer_timeout: Duration,
+    /// Bytes of proven entries (keys and values) gathered before they are written as one bulk
+    /// load with the progress they make: larger writes fewer, larger table files; a sync
+    /// killed loses up to this much of its work.
+    pub checkpoint_bytes: usize,
 }
 
 impl Default for SnapSyncConfig {
@@ -88,6 +97,7 @@ impl Default for SnapSyncConfig {
             requests_per_peer: 2,
             lacking_rest: Duration::from_secs(5),
             no_peer_timeout: Duration::from_secs(120),
+            checkpoint_bytes: 64 << 20,
         }
     }
 }
@@ -160,13 +170,18 @@ pub struct SnapSync<C: SnapClient, S: SnapStore + ?Sized> {
     progress: Arc<SnapProgress>,
 }
 
-/// What the download cost: answers taken, and the time spent writing them (their checks run on
-/// blocking threads as they arrive, beside the writes).
+/// What the download cost: answers taken, checkpoints written, and the time the loop waited
+/// for a checkpoint's write (answers are checked on blocking threads as they arrive, and
+/// checkpoints written on another while the loop goes on).
 #[derive(Debug, Default)]
 struct DownloadStats {
     answers: u64,
+    checkpoints: u64,
     writing: Duration,
 }
+
+/// The checkpoint being written, on a blocking thread.
+type Writing = tokio::task::JoinHandle<Result<(), ProviderError>>;
 
 /// What one answer did, for the peer's record.
 enum Verdict {
@@ -233,6 +248,7 @@ impl<C: SnapClient, S: SnapStore + ?Sized> SnapSync<C, S> {
             slots = counts.slots,
             codes = counts.codes,
             requests = stats.answers,
+            checkpoints = stats.checkpoints,
             ranges_secs,
             writing_secs = stats.writing.as_secs_f64(),
             "snap sync state complete"
@@ -253,8 +269,12 @@ impl<C: SnapClient, S: SnapStore + ?Sized> SnapSync<C, S> {
         let mut lacking: HashMap<C::Peer, Instant> = HashMap::new();
         let mut bad: HashSet<C::Peer> = HashSet::new();
         let mut last_progress = Instant::now();
+        let mut pending = Pending::default();
+        let mut writing: Option<Writing> = None;
         loop {
             if tasks.is_empty() && in_flight.is_empty() {
+                self.checkpoint(&mut pending, &mut writing, &mut stats).await?;
+                settle(&mut writing, &mut stats).await?;
                 return Ok(stats);
             }
             let now = Instant::now();
@@ -271,6 +291,9 @@ impl<C: SnapClient, S: SnapStore + ?Sized> SnapSync<C, S> {
             }
             let waited = now.duration_since(last_progress);
             if waited > self.config.no_peer_timeout {
+                // What was proven is kept for the next run.
+                self.checkpoint(&mut pending, &mut writing, &mut stats).await?;
+                settle(&mut writing, &mut stats).await?;
                 return Err(SnapSyncError::NoPeers {
                     root: pivot.root,
                     number: pivot.number,
@@ -289,14 +312,9 @@ impl<C: SnapClient, S: SnapStore + ?Sized> SnapSync<C, S> {
             if let Some(n) = load.get_mut(&peer) {
                 *n = n.saturating_sub(1);
             }
-            let writing = Instant::now();
             stats.answers += 1;
             let verdict = match result {
-                Ok(checked) => {
-                    let verdict = self.apply(tasks, counts, &request, checked)?;
-                    stats.writing += writing.elapsed();
-                    verdict
-                }
+                Ok(checked) => self.apply(tasks, counts, &mut pending, &request, checked)?,
                 Err(e) => {
                     tracing::debug!(target: "sync::snap", %peer, error = %e, "snap request failed");
                     Verdict::Lacking
@@ -318,7 +336,31 @@ impl<C: SnapClient, S: SnapStore + ?Sized> SnapSync<C, S> {
             }
             self.progress.set_counts(counts);
             self.progress.set_covered(tasks.covered_ppm(self.config.chunks));
+            if pending.bytes() >= self.config.checkpoint_bytes {
+                self.checkpoint(&mut pending, &mut writing, &mut stats).await?;
+            } else if writing.as_ref().is_some_and(|w| w.is_finished()) {
+                settle(&mut writing, &mut stats).await?;
+            }
         }
+    }
+
+    /// Starts writing what `pending` holds as a checkpoint, on a blocking thread, once the
+    /// checkpoint before it is written (checkpoints are written in order, one at a time).
+    async fn checkpoint(
+        &self,
+        pending: &mut Pending,
+        writing: &mut Option<Writing>,
+        stats: &mut DownloadStats,
+    ) -> Result<(), ProviderError> {
+        settle(writing, stats).await?;
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let checkpoint = std::mem::take(pending);
+        let store = self.store.clone();
+        *writing = Some(tokio::task::spawn_blocking(move || checkpoint.write(&*store)));
+        stats.checkpoints += 1;
+        Ok(())
     }
 
     /// The next request to make, its tasks marked busy: an account's storage continued, codes
@@ -423,6 +465,7 @@ impl<C: SnapClient, S: SnapStore + ?Sized> SnapSync<C, S> {
         &self,
         tasks: &mut Tasks,
         counts: &mut Counts,
+        pending: &mut Pending,
         request: &Request,
         checked: Checked,
     ) -> Result<Verdict, ProviderError> {
@@ -430,27 +473,21 @@ impl<C: SnapClient, S: SnapStore + ?Sized> SnapSync<C, S> {
             (_, Checked::Lacking) => return Ok(Verdict::Lacking),
             (_, Checked::Bad(e)) => return Ok(Verdict::Bad(e)),
             (Request::Accounts { chunk, last, .. }, Checked::Accounts(proven)) => {
-                self.apply_accounts(tasks, counts, *chunk, *last, proven)?;
+                self.apply_accounts(tasks, counts, pending, *chunk, *last, proven)?;
             }
             (Request::Storage { accounts, .. }, Checked::Storage(proven)) => {
-                self.apply_storage(tasks, counts, accounts, proven)?;
+                self.apply_storage(tasks, counts, pending, accounts, proven);
             }
             (Request::Codes { .. }, Checked::Codes(codes)) => {
-                let written: Vec<(B256, &[u8])> =
-                    codes.iter().map(|(h, c)| (*h, c.as_ref())).collect();
-                let done: Vec<Vec<u8>> =
-                    codes.iter().map(|(h, _)| tasks::key(tasks::CODE, h.as_slice())).collect();
                 counts.codes += codes.len() as u64;
                 counts.code_bytes += codes.iter().map(|(_, c)| c.len() as u64).sum::<u64>();
-                self.store.write_hashed(&HashedBatch {
-                    codes: &written,
-                    meta_delete: &done,
-                    meta_put: &[(tasks::COUNTS.to_vec(), counts.encode())],
-                    ..Default::default()
-                })?;
                 for (hash, _) in &codes {
+                    pending.delete(tasks::key(tasks::CODE, hash.as_slice()));
                     tasks.codes.remove(hash);
+                    tasks.fetched_codes.insert(*hash);
                 }
+                pending.codes(codes);
+                pending.counts(counts);
                 release(tasks, request);
             }
             _ => unreachable!("each request's answer is checked as its own kind"),
@@ -462,6 +499,7 @@ impl<C: SnapClient, S: SnapStore + ?Sized> SnapSync<C, S> {
         &self,
         tasks: &mut Tasks,
         counts: &mut Counts,
+        pending: &mut Pending,
         chunk: u8,
         last: B256,
         proven: verify::ProvenAccounts,
@@ -496,6 +534,7 @@ impl<C: SnapClient, S: SnapStore + ?Sized> SnapSync<C, S> {
             // does (fetched for an account before, or held before the sync began).
             if account.code_hash != KECCAK_EMPTY
                 && !tasks.codes.contains_key(&account.code_hash)
+                && !tasks.fetched_codes.contains(&account.code_hash)
                 && !new_codes.contains(&account.code_hash)
                 && !self.store.has_bytecode(&account.code_hash)?
             {
@@ -514,15 +553,16 @@ impl<C: SnapClient, S: SnapStore + ?Sized> SnapSync<C, S> {
         } else if let Some(advanced) = &advanced {
             meta_put.push((chunk_key, tasks::chunk_value(advanced)));
         }
-        meta_put.push((tasks::COUNTS.to_vec(), counts.encode()));
-        self.store.write_hashed(&HashedBatch {
-            accounts: &records,
-            trie_nodes: &proven.nodes,
-            meta_put: &meta_put,
-            meta_delete: &meta_delete,
-            ..Default::default()
-        })?;
         self.progress.add_trie_nodes(proven.nodes.len() as u64);
+        pending.accounts(records);
+        pending.nodes(proven.nodes);
+        for (key, value) in meta_put {
+            pending.put(key, value);
+        }
+        for key in meta_delete {
+            pending.delete(key);
+        }
+        pending.counts(counts);
         if done {
             tasks.chunks.remove(&chunk);
         } else if let Some(advanced) = advanced {
@@ -541,9 +581,10 @@ impl<C: SnapClient, S: SnapStore + ?Sized> SnapSync<C, S> {
         &self,
         tasks: &mut Tasks,
         counts: &mut Counts,
+        pending: &mut Pending,
         asked: &[(B256, B256)],
         mut proven: Vec<verify::ProvenStorage>,
-    ) -> Result<(), ProviderError> {
+    ) {
         let mut slots = Vec::new();
         let mut meta_put = Vec::new();
         let mut meta_delete = Vec::new();
@@ -568,17 +609,18 @@ impl<C: SnapClient, S: SnapStore + ?Sized> SnapSync<C, S> {
                 _ => meta_delete.push(key),
             }
         }
-        meta_put.push((tasks::COUNTS.to_vec(), counts.encode()));
         let nodes: Vec<EncodedNode> =
             proven.iter_mut().flat_map(|account| std::mem::take(&mut account.nodes)).collect();
-        self.store.write_hashed(&HashedBatch {
-            storage: &slots,
-            trie_nodes: &nodes,
-            meta_put: &meta_put,
-            meta_delete: &meta_delete,
-            ..Default::default()
-        })?;
         self.progress.add_trie_nodes(nodes.len() as u64);
+        pending.slots(slots);
+        pending.nodes(nodes);
+        for (key, value) in meta_put {
+            pending.put(key, value);
+        }
+        for key in meta_delete {
+            pending.delete(key);
+        }
+        pending.counts(counts);
         let continued: HashMap<B256, B256> = continued.into_iter().collect();
         for account in &proven {
             match continued.get(&account.account) {
@@ -599,8 +641,20 @@ impl<C: SnapClient, S: SnapStore + ?Sized> SnapSync<C, S> {
                 task.busy = false;
             }
         }
-        Ok(())
     }
+}
+
+/// Waits for the checkpoint being written, if any: the loop's time waiting is counted.
+async fn settle(writing: &mut Option<Writing>, stats: &mut DownloadStats) -> Result<(), ProviderError> {
+    let Some(handle) = writing.take() else { return Ok(()) };
+    let waited = Instant::now();
+    let written = match handle.await {
+        Ok(written) => written,
+        // A panic while writing is a bug: it goes on up.
+        Err(e) => std::panic::resume_unwind(e.into_panic()),
+    };
+    stats.writing += waited.elapsed();
+    written
 }
 
 /// Up to `n` idle codes, marked busy.

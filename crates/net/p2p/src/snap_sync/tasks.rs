@@ -10,7 +10,7 @@
 use super::{progress::Counts, Pivot};
 use alloy_primitives::{B256, U256};
 use gigagas_storage_api::{HashedStateReader, MetadataProvider, ProviderError};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 pub(crate) const PIVOT: &[u8] = b"snap/pivot";
 pub(crate) const COUNTS: &[u8] = b"snap/counts";
@@ -44,6 +44,9 @@ pub(crate) struct Tasks {
     pub storage: BTreeMap<B256, StorageTask>,
     /// Codes wanted, and whether a request for each is out.
     pub codes: BTreeMap<B256, bool>,
+    /// Codes this run fetched (written or about to be; not recorded: a resumed run finds the
+    /// written ones in the store).
+    pub fetched_codes: HashSet<B256>,
 }
 
 pub(crate) fn key(prefix: &[u8], id: &[u8]) -> Vec<u8> {

@@ -85,6 +85,8 @@ enum Peer {
     Empty,
     /// Honest for this many answers, then every request fails.
     DiesAfter(usize),
+    /// Honest for this many answers, then no request is ever answered.
+    HangsAfter(usize),
 }
 
 struct Client {
@@ -104,14 +106,17 @@ impl Client {
         })
     }
 
-    fn behaviour(&self, peer: u8) -> Result<Peer, RequestError> {
+    async fn behaviour(&self, peer: u8) -> Result<Peer, RequestError> {
         let behaviour = self.peers[&peer];
-        if let Peer::DiesAfter(n) = behaviour {
-            if self.answered.fetch_add(1, Ordering::SeqCst) >= n {
-                return Err(RequestError::Transport("peer gone".into()));
+        match behaviour {
+            Peer::DiesAfter(n) if self.answered.fetch_add(1, Ordering::SeqCst) >= n => {
+                Err(RequestError::Transport("peer gone".into()))
             }
+            Peer::HangsAfter(n) if self.answered.fetch_add(1, Ordering::SeqCst) >= n => {
+                std::future::pending().await
+            }
+            _ => Ok(behaviour),
         }
-        Ok(behaviour)
     }
 }
 
@@ -128,7 +133,7 @@ impl SnapClient for Client {
         peer: u8,
         request: GetAccountRange,
     ) -> Result<AccountRange, RequestError> {
-        let behaviour = self.behaviour(peer)?;
+        let behaviour = self.behaviour(peer).await?;
         let mut answer = self.server.account_range(&request).unwrap();
         match behaviour {
             Peer::Empty => {
@@ -158,7 +163,7 @@ impl SnapClient for Client {
         peer: u8,
         request: GetStorageRanges,
     ) -> Result<StorageRanges, RequestError> {
-        let behaviour = self.behaviour(peer)?;
+        let behaviour = self.behaviour(peer).await?;
         let mut answer = self.server.storage_ranges(&request).unwrap();
         match behaviour {
             Peer::Empty => {
@@ -179,7 +184,7 @@ impl SnapClient for Client {
         peer: u8,
         request: GetByteCodes,
     ) -> Result<ByteCodes, RequestError> {
-        let behaviour = self.behaviour(peer)?;
+        let behaviour = self.behaviour(peer).await?;
         let mut answer = self.server.byte_codes(&request).unwrap();
         match behaviour {
             Peer::Empty => return Ok(ByteCodes { request_id: 0, codes: Vec::new() }),
@@ -202,6 +207,8 @@ fn config() -> SnapSyncConfig {
         codes_per_request: 4,
         lacking_rest: Duration::from_millis(20),
         no_peer_timeout: Duration::from_millis(500),
+        // Several checkpoints a sync, the last one cut off in the resumed test.
+        checkpoint_bytes: 32 << 10,
         ..Default::default()
     }
 }
@@ -343,6 +350,42 @@ fn a_sync_cut_off_resumes_from_what_it_wrote() {
         source.hashed_accounts(B256::ZERO, usize::MAX).unwrap().len()
     );
     assert_eq!(total.slots, BIG_SLOTS + (1..25).sum::<u64>());
+    assert_same_state(&source, &dest, &pivot);
+}
+
+/// A sync stopped without warning (its future dropped, as a process killed: what it had not
+/// written is lost, a checkpoint being written may land or not) resumes from its last
+/// checkpoint and ends with the same state.
+#[test]
+fn a_sync_dropped_mid_checkpoint_resumes_from_the_last_one_written() {
+    let (src_dir, dst_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (source, pivot) = source(src_dir.path());
+    let dest = Arc::new(Storage::open(dst_dir.path()).unwrap());
+    let server = SnapServer::new(source.clone() as Arc<dyn FullReader>);
+    let hanging = Client::new(server, &[(1, Peer::HangsAfter(20))]);
+    let first = SnapSync::new(hanging.clone(), dest.clone(), config());
+    let rt = runtime();
+    rt.block_on(async {
+        // Cut off once the peer has stopped answering (its 20 answers in, two requests out).
+        let hung = async {
+            while hanging.answered.load(Ordering::SeqCst) < 22 {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        };
+        tokio::select! {
+            ended = first.run(pivot) => panic!("the sync ended: {ended:?}"),
+            () = hung => {}
+        }
+    });
+    let downloaded = first.progress().snapshot().accounts as usize;
+    // Checkpoints were written before the cut; what was pending is lost.
+    let written = dest.hashed_accounts(B256::ZERO, usize::MAX).unwrap().len();
+    assert!(written > 0 && written <= downloaded, "{written} of {downloaded}");
+    drop(first);
+    let server = SnapServer::new(source.clone() as Arc<dyn FullReader>);
+    let second = SnapSync::new(Client::new(server, &[(1, Peer::Honest)]), dest.clone(), config());
+    assert_eq!(second.recorded_pivot().unwrap(), Some(pivot));
+    assert_eq!(rt.block_on(second.run(pivot)).unwrap(), pivot);
     assert_same_state(&source, &dest, &pivot);
 }
 
