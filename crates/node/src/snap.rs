@@ -16,7 +16,7 @@
 //! not give its root, and those after it; with `--snap.catch-up execute`, all of them).
 
 use crate::CatchUp;
-use alloy_consensus::{Header, TxEnvelope};
+use alloy_consensus::{Header, ReceiptEnvelope, TxEnvelope};
 use alloy_eips::eip1898::HashOrNumber;
 use alloy_primitives::{B256, U64};
 use gigagas_devp2p::Devp2pNetwork;
@@ -26,11 +26,11 @@ use gigagas_net_p2p::{
         finish, recorded_pivot, Pivot, SnapPhase, SnapProgress, SnapSync, SnapSyncConfig,
         SnapSyncError,
     },
-    BlockClient, BlockDownloader, DownloadError, DownloaderConfig,
+    BlockClient, BlockDownloader, DownloadError, DownloadedBlock, DownloaderConfig,
 };
 use gigagas_rpc::syncing::{SyncProgress, SyncStatusSource};
 use gigagas_storage::Storage;
-use gigagas_storage::{BlockNumReader, RawBlock};
+use gigagas_storage::{BlockNumReader, HashedStateWriter, RawBlock};
 use gigagas_validation::{apply_bal_block, BalBlock};
 use std::{
     sync::{Arc, Mutex},
@@ -223,16 +223,32 @@ pub(crate) async fn snap_sync(
         hash: pivot_header.hash_slow(),
         root: pivot_header.state_root,
     };
-    let progress_line = tokio::spawn(log_progress(sync.progress(), started));
-    let synced = sync.run(pivot).await;
-    progress_line.abort();
-    let pivot = synced?;
     // The history kept: the pivot and the ANCESTORS blocks below it whole — bodies checked
     // against their headers, receipts against their receipts roots —, older blocks not at
-    // all (as a node with history expiry).
+    // all (as a node with history expiry). Fetched beside the state, as the first blocks the
+    // catch-up applies: neither needs the state.
     let below: Vec<Header> = headers.iter().filter(|h| h.number <= pivot.number).cloned().collect();
-    let bodies = downloader.download_bodies(below.clone()).await?;
-    let receipts = downloader.download_receipts(&below).await?;
+    let above: Vec<Header> = headers.into_iter().filter(|h| h.number > pivot.number).collect();
+    let history = async {
+        let bodies = downloader.download_bodies(below.clone()).await?;
+        let receipts = downloader.download_receipts(&below).await?;
+        Ok::<_, SnapError>((bodies, receipts))
+    };
+    let first_batch = &above[..above.len().min(CATCH_UP_BATCH)];
+    let prefetch = async {
+        match catch_up {
+            CatchUp::Bal => fetch_batch(&downloader, first_batch).await.map(Some),
+            CatchUp::Execute => Ok(None),
+        }
+    };
+    // The state's table files are merged once the catch-up is done (`set_bulk_load`): the
+    // merge would take the cores the catch-up needs.
+    let bulk_load = BulkLoad::start(&store)?;
+    let progress_line = tokio::spawn(log_progress(sync.progress(), started));
+    let (synced, history, prefetched) = tokio::join!(sync.run(pivot), history, prefetch);
+    progress_line.abort();
+    let pivot = synced?;
+    let (bodies, receipts) = history?;
     let encoded: Vec<EncodedBlock> = bodies
         .iter()
         .zip(receipts)
@@ -267,10 +283,20 @@ pub(crate) async fn snap_sync(
         secs = started.elapsed().as_secs_f64(),
         "snap sync state done"
     );
-    if catch_up == CatchUp::Bal {
-        let above: Vec<Header> = headers.into_iter().filter(|h| h.number > pivot.number).collect();
-        catch_up_on_bals(&downloader, &store, above).await?;
+    if let Some(first) = prefetched? {
+        catch_up_on_bals(&downloader, &store, &above, first).await?;
     }
+    drop(bulk_load);
+    // The merge runs beside the node from here; when it ends is logged, as what the load
+    // left to do.
+    let merging = store.clone();
+    tokio::task::spawn_blocking(move || {
+        let merge_started = Instant::now();
+        match merging.wait_for_compactions() {
+            Ok(()) => tracing::info!(target: "sync::snap", secs = merge_started.elapsed().as_secs_f64(), "the state's table files merged"),
+            Err(e) => tracing::warn!(target: "sync::snap", error = %e, "waiting for the state's merge failed"),
+        }
+    });
     let head = engine.backfill_sync_finished().await?;
     tracing::info!(
         target: "sync::snap",
@@ -282,6 +308,25 @@ pub(crate) async fn snap_sync(
     Ok(Some(target_hash))
 }
 
+/// The store's bulk load of the state (`HashedStateWriter::set_bulk_load`), ended when this
+/// is dropped, on every path out of the sync.
+struct BulkLoad<'a>(&'a Storage);
+
+impl<'a> BulkLoad<'a> {
+    fn start(store: &'a Storage) -> Result<Self, gigagas_storage::ProviderError> {
+        store.set_bulk_load(true)?;
+        Ok(Self(store))
+    }
+}
+
+impl Drop for BulkLoad<'_> {
+    fn drop(&mut self) {
+        if let Err(e) = self.0.set_bulk_load(false) {
+            tracing::error!(target: "sync::snap", error = %e, "the store's compactions could not be turned back on");
+        }
+    }
+}
+
 /// A block of the history kept, encoded for the store.
 struct EncodedBlock {
     header: Vec<u8>,
@@ -290,11 +335,29 @@ struct EncodedBlock {
     tx_hashes: Vec<B256>,
 }
 
+/// A batch of the blocks the catch-up applies: bodies with their BALs, and the receipts of
+/// those up to the first without a BAL.
+struct Fetched {
+    blocks: Vec<DownloadedBlock>,
+    receipts: Vec<Vec<ReceiptEnvelope>>,
+}
+
+/// The bodies, BALs and receipts of `batch` from the peers, each checked against its header.
+async fn fetch_batch(
+    downloader: &BlockDownloader<Devp2pNetwork>,
+    batch: &[Header],
+) -> Result<Fetched, SnapError> {
+    let blocks = downloader.download_bodies(batch.to_vec()).await?;
+    let with_bal = blocks.iter().take_while(|b| b.bal.is_some()).count();
+    let receipts = downloader.download_receipts(&batch[..with_bal]).await?;
+    Ok(Fetched { blocks, receipts })
+}
+
 /// Applies the blocks of `headers` (the chain above the stored head, ascending) from their
-/// BALs, [`CATCH_UP_BATCH`] at a time: bodies and BALs, then receipts, from the peers (each
-/// checked against its header), then each block committed with its state. Stops at the first
-/// block without a BAL or whose BAL does not give its header's state root (execution takes it
-/// from there); answers the blocks applied.
+/// BALs, [`CATCH_UP_BATCH`] at a time — the first batch already fetched (`first`, fetched
+/// beside the state), each next one fetched from the peers —, each block committed with its
+/// state. Stops at the first block without a BAL or whose BAL does not give its header's
+/// state root (execution takes it from there); answers the blocks applied.
 ///
 /// # Errors
 /// [`SnapError::Download`] when the peers stop delivering; [`SnapError::CatchUp`] when the
@@ -302,14 +365,18 @@ struct EncodedBlock {
 async fn catch_up_on_bals(
     downloader: &BlockDownloader<Devp2pNetwork>,
     store: &Arc<Storage>,
-    headers: Vec<Header>,
+    headers: &[Header],
+    first: Fetched,
 ) -> Result<u64, SnapError> {
     let started = Instant::now();
     let (mut applied, mut gas) = (0u64, 0u64);
+    let mut first = Some(first);
     for batch in headers.chunks(CATCH_UP_BATCH) {
-        let blocks = downloader.download_bodies(batch.to_vec()).await?;
-        let with_bal = blocks.iter().take_while(|b| b.bal.is_some()).count();
-        let receipts = downloader.download_receipts(&batch[..with_bal]).await?;
+        let Fetched { blocks, receipts } = match first.take() {
+            Some(fetched) => fetched,
+            None => fetch_batch(downloader, batch).await?,
+        };
+        let with_bal = receipts.len();
         let store = store.clone();
         let (done, block_gas, stopped) = tokio::task::spawn_blocking(move || {
             let (mut done, mut gas) = (0u64, 0u64);

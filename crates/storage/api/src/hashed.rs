@@ -82,6 +82,20 @@ pub trait HashedStateWriter {
     fn ingest_hashed(&self, batch: &HashedBatch<'_>) -> ProviderResult<()> {
         self.write_hashed(&HashedBatch { unlogged: false, ..batch.clone() })
     }
+
+    /// Starts (`true`) or ends (`false`) a bulk load of the hashed state: while it runs the
+    /// store holds off merging the table files [`Self::ingest_hashed`] hands it, so that each
+    /// is merged once, after the load, instead of again with every file taken in after it (the
+    /// keys of trie nodes are random: every file spans the whole key space). Reads stay right,
+    /// and slower the more files pile up. A process killed during a load reopens without it.
+    /// The default does nothing.
+    ///
+    /// # Errors
+    /// [`crate::ProviderError::Database`] when the store's settings cannot be changed.
+    fn set_bulk_load(&self, on: bool) -> ProviderResult<()> {
+        let _ = on;
+        Ok(())
+    }
 }
 
 /// Reads the flat state in the state trie's key order.

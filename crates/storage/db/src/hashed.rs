@@ -76,6 +76,10 @@ impl HashedStateWriter for Storage {
     fn ingest_hashed(&self, batch: &HashedBatch<'_>) -> ProviderResult<()> {
         self.ingest(batch)
     }
+
+    fn set_bulk_load(&self, on: bool) -> ProviderResult<()> {
+        self.bulk_load(on)
+    }
 }
 
 impl HashedStateReader for Storage {

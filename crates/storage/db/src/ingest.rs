@@ -13,7 +13,7 @@
 
 use crate::{
     codecs::{encode_account, hashed_storage_key},
-    family_options,
+    family_options, BULK_FAMILIES,
     tables::*,
     Storage,
 };
@@ -26,6 +26,9 @@ use std::{
 
 /// The folder under the datadir where table files are written before they are ingested.
 pub(crate) const INGEST_DIR: &str = "ingest";
+
+/// Level-0 files of one table a bulk load lets pile up before it merges them.
+const BULK_LEVEL0_FILES: u64 = 128;
 
 /// Numbers the files written, so that two ingestions never share a name.
 static NEXT_FILE: AtomicU64 = AtomicU64::new(0);
@@ -68,6 +71,7 @@ impl Storage {
         }
         writer.finish().map_err(self.db_err("finish a table file to ingest"))?;
         drop(entries);
+        self.bound_level0(table)?;
         let mut ingest = IngestExternalFileOptions::default();
         ingest.set_move_files(true);
         let taken = self
@@ -77,6 +81,44 @@ impl Storage {
         // Moved in (hard-linked, then unlinked here) or refused: the file is not needed.
         let _ = std::fs::remove_file(&file);
         taken
+    }
+
+    /// [`HashedStateWriter::set_bulk_load`] for RocksDB: automatic compactions of the
+    /// [`BULK_FAMILIES`] off while a load runs, on again after it (the files piled up in level
+    /// 0 are then merged into the last level, largely in one compaction).
+    pub(crate) fn bulk_load(&self, on: bool) -> ProviderResult<()> {
+        let value = if on { "true" } else { "false" };
+        for table in BULK_FAMILIES {
+            self.db
+                .set_options_cf(self.cf(table), &[("disable_auto_compactions", value)])
+                .map_err(self.db_err("set a bulk load's compactions"))?;
+        }
+        Ok(())
+    }
+
+    /// Waits until RocksDB has no flush or compaction pending or running (after a bulk load:
+    /// until its table files are merged).
+    ///
+    /// # Errors
+    /// [`ProviderError::Database`] when RocksDB reports a failure.
+    pub fn wait_for_compactions(&self) -> ProviderResult<()> {
+        self.db
+            .wait_for_compact(&rocksdb::WaitForCompactOptions::default())
+            .map_err(self.db_err("wait for compactions"))
+    }
+
+    /// Merges `table`'s level 0 into its last level when it holds [`BULK_LEVEL0_FILES`] files
+    /// (a bulk load long enough to reach that many; RocksDB stops writes at 512).
+    fn bound_level0(&self, table: &'static str) -> ProviderResult<()> {
+        let files = self
+            .db
+            .property_int_value_cf(self.cf(table), "rocksdb.num-files-at-level0")
+            .map_err(self.db_err("read level 0's size"))?
+            .unwrap_or(0);
+        if files >= BULK_LEVEL0_FILES {
+            self.db.compact_range_cf(self.cf(table), None::<&[u8]>, None::<&[u8]>);
+        }
+        Ok(())
     }
 
     /// [`HashedStateWriter::ingest_hashed`] for RocksDB.
