@@ -197,7 +197,11 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
         };
         let devp2p = gigagas_devp2p::Devp2pNetwork::new(local)
             .with_server(gigagas_net_p2p::ChainServer::new(chain.clone()))
-            .with_snap_server(gigagas_net_p2p::SnapServer::new(chain.clone()))
+            .with_snap_server(
+                // Storage ranges from the flat state where the BALs above the asked root
+                // allow it, the trie elsewhere.
+                gigagas_net_p2p::SnapServer::new(chain.clone()).with_flat_state(store.clone()),
+            )
             .with_pool(Arc::new(node_pool))
             .with_max_peers(args.max_peers as usize);
         devp2p

@@ -20,6 +20,7 @@ mod downloader;
 mod scores;
 mod serve;
 pub mod snap;
+mod snap_flat;
 pub mod snap_sync;
 
 pub use client::{BlockClient, RequestError, SnapClient};
@@ -29,3 +30,4 @@ pub use downloader::{
 pub use scores::{PeerScores, BAD_ANSWER_PENALTY, FAILED_REQUEST_PENALTY, SUCCESS_REWARD};
 pub use serve::ChainServer;
 pub use snap::{SnapServeError, SnapServer};
+pub use snap_flat::FlatStateReader;

@@ -25,6 +25,7 @@ use gigagas_eth_wire_types::{
 };
 use gigagas_storage_api::{FullReader, ProviderError};
 use gigagas_trie::{compact_to_nibbles, node_at_path, walk_leaves, PathNode, Trie, TrieError};
+use crate::snap_flat::{FlatStateReader, FlatStorage};
 use std::sync::Arc;
 
 /// How many blocks below the head a state root is still served at (geth keeps 128 diff layers
@@ -84,12 +85,21 @@ fn missing_is_none<T>(r: Result<T, TrieError>) -> Result<Option<T>, SnapServeErr
 #[derive(Debug, Clone)]
 pub struct SnapServer {
     provider: Arc<dyn FullReader>,
+    /// Storage ranges from the flat state, when given one.
+    flat: Option<Arc<FlatStorage>>,
 }
 
 impl SnapServer {
     /// A server reading `provider`.
     pub fn new(provider: Arc<dyn FullReader>) -> Self {
-        Self { provider }
+        Self { provider, flat: None }
+    }
+
+    /// Serves storage ranges from `flat`'s flat state where it can give the asked root's
+    /// state (`snap_flat`), walking the trie elsewhere.
+    pub fn with_flat_state(mut self, flat: Arc<dyn FlatStateReader>) -> Self {
+        self.flat = Some(Arc::new(FlatStorage::new(flat, self.provider.clone())));
+        self
     }
 
     /// Whether `root` is the state root of one of the last [`STATE_WINDOW`] + 1 canonical
@@ -98,13 +108,19 @@ impl SnapServer {
     /// # Errors
     /// [`ProviderError`] when a read fails.
     pub fn serves_root(&self, root: &B256) -> Result<bool, ProviderError> {
-        let Some((head, _)) = self.provider.best_block()? else { return Ok(false) };
+        Ok(self.served_block(root)?.is_some())
+    }
+
+    /// The number of the block among the last [`STATE_WINDOW`] + 1 canonical ones whose
+    /// state root is `root`.
+    fn served_block(&self, root: &B256) -> Result<Option<u64>, ProviderError> {
+        let Some((head, _)) = self.provider.best_block()? else { return Ok(None) };
         for number in (head.saturating_sub(STATE_WINDOW)..=head).rev() {
             if self.provider.header_by_number(number)?.is_some_and(|h| h.state_root == *root) {
-                return Ok(true);
+                return Ok(Some(number));
             }
         }
-        Ok(false)
+        Ok(None)
     }
 
     /// The proof nodes of `keys` in the trie `root`, in order, each node once.
@@ -176,9 +192,7 @@ impl SnapServer {
     /// [`SnapServeError`] when the store fails.
     pub fn storage_ranges(&self, req: &GetStorageRanges) -> Result<StorageRanges, SnapServeError> {
         let empty = StorageRanges { request_id: req.request_id, slots: vec![], proof: vec![] };
-        if !self.serves_root(&req.root)? {
-            return Ok(empty);
-        }
+        let Some(number) = self.served_block(&req.root)? else { return Ok(empty) };
         let budget = req.bytes.min(SOFT_RESPONSE_LIMIT as u64);
         let hard = (budget as f64 * 1.1) as u64;
         let mut slots = Vec::new();
@@ -201,7 +215,8 @@ impl SnapServer {
             let storage_root = found.as_ref().map_or(EMPTY_ROOT_HASH, |a| a.storage_root);
             let mut storage = Vec::new();
             let mut cut = false;
-            let walked = walk_leaves(storage_root, &origin, &*self.provider, &mut |hash, value| {
+            let left = hard - size;
+            let mut take = |hash: B256, value: &[u8]| {
                 if size >= hard {
                     cut = true;
                     return false;
@@ -213,9 +228,26 @@ impl SnapServer {
                     return false;
                 }
                 true
-            });
-            if missing_is_none(walked)?.is_none() {
-                return Ok(empty);
+            };
+            // From the flat state when it can give this root's state: the slots it gives are
+            // those the walk would visit, up to where `take` stops.
+            let flat = match (&self.flat, storage_root == EMPTY_ROOT_HASH) {
+                (Some(flat), false) => {
+                    flat.slots(number, *account, storage_root, origin, limit, left)?
+                }
+                _ => None,
+            };
+            if let Some(flat) = flat {
+                for (hash, value) in flat {
+                    if !take(hash, &value) {
+                        break;
+                    }
+                }
+            } else {
+                let walked = walk_leaves(storage_root, &origin, &*self.provider, &mut take);
+                if missing_is_none(walked)?.is_none() {
+                    return Ok(empty);
+                }
             }
             let last = storage.last().map(|s| s.hash);
             let prove = !origin.is_zero() || (cut && last.is_some());

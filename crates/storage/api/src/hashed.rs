@@ -100,6 +100,20 @@ pub trait HashedStateWriter {
 
 /// Reads the flat state in the state trie's key order.
 pub trait HashedStateReader {
+    /// Calls `f` with the slots of the hashed account `account` whose hashed slot is `from` or
+    /// above, in key order, until it answers false or the account's slots end; answers the
+    /// head block (number, hash) whose state they are, read from the same view of the store
+    /// as the slots (no commit lands between the two). `None` when the store has no head.
+    ///
+    /// # Errors
+    /// [`crate::ProviderError`] on a failed read or a malformed entry.
+    fn walk_hashed_storage_at_head(
+        &self,
+        account: B256,
+        from: B256,
+        f: &mut dyn FnMut(B256, U256) -> bool,
+    ) -> ProviderResult<Option<(u64, B256)>>;
+
     /// Up to `limit` accounts whose hashed address is `from` or above, in key order.
     ///
     /// # Errors

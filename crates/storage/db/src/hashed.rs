@@ -3,7 +3,8 @@
 
 use crate::{
     codecs::{
-        decode_account, encode_account, encode_head, encode_tx_location, hashed_storage_key,
+        decode_account, decode_head, encode_account, encode_head, encode_tx_location,
+        hashed_storage_key,
         storage_range_end,
     },
     tables::*,
@@ -128,19 +129,40 @@ impl HashedStateReader for Storage {
         let mut out = Vec::new();
         for item in iter.take(limit) {
             let (key, value) = item.map_err(self.db_err("iterate storage"))?;
-            let corrupt = |reason: String| ProviderError::Corrupt {
-                table: STORAGE,
-                key: alloy_primitives::hex::encode(&key),
-                reason,
-            };
-            if key.len() != 64 {
-                return Err(corrupt(format!("a {}-byte key, expected 64", key.len())));
-            }
-            let value = U256::try_from_be_slice(&value)
-                .ok_or_else(|| corrupt(format!("a {}-byte value", value.len())))?;
-            out.push((B256::from_slice(&key[32..]), value));
+            out.push(storage_entry(&key, &value)?);
         }
         Ok(out)
+    }
+
+    fn walk_hashed_storage_at_head(
+        &self,
+        account: B256,
+        from: B256,
+        f: &mut dyn FnMut(B256, U256) -> bool,
+    ) -> ProviderResult<Option<(u64, B256)>> {
+        // One snapshot for the head and the slots: a block's commit writes both atomically.
+        let snapshot = self.db.snapshot();
+        let head = snapshot
+            .get_cf(self.cf(META), HEAD_KEY)
+            .map_err(self.db_err("read the head"))?
+            .map(|bytes| decode_head(&bytes))
+            .transpose()?;
+        let mut options = ReadOptions::default();
+        options.set_iterate_upper_bound(storage_range_end(&account).to_vec());
+        let start = hashed_storage_key(&account, &from);
+        let iter = snapshot.iterator_cf_opt(
+            self.cf(STORAGE),
+            options,
+            IteratorMode::From(&start, Direction::Forward),
+        );
+        for item in iter {
+            let (key, value) = item.map_err(self.db_err("iterate storage"))?;
+            let (slot, value) = storage_entry(&key, &value)?;
+            if !f(slot, value) {
+                break;
+            }
+        }
+        Ok(head)
     }
 
     fn has_bytecode(&self, hash: &B256) -> ProviderResult<bool> {
@@ -160,4 +182,19 @@ impl HashedStateReader for Storage {
         }
         Ok(out)
     }
+}
+
+/// A flat storage entry: keccak256(address) ‖ keccak256(slot) → the value's 32 bytes.
+fn storage_entry(key: &[u8], value: &[u8]) -> ProviderResult<(B256, U256)> {
+    let corrupt = |reason: String| ProviderError::Corrupt {
+        table: STORAGE,
+        key: alloy_primitives::hex::encode(key),
+        reason,
+    };
+    if key.len() != 64 {
+        return Err(corrupt(format!("a {}-byte key, expected 64", key.len())));
+    }
+    let value = U256::try_from_be_slice(value)
+        .ok_or_else(|| corrupt(format!("a {}-byte value", value.len())))?;
+    Ok((B256::from_slice(&key[32..]), value))
 }

@@ -20,6 +20,12 @@ fn contract() -> Address {
 
 /// A store holding the genesis: 299 funded accounts and the contract; its state root.
 fn store(dir: &std::path::Path) -> (Arc<dyn FullReader>, B256) {
+    let (store, root) = rocks_store(dir);
+    (store, root)
+}
+
+/// [`store`], as the RocksDB store.
+fn rocks_store(dir: &std::path::Path) -> (Arc<gigagas_storage::Storage>, B256) {
     let path =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../testing/dev-genesis.json");
     let mut genesis: serde_json::Value =
@@ -186,4 +192,117 @@ fn storage_codes_and_trie_nodes_as_geth_answers_them() {
     let nowhere = nodes(vec![vec![vec![0x3f; 20].into()]]).unwrap();
     assert_eq!(nowhere.nodes, vec![Bytes::new()], "a path that leads nowhere: an empty entry");
     assert!(nodes(vec![vec![]]).is_none(), "an empty path set is refused");
+}
+
+/// Applies a block of no transactions on the store's head whose BAL writes the contract's
+/// `slots` (slot, new value; zero removes), with the state root the store computes for it.
+fn apply_storage_block(store: &Arc<gigagas_storage::Storage>, slots: &[(u64, u64)]) -> B256 {
+    use alloy_eip7928::{AccountChanges, BlockAccessIndex, SlotChanges, StorageChange};
+    use gigagas_storage_api::BlockNumReader;
+    use gigagas_validation::{apply_bal_block, BalBlock, ImportError};
+    let (number, parent_hash) = store.best_block().unwrap().unwrap();
+    let parent = store.header_by_number(number).unwrap().unwrap();
+    let mut account = AccountChanges::new(contract());
+    account.storage_changes = slots
+        .iter()
+        .map(|&(slot, value)| {
+            SlotChanges::new(
+                U256::from(slot),
+                vec![StorageChange {
+                    block_access_index: BlockAccessIndex(0),
+                    new_value: U256::from(value),
+                }],
+            )
+        })
+        .collect();
+    let bal = vec![account];
+    let mut header = alloy_consensus::Header {
+        parent_hash,
+        number: number + 1,
+        timestamp: parent.timestamp + 12,
+        block_access_list_hash: Some(gigagas_bal::compute_block_access_list_hash(&bal)),
+        ..parent.clone()
+    };
+    let body = alloy_consensus::BlockBody::<alloy_consensus::TxEnvelope>::default();
+    let block = |header: &alloy_consensus::Header| {
+        apply_bal_block(
+            store,
+            BalBlock {
+                header,
+                hash: header.hash_slow(),
+                body: &body,
+                bal: &bal,
+                receipts: &[],
+            },
+        )
+    };
+    // The root the BAL gives, as the store computes it (nothing written on a mismatch).
+    header.receipts_root = alloy_trie::EMPTY_ROOT_HASH;
+    header.state_root = B256::ZERO;
+    match block(&header) {
+        Err(ImportError::StateRoot { found, .. }) => header.state_root = found,
+        other => panic!("{other:?}"),
+    }
+    block(&header).unwrap();
+    header.state_root
+}
+
+/// Storage ranges served from the flat state at the head and at roots below it (the head's
+/// flat slots with those the blocks above wrote read from the older trie) are the trie walk's
+/// answers exactly, byte budget by byte budget: slots changed, removed and created above the
+/// asked root, at every origin.
+#[test]
+fn storage_ranges_from_the_flat_state_equal_the_trie_walks() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, genesis_root) = rocks_store(dir.path());
+    let root1 = apply_storage_block(&store, &[(5, 999), (6, 0), (100, 1), (61, 3)]);
+    let root2 = apply_storage_block(&store, &[(7, 0), (100, 0), (5, 1), (200, 2)]);
+    let reader = store.clone() as Arc<dyn FullReader>;
+    let walked = SnapServer::new(reader.clone());
+    let flat = SnapServer::new(reader).with_flat_state(store.clone());
+    let account = keccak256(contract());
+    let mut origins: Vec<B256> = (0..80u64).map(|k| keccak256(B256::from(U256::from(k)))).collect();
+    origins.sort();
+    origins.insert(0, B256::ZERO);
+    let mut compared = 0;
+    for root in [genesis_root, root1, root2] {
+        for origin in origins.iter().step_by(7) {
+            for bytes in [1, 200, 700, 1500, 100_000] {
+                let req = GetStorageRanges {
+                    request_id: 3,
+                    root,
+                    accounts: vec![account, keccak256(Address::left_padding_from(&[7]))],
+                    origin: Bytes::copy_from_slice(origin.as_slice()),
+                    limit: Bytes::new(),
+                    bytes,
+                };
+                let (a, b) =
+                    (walked.storage_ranges(&req).unwrap(), flat.storage_ranges(&req).unwrap());
+                assert_eq!(a, b, "root {root} origin {origin} bytes {bytes}");
+                compared += a.slots.iter().map(Vec::len).sum::<usize>();
+            }
+        }
+    }
+    assert!(compared > 1000, "{compared} slots compared");
+    // The states differ where the blocks wrote: slot 6 is gone at root 1, slot 5 reads 999.
+    let whole = |root| {
+        flat.storage_ranges(&GetStorageRanges {
+            request_id: 4,
+            root,
+            accounts: vec![account],
+            origin: Bytes::new(),
+            limit: Bytes::new(),
+            bytes: 1 << 20,
+        })
+        .unwrap()
+        .slots
+        .concat()
+    };
+    let slot = |k: u64| keccak256(B256::from(U256::from(k)));
+    let (at0, at1, at2) = (whole(genesis_root), whole(root1), whole(root2));
+    assert_eq!((at0.len(), at1.len(), at2.len()), (60, 61, 60));
+    assert!(at0.iter().any(|s| s.hash == slot(6)) && !at1.iter().any(|s| s.hash == slot(6)));
+    let five = at1.iter().find(|s| s.hash == slot(5)).unwrap();
+    assert_eq!(five.body, Bytes::from(alloy_rlp::encode(U256::from(999))));
+    assert!(at2.iter().any(|s| s.hash == slot(200)) && !at1.iter().any(|s| s.hash == slot(200)));
 }
