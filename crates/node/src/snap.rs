@@ -293,8 +293,12 @@ pub(crate) async fn snap_sync(
     tokio::task::spawn_blocking(move || {
         let merge_started = Instant::now();
         match merging.wait_for_compactions() {
-            Ok(()) => tracing::info!(target: "sync::snap", secs = merge_started.elapsed().as_secs_f64(), "the state's table files merged"),
-            Err(e) => tracing::warn!(target: "sync::snap", error = %e, "waiting for the state's merge failed"),
+            Ok(()) => {
+                tracing::info!(target: "sync::snap", secs = merge_started.elapsed().as_secs_f64(), "the state's table files merged")
+            }
+            Err(e) => {
+                tracing::warn!(target: "sync::snap", error = %e, "waiting for the state's merge failed")
+            }
         }
     });
     let head = engine.backfill_sync_finished().await?;

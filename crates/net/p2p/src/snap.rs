@@ -12,6 +12,7 @@
 //! accounting exactly (what each answer counts, and that the item crossing the limit is the
 //! last), so that its conformance suite's counts hold.
 
+use crate::snap_flat::{FlatStateReader, FlatStorage};
 use alloy_primitives::{Bytes, B256};
 use alloy_rlp::{Decodable, Encodable};
 use alloy_trie::{Nibbles, TrieAccount, EMPTY_ROOT_HASH, KECCAK_EMPTY};
@@ -25,7 +26,6 @@ use gigagas_eth_wire_types::{
 };
 use gigagas_storage_api::{FullReader, ProviderError};
 use gigagas_trie::{compact_to_nibbles, node_at_path, walk_leaves, PathNode, Trie, TrieError};
-use crate::snap_flat::{FlatStateReader, FlatStorage};
 use std::sync::Arc;
 
 /// How many blocks below the head a state root is still served at (geth keeps 128 diff layers

@@ -84,7 +84,9 @@ impl FlatStorage {
                 }
             }
         }
-        if gigagas_storage_api::BlockHashReader::block_hash(&*self.provider, head.0)? != Some(head.1) {
+        if gigagas_storage_api::BlockHashReader::block_hash(&*self.provider, head.0)?
+            != Some(head.1)
+        {
             return Ok(None);
         }
         let written = Arc::new(Written { below, head, slots });
@@ -119,7 +121,8 @@ impl FlatStorage {
         let written_here = written.slots.get(&account).unwrap_or(&empty);
         let mut changed = written_here.range(origin..).peekable();
         let mut old = OldSlots { trie: Trie::new(storage_root), provider: &*self.provider };
-        let mut taken = Taken { out: Vec::new(), size: 0, bytes, limit, crossed: false, done: false };
+        let mut taken =
+            Taken { out: Vec::new(), size: 0, bytes, limit, crossed: false, done: false };
         let mut failed: Option<SnapServeError> = None;
         let seen = self.flat.walk_hashed_storage_at_head(account, origin, &mut |slot, value| {
             while let Some(&&next) = changed.peek() {

@@ -4,8 +4,7 @@
 use crate::{
     codecs::{
         decode_account, decode_head, encode_account, encode_head, encode_tx_location,
-        hashed_storage_key,
-        storage_range_end,
+        hashed_storage_key, storage_range_end,
     },
     tables::*,
     Storage,

@@ -13,9 +13,9 @@
 
 use crate::{
     codecs::{encode_account, hashed_storage_key},
-    family_options, BULK_FAMILIES,
+    family_options,
     tables::*,
-    Storage,
+    Storage, BULK_FAMILIES,
 };
 use gigagas_storage_api::{HashedBatch, HashedStateWriter, ProviderError, ProviderResult};
 use rocksdb::{IngestExternalFileOptions, SstFileWriter};

@@ -40,6 +40,7 @@ use gigagas_storage_api::{
     ProviderError, RawBlock,
 };
 use gigagas_trie::EncodedNode;
+use pending::Pending;
 use progress::Counts;
 use std::{
     collections::{HashMap, HashSet},
@@ -48,7 +49,6 @@ use std::{
     sync::Arc,
     time::{Duration, Instant},
 };
-use pending::Pending;
 use tasks::{Chunk, StorageTask, Tasks};
 
 /// The block whose state a snap sync downloads.
@@ -645,7 +645,10 @@ impl<C: SnapClient, S: SnapStore + ?Sized> SnapSync<C, S> {
 }
 
 /// Waits for the checkpoint being written, if any: the loop's time waiting is counted.
-async fn settle(writing: &mut Option<Writing>, stats: &mut DownloadStats) -> Result<(), ProviderError> {
+async fn settle(
+    writing: &mut Option<Writing>,
+    stats: &mut DownloadStats,
+) -> Result<(), ProviderError> {
     let Some(handle) = writing.take() else { return Ok(()) };
     let waited = Instant::now();
     let written = match handle.await {

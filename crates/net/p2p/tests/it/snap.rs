@@ -227,13 +227,7 @@ fn apply_storage_block(store: &Arc<gigagas_storage::Storage>, slots: &[(u64, u64
     let block = |header: &alloy_consensus::Header| {
         apply_bal_block(
             store,
-            BalBlock {
-                header,
-                hash: header.hash_slow(),
-                body: &body,
-                bal: &bal,
-                receipts: &[],
-            },
+            BalBlock { header, hash: header.hash_slow(), body: &body, bal: &bal, receipts: &[] },
         )
     };
     // The root the BAL gives, as the store computes it (nothing written on a mismatch).
