@@ -6,8 +6,9 @@
 //! [`TrieBuilder`]; the walk writes the flat state and the finished trie nodes in batches, so
 //! that an allocation of millions of accounts and tens of millions of slots needs the parsed
 //! file and the open branches in memory, not the whole trie. Block 0 and the head pointer are
-//! written last, in one logged batch, after the state is settled into table files: a store
-//! whose init died has no head, and `init` starts again.
+//! written last, in one logged batch, after the state is ingested as table files (a bulk load,
+//! `HashedStateWriter::ingest_hashed`): a store whose init died has no head, and `init` starts
+//! again.
 
 use crate::error::ImportError;
 use alloy_consensus::{BlockBody, Header, TxEnvelope};
@@ -28,8 +29,9 @@ pub const GENESIS_KEY: &[u8] = b"genesis";
 /// recognised without walking its allocation.
 pub const GENESIS_FILE_HASH_KEY: &[u8] = b"genesis-file-hash";
 
-/// Flat-state entries and trie nodes written per batch while the allocation is walked.
-const ENTRIES_PER_WRITE: usize = 100_000;
+/// Flat-state entries and trie nodes written per batch (one table file per family) while the
+/// allocation is walked.
+const ENTRIES_PER_WRITE: usize = 1_000_000;
 
 /// What [`init_genesis`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -124,10 +126,12 @@ pub fn init_genesis(
             Err(ImportError::OtherChain { head: number, head_hash: head, genesis: hash })
         };
     }
-    let state = walk_alloc(&genesis.alloc, Some(store))?;
-    // The walk wrote without the write-ahead log: into table files before the head says the
-    // state is there.
-    store.settle_hashed()?;
+    // The walk's entries are ingested as table files (in key order for the flat state, which
+    // lands in the last level; the trie nodes are merged after).
+    store.set_bulk_load(true)?;
+    let walked = walk_alloc(&genesis.alloc, Some(store));
+    store.set_bulk_load(false)?;
+    let state = walked?;
     let header = genesis_header(&genesis, &chain, state.root);
     let hash = header.hash_slow();
     let accounts = genesis.alloc.len();
@@ -189,11 +193,10 @@ impl Pending {
     fn write(&mut self, store: &dyn FullProvider, force: bool) -> Result<(), ImportError> {
         let len = self.accounts.len() + self.storage.len() + self.nodes.len();
         if len >= ENTRIES_PER_WRITE || (force && len > 0) {
-            store.write_hashed(&HashedBatch {
+            store.ingest_hashed(&HashedBatch {
                 accounts: &self.accounts,
                 storage: &self.storage,
                 trie_nodes: &self.nodes,
-                unlogged: true,
                 ..Default::default()
             })?;
             self.accounts.clear();
@@ -205,7 +208,7 @@ impl Pending {
 }
 
 /// Walks `alloc` in the state trie's key order and builds its tries; with a store, writes the
-/// flat state (by hashed keys) and every trie node as it goes, unlogged.
+/// flat state (by hashed keys) and every trie node as it goes, ingested.
 fn walk_alloc(
     alloc: &BTreeMap<Address, GenesisAccount>,
     store: Option<&dyn FullProvider>,

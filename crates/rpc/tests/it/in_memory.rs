@@ -76,9 +76,6 @@ impl HashedStateWriter for Gated {
     fn write_hashed(&self, batch: &HashedBatch<'_>) -> ProviderResult<()> {
         self.inner.write_hashed(batch)
     }
-    fn settle_hashed(&self) -> ProviderResult<()> {
-        self.inner.settle_hashed()
-    }
 }
 
 impl MetadataProvider for Gated {

@@ -1,7 +1,8 @@
 //! The flat state by the state trie's keys (keccak256 of an address; of an address and a slot),
 //! as snap sync downloads it and `init` writes a genesis: accounts, slots, codes and trie nodes
-//! written beside the sync's own progress in one atomic batch, read back in key order, and the
-//! pivot block written as the head once its state is whole.
+//! written beside the sync's own progress in one atomic batch or as a bulk load (table files,
+//! then the progress), read back in key order, and the pivot block written as the head once
+//! its state is whole.
 
 use crate::{AccountRecord, ProviderResult};
 use alloy_primitives::{B256, U256};
@@ -43,9 +44,6 @@ pub struct HashedBatch<'a> {
     pub blocks: &'a [RawBlock<'a>],
     /// The new head pointer (number, hash), when it moves.
     pub head: Option<(u64, B256)>,
-    /// Written without the write-ahead log (faster; for what can be written again): lost on a
-    /// crash unless [`HashedStateWriter::settle_hashed`] ran after it.
-    pub unlogged: bool,
 }
 
 /// Writes [`HashedBatch`]es.
@@ -57,21 +55,13 @@ pub trait HashedStateWriter {
     /// [`crate::ProviderError::Database`] when the write fails.
     fn write_hashed(&self, batch: &HashedBatch<'_>) -> ProviderResult<()>;
 
-    /// Moves the flat state and trie nodes written so far from memory into table files, so
-    /// that what was written `unlogged` is durable (and is not replayed from a write-ahead log
-    /// into memory at the next open).
-    ///
-    /// # Errors
-    /// [`crate::ProviderError::Database`] when the flush fails.
-    fn settle_hashed(&self) -> ProviderResult<()>;
-
     /// Writes `batch` as a bulk load: the accounts, slots, codes and trie nodes as sorted
     /// table files the store takes whole (no write-ahead log, no memtable, no flush: RocksDB's
     /// external-file ingestion), durable once this returns; then the rest (metadata, blocks,
     /// the head) in one logged write. Not atomic as a whole: a process killed in between keeps
     /// state entries that no metadata records yet. Only for entries that a resumed writer
     /// writes again with the same values — a pivot's state and content-addressed trie nodes,
-    /// what snap sync writes — never for a change of state. `unlogged` is ignored.
+    /// what snap sync writes — never for a change of state.
     ///
     /// The store's own implementation ingests; the default writes `batch` atomically with
     /// [`Self::write_hashed`], which keeps every promise made here.
@@ -80,7 +70,7 @@ pub trait HashedStateWriter {
     /// [`crate::ProviderError::Database`] when a file cannot be written or taken in, or the
     /// write fails.
     fn ingest_hashed(&self, batch: &HashedBatch<'_>) -> ProviderResult<()> {
-        self.write_hashed(&HashedBatch { unlogged: false, ..batch.clone() })
+        self.write_hashed(batch)
     }
 
     /// Starts (`true`) or ends (`false`) a bulk load of the hashed state: while it runs the

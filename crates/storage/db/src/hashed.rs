@@ -57,20 +57,7 @@ impl HashedStateWriter for Storage {
         if let Some((number, hash)) = batch.head {
             write.put_cf(self.cf(META), HEAD_KEY, encode_head(number, &hash));
         }
-        if batch.unlogged {
-            let mut options = rocksdb::WriteOptions::default();
-            options.disable_wal(true);
-            self.db.write_opt(write, &options).map_err(self.db_err("write hashed state"))
-        } else {
-            self.db.write(write).map_err(self.db_err("write hashed state"))
-        }
-    }
-
-    fn settle_hashed(&self) -> ProviderResult<()> {
-        for table in [ACCOUNTS, STORAGE, TRIE_NODES] {
-            self.db.flush_cf(self.cf(table)).map_err(self.db_err("flush"))?;
-        }
-        Ok(())
+        self.db.write(write).map_err(self.db_err("write hashed state"))
     }
 
     fn ingest_hashed(&self, batch: &HashedBatch<'_>) -> ProviderResult<()> {

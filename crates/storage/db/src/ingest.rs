@@ -150,7 +150,6 @@ impl Storage {
             storage: &[],
             codes: &[],
             trie_nodes: &[],
-            unlogged: false,
             ..batch.clone()
         })
     }
