@@ -12,6 +12,7 @@
 //! accounting exactly (what each answer counts, and that the item crossing the limit is the
 //! last), so that its conformance suite's counts hold.
 
+pub use crate::snap_error::SnapServeError;
 use crate::snap_flat::{FlatStateReader, FlatStorage};
 use alloy_primitives::{Bytes, B256};
 use alloy_rlp::{Decodable, Encodable};
@@ -35,20 +36,6 @@ pub const STATE_WINDOW: u64 = 128;
 /// Most codes, trie-node lookups or BALs one request is answered for (geth's
 /// `maxCodeLookups`, `maxTrieNodeLookups`, `maxAccessListLookups`).
 pub const MAX_LOOKUPS: usize = 1024;
-
-/// Why a snap request was left unanswered: the store failed (never answered short or empty).
-#[derive(Debug, thiserror::Error)]
-pub enum SnapServeError {
-    /// A read of the chain failed.
-    #[error(transparent)]
-    Provider(#[from] ProviderError),
-    /// A trie node read failed.
-    #[error("trie read failed: {0}")]
-    Trie(TrieError),
-    /// A code read failed.
-    #[error("code read failed: {0}")]
-    Code(String),
-}
 
 /// Adds what a path lookup found to `nodes` (`size`: the bytes so far); false when the path
 /// named no node of its own (nothing added).

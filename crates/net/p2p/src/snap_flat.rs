@@ -15,7 +15,7 @@
 //! for. Nothing is served from the flat state — the caller walks the trie — when the store has
 //! no head or a head below `n`, a block in between has no BAL, or the head moved meanwhile.
 
-use crate::snap::SnapServeError;
+use crate::snap_error::SnapServeError;
 use alloy_primitives::{keccak256, Bytes, B256};
 use alloy_trie::Nibbles;
 use gigagas_storage_api::{BlockNumReader, FullReader, HashedStateReader, ProviderError};
