@@ -351,7 +351,10 @@ def gigagas_snap_sync(gigagas, chain, work, server, timeout, extra=(), kill_afte
         if caught:
             result["bal_blocks"] = int(re.search(r"\bblocks=(\d+)", caught[-1]).group(1))
     result["snap_sync"] = done is not None
-    result["snap_version"] = 1
+    # The snap version negotiated with the server (0: none).
+    session = next((line for line in lines if "session established" in line), "")
+    version = re.search(r"\bsnap=(\d)", session)
+    result["snap_version"] = int(version.group(1)) if version else None
     if killed:
         result["resumed"] = "resuming snap sync" in text
     shutil.rmtree(datadir, ignore_errors=True)

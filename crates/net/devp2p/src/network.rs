@@ -499,7 +499,7 @@ impl Devp2pNetwork {
         let closed = self.clone();
         let on_message =
             move |message: session::PeerMessage| network.on_peer_message(peer, message);
-        tracing::info!(target: "net::devp2p", peer = %info.record, client = %info.client_version, version = info.version.number(), head = info.status.latest, "session established");
+        tracing::info!(target: "net::devp2p", peer = %info.record, client = %info.client_version, version = info.version.number(), snap = info.snap.map_or(0, |v| v as u8), head = info.status.latest, "session established");
         tokio::spawn(session::run(
             stream,
             info,
