@@ -269,7 +269,7 @@ impl SnapServer {
             if *hash == KECCAK_EMPTY {
                 codes.push(Bytes::new());
             } else if let Some(code) =
-                self.provider.code(hash).map_err(|e| SnapServeError::Code(e.to_string()))?
+                self.provider.code(hash).map_err(|e| SnapServeError::Code(Box::new(e)))?
             {
                 let code = code.original_bytes();
                 if !code.is_empty() {

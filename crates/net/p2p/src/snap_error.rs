@@ -13,7 +13,7 @@ pub enum SnapServeError {
     /// A trie node read failed.
     #[error("trie read failed: {0}")]
     Trie(TrieError),
-    /// A code read failed.
+    /// A code read failed (the state source's error).
     #[error("code read failed: {0}")]
-    Code(String),
+    Code(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
