@@ -52,11 +52,15 @@ impl Storage {
         mut entries: Vec<(K, V)>,
     ) -> ProviderResult<()> {
         // A stable sort keeps equal keys in the order written: the last one wins, as in a
-        // write batch.
+        // write batch (moved into the place of the one kept).
         entries.sort_by(|a, b| a.0.cmp(&b.0));
-        entries.reverse();
-        entries.dedup_by(|later, earlier| later.0 == earlier.0);
-        entries.reverse();
+        entries.dedup_by(|later, kept| {
+            let equal = later.0 == kept.0;
+            if equal {
+                std::mem::swap(later, kept);
+            }
+            equal
+        });
         let Some(_) = entries.first() else { return Ok(()) };
         let dir = self.path.join(INGEST_DIR);
         std::fs::create_dir_all(&dir)

@@ -273,8 +273,7 @@ impl<C: SnapClient, S: SnapStore + ?Sized> SnapSync<C, S> {
         let mut writing: Option<Writing> = None;
         loop {
             if tasks.is_empty() && in_flight.is_empty() {
-                self.checkpoint(&mut pending, &mut writing, &mut stats).await?;
-                settle(&mut writing, &mut stats).await?;
+                self.write_all(&mut pending, &mut writing, &mut stats).await?;
                 return Ok(stats);
             }
             let now = Instant::now();
@@ -292,8 +291,7 @@ impl<C: SnapClient, S: SnapStore + ?Sized> SnapSync<C, S> {
             let waited = now.duration_since(last_progress);
             if waited > self.config.no_peer_timeout {
                 // What was proven is kept for the next run.
-                self.checkpoint(&mut pending, &mut writing, &mut stats).await?;
-                settle(&mut writing, &mut stats).await?;
+                self.write_all(&mut pending, &mut writing, &mut stats).await?;
                 return Err(SnapSyncError::NoPeers {
                     root: pivot.root,
                     number: pivot.number,
@@ -361,6 +359,17 @@ impl<C: SnapClient, S: SnapStore + ?Sized> SnapSync<C, S> {
         *writing = Some(tokio::task::spawn_blocking(move || checkpoint.write(&*store)));
         stats.checkpoints += 1;
         Ok(())
+    }
+
+    /// Writes what `pending` holds and waits until every checkpoint is written.
+    async fn write_all(
+        &self,
+        pending: &mut Pending,
+        writing: &mut Option<Writing>,
+        stats: &mut DownloadStats,
+    ) -> Result<(), ProviderError> {
+        self.checkpoint(pending, writing, stats).await?;
+        settle(writing, stats).await
     }
 
     /// The next request to make, its tasks marked busy: an account's storage continued, codes
@@ -556,12 +565,7 @@ impl<C: SnapClient, S: SnapStore + ?Sized> SnapSync<C, S> {
         self.progress.add_trie_nodes(proven.nodes.len() as u64);
         pending.accounts(records);
         pending.nodes(proven.nodes);
-        for (key, value) in meta_put {
-            pending.put(key, value);
-        }
-        for key in meta_delete {
-            pending.delete(key);
-        }
+        pending.meta(meta_put, meta_delete);
         pending.counts(counts);
         if done {
             tasks.chunks.remove(&chunk);
@@ -614,12 +618,7 @@ impl<C: SnapClient, S: SnapStore + ?Sized> SnapSync<C, S> {
         self.progress.add_trie_nodes(nodes.len() as u64);
         pending.slots(slots);
         pending.nodes(nodes);
-        for (key, value) in meta_put {
-            pending.put(key, value);
-        }
-        for key in meta_delete {
-            pending.delete(key);
-        }
+        pending.meta(meta_put, meta_delete);
         pending.counts(counts);
         let continued: HashMap<B256, B256> = continued.into_iter().collect();
         for account in &proven {

@@ -69,6 +69,16 @@ impl Pending {
         self.meta.insert(key, None);
     }
 
+    /// Metadata written (`put`) and removed (`delete`), in that order.
+    pub(super) fn meta(&mut self, put: Vec<(Vec<u8>, Vec<u8>)>, delete: Vec<Vec<u8>>) {
+        for (key, value) in put {
+            self.put(key, value);
+        }
+        for key in delete {
+            self.delete(key);
+        }
+    }
+
     pub(super) fn counts(&mut self, counts: &Counts) {
         self.put(super::tasks::COUNTS.to_vec(), counts.encode());
     }

@@ -106,6 +106,11 @@ impl Client {
         })
     }
 
+    /// Peers answering from `source`'s state.
+    fn serving(source: &Arc<Storage>, peers: &[(u8, Peer)]) -> Arc<Self> {
+        Self::new(SnapServer::new(source.clone() as Arc<dyn FullReader>), peers)
+    }
+
     async fn behaviour(&self, peer: u8) -> Result<Peer, RequestError> {
         let behaviour = self.peers[&peer];
         match behaviour {
@@ -213,6 +218,15 @@ fn config() -> SnapSyncConfig {
     }
 }
 
+/// The source store (its genesis state the pivot's) and an empty destination, in temporary
+/// folders kept as long as the first item lives.
+fn stores() -> ([tempfile::TempDir; 2], Arc<Storage>, Arc<Storage>, Pivot) {
+    let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+    let (source, pivot) = source(dirs[0].path());
+    let dest = Arc::new(Storage::open(dirs[1].path()).unwrap());
+    (dirs, source, dest, pivot)
+}
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
 }
@@ -280,11 +294,8 @@ fn assert_same_state(source: &Storage, dest: &Arc<Storage>, pivot: &Pivot) {
 
 #[test]
 fn honest_peers_give_the_same_state_and_root() {
-    let (src_dir, dst_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let (source, pivot) = source(src_dir.path());
-    let dest = Arc::new(Storage::open(dst_dir.path()).unwrap());
-    let server = SnapServer::new(source.clone() as Arc<dyn FullReader>);
-    let client = Client::new(server, &[(1, Peer::Honest), (2, Peer::Honest)]);
+    let (_dirs, source, dest, pivot) = stores();
+    let client = Client::serving(&source, &[(1, Peer::Honest), (2, Peer::Honest)]);
     let sync = SnapSync::new(client.clone(), dest.clone(), config());
     let done = runtime().block_on(sync.run(pivot)).unwrap();
     assert_eq!(done, pivot);
@@ -315,8 +326,7 @@ fn hostile_peers_are_reported_and_the_state_ends_right() {
     ] {
         let dst_dir = tempfile::tempdir().unwrap();
         let dest = Arc::new(Storage::open(dst_dir.path()).unwrap());
-        let server = SnapServer::new(source.clone() as Arc<dyn FullReader>);
-        let client = Client::new(server, &[(1, hostile), (2, Peer::Honest)]);
+        let client = Client::serving(&source, &[(1, hostile), (2, Peer::Honest)]);
         let sync = SnapSync::new(client.clone(), dest.clone(), config());
         rt.block_on(sync.run(pivot)).unwrap();
         let reported = client.reported.lock().unwrap().clone();
@@ -328,19 +338,16 @@ fn hostile_peers_are_reported_and_the_state_ends_right() {
 
 #[test]
 fn a_sync_cut_off_resumes_from_what_it_wrote() {
-    let (src_dir, dst_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let (source, pivot) = source(src_dir.path());
-    let dest = Arc::new(Storage::open(dst_dir.path()).unwrap());
-    let server = SnapServer::new(source.clone() as Arc<dyn FullReader>);
-    let dying = Client::new(server, &[(1, Peer::DiesAfter(12))]);
+    let (_dirs, source, dest, pivot) = stores();
+    let dying = Client::serving(&source, &[(1, Peer::DiesAfter(12))]);
     let first = SnapSync::new(dying, dest.clone(), config());
     let rt = runtime();
     assert!(matches!(rt.block_on(first.run(pivot)), Err(SnapSyncError::NoPeers { .. })));
     let partial = first.progress().snapshot();
     assert!(partial.accounts > 0 && partial.accounts < 3000, "{partial:?}");
     // A new sync over the same store (as after a restart) finds the record and finishes.
-    let server = SnapServer::new(source.clone() as Arc<dyn FullReader>);
-    let second = SnapSync::new(Client::new(server, &[(1, Peer::Honest)]), dest.clone(), config());
+    let second =
+        SnapSync::new(Client::serving(&source, &[(1, Peer::Honest)]), dest.clone(), config());
     assert_eq!(second.recorded_pivot().unwrap(), Some(pivot));
     let other = Pivot { number: 5, ..pivot };
     assert_eq!(rt.block_on(second.run(other)).unwrap(), pivot, "the recorded pivot is resumed");
@@ -358,11 +365,8 @@ fn a_sync_cut_off_resumes_from_what_it_wrote() {
 /// checkpoint and ends with the same state.
 #[test]
 fn a_sync_dropped_mid_checkpoint_resumes_from_the_last_one_written() {
-    let (src_dir, dst_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let (source, pivot) = source(src_dir.path());
-    let dest = Arc::new(Storage::open(dst_dir.path()).unwrap());
-    let server = SnapServer::new(source.clone() as Arc<dyn FullReader>);
-    let hanging = Client::new(server, &[(1, Peer::HangsAfter(20))]);
+    let (_dirs, source, dest, pivot) = stores();
+    let hanging = Client::serving(&source, &[(1, Peer::HangsAfter(20))]);
     let first = SnapSync::new(hanging.clone(), dest.clone(), config());
     let rt = runtime();
     rt.block_on(async {
@@ -382,8 +386,8 @@ fn a_sync_dropped_mid_checkpoint_resumes_from_the_last_one_written() {
     let written = dest.hashed_accounts(B256::ZERO, usize::MAX).unwrap().len();
     assert!(written > 0 && written <= downloaded, "{written} of {downloaded}");
     drop(first);
-    let server = SnapServer::new(source.clone() as Arc<dyn FullReader>);
-    let second = SnapSync::new(Client::new(server, &[(1, Peer::Honest)]), dest.clone(), config());
+    let second =
+        SnapSync::new(Client::serving(&source, &[(1, Peer::Honest)]), dest.clone(), config());
     assert_eq!(second.recorded_pivot().unwrap(), Some(pivot));
     assert_eq!(rt.block_on(second.run(pivot)).unwrap(), pivot);
     assert_same_state(&source, &dest, &pivot);
