@@ -4,24 +4,20 @@
 //! store).
 //!
 //! Flow: a forkchoice update makes blocks canonical → the engine publishes the chain from the
-//! store's canonical block up to the head ([`CanonicalInMemoryState::update_chain`]) → a
-//! commit announces the block it is about to write ([`CanonicalInMemoryState::will_persist`])
-//! and, once written, the engine drops what the store holds
-//! ([`CanonicalInMemoryState::remove_persisted`]). A reorg brackets its unwind of the store
-//! with [`CanonicalInMemoryState::begin_unwind`] / [`CanonicalInMemoryState::end_unwind`].
+//! store's canonical block up to the head ([`CanonicalInMemoryState::update_chain`]) → once the
+//! store holds a block, the engine drops what the store holds
+//! ([`CanonicalInMemoryState::remove_persisted`]); a reorg that unwinds the store publishes the
+//! ancestor it unwound to ([`CanonicalInMemoryState::update_chain`] with no block); a backfill
+//! sync that rewrites the store's flat state beside the engine is bracketed by
+//! [`CanonicalInMemoryState::begin_backfill`] and [`CanonicalInMemoryState::end_backfill`].
 //!
 //! A block is dropped from memory only once the store holds it, so a reader that takes a
-//! snapshot and then reads the store finds every canonical block in one or the other. The
-//! store's flat state (the state of its head) moves forward along the published blocks while
-//! readers use it; [`CanonicalChain::flat_state_valid`] tells a reader whether a flat read it
-//! just made can stand for the state of its snapshot's head (see `latest.rs`).
+//! snapshot and then a view of the store finds every canonical block in one or the other; the
+//! view's head tells which of the snapshot's blocks it holds already (see `provider.rs`).
 
 use crate::ExecutedBlockWithTrie;
 use alloy_primitives::{map::HashMap, B256};
-use std::sync::{
-    atomic::{AtomicU64, Ordering},
-    Arc, RwLock,
-};
+use std::sync::{Arc, RwLock};
 
 /// A snapshot of the in-memory canonical chain: the blocks above the store's canonical block
 /// `base`, lowest first, each the child of the one before.
@@ -30,10 +26,9 @@ pub struct CanonicalChain {
     base: (u64, B256),
     blocks: Vec<Arc<ExecutedBlockWithTrie>>,
     by_hash: HashMap<B256, usize>,
-    /// The store-move epoch this snapshot was published in.
-    epoch: u64,
-    /// The shared counters, to check flat reads against.
-    guard: Arc<StoreGuard>,
+    /// A backfill sync is rewriting the store's flat state: it is not the state of the
+    /// store's head.
+    backfill: bool,
 }
 
 impl CanonicalChain {
@@ -63,39 +58,36 @@ impl CanonicalChain {
         self.by_hash.get(hash).map(|&i| &self.blocks[i])
     }
 
-    /// Whether a read of the store's flat state that has just returned can stand for the state
-    /// of [`Self::head`]: the store neither was unwound since this snapshot was published nor
-    /// began to commit a block above its head. (The store's head is never below `base` while
-    /// this snapshot's blocks are readable: a block leaves memory only once stored.)
-    pub fn flat_state_valid(&self) -> bool {
-        self.epoch.is_multiple_of(2)
-            && self.guard.epoch.load(Ordering::SeqCst) == self.epoch
-            && self.guard.persisting.load(Ordering::SeqCst) <= self.head().0
+    /// Whether a backfill sync was rewriting the store's flat state when this snapshot was
+    /// published ([`CanonicalInMemoryState::begin_backfill`]): the head's state is then read
+    /// down its trie.
+    pub fn backfill(&self) -> bool {
+        self.backfill
     }
-}
 
-/// What flat-state readers check their reads against.
-#[derive(Debug, Default)]
-struct StoreGuard {
-    /// Odd while an unwind moves the store off the published chain; bumped before and after.
-    epoch: AtomicU64,
-    /// The highest block the store holds or is committing.
-    persisting: AtomicU64,
+    /// The blocks above stored block `stored` (number, hash), lowest first: all of them when it
+    /// is the base, those above it when it is one of them, `None` when it is neither (the store
+    /// moved off this snapshot: past its head, or onto another branch).
+    pub fn above(&self, stored: (u64, B256)) -> Option<&[Arc<ExecutedBlockWithTrie>]> {
+        if stored == self.base {
+            return Some(&self.blocks);
+        }
+        let &i = self.by_hash.get(&stored.1)?;
+        Some(&self.blocks[i + 1..])
+    }
 }
 
 /// The shared in-memory canonical chain. Cloning shares it.
 #[derive(Debug, Clone)]
 pub struct CanonicalInMemoryState {
     chain: Arc<RwLock<Arc<CanonicalChain>>>,
-    guard: Arc<StoreGuard>,
 }
 
 impl CanonicalInMemoryState {
     /// An empty chain over the store's head `head` (number, hash).
     pub fn new(head: (u64, B256)) -> Self {
-        let guard = Arc::new(StoreGuard { epoch: AtomicU64::new(0), persisting: head.0.into() });
-        let chain = CanonicalChain { base: head, guard: guard.clone(), ..Default::default() };
-        Self { chain: Arc::new(RwLock::new(Arc::new(chain))), guard }
+        let chain = CanonicalChain { base: head, ..Default::default() };
+        Self { chain: Arc::new(RwLock::new(Arc::new(chain))) }
     }
 
     /// The current snapshot.
@@ -104,15 +96,25 @@ impl CanonicalInMemoryState {
     }
 
     /// Publishes the canonical chain: `blocks` (lowest first, the first a child of `base`) over
-    /// the store's canonical block `base`.
+    /// the store's canonical block `base` (no block: the chain ends at `base`, as after an
+    /// unwind of the store to it).
     pub fn update_chain(&self, base: (u64, B256), blocks: Vec<Arc<ExecutedBlockWithTrie>>) {
         let mut chain = self.chain.write().unwrap_or_else(|p| p.into_inner());
-        *chain = Arc::new(self.snapshot(base, blocks));
+        *chain = Arc::new(snapshot(base, blocks, chain.backfill));
     }
 
-    /// Announces that the store is about to commit block `number` (before the write starts).
-    pub fn will_persist(&self, number: u64) {
-        self.guard.persisting.fetch_max(number, Ordering::SeqCst);
+    /// A backfill sync starts rewriting the store's flat state beside the engine (snap sync):
+    /// until [`Self::end_backfill`] readers of the head's state read its trie.
+    pub fn begin_backfill(&self) {
+        let mut chain = self.chain.write().unwrap_or_else(|p| p.into_inner());
+        *chain = Arc::new(snapshot(chain.base, chain.blocks.clone(), true));
+    }
+
+    /// The backfill sync has ended with the store's head at `head`: the chain is `head` (no
+    /// block in memory), its flat state readable again.
+    pub fn end_backfill(&self, head: (u64, B256)) {
+        let mut chain = self.chain.write().unwrap_or_else(|p| p.into_inner());
+        *chain = Arc::new(snapshot(head, Vec::new(), false));
     }
 
     /// Drops the blocks up to `persisted` (number, hash), which the store now holds; nothing
@@ -121,42 +123,18 @@ impl CanonicalInMemoryState {
         let mut chain = self.chain.write().unwrap_or_else(|p| p.into_inner());
         let Some(&i) = chain.by_hash.get(&persisted.1) else { return };
         let blocks = chain.blocks[i + 1..].to_vec();
-        *chain = Arc::new(self.snapshot(persisted, blocks));
+        *chain = Arc::new(snapshot(persisted, blocks, chain.backfill));
     }
+}
 
-    /// Marks the start of an unwind of the store (a reorg): until [`Self::end_unwind`], no
-    /// flat read is valid.
-    pub fn begin_unwind(&self) {
-        let _chain = self.chain.write().unwrap_or_else(|p| p.into_inner());
-        self.guard.epoch.fetch_add(1, Ordering::SeqCst);
-    }
-
-    /// Marks the end of an unwind that left the store's head at `base` and publishes `base` as
-    /// the chain (no block in memory; the next [`Self::update_chain`] adds the new branch).
-    pub fn end_unwind(&self, base: (u64, B256)) {
-        let mut chain = self.chain.write().unwrap_or_else(|p| p.into_inner());
-        self.guard.persisting.store(base.0, Ordering::SeqCst);
-        if !self.guard.epoch.load(Ordering::SeqCst).is_multiple_of(2) {
-            self.guard.epoch.fetch_add(1, Ordering::SeqCst);
-        }
-        *chain = Arc::new(self.snapshot(base, Vec::new()));
-    }
-
-    /// A snapshot of `blocks` over `base` in the current epoch (called under the write lock).
-    fn snapshot(
-        &self,
-        base: (u64, B256),
-        blocks: Vec<Arc<ExecutedBlockWithTrie>>,
-    ) -> CanonicalChain {
-        let by_hash = blocks.iter().enumerate().map(|(i, b)| (b.hash(), i)).collect();
-        CanonicalChain {
-            base,
-            blocks,
-            by_hash,
-            epoch: self.guard.epoch.load(Ordering::SeqCst),
-            guard: self.guard.clone(),
-        }
-    }
+/// A snapshot of `blocks` over `base`.
+fn snapshot(
+    base: (u64, B256),
+    blocks: Vec<Arc<ExecutedBlockWithTrie>>,
+    backfill: bool,
+) -> CanonicalChain {
+    let by_hash = blocks.iter().enumerate().map(|(i, b)| (b.hash(), i)).collect();
+    CanonicalChain { base, blocks, by_hash, backfill }
 }
 
 #[cfg(test)]
@@ -165,44 +143,6 @@ mod tests {
 
     fn hash(n: u8) -> B256 {
         B256::repeat_byte(n)
-    }
-
-    #[test]
-    fn a_commit_above_the_snapshot_head_voids_its_flat_reads() {
-        let memory = CanonicalInMemoryState::new((5, hash(5)));
-        let at_5 = memory.canonical_chain();
-        assert_eq!(at_5.head(), (5, hash(5)));
-        assert!(at_5.flat_state_valid());
-        // Committing block 5 again (a no-op bound) keeps it valid; block 6 above its head voids.
-        memory.will_persist(5);
-        assert!(at_5.flat_state_valid());
-        memory.will_persist(6);
-        assert!(!at_5.flat_state_valid());
-        memory.update_chain((6, hash(6)), Vec::new());
-        let at_6 = memory.canonical_chain();
-        assert_eq!(at_6.head(), (6, hash(6)));
-        assert!(at_6.flat_state_valid());
-        assert!(!at_5.flat_state_valid(), "an old snapshot stays void");
-    }
-
-    #[test]
-    fn an_unwind_voids_every_snapshot_taken_before_it_ends() {
-        let memory = CanonicalInMemoryState::new((9, hash(9)));
-        let before = memory.canonical_chain();
-        memory.begin_unwind();
-        assert!(!before.flat_state_valid());
-        let during = memory.canonical_chain();
-        assert!(!during.flat_state_valid(), "the store is moving");
-        memory.end_unwind((7, hash(7)));
-        assert!(!before.flat_state_valid());
-        assert!(!during.flat_state_valid());
-        let after = memory.canonical_chain();
-        assert_eq!(after.head(), (7, hash(7)));
-        assert!(after.flat_state_valid(), "the store stands at the new base");
-        // A failed unwind ends at the old head: valid again there.
-        memory.begin_unwind();
-        memory.end_unwind((7, hash(7)));
-        assert!(memory.canonical_chain().flat_state_valid());
     }
 
     #[test]

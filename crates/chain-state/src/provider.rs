@@ -4,36 +4,44 @@
 //!
 //! Each read takes a [`crate::CanonicalChain`] snapshot, then reads the store: a block leaves
 //! memory only once the store holds it, so every canonical block is found in one or the other.
-//! Trie nodes are keyed by their hash, so a node found in either is the right one.
+//! The head's state is read through one read view of the store taken after the snapshot
+//! ([`BlockchainProvider::latest`]), so that a commit or an unwind meanwhile shows it nothing
+//! half done. Trie nodes are keyed by their hash, so a node found in either is the right one.
 
-use crate::{latest::latest_state, CanonicalInMemoryState, ExecutedBlockWithTrie};
+use crate::{latest::head_state, CanonicalChain, CanonicalInMemoryState, ExecutedBlockWithTrie};
 use alloy_consensus::{BlockBody, Header, ReceiptEnvelope, TxEnvelope};
 use alloy_eip7928::AccountChanges;
 use alloy_primitives::{Address, Bytes, B256, U256};
 use gigagas_state::{StateError, StateSource};
 use gigagas_storage_api::{
     BlockAccessListReader, BlockHashReader, BlockNumReader, BlockReader, FullReader,
-    HeaderProvider, ProviderResult, ReceiptProvider, TransactionsProvider, TrieState,
+    HeaderProvider, ProviderResult, ReaderFactory, ReceiptProvider, TransactionsProvider,
+    TrieState,
 };
 use gigagas_trie::{NodeSource, NodeSourceError};
 use revm::state::{AccountInfo, Bytecode};
 use std::sync::Arc;
 
+/// How many times [`BlockchainProvider::latest`] takes the in-memory chain and a view of the
+/// store again when the store moved off the chain in between, before it reads the head's
+/// trie instead.
+const HEAD_STATE_ATTEMPTS: usize = 3;
+
 /// The store with the in-memory canonical chain over it. Cloning shares both.
 #[derive(Debug, Clone)]
 pub struct BlockchainProvider {
-    store: Arc<dyn FullReader>,
+    store: Arc<dyn ReaderFactory>,
     memory: CanonicalInMemoryState,
 }
 
 impl BlockchainProvider {
     /// Reads `memory` first, then `store`.
-    pub fn new(store: Arc<dyn FullReader>, memory: CanonicalInMemoryState) -> Self {
+    pub fn new(store: Arc<dyn ReaderFactory>, memory: CanonicalInMemoryState) -> Self {
         Self { store, memory }
     }
 
     /// The store below the in-memory blocks.
-    pub fn store(&self) -> &Arc<dyn FullReader> {
+    pub fn store(&self) -> &Arc<dyn ReaderFactory> {
         &self.store
     }
 
@@ -43,33 +51,61 @@ impl BlockchainProvider {
     }
 
     /// The state after canonical block `number` with state root `state_root`: for the head of
-    /// the in-memory chain its diffs over the store's flat state (one read per key), for any
-    /// other block the trie under `state_root` (the store keeps every trie node; the in-memory
-    /// blocks hold theirs).
-    pub fn state_at(&self, number: u64, state_root: B256) -> Arc<dyn StateSource> {
-        let trie = TrieState { store: Arc::new(self.clone()), root: state_root };
+    /// the in-memory chain its diffs over one read view of the store's flat state (one read per
+    /// key), for any other block the trie under `state_root` (the store keeps every trie node;
+    /// the in-memory blocks hold theirs).
+    ///
+    /// # Errors
+    /// [`gigagas_storage_api::ProviderError`] when the view's head cannot be read.
+    pub fn state_at(&self, number: u64, state_root: B256) -> ProviderResult<Arc<dyn StateSource>> {
         let chain = self.memory.canonical_chain();
         let head_root = chain.blocks().last().map(|b| b.header().state_root);
         let is_head = chain.head().0 == number && head_root.is_none_or(|r| r == state_root);
-        match is_head {
-            true => latest_state(chain, self.store.clone(), trie),
-            false => Arc::new(trie),
+        if is_head {
+            if let Some(state) = head_state(&chain, self.store.read_view())? {
+                return Ok(state);
+            }
         }
+        Ok(Arc::new(self.trie_at(state_root)))
     }
 
-    /// The head's state ([`Self::state_at`] the head).
+    /// The head's state: the in-memory chain's diffs over one read view of the store, the view
+    /// taken after the chain; both taken again when the store moved off the chain in between
+    /// (it committed blocks published after the chain was taken, or unwound), and after
+    /// [`HEAD_STATE_ATTEMPTS`] such moves, or while a backfill sync rewrites the flat state, the
+    /// trie under the head's state root.
     ///
     /// # Errors
     /// [`gigagas_storage_api::ProviderError`] when the head's header cannot be read.
     pub fn latest(&self) -> ProviderResult<Arc<dyn StateSource>> {
-        let chain = self.memory.canonical_chain();
-        let (number, _) = chain.head();
-        let root = match chain.blocks().last() {
+        let mut chain = self.memory.canonical_chain();
+        for _ in 0..HEAD_STATE_ATTEMPTS {
+            if chain.backfill() {
+                break;
+            }
+            if let Some(state) = head_state(&chain, self.store.read_view())? {
+                return Ok(state);
+            }
+            chain = self.memory.canonical_chain();
+        }
+        Ok(Arc::new(self.trie_at(self.head_root(&chain)?)))
+    }
+
+    /// The state root of `chain`'s head.
+    fn head_root(&self, chain: &CanonicalChain) -> ProviderResult<B256> {
+        Ok(match chain.blocks().last() {
             Some(b) => b.header().state_root,
-            None => self.store.header_by_number(number)?.map(|h| h.state_root).unwrap_or_default(),
-        };
-        let trie = TrieState { store: Arc::new(self.clone()), root };
-        Ok(latest_state(chain, self.store.clone(), trie))
+            None => self
+                .store
+                .header_by_number(chain.head().0)?
+                .map(|h| h.state_root)
+                .unwrap_or_default(),
+        })
+    }
+
+    /// The state under `root`, read down the trie (memory's nodes, then the store's).
+    fn trie_at(&self, root: B256) -> TrieState {
+        TrieState { store: Arc::new(self.clone()), root }
     }
 
     fn latest_or_err(&self) -> Result<Arc<dyn StateSource>, StateError> {

@@ -3,21 +3,41 @@
 //! attributes answers with the payload id at once and the engine goes on with `newPayload` and
 //! `forkchoiceUpdated` while the payload is built.
 //!
-//! Flow: the engine takes a job out of the tree, starts the payload's slot in the
-//! [`gigagas_payload::PayloadStore`] and submits both ([`PayloadBuilder::submit`]); the builder
-//! thread builds the payload, attaches the pool's blob sidecars, hands the built payload back
-//! to the engine ([`EngineMessage::PayloadBuilt`]: kept in the tree as executed, reported) and
-//! then finishes the slot, which wakes `engine_getPayload` — so the engine has the payload
-//! before the consensus client can send it back as a `newPayload`. A panic in a job is the
-//! engine's: the next submission (or the stop) resumes it on the engine thread.
+//! Flow: the engine takes a job out of the tree (the parent's state on its own view of the
+//! store: the engine never waits for a job), picks the pool's candidates against that state,
+//! and submits both with whom to answer ([`PayloadBuilder::submit`]):
+//! - a consensus client's payload: its slot in the [`gigagas_payload::PayloadStore`]; the
+//!   builder thread builds the payload, attaches the pool's blob sidecars, hands it back to the
+//!   engine ([`EngineMessage::PayloadBuilt`]: kept in the tree as executed, reported) and then
+//!   finishes the slot, which wakes `engine_getPayload` — so the engine has the payload before
+//!   the consensus client can send it back as a `newPayload`;
+//! - `testing_buildBlockV1`: its caller, answered with the payload, which is not kept.
+//!
+//! A panic in a job is the engine's: the next submission (or the stop) resumes it on the
+//! engine thread.
 
-use crate::{EngineMessage, PayloadJob};
+use crate::{EngineError, EngineMessage, PayloadJob};
 use alloy_consensus::TxEnvelope;
 use alloy_primitives::Address;
 use gigagas_payload::{BuiltPayload, PayloadAttributes, PayloadBuildFailed, PendingPayload};
 use gigagas_txpool::TxPool;
 use std::{sync::Arc, thread::JoinHandle};
-use tokio::sync::mpsc::WeakUnboundedSender;
+use tokio::sync::{mpsc::WeakUnboundedSender, oneshot};
+
+/// Who waits for a job's payload.
+#[derive(Debug)]
+pub(crate) enum JobReply {
+    /// A consensus client (`engine_getPayload`): the payload's slot in the payload store; the
+    /// payload is handed to the engine to keep as executed.
+    Slot(PendingPayload),
+    /// `testing_buildBlockV1`'s caller: the payload (not kept), or the build's fault.
+    Caller {
+        /// Whether a candidate left out fails the build.
+        require_all: bool,
+        /// The answer.
+        tx: oneshot::Sender<Result<Option<Arc<BuiltPayload>>, EngineError>>,
+    },
+}
 
 /// One payload to build.
 #[derive(Debug)]
@@ -28,8 +48,8 @@ pub(crate) struct BuildJob {
     pub(crate) attributes: PayloadAttributes,
     /// The pool's transactions for it, best first.
     pub(crate) candidates: Vec<(TxEnvelope, Address)>,
-    /// Its slot in the payload store.
-    pub(crate) pending: PendingPayload,
+    /// Who waits for the payload.
+    pub(crate) reply: JobReply,
 }
 
 /// The builder thread and the queue to it.
@@ -51,7 +71,22 @@ impl PayloadBuilder {
     ) -> std::io::Result<Self> {
         let (jobs, rx) = std::sync::mpsc::channel::<BuildJob>();
         let thread = std::thread::Builder::new().name("payload-builder".into()).spawn(move || {
-            for BuildJob { job, attributes, candidates, pending } in rx {
+            for BuildJob { job, attributes, candidates, reply } in rx {
+                let pending = match reply {
+                    JobReply::Slot(pending) => pending,
+                    JobReply::Caller { require_all, tx } => {
+                        let built = job.build(&attributes, &candidates, require_all);
+                        let _ = tx.send(
+                            built
+                                .map(|mut built| {
+                                    attach_sidecars(&pool, &mut built);
+                                    Some(Arc::new(built))
+                                })
+                                .map_err(EngineError::Internal),
+                        );
+                        continue;
+                    }
+                };
                 match job.build(&attributes, &candidates, false) {
                     Ok(mut built) => {
                         attach_sidecars(&pool, &mut built);

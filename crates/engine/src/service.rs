@@ -10,11 +10,11 @@
 //! on the async runtime; its parallel executor has its own worker pool (the tree's).
 
 use crate::{
-    builder::{attach_sidecars, BuildJob, PayloadBuilder},
+    builder::{BuildJob, JobReply, PayloadBuilder},
     message::{BuildRequest, Candidates, ForkchoiceAnswer, ForkchoiceState, NewPayload},
     tree::BackfillPayload,
     BlockTree, CanonicalChange, EngineError, EngineEvent, EngineHandle, EngineMessage, EventHook,
-    Forkchoice, PayloadStatus,
+    Forkchoice, PayloadJob, PayloadStatus,
 };
 use alloy_consensus::TxEnvelope;
 use alloy_eips::{eip1559::BaseFeeParams, eip7594::BlobTransactionSidecarVariant};
@@ -24,7 +24,7 @@ use gigagas_payload::{payload_id, BuiltPayload, PayloadAttributes, PayloadStore}
 use gigagas_txpool::TxPool;
 use gigagas_validation::ImportError;
 use std::{sync::Arc, thread::JoinHandle};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 
 /// The engine task's state. Built by [`EngineService::spawn`].
 #[derive(Debug)]
@@ -99,9 +99,7 @@ impl EngineService {
                 EngineMessage::ForkchoiceUpdated { state, attributes, tx } => {
                     let _ = tx.send(self.forkchoice_updated(state, attributes.map(|a| *a)));
                 }
-                EngineMessage::BuildPayload { request, tx } => {
-                    let _ = tx.send(self.build(*request));
-                }
+                EngineMessage::BuildPayload { request, tx } => self.build(*request, tx),
                 EngineMessage::Persisted => self.persisted(),
                 EngineMessage::BackfillSyncStarted { tx } => {
                     let _ = tx
@@ -265,9 +263,9 @@ impl EngineService {
         // `engine_getPayload` waits for the build.
         let id = payload_id(*head, &attributes);
         let job = self.tree.payload_job(*head)?.ok_or(EngineError::UnknownParent(*head))?;
-        let candidates = self.pool_candidates(&head_header, attributes.timestamp);
-        let pending = self.payloads.start(id);
-        self.builder.submit(BuildJob { job, attributes, candidates, pending });
+        let candidates = self.pool_candidates(&job, attributes.timestamp);
+        let reply = JobReply::Slot(self.payloads.start(id));
+        self.builder.submit(BuildJob { job, attributes, candidates, reply });
         Ok(ForkchoiceAnswer { status, payload_id: Some(id) })
     }
 
@@ -283,37 +281,42 @@ impl EngineService {
         self.emit(&EngineEvent::Built(built));
     }
 
-    fn build(&self, request: BuildRequest) -> Result<Option<Arc<BuiltPayload>>, EngineError> {
-        let candidates = match request.candidates {
-            Candidates::Given(txs) => txs,
-            Candidates::Pool => {
-                let head = self.tree.head_header()?;
-                self.pool_candidates(&head, request.attributes.timestamp)
+    /// `testing_buildBlockV1`: a job like a consensus client's (the engine goes on while it
+    /// builds), answered to `tx`: the payload, not kept; `None` when the parent is unknown.
+    fn build(
+        &mut self,
+        request: BuildRequest,
+        tx: oneshot::Sender<Result<Option<Arc<BuiltPayload>>, EngineError>>,
+    ) {
+        let job = match self.tree.payload_job(request.parent) {
+            Ok(Some(job)) => job,
+            Ok(None) => {
+                let _ = tx.send(Ok(None));
+                return;
+            }
+            Err(e) => {
+                let _ = tx.send(Err(EngineError::Internal(e)));
+                return;
             }
         };
-        let built = self.tree.build_payload(
-            request.parent,
-            &request.attributes,
-            &candidates,
-            request.require_all,
-        )?;
-        Ok(built.map(|mut built| {
-            attach_sidecars(&self.pool, &mut built);
-            Arc::new(built)
-        }))
+        let candidates = match request.candidates {
+            Candidates::Given(txs) => txs,
+            Candidates::Pool => self.pool_candidates(&job, request.attributes.timestamp),
+        };
+        let reply = JobReply::Caller { require_all: request.require_all, tx };
+        self.builder.submit(BuildJob { job, attributes: request.attributes, candidates, reply });
     }
 
-    /// The pool's pending transactions for a block on `parent` at `timestamp`, best first; a
-    /// blob transaction only when the pool holds its sidecar in the form of the block's fork
-    /// (cell proofs from Osaka), so that the payload's blobs bundle can be served.
-    fn pool_candidates(
-        &self,
-        parent: &alloy_consensus::Header,
-        timestamp: u64,
-    ) -> Vec<(TxEnvelope, Address)> {
-        let base_fee = parent.next_block_base_fee(BaseFeeParams::ethereum()).unwrap_or_default();
+    /// The pool's pending transactions for `job`'s block at `timestamp`, best first, against
+    /// the parent's state the job builds on (so a sender's transactions that follow a block
+    /// not yet in the store are pending); a blob transaction only when the pool holds its
+    /// sidecar in the form of the block's fork (cell proofs from Osaka), so that the payload's
+    /// blobs bundle can be served.
+    fn pool_candidates(&self, job: &PayloadJob, timestamp: u64) -> Vec<(TxEnvelope, Address)> {
+        let base_fee =
+            job.parent_header().next_block_base_fee(BaseFeeParams::ethereum()).unwrap_or_default();
         let cell_proofs = self.tree.chain().is_osaka(timestamp);
-        let mut candidates = self.pool.best(&**self.tree.store(), base_fee);
+        let mut candidates = self.pool.best(&*job.parent_state(), base_fee);
         candidates.retain(|(tx, _)| {
             !tx.is_eip4844()
                 || self.pool.sidecar(tx.tx_hash()).is_some_and(|s| {

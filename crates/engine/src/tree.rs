@@ -144,7 +144,6 @@ impl BlockTree {
             source_layer: None,
             persistence: None,
             memory: CanonicalInMemoryState::new(head),
-            jobs: Arc::default(),
             known_senders: None,
         };
         Ok(Self { ctx, state: TreeState::new(head), backfill: false })
@@ -166,9 +165,7 @@ impl BlockTree {
         tasks: Option<&gigagas_tasks::TaskExecutor>,
     ) -> std::io::Result<Self> {
         self.ctx.persistence = match on {
-            true => {
-                Some(Persistence::spawn(self.ctx.store.clone(), self.ctx.memory.clone(), tasks)?)
-            }
+            true => Some(Persistence::spawn(self.ctx.store.clone(), tasks)?),
             false => None,
         };
         Ok(self)
@@ -213,7 +210,7 @@ impl BlockTree {
     pub fn on_backfill_sync_started(&mut self) -> Result<(), ImportError> {
         self.wait_persisted()?;
         self.backfill = true;
-        self.ctx.memory.begin_unwind();
+        self.ctx.memory.begin_backfill();
         Ok(())
     }
 
@@ -232,7 +229,7 @@ impl BlockTree {
         self.wait_persisted()?;
         let head = self.ctx.store.best_block()?.ok_or(ImportError::NotInitialized)?;
         self.backfill = false;
-        self.ctx.memory.end_unwind(head);
+        self.ctx.memory.end_backfill(head);
         if self.ctx.preserved.is_some() {
             self.ctx.preserved = Some(PreservedTrie::default());
         }
@@ -411,7 +408,9 @@ impl BlockTree {
     /// payload's `blockHash`) on its parent — by the parallel executor driven by `bal` when the
     /// payload carries one (Amsterdam), else by the sequential reference — checks it against its
     /// header (gas used, receipts root, logs bloom, requests hash, BAL hash, state root) and
-    /// keeps it in memory until a forkchoice update makes it canonical.
+    /// keeps it in memory until a forkchoice update makes it canonical. A payload whose parent
+    /// is unknown is answered SYNCING and kept (bounded, expiring) until its parent comes; the
+    /// payloads kept on this one are judged once it is (reth's buffered blocks).
     ///
     /// # Errors
     /// [`ImportError::Storage`] / [`ImportError::Trie`] when the store fails (not a verdict on
@@ -426,7 +425,13 @@ impl BlockTree {
         if self.backfill {
             return Ok((PayloadStatus::Syncing, None));
         }
-        self.ctx.new_payload(&mut self.state, block, rlp_len, transactions_root, bal)
+        let hash = block.header.hash_slow();
+        let judged =
+            self.ctx.new_payload(&mut self.state, block, rlp_len, transactions_root, bal)?;
+        if !matches!(judged.0, PayloadStatus::Syncing) {
+            self.ctx.connect_buffered(&mut self.state, hash);
+        }
+        Ok(judged)
     }
 
     /// Builds a payload on `parent` (canonical or executed) with `attrs` from `candidates`
@@ -447,8 +452,9 @@ impl BlockTree {
     }
 
     /// A build on `parent` (canonical or executed) to run on another thread
-    /// ([`PayloadJob::build`]); `None` when `parent` is unknown. While the job lives, a
-    /// forkchoice update that changes the store waits for it.
+    /// ([`PayloadJob::build`]); `None` when `parent` is unknown. The job reads its parent's
+    /// state through its own view of the store: the tree goes on changing the store (commits,
+    /// reorgs) without waiting for it.
     ///
     /// # Errors
     /// [`ImportError::Storage`] when the store fails.

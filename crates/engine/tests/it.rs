@@ -712,14 +712,17 @@ fn new_payload_of(p: &BuiltPayload) -> gigagas_engine::message::NewPayload {
 
 /// A forkchoice update with attributes answers with the payload id while its payload is still
 /// being built (a job on the payload builder's thread, held here until the test lets it go),
-/// and the engine judges another payload meanwhile; `engine_getPayload`'s wait then returns
-/// the built payload, whose newPayload is VALID without executing it again (the job's payload
-/// came back to the engine and was kept as executed).
+/// and the engine judges another payload and commits it with a forkchoice update meanwhile
+/// (the store moves under the held job without waiting for it); `engine_getPayload`'s wait
+/// then returns the payload built on the parent's state as it was (the pool's transaction of
+/// the nonce the committed block used is in it: the same block a fresh node builds), whose
+/// newPayload is VALID without executing it again (the job's payload came back to the engine
+/// and was kept as executed).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_payload_build_does_not_hold_up_the_engine() {
     use gigagas_engine::{message::ForkchoiceState, EngineEvent, EngineService, EventHook};
     use tokio::time::{timeout, Duration};
-    let (_dir, _store, tree, genesis) = dev_chain();
+    let (_dir, store, tree, genesis) = dev_chain();
     let gate = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
     let held = gate.clone();
     let tree = tree.with_source_layer(move |inner| {
@@ -727,6 +730,13 @@ async fn a_payload_build_does_not_hold_up_the_engine() {
     });
     let (k0, x) = (key(0), Address::repeat_byte(0x55));
     let other = build(&tree, genesis, 1, &[transfer(&k0, 0, x, 1000)]);
+    // The pool holds another transaction of k0's nonce 0.
+    let pooled = transfer(&k0, 0, Address::repeat_byte(0x56), 7);
+    let pool = Arc::new(gigagas_txpool::TxPool::default());
+    let raw = alloy_eips::eip2718::Encodable2718::encoded_2718(&pooled.0);
+    let spec = revm::primitives::hardfork::SpecId::AMSTERDAM;
+    let form = gigagas_txpool::BlobForm::Eip7594;
+    pool.add_raw(&raw, 1337, 60_000_000, form, spec, &*store).unwrap();
     // (verdict, whether the payload was executed) of every newPayload.
     let verdicts = Arc::new(Mutex::new(Vec::new()));
     let seen = verdicts.clone();
@@ -735,8 +745,7 @@ async fn a_payload_build_does_not_hold_up_the_engine() {
             seen.lock().unwrap().push((*status, block.is_some()));
         }
     }));
-    let (engine, thread) =
-        EngineService::spawn(tree, Arc::default(), Arc::default(), Some(hook)).unwrap();
+    let (engine, thread) = EngineService::spawn(tree, pool, Arc::default(), Some(hook)).unwrap();
     let at_genesis = ForkchoiceState { head: genesis, safe: genesis, finalized: genesis };
     let within = Duration::from_secs(60);
     let answer = timeout(within, engine.forkchoice_updated(at_genesis, Some(attrs(2))))
@@ -751,11 +760,21 @@ async fn a_payload_build_does_not_hold_up_the_engine() {
         .unwrap();
     assert_eq!(status, PayloadStatus::Valid(other.hash));
     assert!(engine.payloads().get(&id).is_none(), "the build is still held");
+    let to_other = ForkchoiceState { head: other.hash, safe: other.hash, finalized: genesis };
+    let answer = timeout(within, engine.forkchoice_updated(to_other, None))
+        .await
+        .expect("a forkchoice update that moves the store answers while a payload is built")
+        .unwrap();
+    assert_eq!(answer.status, PayloadStatus::Valid(other.hash));
+    assert_eq!(store.best_block().unwrap(), Some((1, other.hash)), "the store moved");
+    assert!(engine.payloads().get(&id).is_none(), "the build is still held");
 
     *gate.0.lock().unwrap() = true;
     gate.1.notify_all();
     let built = timeout(within, engine.payloads().resolve(&id)).await.unwrap().unwrap().unwrap();
     assert_eq!(built.block.header.parent_hash, genesis);
+    let (_fresh_dir, _, fresh, _) = dev_chain();
+    assert_eq!(built.hash, build(&fresh, genesis, 2, &[pooled]).hash, "built on genesis' state");
     let status = engine.new_payload(new_payload_of(&built)).await.unwrap();
     assert_eq!(status, PayloadStatus::Valid(built.hash));
     assert_eq!(*verdicts.lock().unwrap(), [("VALID", true), ("VALID", false)]);
@@ -823,11 +842,11 @@ fn a_backfill_sync_sets_the_tree_aside_until_it_ends() {
         PayloadStatus::Syncing
     );
     assert!(tree.payload_job(genesis).unwrap().is_none(), "nothing is built");
-    assert!(!tree.canonical_in_memory_state().canonical_chain().flat_state_valid());
+    assert!(tree.canonical_in_memory_state().canonical_chain().backfill());
     // The sync left the store at genesis (as a sync too short to snap does).
     assert_eq!(tree.on_backfill_sync_finished().unwrap(), store.best_block().unwrap().unwrap());
     assert!(!tree.backfill_active());
-    assert!(tree.canonical_in_memory_state().canonical_chain().flat_state_valid());
+    assert!(!tree.canonical_in_memory_state().canonical_chain().backfill());
     assert_eq!(submit(&mut tree, &p1), PayloadStatus::Valid(hash));
 }
 
@@ -893,4 +912,47 @@ fn blocks_applied_from_their_bals_end_in_the_executed_state() {
     }
     assert_flat_state_matches_trie(&b, &watched);
     assert_eq!(b.receipts_by_number(2).unwrap().unwrap(), r2);
+}
+
+/// A payload whose parent is unknown is answered SYNCING and kept (reth's buffered blocks);
+/// once its parent comes it is executed, so its next newPayload is VALID without executing it
+/// and a forkchoice update makes both canonical. A payload kept on a parent found INVALID is
+/// INVALID too, as linking to it.
+#[test]
+fn a_payload_before_its_parent_is_judged_when_the_parent_comes() {
+    let (_dir, store, mut tree, genesis) = dev_chain();
+    // The chain is built on another node.
+    let (_other_dir, _, mut other, _) = dev_chain();
+    let (k0, x) = (key(0), Address::repeat_byte(0x66));
+    let p1 = build(&other, genesis, 1, &[transfer(&k0, 0, x, 1000)]);
+    assert_eq!(submit(&mut other, &p1), PayloadStatus::Valid(p1.hash));
+    let p2 = build(&other, p1.hash, 2, &[transfer(&k0, 1, x, 1000)]);
+
+    assert_eq!(submit(&mut tree, &p2), PayloadStatus::Syncing, "parent unknown");
+    assert_eq!(submit(&mut tree, &p1), PayloadStatus::Valid(p1.hash));
+    let rlp_len = alloy_rlp::encode(&p2.block).len();
+    let (status, executed) =
+        tree.new_payload(p2.block.clone(), rlp_len, None, Some(&p2.bal)).unwrap();
+    assert_eq!(status, PayloadStatus::Valid(p2.hash));
+    assert!(executed.is_none(), "executed when its parent came, not again");
+    let (status, _) = tree.forkchoice_updated(p2.hash, p1.hash, genesis).unwrap();
+    assert_eq!(status, PayloadStatus::Valid(p2.hash));
+    assert_eq!(store.best_block().unwrap(), Some((2, p2.hash)));
+    assert_eq!(balance(&store, &x), U256::from(2000));
+
+    // A parent whose BAL lies, and a child sent before it.
+    let mut bad = build(&tree, p2.hash, 3, &[transfer(&k0, 2, x, 5)]);
+    tamper_balance(&mut bad, x);
+    let mut child = build(&tree, p2.hash, 4, &[]);
+    child.block.header.parent_hash = bad.block.header.hash_slow();
+    child.block.header.number = 4;
+    let child_hash = child.block.header.hash_slow();
+    assert_eq!(submit(&mut tree, &child), PayloadStatus::Syncing);
+    assert!(matches!(submit(&mut tree, &bad), PayloadStatus::Invalid { .. }));
+    match submit(&mut tree, &child) {
+        PayloadStatus::Invalid { reason, .. } => {
+            assert!(reason.contains("links to invalid ancestor"), "{reason}")
+        }
+        other => panic!("the child of an invalid payload {child_hash}: {other:?}"),
+    }
 }

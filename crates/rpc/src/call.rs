@@ -97,7 +97,7 @@ pub(crate) fn call(
     gas: Option<u64>,
 ) -> Result<ExecutionResult<HaltReason>, RpcError> {
     let deadline = ctx.evm_timeout.map(|t| (Instant::now() + t, t));
-    transact_until(ctx, block, &state_after(ctx, block), request, gas, deadline)
+    transact_until(ctx, block, &state_after(ctx, block)?, request, gas, deadline)
         .map(|r| r.result)
         .map_err(RpcError::from)
 }
@@ -122,8 +122,8 @@ impl From<NotRun> for RpcError {
 }
 
 /// The state after `block` ([`gigagas_chain_state::BlockchainProvider::state_at`]).
-fn state_after(ctx: &RpcContext, block: &BlockHeader) -> PreState {
-    PreState::backed(ctx.provider.state_at(block.number, block.header.state_root))
+fn state_after(ctx: &RpcContext, block: &BlockHeader) -> Result<PreState, RpcError> {
+    Ok(PreState::backed(ctx.provider.state_at(block.number, block.header.state_root)?))
 }
 
 /// Halts the EVM once a deadline has passed (geth's `--rpc.evmtimeout`): the clock is read
@@ -271,7 +271,7 @@ pub(crate) fn estimate(
     if spec.is_enabled_in(SpecId::OSAKA) && !spec.is_enabled_in(SpecId::AMSTERDAM) {
         hi = hi.min(revm::primitives::eip7825::TX_GAS_LIMIT_CAP);
     }
-    let state = state_after(ctx, block);
+    let state = state_after(ctx, block)?;
     let from = request.from.unwrap_or_default();
     let read = |e: gigagas_state::StateError| RpcError::Store(e.to_string());
     let fee_cap = request.max_fee_per_gas.or(request.gas_price).unwrap_or_default();
@@ -374,7 +374,7 @@ pub(crate) fn access_list(
     let to = request.to.and_then(|k| k.to().copied());
     let mut list = AccessList::default();
     let mut request = request.clone();
-    let state = state_after(ctx, block);
+    let state = state_after(ctx, block)?;
     for _ in 0..8 {
         request.access_list = Some(list.clone());
         let out = transact(ctx, block, &state, &request, None).map_err(RpcError::from)?;

@@ -492,7 +492,7 @@ impl NetApiServer for EthRpc {
 /// unknown.
 fn state_of(ctx: &RpcContext, id: Option<BlockId>) -> Result<StateAt, RpcError> {
     let block = header_or_latest(ctx, id)?;
-    Ok(StateAt::new(ctx, block.number, block.header.state_root))
+    StateAt::new(ctx, block.number, block.header.state_root)
 }
 
 /// The canonical head block.

@@ -28,11 +28,14 @@ fn store_err(e: gigagas_state::StateError) -> RpcError {
 
 impl StateAt {
     /// The state after canonical block `number`, whose state root is `root`.
-    pub(crate) fn new(ctx: &RpcContext, number: u64, root: B256) -> Self {
-        Self {
-            source: ctx.provider.state_at(number, root),
+    ///
+    /// # Errors
+    /// [`RpcError::Store`] when the store's head cannot be read.
+    pub(crate) fn new(ctx: &RpcContext, number: u64, root: B256) -> Result<Self, RpcError> {
+        Ok(Self {
+            source: ctx.provider.state_at(number, root)?,
             trie: TrieState { store: ctx.provider.clone(), root },
-        }
+        })
     }
 
     /// The account (nonce, balance, code hash), `None` if absent.

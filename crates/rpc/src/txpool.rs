@@ -123,8 +123,9 @@ pub(crate) fn send_raw_transaction(ctx: &RpcContext, raw: &Bytes) -> RpcResult<B
     // in-memory blocks' diffs).
     let state = match &header {
         Some(h) => ctx.provider.state_at(head, h.state_root),
-        None => ctx.provider.latest().map_err(RpcError::from)?,
-    };
+        None => ctx.provider.latest(),
+    }
+    .map_err(RpcError::from)?;
     if ctx.tx_fee_cap.is_zero() {
         return ctx.pool.add_raw_after(raw, &ctx.chain, header.as_ref(), &*state).map_err(pool_err);
     }

@@ -112,6 +112,14 @@ impl BlockTree {
             return Ok(Backfilled { verdicts, change: CanonicalChange::default(), invalid: None });
         }
         let out = self.ctx.new_payloads(&mut self.state, payloads, commit, on_committed);
+        if let Ok(out) = &out {
+            // The payloads a consensus client sent before sync fetched their parents.
+            for (status, _) in &out.verdicts {
+                if let PayloadStatus::Valid(hash) = status {
+                    self.ctx.connect_buffered(&mut self.state, *hash);
+                }
+            }
+        }
         if commit {
             // Also after a failure: the blocks before it were committed.
             self.ctx.publish_canonical(&self.state)?;
@@ -128,12 +136,8 @@ impl TreeContext {
         commit: bool,
         on_committed: &mut dyn FnMut(&ImportedBlock),
     ) -> Result<Backfilled, ImportError> {
-        // Commits here extend the store's head: it must hold what persistence was handed, and
-        // no payload job may be reading it.
+        // Commits here extend the store's head: it must hold what persistence was handed.
         self.drain_persistence(state)?;
-        if commit {
-            self.jobs.wait_idle();
-        }
         let mut out = Backfilled::default();
         let mut pending: Option<Pending> = None;
         for BackfillPayload { block, rlp_len, bal } in payloads {
@@ -145,12 +149,17 @@ impl TreeContext {
                 Some(mut p) if p.hash() == parent_hash => {
                     // Block i + 1 executes on block i's changes while block i's root is computed
                     // (and block i committed). When block i extends the stored head (every
-                    // block below it committed), block i + 1 reads the store under block i's
-                    // diff alone, and its root the store's trie nodes under block i's.
+                    // block below it committed), block i + 1 reads a view of the store taken
+                    // before block i's commit under block i's diff alone, and its root the
+                    // store's trie nodes under block i's.
                     let commit_it = commit && state.forkchoice.head.1 == p.parent_hash();
+                    let base = match commit_it {
+                        true => self.stored_view(),
+                        false => p.parent.base.clone(),
+                    };
                     let mut child = ParentState {
                         header: p.executed.header.clone(),
-                        base: p.parent.base.clone(),
+                        base,
                         diffs: vec![p.executed.diff.clone()],
                         layers: Vec::new(),
                     };

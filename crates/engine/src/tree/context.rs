@@ -12,16 +12,13 @@ use gigagas_bal::BlockAccessList;
 use gigagas_chain_state::CanonicalInMemoryState;
 use gigagas_primitives::{ChainSpec, SenderCache};
 use gigagas_state::StateSource;
-use gigagas_storage_api::{FullProvider, ProviderError, TrieState};
+use gigagas_storage_api::{FullProvider, FullReader, ProviderError, TrieState};
 use gigagas_trie::{NodeSource, PreservedTrie};
 use gigagas_validation::{
     commit_executed, execute_block, BalIo, ExecutedBlock, GivenBal, ImportError, PendingDiff,
     Prewarming,
 };
-use std::{
-    sync::{Arc, Condvar, Mutex},
-    time::Instant,
-};
+use std::{sync::Arc, time::Instant};
 
 /// A wrapper around the stored state that every execution of the tree reads through (see
 /// [`super::BlockTree::with_source_layer`]).
@@ -72,46 +69,8 @@ pub(super) struct TreeContext {
     pub(super) persistence: Option<Persistence>,
     /// The canonical blocks above the store's head, published for the chain's readers.
     pub(super) memory: CanonicalInMemoryState,
-    /// Payload builds running on other threads ([`super::payload::PayloadJob`]).
-    pub(super) jobs: Arc<PayloadJobs>,
     /// Senders recovered before a payload arrived (the pool's), not recovered again.
     pub(super) known_senders: Option<Arc<SenderCache>>,
-}
-
-/// The payload builds running off the tree. A job reads the stored state its parent's state
-/// was taken over, so the store changes only once none runs ([`Self::wait_idle`]).
-#[derive(Debug, Default)]
-pub(super) struct PayloadJobs {
-    running: Mutex<usize>,
-    idle: Condvar,
-}
-
-impl PayloadJobs {
-    /// Counts a job as running until the guard is dropped.
-    pub(super) fn enter(self: &Arc<Self>) -> JobGuard {
-        *self.running.lock().unwrap_or_else(|p| p.into_inner()) += 1;
-        JobGuard(self.clone())
-    }
-
-    /// Waits until no job runs.
-    pub(super) fn wait_idle(&self) {
-        let running = self.running.lock().unwrap_or_else(|p| p.into_inner());
-        drop(self.idle.wait_while(running, |n| *n > 0).unwrap_or_else(|p| p.into_inner()));
-    }
-}
-
-/// A running payload job, counted in [`PayloadJobs`] until dropped.
-#[derive(Debug)]
-pub(super) struct JobGuard(Arc<PayloadJobs>);
-
-impl Drop for JobGuard {
-    fn drop(&mut self) {
-        let mut running = self.0.running.lock().unwrap_or_else(|p| p.into_inner());
-        *running -= 1;
-        if *running == 0 {
-            self.0.idle.notify_all();
-        }
-    }
 }
 
 impl TreeContext {
@@ -153,8 +112,7 @@ impl TreeContext {
         Ok(())
     }
 
-    /// Commits `executed` (with the trie `nodes` of its state root) to the store now,
-    /// announced to the in-memory chain's readers first.
+    /// Commits `executed` (with the trie `nodes` of its state root) to the store now.
     ///
     /// # Errors
     /// As [`commit_executed`].
@@ -163,7 +121,6 @@ impl TreeContext {
         executed: &ExecutedBlock,
         nodes: &[gigagas_trie::EncodedNode],
     ) -> Result<(), ImportError> {
-        self.memory.will_persist(executed.block.number);
         commit_executed(&*self.store, executed, nodes)
     }
 
@@ -178,44 +135,49 @@ impl TreeContext {
     pub(super) fn branch(
         &self,
         state: &TreeState,
-        mut hash: B256,
+        hash: B256,
     ) -> Result<Option<Branch>, ProviderError> {
-        let mut layers = Vec::new();
-        loop {
-            if let Some(n) = self.canonical(&hash)? {
-                return Ok(Some((layers, (n, hash))));
-            }
-            let Some(b) = state.blocks.get(&hash) else { return Ok(None) };
-            hash = b.parent_hash();
-            layers.push(b.clone());
-        }
+        branch_in(&*self.store, state, hash)
     }
 
-    /// The state of block `hash` (canonical, or executed on a known branch).
+    /// The state of block `hash` (canonical, or executed on a known branch), read through one
+    /// view of the store taken now: what it reads stays that state however the store moves
+    /// meanwhile (persistence, a reorg), so a payload job holding it never makes the engine
+    /// wait.
     pub(super) fn parent_state(
         &self,
         state: &TreeState,
         hash: B256,
     ) -> Result<Option<ParentState>, ImportError> {
-        let Some((layers, base)) = self.branch(state, hash)? else { return Ok(None) };
-        let base_header = self.canonical_header(base.0)?;
-        // The flat state is the store's head's. It serves this branch when the store stands at
-        // its base or on its layers, and moves (persistence) only along them; else the base's
-        // trie is read.
-        let target = state.persist_target;
-        let flat = target == base || layers.iter().any(|b| b.executed.block.hash == target.1);
-        let stored: Arc<dyn StateSource> = if flat {
-            self.store.clone()
+        let view = self.store.read_view();
+        let Some((layers, base)) = branch_in(&*view, state, hash)? else { return Ok(None) };
+        let base_header = view.header_by_number(base.0)?.ok_or(ImportError::NotInitialized)?;
+        // The view's flat state is its head's: it serves this branch when the view stands at
+        // its base; else (the view's head is on another branch above the base) the base's trie
+        // is read.
+        let stored: Arc<dyn StateSource> = if view.best_block()? == Some(base) {
+            view
         } else {
-            Arc::new(TrieState { store: self.store.clone(), root: base_header.state_root })
+            Arc::new(TrieState { store: view, root: base_header.state_root })
         };
-        let base_source = match &self.source_layer {
-            Some(layer) => (layer.0)(stored),
-            None => stored,
-        };
+        let base_source = self.layered(stored);
         let header = layers.first().map_or(base_header, |b| b.executed.header.clone());
         let diffs: Vec<Arc<PendingDiff>> = layers.iter().map(|b| b.executed.diff.clone()).collect();
         Ok(Some(ParentState { header, base: base_source, diffs, layers }))
+    }
+
+    /// The store's head's state through a view of the store taken now (through the source
+    /// layer, if any).
+    pub(super) fn stored_view(&self) -> Arc<dyn StateSource> {
+        self.layered(self.store.read_view())
+    }
+
+    /// `stored` through the source layer, if any.
+    fn layered(&self, stored: Arc<dyn StateSource>) -> Arc<dyn StateSource> {
+        match &self.source_layer {
+            Some(layer) => (layer.0)(stored),
+            None => stored,
+        }
     }
 
     /// The header of the canonical block `number`.
@@ -279,5 +241,24 @@ impl TreeContext {
             self.known_senders.as_deref(),
         )
         .map(|executed| (executed, start.elapsed()))
+    }
+}
+
+/// The executed, uncommitted blocks from `hash` down to the block `store` holds as canonical
+/// that they build on (newest first), with that block's number and hash; `None` when the chain
+/// leads to a block the tree does not know.
+fn branch_in(
+    store: &dyn FullReader,
+    state: &TreeState,
+    mut hash: B256,
+) -> Result<Option<Branch>, ProviderError> {
+    let mut layers = Vec::new();
+    loop {
+        if let Some(n) = store.block_number(&hash)? {
+            return Ok(Some((layers, (n, hash))));
+        }
+        let Some(b) = state.blocks.get(&hash) else { return Ok(None) };
+        hash = b.parent_hash();
+        layers.push(b.clone());
     }
 }

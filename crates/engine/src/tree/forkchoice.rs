@@ -60,10 +60,6 @@ impl TreeContext {
             return Ok((PayloadStatus::Syncing, CanonicalChange::default()));
         };
         let current = state.forkchoice;
-        if head != current.head.1 {
-            // The store is about to move: payload jobs read it under their parent's state.
-            self.jobs.wait_idle();
-        }
         let mut change = CanonicalChange::default();
         let extends = current.head == base
             || layers
@@ -131,6 +127,7 @@ impl TreeContext {
             let n = b.executed.block.number;
             n > floor && (n > final_number || canonical(h).ok().flatten().is_some())
         });
+        state.buffer.remove_finalized(final_number);
         Ok((PayloadStatus::Valid(head), change))
     }
 
@@ -163,14 +160,9 @@ impl TreeContext {
                     stored_head.0 - base.0
                 )));
             }
-            // Flat-state readers stop trusting the store while it moves back; the new branch
-            // is published once it stands at `base` (at its old head if the unwind failed: the
-            // unwind is one write).
-            self.memory.begin_unwind();
-            let unwound = self.unwind_to(base, stored_head);
-            let now = if unwound.is_ok() { base } else { stored_head };
-            self.memory.end_unwind(now);
-            change.unwound = unwound?;
+            // One write: a reader's view of the store holds the old branch or `base`, never a
+            // part of the unwind; the new branch is published once the store stands at `base`.
+            change.unwound = self.unwind_to(base, stored_head)?;
             self.memory.update_chain(base, layers.iter().rev().cloned().collect());
         }
         for b in layers.iter().rev() {

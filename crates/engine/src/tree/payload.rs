@@ -4,8 +4,8 @@
 //! executed.
 
 use super::{
-    context::{JobGuard, TreeContext},
-    state::{Executed, ParentState, TreeState},
+    context::TreeContext,
+    state::{BufferedPayload, Executed, ParentState, TreeState},
     PayloadStatus,
 };
 use alloy_consensus::{Block, Header, TxEnvelope};
@@ -20,23 +20,27 @@ use gigagas_validation::{executed_from_build, state_root_stage, ImportError, Imp
 use std::{sync::Arc, time::Instant};
 
 /// A payload build taken out of the tree ([`super::BlockTree::payload_job`]): the parent's
-/// state — the stored state under the diffs and trie nodes of its executed, uncommitted
-/// ancestors — to build on, on any thread, while the engine goes on. Until it is dropped the
-/// tree changes the store only after waiting for it, so what it reads stays its parent's
-/// state.
+/// state — one read view of the store under the diffs and trie nodes of its executed,
+/// uncommitted ancestors — to build on, on any thread, while the engine goes on and the store
+/// moves (the view keeps what the job reads its parent's state).
 #[derive(Debug)]
 pub struct PayloadJob {
     chain: ChainSpec,
     store: Arc<dyn FullProvider>,
     hash: B256,
     parent: ParentState,
-    _running: JobGuard,
 }
 
 impl PayloadJob {
     /// The parent's header.
     pub fn parent_header(&self) -> &Header {
         &self.parent.header
+    }
+
+    /// The parent's state, as the job reads it (what the pool's candidates are picked
+    /// against: senders' nonces and balances).
+    pub fn parent_state(&self) -> Arc<dyn gigagas_state::StateSource> {
+        self.parent.source()
     }
 
     /// Builds the payload on the parent with `attrs` from `candidates`
@@ -77,6 +81,13 @@ impl TreeContext {
             return Ok((status, None));
         }
         let Some(parent) = self.parent_state(state, parent_hash)? else {
+            // Kept until its parent is known; executed then ([`Self::connect_buffered`]).
+            let number = block.header.number;
+            let bal = bal.cloned();
+            let payload = BufferedPayload { block, rlp_len, transactions_root, bal };
+            let now = Instant::now();
+            state.buffer.expire(now);
+            state.buffer.insert(hash, parent_hash, number, payload, now);
             return Ok((PayloadStatus::Syncing, None));
         };
         // With a BAL, the parallel executor's state root is computed from it beside execution.
@@ -94,6 +105,40 @@ impl TreeContext {
         );
         settle(state, hash, parent_hash, executed)
             .map(|(status, block)| (status, block.map(|b| b.executed.block.clone())))
+    }
+
+    /// Executes the payloads buffered on `parent` (they came before it), and theirs in turn,
+    /// now that `parent` has its verdict: on a VALID parent each is judged as a `newPayload`
+    /// (kept when VALID, remembered when INVALID), on an INVALID one each is remembered INVALID
+    /// as linking to it. A fault of ours drops the payload (it is not judged; the consensus
+    /// client sends it again). Returns the verdicts, in the order reached.
+    pub(super) fn connect_buffered(
+        &self,
+        state: &mut TreeState,
+        parent: B256,
+    ) -> Vec<(B256, PayloadStatus)> {
+        let mut verdicts = Vec::new();
+        let mut parents = vec![parent];
+        while let Some(parent) = parents.pop() {
+            for child in state.buffer.take_children(&parent) {
+                let hash = child.block.header.hash_slow();
+                let number = child.block.header.number;
+                let BufferedPayload { block, rlp_len, transactions_root, bal } = child;
+                match self.new_payload(state, block, rlp_len, transactions_root, bal.as_ref()) {
+                    Ok((status, _)) => {
+                        tracing::debug!(target: "engine", number, %hash, status = status.name(),
+                            "buffered payload connected to its parent");
+                        parents.push(hash);
+                        verdicts.push((hash, status));
+                    }
+                    Err(e) => {
+                        tracing::warn!(target: "engine", number, %hash, error = %e,
+                            "buffered payload not judged: internal error");
+                    }
+                }
+            }
+        }
+        verdicts
     }
 
     /// The verdict on payload `hash` without executing it: VALID when it is known (executed or
@@ -131,7 +176,6 @@ impl TreeContext {
             store: self.store.clone(),
             hash: parent,
             parent: parent_state,
-            _running: self.jobs.enter(),
         }))
     }
 

@@ -10,7 +10,7 @@
 //! nothing more until the engine has taken the error; the store then holds every block before
 //! the failed one, and the engine queues the rest again with its next forkchoice update.
 
-use gigagas_chain_state::{CanonicalInMemoryState, ExecutedBlockWithTrie};
+use gigagas_chain_state::ExecutedBlockWithTrie;
 use gigagas_storage_api::FullProvider;
 use gigagas_validation::{commit_executed, ImportError, ImportedBlock};
 use std::{
@@ -70,13 +70,12 @@ impl Persistence {
     /// The OS error when the thread cannot be started.
     pub(super) fn spawn(
         store: Arc<dyn FullProvider>,
-        memory: CanonicalInMemoryState,
         tasks: Option<&gigagas_tasks::TaskExecutor>,
     ) -> std::io::Result<Self> {
         let (tx, rx) = mpsc::channel::<Vec<Arc<ExecutedBlockWithTrie>>>();
         let shared = Arc::new(Shared::default());
         let worker = shared.clone();
-        let work = move || run(&*store, &memory, &worker, &rx);
+        let work = move || run(&*store, &worker, &rx);
         let thread = match tasks {
             Some(tasks) => tasks.spawn_critical_thread("persistence", work)?,
             None => std::thread::Builder::new().name("persistence".into()).spawn(move || {
@@ -148,7 +147,6 @@ impl Drop for Persistence {
 
 fn run(
     store: &dyn FullProvider,
-    memory: &CanonicalInMemoryState,
     shared: &Shared,
     rx: &mpsc::Receiver<Vec<Arc<ExecutedBlockWithTrie>>>,
 ) {
@@ -157,7 +155,6 @@ fn run(
             let failed = shared.lock().error.is_some();
             let outcome = (!failed).then(|| {
                 let start = Instant::now();
-                memory.will_persist(block.number());
                 commit_executed(store, &block.executed, &block.nodes).map(|()| start.elapsed())
             });
             let notify = {

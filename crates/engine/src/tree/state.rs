@@ -3,9 +3,10 @@
 //! the state a block executes on ([`ParentState`]): the stored state under the diffs of its
 //! executed, uncommitted ancestors, whose trie nodes lie over the store's ([`NodeOverlay`]).
 
-use super::{invalid_headers::InvalidHeaderCache, Forkchoice};
-use alloy_consensus::Header;
+use super::{block_buffer::BlockBuffer, invalid_headers::InvalidHeaderCache, Forkchoice};
+use alloy_consensus::{Block, Header, TxEnvelope};
 use alloy_primitives::{map::HashMap, Bytes, B256};
+use gigagas_bal::BlockAccessList;
 use gigagas_chain_state::ExecutedBlockWithTrie;
 use gigagas_state::StateSource;
 use gigagas_storage_api::FullProvider;
@@ -61,6 +62,16 @@ impl ParentState {
     }
 }
 
+/// A payload kept until its parent is known: what `newPayload` executes it with.
+#[derive(Debug)]
+pub(super) struct BufferedPayload {
+    pub(super) block: Block<TxEnvelope>,
+    /// Bytes of the block's RLP.
+    pub(super) rlp_len: usize,
+    pub(super) transactions_root: Option<B256>,
+    pub(super) bal: Option<BlockAccessList>,
+}
+
 /// What the tree knows beyond the store. Changed only by the tree's `&mut self` operations.
 #[derive(Debug)]
 pub(super) struct TreeState {
@@ -69,6 +80,9 @@ pub(super) struct TreeState {
     /// Invalid payloads: hash → (latest valid ancestor, reason), least recently used
     /// forgotten first.
     pub(super) invalid: InvalidHeaderCache,
+    /// Payloads whose parent was unknown when they came (answered SYNCING), executed once
+    /// their parent is (reth's buffered blocks).
+    pub(super) buffer: BlockBuffer<BufferedPayload>,
     /// Head, safe and finalized as the last forkchoice update set them.
     pub(super) forkchoice: Forkchoice,
     /// The block the store's head will be once persistence has committed what it was handed
@@ -82,6 +96,7 @@ impl TreeState {
         Self {
             blocks: HashMap::default(),
             invalid: InvalidHeaderCache::default(),
+            buffer: BlockBuffer::default(),
             forkchoice: Forkchoice { head, safe: Some(head), finalized: Some(head) },
             persist_target: head,
         }

@@ -14,9 +14,9 @@ use gigagas_rpc::{auth_module, RpcContext};
 use gigagas_state::{StateError, StateSource};
 use gigagas_storage::{
     AccountRecord, BlockAccessListReader, BlockCommit, BlockHashReader, BlockNumReader,
-    BlockReader, BlockWriter, FullProvider, HashedBatch, HashedStateWriter, HeaderProvider,
-    MetadataProvider, ProviderResult, ReceiptProvider, StateWriter, Storage, TransactionsProvider,
-    UnwoundBlock,
+    BlockReader, BlockWriter, FullProvider, FullReader, HashedBatch, HashedStateWriter,
+    HeaderProvider, MetadataProvider, ProviderResult, ReaderFactory, ReceiptProvider, StateWriter,
+    Storage, TransactionsProvider, UnwoundBlock,
 };
 use gigagas_txpool::TxPool;
 use gigagas_validation::init_genesis;
@@ -58,6 +58,13 @@ impl BlockWriter for Gated {
     }
     fn flush(&self) -> ProviderResult<()> {
         self.inner.flush()
+    }
+}
+
+/// Its views are the store's: what the gate holds back is not in them.
+impl ReaderFactory for Gated {
+    fn read_view(&self) -> Arc<dyn FullReader> {
+        ReaderFactory::read_view(&*self.inner)
     }
 }
 
@@ -215,39 +222,78 @@ async fn answers(engine: &Engine, tx: B256, to: Address) -> Vec<Value> {
     out
 }
 
+/// A dev node over a [`Gated`] store with background persistence.
+struct GatedNode {
+    _dir: tempfile::TempDir,
+    storage: Arc<Storage>,
+    gated: Arc<Gated>,
+    genesis: B256,
+    memory: gigagas_chain_state::CanonicalInMemoryState,
+    engine: Engine,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl GatedNode {
+    fn start() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = Arc::new(Storage::open(dir.path()).unwrap());
+        let genesis = std::fs::read(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testing/dev-genesis.json"),
+        )
+        .unwrap();
+        let genesis = init_genesis(&*storage, &genesis).unwrap().hash;
+        let gated = Arc::new(Gated {
+            inner: storage.clone(),
+            open: Mutex::new(true),
+            opened: Condvar::new(),
+        });
+        let store: Arc<dyn FullProvider> = gated.clone();
+        let tree =
+            BlockTree::new(store, 2).unwrap().with_background_persistence(true, None).unwrap();
+        let pool = Arc::new(TxPool::default());
+        let memory = tree.canonical_in_memory_state().clone();
+        let provider = BlockchainProvider::new(gated.clone(), memory.clone());
+        let (handle, thread) =
+            EngineService::spawn(tree, pool.clone(), Arc::default(), None).unwrap();
+        let engine: Engine = auth_module(Arc::new(RpcContext::new(provider, handle, pool)));
+        Self { _dir: dir, storage, gated, genesis, memory, engine, thread }
+    }
+
+    /// Opens the gate, waits until the store holds `head` and memory holds nothing, and stops
+    /// the engine.
+    async fn finish(self, head: (u64, B256)) {
+        self.gated.set(true);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while self.storage.best_block().unwrap() != Some(head)
+            || !self.memory.canonical_chain().blocks().is_empty()
+        {
+            assert!(Instant::now() < deadline, "block {} not persisted", head.0);
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        drop((self.engine, self.memory));
+        self.thread.join().unwrap();
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rpc_serves_canonical_blocks_the_store_does_not_hold_yet() {
-    let dir = tempfile::tempdir().unwrap();
-    let storage = Arc::new(Storage::open(dir.path()).unwrap());
-    let genesis = std::fs::read(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testing/dev-genesis.json"),
-    )
-    .unwrap();
-    let genesis_hash = init_genesis(&*storage, &genesis).unwrap().hash;
-    let gated =
-        Arc::new(Gated { inner: storage.clone(), open: Mutex::new(true), opened: Condvar::new() });
-    let store: Arc<dyn FullProvider> = gated.clone();
-    let tree = BlockTree::new(store, 2).unwrap().with_background_persistence(true, None).unwrap();
-    let pool = Arc::new(TxPool::default());
-    let memory = tree.canonical_in_memory_state().clone();
-    let provider = BlockchainProvider::new(gated.clone(), memory.clone());
-    let (handle, thread) = EngineService::spawn(tree, pool.clone(), Arc::default(), None).unwrap();
-    let engine: Engine = auth_module(Arc::new(RpcContext::new(provider, handle, pool)));
-
+    let node = GatedNode::start();
+    let (storage, gated, memory, engine) = (&node.storage, &node.gated, &node.memory, &node.engine);
+    let genesis_hash = node.genesis;
     let to = Address::repeat_byte(0x42);
     // Gas for a new account under Amsterdam's state-creation cost.
     let (raw, tx) = signed_transfer(0, to, 1_000_000, 1_000_000, 20_000_000_000);
-    call(&engine, "eth_sendRawTransaction", vec![json!(raw)]).await.unwrap();
-    let block = build(&engine, genesis_hash, 1).await;
+    call(engine, "eth_sendRawTransaction", vec![json!(raw)]).await.unwrap();
+    let block = build(engine, genesis_hash, 1).await;
     gated.set(false);
     let answer =
-        call(&engine, "engine_forkchoiceUpdatedV4", vec![state(block), Value::Null]).await.unwrap();
+        call(engine, "engine_forkchoiceUpdatedV4", vec![state(block), Value::Null]).await.unwrap();
     assert_eq!(answer["payloadStatus"]["status"], "VALID");
 
     // The store still stands at genesis; every answer is about block 1.
     assert_eq!(storage.best_block().unwrap(), Some((0, genesis_hash)));
     assert_eq!(memory.canonical_chain().blocks().len(), 1);
-    let from_memory = answers(&engine, tx, to).await;
+    let from_memory = answers(engine, tx, to).await;
     assert_eq!(from_memory[0], json!("0x1"));
     assert_eq!(from_memory[1]["hash"], json!(block));
     assert_eq!(from_memory[1]["transactions"][0]["hash"], json!(tx));
@@ -272,7 +318,56 @@ async fn rpc_serves_canonical_blocks_the_store_does_not_hold_yet() {
         assert!(Instant::now() < deadline, "block 1 not persisted");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    assert_eq!(answers(&engine, tx, to).await, from_memory);
-    drop((engine, memory));
-    thread.join().unwrap();
+    assert_eq!(answers(engine, tx, to).await, from_memory);
+    node.finish((1, block)).await;
+}
+
+/// A sender's burst of consecutive nonces, sent while the block holding its first transaction
+/// is canonical but not yet in the store, is pending against the head and goes whole into the
+/// next block built on it: the pool and the builder read the in-memory head, not the store,
+/// whose nonce is still the genesis one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_sent_while_its_parent_persists_is_built_whole() {
+    const BURST: u64 = 12;
+    let node = GatedNode::start();
+    let engine = &node.engine;
+    let to = Address::repeat_byte(0x43);
+    let (raw, _) = signed_transfer(0, to, 1_000_000, 1_000_000, 20_000_000_000);
+    call(engine, "eth_sendRawTransaction", vec![json!(raw)]).await.unwrap();
+    let block = build(engine, node.genesis, 1).await;
+    node.gated.set(false);
+    let answer =
+        call(engine, "engine_forkchoiceUpdatedV4", vec![state(block), Value::Null]).await.unwrap();
+    assert_eq!(answer["payloadStatus"]["status"], "VALID");
+
+    let mut burst = Vec::new();
+    for nonce in 1..=BURST {
+        let (raw, tx) = signed_transfer(nonce, to, 1, 1_000_000, 20_000_000_000);
+        let sent = call(engine, "eth_sendRawTransaction", vec![json!(raw)]).await;
+        assert_eq!(sent, Ok(json!(tx)), "nonce {nonce}");
+        burst.push(json!(tx));
+    }
+    let pending = call(engine, "eth_getTransactionCount", vec![json!(SENDER), json!("pending")])
+        .await
+        .unwrap();
+    assert_eq!(pending, json!(format!("{:#x}", BURST + 1)));
+    assert_eq!(node.storage.best_block().unwrap(), Some((0, node.genesis)), "store at genesis");
+
+    let answer = call(engine, "engine_forkchoiceUpdatedV4", vec![state(block), attributes(4, 2)])
+        .await
+        .unwrap();
+    let envelope =
+        call(engine, "engine_getPayloadV6", vec![answer["payloadId"].clone()]).await.unwrap();
+    let built: Vec<Value> = envelope["executionPayload"]["transactions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|raw| {
+            let raw: Bytes = serde_json::from_value(raw.clone()).unwrap();
+            json!(alloy_primitives::keccak256(&raw))
+        })
+        .collect();
+    assert_eq!(built, burst, "the whole burst, in nonce order");
+    assert_eq!(node.storage.best_block().unwrap(), Some((0, node.genesis)), "still at genesis");
+    node.finish((1, block)).await;
 }

@@ -12,7 +12,8 @@
 //! - [`ProviderError`]: the one error, an internal fault, never a shorter answer.
 //!
 //! [`ChainReader`] gathers the block readers (what the network serves from), [`FullReader`]
-//! every reader (what RPC holds), [`FullProvider`] adds the writers (what the engine's
+//! every reader, [`ReaderFactory`] adds consistent read views (what RPC holds),
+//! [`FullProvider`] adds the writers (what the engine's
 //! persistence and the file import hold). Each is implemented for every type that implements
 //! its parts.
 
@@ -67,14 +68,24 @@ impl<T> FullReader for T where
 {
 }
 
+/// A store that hands out consistent read views (reth's `DatabaseProviderFactory` and its
+/// read-only providers): what the readers of the latest state and the payload jobs hold, so
+/// that a commit or an unwind running meanwhile never shows them half of one block's state.
+pub trait ReaderFactory: FullReader {
+    /// A view of the store as it stands now: every read through it (the head, the flat state,
+    /// the blocks) sees that one state, whatever is written meanwhile. Meant to be
+    /// short-lived: the store keeps what a view sees while it lives.
+    fn read_view(&self) -> Arc<dyn FullReader>;
+}
+
 /// Every reader and writer of a store.
 pub trait FullProvider:
-    FullReader + BlockWriter + StateWriter + HashedStateWriter + MetadataProvider
+    ReaderFactory + BlockWriter + StateWriter + HashedStateWriter + MetadataProvider
 {
 }
 
-impl<T: FullReader + BlockWriter + StateWriter + HashedStateWriter + MetadataProvider> FullProvider
-    for T
+impl<T: ReaderFactory + BlockWriter + StateWriter + HashedStateWriter + MetadataProvider>
+    FullProvider for T
 {
 }
 

@@ -3,17 +3,18 @@
 
 use crate::{
     codecs::{
-        decode_account, decode_head, encode_account, encode_head, encode_tx_location,
-        hashed_storage_key, storage_range_end,
+        decode_account, encode_account, encode_head, encode_tx_location, hashed_storage_key,
+        storage_range_end,
     },
     tables::*,
     Storage,
 };
 use alloy_primitives::{Address, B256, U256};
 use gigagas_storage_api::{
-    AccountRecord, HashedBatch, HashedStateReader, HashedStateWriter, ProviderError, ProviderResult,
+    AccountRecord, BlockNumReader, HashedBatch, HashedStateReader, HashedStateWriter,
+    ProviderError, ProviderResult,
 };
-use rocksdb::{Direction, IteratorMode, ReadOptions, WriteBatch};
+use rocksdb::{Direction, IteratorMode, WriteBatch};
 
 impl HashedStateWriter for Storage {
     fn write_hashed(&self, batch: &HashedBatch<'_>) -> ProviderResult<()> {
@@ -78,7 +79,7 @@ impl HashedStateReader for Storage {
         let mut out = Vec::new();
         // The accounts family's memtable is a hash table on an 8-byte prefix: a scan across
         // prefixes needs total order.
-        let mut options = ReadOptions::default();
+        let mut options = self.read_options();
         options.set_total_order_seek(true);
         let iter = self.db.iterator_cf_opt(
             self.cf(ACCOUNTS),
@@ -104,7 +105,7 @@ impl HashedStateReader for Storage {
         from: B256,
         limit: usize,
     ) -> ProviderResult<Vec<(B256, U256)>> {
-        let mut options = ReadOptions::default();
+        let mut options = self.read_options();
         options.set_iterate_upper_bound(storage_range_end(&account).to_vec());
         let start = hashed_storage_key(&account, &from);
         let iter = self.db.iterator_cf_opt(
@@ -127,17 +128,13 @@ impl HashedStateReader for Storage {
         f: &mut dyn FnMut(B256, U256) -> bool,
     ) -> ProviderResult<Option<(u64, B256)>> {
         // One snapshot for the head and the slots: a block's commit writes both atomically.
-        let snapshot = self.db.snapshot();
-        let head = snapshot
-            .get_cf(self.cf(META), HEAD_KEY)
-            .map_err(self.db_err("read the head"))?
-            .map(|bytes| decode_head(&bytes))
-            .transpose()?;
-        let mut options = ReadOptions::default();
+        let view = self.read_view();
+        let head = view.best_block()?;
+        let mut options = view.read_options();
         options.set_iterate_upper_bound(storage_range_end(&account).to_vec());
         let start = hashed_storage_key(&account, &from);
-        let iter = snapshot.iterator_cf_opt(
-            self.cf(STORAGE),
+        let iter = view.db.iterator_cf_opt(
+            view.cf(STORAGE),
             options,
             IteratorMode::From(&start, Direction::Forward),
         );
@@ -156,8 +153,11 @@ impl HashedStateReader for Storage {
     }
 
     fn meta_with_prefix(&self, prefix: &[u8]) -> ProviderResult<Vec<(Vec<u8>, Vec<u8>)>> {
-        let iter =
-            self.db.iterator_cf(self.cf(META), IteratorMode::From(prefix, Direction::Forward));
+        let iter = self.db.iterator_cf_opt(
+            self.cf(META),
+            self.read_options(),
+            IteratorMode::From(prefix, Direction::Forward),
+        );
         let mut out = Vec::new();
         for item in iter {
             let (key, value) = item.map_err(self.db_err("iterate meta"))?;

@@ -9,6 +9,10 @@
 //! batches only). Blocks must be committed in order: `number == head + 1`. Reads ([`reader`])
 //! answer `None` for what is not stored and an error for a read that failed.
 //!
+//! A read view ([`Storage::read_view`], the storage API's `ReaderFactory`) reads everything
+//! through one RocksDB snapshot: the head, the flat state, the blocks, as one commit left them,
+//! whatever is committed or unwound while it is in use (reth's read-only database transaction).
+//!
 //! Trie nodes are also kept in a bounded in-memory cache by hash ([`NODE_CACHE_BYTES`]): the
 //! nodes each block commits and those read since, so that the next block's state root finds
 //! the upper levels of the trie — rewritten by every block — without a RocksDB lookup (a
@@ -28,14 +32,14 @@ pub use gigagas_storage_api::{
     AccountRecord, BlockAccessListReader, BlockCommit, BlockHashReader, BlockNumReader,
     BlockReader, BlockWriter, ChainReader, FullProvider, FullReader, HashedBatch,
     HashedStateReader, HashedStateWriter, HeaderProvider, MetadataProvider, ProviderError,
-    ProviderResult, RawBlock, ReceiptProvider, StateProvider, StateWriter, TransactionsProvider,
-    TrieState, UnwoundBlock,
+    ProviderResult, RawBlock, ReaderFactory, ReceiptProvider, StateProvider, StateWriter,
+    TransactionsProvider, TrieState, UnwoundBlock,
 };
 pub use tables::*;
 
 use alloy_primitives::{map::FbBuildHasher, Bytes, B256};
-use rocksdb::{ColumnFamilyDescriptor, Options, DB};
-use std::path::{Path, PathBuf};
+use rocksdb::{ColumnFamilyDescriptor, Options, ReadOptions, DB};
+use std::{path::Path, sync::Arc};
 
 /// Bytes of trie nodes the store keeps in memory (their encodings and hashes): 128 MiB.
 pub const NODE_CACHE_BYTES: u64 = 128 << 20;
@@ -53,12 +57,28 @@ impl quick_cache::Weighter<B256, Bytes> for NodeWeight {
 /// Trie nodes by hash, [`NODE_CACHE_BYTES`] at most.
 type NodeCache = quick_cache::sync::Cache<B256, Bytes, NodeWeight, FbBuildHasher<32>>;
 
-/// The RocksDB store.
+self_cell::self_cell!(
+    /// A RocksDB snapshot together with the database it was taken of.
+    struct DbSnapshot {
+        owner: Arc<DB>,
+        #[covariant]
+        dependent: Snapshot,
+    }
+);
+
+/// [`rocksdb::Snapshot`] under the name `self_cell!` takes.
+type Snapshot<'a> = rocksdb::Snapshot<'a>;
+
+/// The RocksDB store; or, made by [`Storage::read_view`] and only handed out as a
+/// [`FullReader`], a read view of it whose every read goes through one snapshot.
 pub struct Storage {
-    db: DB,
-    path: PathBuf,
-    /// Trie nodes recently committed or read, by hash.
-    nodes: NodeCache,
+    db: Arc<DB>,
+    path: Arc<Path>,
+    /// Trie nodes recently committed or read, by hash (shared by the store and its views:
+    /// content-addressed, right for every snapshot).
+    nodes: Arc<NodeCache>,
+    /// The snapshot reads go through; `None`: the live database.
+    snapshot: Option<Arc<DbSnapshot>>,
 }
 
 impl std::fmt::Debug for Storage {
@@ -66,6 +86,10 @@ impl std::fmt::Debug for Storage {
         f.debug_struct("Storage")
             .field("path", &self.path)
             .field("cached_nodes", &self.nodes.len())
+            .field(
+                "snapshot",
+                &self.snapshot.as_ref().map(|s| s.borrow_dependent().sequence_number()),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -99,7 +123,8 @@ impl Storage {
             FbBuildHasher::default(),
             Default::default(),
         );
-        let store = Self { db, path: path.to_path_buf(), nodes };
+        let store =
+            Self { db: Arc::new(db), path: path.into(), nodes: Arc::new(nodes), snapshot: None };
         store.check_flat_keys()?;
         Ok(store)
     }
@@ -128,6 +153,32 @@ impl Storage {
         }
     }
 
+    /// A read view: every read through it sees the store as it stands now (one RocksDB
+    /// snapshot), whatever is written meanwhile; of a view, the same view. Cheap (no copy);
+    /// while it lives RocksDB keeps what it sees, so views are meant to be short-lived (one
+    /// request, one payload).
+    pub fn read_view(&self) -> Self {
+        let snapshot = match &self.snapshot {
+            Some(snapshot) => snapshot.clone(),
+            None => Arc::new(DbSnapshot::new(self.db.clone(), |db| db.snapshot())),
+        };
+        Self {
+            db: self.db.clone(),
+            path: self.path.clone(),
+            nodes: self.nodes.clone(),
+            snapshot: Some(snapshot),
+        }
+    }
+
+    /// Options for a read: through the view's snapshot, if any.
+    fn read_options(&self) -> ReadOptions {
+        let mut options = ReadOptions::default();
+        if let Some(snapshot) = &self.snapshot {
+            options.set_snapshot(snapshot.borrow_dependent());
+        }
+        options
+    }
+
     fn cf(&self, name: &'static str) -> &rocksdb::ColumnFamily {
         // Every family in COLUMN_FAMILIES is created by `open`.
         self.db.cf_handle(name).expect("column family created by Storage::open")
@@ -138,7 +189,13 @@ impl Storage {
     }
 
     fn get(&self, table: &'static str, key: &[u8]) -> Result<Option<Vec<u8>>, ProviderError> {
-        self.db.get_cf(self.cf(table), key).map_err(self.db_err("read"))
+        self.db.get_cf_opt(self.cf(table), key, &self.read_options()).map_err(self.db_err("read"))
+    }
+}
+
+impl ReaderFactory for Storage {
+    fn read_view(&self) -> Arc<dyn FullReader> {
+        Arc::new(Storage::read_view(self))
     }
 }
 

@@ -50,7 +50,7 @@ impl Storage {
     /// [`ProviderError::Database`].
     pub fn has_storage(&self, address: &Address) -> ProviderResult<bool> {
         let account = account_key(address);
-        let mut options = rocksdb::ReadOptions::default();
+        let mut options = self.read_options();
         options.set_iterate_upper_bound(storage_range_end(&account).to_vec());
         let mut iter = self.db.raw_iterator_cf_opt(self.cf(STORAGE), options);
         iter.seek(hashed_storage_key(&account, &B256::ZERO));
@@ -77,7 +77,12 @@ impl Storage {
         let cf = self.cf(ACCOUNTS);
         let keys: Vec<B256> = addresses.iter().map(account_key).collect();
         self.db
-            .batched_multi_get_cf(&cf, keys.iter().map(|k| k.as_slice()), false)
+            .batched_multi_get_cf_opt(
+                &cf,
+                keys.iter().map(|k| k.as_slice()),
+                false,
+                &self.read_options(),
+            )
             .into_iter()
             .zip(addresses)
             .map(|(r, address)| match r.map_err(self.db_err("multi-get accounts"))? {
@@ -97,7 +102,7 @@ impl Storage {
         let cf = self.cf(STORAGE);
         let raw: Vec<[u8; 64]> = keys.iter().map(|(a, s)| storage_key(a, s)).collect();
         self.db
-            .batched_multi_get_cf(&cf, raw.iter().map(|k| &k[..]), false)
+            .batched_multi_get_cf_opt(&cf, raw.iter().map(|k| &k[..]), false, &self.read_options())
             .into_iter()
             .zip(keys)
             .map(|(r, (address, slot))| match r.map_err(self.db_err("multi-get storage"))? {
@@ -268,7 +273,12 @@ impl StateSource for Storage {
     fn codes(&self, hashes: &[B256]) -> Result<Vec<Option<Bytecode>>, StateError> {
         let cf = self.cf(BYTECODES);
         self.db
-            .batched_multi_get_cf(&cf, hashes.iter().map(|h| h.as_slice()), false)
+            .batched_multi_get_cf_opt(
+                &cf,
+                hashes.iter().map(|h| h.as_slice()),
+                false,
+                &self.read_options(),
+            )
             .into_iter()
             .map(|r| {
                 r.map(|code| code.map(|c| Bytecode::new_raw(c.to_vec().into())))
