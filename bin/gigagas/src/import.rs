@@ -50,7 +50,7 @@ pub(crate) struct ImportArgs {
     /// With `--prewarm`, commit what a prewarming worker executed instead of executing the
     /// transaction again when every value it read still holds at that point of the block
     /// (optimistic execution validated as in Block-STM). `false` (the default: it measured no
-    /// faster on 2 cores, docs/benchmarks.md session 22) only warms the cache.
+    /// faster on 2 cores, docs/benchmarks.md) only warms the cache.
     #[arg(long, default_value_t = false, action = clap::ArgAction::Set)]
     optimistic: bool,
     /// The EIP-7928 BALs the file carries after Amsterdam blocks (geth's `export` writes them):

@@ -18,6 +18,21 @@
 use crate::ExecutedBlockWithTrie;
 use alloy_primitives::{map::HashMap, B256};
 use std::sync::{Arc, RwLock};
+use tokio::sync::broadcast;
+
+/// Notifications a subscriber may fall behind by before it misses some
+/// ([`CanonicalInMemoryState::subscribe_to_canonical_state`]).
+const CANON_STATE_CAPACITY: usize = 256;
+
+/// The canonical chain's head moved (reth's `CanonStateNotification`): what pool maintenance
+/// and other followers of the chain react to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CanonStateNotification {
+    /// The new head: (number, hash).
+    pub tip: (u64, B256),
+    /// Whether blocks left the canonical chain (the old head is not an ancestor of the new).
+    pub reorg: bool,
+}
 
 /// A snapshot of the in-memory canonical chain: the blocks above the store's canonical block
 /// `base`, lowest first, each the child of the one before.
@@ -81,13 +96,33 @@ impl CanonicalChain {
 #[derive(Debug, Clone)]
 pub struct CanonicalInMemoryState {
     chain: Arc<RwLock<Arc<CanonicalChain>>>,
+    notifications: broadcast::Sender<CanonStateNotification>,
 }
 
 impl CanonicalInMemoryState {
     /// An empty chain over the store's head `head` (number, hash).
     pub fn new(head: (u64, B256)) -> Self {
         let chain = CanonicalChain { base: head, ..Default::default() };
-        Self { chain: Arc::new(RwLock::new(Arc::new(chain))) }
+        let (notifications, _) = broadcast::channel(CANON_STATE_CAPACITY);
+        Self { chain: Arc::new(RwLock::new(Arc::new(chain))), notifications }
+    }
+
+    /// A receiver of every move of the canonical head from now on (one that falls
+    /// [`CANON_STATE_CAPACITY`] notifications behind misses the oldest: it is told it lagged).
+    pub fn subscribe_to_canonical_state(&self) -> broadcast::Receiver<CanonStateNotification> {
+        self.notifications.subscribe()
+    }
+
+    /// Replaces the published chain with `next` and tells the subscribers when the head moved.
+    fn publish(&self, chain: &mut Arc<CanonicalChain>, next: CanonicalChain) {
+        let old = chain.head();
+        let (tip, base) = (next.head(), next.base);
+        let extends = old == base || old.0 < base.0 || next.by_hash(&old.1).is_some();
+        *chain = Arc::new(next);
+        if tip != old {
+            // No subscriber: nobody to tell.
+            let _ = self.notifications.send(CanonStateNotification { tip, reorg: !extends });
+        }
     }
 
     /// The current snapshot.
@@ -100,7 +135,8 @@ impl CanonicalInMemoryState {
     /// unwind of the store to it).
     pub fn update_chain(&self, base: (u64, B256), blocks: Vec<Arc<ExecutedBlockWithTrie>>) {
         let mut chain = self.chain.write().unwrap_or_else(|p| p.into_inner());
-        *chain = Arc::new(snapshot(base, blocks, chain.backfill));
+        let backfill = chain.backfill;
+        self.publish(&mut chain, snapshot(base, blocks, backfill));
     }
 
     /// A backfill sync starts rewriting the store's flat state beside the engine (snap sync):
@@ -114,7 +150,7 @@ impl CanonicalInMemoryState {
     /// block in memory), its flat state readable again.
     pub fn end_backfill(&self, head: (u64, B256)) {
         let mut chain = self.chain.write().unwrap_or_else(|p| p.into_inner());
-        *chain = Arc::new(snapshot(head, Vec::new(), false));
+        self.publish(&mut chain, snapshot(head, Vec::new(), false));
     }
 
     /// Drops the blocks up to `persisted` (number, hash), which the store now holds; nothing
@@ -143,6 +179,27 @@ mod tests {
 
     fn hash(n: u8) -> B256 {
         B256::repeat_byte(n)
+    }
+
+    #[test]
+    fn each_move_of_the_head_is_notified_and_a_reorg_told_apart() {
+        let memory = CanonicalInMemoryState::new((5, hash(5)));
+        let mut moves = memory.subscribe_to_canonical_state();
+        memory.update_chain((5, hash(5)), Vec::new());
+        assert!(moves.try_recv().is_err(), "the head did not move");
+        memory.update_chain((6, hash(6)), Vec::new());
+        let moved = moves.try_recv().unwrap();
+        assert_eq!(moved, CanonStateNotification { tip: (6, hash(6)), reorg: false });
+        // Unwound to block 4 (another branch from there): the old head left the chain.
+        memory.update_chain((4, hash(4)), Vec::new());
+        assert_eq!(
+            moves.try_recv().unwrap(),
+            CanonStateNotification { tip: (4, hash(4)), reorg: true }
+        );
+        memory.begin_backfill();
+        assert!(moves.try_recv().is_err(), "a backfill starting moves nothing");
+        memory.end_backfill((90, hash(90)));
+        assert_eq!(moves.try_recv().unwrap().tip, (90, hash(90)));
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //! once the store holds it; JSON-RPC and the network read through a [`BlockchainProvider`]
 //! (`provider`): memory first, the store second, and the head's state as the in-memory diffs
 //! over the store's flat state (`latest`). The head a reader is told (the engine's forkchoice)
-//! is published after the blocks, so it can always be read.
+//! is published after the blocks, so it can always be read. Each move of the head is
+//! broadcast as a [`CanonStateNotification`] (what pool maintenance follows).
 
 mod block;
 mod in_memory;
@@ -16,5 +17,5 @@ mod latest;
 mod provider;
 
 pub use block::ExecutedBlockWithTrie;
-pub use in_memory::{CanonicalChain, CanonicalInMemoryState};
+pub use in_memory::{CanonStateNotification, CanonicalChain, CanonicalInMemoryState};
 pub use provider::BlockchainProvider;

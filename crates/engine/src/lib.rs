@@ -12,19 +12,14 @@
 //! is an [`EngineError::Internal`] and is never cached.
 
 mod builder;
-mod error;
-mod event;
-mod handle;
 pub mod import;
 pub mod local;
-pub mod message;
 mod service;
 pub mod tree;
 
-pub use error::EngineError;
-pub use event::{EngineEvent, EventHook};
-pub use handle::EngineHandle;
-pub use message::EngineMessage;
+pub use gigagas_engine_primitives::{
+    message, EngineError, EngineEvent, EngineHandle, EngineMessage, EventHook,
+};
 pub use service::EngineService;
 pub use tree::{
     block_buffer::{BlockBuffer, BUFFER_CAPACITY, BUFFER_MAX_AGE},

@@ -4,8 +4,7 @@
 //! Flow of a message: the Engine API handler (or the dev miner, or next the network) sends it
 //! through an [`EngineHandle`]; this task executes it (payload execution, forkchoice update with
 //! its commits; a payload to build goes as a job to the payload builder's thread, `builder.rs`,
-//! whose built payload comes back as a message), prunes the pool after a canonical change,
-//! publishes the new forkchoice to every handle, emits an [`EngineEvent`] and answers over the
+//! whose built payload comes back as a message), publishes the new forkchoice to every handle, emits an [`EngineEvent`] and answers over the
 //! message's oneshot channel. Execution is CPU-bound, so the task runs on its own OS thread, not
 //! on the async runtime; its parallel executor has its own worker pool (the tree's).
 
@@ -19,7 +18,6 @@ use crate::{
 use alloy_consensus::TxEnvelope;
 use alloy_eips::{eip1559::BaseFeeParams, eip7594::BlobTransactionSidecarVariant};
 use alloy_primitives::Address;
-use gigagas_chain_state::BlockchainProvider;
 use gigagas_payload::{payload_id, BuiltPayload, PayloadAttributes, PayloadStore};
 use gigagas_txpool::TxPool;
 use gigagas_validation::ImportError;
@@ -34,8 +32,6 @@ pub struct EngineService {
     payloads: Arc<PayloadStore>,
     on_event: Option<EventHook>,
     forkchoice: watch::Sender<Forkchoice>,
-    /// The chain as readers see it: the tree's in-memory canonical blocks over the store.
-    provider: BlockchainProvider,
     /// The last payload answered SYNCING (number, hash): what sync should fetch.
     syncing: watch::Sender<Option<crate::message::SyncTarget>>,
     /// The thread payload jobs run on.
@@ -70,8 +66,6 @@ impl EngineService {
         let builder = PayloadBuilder::spawn(pool.clone(), tx.downgrade())?;
         let (forkchoice, forkchoice_rx) = watch::channel(tree.forkchoice());
         let (syncing, syncing_rx) = watch::channel(None);
-        let provider =
-            BlockchainProvider::new(tree.store().clone(), tree.canonical_in_memory_state().clone());
         let handle = EngineHandle::new(
             tx,
             forkchoice_rx,
@@ -80,8 +74,7 @@ impl EngineService {
             tree.executor_threads(),
             payloads.clone(),
         );
-        let service =
-            Self { tree, pool, payloads, on_event, forkchoice, provider, syncing, builder };
+        let service = Self { tree, pool, payloads, on_event, forkchoice, syncing, builder };
         let thread =
             std::thread::Builder::new().name("engine".into()).spawn(move || service.run(rx))?;
         Ok((handle, thread))
@@ -143,17 +136,6 @@ impl EngineService {
     /// a [`gigagas_chain_state::BlockchainProvider`]) finds it.
     fn publish(&self) {
         self.forkchoice.send_replace(self.tree.forkchoice());
-    }
-
-    /// Drops from the pool what the new head's state has made stale (nonces used), read
-    /// through the in-memory canonical chain (one snapshot for every sender's nonce).
-    fn prune_pool(&self) {
-        match self.provider.latest() {
-            Ok(state) => self.pool.prune(&*state),
-            Err(e) => {
-                tracing::error!(target: "engine", error = %e, "pool not pruned: the head's state could not be read");
-            }
-        }
     }
 
     fn emit(&self, event: &EngineEvent<'_>) {
@@ -222,7 +204,6 @@ impl EngineService {
             statuses.push(status);
         }
         if !done.change.committed.is_empty() {
-            self.prune_pool();
             self.emit(&EngineEvent::Canonical(&done.change));
             self.publish();
         }
@@ -240,10 +221,6 @@ impl EngineService {
             // The head is unknown: sync fetches the chain that ends there.
             let target = crate::message::SyncTarget { hash: state.head, number: None };
             self.syncing.send_replace(Some(target));
-        }
-        let moved = self.forkchoice.borrow().head != self.tree.forkchoice().head;
-        if moved || !change.unwound.is_empty() {
-            self.prune_pool();
         }
         if !change.committed.is_empty() || !change.unwound.is_empty() {
             self.emit(&EngineEvent::Canonical(&change));

@@ -46,7 +46,10 @@ pub mod unwind;
 
 pub use backfill::{BackfillPayload, Backfilled, Verdict};
 use context::{SourceLayer, TreeContext};
-pub use forkchoice::{ForkchoiceError, InvalidForkchoice};
+pub use forkchoice::ForkchoiceError;
+pub use gigagas_engine_primitives::{
+    CanonicalChange, Forkchoice, InvalidForkchoice, PayloadStatus,
+};
 pub use payload::PayloadJob;
 use persistence::Persistence;
 use state::TreeState;
@@ -54,54 +57,6 @@ use state::TreeState;
 /// Executed blocks kept in memory below the head (reorgs within this depth switch branches
 /// without re-executing).
 pub const KEEP_BLOCKS: u64 = 64;
-
-/// Head, safe and finalized blocks: `(number, hash)`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Forkchoice {
-    /// The canonical head.
-    pub head: (u64, B256),
-    /// The safe block, once the consensus client named one.
-    pub safe: Option<(u64, B256)>,
-    /// The finalized block, once the consensus client named one.
-    pub finalized: Option<(u64, B256)>,
-}
-
-/// The verdict on a payload or a forkchoice head (execution-apis `PayloadStatusV1`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PayloadStatus {
-    /// Executed and valid (or already known valid).
-    Valid(B256),
-    /// Invalid: `latest_valid_hash` is the last valid ancestor (the parent), `reason` names
-    /// block, transaction, account or slot.
-    Invalid {
-        /// The latest valid ancestor, when known.
-        latest_valid_hash: Option<B256>,
-        /// Why.
-        reason: String,
-    },
-    /// The parent (or the head) is unknown: the node needs the missing blocks first.
-    Syncing,
-}
-
-impl PayloadStatus {
-    /// The status's name in the Engine API: `VALID`, `INVALID` or `SYNCING`.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Self::Valid(_) => "VALID",
-            Self::Invalid { .. } => "INVALID",
-            Self::Syncing => "SYNCING",
-        }
-    }
-}
-
-/// What a forkchoice update did to the store.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CanonicalChange {
-    /// Blocks removed from the canonical chain (a reorg), highest first.
-    pub unwound: Vec<(u64, B256)>,
-    /// Blocks committed, lowest first, with their stage figures.
-    pub committed: Vec<ImportedBlock>,
-}
 
 /// The engine tree over a store. See the module documentation.
 #[derive(Debug)]

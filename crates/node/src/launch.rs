@@ -59,6 +59,8 @@ pub struct NodeHandle {
     tasks: TaskManager,
     engine_thread: Option<tokio::task::JoinHandle<Option<()>>>,
     miner: Option<tokio::task::JoinHandle<Option<Result<(), gigagas_engine::local::MinerError>>>>,
+    /// The pool's maintenance task (it holds a reader of the store: stopped before the engine).
+    pool_maintenance: Option<tokio::task::JoinHandle<Option<()>>>,
 }
 
 /// Opens (or initializes) `args.datadir` and starts everything on the current Tokio runtime.
@@ -102,16 +104,16 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     // The engine: the tree (one executor pool, built here once), its task, the pool it builds
     // payloads from, the store of built payloads.
     let tree = BlockTree::new(storage.clone(), threads)?
-        .with_executor(args.engine_parallel, args.engine_scheduler)
-        .with_prewarm(args.engine_prewarm, args.engine_optimistic)
-        .with_state_root_beside(args.engine_state_root_beside)
-        .with_preserved_trie(args.engine_preserve_trie)
-        .with_stream_senders(args.engine_stream_senders)
+        .with_executor(args.engine.parallel, args.engine.scheduler)
+        .with_prewarm(args.engine.prewarm, args.engine.optimistic)
+        .with_state_root_beside(args.engine.state_root_beside)
+        .with_preserved_trie(args.engine.preserve_trie)
+        .with_stream_senders(args.engine.stream_senders)
         // The dev chain validates its own blocks like any other (it exercises the
         // executors); a node paired with a consensus client keeps what it built.
-        .with_built_kept(!args.dev)
-        .with_io(args.engine_io)
-        .with_background_persistence(args.engine_persistence_background, Some(&executor))
+        .with_built_kept(!args.dev.dev)
+        .with_io(args.engine.io)
+        .with_background_persistence(args.engine.persistence_background, Some(&executor))
         .map_err(NodeError::EngineThread)?;
     // Every reader of the chain (the network's answers, sync, gossip, the pool's checks,
     // JSON-RPC) reads it as the engine publishes it: the canonical blocks not yet persisted
@@ -120,6 +122,18 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
         BlockchainProvider::new(storage.clone(), tree.canonical_in_memory_state().clone());
     let chain: Arc<dyn FullReader> = Arc::new(provider.clone());
     let pool = Arc::new(TxPool::default());
+    // Pool maintenance follows the canonical chain the engine publishes (reth's
+    // `maintain_transaction_pool`): after each move of the head, what it made stale leaves.
+    let pool_maintenance = {
+        let provider = provider.clone();
+        let canonical = tree.canonical_in_memory_state().subscribe_to_canonical_state();
+        executor.spawn_critical(
+            "pool-maintenance",
+            gigagas_txpool::maintain_transaction_pool(pool.clone(), canonical, move || {
+                provider.latest()
+            }),
+        )
+    };
     // The KZG setup takes seconds of CPU to load; loaded now, the first blob transaction a
     // peer or a user sends is not kept waiting for it. At the lowest priority (nice 19): a
     // node starting a sync needs its cores for that first.
@@ -136,7 +150,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     let engine_thread = executor.watch_critical_thread("engine", engine_thread);
     if let Some(addr) = args.metrics {
         let scheduler =
-            if args.engine_parallel { args.engine_scheduler.name() } else { "sequential" };
+            if args.engine.parallel { args.engine.scheduler.name() } else { "sequential" };
         metrics::install(addr, engine.executor_threads(), scheduler)?;
     }
 
@@ -153,13 +167,13 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     };
     // Sync from peers (one at a time, for the gossip importer and for SYNCING payloads).
     let syncer = network.as_ref().map(|n| {
-        crate::sync::Syncer::new(engine.clone(), n.clone(), args.dev_follow, Some(chain.clone()))
+        crate::sync::Syncer::new(engine.clone(), n.clone(), args.dev.follow, Some(chain.clone()))
     });
     // Blocks over the network: the proposer publishes, everyone imports what is gossiped.
     if let (Some(network), Some(syncer)) =
         (network.as_ref().filter(|n| n.protocol().is_some()), &syncer)
     {
-        if args.gossip_signer_key.is_some() {
+        if args.gossip.signer_key.is_some() {
             executor.spawn_critical(
                 "gossip-publish",
                 gossip::publish_canonical(engine.clone(), chain.clone(), network.clone()),
@@ -171,7 +185,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
                 engine.clone(),
                 network.clone(),
                 syncer.clone(),
-                args.dev_follow,
+                args.dev.follow,
             ),
         );
     }
@@ -179,17 +193,19 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     // trusted peers kept connected, the bootnodes dialed, and sync from the peers (to
     // `--debug.tip`, and for SYNCING payloads in place of the libp2p network's when trusted
     // peers or a tip are given or libp2p is off).
-    let devp2p_syncs = !args.disable_network
-        && (!args.trusted_peers.is_empty() || network.is_none() || args.debug_tip.is_some());
+    let devp2p_syncs = !args.network.disable_network
+        && (!args.network.trusted_peers.is_empty()
+            || network.is_none()
+            || args.sync.debug_tip.is_some());
     let mut discv5_enr = None;
     let mut sync_status = None;
-    let devp2p = if args.disable_network {
+    let devp2p = if args.network.disable_network {
         None
     } else {
         let secret = crate::devp2p::load_or_create_key(&args.datadir.join("nodekey"))?;
         let head = engine.forkchoice().head;
         let mut local = crate::devp2p::local_node(&*chain, engine.chain(), head, secret.clone())?;
-        local.external_ip = args.nat.external_ip();
+        local.external_ip = args.network.nat.external_ip();
         let node_pool = crate::devp2p::NodePool {
             pool: pool.clone(),
             storage: chain.clone(),
@@ -203,17 +219,17 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
                 gigagas_net_p2p::SnapServer::new(chain.clone()).with_flat_state(store.clone()),
             )
             .with_pool(Arc::new(node_pool))
-            .with_max_peers(args.max_peers as usize);
+            .with_max_peers(args.network.max_peers as usize);
         devp2p
-            .listen(SocketAddr::new(args.addr, args.port))
+            .listen(SocketAddr::new(args.network.addr, args.network.port))
             .await
-            .map_err(|source| NodeError::Devp2pListen { port: args.port, source })?;
+            .map_err(|source| NodeError::Devp2pListen { port: args.network.port, source })?;
         let bootnodes = args.bootnodes(named);
         let discovery = start_discovery(args, &devp2p, &bootnodes, secret, &executor).await?;
         discv5_enr = discovery.v5.as_ref().map(|v5| v5.enr().to_base64());
         let enode = devp2p.enode().expect("known once listening");
-        tracing::info!(target: "net::devp2p", %enode, trusted = args.trusted_peers.len(), "devp2p listening");
-        for peer in &args.trusted_peers {
+        tracing::info!(target: "net::devp2p", %enode, trusted = args.network.trusted_peers.len(), "devp2p listening");
+        for peer in &args.network.trusted_peers {
             devp2p.add_static_peer(*peer);
         }
         executor.spawn_critical("devp2p-peers", crate::devp2p::keep_connected(devp2p.clone()));
@@ -230,7 +246,8 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
             crate::devp2p::dial_bootnodes(
                 devp2p.clone(),
                 bootnodes,
-                !args.disable_discovery && (!args.disable_discv4 || args.enable_discv5),
+                !args.network.disable_discovery
+                    && (!args.network.disable_discv4 || args.network.enable_discv5),
             ),
         );
         if devp2p_syncs {
@@ -238,17 +255,22 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
                 crate::sync::Syncer::new(engine.clone(), devp2p.clone(), true, Some(chain.clone()));
             // Snap sync first when asked and the node has no chain yet (or one is recorded):
             // the full sync below starts from the pivot it leaves as the head.
-            let snap = (args.syncmode == SyncMode::Snap && crate::snap::wanted(&store)?)
+            let snap = (args.sync.syncmode == SyncMode::Snap && crate::snap::wanted(&store)?)
                 .then(|| Arc::new(crate::snap::SnapStatus::new(engine.clone(), store.clone())));
             if let Some(status) = &snap {
                 sync_status =
                     Some(status.clone() as Arc<dyn gigagas_rpc::syncing::SyncStatusSource>);
             }
-            let (engine, devp2p, store, tip, catch_up) =
-                (engine.clone(), devp2p.clone(), store.clone(), args.debug_tip, args.snap_catch_up);
+            let (engine, devp2p, store, tip, catch_up) = (
+                engine.clone(),
+                devp2p.clone(),
+                store.clone(),
+                args.sync.debug_tip,
+                args.sync.snap_catch_up,
+            );
             let snap_config = gigagas_net_p2p::snap_sync::SnapSyncConfig {
-                requests_per_peer: args.snap_requests_per_peer.max(1),
-                response_bytes: args.snap_response_bytes,
+                requests_per_peer: args.sync.snap_requests_per_peer.max(1),
+                response_bytes: args.sync.snap_response_bytes,
                 ..Default::default()
             };
             executor.spawn_critical("devp2p-sync", async move {
@@ -284,7 +306,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
         );
         // A follower catches up with its peers' heads by itself (started next to a devnet
         // that makes no new block, say); a node paired with a consensus client waits for it.
-        if args.dev_follow {
+        if args.dev.follow {
             executor
                 .spawn_critical("sync-catch-up", crate::sync::catch_up(syncer.clone(), genesis));
         }
@@ -292,13 +314,13 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
 
     // The RPC servers: handlers over the store, the engine's handle, the pool and the network.
     let mut ctx = RpcContext::new(provider, engine.clone(), pool)
-        .with_gas_cap(args.rpc_gas_cap)
-        .with_log_limits(args.rpc_max_blocks_per_filter, args.rpc_max_logs_per_response)
-        .with_cache(args.rpc_cache_max_blocks, args.rpc_cache_max_receipts)
+        .with_gas_cap(args.rpc.gas_cap)
+        .with_log_limits(args.rpc.max_blocks_per_filter, args.rpc.max_logs_per_response)
+        .with_cache(args.rpc.cache_max_blocks, args.rpc.cache_max_receipts)
         .with_tx_fee_cap(alloy_primitives::U256::from(
-            (args.rpc_tx_fee_cap.max(0.0) * 1e18).round() as u128,
+            (args.rpc.tx_fee_cap.max(0.0) * 1e18).round() as u128,
         ))
-        .with_evm_timeout(Some(args.rpc_evm_timeout).filter(|t| !t.is_zero()));
+        .with_evm_timeout(Some(args.rpc.evm_timeout).filter(|t| !t.is_zero()));
     if let Some((devp2p, _)) = &devp2p {
         ctx = ctx.with_network(Arc::new(devp2p.clone()));
     }
@@ -307,18 +329,18 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     }
     ctx.sync_status = sync_status;
     let ctx = Arc::new(ctx);
-    let http_addr = SocketAddr::new(args.http_addr, args.http_port);
-    let auth_addr = SocketAddr::new(args.auth_addr, args.auth_port);
+    let http_addr = SocketAddr::new(args.rpc.http_addr, args.rpc.http_port);
+    let auth_addr = SocketAddr::new(args.rpc.auth_addr, args.rpc.auth_port);
     // The public JSON-RPC on a runtime of its own at a lower priority (`--rpc.nice`): its
     // handlers never hold a thread the Engine API, the network or the engine need.
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
     let rpc_runtime = RpcRuntime(Some(
         gigagas_tasks::priority::lower_runtime(
             "rpc",
-            args.rpc_threads.unwrap_or(cores),
-            args.rpc_max_blocking,
-            args.rpc_nice,
-            args.rpc_sched_idle,
+            args.rpc.rpc_threads.unwrap_or(cores),
+            args.rpc.max_blocking,
+            args.rpc.nice,
+            args.rpc.sched_idle,
         )
         .map_err(NodeError::RpcRuntime)?,
     ));
@@ -331,21 +353,21 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     .await?;
     let (auth, auth_handle) = serve_http_auth(auth_addr, auth_module(ctx), jwt.clone()).await?;
 
-    let miner = if args.dev {
+    let miner = if args.dev.dev {
         let head = engine.forkchoice().head;
         let header = storage.header_by_number(head.0)?.ok_or(NodeError::NoHeadHeader(head.0))?;
         let config = MinerConfig {
-            block_time: Duration::from_secs_f64(args.dev_block_time.max(0.05)),
+            block_time: Duration::from_secs_f64(args.dev.block_time.max(0.05)),
             fee_recipient: DEV_FEE_RECIPIENT,
             safe_lag: 2,
             finalized_lag: 4,
         };
-        let replay = args.dev_replay.as_deref().map(read_chain_file).transpose()?;
+        let replay = args.dev.replay.as_deref().map(read_chain_file).transpose()?;
         let miner = LocalMiner::new(engine.clone(), config, header.timestamp);
         // A devnet's proposer may wait for its peers, so that no block is made before anyone
         // can receive it (`--dev.min-peers`).
-        let wait_for = network.clone().filter(|_| args.dev_min_peers > 0);
-        let min_peers = args.dev_min_peers;
+        let wait_for = network.clone().filter(|_| args.dev.min_peers > 0);
+        let min_peers = args.dev.min_peers;
         Some(executor.spawn_critical("dev-miner", async move {
             if let Some(network) = wait_for {
                 let _ = network.wait_for_peers(min_peers).await;
@@ -375,6 +397,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
         tasks,
         engine_thread: Some(engine_thread),
         miner,
+        pool_maintenance: Some(pool_maintenance),
     })
 }
 
@@ -432,6 +455,10 @@ impl NodeHandle {
         if let Some(miner) = self.miner.take() {
             miner.abort();
         }
+        if let Some(maintenance) = self.pool_maintenance.take() {
+            maintenance.abort();
+            let _ = maintenance.await;
+        }
         if let Some(network) = &self.network {
             let _ = network.shutdown().await;
         }
@@ -484,15 +511,16 @@ async fn start_discovery(
     executor: &gigagas_tasks::TaskExecutor,
 ) -> Result<crate::devp2p::Discovery, NodeError> {
     let mut discovery = crate::devp2p::Discovery::default();
-    if args.disable_discovery {
+    if args.network.disable_discovery {
         return Ok(discovery);
     }
     let tcp = devp2p.enode().expect("known once listening");
     let key = gigagas_net_peers::enr::k256::ecdsa::SigningKey::from(secret);
-    if !args.disable_discv4 {
+    if !args.network.disable_discv4 {
         let bootnodes: Vec<_> =
             bootnodes.iter().map(|b| b.record).filter(|r| r.udp_port != 0).collect();
-        let udp = SocketAddr::new(args.addr, args.discovery_port.unwrap_or(tcp.tcp_port));
+        let udp =
+            SocketAddr::new(args.network.addr, args.network.discovery_port.unwrap_or(tcp.tcp_port));
         tracing::info!(target: "net::discv4", bootnodes = bootnodes.len(), "discovery v4 starting");
         let config = gigagas_discv4::Discv4Config {
             bootnodes,
@@ -503,9 +531,13 @@ async fn start_discovery(
         };
         // The TCP port's number is taken on UDP: unless told a port, any will do.
         let spawned = match gigagas_discv4::Discv4::spawn(udp, key.clone(), config.clone()).await {
-            Err(_) if args.discovery_port.is_none() => {
-                gigagas_discv4::Discv4::spawn(SocketAddr::new(args.addr, 0), key.clone(), config)
-                    .await
+            Err(_) if args.network.discovery_port.is_none() => {
+                gigagas_discv4::Discv4::spawn(
+                    SocketAddr::new(args.network.addr, 0),
+                    key.clone(),
+                    config,
+                )
+                .await
             }
             other => other,
         };
@@ -517,9 +549,10 @@ async fn start_discovery(
             .spawn_critical("discv4-dial", crate::devp2p::dial_discovered(devp2p.clone(), found));
         discovery.v4 = Some(discv4);
     }
-    if args.enable_discv5 {
+    if args.network.enable_discv5 {
         let bootnodes: Vec<_> = bootnodes.iter().filter_map(|b| b.enr.clone()).collect();
-        let port = args.discovery_v5_port.unwrap_or(gigagas_discv5::DEFAULT_DISCOVERY_V5_PORT);
+        let port =
+            args.network.discovery_v5_port.unwrap_or(gigagas_discv5::DEFAULT_DISCOVERY_V5_PORT);
         tracing::info!(target: "net::discv5", bootnodes = bootnodes.len(), "discovery v5 starting");
         let config = gigagas_discv5::Discv5Config {
             bootnodes,
@@ -528,10 +561,13 @@ async fn start_discovery(
             fork_id: Some(devp2p.fork_id()),
             lookup_interval: gigagas_discv5::LOOKUP_INTERVAL,
         };
-        let addr = SocketAddr::new(args.addr, port);
+        let addr = SocketAddr::new(args.network.addr, port);
         let spawned = match gigagas_discv5::Discv5::spawn(addr, key.clone(), config.clone()).await {
-            Err(gigagas_discv5::Discv5Error::Bind { .. }) if args.discovery_v5_port.is_none() => {
-                gigagas_discv5::Discv5::spawn(SocketAddr::new(args.addr, 0), key, config).await
+            Err(gigagas_discv5::Discv5Error::Bind { .. })
+                if args.network.discovery_v5_port.is_none() =>
+            {
+                gigagas_discv5::Discv5::spawn(SocketAddr::new(args.network.addr, 0), key, config)
+                    .await
             }
             other => other,
         };

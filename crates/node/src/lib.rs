@@ -19,7 +19,10 @@ mod metrics;
 mod snap;
 mod sync;
 
-pub use args::{CatchUp, NodeArgs, SyncMode};
+pub use args::{
+    CatchUp, DevArgs, EngineArgs, GossipArgs, GossipProtocol, Libp2pArgs, NetEmulationArgs,
+    NetworkArgs, NodeArgs, RpcServerArgs, SyncArgs, SyncMode,
+};
 pub use block::{NetworkBlock, NetworkBlockError};
 pub use gigagas_chainspec::DEV_GENESIS;
 pub use launch::{launch, NodeHandle};

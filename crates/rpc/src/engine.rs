@@ -14,7 +14,7 @@
 //! The API is a typed trait, [`EngineApi`] (`#[rpc(server, client)]`, reth's shape): each
 //! versioned method with the alloy types of its parameters and answer; [`EngineRpc`] serves it.
 //! The handlers check the request's shape (fork, version, block hash, blob hashes), then hand
-//! it to the engine task through its [`gigagas_engine::EngineHandle`] and await the answer: no
+//! it to the engine task through its [`gigagas_engine_primitives::EngineHandle`] and await the answer: no
 //! handler executes a block. `engine_newPayloadV1/V2` take the payload as raw JSON: their
 //! version rules (the fork first, then which structure that fork takes) need its fields.
 
@@ -36,7 +36,7 @@ use alloy_rpc_types_engine::{
     PayloadStatusEnum, PraguePayloadFields,
 };
 use gigagas_bal::BlockAccessList;
-use gigagas_engine::{
+use gigagas_engine_primitives::{
     message::{BuildRequest, Candidates, ForkchoiceState as EngineForkchoice, NewPayload},
     EngineError, PayloadStatus,
 };

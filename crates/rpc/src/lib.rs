@@ -42,7 +42,7 @@ mod trace;
 mod txpool;
 
 use gigagas_chain_state::BlockchainProvider;
-use gigagas_engine::EngineHandle;
+use gigagas_engine_primitives::EngineHandle;
 use gigagas_primitives::ChainSpec;
 use gigagas_storage_api::ProviderError;
 use gigagas_txpool::TxPool;
@@ -66,7 +66,7 @@ pub use eth::{
     Capabilities, CapabilitiesHead, Capability, EthApiClient, EthApiServer, EthRpc, NetApiClient,
     NetApiServer,
 };
-pub use gigagas_engine::Forkchoice;
+pub use gigagas_engine_primitives::Forkchoice;
 pub use jsonrpsee::server::ServerHandle;
 pub use params::{HashParam, StorageKeyParam};
 pub use txpool::{TxPoolApiClient, TxPoolApiServer, TxPoolRpc, TxPoolStatus};
@@ -123,7 +123,7 @@ pub const DEFAULT_GAS_CAP: u64 = 50_000_000;
 
 impl RpcContext {
     /// The handlers' context over `provider` (the engine tree's in-memory canonical chain
-    /// over its store: [`gigagas_engine::BlockTree::canonical_in_memory_state`]), the engine
+    /// over its store: `gigagas_engine::BlockTree::canonical_in_memory_state`), the engine
     /// behind `engine` and `pool`.
     pub fn new(provider: BlockchainProvider, engine: EngineHandle, pool: Arc<TxPool>) -> Self {
         Self {

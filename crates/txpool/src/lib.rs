@@ -24,8 +24,10 @@
 //! transactions with their sidecar) for peers that ask.
 
 pub mod blobs;
+mod maintain;
 
 pub use blobs::{BlobError, BlobForm, MAX_POOL_BLOB_TRANSACTIONS};
+pub use maintain::maintain_transaction_pool;
 
 use alloy_consensus::{transaction::SignerRecoverable, Transaction, TxEnvelope};
 use alloy_eips::{eip2718::Decodable2718, eip7594::BlobTransactionSidecarVariant};
@@ -690,13 +692,14 @@ impl TxPool {
         self.len() == 0
     }
 
-    /// Pending and queued transactions against `state` (account nonces).
+    /// Pending and queued transactions against `state` (account nonces); those below their
+    /// sender's nonce (included, not pruned yet) are neither.
     pub fn content(&self, state: &dyn StateSource) -> PoolContent {
         let inner = self.lock();
         let mut content = PoolContent::default();
         for (sender, queue) in &inner.by_sender {
             let mut next = account_nonce(state, sender);
-            for (nonce, tx) in queue {
+            for (nonce, tx) in queue.range(next..) {
                 if *nonce == next {
                     content.pending.entry(*sender).or_default().push(tx.clone());
                     next += 1;
@@ -1153,6 +1156,45 @@ mod tests {
         let max = add(&transfer(2, u64::MAX, 1), &FUNDED);
         assert!(matches!(max, Err(PoolError::NonceMax { .. })), "{max:?}");
         assert!(announced.try_recv().is_err());
+    }
+
+    /// Pool maintenance prunes after each notification of the canonical chain, against the
+    /// head's state it reads then (a block moved the sender's nonce to 2), content leaves the
+    /// included nonces out before that, and the task ends when the chain's sender is gone.
+    #[test]
+    fn maintenance_prunes_what_each_new_head_made_stale() {
+        let pool = Arc::new(TxPool::default());
+        let add = |raw: &[u8]| {
+            pool.add_raw(raw, 1, 30_000_000, BlobForm::Eip4844, SpecId::PRAGUE, &FUNDED).unwrap()
+        };
+        let hashes: Vec<B256> = (0..4).map(|nonce| add(&transfer(0, nonce, 1))).collect();
+        let head_nonce = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let after_block = Accounts(FUNDED.0, 2);
+        assert_eq!(pool.content(&after_block).pending.values().flatten().count(), 2);
+        assert!(pool.content(&after_block).queued.is_empty(), "nonces 0 and 1 are neither");
+        let (tx, rx) = tokio::sync::broadcast::channel::<u64>(4);
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let maintained = {
+            let head_nonce = head_nonce.clone();
+            runtime.spawn(maintain_transaction_pool(pool.clone(), rx, move || {
+                let nonce = head_nonce.load(std::sync::atomic::Ordering::SeqCst);
+                Ok::<_, std::convert::Infallible>(
+                    Arc::new(Accounts(FUNDED.0, nonce)) as Arc<dyn StateSource>
+                )
+            }))
+        };
+        head_nonce.store(2, std::sync::atomic::Ordering::SeqCst);
+        tx.send(1).unwrap();
+        runtime.block_on(async {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            while pool.len() != 2 {
+                assert!(std::time::Instant::now() < deadline, "not pruned: {} left", pool.len());
+                tokio::task::yield_now().await;
+            }
+        });
+        assert!(!pool.contains(&hashes[1]) && pool.contains(&hashes[2]));
+        drop(tx);
+        runtime.block_on(maintained).unwrap();
     }
 
     #[test]

@@ -409,7 +409,7 @@ fn execute_on(
     let input =
         BlockInput { hash, header, transactions, claimed_senders: Vec::new(), withdrawals, ommers };
     // Sender recovery before the state root is started beside execution: on few cores the two
-    // only contend (recovery keeps every core busy), docs/benchmarks.md session 21. With the
+    // only contend (recovery keeps every core busy; measured in docs/benchmarks.md). With the
     // pool's senders and the parallel executor, the rest are streamed: each recovered by the
     // worker that claims its transaction.
     let recovery_start = Instant::now();

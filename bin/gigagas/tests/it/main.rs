@@ -10,6 +10,7 @@ fn json(out: &Output) -> serde_json::Value {
         .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
 }
 
+mod cli;
 mod import;
 mod network_block;
 mod node;

@@ -476,7 +476,7 @@ fn two_nodes_connect_over_libp2p() {
     assert!(listening.contains(r#""result":true"#), "{listening}");
 }
 
-/// Issue 20's Engine API path: a node paired with a consensus client gets a payload whose
+/// The Engine API path of a node that lacks a payload's parent: a node paired with a consensus client gets a payload whose
 /// parent it lacks, answers SYNCING, fetches the missing blocks from its peer (eth/69 headers
 /// and bodies, EIP-8159 BALs), executes them, and then answers the same payload VALID and
 /// makes it its head.
@@ -613,7 +613,7 @@ fn dev_replay_feeds_a_chain_file_to_its_head() {
     assert_eq!(latest().1, want_hash.as_str(), "the replayed head is another block");
 }
 
-/// Issue 39's node path over devp2p, without a consensus client: A runs a dev chain and serves
+/// Sync over devp2p without a consensus client: A runs a dev chain and serves
 /// it from its store over RLPx/eth; B, given A's enode (printed at startup) as a trusted peer
 /// and A's head as `--debug.tip`, downloads every block from A, executes it, and reaches the
 /// tip with A's state root; then each sees the other in `admin_peers` and `net_peerCount`, and

@@ -5,18 +5,14 @@
 //! internal fault.
 
 use super::{
-    context::TreeContext, state::TreeState, CanonicalChange, Forkchoice, PayloadStatus, KEEP_BLOCKS,
+    context::TreeContext, state::TreeState, CanonicalChange, Forkchoice, InvalidForkchoice,
+    PayloadStatus, KEEP_BLOCKS,
 };
 use alloy_primitives::B256;
 use gigagas_chain_state::ExecutedBlockWithTrie;
 use gigagas_storage_api::ProviderError;
 use gigagas_validation::{ImportError, ImportedBlock};
 use std::{sync::Arc, time::Instant};
-
-/// Why a forkchoice update was refused (execution-apis error -38002).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid forkchoice state: {0}")]
-pub struct InvalidForkchoice(pub String);
 
 /// Why a forkchoice update did not complete.
 #[derive(Debug, thiserror::Error)]
@@ -33,6 +29,15 @@ pub enum ForkchoiceError {
 impl ForkchoiceError {
     fn invalid(reason: String) -> Self {
         Self::Invalid(InvalidForkchoice(reason))
+    }
+}
+
+impl From<ForkchoiceError> for gigagas_engine_primitives::EngineError {
+    fn from(e: ForkchoiceError) -> Self {
+        match e {
+            ForkchoiceError::Invalid(e) => Self::InvalidForkchoice(e),
+            ForkchoiceError::Internal(e) => Self::Internal(e),
+        }
     }
 }
 

@@ -10,7 +10,7 @@ use gigagas_primitives::ChainSpec;
 use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot, watch};
 
-/// A cloneable handle to the engine task ([`crate::EngineService`]).
+/// A cloneable handle to the engine task (`gigagas_engine::EngineService`).
 #[derive(Debug, Clone)]
 pub struct EngineHandle {
     tx: mpsc::UnboundedSender<EngineMessage>,
@@ -22,7 +22,10 @@ pub struct EngineHandle {
 }
 
 impl EngineHandle {
-    pub(crate) fn new(
+    /// The handle of an engine task reading `tx`, publishing its forkchoice on `forkchoice` and
+    /// the block it lacks on `syncing`, executing `chain` with `executor_threads` workers and
+    /// keeping built payloads in `payloads` (made by the engine service when it starts).
+    pub fn new(
         tx: mpsc::UnboundedSender<EngineMessage>,
         forkchoice: watch::Receiver<Forkchoice>,
         syncing: watch::Receiver<Option<crate::message::SyncTarget>>,
@@ -54,7 +57,7 @@ impl EngineHandle {
 
     /// [`Self::new_payload`] for a chain of payloads, each the child of the one before, with
     /// each block's state root computed while the next executes
-    /// ([`crate::BlockTree::new_payloads`]): the verdicts in order, up to and including the
+    /// (`gigagas_engine::BlockTree::new_payloads`): the verdicts in order, up to and including the
     /// first that is not VALID. With `commit`, each VALID block that extends the head is
     /// committed and becomes the head, as a forkchoice update to it would make it.
     ///

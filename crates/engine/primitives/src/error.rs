@@ -28,12 +28,3 @@ pub enum EngineError {
     #[error("the engine has stopped")]
     Stopped,
 }
-
-impl From<crate::ForkchoiceError> for EngineError {
-    fn from(e: crate::ForkchoiceError) -> Self {
-        match e {
-            crate::ForkchoiceError::Invalid(e) => Self::InvalidForkchoice(e),
-            crate::ForkchoiceError::Internal(e) => Self::Internal(e),
-        }
-    }
-}
