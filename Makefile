@@ -7,7 +7,7 @@ GIGAGAS := target/release/gigagas
 GIGAGAS_BENCH := target/release/gigagas-bench
 BENCH_ARGS ?= --threads 1,2 --scheduler all --batch 1,all --repeat 11 --project
 
-.PHONY: interop-snap devp2p-suite interop-geth devnet-mixed interop-amsterdam rpc-vs-geth build-faults help check-data deps devnet-deps build build-quic maxperf test-quic run test test-fixtures import proofs-check bench-io worst-io net-sim bench bench-rlnc node devnet devnet-net devnet-net-replay devnet-prysm engine-schemas fuzz-net fuzz-rpc rpc-load hw engine-replay lint fmt
+.PHONY: test-faults interop-snap devp2p-suite interop-geth devnet-mixed interop-amsterdam rpc-vs-geth build-faults help check-data deps devnet-deps build build-quic maxperf test-quic run test test-fixtures import proofs-check bench-io worst-io net-sim bench bench-rlnc node devnet devnet-net devnet-net-replay devnet-prysm engine-schemas fuzz-net fuzz-rpc rpc-load hw engine-replay lint fmt
 VENV := testing/.venv
 
 help: ## List the targets
@@ -29,6 +29,9 @@ build: deps ## Build the binaries, gigagas (the node) and gigagas-bench (the lab
 
 test-quic: deps ## The network crate's tests with QUIC on (libp2p-quic's C build takes several minutes the first time)
 	$(CARGO) test --release -p gigagas-net --features quic
+
+test-faults: deps ## The network's fault-injection tests: propagation under 5 % frame loss (rlnc, rs) and a relay forging chunks caught and banned, with the `fault-injection` feature the production binary lacks (a second build of gigagas-net, about 2.5 min on 2 cores: kept out of `make test` for CI's budget)
+	$(CARGO) test --release -p gigagas-net --features fault-injection --test it -- loss forging
 
 build-faults: deps ## The node with fault injection (`--net.loss`, `--net.forge-chunks`: devnets that test block propagation under loss and forged chunks; never in the production binary), in target/faults: `make devnet-net GIGAGAS=target/faults/release/gigagas NET_ARGS="--loss 0.05"`
 	CARGO_TARGET_DIR=target/faults $(CARGO) build --release -p gigagas --features fault-injection

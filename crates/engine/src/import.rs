@@ -10,7 +10,7 @@
 //! decode, a verdict that is not VALID end the import with a typed [`ImportError`], the blocks
 //! before it committed.
 
-use crate::{tree::BackfillPayload, BlockTree, PayloadStatus};
+use crate::{tree::BackfillPayload, BlockTree, PayloadStatus, TreeConfig};
 use alloy_rlp::Decodable;
 use gigagas_executor::Scheduler;
 use gigagas_storage_api::{BlockHashReader, FullProvider};
@@ -89,10 +89,11 @@ pub fn import_blocks_with(
 ) -> Result<Vec<ImportedBlock>, ImportError> {
     let ImportOptions { file_bal, threads, scheduler, keep_updates, prewarm, optimistic } = options;
     let threads = if threads == 0 { rayon::current_num_threads() } else { threads };
-    let mut tree = BlockTree::new(store.clone(), threads)?
+    let config = TreeConfig::new(threads)
         .with_executor(true, scheduler)
         .with_prewarm(prewarm, optimistic)
         .with_updates_kept(keep_updates);
+    let mut tree = BlockTree::with_config(store.clone(), config)?;
     let chain = tree.chain().clone();
     let head = tree.forkchoice().head.0;
     let mut out = Vec::new();

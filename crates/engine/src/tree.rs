@@ -31,11 +31,12 @@ use gigagas_primitives::ChainSpec;
 use gigagas_state::StateSource;
 use gigagas_storage_api::{FullProvider, ProviderError};
 use gigagas_trie::PreservedTrie;
-use gigagas_validation::{stored_chain_spec, BalIo, ImportError, ImportedBlock};
+use gigagas_validation::{stored_chain_spec, ImportError, ImportedBlock};
 use std::sync::Arc;
 
 pub mod backfill;
 pub mod block_buffer;
+mod config;
 mod context;
 pub mod forkchoice;
 pub mod invalid_headers;
@@ -45,6 +46,7 @@ pub mod state;
 pub mod unwind;
 
 pub use backfill::{BackfillPayload, Backfilled, Verdict};
+pub use config::TreeConfig;
 use context::{SourceLayer, TreeContext};
 pub use forkchoice::ForkchoiceError;
 pub use gigagas_engine_primitives::{
@@ -80,22 +82,27 @@ impl BlockTree {
     /// [`ImportError::NotInitialized`] for an empty store, [`ImportError::Storage`],
     /// [`ImportError::ExecutorPool`] when the workers cannot be started.
     pub fn new(store: Arc<dyn FullProvider>, threads: usize) -> Result<Self, ImportError> {
+        Self::with_config(store, TreeConfig::new(threads))
+    }
+
+    /// A tree over `store` (initialized) with `config`: its executor pool of `config.threads`
+    /// workers built here once; head, safe and finalized at the stored head.
+    ///
+    /// # Errors
+    /// As [`Self::new`].
+    pub fn with_config(
+        store: Arc<dyn FullProvider>,
+        config: TreeConfig,
+    ) -> Result<Self, ImportError> {
         let chain = stored_chain_spec(&*store)?;
         let head = store.best_block()?.ok_or(ImportError::NotInitialized)?;
         let ctx = TreeContext {
             store,
             chain,
-            pool: gigagas_executor::parallel::executor_pool(threads)?,
-            parallel: true,
-            scheduler: gigagas_executor::Scheduler::GasLimit,
-            prewarm: true,
-            optimistic: false,
-            root_beside: true,
-            preserved: Some(PreservedTrie::default()),
-            stream_senders: true,
-            keep_built: true,
-            io: BalIo::default(),
-            keep_updates: false,
+            pool: gigagas_executor::parallel::executor_pool(config.threads)?,
+            beside: beside_pool()?,
+            preserved: config.preserve_trie.then(PreservedTrie::default),
+            config,
             source_layer: None,
             persistence: None,
             memory: CanonicalInMemoryState::new(head),
@@ -216,73 +223,14 @@ impl BlockTree {
         self
     }
 
-    /// The same tree executing payloads that carry a BAL on the parallel executor with
-    /// `scheduler` when `parallel` (the default: `gas-limit`), or every payload on the
-    /// sequential reference when not (the BAL is then checked against the one the sequential
-    /// run records, through the header's hash) — `--engine.parallel`, `--engine.scheduler`.
-    pub fn with_executor(mut self, parallel: bool, scheduler: gigagas_executor::Scheduler) -> Self {
-        self.ctx.parallel = parallel;
-        self.ctx.scheduler = scheduler;
-        self
-    }
-
-    /// The same tree with prewarming of payloads without a BAL on (the default) or off: while
-    /// the sequential reference runs such a payload, `threads - 1` of the executor pool's
-    /// workers execute its transactions speculatively ahead of it to warm the state cache
-    /// (`--engine.prewarm`); with `optimistic` (off by default) their results are committed in
-    /// order when every value they read still holds (`--engine.optimistic`).
-    pub fn with_prewarm(mut self, prewarm: bool, optimistic: bool) -> Self {
-        self.ctx.prewarm = prewarm;
-        self.ctx.optimistic = optimistic;
-        self
-    }
-
-    /// The same tree computing the state root of a payload that carries a BAL from the BAL
-    /// beside the parallel execution (the default) or after it from the executed changes
-    /// (`--engine.state-root-beside`).
-    pub fn with_state_root_beside(mut self, beside: bool) -> Self {
-        self.ctx.root_beside = beside;
-        self
-    }
-
-    /// The same tree keeping the state trie a payload's state root was computed on, pruned to
-    /// its top levels, for the payload that builds on it (`true`, the default, reth's
-    /// preserved sparse trie: the next root reads and hashes only what its block changes
-    /// below them), or starting every state root from the parent's root
-    /// (`--engine.preserve-trie`).
-    pub fn with_preserved_trie(mut self, preserve: bool) -> Self {
-        self.ctx.preserved = preserve.then(PreservedTrie::default);
-        self
-    }
-
-    /// The same tree leaving the senders of a payload with a BAL that the pool did not recover
-    /// before to the parallel executor's workers, each recovering its transaction's when it
-    /// claims it (`true`, the default), or recovering them all before execution
-    /// (`--engine.stream-senders`).
-    pub fn with_stream_senders(mut self, stream: bool) -> Self {
-        self.ctx.stream_senders = stream;
-        self
-    }
-
-    /// The same tree keeping the payloads it builds for a forkchoice update with attributes as
-    /// executed (`true`, the default: their newPayload executes nothing again, reth's design)
-    /// or not (`false`: the dev chain, whose own blocks are validated like any other so that
-    /// it exercises the executors).
-    pub fn with_built_kept(mut self, keep: bool) -> Self {
-        self.ctx.keep_built = keep;
-        self
-    }
-
     /// Whether payloads built for a forkchoice update are kept as executed.
     pub fn keeps_built(&self) -> bool {
-        self.ctx.keep_built
+        self.ctx.config.keep_built
     }
 
-    /// The same tree reading the keys of a payload's BAL with `io` (`--engine.io`; default
-    /// [`BalIo::PrefetchParallel`]).
-    pub fn with_io(mut self, io: BalIo) -> Self {
-        self.ctx.io = io;
-        self
+    /// The settings the tree was built with.
+    pub fn config(&self) -> &TreeConfig {
+        &self.ctx.config
     }
 
     /// The same tree taking a payload's senders from `known` where it holds them (the senders
@@ -293,16 +241,9 @@ impl BlockTree {
         self
     }
 
-    /// The same tree keeping each executed block's state-trie updates in
-    /// [`ImportedBlock::updates`] (for megablock roots; off by default).
-    pub fn with_updates_kept(mut self, keep: bool) -> Self {
-        self.ctx.keep_updates = keep;
-        self
-    }
-
     /// Whether payloads with a BAL run on the parallel executor.
     pub fn parallel(&self) -> bool {
-        self.ctx.parallel
+        self.ctx.config.parallel
     }
 
     /// Worker threads of the parallel executor's pool (built once, with the tree).
@@ -459,4 +400,18 @@ impl BlockTree {
         published?;
         Ok(updated)
     }
+}
+
+/// The workers beside execution: as many as rayon's global pool has (the machine's cores by
+/// default), where the state root computed from a payload's BAL ran its storage tries before
+/// it had workers of its own; named `state-root-N`.
+///
+/// # Errors
+/// [`ImportError::ExecutorPool`] when the workers cannot be started.
+fn beside_pool() -> Result<rayon::ThreadPool, ImportError> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(rayon::current_num_threads().max(2))
+        .thread_name(|i| format!("state-root-{i}"))
+        .build()
+        .map_err(ImportError::ExecutorPool)
 }

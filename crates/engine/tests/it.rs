@@ -225,8 +225,10 @@ fn payloads_reorgs_and_a_tampered_bal() {
 /// when the BAL it records is the payload's, INVALID naming the account when it is not.
 #[test]
 fn the_sequential_engine_checks_the_given_bal() {
-    let (_dir, _store, tree, genesis) = dev_chain();
-    let mut tree = tree.with_executor(false, gigagas_executor::Scheduler::GasLimit);
+    let (_dir, store, _, genesis) = dev_chain();
+    let config = gigagas_engine::TreeConfig::new(2)
+        .with_executor(false, gigagas_executor::Scheduler::GasLimit);
+    let mut tree = BlockTree::with_config(store, config).unwrap();
     assert!(!tree.parallel());
     let (k0, x) = (key(0), Address::repeat_byte(0x11));
     let p = build(&tree, genesis, 1, &[transfer(&k0, 0, x, 1000), transfer(&k0, 1, x, 7)]);

@@ -19,7 +19,7 @@ use alloy_consensus::{Block, TxEnvelope};
 use alloy_primitives::B256;
 use alloy_rlp::Decodable;
 use gigagas_bal::BlockAccessList;
-use gigagas_engine::{BlockTree, ForkchoiceError, PayloadStatus};
+use gigagas_engine::{BlockTree, ForkchoiceError, PayloadStatus, TreeConfig};
 use gigagas_executor::Scheduler;
 use gigagas_storage::{FullProvider, Storage};
 use gigagas_validation::init_genesis;
@@ -264,8 +264,8 @@ fn run_config(
     }
     let store: Arc<dyn FullProvider> = Arc::new(Storage::open(datadir)?);
     init_genesis(&*store, &chain.genesis)?;
-    let mut tree = BlockTree::new(store.clone(), threads)?
-        .with_executor(parallel, Scheduler::GasLimit)
+    let config = TreeConfig::new(threads).with_executor(parallel, Scheduler::GasLimit);
+    let mut tree = BlockTree::with_config(store.clone(), config)?
         .with_background_persistence(background, None)
         .map_err(io_err(datadir))?;
     let mut rows: Vec<ChainBlock> = Vec::new();

@@ -545,8 +545,8 @@ impl NodeArgs {
                 upload_bits_per_sec: self.netem.upload_mbit.map(|m| (m * 1e6) as u64),
                 latency: ms(self.netem.latency_ms),
                 jitter: ms(self.netem.jitter_ms),
-                ..self.faults()
             },
+            faults: self.faults(),
             request_handler: None,
             tasks: None,
         }))
@@ -554,18 +554,17 @@ impl NodeArgs {
 
     /// The injected faults (`--net.loss`, `--net.forge-chunks`) of a `fault-injection` build.
     #[cfg(feature = "fault-injection")]
-    fn faults(&self) -> gigagas_net::shaping::Shaping {
-        gigagas_net::shaping::Shaping {
+    fn faults(&self) -> gigagas_net::faults::Faults {
+        gigagas_net::faults::Faults {
             loss: self.netem.loss.clamp(0.0, 1.0),
             forge: self.netem.forge_chunks,
-            ..Default::default()
         }
     }
 
     /// No faults: a production build has no fault injection.
     #[cfg(not(feature = "fault-injection"))]
-    fn faults(&self) -> gigagas_net::shaping::Shaping {
-        Default::default()
+    fn faults(&self) -> gigagas_net::faults::Faults {
+        gigagas_net::faults::Faults::default()
     }
 
     /// The chain an empty datadir is initialized with: `--chain`, else the dev chain with

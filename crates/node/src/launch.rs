@@ -14,7 +14,7 @@ use alloy_rlp::Decodable;
 use gigagas_chain_state::BlockchainProvider;
 use gigagas_engine::{
     local::{LocalMiner, MinerConfig},
-    BlockTree, EngineHandle, EngineService,
+    BlockTree, EngineHandle, EngineService, TreeConfig,
 };
 use gigagas_net::request_handler::EthRequestHandler;
 use gigagas_payload::PayloadStore;
@@ -103,7 +103,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
 
     // The engine: the tree (one executor pool, built here once), its task, the pool it builds
     // payloads from, the store of built payloads.
-    let tree = BlockTree::new(storage.clone(), threads)?
+    let config = TreeConfig::new(threads)
         .with_executor(args.engine.parallel, args.engine.scheduler)
         .with_prewarm(args.engine.prewarm, args.engine.optimistic)
         .with_state_root_beside(args.engine.state_root_beside)
@@ -112,7 +112,8 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
         // The dev chain validates its own blocks like any other (it exercises the
         // executors); a node paired with a consensus client keeps what it built.
         .with_built_kept(!args.dev.dev)
-        .with_io(args.engine.io)
+        .with_io(args.engine.io);
+    let tree = BlockTree::with_config(storage.clone(), config)?
         .with_background_persistence(args.engine.persistence_background, Some(&executor))
         .map_err(NodeError::EngineThread)?;
     // Every reader of the chain (the network's answers, sync, gossip, the pool's checks,

@@ -3,8 +3,9 @@
 //! A BAL carries every account's and slot's value after the block (the last change of each), so
 //! the block's state-trie updates — and its state root — are known before the block is
 //! executed. [`execute_block`](crate::execute_block) with a given BAL and trie nodes runs
-//! [`BesideRoot::spawn`] on its own thread (the trie's storage tries on rayon's global pool)
-//! once the BAL's keys are read, while the parallel executor runs on the engine's pool; after
+//! [`BesideRoot::compute`] on the workers beside execution (`GivenBal::beside`, the trie's
+//! storage tries on them too) once the BAL's keys are read, while the parallel executor runs on
+//! the engine's pool; after
 //! execution the updates derived here are compared with the executed ones
 //! ([`account_updates`](crate::account_updates)). Equal, the root computed beside is the
 //! block's (the state-root stage then only waits for it); different — the one case known is an

@@ -220,6 +220,10 @@ pub struct GivenBal<'a> {
     pub bal: &'a BlockAccessList,
     /// The engine's executor workers, built once for the node.
     pub pool: &'a rayon::ThreadPool,
+    /// The workers beside execution, built once for the node: the state root computed from the
+    /// BAL (and its storage tries) and the streamed senders' recovery run there while `pool`
+    /// executes.
+    pub beside: &'a rayon::ThreadPool,
     /// The order transactions are handed to the workers (`ols` or `gas-limit`: a node has no
     /// earlier run to take `gas-used` from); `None` runs the block on the sequential
     /// reference instead and checks the BAL it records against this one (an operator's
@@ -246,6 +250,7 @@ impl std::fmt::Debug for GivenBal<'_> {
         f.debug_struct("GivenBal")
             .field("accounts", &self.bal.len())
             .field("threads", &self.pool.current_num_threads())
+            .field("beside_threads", &self.beside.current_num_threads())
             .field("scheduler", &self.scheduler)
             .field("io", &self.io)
             .field("root_beside", &self.nodes.is_some())
@@ -282,6 +287,101 @@ impl BalIo {
             Self::Prefetch => "prefetch",
             Self::OnDemand => "on-demand",
         }
+    }
+}
+
+/// What [`run_beside`] did: the outcome checked against the header, and the figures.
+struct BesideRun {
+    outcome: BlockOutcome,
+    /// The changes the outcome makes, and how long checking and making them took.
+    checked: (Changes, Duration),
+    longest_tx: Duration,
+    /// Reading the BAL's keys before execution.
+    io: Duration,
+    /// The state root computed from the BAL beside execution, when it was.
+    beside_root: Option<BesideRoot>,
+    /// How long the checked outcome waited for the workers beside (the root) to finish.
+    beside_wait: Duration,
+}
+
+/// A block with a given BAL through the parallel executor on `given.pool` with `scheduler`,
+/// and beside it on `given.beside`: the senders the pool did not know (`streamed`) recovered,
+/// and with the parent's trie nodes the state root computed from the BAL. The BAL's keys are
+/// read first as `given.io` says.
+///
+/// # Errors
+/// [`ImportError`] for a read that failed (not a verdict), or the block's consensus failure.
+#[allow(clippy::too_many_arguments)]
+fn run_beside(
+    chain: &ChainSpec,
+    input: &BlockInput,
+    senders: Senders<'_>,
+    streamed: Option<&StreamedSenders>,
+    pre_state: &PreState,
+    parent: &Header,
+    given: GivenBal<'_>,
+    scheduler: Scheduler,
+) -> Result<BesideRun, ImportError> {
+    let GivenBal { bal, pool, beside: workers, io: design, nodes, preserved, .. } = given;
+    let number = input.header.number;
+    let config = ParallelConfig { threads: pool.current_num_threads(), scheduler, batch: 1 };
+    let parent_root = parent.state_root;
+    let (mut io, mut beside_root) = (Duration::ZERO, None);
+    let mut waited = Instant::now();
+    let run = workers.in_place_scope(|scope| {
+        // The senders the pool did not know, recovered beside from now on: beside the BAL's
+        // reads (which wait on the disk when cold) and ahead of the executor's workers, which
+        // recover what it has not reached yet themselves.
+        if let Some(streamed) = streamed {
+            scope.spawn(move |_| streamed.recover_missing(input));
+        }
+        let finish = || streamed.map(StreamedSenders::finish);
+        // BAL-hinted I/O: every key the BAL names, read before execution starts.
+        let io_start = Instant::now();
+        let read = prefetch_bal(pre_state, pool, design, bal);
+        io = io_start.elapsed();
+        if let Err(source) = read {
+            finish();
+            return Err(ImportError::from(ExecutionError::State { block: number, source }));
+        }
+        // With the parent's trie nodes, the state root from the BAL beside (its storage tries
+        // on the same workers) while the engine's pool executes.
+        if let Some(nodes) = nodes {
+            let beside_root = &mut beside_root;
+            scope.spawn(move |_| {
+                *beside_root = BesideRoot::compute(parent_root, bal, pre_state, nodes, preserved);
+            });
+        }
+        let run = run_parallel(chain, input, senders, pre_state, bal, config, Some(pool));
+        finish();
+        // The outcome checked against the header, and its changes made, while the root is
+        // still being computed: only what needs the root waits for it.
+        let run = run.and_then(|(outcome, longest)| {
+            let checked = check_outcome(chain, input, &outcome, bal)?;
+            Ok((outcome, longest, checked))
+        });
+        waited = Instant::now();
+        run
+    });
+    let beside_wait = waited.elapsed();
+    let (outcome, longest_tx, checked) = run?;
+    Ok(BesideRun { outcome, checked, longest_tx, io, beside_root, beside_wait })
+}
+
+/// Reads every key `bal` names into `pre_state` before execution, as `design` says: split
+/// over `pool`'s workers, on this thread, or not at all (each read when first needed).
+fn prefetch_bal(
+    pre_state: &PreState,
+    pool: &rayon::ThreadPool,
+    design: BalIo,
+    bal: &BlockAccessList,
+) -> Result<(), gigagas_state::StateError> {
+    let addresses: Vec<Address> = bal.iter().map(|a| a.address).collect();
+    let slots: Vec<(Address, U256)> = gigagas_bal::storage_keys(bal).collect();
+    match design {
+        BalIo::PrefetchParallel => pre_state.prefetch_on(pool, &addresses, &slots),
+        BalIo::Prefetch => pre_state.prefetch(&addresses, &slots),
+        BalIo::OnDemand => Ok(()),
     }
 }
 
@@ -458,74 +558,14 @@ fn execute_on(
             let checked = check_outcome(chain, &input, &outcome, bal)?;
             (outcome, Cow::Borrowed(bal), checked)
         }
-        Some(GivenBal {
-            bal,
-            pool,
-            scheduler: Some(scheduler),
-            io: design,
-            nodes,
-            preserved,
-            ..
-        }) => {
-            let threads = pool.current_num_threads();
-            let config = ParallelConfig { threads, scheduler, batch: 1 };
-            let parent_root = parent.state_root;
-            let input = &input;
-            let (run, beside, wait) = std::thread::scope(|scope| {
-                // The senders the pool did not know, recovered on a thread of their own from
-                // now on: beside the BAL's reads (which wait on the disk when cold) and ahead of
-                // the workers, which recover what it has not reached yet themselves.
-                if let Some(streamed) = &streamed {
-                    scope.spawn(move || streamed.recover_missing(input));
-                }
-                // BAL-hinted I/O: every key the BAL names, read before execution starts.
-                let io_start = Instant::now();
-                let addresses: Vec<Address> = bal.iter().map(|a| a.address).collect();
-                let slots: Vec<(Address, U256)> = gigagas_bal::storage_keys(bal).collect();
-                let read = match design {
-                    BalIo::PrefetchParallel => pre_state.prefetch_on(pool, &addresses, &slots),
-                    BalIo::Prefetch => pre_state.prefetch(&addresses, &slots),
-                    BalIo::OnDemand => Ok(()),
-                };
-                io = io_start.elapsed();
-                let finish = || streamed.as_ref().map(StreamedSenders::finish);
-                if let Err(source) = read {
-                    finish();
-                    let e = ImportError::from(ExecutionError::State { block: number, source });
-                    return (Err(e), None, Duration::ZERO);
-                }
-                // With the parent's trie nodes, the state root from the BAL on a thread of its
-                // own (its storage tries on rayon's global pool) while the engine's pool
-                // executes. A thread that cannot be started leaves the root to the stage.
-                let root = nodes.and_then(|nodes| {
-                    std::thread::Builder::new()
-                        .name("state-root".into())
-                        .spawn_scoped(scope, move || {
-                            BesideRoot::compute(parent_root, bal, pre_state, nodes, preserved)
-                        })
-                        .ok()
-                });
-                let run =
-                    run_parallel(chain, input, senders_in, pre_state, bal, config, Some(pool));
-                finish();
-                // The outcome checked against the header, and its changes made, while the
-                // root is still being computed: only what needs the root waits for it.
-                let run = run.and_then(|(outcome, longest)| {
-                    let checked = check_outcome(chain, input, &outcome, bal)?;
-                    Ok((outcome, longest, checked))
-                });
-                let waited = Instant::now();
-                let beside = root.and_then(|h| match h.join() {
-                    Ok(beside) => beside,
-                    Err(panic) => std::panic::resume_unwind(panic),
-                });
-                (run, beside, waited.elapsed())
-            });
-            let (outcome, longest, checked) = run?;
-            longest_tx = longest;
-            beside_root = beside;
-            beside_wait = wait;
-            (outcome, Cow::Borrowed(bal), checked)
+        Some(given @ GivenBal { bal, scheduler: Some(scheduler), .. }) => {
+            let streamed = streamed.as_ref();
+            let run = run_beside(
+                chain, &input, senders_in, streamed, pre_state, parent, given, scheduler,
+            )?;
+            (io, longest_tx, beside_root, beside_wait) =
+                (run.io, run.longest_tx, run.beside_root, run.beside_wait);
+            (run.outcome, Cow::Borrowed(bal), run.checked)
         }
     };
     // Every transaction ran, so every streamed sender is recovered by now.

@@ -15,8 +15,7 @@ use gigagas_state::StateSource;
 use gigagas_storage_api::{FullProvider, FullReader, ProviderError, TrieState};
 use gigagas_trie::{NodeSource, PreservedTrie};
 use gigagas_validation::{
-    commit_executed, execute_block, BalIo, ExecutedBlock, GivenBal, ImportError, PendingDiff,
-    Prewarming,
+    commit_executed, execute_block, ExecutedBlock, GivenBal, ImportError, PendingDiff, Prewarming,
 };
 use std::{sync::Arc, time::Instant};
 
@@ -40,30 +39,15 @@ pub(super) struct TreeContext {
     pub(super) chain: ChainSpec,
     /// The parallel executor's workers: built once with the tree, reused for every payload.
     pub(super) pool: rayon::ThreadPool,
-    /// Payloads with a BAL run on the parallel executor (else all run on the sequential one).
-    pub(super) parallel: bool,
-    /// The parallel executor's scheduler.
-    pub(super) scheduler: gigagas_executor::Scheduler,
-    /// Payloads without a BAL run on the sequential reference with the pool's threads but one
-    /// prewarming it ([`Prewarming`]).
-    pub(super) prewarm: bool,
-    /// The prewarming workers' results are reused when their reads still hold
-    /// ([`Prewarming::reuse`]).
-    pub(super) optimistic: bool,
-    /// Payloads with a BAL get their state root computed from it beside execution.
-    pub(super) root_beside: bool,
+    /// The workers beside execution (`state-root-N`), built once with the tree: a payload's
+    /// state root from its BAL and its streamed senders' recovery.
+    pub(super) beside: rayon::ThreadPool,
+    /// The tree's settings.
+    pub(super) config: super::TreeConfig,
     /// The state trie kept from one payload's state root to the next payload's (reth's
-    /// preserved sparse trie); `None`: every state root starts from the parent's root.
+    /// preserved sparse trie); `None`: every state root starts from the parent's root
+    /// (`config.preserve_trie` off).
     pub(super) preserved: Option<PreservedTrie>,
-    /// The parallel executor's workers recover the senders the pool did not know.
-    pub(super) stream_senders: bool,
-    /// Whether the payloads built for a consensus client are kept as executed
-    /// ([`super::BlockTree::with_built_kept`]).
-    pub(super) keep_built: bool,
-    /// How the parallel executor's reads of a payload's BAL keys reach the store.
-    pub(super) io: BalIo,
-    /// Each executed block keeps its state-trie updates (`ImportedBlock::updates`).
-    pub(super) keep_updates: bool,
     pub(super) source_layer: Option<SourceLayer>,
     /// The background persistence thread; `None`: forkchoice updates commit before returning.
     pub(super) persistence: Option<Persistence>,
@@ -200,11 +184,12 @@ impl TreeContext {
         bal.map(|bal| GivenBal {
             bal,
             pool: &self.pool,
-            scheduler: self.parallel.then_some(self.scheduler),
-            io: self.io,
+            beside: &self.beside,
+            scheduler: self.config.parallel.then_some(self.config.scheduler),
+            io: self.config.io,
             nodes,
             preserved: self.preserved.as_ref(),
-            stream_senders: self.stream_senders,
+            stream_senders: self.config.stream_senders,
         })
     }
 
@@ -219,11 +204,11 @@ impl TreeContext {
         given: Option<GivenBal<'_>>,
     ) -> Result<(ExecutedBlock, std::time::Duration), ImportError> {
         let start = Instant::now();
-        let prewarm = match self.prewarm {
+        let prewarm = match self.config.prewarm {
             true => Prewarming {
                 pool: Some(&self.pool),
                 workers: self.pool.current_num_threads() - 1,
-                reuse: self.optimistic,
+                reuse: self.config.optimistic,
             },
             false => Prewarming::OFF,
         };
@@ -235,7 +220,7 @@ impl TreeContext {
             block,
             rlp_len,
             transactions_root,
-            self.keep_updates,
+            self.config.keep_updates,
             given,
             prewarm,
             self.known_senders.as_deref(),

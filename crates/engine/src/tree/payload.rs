@@ -92,7 +92,7 @@ impl TreeContext {
         };
         // With a BAL, the parallel executor's state root is computed from it beside execution.
         let nodes = parent.nodes(&*self.store);
-        let beside = self.root_beside.then_some(&nodes as &(dyn NodeSource + Sync));
+        let beside = self.config.state_root_beside.then_some(&nodes as &(dyn NodeSource + Sync));
         let given = self.given(bal, beside);
         let executed = self.execute_on(&parent, block, rlp_len, transactions_root, given).and_then(
             |(mut executed, execution)| {

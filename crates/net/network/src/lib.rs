@@ -12,6 +12,7 @@
 
 mod behaviour;
 mod client;
+pub mod faults;
 mod key;
 pub mod propagation;
 pub mod request_handler;
@@ -59,6 +60,8 @@ pub struct NetworkConfig {
     pub degree: usize,
     /// Upload cap and added latency (devnets on one machine).
     pub shaping: Shaping,
+    /// Injected faults (empty without the `fault-injection` feature).
+    pub faults: faults::Faults,
     /// What sync requests are answered from (the node's store); `None`: empty answers.
     pub request_handler: Option<request_handler::EthRequestHandler>,
     /// The node's task executor: the swarm's task and the push engine run as its critical

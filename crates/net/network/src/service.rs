@@ -145,7 +145,7 @@ pub async fn spawn(config: NetworkConfig) -> Result<NetworkHandle, NetError> {
                 tx.clone(),
                 stats.clone(),
                 config.degree,
-                config.shaping,
+                config.faults,
             );
             match &tasks {
                 Some(tasks) => drop(tasks.spawn_critical("propagation", engine)),
@@ -179,7 +179,7 @@ pub async fn spawn(config: NetworkConfig) -> Result<NetworkHandle, NetError> {
         push,
         blocks: blocks_tx,
         stats,
-        loss: config.shaping.loss.clamp(0.0, 1.0),
+        faults: config.faults,
         propagation: config.propagation,
         pending: HashMap::new(),
         request_queue: config
@@ -223,8 +223,8 @@ struct Task {
     push: Option<mpsc::UnboundedSender<propagation::push::PushCommand>>,
     blocks: mpsc::UnboundedSender<GossipedBlock>,
     stats: Arc<PropagationStats>,
-    /// Fraction of arriving gossipsub messages dropped ([`crate::shaping::Shaping::loss`]).
-    loss: f64,
+    /// Injected faults: arriving gossipsub messages dropped ([`crate::faults::Faults`]).
+    faults: crate::faults::Faults,
     propagation: Option<propagation::PropagationConfig>,
     /// gossipsub messages delivered to the node and awaiting its verdict: id and source.
     pending: HashMap<propagation::BlockKey, (MessageId, PeerId)>,
@@ -418,7 +418,7 @@ impl Task {
     fn gossip_message(&mut self, source: PeerId, id: MessageId, message: gossipsub::Message) {
         let first_seen = SystemTime::now();
         self.stats.received(Protocol::Gossipsub, message.data.len());
-        if self.loss > 0.0 && rand::random::<f64>() < self.loss {
+        if self.faults.lose(&mut rand::thread_rng()) {
             // Lost: gossipsub has seen its id and will not take it again from another peer;
             // the node gets the block by sync when its child arrives.
             self.stats.chunk(Protocol::Gossipsub, "lost");

@@ -35,16 +35,6 @@ pub struct Shaping {
     pub latency: Duration,
     /// Uniform jitter around `latency` (± this).
     pub jitter: Duration,
-    /// Fraction (0 to 1) of the block-propagation frames (rlnc/rs chunks, decoded notices) and
-    /// gossipsub messages this node drops on arrival, as if lost on the way: a fault injected
-    /// above the transport, since TCP itself never loses a byte (`--net.loss`). Counted as
-    /// `net_chunks_total{outcome="lost"}`.
-    pub loss: f64,
-    /// Fault injection: this node alters one bit of every rlnc/rs chunk it sends (in the last
-    /// 32 bytes: a data scalar of an RLNC chunk, the proof or shard of an RS one), as a hostile
-    /// relay would; honest nodes must refuse the chunks, ban it and still decode
-    /// (`--net.forge-chunks`).
-    pub forge: bool,
 }
 
 impl Shaping {

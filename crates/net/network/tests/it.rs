@@ -12,6 +12,7 @@ use alloy_eips::eip1898::HashOrNumber;
 use alloy_primitives::B256;
 use alloy_rlp::Encodable;
 use gigagas_net::{
+    faults::Faults,
     propagation::{BlockSigner, PropagationConfig, Protocol},
     request_handler::EthRequestHandler,
     spawn,
@@ -37,6 +38,7 @@ fn config(bootnodes: Vec<gigagas_net::Multiaddr>) -> NetworkConfig {
         propagation: None,
         degree: 8,
         shaping: Default::default(),
+        faults: Default::default(),
         request_handler: None,
         tasks: None,
     }
@@ -240,15 +242,16 @@ async fn network(
     n: usize,
     proposer: &BlockSigner,
 ) -> Vec<gigagas_net::NetworkHandle> {
-    network_with_loss(protocol, n, proposer, 0.0).await
+    network_with_faults(protocol, n, proposer, Faults::default()).await
 }
 
-/// [`network`], every follower dropping `loss` of the frames (or messages) it receives.
-async fn network_with_loss(
+/// [`network`], every follower injecting `faults` (with the `fault-injection` feature: dropping
+/// a share of the frames or messages it receives).
+async fn network_with_faults(
     protocol: Protocol,
     n: usize,
     proposer: &BlockSigner,
-    loss: f64,
+    faults: Faults,
 ) -> Vec<gigagas_net::NetworkHandle> {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
@@ -263,7 +266,7 @@ async fn network_with_loss(
     for _ in 1..n {
         let c = NetworkConfig {
             propagation: Some(propagation(protocol, None, proposer)),
-            shaping: gigagas_net::shaping::Shaping { loss, ..Default::default() },
+            faults,
             ..config(vec![first.listen_addr().clone()])
         };
         nodes.push(spawn(c).await.unwrap());
@@ -290,12 +293,12 @@ async fn publish(node: &gigagas_net::NetworkHandle, payload: &[u8]) -> [u8; 32] 
 }
 
 async fn propagates(protocol: Protocol) {
-    propagates_with_loss(protocol, 0.0).await;
+    propagates_with_faults(protocol, Faults::default()).await;
 }
 
-async fn propagates_with_loss(protocol: Protocol, loss: f64) {
+async fn propagates_with_faults(protocol: Protocol, faults: Faults) {
     let proposer = BlockSigner::from_seed(&[1; 32]).unwrap();
-    let nodes = network_with_loss(protocol, 6, &proposer, loss).await;
+    let nodes = network_with_faults(protocol, 6, &proposer, faults).await;
     let mut receivers: Vec<_> = nodes[1..].iter().map(|n| n.take_blocks().unwrap()).collect();
     // Two blocks of 300 KB, random (snappy cannot shrink them).
     for seed in 0..2u64 {
@@ -327,9 +330,10 @@ async fn propagates_with_loss(protocol: Protocol, loss: f64) {
             assert!(n.link_bytes().0 >= 600_000, "{protocol}: node {i} read {:?}", n.link_bytes());
         }
     }
-    if loss > 0.0 {
+    #[cfg(feature = "fault-injection")]
+    if faults.loss > 0.0 {
         let lost: u64 = nodes.iter().map(|n| n.stats().snapshot().lost).sum();
-        assert!(lost > 0, "{protocol}: {loss} loss injected, no frame dropped");
+        assert!(lost > 0, "{protocol}: {} loss injected, no frame dropped", faults.loss);
     }
     for n in nodes {
         n.shutdown().await.unwrap();
@@ -355,26 +359,29 @@ async fn blocks_propagate_by_gossipsub() {
 /// (other combinations, or other shards, make up for the lost ones). gossipsub does not: a
 /// message lost after its id was seen is not taken again, the node recovers by sync (the
 /// devnet's `--loss`).
+#[cfg(feature = "fault-injection")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rlnc_delivers_with_5_percent_frame_loss() {
-    propagates_with_loss(Protocol::Rlnc, 0.05).await;
+    propagates_with_faults(Protocol::Rlnc, Faults { loss: 0.05, forge: false }).await;
 }
 
+#[cfg(feature = "fault-injection")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reed_solomon_delivers_with_5_percent_frame_loss() {
-    propagates_with_loss(Protocol::Rs, 0.05).await;
+    propagates_with_faults(Protocol::Rs, Faults { loss: 0.05, forge: false }).await;
 }
 
 /// A relay that alters the chunks it forwards (correctly signed blocks, data that is not the
 /// claimed combination: RLNC's commitment check, RS's Merkle proof) is caught — for RLNC in a
 /// batch check off the push engine's task, the forged chunk named among honest ones — scored
 /// down and disconnected, and every honest node still decodes every block.
+#[cfg(feature = "fault-injection")]
 async fn forging_relay_is_banned(protocol: Protocol) {
     let proposer = BlockSigner::from_seed(&[1; 32]).unwrap();
     let nodes = network(protocol, 4, &proposer).await;
     let forger = spawn(NetworkConfig {
         propagation: Some(propagation(protocol, None, &proposer)),
-        shaping: gigagas_net::shaping::Shaping { forge: true, ..Default::default() },
+        faults: Faults { loss: 0.0, forge: true },
         ..config(nodes.iter().map(|n| n.listen_addr().clone()).collect())
     })
     .await
@@ -415,11 +422,13 @@ async fn forging_relay_is_banned(protocol: Protocol) {
     shutdown(forger, nodes).await;
 }
 
+#[cfg(feature = "fault-injection")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_relay_forging_chunks_is_banned_rlnc() {
     forging_relay_is_banned(Protocol::Rlnc).await;
 }
 
+#[cfg(feature = "fault-injection")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_relay_forging_chunks_is_banned_rs() {
     forging_relay_is_banned(Protocol::Rs).await;

@@ -75,9 +75,11 @@ async fn new_payload_on_a_failing_database_is_an_error_not_invalid() {
     let layer_fail = fail.clone();
     // The payload this node builds is executed again on its newPayload (not kept as executed),
     // so that the newPayload reads the failing database.
-    let tree = BlockTree::new(store.clone(), 2).unwrap().with_built_kept(false).with_source_layer(
-        move |inner| Arc::new(Flaky { inner, fail: layer_fail.clone() }) as Arc<dyn StateSource>,
-    );
+    let config = gigagas_engine::TreeConfig::new(2).with_built_kept(false);
+    let tree =
+        BlockTree::with_config(store.clone(), config).unwrap().with_source_layer(move |inner| {
+            Arc::new(Flaky { inner, fail: layer_fail.clone() }) as Arc<dyn StateSource>
+        });
     let provider = BlockchainProvider::new(store, tree.canonical_in_memory_state().clone());
     let (handle, _engine_thread) =
         EngineService::spawn(tree, Arc::default(), Arc::default(), None).unwrap();

@@ -25,6 +25,7 @@ pub mod rlnc;
 pub mod rs;
 mod signer;
 mod stats;
+mod transport;
 
 pub use frame::{decode_frame, Frame, FrameError, MAX_FRAME_BYTES};
 pub use push::{SchemeError, BAN_SCORE};

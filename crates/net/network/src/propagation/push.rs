@@ -46,21 +46,22 @@
 //!   the mesh, is owed `per_peer` chunks of each recent block this node holds data of
 //!   (otherwise a reconnect in the middle of a block would leave it out of that block).
 //!
-//! Tasks: the engine (this state), the uplink writer (one long-lived stream per peer, opened
+//! Tasks: the engine (this state), the uplink writer (`transport.rs`) (one long-lived stream per peer, opened
 //! on first use) and one reader per inbound stream, all on the node's runtime; RLNC batch
 //! checks on the runtime's blocking threads, their results back to the engine by channel.
 
+use super::transport::{read_frames, stream_protocol, write_frames, Inbound};
 use super::{
     decode_frame,
     feedback::Feedback,
     outcome::Outcome,
     rlnc::{Batch, RlncBlock},
     rs::RsBlock,
-    BlockKey, Frame, GossipedBlock, PropagationConfig, PropagationStats, Protocol, MAX_FRAME_BYTES,
+    BlockKey, Frame, GossipedBlock, PropagationConfig, PropagationStats, Protocol,
 };
 use crate::service::Command;
-use futures::{AsyncReadExt, AsyncWriteExt, StreamExt};
-use libp2p::{PeerId, Stream, StreamProtocol};
+use futures::StreamExt;
+use libp2p::PeerId;
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use std::{
     collections::{HashMap, HashSet, VecDeque},
@@ -75,21 +76,11 @@ const KEEP_BLOCKS: usize = 64;
 pub const BAN_SCORE: i32 = -100;
 /// Score lost for an invalid frame (malformed, forged, wrongly signed): one is enough.
 const INVALID_FRAME: i32 = -100;
-/// How long opening a stream to a peer may take.
-const OPEN_TIMEOUT: Duration = Duration::from_secs(5);
 /// How often parked sends are looked at again.
 const TICK: Duration = Duration::from_millis(200);
 /// How recent a block must be for a peer that (re)connects to be offered it (one mainnet
 /// slot; an older block is left to sync).
 const REJOIN_WINDOW: Duration = Duration::from_secs(12);
-
-/// The stream protocol of each coded scheme.
-pub(crate) fn stream_protocol(protocol: Protocol) -> StreamProtocol {
-    match protocol {
-        Protocol::Rs => StreamProtocol::new("/gigagas/rs/1"),
-        _ => StreamProtocol::new("/gigagas/rlnc/1"),
-    }
-}
 
 /// Errors of the coded schemes.
 #[derive(Debug, thiserror::Error)]
@@ -191,9 +182,6 @@ pub(crate) enum PushCommand {
     PeerDown(PeerId),
 }
 
-/// An inbound frame, or the reason a stream was closed.
-type Inbound = (PeerId, Result<Vec<u8>, usize>);
-
 /// A verified RLNC batch: the block, its chunks' senders, the chunks, the indices of the forged.
 type Verified = (BlockKey, Vec<PeerId>, Vec<gigagas_rlnc::CodedChunk>, Vec<usize>);
 
@@ -206,7 +194,7 @@ pub(crate) fn spawn(
     swarm: mpsc::UnboundedSender<Command>,
     stats: Arc<PropagationStats>,
     degree: usize,
-    faults: crate::shaping::Shaping,
+    faults: crate::faults::Faults,
 ) -> (mpsc::UnboundedSender<PushCommand>, impl std::future::Future<Output = ()> + Send + 'static) {
     let protocol = stream_protocol(config.protocol);
     let (inbound_tx, inbound_rx) = mpsc::unbounded_channel::<Inbound>();
@@ -229,8 +217,7 @@ pub(crate) fn spawn(
     let engine = PushEngine {
         config,
         degree,
-        loss: faults.loss.clamp(0.0, 1.0),
-        forge: faults.forge,
+        faults,
         blocks: HashMap::new(),
         order: VecDeque::new(),
         peers: Vec::new(),
@@ -249,138 +236,11 @@ pub(crate) fn spawn(
     (tx, engine.run(rx, inbound_rx, verified_rx, uplink_tx))
 }
 
-async fn read_frames(peer: PeerId, mut stream: Stream, tx: mpsc::UnboundedSender<Inbound>) {
-    let mut len = [0u8; 4];
-    loop {
-        if stream.read_exact(&mut len).await.is_err() {
-            return;
-        }
-        let n = u32::from_le_bytes(len) as usize;
-        if n > MAX_FRAME_BYTES {
-            let _ = tx.send((peer, Err(n)));
-            return;
-        }
-        let mut frame = vec![0u8; n];
-        if stream.read_exact(&mut frame).await.is_err() || tx.send((peer, Ok(frame))).is_err() {
-            return;
-        }
-    }
-}
-
-/// Frames held for a peer whose stream is being opened, at most.
-const MAX_HELD_FRAMES: usize = 32;
-/// Bytes charged to the pace per frame besides its own (length prefix, yamux and noise
-/// framing, TCP/IP headers of its segments), an upper estimate.
-const FRAME_OVERHEAD_BYTES: usize = 64;
-
-/// The uplink: writes each frame to its peer's long-lived stream. A stream is opened in the
-/// background on a peer's first frame (its frames are held meanwhile, up to
-/// [`MAX_HELD_FRAMES`]), so that a peer whose stream is slow to open never holds up the others.
-/// With a `pace` (bytes per second), it takes the next frame only once the link has had time
-/// to carry the previous ones.
-/// A write that fails (the connection under the stream closed) is tried once more on a new
-/// stream with the frames after it.
-async fn write_frames(
-    control: libp2p_stream::Control,
-    protocol: StreamProtocol,
-    mut rx: mpsc::Receiver<(PeerId, Vec<u8>)>,
-    pace: Option<f64>,
-) {
-    let mut free_at = tokio::time::Instant::now();
-    let mut streams: HashMap<PeerId, Stream> = HashMap::new();
-    let mut opening: HashMap<PeerId, Vec<Vec<u8>>> = HashMap::new();
-    // Peers whose last write failed and whose frames wait on a second stream.
-    let mut retrying: HashSet<PeerId> = HashSet::new();
-    let (opened_tx, mut opened_rx) = mpsc::unbounded_channel::<(PeerId, Option<Stream>)>();
-    // Holds `frames` for `peer`, opening its stream in the background unless one is opening.
-    let open = |opening: &mut HashMap<PeerId, Vec<Vec<u8>>>, peer: PeerId, frames: Vec<Vec<u8>>| {
-        let held = opening.entry(peer).or_insert_with(|| {
-            let (mut control, protocol, tx) =
-                (control.clone(), protocol.clone(), opened_tx.clone());
-            tokio::spawn(async move {
-                let open = control.open_stream(peer, protocol);
-                let stream = match tokio::time::timeout(OPEN_TIMEOUT, open).await {
-                    Ok(Ok(stream)) => Some(stream),
-                    Ok(Err(e)) => {
-                        tracing::debug!(target: "net", %peer, error = %e, "cannot open a chunk stream");
-                        None
-                    }
-                    Err(_) => None,
-                };
-                let _ = tx.send((peer, stream));
-            });
-            Vec::new()
-        });
-        let room = MAX_HELD_FRAMES.saturating_sub(held.len());
-        held.extend(frames.into_iter().take(room));
-    };
-    loop {
-        let (peer, frames) = tokio::select! {
-            next = rx.recv() => match next {
-                Some((peer, frame)) => {
-                    if !streams.contains_key(&peer) {
-                        open(&mut opening, peer, vec![frame]);
-                        continue;
-                    }
-                    (peer, vec![frame])
-                }
-                None => return,
-            },
-            Some((peer, stream)) = opened_rx.recv() => {
-                let held = opening.remove(&peer).unwrap_or_default();
-                match stream {
-                    Some(stream) => {
-                        streams.insert(peer, stream);
-                        (peer, held)
-                    }
-                    None => {
-                        retrying.remove(&peer);
-                        continue;
-                    }
-                }
-            }
-        };
-        let Some(stream) = streams.get_mut(&peer) else { continue };
-        let mut frames_left = frames.into_iter();
-        while let Some(frame) = frames_left.next() {
-            if let Some(rate) = pace {
-                tokio::time::sleep_until(free_at).await;
-                let busy = (frame.len() + FRAME_OVERHEAD_BYTES) as f64 / rate;
-                free_at = free_at.max(tokio::time::Instant::now()) + Duration::from_secs_f64(busy);
-            }
-            tracing::trace!(target: "net::push", %peer, len = frame.len(), "uplink frame");
-            let mut bytes = Vec::with_capacity(4 + frame.len());
-            bytes.extend_from_slice(&(frame.len() as u32).to_le_bytes());
-            bytes.extend_from_slice(&frame);
-            if let Err(e) = async {
-                stream.write_all(&bytes).await?;
-                stream.flush().await
-            }
-            .await
-            {
-                tracing::debug!(target: "net", %peer, error = %e, "chunk stream closed");
-                streams.remove(&peer);
-                // The connection under the stream may have been replaced: this frame and the
-                // rest go out on a new stream, once (a second failure in a row drops them).
-                if retrying.insert(peer) {
-                    let rest: Vec<Vec<u8>> =
-                        std::iter::once(frame).chain(frames_left.by_ref()).collect();
-                    open(&mut opening, peer, rest);
-                }
-                break;
-            }
-            retrying.remove(&peer);
-        }
-    }
-}
-
 struct PushEngine {
     config: PropagationConfig,
     degree: usize,
-    /// Fraction of arriving frames dropped (fault injection, [`crate::shaping::Shaping::loss`]).
-    loss: f64,
-    /// Fault injection: alter every chunk sent ([`crate::shaping::Shaping::forge`]).
-    forge: bool,
+    /// Injected faults: arriving frames dropped, chunks sent altered ([`crate::faults::Faults`]).
+    faults: crate::faults::Faults,
     blocks: HashMap<BlockKey, BlockEntry>,
     order: VecDeque<BlockKey>,
     /// Connected peers, in this node's random order (the first `degree` are its mesh).
@@ -584,7 +444,7 @@ impl PushEngine {
             }
         };
         self.stats.received(protocol, bytes.len() + 4);
-        if self.loss > 0.0 && self.rng.gen::<f64>() < self.loss {
+        if self.faults.lose(&mut self.rng) {
             return self.stats.chunk(protocol, "lost");
         }
         let (key, body) = match decode_frame(&bytes) {
@@ -848,10 +708,7 @@ impl PushEngine {
                 if let Coder::Rlnc(_) = entry.coder {
                     *entry.traded.entry(peer).or_default() += 1;
                 }
-                if self.forge && body.len() >= 32 {
-                    let at = body.len() - 32;
-                    body[at] ^= 1;
-                }
+                self.faults.forge(&mut body);
                 return Some((peer, Frame::Chunk { key, body }.encode()));
             }
         }
