@@ -98,7 +98,7 @@ impl PayloadBuilder {
                     }
                     Err(e) => {
                         tracing::error!(target: "engine::builder", error = %e, "payload build failed");
-                        pending.finish(Err(PayloadBuildFailed(e.to_string())));
+                        pending.finish(Err(PayloadBuildFailed::Build(Arc::new(e))));
                     }
                 }
             }

@@ -13,11 +13,17 @@ use tokio::sync::watch;
 /// Payloads kept for `engine_getPayload` (oldest dropped first).
 pub const KEEP_PAYLOADS: usize = 32;
 
-/// A payload build that ended without a payload (the builder's error, as text: the build ran
-/// on another thread).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("payload build failed: {0}")]
-pub struct PayloadBuildFailed(pub String);
+/// A payload build that ended without a payload.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum PayloadBuildFailed {
+    /// Building failed (the store, a trie node, or a system call of the block): the builder's
+    /// error, shared with every waiter.
+    #[error("payload build failed: {0}")]
+    Build(#[source] Arc<gigagas_validation::ImportError>),
+    /// The builder went away before finishing the payload (the node is stopping).
+    #[error("payload build failed: the payload builder stopped")]
+    BuilderStopped,
+}
 
 /// What a build ends with.
 pub type BuildOutcome = Result<Arc<BuiltPayload>, PayloadBuildFailed>;
@@ -96,7 +102,7 @@ impl PayloadStore {
         let mut slot = self.slot(id)?;
         let outcome = match slot.wait_for(Option::is_some).await {
             Ok(done) => done.clone().expect("waited for Some"),
-            Err(_) => Err(PayloadBuildFailed("the payload builder stopped".into())),
+            Err(_) => Err(PayloadBuildFailed::BuilderStopped),
         };
         Some(outcome)
     }

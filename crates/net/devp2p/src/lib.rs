@@ -24,5 +24,5 @@ pub use network::{
     Devp2pNetwork, LocalNode, SessionInfo, BLOCK_RANGE_UPDATE_INTERVAL, DEFAULT_MAX_PEERS,
     DIAL_TIMEOUT, HANDSHAKE_TIMEOUT,
 };
-pub use session::{SessionRequestError, PING_INTERVAL, REQUEST_TIMEOUT};
+pub use session::{SessionEnd, SessionRequestError, PING_INTERVAL, REQUEST_TIMEOUT};
 pub use transactions::{NetworkPool, PoolImportError, TransactionAnnouncement};

@@ -10,14 +10,17 @@
 
 use crate::{serve::Serving, SessionInfo};
 use futures::SinkExt;
-use gigagas_eth_wire::{DisconnectReason, EthSnapMessage, EthStream};
+use gigagas_eth_wire::{
+    DisconnectReason, EthSnapMessage, EthStream, EthStreamError, P2PStreamError,
+};
 use gigagas_eth_wire_types::{
     BlockRangeUpdate, EthMessage, EthMessageId, GetCells, NetworkTransactions,
-    NewPooledTransactionHashes, RequestPair, SnapMessage,
+    NewPooledTransactionHashes, RequestPair, SnapMessage, SnapMessageId,
 };
 use gigagas_net_ecies::EciesStream;
 use std::{
     collections::HashMap,
+    sync::Arc,
     time::{Duration, Instant},
 };
 use tokio::{
@@ -33,15 +36,69 @@ pub const PING_INTERVAL: Duration = Duration::from_secs(15);
 /// A session's RLPx stream over TCP.
 pub(crate) type Stream = EthStream<EciesStream<TcpStream>>;
 
+/// Why a session ended.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum SessionEnd {
+    /// The node's network dropped the session's command channel (the node is stopping).
+    #[error("the network stopped")]
+    NetworkStopped,
+    /// The node disconnected the peer for `0`.
+    #[error("disconnected: {0}")]
+    Disconnected(DisconnectReason),
+    /// A message could not be written.
+    #[error("send failed: {0}")]
+    Send(#[source] Arc<EthStreamError>),
+    /// The peer closed the connection.
+    #[error("connection closed")]
+    ConnectionClosed,
+    /// Reading from the peer failed (the peer's disconnect, a malformed message, the transport).
+    #[error(transparent)]
+    Read(Arc<EthStreamError>),
+    /// The keepalive ping could not be sent.
+    #[error("ping failed: {0}")]
+    Ping(#[source] Arc<P2PStreamError>),
+    /// The peer answered a snap request that was not asked (disconnected, `ProtocolError`).
+    #[error("unrequested snap {message:?} (request id {id})")]
+    UnrequestedSnap {
+        /// The answer's message id.
+        message: SnapMessageId,
+        /// Its request id.
+        id: u64,
+    },
+    /// The peer answered an eth request that was not asked (disconnected, `ProtocolError`).
+    #[error("unrequested {message:?} (request id {id})")]
+    Unrequested {
+        /// The answer's message id.
+        message: EthMessageId,
+        /// Its request id.
+        id: u64,
+    },
+    /// The peer sent a snap request no version of snap defines (disconnected, `ProtocolError`).
+    #[error("a bad snap request")]
+    BadSnapRequest,
+    /// The peer announced a block range whose first block is after its last (disconnected,
+    /// `ProtocolError`).
+    #[error("invalid block range {earliest}..{latest}")]
+    InvalidBlockRange {
+        /// The range's first block.
+        earliest: u64,
+        /// Its last block.
+        latest: u64,
+    },
+    /// The runtime is shutting down: the store read for an answer could not run.
+    #[error("the runtime is shutting down")]
+    RuntimeShutdown,
+}
+
 /// Why a request brought no answer.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum SessionRequestError {
     /// The session was gone, or the request could not be sent.
     #[error("session closed")]
     Closed,
     /// The session ended while the request was pending (the peer left or misbehaved): why.
     #[error("session ended: {0}")]
-    Ended(String),
+    Ended(SessionEnd),
     /// No answer within [`REQUEST_TIMEOUT`].
     #[error("no answer within {0:?}")]
     Timeout(Duration),
@@ -144,7 +201,7 @@ pub(crate) async fn run(
     serving: Serving,
     mut commands: mpsc::Receiver<SessionCommand>,
     on_message: impl Fn(PeerMessage),
-    on_close: impl FnOnce(String),
+    on_close: impl FnOnce(SessionEnd),
 ) {
     let mut pending: HashMap<u64, Pending> = HashMap::new();
     let mut snap_pending: HashMap<u64, SnapPending> = HashMap::new();
@@ -158,16 +215,16 @@ pub(crate) async fn run(
             command = commands.recv() => match command {
                 None => {
                     let _ = stream.p2p_mut().disconnect(DisconnectReason::ClientQuitting).await;
-                    break "the network stopped".to_string();
+                    break SessionEnd::NetworkStopped;
                 }
                 Some(SessionCommand::Send(message)) => {
                     if let Err(e) = stream.send(message).await {
-                        break format!("send failed: {e}");
+                        break SessionEnd::Send(Arc::new(e));
                     }
                 }
                 Some(SessionCommand::Disconnect(reason)) => {
                     let _ = stream.p2p_mut().disconnect(reason).await;
-                    break format!("disconnected: {reason}");
+                    break SessionEnd::Disconnected(reason);
                 }
                 Some(SessionCommand::Request { message, reply }) => {
                     let id = next_id;
@@ -178,7 +235,7 @@ pub(crate) async fn run(
                     };
                     if let Err(e) = stream.send(message).await {
                         let _ = reply.send(Err(SessionRequestError::Closed));
-                        break format!("send failed: {e}");
+                        break SessionEnd::Send(Arc::new(e));
                     }
                     pending.insert(id, Pending { answer, deadline: Instant::now() + REQUEST_TIMEOUT, reply });
                 }
@@ -197,14 +254,14 @@ pub(crate) async fn run(
                     let answer = message.id() as u8 + 1;
                     if let Err(e) = stream.send_snap(message.with_request_id(id)).await {
                         let _ = reply.send(Err(SessionRequestError::Closed));
-                        break format!("send failed: {e}");
+                        break SessionEnd::Send(Arc::new(e));
                     }
                     snap_pending.insert(id, SnapPending { answer, deadline: Instant::now() + REQUEST_TIMEOUT, reply });
                 }
             },
             incoming = stream.next_any() => match incoming {
-                None => break "connection closed".to_string(),
-                Some(Err(e)) => break e.to_string(),
+                None => break SessionEnd::ConnectionClosed,
+                Some(Err(e)) => break SessionEnd::Read(Arc::new(e)),
                 Some(Ok(EthSnapMessage::Snap(message))) => {
                     if !message.is_request() {
                         let id = message.request_id();
@@ -215,7 +272,7 @@ pub(crate) async fn run(
                             }
                             _ => {
                                 let _ = stream.p2p_mut().disconnect(DisconnectReason::ProtocolError).await;
-                                break format!("unrequested snap {:?} (request id {id})", message.id());
+                                break SessionEnd::UnrequestedSnap { message: message.id(), id };
                             }
                         }
                     }
@@ -224,16 +281,16 @@ pub(crate) async fn run(
                     match read.await {
                         Ok(Ok(Some(answer))) => {
                             if let Err(e) = stream.send_snap(answer).await {
-                                break format!("send failed: {e}");
+                                break SessionEnd::Send(Arc::new(e));
                             }
                         }
                         Ok(Ok(None)) => {
                             let _ = stream.p2p_mut().disconnect(DisconnectReason::ProtocolError).await;
-                            break "a bad snap request".to_string();
+                            break SessionEnd::BadSnapRequest;
                         }
                         Ok(Err(e)) => tracing::warn!(target: "net::devp2p", %peer, error = %e, "store read failed; snap request left unanswered"),
                         Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-                        Err(_) => break "the runtime is shutting down".to_string(),
+                        Err(_) => break SessionEnd::RuntimeShutdown,
                     }
                 }
                 Some(Ok(EthSnapMessage::Eth(message))) => {
@@ -244,7 +301,7 @@ pub(crate) async fn run(
                             }
                             _ => {
                                 let _ = stream.p2p_mut().disconnect(DisconnectReason::ProtocolError).await;
-                                break format!("unrequested {:?} (request id {id})", message.id());
+                                break SessionEnd::Unrequested { message: message.id(), id };
                             }
                         }
                     } else if crate::serve::empty_answer(&message).is_some() {
@@ -258,7 +315,7 @@ pub(crate) async fn run(
                             Ok(Ok(Some(answer))) => {
                                 let id = answer.id();
                                 if let Err(e) = stream.send(answer).await {
-                                    break format!("send failed: {e}");
+                                    break SessionEnd::Send(Arc::new(e));
                                 }
                                 tracing::trace!(target: "net::devp2p", %peer, ?id, "answered");
                             }
@@ -266,12 +323,12 @@ pub(crate) async fn run(
                             // A failed read leaves the request unanswered (never short).
                             Ok(Err(e)) => tracing::warn!(target: "net::devp2p", %peer, error = %e, "store read failed; request left unanswered"),
                             Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-                            Err(_) => break "the runtime is shutting down".to_string(),
+                            Err(_) => break SessionEnd::RuntimeShutdown,
                         }
                     } else if let EthMessage::BlockRangeUpdate(range) = message {
                         if range.earliest > range.latest {
                             let _ = stream.p2p_mut().disconnect(DisconnectReason::ProtocolError).await;
-                            break format!("invalid block range {}..{}", range.earliest, range.latest);
+                            break SessionEnd::InvalidBlockRange { earliest: range.earliest, latest: range.latest };
                         }
                         on_message(PeerMessage::Range(range));
                     } else if let EthMessage::NewPooledTransactionHashes(hashes) = message {
@@ -285,7 +342,7 @@ pub(crate) async fn run(
             },
             _ = ping.tick() => {
                 if let Err(e) = stream.p2p_mut().ping().await {
-                    break format!("ping failed: {e}");
+                    break SessionEnd::Ping(Arc::new(e));
                 }
             }
             _ = sweep.tick() => {
