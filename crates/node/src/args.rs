@@ -501,12 +501,9 @@ impl NodeArgs {
                     .as_deref()
                     .map(p::load_or_create_signer)
                     .transpose()
-                    .map_err(|e| NodeError::Gossip(e.to_string()))?;
+                    .map_err(NodeError::Gossip)?;
                 let proposer = match &self.gossip.proposer {
-                    Some(hex) => Some(
-                        p::public_key_from_hex(hex)
-                            .map_err(|e| NodeError::Gossip(e.to_string()))?,
-                    ),
+                    Some(hex) => Some(p::public_key_from_hex(hex).map_err(NodeError::Gossip)?),
                     None => signer.as_ref().map(p::BlockSigner::public),
                 };
                 Some(PropagationConfig {

@@ -106,9 +106,10 @@ pub enum NodeError {
     /// The peer-to-peer network could not start.
     #[error(transparent)]
     Network(#[from] gigagas_net::NetError),
-    /// A `--gossip*` flag is wrong (unknown protocol, unreadable or malformed BLS key).
+    /// A `--gossip.*` key is wrong (an unreadable or malformed BLS key file, a malformed
+    /// proposer key).
     #[error("gossip: {0}")]
-    Gossip(String),
+    Gossip(#[from] gigagas_net::propagation::SignerError),
     /// The metrics exporter failed.
     #[error(transparent)]
     Metrics(#[from] MetricsError),

@@ -60,7 +60,7 @@ pub enum SyncError {
     },
     /// The task fetching the next round failed (a panic or the runtime shutting down).
     #[error("sync fetch task: {0}")]
-    Task(String),
+    Task(#[source] tokio::task::JoinError),
     /// A synced block is INVALID.
     #[error("block {number} {hash} is INVALID: {reason}")]
     Invalid {
@@ -338,7 +338,7 @@ struct RoundTask(tokio::task::JoinHandle<Result<Vec<DownloadedBlock>, DownloadEr
 impl RoundTask {
     /// The round's blocks.
     async fn blocks(&mut self) -> Result<Vec<DownloadedBlock>, SyncError> {
-        Ok((&mut self.0).await.map_err(|e| SyncError::Task(e.to_string()))??)
+        Ok((&mut self.0).await.map_err(SyncError::Task)??)
     }
 }
 
