@@ -72,31 +72,22 @@ impl PayloadBuilder {
         let (jobs, rx) = std::sync::mpsc::channel::<BuildJob>();
         let thread = std::thread::Builder::new().name("payload-builder".into()).spawn(move || {
             for BuildJob { job, attributes, candidates, reply } in rx {
-                let pending = match reply {
-                    JobReply::Slot(pending) => pending,
-                    JobReply::Caller { require_all, tx } => {
-                        let built = job.build(&attributes, &candidates, require_all);
-                        let _ = tx.send(
-                            built
-                                .map(|mut built| {
-                                    attach_sidecars(&pool, &mut built);
-                                    Some(Arc::new(built))
-                                })
-                                .map_err(EngineError::Internal),
-                        );
-                        continue;
+                let require_all = matches!(reply, JobReply::Caller { require_all: true, .. });
+                let built = job.build(&attributes, &candidates, require_all).map(|mut built| {
+                    attach_sidecars(&pool, &mut built);
+                    Arc::new(built)
+                });
+                match (reply, built) {
+                    (JobReply::Caller { tx, .. }, built) => {
+                        let _ = tx.send(built.map(Some).map_err(EngineError::Internal));
                     }
-                };
-                match job.build(&attributes, &candidates, false) {
-                    Ok(mut built) => {
-                        attach_sidecars(&pool, &mut built);
-                        let built = Arc::new(built);
+                    (JobReply::Slot(pending), Ok(built)) => {
                         if let Some(engine) = engine.upgrade() {
                             let _ = engine.send(EngineMessage::PayloadBuilt(built.clone()));
                         }
                         pending.finish(Ok(built));
                     }
-                    Err(e) => {
+                    (JobReply::Slot(pending), Err(e)) => {
                         tracing::error!(target: "engine::builder", error = %e, "payload build failed");
                         pending.finish(Err(PayloadBuildFailed::Build(Arc::new(e))));
                     }

@@ -4,9 +4,10 @@
 //! Flow of a message: the Engine API handler (or the dev miner, or next the network) sends it
 //! through an [`EngineHandle`]; this task executes it (payload execution, forkchoice update with
 //! its commits; a payload to build goes as a job to the payload builder's thread, `builder.rs`,
-//! whose built payload comes back as a message), publishes the new forkchoice to every handle, emits an [`EngineEvent`] and answers over the
-//! message's oneshot channel. Execution is CPU-bound, so the task runs on its own OS thread, not
-//! on the async runtime; its parallel executor has its own worker pool (the tree's).
+//! whose built payload comes back as a message), publishes the new forkchoice to every
+//! handle, emits an [`EngineEvent`] and answers over the message's oneshot channel. Execution
+//! is CPU-bound, so the task runs on its own OS thread, not on the async runtime; its parallel
+//! executor has its own worker pool (the tree's).
 
 use crate::{
     builder::{BuildJob, JobReply, PayloadBuilder},

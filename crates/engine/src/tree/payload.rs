@@ -111,13 +111,8 @@ impl TreeContext {
     /// now that `parent` has its verdict: on a VALID parent each is judged as a `newPayload`
     /// (kept when VALID, remembered when INVALID), on an INVALID one each is remembered INVALID
     /// as linking to it. A fault of ours drops the payload (it is not judged; the consensus
-    /// client sends it again). Returns the verdicts, in the order reached.
-    pub(super) fn connect_buffered(
-        &self,
-        state: &mut TreeState,
-        parent: B256,
-    ) -> Vec<(B256, PayloadStatus)> {
-        let mut verdicts = Vec::new();
+    /// client sends it again). Each verdict is logged.
+    pub(super) fn connect_buffered(&self, state: &mut TreeState, parent: B256) {
         let mut parents = vec![parent];
         while let Some(parent) = parents.pop() {
             for child in state.buffer.take_children(&parent) {
@@ -129,7 +124,6 @@ impl TreeContext {
                         tracing::debug!(target: "engine", number, %hash, status = status.name(),
                             "buffered payload connected to its parent");
                         parents.push(hash);
-                        verdicts.push((hash, status));
                     }
                     Err(e) => {
                         tracing::warn!(target: "engine", number, %hash, error = %e,
@@ -138,7 +132,6 @@ impl TreeContext {
                 }
             }
         }
-        verdicts
     }
 
     /// The verdict on payload `hash` without executing it: VALID when it is known (executed or

@@ -157,7 +157,7 @@ impl Storage {
     /// snapshot), whatever is written meanwhile; of a view, the same view. Cheap (no copy);
     /// while it lives RocksDB keeps what it sees, so views are meant to be short-lived (one
     /// request, one payload).
-    pub fn read_view(&self) -> Self {
+    pub(crate) fn read_view(&self) -> Self {
         let snapshot = match &self.snapshot {
             Some(snapshot) => snapshot.clone(),
             None => Arc::new(DbSnapshot::new(self.db.clone(), |db| db.snapshot())),
