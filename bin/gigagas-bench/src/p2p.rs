@@ -5,7 +5,7 @@
 //! roots, every BAL (eth/71) against its header's hash — and report what came and how fast.
 
 use clap::Args;
-use gigagas_devp2p::{Devp2pNetwork, LocalNode};
+use gigagas_devp2p::{LocalNode, NetworkConfig};
 use gigagas_net_p2p::{BlockDownloader, DownloaderConfig};
 use gigagas_net_peers::NodeRecord;
 use std::{path::PathBuf, process::ExitCode, time::Instant};
@@ -45,7 +45,7 @@ pub(crate) fn run(args: P2pArgs) -> Result<ExitCode, String> {
     );
     let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     runtime.block_on(async move {
-        let network = Devp2pNetwork::new(local);
+        let network = NetworkConfig::new(local).start();
         let started = Instant::now();
         let session = network.dial(args.peer).await.map_err(|e| e.to_string())?;
         let handshake_ms = started.elapsed().as_secs_f64() * 1e3;

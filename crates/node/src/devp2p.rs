@@ -3,15 +3,15 @@
 //! missing (SYNCING).
 //!
 //! Flow: [`local_node`] builds what the node says in its handshakes from the store (genesis,
-//! head, fork id and filter at the head, its key from `DATADIR/nodekey`); [`keep_connected`]
-//! dials every trusted peer not in session, every [`REDIAL_INTERVAL`], and says plainly when
-//! none answers; [`NodePool`] and [`announce_pool`] gossip the pool's transactions;
-//! [`follow_head`] keeps the node's `Status` at the head and announces it with
-//! `BlockRangeUpdate` (and the discovery ENRs' `eth` entry at the fork id); [`dial_discovered`]
-//! and [`dial_discovered_v5`] dial what discovery finds; [`dial_bootnodes`] dials the chain's (or `--bootnodes`') nodes while the node
-//! has no session, and says so when none answers; [`sync_to_tip`] asks the peers for the tip's header, syncs up to it through
-//! the node's [`Syncer`] (the block downloader over the sessions; blocks executed in parallel
-//! on the BALs eth/71 peers send) and checks that the head reached is the tip.
+//! head, fork id and filter at the head, its key from `DATADIR/nodekey`); the network manager
+//! (`gigagas-devp2p`) keeps the trusted peers in session, dials the bootnodes while there is no
+//! session and what discovery finds ([`dial_discovered`], [`dial_discovered_v5`] hand it
+//! over); [`NodePool`] and [`announce_pool`] gossip the pool's transactions; [`follow_head`]
+//! keeps the node's `Status` at the head and announces it with `BlockRangeUpdate` (and the
+//! discovery ENRs' `eth` entry at the fork id); [`sync_to_tip`] asks the peers for the tip's
+//! header, syncs up to it through the node's [`Syncer`] (the block downloader over the
+//! sessions; blocks executed in parallel on the BALs eth/71 peers send) and checks that the
+//! head reached is the tip.
 
 use crate::{sync::Syncer, NodeError};
 use alloy_eips::eip1898::HashOrNumber;
@@ -22,9 +22,6 @@ use gigagas_net_peers::BootNode;
 use gigagas_primitives::ChainSpec;
 use gigagas_storage::FullReader;
 use std::{path::Path, sync::Arc, time::Duration};
-
-/// How often trusted peers not in session are dialed again.
-pub(crate) const REDIAL_INTERVAL: Duration = Duration::from_secs(5);
 
 /// How often the peers are asked for the tip's header until one has it.
 const TIP_POLL_INTERVAL: Duration = Duration::from_millis(500);
@@ -76,47 +73,6 @@ pub(crate) fn local_node(
     Ok(LocalNode::at_head(secret, client_version, chain.chain_id, genesis_hash, head, fork_filter))
 }
 
-/// Keeps a session with every static peer of `network` (`--trusted-peers`, `admin_addPeer`):
-/// dials those not in session every [`REDIAL_INTERVAL`], logging each failure, and warns while
-/// none is connected.
-pub(crate) async fn keep_connected(network: Devp2pNetwork) {
-    let mut interval = tokio::time::interval(REDIAL_INTERVAL);
-    loop {
-        interval.tick().await;
-        let trusted = network.static_peers();
-        if trusted.is_empty() {
-            continue;
-        }
-        let connected: Vec<_> = network.sessions().into_iter().map(|s| s.record.id).collect();
-        let missing = trusted.iter().filter(|r| !connected.contains(&r.id)).copied();
-        let failures = dial_all(&network, missing).await;
-        if network.sessions().is_empty() {
-            tracing::warn!(target: "net::devp2p", tried = trusted.len(), errors = ?failures, "no trusted peer answers");
-        } else if !failures.is_empty() {
-            tracing::debug!(target: "net::devp2p", errors = ?failures, "some trusted peers did not answer");
-        }
-    }
-}
-
-/// Dials `records` all at once; each failure as `address: error`.
-async fn dial_all(
-    network: &Devp2pNetwork,
-    records: impl IntoIterator<Item = gigagas_net_peers::NodeRecord>,
-) -> Vec<String> {
-    let mut dials = tokio::task::JoinSet::new();
-    for record in records {
-        let network = network.clone();
-        dials.spawn(async move { (record, network.dial(record).await) });
-    }
-    let mut failures = Vec::new();
-    while let Some(Ok((record, result))) = dials.join_next().await {
-        if let Err(e) = result {
-            failures.push(format!("{}: {e}", record.tcp_addr()));
-        }
-    }
-    failures
-}
-
 /// Keeps what the network says of this node at the engine's head: each new head (its header
 /// read from the store for the fork id's timestamp) goes to [`Devp2pNetwork::update_head`],
 /// which announces it to the sessions as it moves on; a new fork id goes into the discovery
@@ -133,10 +89,10 @@ pub(crate) async fn follow_head(
         let (number, hash) = forkchoice.borrow_and_update().head;
         match storage.header(&hash) {
             Ok(Some(header)) => {
-                network.update_head(number, hash, header.timestamp);
-                if network.fork_id() != fork_id {
-                    fork_id = network.fork_id();
-                    discovery.set_fork_id(&network, fork_id);
+                let now = network.update_head(number, hash, header.timestamp).await;
+                if now != fork_id {
+                    fork_id = now;
+                    discovery.set_fork_id(&network, fork_id).await;
                 }
             }
             // Not stored yet (persisted in the background): the next head will be.
@@ -247,83 +203,39 @@ pub(crate) async fn announce_pool(network: Devp2pNetwork, pool: Arc<gigagas_txpo
     }
 }
 
-/// How often the bootnodes are dialed again while the node has no session.
-pub(crate) const BOOTNODE_REDIAL_INTERVAL: Duration = Duration::from_secs(30);
-
-/// Dials the bootnodes that have a TCP port (all at once) whenever the node has no session,
-/// every [`BOOTNODE_REDIAL_INTERVAL`], and says plainly when none answers: each one's error,
+/// Says at start how many bootnodes the network manager can dial (those with a TCP port)
 /// and how many are discovery-only ENRs (UDP, no TCP port), which only discovery can reach
-/// (`discovery`: whether it runs).
-pub(crate) async fn dial_bootnodes(
-    network: Devp2pNetwork,
-    bootnodes: Vec<BootNode>,
-    discovery: bool,
-) {
-    let (dialable, udp_only): (Vec<_>, Vec<_>) =
-        bootnodes.into_iter().partition(|b| b.record.is_dialable());
-    tracing::info!(target: "net::devp2p", dialable = dialable.len(), discovery_only = udp_only.len(), discovery, "bootnodes");
-    if dialable.is_empty() {
-        if !udp_only.is_empty() && !discovery {
-            tracing::warn!(target: "net::devp2p", discovery_only = udp_only.len(), "every bootnode is a discovery-only ENR (no TCP port), and discovery is disabled: no peer can be found from them");
-        }
-        return;
-    }
-    let mut interval = tokio::time::interval(BOOTNODE_REDIAL_INTERVAL);
-    loop {
-        interval.tick().await;
-        if !network.sessions().is_empty() {
-            continue;
-        }
-        let failures = dial_all(&network, dialable.iter().map(|b| b.record)).await;
-        if failures.len() == dialable.len() {
-            tracing::warn!(target: "net::devp2p", tried = dialable.len(), discovery_only = udp_only.len(), discovery, errors = ?failures, "none of the bootnodes answered over TCP; trying again in {}s", BOOTNODE_REDIAL_INTERVAL.as_secs());
-        }
+/// (`discovery`: whether it runs); warns when no bootnode can be reached at all.
+pub(crate) fn log_bootnodes(bootnodes: &[BootNode], discovery: bool) {
+    let dialable = bootnodes.iter().filter(|b| b.record.is_dialable()).count();
+    let udp_only = bootnodes.len() - dialable;
+    tracing::info!(target: "net::devp2p", dialable, discovery_only = udp_only, discovery, "bootnodes");
+    if dialable == 0 && udp_only > 0 && !discovery {
+        tracing::warn!(target: "net::devp2p", discovery_only = udp_only, "every bootnode is a discovery-only ENR (no TCP port), and discovery is disabled: no peer can be found from them");
     }
 }
 
-/// Dials the nodes discovery v4 proves (one at a time as they come), while the node has fewer
-/// sessions than it may have and none with that node.
+/// Hands the nodes discovery v4 proves to the network manager, which dials them while it has
+/// room.
 pub(crate) async fn dial_discovered(
     network: Devp2pNetwork,
     mut found: tokio::sync::mpsc::Receiver<gigagas_net_peers::NodeRecord>,
 ) {
     while let Some(record) = found.recv().await {
-        dial_found(&network, record, "discv4");
+        network.discovered(record, None, "discv4");
     }
 }
 
-/// Dials the nodes discovery v5 meets whose ENR `eth` entry is on a fork this node accepts
-/// (EIP-2124, as the `Status` handshake would check it), as [`dial_discovered`] does.
+/// Hands the nodes discovery v5 meets to the network manager with their ENR's fork id: it
+/// dials those on a fork this node accepts (EIP-2124, as the `Status` handshake would check
+/// it).
 pub(crate) async fn dial_discovered_v5(
     network: Devp2pNetwork,
     mut found: tokio::sync::mpsc::Receiver<gigagas_discv5::Discovered>,
 ) {
     while let Some(node) = found.recv().await {
-        if network.accepts_fork(node.fork_id) {
-            dial_found(&network, node.record, "discv5");
-        } else {
-            tracing::debug!(target: "net::discv5", peer = %node.record, fork_id = ?node.fork_id, "discovered node on another fork: not dialed");
-        }
+        network.discovered(node.record, Some(node.fork_id), "discv5");
     }
-}
-
-/// Dials `record` in a task of its own unless the node is full or already in session with it.
-fn dial_found(network: &Devp2pNetwork, record: gigagas_net_peers::NodeRecord, via: &'static str) {
-    let sessions = network.sessions();
-    if sessions.len() >= network.max_peers() || sessions.iter().any(|s| s.record.id == record.id) {
-        return;
-    }
-    let network = network.clone();
-    tokio::spawn(async move {
-        match network.dial(record).await {
-            Ok(_) => {
-                tracing::info!(target: "net::devp2p", peer = %record, via, "discovered peer connected")
-            }
-            Err(e) => {
-                tracing::debug!(target: "net::devp2p", peer = %record, via, error = %e, "discovered peer not connected")
-            }
-        }
-    });
 }
 
 /// The discovery services running, kept at the node's fork by [`follow_head`].
@@ -338,10 +250,10 @@ pub(crate) struct Discovery {
 impl Discovery {
     /// The node is on `fork_id` now: both ENRs' `eth` entries say so (re-signed), and the
     /// network shows the new record.
-    fn set_fork_id(&self, network: &Devp2pNetwork, fork_id: alloy_eip2124::ForkId) {
+    async fn set_fork_id(&self, network: &Devp2pNetwork, fork_id: alloy_eip2124::ForkId) {
         if let Some(v4) = &self.v4 {
             if v4.set_fork_id(fork_id) {
-                network.set_discovery(v4.local_addr().port(), v4.enr());
+                network.set_discovery(v4.local_addr().port(), v4.enr()).await;
             }
         }
         if let Some(v5) = &self.v5 {

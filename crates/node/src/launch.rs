@@ -28,6 +28,9 @@ use gigagas_txpool::TxPool;
 use gigagas_validation::init_genesis;
 use std::{net::SocketAddr, path::PathBuf, sync::Arc, time::Duration};
 
+/// How long the tasks that wind down on the graceful shutdown signal are waited for.
+const GRACEFUL_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// Fee recipient of the dev chain's blocks.
 const DEV_FEE_RECIPIENT: Address = address!("0x000000000000000000000000000000000000dEaD");
 
@@ -212,7 +215,11 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
             storage: chain.clone(),
             engine: engine.clone(),
         };
-        let devp2p = gigagas_devp2p::Devp2pNetwork::new(local)
+        let bootnodes = args.bootnodes(named);
+        let discovery_on = !args.network.disable_discovery
+            && (!args.network.disable_discv4 || args.network.enable_discv5);
+        crate::devp2p::log_bootnodes(&bootnodes, discovery_on);
+        let devp2p = gigagas_devp2p::NetworkConfig::new(local)
             .with_server(gigagas_net_p2p::ChainServer::new(chain.clone()))
             .with_snap_server(
                 // Storage ranges from the flat state where the BALs above the asked root
@@ -220,36 +227,26 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
                 gigagas_net_p2p::SnapServer::new(chain.clone()).with_flat_state(store.clone()),
             )
             .with_pool(Arc::new(node_pool))
-            .with_max_peers(args.network.max_peers as usize);
+            .with_max_peers(args.network.max_peers as usize)
+            .with_static_peers(args.network.trusted_peers.iter().copied())
+            .with_bootnodes(bootnodes.iter().map(|b| b.record))
+            .with_executor(executor.clone())
+            .start();
         devp2p
             .listen(SocketAddr::new(args.network.addr, args.network.port))
             .await
             .map_err(|source| NodeError::Devp2pListen { port: args.network.port, source })?;
-        let bootnodes = args.bootnodes(named);
         let discovery = start_discovery(args, &devp2p, &bootnodes, secret, &executor).await?;
         discv5_enr = discovery.v5.as_ref().map(|v5| v5.enr().to_base64());
         let enode = devp2p.enode().expect("known once listening");
         tracing::info!(target: "net::devp2p", %enode, trusted = args.network.trusted_peers.len(), "devp2p listening");
-        for peer in &args.network.trusted_peers {
-            devp2p.add_static_peer(*peer);
-        }
-        executor.spawn_critical("devp2p-peers", crate::devp2p::keep_connected(devp2p.clone()));
         executor.spawn_critical(
-            "devp2p-transactions",
+            "devp2p-announce",
             crate::devp2p::announce_pool(devp2p.clone(), pool.clone()),
         );
         executor.spawn_critical(
             "devp2p-head",
             crate::devp2p::follow_head(devp2p.clone(), engine.clone(), chain.clone(), discovery),
-        );
-        executor.spawn_critical(
-            "devp2p-bootnodes",
-            crate::devp2p::dial_bootnodes(
-                devp2p.clone(),
-                bootnodes,
-                !args.network.disable_discovery
-                    && (!args.network.disable_discv4 || args.network.enable_discv5),
-            ),
         );
         if devp2p_syncs {
             let syncer =
@@ -443,8 +440,9 @@ impl NodeHandle {
         result.and(shutdown)
     }
 
-    /// Stops accepting RPC requests, stops the miner, lets the engine finish the message in
-    /// hand, flush the store and exit, and waits for its thread.
+    /// Stops accepting RPC requests, stops the miner, fires the graceful shutdown signal
+    /// (the devp2p network says goodbye to its peers) and waits for those tasks, lets the
+    /// engine finish the message in hand, flush the store and exit, and waits for its thread.
     ///
     /// # Errors
     /// [`NodeError::Engine`] when the flush fails.
@@ -462,6 +460,11 @@ impl NodeHandle {
         }
         if let Some(network) = &self.network {
             let _ = network.shutdown().await;
+        }
+        // The tasks that wind down on the signal (the devp2p network tells its peers
+        // `ClientQuitting`).
+        if !self.tasks.graceful_shutdown_with_timeout(GRACEFUL_SHUTDOWN_TIMEOUT).await {
+            tracing::warn!(target: "node", timeout = ?GRACEFUL_SHUTDOWN_TIMEOUT, "tasks still winding down at the timeout");
         }
         let flushed = self.engine.shutdown().await;
         if let Some(thread) = self.engine_thread.take() {
@@ -529,6 +532,7 @@ async fn start_discovery(
             ip: tcp.address,
             lookup_interval: gigagas_discv4::LOOKUP_INTERVAL,
             fork_id: Some(devp2p.fork_id()),
+            executor: executor.clone(),
         };
         // The TCP port's number is taken on UDP: unless told a port, any will do.
         let spawned = match gigagas_discv4::Discv4::spawn(udp, key.clone(), config.clone()).await {
@@ -544,7 +548,7 @@ async fn start_discovery(
         };
         let (discv4, found) =
             spawned.map_err(|source| NodeError::DiscoveryBind { port: udp.port(), source })?;
-        devp2p.set_discovery(discv4.local_addr().port(), discv4.enr());
+        devp2p.set_discovery(discv4.local_addr().port(), discv4.enr()).await;
         tracing::info!(target: "net::discv4", addr = %discv4.local_addr(), "discovery v4 running");
         executor
             .spawn_critical("discv4-dial", crate::devp2p::dial_discovered(devp2p.clone(), found));
@@ -561,6 +565,7 @@ async fn start_discovery(
             ip: tcp.address,
             fork_id: Some(devp2p.fork_id()),
             lookup_interval: gigagas_discv5::LOOKUP_INTERVAL,
+            executor: executor.clone(),
         };
         let addr = SocketAddr::new(args.network.addr, port);
         let spawned = match gigagas_discv5::Discv5::spawn(addr, key.clone(), config.clone()).await {
@@ -575,7 +580,7 @@ async fn start_discovery(
         let (discv5, found) = spawned?;
         if discovery.v4.is_none() {
             if let Ok(enr) = discv5.enr().to_base64().parse() {
-                devp2p.set_discovery(discv5.local_addr().port(), enr);
+                devp2p.set_discovery(discv5.local_addr().port(), enr).await;
             }
         }
         tracing::info!(target: "net::discv5", addr = %discv5.local_addr(), enr = %discv5.enr().to_base64(), "discovery v5 running");

@@ -23,6 +23,9 @@ pub enum SessionError {
     /// `Status` failed (another chain or fork, a bad block range).
     #[error("eth handshake: {0}")]
     Eth(#[from] EthStreamError),
+    /// The network has stopped (the node is shutting down).
+    #[error("the network has stopped")]
+    NetworkStopped,
     /// A step took too long (a peer that stalls).
     #[error("{step} took more than {after:?}")]
     Timeout {

@@ -12,17 +12,22 @@
 //! node's pool (`transactions.rs`) as geth's fetcher takes them (`fetcher.rs`), eth/72's blobs
 //! as cells.
 
+mod config;
 mod error;
 pub mod fetcher;
+mod handshake;
+mod manager;
 mod network;
+pub mod peers;
 mod serve;
 mod session;
 pub mod transactions;
 
-pub use error::SessionError;
-pub use network::{
-    Devp2pNetwork, LocalNode, SessionInfo, BLOCK_RANGE_UPDATE_INTERVAL, DEFAULT_MAX_PEERS,
-    DIAL_TIMEOUT, HANDSHAKE_TIMEOUT,
+pub use config::{
+    LocalNode, NetworkConfig, BLOCK_RANGE_UPDATE_INTERVAL, DEFAULT_MAX_PEERS, DIAL_TIMEOUT,
+    HANDSHAKE_TIMEOUT,
 };
+pub use error::SessionError;
+pub use network::{Devp2pNetwork, SessionInfo};
 pub use session::{SessionEnd, SessionRequestError, PING_INTERVAL, REQUEST_TIMEOUT};
 pub use transactions::{NetworkPool, PoolImportError, TransactionAnnouncement};

@@ -18,6 +18,7 @@ use gigagas_eth_wire_types::{
     NewPooledTransactionHashes, RequestPair, SnapMessage, SnapMessageId,
 };
 use gigagas_net_ecies::EciesStream;
+use gigagas_net_p2p::RequestError;
 use std::{
     collections::HashMap,
     sync::Arc,
@@ -88,6 +89,9 @@ pub enum SessionEnd {
     /// The runtime is shutting down: the store read for an answer could not run.
     #[error("the runtime is shutting down")]
     RuntimeShutdown,
+    /// The session's task panicked (a bug; logged with the panic).
+    #[error("the session's task panicked")]
+    Panicked,
 }
 
 /// Why a request brought no answer.
@@ -120,6 +124,23 @@ pub(crate) enum SessionCommand {
     Send(EthMessage),
     /// End the session with `reason`.
     Disconnect(DisconnectReason),
+}
+
+/// Hands the session behind `commands` (none: no session) the command `command` makes of a
+/// reply channel, and awaits the reply.
+///
+/// # Errors
+/// [`RequestError::Transport`] with the session's [`SessionRequestError`]: closed (no session,
+/// or gone before answering), ended, or timed out.
+pub(crate) async fn ask<T>(
+    commands: Option<mpsc::Sender<SessionCommand>>,
+    command: impl FnOnce(oneshot::Sender<Result<T, SessionRequestError>>) -> SessionCommand,
+) -> Result<T, RequestError> {
+    let closed = || RequestError::Transport(Box::new(SessionRequestError::Closed));
+    let commands = commands.ok_or_else(closed)?;
+    let (reply, answer) = oneshot::channel();
+    commands.send(command(reply)).await.map_err(|_| closed())?;
+    answer.await.map_err(|_| closed())?.map_err(|e| RequestError::Transport(Box::new(e)))
 }
 
 /// A request in flight.

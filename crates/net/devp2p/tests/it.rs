@@ -14,7 +14,8 @@ use alloy_primitives::B256;
 use futures::{SinkExt, StreamExt};
 use gigagas_devp2p::{
     fetcher::{check_network_transaction, Checked},
-    Devp2pNetwork, LocalNode, NetworkPool, PoolImportError, SessionError, TransactionAnnouncement,
+    Devp2pNetwork, LocalNode, NetworkConfig, NetworkPool, PoolImportError, SessionError,
+    TransactionAnnouncement,
 };
 use gigagas_eth_wire::{eth_protocols, EthStream, EthStreamError, HelloMessage, P2PStream};
 use gigagas_eth_wire_types::{
@@ -132,7 +133,7 @@ async fn requests_are_answered_by_id_and_a_stray_answer_ends_the_session() {
         }
     })
     .await;
-    let network = Devp2pNetwork::new(local(genesis));
+    let network = NetworkConfig::new(local(genesis)).start();
     let session = network.dial(record).await.unwrap();
     assert_eq!(session.version.number(), 72);
     assert_eq!(session.client_version, "scripted");
@@ -169,7 +170,7 @@ async fn requests_are_answered_by_id_and_a_stray_answer_ends_the_session() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_peer_on_another_chain_is_refused_with_the_reason() {
     let record = peer(B256::repeat_byte(2), |_| async {}).await;
-    let network = Devp2pNetwork::new(local(B256::repeat_byte(3)));
+    let network = NetworkConfig::new(local(B256::repeat_byte(3))).start();
     match network.dial(record).await {
         Err(SessionError::Eth(EthStreamError::GenesisMismatch { ours, theirs })) => {
             assert_eq!((ours, theirs), (B256::repeat_byte(3), B256::repeat_byte(2)));
@@ -193,7 +194,7 @@ async fn eventually(mut check: impl FnMut() -> bool) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_moving_head_is_announced_and_new_sessions_see_it() {
     let genesis = B256::repeat_byte(4);
-    let server = Devp2pNetwork::new(local(genesis));
+    let server = NetworkConfig::new(local(genesis)).start();
     server.listen("127.0.0.1:0".parse().unwrap()).await.unwrap();
     let record = server.enode().unwrap();
     // What admin_nodeInfo shows: the enode and a signed ENR of the same node and port.
@@ -201,24 +202,110 @@ async fn a_moving_head_is_announced_and_new_sessions_see_it() {
     assert_eq!(info.enode, Some(record.to_string()));
     let enr: gigagas_net_peers::BootNode = info.enr.expect("an ENR").parse().unwrap();
     assert_eq!((enr.record.id, enr.record.tcp_port), (record.id, record.tcp_port));
-    let client = Devp2pNetwork::new(local(genesis));
+    let client = NetworkConfig::new(local(genesis)).start();
     assert_eq!(client.dial(record).await.unwrap().status.latest, 2);
     let latest = |n: &Devp2pNetwork| n.sessions().first().map(|s| s.status.latest);
     // Fewer than 32 blocks on: not announced yet (geth's pace).
-    server.update_head(20, B256::repeat_byte(20), 0);
+    server.update_head(20, B256::repeat_byte(20), 0).await;
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(latest(&client), Some(2));
     // 32 or more: a BlockRangeUpdate, which the client keeps as what the peer serves.
-    server.update_head(40, B256::repeat_byte(40), 0);
+    server.update_head(40, B256::repeat_byte(40), 0).await;
     assert!(eventually(|| latest(&client) == Some(40)).await, "{:?}", latest(&client));
     assert_eq!(client.sessions()[0].status.latest_hash, B256::repeat_byte(40));
     // Moving back is announced at once.
-    server.update_head(39, B256::repeat_byte(39), 0);
+    server.update_head(39, B256::repeat_byte(39), 0).await;
     assert!(eventually(|| latest(&client) == Some(39)).await, "{:?}", latest(&client));
     // A new session's Status carries the head.
-    let late = Devp2pNetwork::new(local(genesis));
+    let late = NetworkConfig::new(local(genesis)).start();
     let session = late.dial(record).await.unwrap();
     assert_eq!((session.status.latest, session.status.latest_hash), (39, B256::repeat_byte(39)));
+}
+
+/// The network manager keeps a static peer in session: one not up yet is dialed again until
+/// it answers, one whose session ends is dialed again; beyond the peer limit a newcomer that
+/// dials in is refused with `TooManyPeers`, while a static peer is still taken.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn static_peers_are_kept_in_session_and_the_limit_refuses_newcomers() {
+    use gigagas_eth_wire::{DisconnectReason, P2PStreamError};
+    let genesis = B256::repeat_byte(5);
+    // B's address and identity, before B listens.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let b_local = local(genesis);
+    let b_id = peer_id(&b_local.secret.public_key());
+    let b_record = NodeRecord {
+        address: std::net::Ipv4Addr::LOCALHOST.into(),
+        tcp_port: port,
+        udp_port: 0,
+        id: b_id,
+    };
+    let a =
+        NetworkConfig::new(local(genesis)).with_max_peers(1).with_static_peers([b_record]).start();
+    a.listen("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    assert_eq!(a.static_peers(), vec![b_record]);
+    // The first dial fails (nobody listens); B comes up and the redial finds it.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(a.sessions().is_empty());
+    let b = NetworkConfig::new(b_local.clone()).start();
+    b.listen(b_record.tcp_addr()).await.unwrap();
+    let redial = gigagas_devp2p::peers::REDIAL_INTERVAL + Duration::from_secs(3);
+    let connected = |n: &Devp2pNetwork| n.sessions().iter().any(|s| s.record.id == b_id);
+    let waited = tokio::time::timeout(redial, async {
+        while !connected(&a) {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    });
+    assert!(waited.await.is_ok(), "the static peer was not dialed again");
+    // A is full (1 session): a newcomer is refused with the reason.
+    let newcomer = NetworkConfig::new(local(genesis)).start();
+    match newcomer.dial(a.enode().unwrap()).await {
+        // Told after its Hello, while it waits for our Status.
+        Err(SessionError::Eth(EthStreamError::P2P(P2PStreamError::Disconnected(
+            DisconnectReason::TooManyPeers,
+        )))) => {}
+        other => panic!("expected TooManyPeers, got {other:?}"),
+    }
+    // B goes away and comes back on the same port: A dials it again.
+    let a_id = a.local_id();
+    gigagas_net_p2p::BlockClient::report_bad_message(&b, a_id);
+    assert!(eventually(|| !connected(&a)).await, "the session did not end");
+    drop(b);
+    let b = NetworkConfig::new(b_local).start();
+    // The old listener goes with its manager, a moment after the last handle.
+    let mut bound = b.listen(b_record.tcp_addr()).await;
+    for _ in 0..50 {
+        if bound.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        bound = b.listen(b_record.tcp_addr()).await;
+    }
+    bound.unwrap();
+    let waited = tokio::time::timeout(redial, async {
+        while !connected(&a) {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    });
+    assert!(waited.await.is_ok(), "the static peer was not dialed again after its session ended");
+}
+
+/// On the node's graceful shutdown the network manager tells every peer `ClientQuitting`
+/// and lets the wait end; the peer sees the session close.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn graceful_shutdown_says_goodbye_to_the_peers() {
+    let genesis = B256::repeat_byte(6);
+    let tasks = gigagas_tasks::TaskManager::current();
+    let a = NetworkConfig::new(local(genesis)).with_executor(tasks.executor()).start();
+    a.listen("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let b = NetworkConfig::new(local(genesis)).start();
+    b.dial(a.enode().unwrap()).await.unwrap();
+    assert!(eventually(|| a.sessions().len() == 1).await);
+    assert!(tasks.graceful_shutdown_with_timeout(Duration::from_secs(5)).await);
+    assert!(a.sessions().is_empty());
+    assert!(eventually(|| b.sessions().is_empty()).await, "the peer still holds the session");
+    let anyone =
+        NodeRecord { id: peer_id(&random_secret_key().public_key()), ..a.enode().unwrap() };
+    assert!(matches!(a.dial(anyone).await, Err(SessionError::NetworkStopped)));
 }
 
 /// A pool of whatever passes the wire's checks, keyed by transaction hash; bytes starting with
@@ -347,9 +434,9 @@ fn announcement(raw: &[u8]) -> TransactionAnnouncement {
 async fn announced_transactions_are_fetched_into_the_pool_and_bad_ones_cost_the_peer() {
     let genesis = B256::repeat_byte(5);
     let (a_pool, b_pool) = (Arc::new(TestPool::default()), Arc::new(TestPool::default()));
-    let a = Devp2pNetwork::new(local(genesis)).with_pool(a_pool.clone());
+    let a = NetworkConfig::new(local(genesis)).with_pool(a_pool.clone()).start();
     a.listen("127.0.0.1:0".parse().unwrap()).await.unwrap();
-    let b = Devp2pNetwork::new(local(genesis)).with_pool(b_pool.clone());
+    let b = NetworkConfig::new(local(genesis)).with_pool(b_pool.clone()).start();
     b.dial(a.enode().unwrap()).await.unwrap();
     assert!(eventually(|| a.sessions().len() == 1).await);
     // A takes two transactions (a 1559 one, and a blob one in its network form) and announces
@@ -386,7 +473,7 @@ async fn announced_transactions_are_fetched_into_the_pool_and_bad_ones_cost_the_
     })
     .await;
     let pool = Arc::new(TestPool::default());
-    let network = Devp2pNetwork::new(local(genesis)).with_pool(pool.clone());
+    let network = NetworkConfig::new(local(genesis)).with_pool(pool.clone()).start();
     network.dial(unasked).await.unwrap();
     assert!(eventually(|| network.sessions().is_empty()).await, "kept a peer that sent unasked");
 
@@ -398,7 +485,7 @@ async fn announced_transactions_are_fetched_into_the_pool_and_bad_ones_cost_the_
     })
     .await;
     let pool = Arc::new(TestPool::default());
-    let network = Devp2pNetwork::new(local(genesis)).with_pool(pool.clone());
+    let network = NetworkConfig::new(local(genesis)).with_pool(pool.clone()).start();
     network.dial(invalid).await.unwrap();
     assert!(eventually(|| network.sessions().is_empty()).await, "kept a peer that sent junk");
     assert!(pool.0.lock().unwrap().is_empty());
@@ -411,7 +498,7 @@ async fn a_peer_on_another_fork_is_refused_with_its_fork_id() {
     // The same genesis, but a fork this node does not know of at its head.
     theirs.fork_id = ForkId { hash: ForkHash([1, 2, 3, 4]), next: 0 };
     let record = peer_with_status(theirs, filter, |_| async {}).await;
-    let network = Devp2pNetwork::new(local(genesis));
+    let network = NetworkConfig::new(local(genesis)).start();
     match network.dial(record).await {
         Err(SessionError::Eth(EthStreamError::ForkId { fork_id, .. })) => {
             assert_eq!(fork_id.hash, ForkHash([1, 2, 3, 4]));
@@ -433,7 +520,7 @@ async fn a_peer_that_leaves_or_stalls_mid_request_fails_the_request_typed() {
         }
     })
     .await;
-    let network = Devp2pNetwork::new(local(genesis));
+    let network = NetworkConfig::new(local(genesis)).start();
     network.dial(leaver).await.unwrap();
     let started = std::time::Instant::now();
     let left = network.get_headers(leaver.id, HashOrNumber::Number(1), 1, false).await;
@@ -482,7 +569,7 @@ async fn an_oversize_message_or_a_bad_mac_drops_the_peer_and_fails_the_request()
         }
     })
     .await;
-    let network = Devp2pNetwork::new(local(genesis));
+    let network = NetworkConfig::new(local(genesis)).start();
     for (record, what) in [
         (oversize, "eth message of 11534336 bytes (at most 10 MiB)"),
         (bad_mac, "frame header MAC mismatch"),
@@ -534,9 +621,9 @@ async fn snap_requests_are_answered_between_two_nodes() {
     let (store_a, root) = snap_store(dir_a.path(), 40);
     let (store_b, _) = snap_store(dir_b.path(), 40);
     let genesis = B256::repeat_byte(5);
-    let a = Devp2pNetwork::new(local(genesis)).with_snap_server(SnapServer::new(store_a));
+    let a = NetworkConfig::new(local(genesis)).with_snap_server(SnapServer::new(store_a)).start();
     a.listen("127.0.0.1:0".parse().unwrap()).await.unwrap();
-    let b = Devp2pNetwork::new(local(genesis)).with_snap_server(SnapServer::new(store_b));
+    let b = NetworkConfig::new(local(genesis)).with_snap_server(SnapServer::new(store_b)).start();
     b.dial(a.enode().unwrap()).await.unwrap();
     let peer = a.enode().unwrap().id;
     let request = SnapMessage::GetAccountRange(GetAccountRange {
@@ -561,7 +648,7 @@ async fn snap_requests_are_answered_between_two_nodes() {
     };
     assert_eq!(codes.codes, vec![alloy_primitives::Bytes::new()]);
     // A node that serves no snap: no snap session, the request refused, the session kept.
-    let c = Devp2pNetwork::new(local(genesis));
+    let c = NetworkConfig::new(local(genesis)).start();
     c.dial(a.enode().unwrap()).await.unwrap();
     let request =
         SnapMessage::GetByteCodes(GetByteCodes { request_id: 0, hashes: vec![], bytes: 1 });

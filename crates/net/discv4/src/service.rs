@@ -57,6 +57,8 @@ pub struct Discv4Config {
     pub lookup_interval: Duration,
     /// The fork id the ENR's `eth` entry carries (None: no entry).
     pub fork_id: Option<ForkId>,
+    /// Where the service's task runs (as the critical task `discv4`).
+    pub executor: gigagas_tasks::TaskExecutor,
 }
 
 /// A node the table holds.
@@ -112,9 +114,10 @@ impl Discv4 {
         let (found, discovered) = mpsc::channel(1024);
         let this = Self { state: Arc::default(), local, enr: enr.clone(), key: key.clone() };
         let id = PeerId::from_slice(&key.verifying_key().to_encoded_point(false).as_bytes()[1..]);
+        let executor = config.executor.clone();
         let service =
             Service { socket, key, id, config, enr, state: this.state.clone(), found, local };
-        tokio::spawn(service.run());
+        executor.spawn_critical("discv4", service.run());
         Ok((this, discovered))
     }
 

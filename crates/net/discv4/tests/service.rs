@@ -30,6 +30,7 @@ async fn start(
         ip,
         lookup_interval: Duration::from_millis(200),
         fork_id: Some(FORK),
+        executor: gigagas_tasks::TaskManager::current().executor(),
     };
     let (service, found) =
         Discv4::spawn("127.0.0.1:0".parse().unwrap(), key.clone(), config).await.unwrap();

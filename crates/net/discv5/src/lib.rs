@@ -49,6 +49,8 @@ pub struct Discv5Config {
     pub fork_id: Option<ForkId>,
     /// How often a lookup runs ([`LOOKUP_INTERVAL`]).
     pub lookup_interval: Duration,
+    /// Where the service's task (the critical task `discv5`) and its lookups run.
+    pub executor: gigagas_tasks::TaskExecutor,
 }
 
 /// A node met by discovery v5 that can be dialed: its record (IP, TCP and UDP ports, node id)
@@ -152,7 +154,11 @@ impl Discv5 {
             service.event_stream().await.map_err(|reason| Discv5Error::Start { reason })?;
         let inner = Arc::new(service);
         let (found, discovered) = mpsc::channel(1024);
-        tokio::spawn(run(inner.clone(), events, found, config.lookup_interval));
+        let executor = config.executor.clone();
+        executor.spawn_critical(
+            "discv5",
+            run(inner.clone(), events, found, config.lookup_interval, config.executor),
+        );
         Ok((Self { inner, local }, discovered))
     }
 
@@ -186,6 +192,7 @@ async fn run(
     mut events: mpsc::Receiver<Event>,
     found: mpsc::Sender<Discovered>,
     interval: Duration,
+    executor: gigagas_tasks::TaskExecutor,
 ) {
     let mut reported: HashMap<PeerId, Instant> = HashMap::new();
     let (lookups, mut results) = mpsc::channel::<Vec<discv5::Enr>>(8);
@@ -206,7 +213,7 @@ async fn run(
             _ = tick.tick(), if !service.table_entries_id().is_empty() => {
                 let service = service.clone();
                 let lookups = lookups.clone();
-                tokio::spawn(async move {
+                executor.spawn(async move {
                     match service.find_node(discv5::enr::NodeId::random()).await {
                         Ok(nodes) => { let _ = lookups.send(nodes).await; }
                         Err(e) => tracing::debug!(target: "net::discv5", error = ?e, "lookup failed"),

@@ -27,6 +27,7 @@ async fn start(
         ip: "127.0.0.1".parse().unwrap(),
         fork_id,
         lookup_interval: Duration::from_millis(500),
+        executor: gigagas_tasks::TaskManager::current().executor(),
     };
     Discv5::spawn(SocketAddr::from(([127, 0, 0, 1], 0)), key(seed), config).await.unwrap()
 }

@@ -101,7 +101,7 @@ impl RequestQueue {
 pub(crate) fn spawn(
     handler: EthRequestHandler,
     served: mpsc::UnboundedSender<ServedRequest>,
-    tasks: Option<&gigagas_tasks::TaskExecutor>,
+    tasks: &gigagas_tasks::TaskExecutor,
 ) -> RequestQueue {
     let (tx, mut rx) = mpsc::channel::<IncomingRequest>(MAX_QUEUED_REQUESTS);
     let run = async move {
@@ -118,9 +118,6 @@ pub(crate) fn spawn(
             }
         }
     };
-    match tasks {
-        Some(tasks) => drop(tasks.spawn_critical("net-requests", run)),
-        None => drop(tokio::spawn(run)),
-    }
+    drop(tasks.spawn_critical("net-requests", run));
     RequestQueue(tx)
 }

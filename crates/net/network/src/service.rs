@@ -130,7 +130,9 @@ pub async fn spawn(config: NetworkConfig) -> Result<NetworkHandle, NetError> {
             tracing::warn!(target: "net", %addr, error = %e, "cannot dial bootnode");
         }
     }
-    let tasks = config.tasks.clone();
+    // Without an executor of the node's, the tasks run on the current runtime unsupervised.
+    let tasks =
+        config.tasks.clone().unwrap_or_else(|| gigagas_tasks::TaskManager::current().executor());
     let (tx, rx) = mpsc::unbounded_channel();
     let (served_tx, served_rx) = mpsc::unbounded_channel();
     let (peers_tx, peers_rx) = watch::channel(BTreeSet::new());
@@ -141,16 +143,16 @@ pub async fn spawn(config: NetworkConfig) -> Result<NetworkHandle, NetError> {
             let (push, engine) = propagation::push::spawn(
                 p.clone(),
                 swarm.behaviour().stream.new_control(),
-                blocks_tx.clone(),
-                tx.clone(),
-                stats.clone(),
+                propagation::push::PushOutputs {
+                    delivered: blocks_tx.clone(),
+                    swarm: tx.clone(),
+                    stats: stats.clone(),
+                },
                 config.degree,
                 config.faults,
+                &tasks,
             );
-            match &tasks {
-                Some(tasks) => drop(tasks.spawn_critical("propagation", engine)),
-                None => drop(tokio::spawn(engine)),
-            }
+            drop(tasks.spawn_critical("propagation", engine));
             Some(push)
         }
         _ => None,
@@ -184,13 +186,10 @@ pub async fn spawn(config: NetworkConfig) -> Result<NetworkHandle, NetError> {
         pending: HashMap::new(),
         request_queue: config
             .request_handler
-            .map(|h| crate::request_handler::spawn(h, served_tx, tasks.as_ref())),
+            .map(|h| crate::request_handler::spawn(h, served_tx, &tasks)),
         requests: HashMap::new(),
     };
-    match &tasks {
-        Some(tasks) => drop(tasks.spawn_critical("network", task.run(rx, served_rx))),
-        None => drop(tokio::spawn(task.run(rx, served_rx))),
-    }
+    drop(tasks.spawn_critical("network", task.run(rx, served_rx)));
     Ok(handle)
 }
 

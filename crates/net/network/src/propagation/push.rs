@@ -185,33 +185,47 @@ pub(crate) enum PushCommand {
 /// A verified RLNC batch: the block, its chunks' senders, the chunks, the indices of the forged.
 type Verified = (BlockKey, Vec<PeerId>, Vec<gigagas_rlnc::CodedChunk>, Vec<usize>);
 
-/// Starts the push engine's stream tasks; returns the engine's command sender and the engine
-/// itself, for the caller to spawn.
+/// Where the push engine's results go.
+pub(crate) struct PushOutputs {
+    /// Blocks decoded whole.
+    pub(crate) delivered: mpsc::UnboundedSender<GossipedBlock>,
+    /// Commands to the swarm's task (a forging peer to ban, say).
+    pub(crate) swarm: mpsc::UnboundedSender<Command>,
+    /// The propagation counters.
+    pub(crate) stats: Arc<PropagationStats>,
+}
+
+/// Starts the push engine's stream tasks on `tasks` (the writer as the critical task
+/// `propagation-writer`, each inbound stream's reader as a plain task); returns the engine's
+/// command sender and the engine itself, for the caller to spawn.
 pub(crate) fn spawn(
     config: PropagationConfig,
     mut control: libp2p_stream::Control,
-    delivered: mpsc::UnboundedSender<GossipedBlock>,
-    swarm: mpsc::UnboundedSender<Command>,
-    stats: Arc<PropagationStats>,
+    outputs: PushOutputs,
     degree: usize,
     faults: crate::faults::Faults,
+    tasks: &gigagas_tasks::TaskExecutor,
 ) -> (mpsc::UnboundedSender<PushCommand>, impl std::future::Future<Output = ()> + Send + 'static) {
+    let PushOutputs { delivered, swarm, stats } = outputs;
     let protocol = stream_protocol(config.protocol);
     let (inbound_tx, inbound_rx) = mpsc::unbounded_channel::<Inbound>();
     match control.accept(protocol.clone()) {
         Ok(mut incoming) => {
-            let inbound_tx = inbound_tx.clone();
-            tokio::spawn(async move {
+            let (inbound_tx, readers) = (inbound_tx.clone(), tasks.clone());
+            drop(tasks.spawn_critical("propagation-accept", async move {
                 while let Some((peer, stream)) = incoming.next().await {
-                    tokio::spawn(read_frames(peer, stream, inbound_tx.clone()));
+                    drop(readers.spawn(read_frames(peer, stream, inbound_tx.clone())));
                 }
-            });
+            }));
         }
         Err(e) => tracing::error!(target: "net", error = %e, "cannot accept chunk streams"),
     }
     let (uplink_tx, uplink_rx) = mpsc::channel::<(PeerId, Vec<u8>)>(1);
     let pace = config.pace_bits_per_sec.filter(|b| *b > 0).map(|b| b as f64 / 8.0);
-    tokio::spawn(write_frames(control, protocol, uplink_rx, pace));
+    drop(tasks.spawn_critical(
+        "propagation-writer",
+        write_frames(control, protocol, uplink_rx, pace, tasks.clone()),
+    ));
     let (tx, rx) = mpsc::unbounded_channel();
     let (verified_tx, verified_rx) = mpsc::unbounded_channel();
     let engine = PushEngine {

@@ -67,6 +67,7 @@ pub(super) async fn write_frames(
     protocol: StreamProtocol,
     mut rx: mpsc::Receiver<(PeerId, Vec<u8>)>,
     pace: Option<f64>,
+    tasks: gigagas_tasks::TaskExecutor,
 ) {
     let mut free_at = tokio::time::Instant::now();
     let mut streams: HashMap<PeerId, Stream> = HashMap::new();
@@ -79,7 +80,7 @@ pub(super) async fn write_frames(
         let held = opening.entry(peer).or_insert_with(|| {
             let (mut control, protocol, tx) =
                 (control.clone(), protocol.clone(), opened_tx.clone());
-            tokio::spawn(async move {
+            tasks.spawn(async move {
                 let open = control.open_stream(peer, protocol);
                 let stream = match tokio::time::timeout(OPEN_TIMEOUT, open).await {
                     Ok(Ok(stream)) => Some(stream),

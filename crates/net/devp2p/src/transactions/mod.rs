@@ -1,7 +1,8 @@
-//! Transaction gossip over eth/69–72 (reth's `TransactionsManager`, what a node needs of it):
-//! the node's pool is announced to its peers and theirs fetched into it.
+//! Transaction gossip over eth/69–72 (reth's `transactions`): the node's pool is announced to
+//! its peers and theirs fetched into it, by the [`manager::TransactionsManager`] task.
 //!
-//! Flow: a peer's `NewPooledTransactionHashes` names transactions; those the pool lacks and
+//! Flow: the network manager hands it each session's start and end and what the peers
+//! announce or send; a peer's `NewPooledTransactionHashes` names transactions; those the pool lacks and
 //! nobody is fetching are asked of that peer with `GetPooledTransactions` (at most
 //! [`MAX_POOLED_TRANSACTIONS_REQUEST`] a request) and each one answered goes to the pool
 //! ([`NetworkPool::import`], on a blocking thread: signature recovery, state reads, KZG for
@@ -10,8 +11,11 @@
 //! (undecodable, bad signature, another chain), is dropped and banned; a valid one the pool
 //! declines (known, nonce too low, underpriced) costs the peer nothing. What the pool takes,
 //! from a peer or from RPC, the node hands to [`crate::Devp2pNetwork::announce_transactions`],
-//! which announces it to every session but the one it came from; `GetPooledTransactions` from
+//! and the manager announces it to every session but the one it came from (remembered for the
+//! last [`MAX_REMEMBERED_ORIGINS`] transactions); `GetPooledTransactions` from
 //! peers are answered from the pool (`serve.rs`).
+
+pub(crate) mod manager;
 
 use alloy_primitives::{Bytes, B256};
 
@@ -22,8 +26,8 @@ pub const MAX_POOLED_TRANSACTIONS_REQUEST: usize = 256;
 pub const MAX_ANNOUNCED_HASHES: usize = 4096;
 
 /// How many transaction origins are remembered (so that nothing is announced back to the
-/// peer it came from) before the memory starts over.
-pub(crate) const MAX_REMEMBERED_ORIGINS: usize = 65_536;
+/// peer it came from), the least recently seen forgotten first.
+pub const MAX_REMEMBERED_ORIGINS: u32 = 65_536;
 
 /// The node's transaction pool as the network sees it.
 pub trait NetworkPool: Send + Sync + std::fmt::Debug {
