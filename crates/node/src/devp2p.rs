@@ -32,20 +32,24 @@ const TIP_POLL_INTERVAL: Duration = Duration::from_millis(500);
 /// # Errors
 /// [`NodeError::NodeKey`] when the file cannot be read, written or holds no valid key.
 pub(crate) fn load_or_create_key(path: &Path) -> Result<gigagas_net_ecies::SecretKey, NodeError> {
-    let err = |reason: String| NodeError::NodeKey { path: path.to_path_buf(), reason };
+    use gigagas_net::KeyFileError;
+    let err = |source: KeyFileError| NodeError::NodeKey { path: path.to_path_buf(), source };
     match std::fs::read_to_string(path) {
         Ok(text) => {
-            let bytes =
-                alloy_primitives::hex::decode(text.trim()).map_err(|e| err(e.to_string()))?;
-            gigagas_net_ecies::SecretKey::from_slice(&bytes).map_err(|e| err(e.to_string()))
+            let bytes = alloy_primitives::hex::decode(text.trim()).map_err(|e| err(e.into()))?;
+            if bytes.len() != 32 {
+                return Err(err(KeyFileError::Length(bytes.len())));
+            }
+            gigagas_net_ecies::SecretKey::from_slice(&bytes)
+                .map_err(|e| err(KeyFileError::Invalid(Box::new(e))))
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let key = gigagas_net_ecies::random_secret_key();
             std::fs::write(path, alloy_primitives::hex::encode(key.to_bytes()))
-                .map_err(|e| err(e.to_string()))?;
+                .map_err(|e| err(e.into()))?;
             Ok(key)
         }
-        Err(e) => Err(err(e.to_string())),
+        Err(e) => Err(err(e.into())),
     }
 }
 
@@ -147,7 +151,10 @@ impl gigagas_devp2p::NetworkPool for NodePool {
         let head = self.engine.forkchoice().head.0;
         let header = match self.storage.header_by_number(head) {
             Ok(header) => header,
-            Err(e) => return raws.iter().map(|_| Err(Declined(e.to_string()))).collect(),
+            Err(e) => {
+                let e: gigagas_devp2p::transactions::PoolRejection = Arc::new(e);
+                return raws.iter().map(|_| Err(Declined(e.clone()))).collect();
+            }
         };
         let chain = self.engine.chain();
         raws.iter()
@@ -159,8 +166,8 @@ impl gigagas_devp2p::NetworkPool for NodePool {
                         | E::Decode(_)
                         | E::Signature(_)
                         | E::ChainId { .. }
-                        | E::Blob(_) => Invalid(e.to_string()),
-                        _ => Declined(e.to_string()),
+                        | E::Blob(_) => Invalid(Arc::new(e)),
+                        _ => Declined(Arc::new(e)),
                     }
                 })
             })

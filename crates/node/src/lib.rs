@@ -93,12 +93,12 @@ pub enum NodeError {
         source: std::io::Error,
     },
     /// The devp2p node key cannot be read or written.
-    #[error("node key {path}: {reason}")]
+    #[error("node key {path}: {source}")]
     NodeKey {
         /// The key file.
         path: PathBuf,
         /// Why.
-        reason: String,
+        source: gigagas_net::KeyFileError,
     },
     /// The JWT secret or an RPC server failed.
     #[error(transparent)]

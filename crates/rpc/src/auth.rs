@@ -55,10 +55,10 @@ impl JwtSecret {
     /// A fresh random secret (the operating system's generator).
     ///
     /// # Errors
-    /// [`RpcError::Store`] when the generator fails.
+    /// [`RpcError::Random`] when the generator fails.
     pub fn random() -> Result<Self, RpcError> {
         let mut bytes = [0u8; 32];
-        getrandom::fill(&mut bytes).map_err(|e| RpcError::Store(format!("random: {e}")))?;
+        getrandom::fill(&mut bytes)?;
         Ok(Self(bytes))
     }
 
@@ -66,7 +66,7 @@ impl JwtSecret {
     /// `jwt.hex`) when the file does not exist.
     ///
     /// # Errors
-    /// [`RpcError::Store`] when the file cannot be read or written; [`RpcError::InvalidParams`]
+    /// [`RpcError::JwtFile`] when the file cannot be read or written; [`RpcError::InvalidParams`]
     /// when it does not hold 32 hex bytes.
     pub fn load_or_create(path: &Path) -> Result<Self, RpcError> {
         match std::fs::read_to_string(path) {
@@ -74,10 +74,10 @@ impl JwtSecret {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 let secret = Self::random()?;
                 std::fs::write(path, secret.to_hex())
-                    .map_err(|e| RpcError::Store(format!("{}: {e}", path.display())))?;
+                    .map_err(|source| RpcError::JwtFile { path: path.to_path_buf(), source })?;
                 Ok(secret)
             }
-            Err(e) => Err(RpcError::Store(format!("{}: {e}", path.display()))),
+            Err(source) => Err(RpcError::JwtFile { path: path.to_path_buf(), source }),
         }
     }
 

@@ -185,8 +185,7 @@ fn transact_until(
     // The nonce is not checked: the transaction carries the sender's (a create's address
     // follows it, and EIP-2780's new-account charge reads that address from the transaction's
     // nonce, where geth reads the account's).
-    let sender =
-        state.basic_ref(tx.caller).map_err(|e| NotRun::Other(RpcError::Store(e.to_string())))?;
+    let sender = state.basic_ref(tx.caller).map_err(|e| NotRun::Other(RpcError::State(e)))?;
     tx.nonce = sender.map_or(0, |a| a.nonce);
     // geth: a call that pays no gas price (blob gas price) sees a zero BASEFEE (BLOBBASEFEE).
     if tx.gas_price == 0 {
@@ -220,7 +219,7 @@ fn transact_until(
         ) => NotRun::GasLimit(invalid.to_string()),
         EVMError::Transaction(invalid) => NotRun::Other(RpcError::Execution(invalid.to_string())),
         EVMError::Header(invalid) => NotRun::Other(RpcError::Execution(invalid.to_string())),
-        other => NotRun::Other(RpcError::Store(other.to_string())),
+        other => NotRun::Other(RpcError::Evm(Box::new(other))),
     })
 }
 
@@ -273,7 +272,7 @@ pub(crate) fn estimate(
     }
     let state = state_after(ctx, block)?;
     let from = request.from.unwrap_or_default();
-    let read = |e: gigagas_state::StateError| RpcError::Store(e.to_string());
+    let read = RpcError::State;
     let fee_cap = request.max_fee_per_gas.or(request.gas_price).unwrap_or_default();
     if fee_cap != 0 {
         let balance = state.basic_ref(from).map_err(read)?.map(|a| a.balance).unwrap_or_default();
@@ -412,5 +411,5 @@ pub(crate) fn access_list(
         }
         list = next;
     }
-    Err(RpcError::Store("access list did not settle after 8 runs".into()))
+    Err(RpcError::AccessListUnsettled(8))
 }

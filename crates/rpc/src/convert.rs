@@ -39,7 +39,7 @@ impl StoredBlock {
         let body = ctx
             .provider
             .body_by_number(number)?
-            .ok_or_else(|| RpcError::Store(format!("body of block {number} missing")))?;
+            .ok_or(RpcError::Missing { what: "body", block: number })?;
         let hash = header.hash_slow();
         let senders = ctx
             .provider
@@ -55,10 +55,11 @@ impl StoredBlock {
         if let Some(receipts) = ctx.cache.receipts.get(&self.hash) {
             return Ok(receipts);
         }
-        let receipts =
-            Arc::new(ctx.provider.receipts_by_number(self.number)?.ok_or_else(|| {
-                RpcError::Store(format!("receipts of block {} missing", self.number))
-            })?);
+        let receipts = Arc::new(
+            ctx.provider
+                .receipts_by_number(self.number)?
+                .ok_or_else(|| RpcError::Missing { what: "receipts", block: self.number })?,
+        );
         ctx.cache.receipts.insert(self.hash, receipts.clone());
         Ok(receipts)
     }
@@ -84,9 +85,11 @@ impl StoredBlock {
         if let Some(senders) = &self.senders {
             return Ok(senders[i]);
         }
-        self.body.transactions[i]
-            .recover_signer()
-            .map_err(|e| RpcError::Store(format!("sender of tx {i} of block {}: {e}", self.number)))
+        self.body.transactions[i].recover_signer().map_err(|source| RpcError::Sender {
+            block: self.number,
+            index: i,
+            source,
+        })
     }
 
     /// Transaction `i` in the RPC shape.

@@ -30,8 +30,8 @@ use alloy_rpc_types_engine::{
     BlobsBundleV1, BlobsBundleV2, CancunPayloadFields, ExecutionPayload, ExecutionPayloadBodyV1,
     ExecutionPayloadBodyV2, ExecutionPayloadEnvelopeV2, ExecutionPayloadEnvelopeV3,
     ExecutionPayloadEnvelopeV4, ExecutionPayloadEnvelopeV5, ExecutionPayloadEnvelopeV6,
-    ExecutionPayloadFieldV2, ExecutionPayloadInputV2, ExecutionPayloadSidecar, ExecutionPayloadV1,
-    ExecutionPayloadV2, ExecutionPayloadV3, ExecutionPayloadV4, ForkchoiceState, ForkchoiceUpdated,
+    ExecutionPayloadFieldV2, ExecutionPayloadSidecar, ExecutionPayloadV1, ExecutionPayloadV2,
+    ExecutionPayloadV3, ExecutionPayloadV4, ForkchoiceState, ForkchoiceUpdated,
     PayloadAttributes as EnginePayloadAttributes, PayloadId, PayloadStatus as EnginePayloadStatus,
     PayloadStatusEnum, PraguePayloadFields,
 };
@@ -213,13 +213,13 @@ pub trait EngineApi {
         custody: Option<alloy_primitives::B128>,
     ) -> RpcResult<ForkchoiceUpdated>;
 
-    /// Paris: an `ExecutionPayloadV1`.
+    /// Paris: an `ExecutionPayloadV1` (withdrawals: -32602, after the fork's check).
     #[method(name = "newPayloadV1")]
-    async fn new_payload_v1(&self, payload: Value) -> RpcResult<PayloadStatusV1>;
+    async fn new_payload_v1(&self, payload: PayloadInputV1V2) -> RpcResult<PayloadStatusV1>;
 
-    /// Shanghai: an `ExecutionPayloadV1` before Shanghai, `V2` from it.
+    /// Shanghai: an `ExecutionPayloadV1` before Shanghai, `V2` from it (-32602 otherwise).
     #[method(name = "newPayloadV2")]
-    async fn new_payload_v2(&self, payload: Value) -> RpcResult<PayloadStatusV1>;
+    async fn new_payload_v2(&self, payload: PayloadInputV1V2) -> RpcResult<PayloadStatusV1>;
 
     /// Cancun: an `ExecutionPayloadV3`, the blob versioned hashes, the parent beacon root.
     #[method(name = "newPayloadV3")]
@@ -409,14 +409,14 @@ impl EngineApiServer for EngineRpc {
         forkchoice_updated(&self.ctx, "engine_forkchoiceUpdatedV4", 4, state, attributes).await
     }
 
-    async fn new_payload_v1(&self, payload: Value) -> RpcResult<PayloadStatusV1> {
-        let (payload, bal) = payload_v1_v2(&self.ctx, "engine_newPayloadV1", 1, payload)?;
-        new_payload(&self.ctx, "engine_newPayloadV1", 1, payload, bal, None, None).await
+    async fn new_payload_v1(&self, payload: PayloadInputV1V2) -> RpcResult<PayloadStatusV1> {
+        let payload = payload_v1_v2(&self.ctx, "engine_newPayloadV1", 1, payload)?;
+        new_payload(&self.ctx, "engine_newPayloadV1", 1, payload, None, None, None).await
     }
 
-    async fn new_payload_v2(&self, payload: Value) -> RpcResult<PayloadStatusV1> {
-        let (payload, bal) = payload_v1_v2(&self.ctx, "engine_newPayloadV2", 2, payload)?;
-        new_payload(&self.ctx, "engine_newPayloadV2", 2, payload, bal, None, None).await
+    async fn new_payload_v2(&self, payload: PayloadInputV1V2) -> RpcResult<PayloadStatusV1> {
+        let payload = payload_v1_v2(&self.ctx, "engine_newPayloadV2", 2, payload)?;
+        new_payload(&self.ctx, "engine_newPayloadV2", 2, payload, None, None, None).await
     }
 
     async fn new_payload_v3(
@@ -705,29 +705,43 @@ fn attributes(
     }
 }
 
+/// `engine_newPayloadV1/V2`'s parameter: an `ExecutionPayloadV1`, with `withdrawals` when
+/// present. Unlike alloy's `ExecutionPayloadInputV2` it tolerates the fields of later payloads,
+/// so that a later fork's payload is answered -38005 (the spec checks the fork first) rather
+/// than -32602.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct PayloadInputV1V2 {
+    /// The V1 fields.
+    #[serde(flatten)]
+    pub execution_payload: ExecutionPayloadV1,
+    /// The withdrawals (Shanghai on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub withdrawals: Option<Vec<alloy_eips::eip4895::Withdrawal>>,
+}
+
 /// `engine_newPayloadV1/V2`'s payload: the fork first (-38005 for a later payload, whatever its
-/// fields), then the structure the fork takes (-32602 otherwise).
+/// fields), then the structure the fork takes (-32602 otherwise: withdrawals in V1; V2's rule,
+/// withdrawals from Shanghai only, is checked with the block).
 fn payload_v1_v2(
     ctx: &RpcContext,
     method: &str,
     version: u8,
-    raw: Value,
-) -> RpcResult<(ExecutionPayload, Option<Bytes>)> {
-    let malformed = |e: serde_json::Error| invalid_params(format!("executionPayload: {e}"));
-    let v1: ExecutionPayloadV1 = serde_json::from_value(raw.clone()).map_err(malformed)?;
-    check_fork(method, Versioned::NewPayload, version, fork_at(ctx, v1.timestamp))?;
-    if version == 1 && raw.get("withdrawals").is_some() {
-        return Err(malformed(serde::de::Error::custom("withdrawals in ExecutionPayloadV1")));
-    }
-    let p: ExecutionPayloadInputV2 = serde_json::from_value(raw).map_err(malformed)?;
-    let payload = match p.withdrawals {
+    input: PayloadInputV1V2,
+) -> RpcResult<ExecutionPayload> {
+    let PayloadInputV1V2 { execution_payload, withdrawals } = input;
+    check_fork(method, Versioned::NewPayload, version, fork_at(ctx, execution_payload.timestamp))?;
+    Ok(match withdrawals {
+        Some(_) if version == 1 => {
+            return Err(invalid_params(
+                "executionPayload: withdrawals in ExecutionPayloadV1".into(),
+            ))
+        }
         Some(withdrawals) => ExecutionPayload::V2(ExecutionPayloadV2 {
-            payload_inner: p.execution_payload,
+            payload_inner: execution_payload,
             withdrawals,
         }),
-        None => ExecutionPayload::V1(p.execution_payload),
-    };
-    Ok((payload, None))
+        None => ExecutionPayload::V1(execution_payload),
+    })
 }
 
 /// `engine_newPayloadV{version}`: the payload checked against its fork and version, made a

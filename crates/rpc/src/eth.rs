@@ -358,7 +358,7 @@ impl EthApiServer for EthRpc {
             ExecutionResult::Success { output, .. } => Ok(output.into_data()),
             ExecutionResult::Revert { output, .. } => Err(call::reverted(&output)),
             ExecutionResult::Halt { reason, .. } => {
-                Err(RpcError::Store(format!("execution halted: {reason:?}")).into())
+                Err(RpcError::Execution(format!("execution halted: {reason:?}")).into())
             }
         }
     }

@@ -192,7 +192,68 @@ impl RpcContext {
 pub enum RpcError {
     /// The store failed or holds something malformed (-32000).
     #[error("store: {0}")]
-    Store(String),
+    Store(#[from] ProviderError),
+    /// Reading an account, a slot or code failed (-32000).
+    #[error("state: {0}")]
+    State(#[from] gigagas_state::StateError),
+    /// Something the store must hold for a block it has is not there (-32000).
+    #[error("{what} of block {block} missing")]
+    Missing {
+        /// `body` or `receipts`.
+        what: &'static str,
+        /// The block.
+        block: u64,
+    },
+    /// A stored transaction's sender does not recover (-32000).
+    #[error("sender of tx {index} of block {block}: {source}")]
+    Sender {
+        /// The block.
+        block: u64,
+        /// The transaction's index in it.
+        index: usize,
+        /// The recovery's error.
+        source: alloy_consensus::crypto::RecoveryError,
+    },
+    /// A block's senders do not recover for a replay (-32000).
+    #[error(transparent)]
+    Senders(#[from] gigagas_primitives::RecoveryError),
+    /// A proof could not be built from the trie (-32000).
+    #[error("proof of {address}: {source}")]
+    Proof {
+        /// The account.
+        address: alloy_primitives::Address,
+        /// The trie's error.
+        source: Box<gigagas_trie::TrieError>,
+    },
+    /// Replaying a block for its traces failed (-32000).
+    #[error("replay: {0}")]
+    Replay(#[source] Box<gigagas_executor::ExecutionError>),
+    /// Reading the replayed state for a trace failed (-32000).
+    #[error("replay: {0}")]
+    ReplayRead(
+        #[source] Box<revm::database_interface::bal::EvmDatabaseError<gigagas_state::StateError>>,
+    ),
+    /// The EVM failed for another reason than the transaction or the header: its database
+    /// (-32000).
+    #[error("evm: {0}")]
+    Evm(#[source] Box<revm::context::result::EVMError<gigagas_state::StateError>>),
+    /// The genesis block has no transactions to trace (-32000, geth's wording).
+    #[error("genesis is not traceable")]
+    GenesisNotTraceable,
+    /// `eth_createAccessList`'s list kept changing (-32000).
+    #[error("access list did not settle after {0} runs")]
+    AccessListUnsettled(usize),
+    /// The JWT secret file cannot be read or written.
+    #[error("JWT secret {path}: {source}")]
+    JwtFile {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The operating system's random generator failed (a JWT secret could not be made).
+    #[error("random: {0}")]
+    Random(#[from] getrandom::Error),
     /// A request could not run as a transaction, or failed where geth answers an error (e.g.
     /// insufficient funds, "gas required exceeds allowance"): -32000 with the reason.
     #[error("{0}")]
@@ -214,12 +275,6 @@ pub enum RpcError {
         /// Why.
         source: std::io::Error,
     },
-}
-
-impl From<ProviderError> for RpcError {
-    fn from(e: ProviderError) -> Self {
-        Self::Store(e.to_string())
-    }
 }
 
 impl From<RpcError> for ErrorObjectOwned {

@@ -23,7 +23,7 @@ pub(crate) struct StateAt {
 }
 
 fn store_err(e: gigagas_state::StateError) -> RpcError {
-    RpcError::Store(e.to_string())
+    RpcError::State(e)
 }
 
 impl StateAt {
@@ -65,8 +65,10 @@ impl StateAt {
         address: &Address,
         slots: &[(B256, bool)],
     ) -> Result<EIP1186AccountProofResponse, RpcError> {
-        let trie_err =
-            |e: gigagas_trie::TrieError| RpcError::Store(format!("proof of {address}: {e}"));
+        let trie_err = |source: gigagas_trie::TrieError| RpcError::Proof {
+            address: *address,
+            source: Box::new(source),
+        };
         let account_proof = Trie::new(self.trie.root)
             .proof(&Nibbles::unpack(keccak256(address)), &*self.trie.store)
             .map_err(trie_err)?;

@@ -58,7 +58,7 @@ impl<'a> BlockReplay<'a> {
         count: Option<usize>,
     ) -> Result<Self, ErrorObjectOwned> {
         if number == 0 {
-            return Err(RpcError::Store("genesis is not traceable".into()).into());
+            return Err(RpcError::GenesisNotTraceable.into());
         }
         let block = StoredBlock::load(ctx, number)?
             .ok_or_else(|| RpcError::NotFound(format!("block #{number}")))?;
@@ -72,7 +72,7 @@ impl<'a> BlockReplay<'a> {
             withdrawals: block.body.withdrawals.clone(),
             ommers: block.body.ommers.clone(),
         };
-        let senders = input.par_recover(&ctx.chain).map_err(|e| RpcError::Store(e.to_string()))?;
+        let senders = input.par_recover(&ctx.chain).map_err(RpcError::from)?;
         let pre_state = PreState::backed(Arc::new(TrieState {
             store: ctx.provider.clone(),
             root: parent.header.state_root,
@@ -88,7 +88,7 @@ impl<'a> BlockReplay<'a> {
     {
         let Self { ctx, input, senders, pre_state, count, .. } = self;
         replay_block(&ctx.chain, input, senders, pre_state, inspector, *count, on_tx)
-            .map_err(|e| RpcError::Store(e.to_string()).into())
+            .map_err(|e| RpcError::Replay(Box::new(e)).into())
     }
 }
 
@@ -166,12 +166,12 @@ fn trace_block(
                     .and_then(|frame| with_code_hashes(frame, out, db));
                 match frame {
                     Ok(frame) => frames.push((hash(i), frame)),
-                    Err(e) => read_failed = read_failed.take().or(Some(e.to_string())),
+                    Err(e) => read_failed = read_failed.take().or(Some(e)),
                 }
                 insp.fuse();
             })?;
             if let Some(e) = read_failed {
-                return Err(RpcError::Store(e).into());
+                return Err(RpcError::ReplayRead(Box::new(e)).into());
             }
         }
         Some(GethDebugTracerType::BuiltInTracer(T::FourByteTracer)) => {
@@ -323,9 +323,9 @@ pub(crate) fn trace_transaction(
         .provider
         .transaction_location(hash)
         .map_err(RpcError::from)?
-        .ok_or_else(|| RpcError::Store("transaction not found".into()))?;
+        .ok_or_else(|| RpcError::NotFound("transaction".into()))?;
     let mut frames = trace_block(ctx, number, Some(index as usize + 1), opts)?;
-    let (_, frame) = frames.pop().ok_or_else(|| RpcError::Store("transaction not found".into()))?;
+    let (_, frame) = frames.pop().ok_or_else(|| RpcError::NotFound("transaction".into()))?;
     Ok(frame)
 }
 

@@ -39,7 +39,7 @@ impl BlobForm {
 }
 
 /// Why a blob transaction's sidecar is refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum BlobError {
     /// The sidecar's form is not the one the fork takes.
     #[error("blob sidecar with {found}, the fork takes {expected}")]
@@ -84,7 +84,18 @@ pub enum BlobError {
     },
     /// c-kzg refused the input (a blob or point that is not canonical).
     #[error("blob sidecar: {0}")]
-    Kzg(String),
+    Kzg(#[source] Arc<alloy_eips::eip4844::c_kzg::Error>),
+    /// A blob that does not verify alone with a reason other than its proof.
+    #[error("blob sidecar: blob {index}: {source}")]
+    Blob {
+        /// The blob's index.
+        index: usize,
+        /// alloy's check's error.
+        source: Arc<alloy_eips::eip4844::BlobTransactionValidationError>,
+    },
+    /// The batch check failed while every blob passes alone (c-kzg disagreeing with itself).
+    #[error("blob sidecar: the batch check failed, every blob alone passed")]
+    BatchOnly,
 }
 
 /// Loads the KZG trusted setup (alloy's default, c-kzg with precompute 8) now. The first
@@ -149,7 +160,7 @@ pub fn cells(
         .iter()
         .map(|blob| {
             let blob = c_kzg::Blob::new(blob.0);
-            settings.compute_cells(&blob).map_err(|e| BlobError::Kzg(e.to_string()))
+            settings.compute_cells(&blob).map_err(|e| BlobError::Kzg(Arc::new(e)))
         })
         .collect::<Result<_, _>>()?;
     let mut out = Vec::with_capacity(columns.len() * blobs.len());
@@ -231,10 +242,10 @@ pub fn validate(
             Err(alloy_eips::eip4844::BlobTransactionValidationError::InvalidProof) => {
                 return Err(BlobError::Proof { index })
             }
-            Err(e) => return Err(BlobError::Kzg(format!("blob {index}: {e}"))),
+            Err(e) => return Err(BlobError::Blob { index, source: Arc::new(e) }),
         }
     }
-    Err(BlobError::Kzg("the batch check failed, every blob alone passed".into()))
+    Err(BlobError::BatchOnly)
 }
 
 /// `n` blobs of distinct data, every field element canonical (tests and devnets). Not a
@@ -330,16 +341,16 @@ mod tests {
             .unwrap();
         let hashes: Vec<B256> = cells.versioned_hashes().collect();
         let good = BlobTransactionSidecarVariant::Eip7594(cells.clone());
-        assert_eq!(validate(&good, &hashes, BlobForm::Eip7594), Ok(()));
+        validate(&good, &hashes, BlobForm::Eip7594).unwrap();
         assert!(matches!(validate(&good, &hashes, BlobForm::Eip4844), Err(BlobError::Form { .. })));
         let mut wrong = cells.clone();
         let first = wrong.cell_proofs[..CELLS_PER_EXT_BLOB].to_vec();
         wrong.cell_proofs[CELLS_PER_EXT_BLOB..].copy_from_slice(&first);
         let wrong = BlobTransactionSidecarVariant::Eip7594(wrong);
-        assert_eq!(
+        assert!(matches!(
             validate(&wrong, &hashes, BlobForm::Eip7594),
             Err(BlobError::Proof { index: 1 })
-        );
+        ));
         let mut swapped = hashes.clone();
         swapped.swap(0, 1);
         assert!(matches!(
@@ -356,10 +367,10 @@ mod tests {
         wrong.proofs[1] = wrong.proofs[0];
         let wrong = BlobTransactionSidecarVariant::Eip4844(wrong);
         let good = BlobTransactionSidecarVariant::Eip4844(one);
-        assert_eq!(validate(&good, &hashes, BlobForm::Eip4844), Ok(()));
-        assert_eq!(
+        validate(&good, &hashes, BlobForm::Eip4844).unwrap();
+        assert!(matches!(
             validate(&wrong, &hashes, BlobForm::Eip4844),
             Err(BlobError::Proof { index: 1 })
-        );
+        ));
     }
 }

@@ -352,10 +352,14 @@ impl NetworkPool for TestPool {
         raws.iter()
             .map(|raw| {
                 let Ok(Checked { hash, .. }) = check_network_transaction(raw, false, false) else {
-                    return Err(PoolImportError::Invalid("not a transaction".into()));
+                    return Err(PoolImportError::Invalid(Arc::new(std::io::Error::other(
+                        "not a transaction",
+                    ))));
                 };
                 match self.0.lock().unwrap().insert(hash, raw.clone()) {
-                    Some(_) => Err(PoolImportError::Declined("already known".into())),
+                    Some(_) => Err(PoolImportError::Declined(Arc::new(std::io::Error::other(
+                        "already known",
+                    )))),
                     None => Ok(hash),
                 }
             })

@@ -29,9 +29,17 @@ pub enum P2PStreamError {
     /// A message that is not the RLP its id calls for.
     #[error("malformed p2p message: {0}")]
     Rlp(#[from] alloy_rlp::Error),
-    /// A frame that is not valid snappy, or that would decompress beyond the limit.
+    /// A frame that is not valid snappy.
     #[error("snappy: {0}")]
-    Snappy(String),
+    Snappy(#[from] snap::Error),
+    /// A frame that would decompress beyond the message limit.
+    #[error("snappy: message would decompress to {len} bytes (at most {limit})")]
+    Oversize {
+        /// Its decompressed length (bytes).
+        len: usize,
+        /// The limit (bytes).
+        limit: usize,
+    },
     /// A message id beyond every shared capability.
     #[error("message id {0:#04x} belongs to no shared capability")]
     UnknownMessageId(u64),
@@ -57,8 +65,8 @@ pub enum EthStreamError {
     #[error(transparent)]
     Snap(#[from] gigagas_eth_wire_types::SnapMessageError),
     /// The peer's first eth message was not `Status`.
-    #[error("expected Status, got {0}")]
-    StatusExpected(String),
+    #[error("expected Status, got message {0:#04x} (its id on the wire)")]
+    StatusExpected(u64),
     /// `Status` after the handshake.
     #[error("Status after the handshake")]
     UnexpectedStatus,

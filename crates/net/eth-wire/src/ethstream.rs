@@ -74,11 +74,11 @@ where
             p2p.send((offset, Bytes::from(payload))).await?;
             let (id, payload) = p2p.next().await.ok_or(P2PStreamError::Closed)??;
             if id != offset {
-                return Err(EthStreamError::StatusExpected(format!("message {id:#04x}")));
+                return Err(EthStreamError::StatusExpected(id));
             }
             match EthMessage::decode(0, version, &payload)? {
                 EthMessage::Status(status) => Ok(status),
-                other => Err(EthStreamError::StatusExpected(format!("{:?}", other.id()))),
+                other => Err(EthStreamError::StatusExpected(offset + other.id() as u64)),
             }
         })
         .await

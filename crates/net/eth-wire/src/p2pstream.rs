@@ -151,9 +151,7 @@ impl<S> P2PStream<S> {
         if !self.snappy {
             return Ok(frame(id, payload));
         }
-        let compressed = snap::raw::Encoder::new()
-            .compress_vec(payload)
-            .map_err(|e| P2PStreamError::Snappy(e.to_string()))?;
+        let compressed = snap::raw::Encoder::new().compress_vec(payload)?;
         Ok(frame(id, &compressed))
     }
 
@@ -162,17 +160,11 @@ impl<S> P2PStream<S> {
         if !self.snappy {
             return Ok(Bytes::copy_from_slice(payload));
         }
-        let len = snap::raw::decompress_len(payload)
-            .map_err(|e| P2PStreamError::Snappy(e.to_string()))?;
+        let len = snap::raw::decompress_len(payload)?;
         if len > MAX_MESSAGE {
-            return Err(P2PStreamError::Snappy(format!(
-                "message would decompress to {len} bytes (at most {MAX_MESSAGE})"
-            )));
+            return Err(P2PStreamError::Oversize { len, limit: MAX_MESSAGE });
         }
-        snap::raw::Decoder::new()
-            .decompress_vec(payload)
-            .map(Bytes::from)
-            .map_err(|e| P2PStreamError::Snappy(e.to_string()))
+        Ok(Bytes::from(snap::raw::Decoder::new().decompress_vec(payload)?))
     }
 }
 

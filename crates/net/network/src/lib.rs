@@ -74,23 +74,23 @@ pub struct NetworkConfig {
 #[derive(Debug, thiserror::Error)]
 pub enum NetError {
     /// The node-key file cannot be read, written or decoded.
-    #[error("node key {path}: {reason}")]
+    #[error("node key {path}: {source}")]
     Key {
         /// The file.
         path: PathBuf,
         /// Why.
-        reason: String,
+        source: KeyFileError,
     },
-    /// The transport could not be built.
+    /// The transport could not be built, or the gossip topic subscribed.
     #[error("libp2p transport: {0}")]
-    Transport(String),
+    Transport(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// The listening address cannot be bound.
-    #[error("cannot listen on {addr}: {reason}")]
+    #[error("cannot listen on {addr}: {source}")]
     Listen {
         /// The address.
         addr: Multiaddr,
         /// Why.
-        reason: String,
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// The network task has stopped.
     #[error("the network has stopped")]
@@ -112,15 +112,32 @@ pub enum NetError {
     Gossipsub(&'static str),
     /// gossipsub refused to publish (e.g. no peer subscribed yet).
     #[error("gossipsub publish: {0}")]
-    Publish(String),
+    Publish(#[from] libp2p::gossipsub::PublishError),
     /// A sync request failed (timeout, refused, connection closed, bad answer).
-    #[error("sync request to {peer}: {reason}")]
+    #[error("sync request to {peer}: {source}")]
     Request {
         /// The peer asked.
         peer: PeerId,
         /// Why.
-        reason: String,
+        source: libp2p::request_response::OutboundFailure,
     },
+}
+
+/// Why a key file is unusable.
+#[derive(Debug, thiserror::Error)]
+pub enum KeyFileError {
+    /// It cannot be read or written.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// It does not hold hex.
+    #[error("not hex: {0}")]
+    Hex(#[from] alloy_primitives::hex::FromHexError),
+    /// It holds another number of bytes than a key's 32.
+    #[error("{0} bytes, want 32")]
+    Length(usize),
+    /// The 32 bytes are no valid key.
+    #[error("not a valid key: {0}")]
+    Invalid(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// A cloneable handle to the network task.

@@ -94,22 +94,22 @@ pub async fn spawn(config: NetworkConfig) -> Result<NetworkHandle, NetError> {
     let builder = builder.with_quic();
     let mut swarm = builder
         .with_other_transport(shaped_tcp)
-        .map_err(|e| NetError::Transport(e.to_string()))?
+        .map_err(|e| NetError::Transport(Box::new(e)))?
         .with_behaviour(|key| Behaviour::new(key, max_peers, gossipsub))
-        .map_err(|e| NetError::Transport(e.to_string()))?
+        .map_err(|e| NetError::Transport(Box::new(e)))?
         .with_swarm_config(|c| c.with_idle_connection_timeout(Duration::from_secs(60)))
         .build();
     let listen: Multiaddr = Multiaddr::from(config.addr).with(Addr::Tcp(config.port));
     swarm
         .listen_on(listen.clone())
-        .map_err(|e| NetError::Listen { addr: listen.clone(), reason: e.to_string() })?;
+        .map_err(|e| NetError::Listen { addr: listen.clone(), source: Box::new(e) })?;
     // The bound address (the port the OS picked for port 0).
     let bound = loop {
         match swarm.select_next_some().await {
             SwarmEvent::NewListenAddr { address, .. } => break address,
             SwarmEvent::ListenerError { error, .. }
             | SwarmEvent::ListenerClosed { reason: Err(error), .. } => {
-                return Err(NetError::Listen { addr: listen, reason: error.to_string() })
+                return Err(NetError::Listen { addr: listen, source: Box::new(error) })
             }
             _ => {}
         }
@@ -160,7 +160,7 @@ pub async fn spawn(config: NetworkConfig) -> Result<NetworkHandle, NetError> {
     if swarm.behaviour().gossipsub.is_enabled() {
         let topic = gs::topic();
         if let Some(g) = swarm.behaviour_mut().gossipsub.as_mut() {
-            g.subscribe(&topic).map_err(|e| NetError::Transport(e.to_string()))?;
+            g.subscribe(&topic).map_err(|e| NetError::Transport(Box::new(e)))?;
         }
     }
     let handle = NetworkHandle::new(
@@ -335,7 +335,7 @@ impl Task {
             },
             request_response::Event::OutboundFailure { peer, request_id, error, .. } => {
                 if let Some((_, tx)) = self.requests.remove(&request_id) {
-                    let _ = tx.send(Err(NetError::Request { peer, reason: error.to_string() }));
+                    let _ = tx.send(Err(NetError::Request { peer, source: error }));
                 }
             }
             _ => {}
@@ -356,7 +356,7 @@ impl Task {
                 self.stats.published(Protocol::Gossipsub);
                 Ok(key)
             }
-            Err(e) => Err(NetError::Publish(e.to_string())),
+            Err(e) => Err(NetError::Publish(e)),
         }
     }
 

@@ -71,14 +71,15 @@ pub enum DownloadError {
     #[error("no peer to download from")]
     NoPeers,
     /// Every peer asked failed or answered wrongly.
-    #[error("{attempts} peers asked, none delivered {what}: last {last}")]
+    #[error("{attempts} peers asked, none delivered {what}: the last: {last}")]
     Exhausted {
-        /// What was asked (blocks from a number, headers back from a hash).
-        what: String,
+        /// What was asked.
+        what: DownloadRequest,
         /// Peers asked.
         attempts: usize,
         /// The last peer's failure.
-        last: String,
+        #[source]
+        last: PeerFault,
     },
     /// Walking back from the target reached a genesis block this node does not hold.
     #[error("headers back from {target} reach a genesis this node does not hold")]
@@ -96,19 +97,106 @@ pub enum DownloadError {
     },
 }
 
-/// What one peer's attempt came to.
-enum Fault {
-    /// The request failed, or the peer had nothing to give: not its fault as such.
-    Failed(String),
-    /// An answer that cannot be right.
-    Bad(String),
+/// What the peers were asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DownloadRequest {
+    /// Blocks (headers, bodies, BALs) from block `0`.
+    Blocks(u64),
+    /// Headers back from the block of this hash.
+    HeadersBack(B256),
+    /// Bodies and BALs from block `0` (headers known).
+    Bodies(u64),
+    /// Receipts from block `0`.
+    Receipts(u64),
 }
 
-impl From<RequestError> for Fault {
-    fn from(e: RequestError) -> Self {
-        match e {
-            RequestError::UnexpectedResponse { .. } => Self::Bad(e.to_string()),
-            RequestError::Transport(_) => Self::Failed(e.to_string()),
+impl std::fmt::Display for DownloadRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Blocks(first) => write!(f, "blocks {first}.."),
+            Self::HeadersBack(hash) => write!(f, "headers back from {hash}"),
+            Self::Bodies(first) => write!(f, "bodies from block {first}"),
+            Self::Receipts(first) => write!(f, "receipts from block {first}"),
+        }
+    }
+}
+
+/// Why one peer's attempt came to nothing: a failed request or an empty answer (not the
+/// peer's fault as such: its score drops a little), or an answer that cannot be right (the
+/// peer is reported: [`PeerFault::is_bad`]).
+#[derive(Debug, thiserror::Error)]
+pub enum PeerFault {
+    /// The request failed (the session gone, a timeout), or was answered with another kind.
+    #[error(transparent)]
+    Request(#[from] RequestError),
+    /// No item of `what` from block `first`.
+    #[error("no {what} from block {first}")]
+    Empty {
+        /// Headers, bodies or receipts.
+        what: &'static str,
+        /// The first block asked.
+        first: u64,
+    },
+    /// Not the header asked for back from.
+    #[error("no header {0}")]
+    NoHeader(B256),
+    /// More items than asked.
+    #[error("{got} {what} for {asked} asked")]
+    TooMany {
+        /// Headers, bodies or blocks' receipts.
+        what: &'static str,
+        /// Items in the answer.
+        got: usize,
+        /// Items asked.
+        asked: usize,
+    },
+    /// The first header is another block than the one asked for.
+    #[error("asked for header {asked}, got block {got}")]
+    WrongHeader {
+        /// The hash asked.
+        asked: B256,
+        /// The number of the block served.
+        got: u64,
+    },
+    /// A header back is not the parent of the one before it.
+    #[error("header {parent} is not the parent of header {child}")]
+    NotParent {
+        /// The one that should be the parent.
+        parent: u64,
+        /// Its child.
+        child: u64,
+    },
+    /// A header forward does not extend the chain (another number or parent).
+    #[error("header {0} does not extend the chain")]
+    NotExtending(u64),
+    /// A body whose transactions, ommers or withdrawals do not match its header.
+    #[error("body of block {0} does not match its header")]
+    BodyMismatch(u64),
+    /// A BAL whose hash is not its header's.
+    #[error("BAL of block {0} does not match its header's hash")]
+    BalMismatch(u64),
+    /// Receipts whose root is not their header's.
+    #[error("receipts of block {0} do not match its header's receipts root")]
+    ReceiptsMismatch(u64),
+    /// A receipt of a transaction type that does not exist.
+    #[error("block {block}: a receipt: {source}")]
+    ReceiptType {
+        /// The block.
+        block: u64,
+        /// The type's error.
+        source: <TxType as TryFrom<u8>>::Error,
+    },
+}
+
+impl PeerFault {
+    /// Whether the answer cannot be right (the peer is reported), rather than missing.
+    pub fn is_bad(&self) -> bool {
+        match self {
+            Self::Request(RequestError::UnexpectedResponse { .. }) => true,
+            Self::Request(RequestError::Transport(_)) | Self::Empty { .. } | Self::NoHeader(_) => {
+                false
+            }
+            _ => true,
         }
     }
 }
@@ -150,8 +238,10 @@ impl<C: BlockClient> BlockDownloader<C> {
         parent: B256,
         count: u64,
     ) -> Result<(C::Peer, Vec<DownloadedBlock>), DownloadError> {
-        self.ask_peers(format!("blocks {first}.."), |peer| self.fetch(peer, first, parent, count))
-            .await
+        self.ask_peers(DownloadRequest::Blocks(first), |peer| {
+            self.fetch(peer, first, parent, count)
+        })
+        .await
     }
 
     /// The headers of the chain that ends at block `target`: asked from `target` towards
@@ -172,7 +262,7 @@ impl<C: BlockClient> BlockDownloader<C> {
         let mut headers: Vec<Header> = Vec::new();
         let (mut next, mut next_number) = (target, None);
         loop {
-            let what = format!("headers back from {next}");
+            let what = DownloadRequest::HeadersBack(next);
             let (_, batch) = self
                 .ask_peers(what, |peer| self.fetch_headers_back(peer, next, next_number))
                 .await?;
@@ -213,7 +303,7 @@ impl<C: BlockClient> BlockDownloader<C> {
         let mut blocks: Vec<DownloadedBlock> = Vec::with_capacity(headers.len());
         while blocks.len() < headers.len() {
             let done = blocks.len();
-            let what = format!("bodies from block {}", headers[done].number);
+            let what = DownloadRequest::Bodies(headers[done].number);
             let (_, more) = self
                 .ask_peers(what, |peer| {
                     self.fetch_bodies(peer, headers[done..].to_vec(), hashes[done..].to_vec())
@@ -239,7 +329,7 @@ impl<C: BlockClient> BlockDownloader<C> {
         let mut receipts: Vec<Vec<ReceiptEnvelope>> = Vec::with_capacity(headers.len());
         while receipts.len() < headers.len() {
             let done = receipts.len();
-            let what = format!("receipts from block {}", headers[done].number);
+            let what = DownloadRequest::Receipts(headers[done].number);
             let (_, more) =
                 self.ask_peers(what, |peer| self.fetch_receipts(peer, &headers[done..])).await?;
             receipts.extend(more);
@@ -253,19 +343,16 @@ impl<C: BlockClient> BlockDownloader<C> {
         &self,
         peer: C::Peer,
         headers: &[Header],
-    ) -> Result<Vec<Vec<ReceiptEnvelope>>, Fault> {
+    ) -> Result<Vec<Vec<ReceiptEnvelope>>, PeerFault> {
         let hashes: Vec<B256> = headers.iter().map(Header::hash_slow).collect();
         let lists = self.client.get_receipts(peer, hashes).await?;
         let first = headers.first().map_or(0, |h| h.number);
         if lists.is_empty() {
-            return Err(Fault::Failed(format!("no receipts from block {first}")));
+            return Err(PeerFault::Empty { what: "receipts", first });
         }
         if lists.len() > headers.len() {
-            return Err(Fault::Bad(format!(
-                "{} blocks' receipts for {} asked",
-                lists.len(),
-                headers.len()
-            )));
+            let (got, asked) = (lists.len(), headers.len());
+            return Err(PeerFault::TooMany { what: "blocks' receipts", got, asked });
         }
         let mut out = Vec::with_capacity(lists.len());
         for (header, list) in headers.iter().zip(lists) {
@@ -273,12 +360,9 @@ impl<C: BlockClient> BlockDownloader<C> {
                 .into_iter()
                 .map(receipt_envelope)
                 .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| Fault::Bad(format!("block {}: a receipt: {e}", header.number)))?;
+                .map_err(|source| PeerFault::ReceiptType { block: header.number, source })?;
             if calculate_receipt_root(&receipts) != header.receipts_root {
-                return Err(Fault::Bad(format!(
-                    "receipts of block {} do not match its header's receipts root",
-                    header.number
-                )));
+                return Err(PeerFault::ReceiptsMismatch(header.number));
             }
             out.push(receipts);
         }
@@ -289,19 +373,19 @@ impl<C: BlockClient> BlockDownloader<C> {
     /// are scored by the outcome (see the module documentation).
     async fn ask_peers<T, F, Fut>(
         &self,
-        what: String,
+        what: DownloadRequest,
         attempt: F,
     ) -> Result<(C::Peer, T), DownloadError>
     where
         F: Fn(C::Peer) -> Fut,
-        Fut: Future<Output = Result<T, Fault>>,
+        Fut: Future<Output = Result<T, PeerFault>>,
     {
         let turn = self.turn.fetch_add(1, Ordering::Relaxed);
         let peers = self.scores.ranked(&self.client.peers(), turn, self.config.min_score);
         if peers.is_empty() {
             return Err(DownloadError::NoPeers);
         }
-        let mut last = String::new();
+        let mut last = None;
         let mut attempts = 0;
         for peer in peers.into_iter().take(self.config.max_attempts) {
             attempts += 1;
@@ -310,20 +394,23 @@ impl<C: BlockClient> BlockDownloader<C> {
                     self.scores.adjust(peer, SUCCESS_REWARD);
                     return Ok((peer, answer));
                 }
-                Err(Fault::Failed(reason)) => {
-                    tracing::debug!(target: "net::downloader", %peer, %what, %reason, "request failed");
-                    self.scores.adjust(peer, -FAILED_REQUEST_PENALTY);
-                    last = format!("peer {peer}: {reason}");
-                }
-                Err(Fault::Bad(reason)) => {
-                    tracing::warn!(target: "net::downloader", %peer, %what, %reason, "bad answer: peer reported");
+                Err(fault) if fault.is_bad() => {
+                    tracing::warn!(target: "net::downloader", %peer, %what, %fault, "bad answer: peer reported");
                     self.scores.adjust(peer, -BAD_ANSWER_PENALTY);
                     self.client.report_bad_message(peer);
-                    last = format!("peer {peer}: {reason}");
+                    last = Some(fault);
+                }
+                Err(fault) => {
+                    tracing::debug!(target: "net::downloader", %peer, %what, %fault, "request failed");
+                    self.scores.adjust(peer, -FAILED_REQUEST_PENALTY);
+                    last = Some(fault);
                 }
             }
         }
-        Err(DownloadError::Exhausted { what, attempts, last })
+        match last {
+            Some(last) => Err(DownloadError::Exhausted { what, attempts, last }),
+            None => Err(DownloadError::NoPeers),
+        }
     }
 
     /// One peer's headers from `start` back: the first must be `start` (block `number` when
@@ -333,32 +420,24 @@ impl<C: BlockClient> BlockDownloader<C> {
         peer: C::Peer,
         start: B256,
         number: Option<u64>,
-    ) -> Result<Vec<Header>, Fault> {
+    ) -> Result<Vec<Header>, PeerFault> {
         let headers = self
             .client
             .get_headers(peer, HashOrNumber::Hash(start), HEADERS_BACK_PER_REQUEST, true)
             .await?;
         let Some(first) = headers.first() else {
-            return Err(Fault::Failed(format!("no header {start}")));
+            return Err(PeerFault::NoHeader(start));
         };
         if headers.len() as u64 > HEADERS_BACK_PER_REQUEST {
-            return Err(Fault::Bad(format!(
-                "{} headers for {HEADERS_BACK_PER_REQUEST} asked",
-                headers.len()
-            )));
+            let (got, asked) = (headers.len(), HEADERS_BACK_PER_REQUEST as usize);
+            return Err(PeerFault::TooMany { what: "headers", got, asked });
         }
         if first.hash_slow() != start || number.is_some_and(|n| n != first.number) {
-            return Err(Fault::Bad(format!(
-                "asked for header {start}, got block {}",
-                first.number
-            )));
+            return Err(PeerFault::WrongHeader { asked: start, got: first.number });
         }
         for pair in headers.windows(2) {
             if pair[1].number + 1 != pair[0].number || pair[1].hash_slow() != pair[0].parent_hash {
-                return Err(Fault::Bad(format!(
-                    "header {} is not the parent of header {}",
-                    pair[1].number, pair[0].number
-                )));
+                return Err(PeerFault::NotParent { parent: pair[1].number, child: pair[0].number });
             }
         }
         Ok(headers)
@@ -371,14 +450,15 @@ impl<C: BlockClient> BlockDownloader<C> {
         first: u64,
         parent: B256,
         count: u64,
-    ) -> Result<Vec<DownloadedBlock>, Fault> {
+    ) -> Result<Vec<DownloadedBlock>, PeerFault> {
         let headers =
             self.client.get_headers(peer, HashOrNumber::Number(first), count, false).await?;
         if headers.is_empty() {
-            return Err(Fault::Failed(format!("no headers from block {first}")));
+            return Err(PeerFault::Empty { what: "headers", first });
         }
         if headers.len() as u64 > count {
-            return Err(Fault::Bad(format!("{} headers for {count} asked", headers.len())));
+            let (got, asked) = (headers.len(), count as usize);
+            return Err(PeerFault::TooMany { what: "headers", got, asked });
         }
         let hashes = chain_hashes(&headers, first, parent)?;
         self.fetch_bodies(peer, headers, hashes).await
@@ -391,7 +471,7 @@ impl<C: BlockClient> BlockDownloader<C> {
         peer: C::Peer,
         headers: Vec<Header>,
         hashes: Vec<B256>,
-    ) -> Result<Vec<DownloadedBlock>, Fault> {
+    ) -> Result<Vec<DownloadedBlock>, PeerFault> {
         let first = headers.first().map_or(0, |h| h.number);
         let mut bodies = Vec::with_capacity(hashes.len());
         while bodies.len() < hashes.len() {
@@ -402,10 +482,11 @@ impl<C: BlockClient> BlockDownloader<C> {
             bodies.extend(more);
         }
         if bodies.is_empty() {
-            return Err(Fault::Failed(format!("no bodies from block {first}")));
+            return Err(PeerFault::Empty { what: "bodies", first });
         }
         if bodies.len() > hashes.len() {
-            return Err(Fault::Bad(format!("{} bodies for {} asked", bodies.len(), hashes.len())));
+            let (got, asked) = (bodies.len(), hashes.len());
+            return Err(PeerFault::TooMany { what: "bodies", got, asked });
         }
         // BALs until each block has its entry: a peer stops an answer at its size limit (a
         // few large BALs fill it), and is asked again for the rest.
@@ -427,18 +508,12 @@ impl<C: BlockClient> BlockDownloader<C> {
                 || body.withdrawals.as_ref().map(|w| calculate_withdrawals_root(w))
                     != header.withdrawals_root
             {
-                return Err(Fault::Bad(format!(
-                    "body of block {} does not match its header",
-                    header.number
-                )));
+                return Err(PeerFault::BodyMismatch(header.number));
             }
             let bal = bals.get(i).cloned().flatten();
             if let (Some(bal), Some(hash)) = (&bal, header.block_access_list_hash) {
                 if gigagas_bal::compute_block_access_list_hash(bal) != hash {
-                    return Err(Fault::Bad(format!(
-                        "BAL of block {} does not match its header's hash",
-                        header.number
-                    )));
+                    return Err(PeerFault::BalMismatch(header.number));
                 }
             }
             blocks.push(DownloadedBlock { block: Block { header, body }, bal });
@@ -458,12 +533,12 @@ fn receipt_envelope(r: Receipt69) -> Result<ReceiptEnvelope, <TxType as TryFrom<
 
 /// The hashes of `headers`, which must be blocks `first`, `first + 1`, … each the child of the
 /// one before, the first a child of `parent`; a bad answer otherwise.
-fn chain_hashes(headers: &[Header], first: u64, parent: B256) -> Result<Vec<B256>, Fault> {
+fn chain_hashes(headers: &[Header], first: u64, parent: B256) -> Result<Vec<B256>, PeerFault> {
     let mut expected_parent = parent;
     let mut hashes = Vec::with_capacity(headers.len());
     for (i, header) in headers.iter().enumerate() {
         if header.number != first + i as u64 || header.parent_hash != expected_parent {
-            return Err(Fault::Bad(format!("header {} does not extend the chain", header.number)));
+            return Err(PeerFault::NotExtending(header.number));
         }
         expected_parent = header.hash_slow();
         hashes.push(expected_parent);

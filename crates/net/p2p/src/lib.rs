@@ -26,7 +26,8 @@ pub mod snap_sync;
 
 pub use client::{BlockClient, RequestError, SnapClient};
 pub use downloader::{
-    BlockDownloader, DownloadError, DownloadedBlock, DownloaderConfig, HEADERS_BACK_PER_REQUEST,
+    BlockDownloader, DownloadError, DownloadRequest, DownloadedBlock, DownloaderConfig, PeerFault,
+    HEADERS_BACK_PER_REQUEST,
 };
 pub use scores::{PeerScores, BAD_ANSWER_PENALTY, FAILED_REQUEST_PENALTY, SUCCESS_REWARD};
 pub use serve::ChainServer;

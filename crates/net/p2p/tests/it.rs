@@ -16,8 +16,8 @@ use alloy_eips::eip1898::HashOrNumber;
 use alloy_primitives::B256;
 use gigagas_bal::BlockAccessList;
 use gigagas_net_p2p::{
-    BlockClient, BlockDownloader, DownloadError, DownloaderConfig, RequestError,
-    BAD_ANSWER_PENALTY, FAILED_REQUEST_PENALTY, SUCCESS_REWARD,
+    BlockClient, BlockDownloader, DownloadError, DownloadRequest, DownloaderConfig, PeerFault,
+    RequestError, BAD_ANSWER_PENALTY, FAILED_REQUEST_PENALTY, SUCCESS_REWARD,
 };
 use std::{collections::BTreeMap, sync::Mutex};
 
@@ -211,8 +211,15 @@ fn a_range_nobody_delivers_is_an_error_not_a_short_range() {
     on(&rt, async {
         match downloader.download_range(1, genesis, 10).await {
             Err(DownloadError::Exhausted { what, attempts: 2, last }) => {
-                assert_eq!(what, "blocks 1..");
-                assert!(last.contains("peer"), "{last}");
+                assert_eq!(what, DownloadRequest::Blocks(1));
+                assert_eq!(what.to_string(), "blocks 1..");
+                // The peer asked last: the one whose header does not extend the chain (bad),
+                // or the one that is down (a failed request, not bad).
+                match &last {
+                    PeerFault::NotExtending(_) => assert!(last.is_bad()),
+                    PeerFault::Request(_) => assert!(!last.is_bad()),
+                    other => panic!("{other:?}"),
+                }
             }
             other => panic!("{other:?}"),
         }
@@ -254,7 +261,8 @@ fn the_chain_to_a_target_is_walked_back_to_a_held_block_and_a_lying_peer_is_repo
         // A target no peer has: an error naming it.
         let unknown = downloader.download_headers_back(B256::repeat_byte(7), held, 100).await;
         assert!(
-            matches!(&unknown, Err(DownloadError::Exhausted { what, .. }) if what.contains("0x0707")),
+            matches!(&unknown, Err(DownloadError::Exhausted { what, .. })
+                if *what == DownloadRequest::HeadersBack(B256::repeat_byte(7))),
             "{unknown:?}"
         );
     });

@@ -55,17 +55,21 @@ pub trait NetworkPool: Send + Sync + std::fmt::Debug {
     fn import(&self, raws: &[Bytes]) -> Vec<Result<B256, PoolImportError>>;
 }
 
-/// Why the pool did not take a peer's transaction.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// The pool's own error, as the network carries it (the pool's crate is not the network's).
+pub type PoolRejection = std::sync::Arc<dyn std::error::Error + Send + Sync>;
+
+/// Why the pool did not take a peer's transaction: the pool's error, sorted by whether the
+/// peer is to blame.
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum PoolImportError {
     /// Not a valid transaction: undecodable, a bad signature, another chain, a bad blob
     /// sidecar. The peer that sent it is dropped.
     #[error("invalid transaction: {0}")]
-    Invalid(String),
+    Invalid(#[source] PoolRejection),
     /// A valid transaction the pool declines (already known, nonce too low, underpriced, the
-    /// pool full).
+    /// pool full), or one it could not check (its state unreadable).
     #[error("declined: {0}")]
-    Declined(String),
+    Declined(#[source] PoolRejection),
 }
 
 /// A transaction the pool took, as `NewPooledTransactionHashes` announces it.
