@@ -10,9 +10,17 @@ use gigagas_trie::StateRootError;
 /// Why an import (or `init`) stopped. Blocks before the failing one stay committed.
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
-    /// The genesis file does not parse (or its state root cannot be built).
+    /// The genesis file does not parse (or cannot be written back for the store).
     #[error("genesis: {0}")]
-    Genesis(String),
+    Genesis(#[source] serde_json::Error),
+    /// The genesis state's trie cannot be built.
+    #[error("genesis: {which} trie: {source}")]
+    GenesisTrie {
+        /// `account` or `storage`.
+        which: &'static str,
+        /// The trie builder's error.
+        source: gigagas_trie::BuildError,
+    },
     /// The genesis `config` names forks or rules gigagas does not implement, or is out of
     /// order (read as geth 1.17.10 reads it).
     #[error(transparent)]
@@ -131,7 +139,7 @@ impl ImportError {
     /// reports.
     pub fn kind(&self) -> &'static str {
         match self {
-            Self::Genesis(_) => "Genesis",
+            Self::Genesis(_) | Self::GenesisTrie { .. } => "Genesis",
             Self::ChainConfig(_) => "ChainConfig",
             Self::NotInitialized => "NotInitialized",
             Self::OtherChain { .. } => "OtherChain",

@@ -67,7 +67,7 @@ pub struct GenesisBlock {
 /// Parses a geth-format genesis file and its `config`.
 fn parse(genesis_json: &[u8]) -> Result<(Genesis, ChainSpec), ImportError> {
     let genesis: Genesis =
-        serde_json::from_slice(genesis_json).map_err(|e| ImportError::Genesis(e.to_string()))?;
+        serde_json::from_slice(genesis_json).map_err(ImportError::Genesis)?;
     let chain = ChainSpec::from_genesis_config(&genesis.config)?;
     Ok((genesis, chain))
 }
@@ -137,7 +137,7 @@ pub fn init_genesis(
     let accounts = genesis.alloc.len();
     let codes: Vec<(B256, &[u8])> = state.codes.iter().map(|(h, c)| (*h, &c[..])).collect();
     genesis.alloc = BTreeMap::new();
-    let config = serde_json::to_vec(&genesis).map_err(|e| ImportError::Genesis(e.to_string()))?;
+    let config = serde_json::to_vec(&genesis).map_err(ImportError::Genesis)?;
     let body = BlockBody::<TxEnvelope> {
         transactions: Vec::new(),
         ommers: Vec::new(),
@@ -246,7 +246,7 @@ fn walk_alloc(
             let mut trie = TrieBuilder::new(&sink);
             for (i, (slot, value)) in storage.iter().enumerate() {
                 trie.add_leaf(Nibbles::unpack(slot), &alloy_rlp::encode(value))
-                    .map_err(|e| ImportError::Genesis(format!("storage trie: {e}")))?;
+                    .map_err(|source| ImportError::GenesisTrie { which: "storage", source })?;
                 if let Some(store) = store {
                     let mut pending = pending.borrow_mut();
                     pending.storage.push((hashed_address, *slot, *value));
@@ -270,7 +270,7 @@ fn walk_alloc(
         });
         account_trie
             .add_leaf(Nibbles::unpack(hashed_address), &leaf)
-            .map_err(|e| ImportError::Genesis(format!("account trie: {e}")))?;
+            .map_err(|source| ImportError::GenesisTrie { which: "account", source })?;
         if let Some(store) = store {
             let mut pending = pending.borrow_mut();
             pending.accounts.push((hashed_address, record));
@@ -291,6 +291,6 @@ fn walk_alloc(
 pub fn stored_chain_spec(store: &dyn FullProvider) -> Result<ChainSpec, ImportError> {
     let json = store.meta(GENESIS_KEY)?.ok_or(ImportError::NotInitialized)?;
     let genesis: alloy_genesis::Genesis =
-        serde_json::from_slice(&json).map_err(|e| ImportError::Genesis(e.to_string()))?;
+        serde_json::from_slice(&json).map_err(ImportError::Genesis)?;
     Ok(ChainSpec::from_genesis_config(&genesis.config)?)
 }

@@ -48,11 +48,12 @@ pub struct PeerInfo {
 }
 
 /// Why a peer could not be added.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum AddPeerError {
-    /// The address is not one this transport dials (an enode URL for devp2p).
+    /// The address is not one this transport dials (an enode URL for devp2p): the parser's
+    /// error.
     #[error("invalid peer address: {0}")]
-    InvalidAddress(String),
+    InvalidAddress(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// This transport does not add peers on request.
     #[error("this network does not add peers on request")]
     Unsupported,

@@ -423,7 +423,7 @@ impl gigagas_net_api::NetworkInfo for Devp2pNetwork {
     fn add_peer(&self, address: &str) -> Result<(), gigagas_net_api::AddPeerError> {
         let record: NodeRecord = address
             .parse()
-            .map_err(|e| gigagas_net_api::AddPeerError::InvalidAddress(format!("{e}")))?;
+            .map_err(|e| gigagas_net_api::AddPeerError::InvalidAddress(Box::new(e)))?;
         self.add_static_peer(record);
         Ok(())
     }

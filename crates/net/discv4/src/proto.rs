@@ -142,7 +142,7 @@ pub enum DecodeError {
     BadIp(usize),
     /// A record (ENR) that does not decode or verify.
     #[error("ENR: {0}")]
-    Enr(String),
+    Enr(#[source] alloy_rlp::Error),
 }
 
 impl From<alloy_rlp::Error> for DecodeError {
@@ -269,7 +269,7 @@ pub fn decode(packet: &[u8]) -> Result<(Message, PeerId, B256), DecodeError> {
         5 => Message::EnrRequest(fields(&mut buf, |b| Ok(EnrRequest { expire: u64::decode(b)? }))?),
         6 => Message::EnrResponse(fields(&mut buf, |b| {
             let request_hash = Bytes::decode(b)?;
-            let enr = Enr::decode(b).map_err(|e| DecodeError::Enr(e.to_string()))?;
+            let enr = Enr::decode(b).map_err(DecodeError::Enr)?;
             Ok(EnrResponse { request_hash, enr })
         })?),
         other => return Err(DecodeError::UnknownType(other)),

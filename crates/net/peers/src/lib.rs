@@ -51,13 +51,13 @@ impl NodeRecord {
     /// where absent) and the node id of its secp256k1 key.
     ///
     /// # Errors
-    /// [`NodeRecordParseError::Address`] for an ENR with no IP address.
+    /// [`NodeRecordParseError::EnrWithoutIp`] for an ENR with no IP address.
     pub fn from_enr(enr: &Enr) -> Result<Self, NodeRecordParseError> {
         use enr::EnrPublicKey;
         let (address, tcp_port, udp_port) = match (enr.ip4(), enr.ip6()) {
             (Some(ip), _) => (IpAddr::V4(ip), enr.tcp4(), enr.udp4()),
             (None, Some(ip)) => (IpAddr::V6(ip), enr.tcp6(), enr.udp6()),
-            (None, None) => return Err(NodeRecordParseError::Address("ENR without an IP".into())),
+            (None, None) => return Err(NodeRecordParseError::EnrWithoutIp),
         };
         let key = enr.public_key().encode_uncompressed();
         Ok(Self {
@@ -110,16 +110,31 @@ pub enum NodeRecordParseError {
     /// It does not start with `enode://`.
     #[error("not an enode URL (want enode://<id>@<ip>:<port>)")]
     Scheme,
-    /// The node id is not 128 hex digits.
+    /// The node id is not 128 digits long.
+    #[error("node id: {0} hex digits, want 128")]
+    IdLength(usize),
+    /// The node id is not hex.
     #[error("node id: {0}")]
-    Id(String),
+    Id(#[source] alloy_primitives::hex::FromHexError),
+    /// No `@` after the node id.
+    #[error("address: no @ after the node id")]
+    NoAt,
     /// The address is not `ip:port`.
-    #[error("address: {0}")]
-    Address(String),
+    #[error("address {input:?}: {source}")]
+    Address {
+        /// What was given.
+        input: String,
+        /// Why it is no socket address.
+        source: std::net::AddrParseError,
+    },
+    /// An ENR without an IP address.
+    #[error("ENR without an IP")]
+    EnrWithoutIp,
     /// The `discport` query is not a port.
     #[error("discport: {0}")]
-    DiscPort(String),
-    /// An `enr:` record that does not decode or whose signature does not verify.
+    DiscPort(#[source] std::num::ParseIntError),
+    /// An `enr:` record that does not decode or whose signature does not verify (the `enr`
+    /// crate's own error, a message).
     #[error("ENR: {0}")]
     Enr(String),
 }
@@ -129,24 +144,21 @@ impl FromStr for NodeRecord {
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let rest = s.strip_prefix("enode://").ok_or(NodeRecordParseError::Scheme)?;
-        let (id, rest) = rest
-            .split_once('@')
-            .ok_or_else(|| NodeRecordParseError::Address("no @ after the node id".into()))?;
+        let (id, rest) = rest.split_once('@').ok_or(NodeRecordParseError::NoAt)?;
         if id.len() != 128 {
-            return Err(NodeRecordParseError::Id(format!("{} hex digits, want 128", id.len())));
+            return Err(NodeRecordParseError::IdLength(id.len()));
         }
-        let id = PeerId::from_str(id).map_err(|e| NodeRecordParseError::Id(e.to_string()))?;
+        let id = PeerId::from_str(id).map_err(NodeRecordParseError::Id)?;
         let (addr, query) = match rest.split_once('?') {
             Some((addr, query)) => (addr, Some(query)),
             None => (rest, None),
         };
         let addr = SocketAddr::from_str(addr)
-            .map_err(|e| NodeRecordParseError::Address(format!("{addr:?}: {e}")))?;
+            .map_err(|source| NodeRecordParseError::Address { input: addr.to_string(), source })?;
         let mut udp_port = addr.port();
         for pair in query.into_iter().flat_map(|q| q.split('&')) {
             if let Some(port) = pair.strip_prefix("discport=") {
-                udp_port =
-                    port.parse().map_err(|e| NodeRecordParseError::DiscPort(format!("{e}")))?;
+                udp_port = port.parse().map_err(NodeRecordParseError::DiscPort)?;
             }
         }
         Ok(Self { address: addr.ip(), tcp_port: addr.port(), udp_port, id })
@@ -212,10 +224,15 @@ mod tests {
         assert_eq!("http://x".parse::<NodeRecord>(), Err(NodeRecordParseError::Scheme));
         assert!(matches!(
             "enode://abcd@1.2.3.4:1".parse::<NodeRecord>(),
-            Err(NodeRecordParseError::Id(_))
+            Err(NodeRecordParseError::IdLength(4))
         ));
+        let not_hex = format!("enode://{}@1.2.3.4:1", "z".repeat(128));
+        assert!(matches!(not_hex.parse::<NodeRecord>(), Err(NodeRecordParseError::Id(_))));
         let bad_addr = GETH.replace("127.0.0.1:30399", "nowhere");
-        assert!(matches!(bad_addr.parse::<NodeRecord>(), Err(NodeRecordParseError::Address(_))));
+        assert!(matches!(
+            bad_addr.parse::<NodeRecord>(),
+            Err(NodeRecordParseError::Address { .. })
+        ));
         let bad_port = GETH.replace("discport=0", "discport=x");
         assert!(matches!(bad_port.parse::<NodeRecord>(), Err(NodeRecordParseError::DiscPort(_))));
     }

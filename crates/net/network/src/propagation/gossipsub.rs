@@ -21,9 +21,12 @@ pub(crate) const MAX_BLOCK_BYTES: usize = 16 << 20;
 /// Why a gossipsub message was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum GossipError {
-    /// Not snappy, or above the size limit.
-    #[error("bad snappy data or oversize: {0}")]
-    Snappy(String),
+    /// Not snappy.
+    #[error("bad snappy data: {0}")]
+    Snappy(#[from] snap::Error),
+    /// It would decompress past [`MAX_BLOCK_BYTES`].
+    #[error("oversize: {0} bytes decompressed")]
+    Oversize(usize),
     /// Shorter than a signature.
     #[error("message too short")]
     Short,
@@ -94,13 +97,11 @@ pub fn sample_message(payload: &[u8], signer: &BlockSigner) -> Vec<u8> {
 /// # Errors
 /// [`GossipError`].
 pub fn decode(data: &[u8], proposer: &ProposerKey) -> Result<Vec<u8>, GossipError> {
-    let len = snap::raw::decompress_len(data).map_err(|e| GossipError::Snappy(e.to_string()))?;
+    let len = snap::raw::decompress_len(data)?;
     if len > MAX_BLOCK_BYTES + 96 {
-        return Err(GossipError::Snappy(format!("{len} bytes")));
+        return Err(GossipError::Oversize(len));
     }
-    let plain = snap::raw::Decoder::new()
-        .decompress_vec(data)
-        .map_err(|e| GossipError::Snappy(e.to_string()))?;
+    let plain = snap::raw::Decoder::new().decompress_vec(data)?;
     if plain.len() < 96 {
         return Err(GossipError::Short);
     }

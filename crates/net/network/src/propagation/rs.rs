@@ -28,7 +28,7 @@ pub const MAX_SHARDS: usize = 256;
 pub const MAX_SHARD_BYTES: usize = 256 << 10;
 
 /// Why an RS message was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum RsError {
     /// Shorter or longer than its header says.
     #[error("bad length {found}, {expected} expected")]
@@ -68,7 +68,7 @@ pub enum RsError {
     Inconsistent,
     /// reed-solomon-simd refused.
     #[error("reed-solomon: {0}")]
-    Coding(String),
+    Coding(#[from] reed_solomon_simd::Error),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -159,8 +159,7 @@ fn encode_shards(payload: &[u8], k: usize) -> Result<Vec<Vec<u8>>, RsError> {
     bytes.extend_from_slice(payload);
     bytes.resize(k * shard_bytes, 0);
     let mut shards: Vec<Vec<u8>> = bytes.chunks_exact(shard_bytes).map(<[u8]>::to_vec).collect();
-    let recovery =
-        reed_solomon_simd::encode(k, k, &shards).map_err(|e| RsError::Coding(e.to_string()))?;
+    let recovery = reed_solomon_simd::encode(k, k, &shards)?;
     shards.extend(recovery);
     Ok(shards)
 }
@@ -272,8 +271,7 @@ impl RsBlock {
                 shape.r,
                 self.held.iter().filter(|(i, _)| **i < k).map(|(i, (s, _))| (*i, s)),
                 self.held.iter().filter(|(i, _)| **i >= k).map(|(i, (s, _))| (*i - k, s)),
-            )
-            .map_err(|e| RsError::Coding(e.to_string()))?;
+            )?;
             for (i, shard) in restored {
                 originals[i] = Some(shard);
             }
