@@ -66,8 +66,7 @@ pub struct GenesisBlock {
 
 /// Parses a geth-format genesis file and its `config`.
 fn parse(genesis_json: &[u8]) -> Result<(Genesis, ChainSpec), ImportError> {
-    let genesis: Genesis =
-        serde_json::from_slice(genesis_json).map_err(ImportError::Genesis)?;
+    let genesis: Genesis = serde_json::from_slice(genesis_json).map_err(ImportError::Genesis)?;
     let chain = ChainSpec::from_genesis_config(&genesis.config)?;
     Ok((genesis, chain))
 }
