@@ -123,6 +123,10 @@ class GigagasNode(_Node):
             f"127.0.0.1:{free_port()}" if metrics else None)
         cmd = [gigagas, "node", "--datadir", datadir, "--http.port", str(http_port),
                "--authrpc.port", str(authrpc_port), "--ready-file", self.ready_file]
+        # The namespaces the harnesses read beside eth (admin for peers and the node's
+        # records, debug and txpool for comparisons with geth); never `testing`.
+        if "--http.api" not in flags:
+            cmd += ["--http.api", "eth,net,web3,admin,debug,txpool"]
         # devp2p listens on an OS-chosen port unless the caller names one (many nodes share
         # this machine); the enode is in the ready file.
         if "--port" not in flags:

@@ -182,6 +182,9 @@ pub(crate) fn run(args: TestRpcArgs) -> Result<ExitCode, String> {
         "0",
         "--http.port",
         "0",
+        // The suite reads the debug and txpool namespaces too.
+        "--http.api",
+        "eth,net,web3,debug,txpool",
         "--engine.threads",
         "2",
         "--disable-network",

@@ -115,6 +115,11 @@ pub struct RpcServerArgs {
     /// JSON-RPC port.
     #[arg(long = "http.port", default_value_t = 8545)]
     pub http_port: u16,
+    /// Namespaces the JSON-RPC port serves, comma-separated (`all`: every one): eth, net, web3,
+    /// admin, debug, txpool, testing. A method of another is answered -32601. `admin` adds
+    /// peers and `testing` builds blocks on request: name them only on a port you trust.
+    #[arg(long = "http.api", default_value = "eth,net,web3", value_name = "MODULES")]
+    pub http_api: gigagas_rpc::RpcModuleSelection,
     /// Engine API listening address.
     #[arg(long = "authrpc.addr", default_value = "127.0.0.1")]
     pub auth_addr: IpAddr,

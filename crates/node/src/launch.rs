@@ -345,7 +345,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     let (http, http_handle) = serve_http_on(
         rpc_runtime.handle(),
         http_addr,
-        public_module(ctx.clone()),
+        public_module(ctx.clone(), &args.rpc.http_api),
         args.http_limits(),
     )
     .await?;

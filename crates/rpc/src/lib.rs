@@ -7,6 +7,7 @@
 //! - [`DebugApi`] ([`DebugRpc`]): geth's raw getters and tracers;
 //! - [`TxPoolApi`] ([`TxPoolRpc`]): geth's view of the pool;
 //! - [`AdminApi`] ([`AdminRpc`]): geth's `admin_nodeInfo`, `admin_peers`, `admin_addPeer`;
+//! - [`Web3Api`] ([`Web3Rpc`]): `web3_clientVersion`, `web3_sha3`;
 //! - [`EngineApi`] / [`TestingApi`] ([`EngineRpc`]): the Engine API, behind JWT.
 //!
 //! The crate holds handlers only: what changes the chain goes to the engine task through the
@@ -34,12 +35,14 @@ pub mod invalid_params;
 pub mod limit;
 mod log_json;
 pub mod metrics;
+pub mod modules;
 mod params;
 mod simulate;
 mod state;
 pub mod syncing;
 mod trace;
 mod txpool;
+mod web3;
 
 use gigagas_chain_state::BlockchainProvider;
 use gigagas_engine_primitives::EngineHandle;
@@ -68,8 +71,10 @@ pub use eth::{
 };
 pub use gigagas_engine_primitives::Forkchoice;
 pub use jsonrpsee::server::ServerHandle;
+pub use modules::{RpcModuleSelection, RpcNamespace, UnknownModule};
 pub use params::{HashParam, StorageKeyParam};
 pub use txpool::{TxPoolApiClient, TxPoolApiServer, TxPoolRpc, TxPoolStatus};
+pub use web3::{client_version, Web3ApiClient, Web3ApiServer, Web3Rpc};
 
 /// What the RPC handlers are given: the chain (reads), the engine task's handle (payloads,
 /// forkchoice, payload building) and the transaction pool.
@@ -288,24 +293,34 @@ impl From<RpcError> for ErrorObjectOwned {
     }
 }
 
-/// What the public JSON-RPC port serves: the `eth_`, `net_`, `debug_`, `txpool_`, `admin_`
-/// and `testing_` namespaces (the port listens on loopback unless told otherwise).
-pub fn public_module(ctx: Arc<RpcContext>) -> RpcModule<Arc<RpcContext>> {
+/// What a public JSON-RPC port serves: the namespaces of `modules` (`--http.api`; geth's
+/// default `eth,net,web3`; `admin`, `debug`, `txpool` and `testing` only when named). A
+/// method of another namespace is answered -32601 (method not found), as geth answers.
+pub fn public_module(
+    ctx: Arc<RpcContext>,
+    modules: &RpcModuleSelection,
+) -> RpcModule<Arc<RpcContext>> {
     let mut m = RpcModule::new(ctx.clone());
     let eth = EthRpc::new(ctx.clone());
-    m.merge(EthApiServer::into_rpc(eth.clone())).expect("method names are distinct");
-    m.merge(NetApiServer::into_rpc(eth)).expect("method names are distinct");
-    m.merge(DebugRpc::new(ctx.clone()).into_rpc()).expect("method names are distinct");
-    m.merge(TxPoolRpc::new(ctx.clone()).into_rpc()).expect("method names are distinct");
-    m.merge(AdminRpc::new(ctx.clone()).into_rpc()).expect("method names are distinct");
-    m.merge(engine::testing_module(ctx)).expect("method names are distinct");
+    for module in modules.iter() {
+        let merged = match module {
+            modules::RpcNamespace::Eth => m.merge(EthApiServer::into_rpc(eth.clone())),
+            modules::RpcNamespace::Net => m.merge(NetApiServer::into_rpc(eth.clone())),
+            modules::RpcNamespace::Web3 => m.merge(Web3Rpc.into_rpc()),
+            modules::RpcNamespace::Admin => m.merge(AdminRpc::new(ctx.clone()).into_rpc()),
+            modules::RpcNamespace::Debug => m.merge(DebugRpc::new(ctx.clone()).into_rpc()),
+            modules::RpcNamespace::Txpool => m.merge(TxPoolRpc::new(ctx.clone()).into_rpc()),
+            modules::RpcNamespace::Testing => m.merge(engine::testing_module(ctx.clone())),
+        };
+        merged.expect("method names are distinct");
+    }
     m
 }
 
-/// What the authenticated port serves: the Engine API and everything of [`public_module`],
-/// as reth's auth server does.
+/// What the authenticated port serves: the Engine API and every namespace (its JWT is the
+/// guard), as reth's auth server serves the Engine API beside the `eth` namespace.
 pub fn auth_module(ctx: Arc<RpcContext>) -> RpcModule<Arc<RpcContext>> {
-    let mut m = public_module(ctx.clone());
+    let mut m = public_module(ctx.clone(), &RpcModuleSelection::all());
     m.merge(engine::module(ctx)).expect("method names are distinct");
     m
 }

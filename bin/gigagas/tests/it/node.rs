@@ -52,6 +52,9 @@ fn start_node_with_log(
             "127.0.0.1",
             "--libp2p.addr",
             "127.0.0.1",
+            // The namespaces these tests read beside eth (never `testing` on a public port).
+            "--http.api",
+            "eth,net,web3,admin,debug,txpool",
         ])
         .args(args)
         .arg("--datadir")
@@ -416,6 +419,24 @@ fn sigterm_shuts_down_cleanly_and_keeps_the_chain() {
         std::thread::sleep(std::time::Duration::from_millis(100));
         seen = number(&http);
     }
+    // The default public port serves eth, net and web3 only: adding peers and building blocks
+    // on request are not there (-32601, as geth answers), web3 is.
+    let answer = |method: &str, params: &str| -> serde_json::Value {
+        let body = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{params}}}"#);
+        serde_json::from_str(&post(&http, &body, None).1).expect("JSON")
+    };
+    for (method, params) in [
+        ("admin_addPeer", r#"["enode://ab@127.0.0.1:1"]"#),
+        ("admin_nodeInfo", "[]"),
+        ("testing_buildBlockV1", "[]"),
+        ("debug_getRawBlock", r#"["latest"]"#),
+        ("txpool_status", "[]"),
+    ] {
+        assert_eq!(answer(method, params)["error"]["code"], -32601, "{method} on the default port");
+    }
+    let version = answer("web3_clientVersion", "[]");
+    assert!(version["result"].as_str().is_some_and(|v| v.starts_with("gigagas/v")), "{version}");
+    assert!(answer("net_version", "[]")["result"].is_string());
     let term = Command::new("kill").args(["-TERM", &node.id().to_string()]).status().unwrap();
     assert!(term.success());
     let status = node.wait().expect("wait");

@@ -6,7 +6,7 @@
 
 use gigagas_chain_state::BlockchainProvider;
 use gigagas_engine::{BlockTree, EngineService};
-use gigagas_rpc::{auth_module, RpcContext};
+use gigagas_rpc::{auth_module, public_module, RpcContext, RpcModuleSelection};
 use gigagas_storage::{FullProvider, Storage};
 use gigagas_txpool::TxPool;
 use gigagas_validation::init_genesis;
@@ -34,6 +34,16 @@ pub fn node_with(
     forks: &[(&str, Option<u64>)],
     configure: impl FnOnce(RpcContext) -> RpcContext,
 ) -> (Engine, B256, std::thread::JoinHandle<()>) {
+    let (ctx, genesis_hash, thread) = context_with(dir, forks, configure);
+    (auth_module(Arc::new(ctx)), genesis_hash, thread)
+}
+
+/// The RPC context of [`node_with`].
+pub fn context_with(
+    dir: &std::path::Path,
+    forks: &[(&str, Option<u64>)],
+    configure: impl FnOnce(RpcContext) -> RpcContext,
+) -> (RpcContext, B256, std::thread::JoinHandle<()>) {
     let path =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testing/dev-genesis.json");
     let mut genesis: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
@@ -52,7 +62,17 @@ pub fn node_with(
     let pool = Arc::new(TxPool::default());
     let (handle, thread) = EngineService::spawn(tree, pool.clone(), Arc::default(), None).unwrap();
     let ctx = configure(RpcContext::new(provider, handle, pool));
-    (auth_module(Arc::new(ctx)), genesis_hash, thread)
+    (ctx, genesis_hash, thread)
+}
+
+/// A public port's module serving `modules` over a fresh store of the dev chain, and the
+/// engine thread.
+pub fn public(
+    dir: &std::path::Path,
+    modules: &RpcModuleSelection,
+) -> (Engine, std::thread::JoinHandle<()>) {
+    let (ctx, _, thread) = context_with(dir, &[], |ctx| ctx);
+    (public_module(Arc::new(ctx), modules), thread)
 }
 
 /// The answer of `method`, or the error code it gave.

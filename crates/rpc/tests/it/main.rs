@@ -19,5 +19,6 @@ mod engine_versions;
 mod fuzz;
 mod hostile;
 mod in_memory;
+mod modules;
 mod rpc_limits;
 mod typed_api;
