@@ -182,9 +182,10 @@ pub(crate) fn run(args: TestRpcArgs) -> Result<ExitCode, String> {
         "0",
         "--http.port",
         "0",
-        // The suite reads the debug and txpool namespaces too.
+        // The suite reads the debug and txpool namespaces too, and asks for blocks built on
+        // request (`testing_buildBlockV1`): named, on this loopback port of its own.
         "--http.api",
-        "eth,net,web3,debug,txpool",
+        "eth,net,web3,debug,txpool,testing",
         "--engine.threads",
         "2",
         "--disable-network",
