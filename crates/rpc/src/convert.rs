@@ -111,6 +111,35 @@ impl StoredBlock {
         }
     }
 
+    /// The block's header in the RPC shape (`eth_getHeaderBy*`: its hash, no size).
+    pub(crate) fn rpc_header(&self) -> RpcHeader {
+        RpcHeader {
+            hash: self.hash,
+            inner: self.header.clone(),
+            total_difficulty: None,
+            size: None,
+        }
+    }
+
+    /// Ommer `index` as geth's `eth_getUncleBy*` gives it: a block of that header with no
+    /// transactions, ommers or withdrawals (its size that block's RLP length); `None` past the
+    /// block's ommers.
+    pub(crate) fn rpc_ommer(&self, index: usize) -> Option<RpcBlock> {
+        let ommer = self.body.ommers.get(index)?;
+        let block = Block::<TxEnvelope> { header: ommer.clone(), body: BlockBody::default() };
+        Some(RpcBlock {
+            header: RpcHeader {
+                hash: ommer.hash_slow(),
+                inner: ommer.clone(),
+                total_difficulty: None,
+                size: Some(U256::from(alloy_rlp::encode(&block).len())),
+            },
+            uncles: Vec::new(),
+            transactions: BlockTransactions::Hashes(Vec::new()),
+            withdrawals: None,
+        })
+    }
+
     /// The block in the RPC shape, with full transactions or their hashes.
     pub(crate) fn rpc_block(&self, full: bool) -> Result<RpcBlock, RpcError> {
         let senders = if full {

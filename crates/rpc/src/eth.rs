@@ -21,8 +21,8 @@ use alloy_eips::{BlockId, BlockNumberOrTag};
 use alloy_primitives::{Address, Bytes, B256, U256, U64};
 use alloy_rpc_types_eth::{
     simulate::SimulatePayload, AccessListResult, Block as RpcBlock, EIP1186AccountProofResponse,
-    FeeHistory, Filter, FilterBlockOption, Transaction as RpcTransaction, TransactionReceipt,
-    TransactionRequest,
+    FeeHistory, Filter, FilterBlockOption, Header as RpcHeader, Transaction as RpcTransaction,
+    TransactionReceipt, TransactionRequest,
 };
 use gigagas_storage_api::{BlockNumReader, HeaderProvider};
 use jsonrpsee::{core::RpcResult, proc_macros::rpc};
@@ -157,6 +157,48 @@ pub trait EthApi {
     /// The number of transactions of the block of hash `hash`.
     #[method(name = "getBlockTransactionCountByHash")]
     fn block_transaction_count_by_hash(&self, hash: HashParam) -> RpcResult<Option<U64>>;
+
+    /// The accounts the node holds keys for: none (gigagas keeps no keystore), as geth
+    /// without one answers.
+    #[method(name = "accounts")]
+    fn accounts(&self) -> RpcResult<Vec<Address>>;
+
+    /// The header of block `number` (geth's: the block's header fields and hash, no size);
+    /// `null` if unknown.
+    #[method(name = "getHeaderByNumber")]
+    fn header_by_number(&self, number: BlockNumberOrTag) -> RpcResult<Option<RpcHeader>>;
+
+    /// The header of the block of hash `hash`, as [`EthApiServer::header_by_number`].
+    #[method(name = "getHeaderByHash")]
+    fn header_by_hash(&self, hash: HashParam) -> RpcResult<Option<RpcHeader>>;
+
+    /// The number of ommers (uncles) of block `number`: 0 from the merge on; `null` if
+    /// unknown.
+    #[method(name = "getUncleCountByBlockNumber")]
+    fn uncle_count_by_block_number(&self, number: BlockNumberOrTag) -> RpcResult<Option<U64>>;
+
+    /// The number of ommers of the block of hash `hash`.
+    #[method(name = "getUncleCountByBlockHash")]
+    fn uncle_count_by_block_hash(&self, hash: HashParam) -> RpcResult<Option<U64>>;
+
+    /// Ommer `index` of block `number` as geth gives it: a block of that header without
+    /// transactions; `null` if the block is unknown or has no such ommer (every block from the
+    /// merge on).
+    #[method(name = "getUncleByBlockNumberAndIndex")]
+    fn uncle_by_block_number_and_index(
+        &self,
+        number: BlockNumberOrTag,
+        index: U64,
+    ) -> RpcResult<Option<RpcBlock>>;
+
+    /// Ommer `index` of the block of hash `hash`, as
+    /// [`EthApiServer::uncle_by_block_number_and_index`].
+    #[method(name = "getUncleByBlockHashAndIndex")]
+    fn uncle_by_block_hash_and_index(
+        &self,
+        hash: HashParam,
+        index: U64,
+    ) -> RpcResult<Option<RpcBlock>>;
 
     /// A transaction of the chain, else of the pool (without block fields); `null` if neither.
     #[method(name = "getTransactionByHash")]
@@ -430,6 +472,48 @@ impl EthApiServer for EthRpc {
     fn block_transaction_count_by_hash(&self, hash: HashParam) -> RpcResult<Option<U64>> {
         let block = block_of(&self.ctx, BlockId::from(hash.0))?;
         Ok(block.map(|b| U64::from(b.body.transactions.len())))
+    }
+
+    fn accounts(&self) -> RpcResult<Vec<Address>> {
+        Ok(Vec::new())
+    }
+
+    fn header_by_number(&self, number: BlockNumberOrTag) -> RpcResult<Option<RpcHeader>> {
+        let block = block_of(&self.ctx, BlockId::Number(number))?;
+        Ok(block.map(|b| b.rpc_header()))
+    }
+
+    fn header_by_hash(&self, hash: HashParam) -> RpcResult<Option<RpcHeader>> {
+        let block = block_of(&self.ctx, BlockId::from(hash.0))?;
+        Ok(block.map(|b| b.rpc_header()))
+    }
+
+    fn uncle_count_by_block_number(&self, number: BlockNumberOrTag) -> RpcResult<Option<U64>> {
+        let block = block_of(&self.ctx, BlockId::Number(number))?;
+        Ok(block.map(|b| U64::from(b.body.ommers.len())))
+    }
+
+    fn uncle_count_by_block_hash(&self, hash: HashParam) -> RpcResult<Option<U64>> {
+        let block = block_of(&self.ctx, BlockId::from(hash.0))?;
+        Ok(block.map(|b| U64::from(b.body.ommers.len())))
+    }
+
+    fn uncle_by_block_number_and_index(
+        &self,
+        number: BlockNumberOrTag,
+        index: U64,
+    ) -> RpcResult<Option<RpcBlock>> {
+        let block = block_of(&self.ctx, BlockId::Number(number))?;
+        Ok(block.and_then(|b| b.rpc_ommer(index.to::<usize>())))
+    }
+
+    fn uncle_by_block_hash_and_index(
+        &self,
+        hash: HashParam,
+        index: U64,
+    ) -> RpcResult<Option<RpcBlock>> {
+        let block = block_of(&self.ctx, BlockId::from(hash.0))?;
+        Ok(block.and_then(|b| b.rpc_ommer(index.to::<usize>())))
     }
 
     fn transaction_by_hash(&self, hash: HashParam) -> RpcResult<Option<RpcTransaction>> {

@@ -55,3 +55,37 @@ async fn the_default_public_port_serves_eth_net_and_web3_only() {
     drop(module);
     thread.join().unwrap();
 }
+
+/// geth's everyday methods around blocks: `eth_accounts` (no keystore: none), the header
+/// getters (the block's header fields and hash, no size) and the uncle methods (0 and `null`
+/// after the merge, `null` for an unknown block).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn accounts_headers_and_uncles_answer_as_geth() {
+    let dir = tempfile::tempdir().unwrap();
+    let (module, thread) = public(dir.path(), &RpcModuleSelection::standard());
+    let call = |method: &'static str, params: Vec<serde_json::Value>| {
+        let module = &module;
+        async move { call_message(module, method, params).await.unwrap() }
+    };
+    assert_eq!(call("eth_accounts", vec![]).await, json!([]));
+    let block = call("eth_getBlockByNumber", vec![json!("0x0"), json!(false)]).await;
+    let hash = block["hash"].clone();
+    let header = call("eth_getHeaderByNumber", vec![json!("0x0")]).await;
+    let mut expected = block.clone();
+    for key in ["size", "transactions", "uncles", "withdrawals"] {
+        expected.as_object_mut().unwrap().remove(key);
+    }
+    assert_eq!(header, expected);
+    assert!(header.get("size").is_none() && header["stateRoot"].is_string());
+    assert_eq!(call("eth_getHeaderByHash", vec![hash.clone()]).await, header);
+    assert_eq!(call("eth_getHeaderByNumber", vec![json!("0x10")]).await, json!(null));
+    assert_eq!(call("eth_getUncleCountByBlockNumber", vec![json!("0x0")]).await, json!("0x0"));
+    assert_eq!(call("eth_getUncleCountByBlockHash", vec![hash.clone()]).await, json!("0x0"));
+    assert_eq!(call("eth_getUncleCountByBlockNumber", vec![json!("0x10")]).await, json!(null));
+    let uncle = call("eth_getUncleByBlockNumberAndIndex", vec![json!("0x0"), json!("0x0")]).await;
+    assert_eq!(uncle, json!(null));
+    let uncle = call("eth_getUncleByBlockHashAndIndex", vec![hash, json!("0x0")]).await;
+    assert_eq!(uncle, json!(null));
+    drop(module);
+    thread.join().unwrap();
+}
