@@ -97,7 +97,7 @@ pub(crate) struct PublishedSession {
 #[derive(Debug)]
 enum DialReason {
     Requested(oneshot::Sender<Result<SessionInfo, SessionError>>),
-    Policy { bootnode: bool },
+    Policy,
 }
 
 /// What the manager's own tasks report.
@@ -276,6 +276,8 @@ impl NetworkManager {
                     fork_id.filter(|f| self.local.fork_filter.validate(*f).is_err())
                 {
                     tracing::debug!(target: "net::devp2p", peer = %record, ?fork_id, via, "discovered node on another fork: not dialed");
+                } else if self.sessions.contains_key(&record.id) {
+                    // Already in session (it dialed in, say): a second session would end one.
                 } else if self.peers.add_discovered(record, Instant::now()) {
                     tracing::trace!(target: "net::devp2p", peer = %record, via, "discovered node");
                     self.dial_due();
@@ -306,9 +308,6 @@ impl NetworkManager {
                 let _ = reply.send(self.peers.admit_inbound(&peer, self.sessions.len()));
             }
             ManagerEvent::Established { stream, info, dial } => {
-                if let Some(DialReason::Policy { bootnode: true }) = &dial {
-                    self.peers.on_bootnode_connected();
-                }
                 if self.peers.is_banned(&info.record.id) {
                     let reason = DisconnectReason::UselessPeer;
                     let mut stream = stream;
@@ -330,9 +329,13 @@ impl NetworkManager {
                 DialReason::Requested(reply) => {
                     let _ = reply.send(Err(error));
                 }
-                DialReason::Policy { bootnode } => {
-                    self.peers.on_dial_failed(record.id, bootnode, Instant::now());
-                    let what = if bootnode { "bootnode" } else { "peer" };
+                DialReason::Policy => {
+                    self.peers.on_dial_failed(record.id, Instant::now());
+                    let what = match self.peers.kind(&record.id) {
+                        Some(crate::peers::PeerKind::Bootnode) => "bootnode",
+                        Some(crate::peers::PeerKind::Static) => "trusted peer",
+                        _ => "peer",
+                    };
                     if self.sessions.is_empty() {
                         tracing::warn!(target: "net::devp2p", peer = %record.tcp_addr(), %error, bootnodes = self.peers.bootnode_count(), "no session, and a {what} did not answer");
                     } else {
@@ -418,8 +421,8 @@ impl NetworkManager {
 
     /// Dials whom the peer manager names now.
     fn dial_due(&mut self) {
-        for (record, bootnode) in self.peers.dials_due(self.sessions.len(), Instant::now()) {
-            self.spawn_dial(record, DialReason::Policy { bootnode });
+        for record in self.peers.dials_due(self.sessions.len(), Instant::now()) {
+            self.spawn_dial(record, DialReason::Policy);
         }
     }
 

@@ -37,6 +37,8 @@ pub const MAX_DISCOVERED: usize = 1024;
 pub(crate) enum PeerKind {
     /// Kept in session.
     Static,
+    /// Dialed while the node has no session.
+    Bootnode,
     /// Found by discovery.
     Discovered,
 }
@@ -56,16 +58,18 @@ struct Peer {
     failures: u32,
 }
 
+impl Peer {
+    fn new(record: NodeRecord, kind: PeerKind, now: Instant) -> Self {
+        Self { record, kind, connected: false, dialing: false, next_dial: now, failures: 0 }
+    }
+}
+
 /// The peers the node knows and its dial policy (see the module doc).
 #[derive(Debug)]
 pub(crate) struct PeersManager {
+    /// Every known peer, each once (a peer is dialed for one reason at a time).
     peers: HashMap<PeerId, Peer>,
     banned: HashSet<PeerId>,
-    bootnodes: Vec<NodeRecord>,
-    /// Bootnodes are not dialed before.
-    bootnodes_next: Instant,
-    /// Bootnode dials in flight.
-    bootnodes_dialing: usize,
     max_peers: usize,
     local_id: PeerId,
 }
@@ -80,17 +84,15 @@ impl PeersManager {
         bootnodes: Vec<NodeRecord>,
         now: Instant,
     ) -> Self {
-        let mut manager = Self {
-            peers: HashMap::new(),
-            banned: HashSet::new(),
-            bootnodes,
-            bootnodes_next: now,
-            bootnodes_dialing: 0,
-            max_peers,
-            local_id,
-        };
+        let mut manager =
+            Self { peers: HashMap::new(), banned: HashSet::new(), max_peers, local_id };
         for record in statics {
             manager.add_static(*record, now);
+        }
+        for record in bootnodes {
+            if record.id != local_id && !manager.peers.contains_key(&record.id) {
+                manager.peers.insert(record.id, Peer::new(record, PeerKind::Bootnode, now));
+            }
         }
         manager
     }
@@ -100,14 +102,7 @@ impl PeersManager {
         if record.id == self.local_id {
             return;
         }
-        let peer = self.peers.entry(record.id).or_insert(Peer {
-            record,
-            kind: PeerKind::Static,
-            connected: false,
-            dialing: false,
-            next_dial: now,
-            failures: 0,
-        });
+        let peer = self.peers.entry(record.id).or_insert(Peer::new(record, PeerKind::Static, now));
         peer.record = record;
         peer.kind = PeerKind::Static;
         peer.next_dial = peer.next_dial.min(now);
@@ -129,17 +124,7 @@ impl PeersManager {
         {
             return false;
         }
-        self.peers.insert(
-            record.id,
-            Peer {
-                record,
-                kind: PeerKind::Discovered,
-                connected: false,
-                dialing: false,
-                next_dial: now,
-                failures: 0,
-            },
-        );
+        self.peers.insert(record.id, Peer::new(record, PeerKind::Discovered, now));
         true
     }
 
@@ -189,31 +174,30 @@ impl PeersManager {
         }
     }
 
-    /// A dial of `peer` (`bootnode`: one of the bootnodes) failed: a static peer is dialed
-    /// again after [`REDIAL_INTERVAL`], a discovered one backs off.
-    pub(crate) fn on_dial_failed(&mut self, peer: PeerId, bootnode: bool, now: Instant) {
-        if bootnode {
-            self.bootnodes_dialing = self.bootnodes_dialing.saturating_sub(1);
-        }
+    /// A dial of `peer` failed: a static peer is dialed again after [`REDIAL_INTERVAL`], a
+    /// bootnode after [`BOOTNODE_REDIAL_INTERVAL`], a discovered one backs off.
+    pub(crate) fn on_dial_failed(&mut self, peer: PeerId, now: Instant) {
         let Some(p) = self.peers.get_mut(&peer) else { return };
         p.dialing = false;
         p.failures = p.failures.saturating_add(1);
         p.next_dial = now
             + match p.kind {
                 PeerKind::Static => REDIAL_INTERVAL,
+                PeerKind::Bootnode => BOOTNODE_REDIAL_INTERVAL,
                 PeerKind::Discovered => DISCOVERED_BACKOFF * (1 << p.failures.min(6) >> 1),
             };
     }
 
-    /// A bootnode dial ended in a session.
-    pub(crate) fn on_bootnode_connected(&mut self) {
-        self.bootnodes_dialing = self.bootnodes_dialing.saturating_sub(1);
+    /// Why `peer` is known, if it is.
+    pub(crate) fn kind(&self, peer: &PeerId) -> Option<PeerKind> {
+        self.peers.get(peer).map(|p| p.kind)
     }
 
-    /// What to dial now that `sessions` are open, each marked as being dialed: the static
-    /// peers due; discovered nodes due while sessions and dials stay below the limit; every
-    /// bootnode when there is no session and no dial of them in flight (`true`: a bootnode).
-    pub(crate) fn dials_due(&mut self, sessions: usize, now: Instant) -> Vec<(NodeRecord, bool)> {
+    /// What to dial now that `sessions` are open, each marked as being dialed (a peer is never
+    /// dialed twice at once, nor while in session): the static peers due; the bootnodes due
+    /// while there is no session; discovered nodes due while sessions and dials stay below
+    /// the limit.
+    pub(crate) fn dials_due(&mut self, sessions: usize, now: Instant) -> Vec<NodeRecord> {
         let mut dials = Vec::new();
         let mut in_flight = self.peers.values().filter(|p| p.dialing).count();
         for peer in self.peers.values_mut() {
@@ -223,28 +207,23 @@ impl PeersManager {
             if self.banned.contains(&peer.record.id) {
                 continue;
             }
-            let room = sessions + in_flight < self.max_peers;
-            if peer.kind == PeerKind::Static || room {
+            let due = match peer.kind {
+                PeerKind::Static => true,
+                PeerKind::Bootnode => sessions == 0,
+                PeerKind::Discovered => sessions + in_flight < self.max_peers,
+            };
+            if due {
                 peer.dialing = true;
                 in_flight += 1;
-                dials.push((peer.record, false));
+                dials.push(peer.record);
             }
-        }
-        if sessions == 0
-            && self.bootnodes_dialing == 0
-            && self.bootnodes_next <= now
-            && !self.bootnodes.is_empty()
-        {
-            self.bootnodes_next = now + BOOTNODE_REDIAL_INTERVAL;
-            self.bootnodes_dialing = self.bootnodes.len();
-            dials.extend(self.bootnodes.iter().map(|r| (*r, true)));
         }
         dials
     }
 
     /// How many bootnodes there are.
     pub(crate) fn bootnode_count(&self) -> usize {
-        self.bootnodes.len()
+        self.peers.values().filter(|p| p.kind == PeerKind::Bootnode).count()
     }
 }
 
@@ -266,9 +245,9 @@ mod tests {
     fn static_peers_are_redialed_and_kept_beyond_the_limit() {
         let now = Instant::now();
         let mut peers = PeersManager::new(PeerId::repeat_byte(0), 1, &[record(1)], vec![], now);
-        assert_eq!(peers.dials_due(5, now), vec![(record(1), false)], "static beyond the limit");
+        assert_eq!(peers.dials_due(5, now), vec![record(1)], "static beyond the limit");
         assert!(peers.dials_due(5, now).is_empty(), "a dial in flight is not repeated");
-        peers.on_dial_failed(record(1).id, false, now);
+        peers.on_dial_failed(record(1).id, now);
         assert!(peers.dials_due(0, now + REDIAL_INTERVAL / 2).is_empty());
         assert_eq!(peers.dials_due(0, now + REDIAL_INTERVAL).len(), 1);
         peers.on_session_established(record(1).id);
@@ -294,15 +273,15 @@ mod tests {
         assert_eq!(peers.dials_due(0, now).len(), 1, "the second slot, the first dial in flight");
         let dialed: Vec<_> =
             peers.peers.values().filter(|p| p.dialing).map(|p| p.record.id).collect();
-        peers.on_dial_failed(dialed[0], false, now);
-        peers.on_dial_failed(dialed[1], false, now);
+        peers.on_dial_failed(dialed[0], now);
+        peers.on_dial_failed(dialed[1], now);
         let due = peers.dials_due(0, now);
         assert_eq!(due.len(), 1, "the third node; the failed ones back off");
-        assert!(!dialed.contains(&due[0].0.id));
+        assert!(!dialed.contains(&due[0].id));
         assert_eq!(peers.dials_due(0, now + DISCOVERED_BACKOFF).len(), 1, "one slot left");
-        peers.ban(due[0].0.id);
-        assert!(!peers.add_discovered(due[0].0, now), "banned");
-        assert_eq!(peers.admit_inbound(&due[0].0.id, 0), Some(DisconnectReason::UselessPeer));
+        peers.ban(due[0].id);
+        assert!(!peers.add_discovered(due[0], now), "banned");
+        assert_eq!(peers.admit_inbound(&due[0].id, 0), Some(DisconnectReason::UselessPeer));
     }
 
     #[test]
@@ -312,10 +291,14 @@ mod tests {
             PeersManager::new(PeerId::repeat_byte(0), 5, &[], vec![record(7), record(8)], now);
         assert!(peers.dials_due(1, now).is_empty(), "a session: no bootnode");
         assert_eq!(peers.dials_due(0, now).len(), 2);
-        peers.on_dial_failed(record(7).id, true, now);
-        assert!(peers.dials_due(0, now + BOOTNODE_REDIAL_INTERVAL).is_empty(), "one in flight");
-        peers.on_dial_failed(record(8).id, true, now);
+        // A bootnode that discovery finds too is not dialed a second time.
+        assert!(!peers.add_discovered(record(7), now));
+        assert!(peers.dials_due(0, now).is_empty(), "both in flight");
+        peers.on_dial_failed(record(7).id, now);
+        peers.on_dial_failed(record(8).id, now);
         assert!(peers.dials_due(0, now + BOOTNODE_REDIAL_INTERVAL / 2).is_empty());
         assert_eq!(peers.dials_due(0, now + BOOTNODE_REDIAL_INTERVAL).len(), 2);
+        peers.on_session_established(record(8).id);
+        assert!(peers.dials_due(1, now + BOOTNODE_REDIAL_INTERVAL * 4).is_empty());
     }
 }
