@@ -279,7 +279,7 @@ impl TaskExecutor {
 }
 
 /// The text of a panic's payload: the `&str` or `String` `panic!` was given.
-fn panic_message(payload: &(dyn Any + Send)) -> String {
+pub fn panic_message(payload: &(dyn Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
         (*s).to_string()
     } else if let Some(s) = payload.downcast_ref::<String>() {

@@ -13,6 +13,7 @@ use gigagas_eth_wire::{
     eth_protocols, snap_protocols, DisconnectReason, EthStream, HelloMessage, P2PStream,
     P2PStreamError, Protocol, P2P_VERSION,
 };
+use gigagas_eth_wire_types::StatusMessage;
 use gigagas_net_ecies::{peer_id, EciesStream};
 use gigagas_net_peers::{NodeRecord, PeerId};
 use std::net::SocketAddr;
@@ -71,14 +72,7 @@ impl Handshake {
             Ok::<_, SessionError>((eth, hello, status))
         };
         let (eth, hello, status) = within_timeout(handshakes).await?;
-        let info = SessionInfo {
-            record,
-            client_version: hello.client_version,
-            version: eth.version(),
-            snap: eth.snap_version(),
-            status,
-            inbound: false,
-        };
+        let info = session_info(record, hello, &eth, status, false);
         Ok((eth, info))
     }
 
@@ -112,17 +106,28 @@ impl Handshake {
                 EthStream::handshake(p2p, self.local.status, &self.local.fork_filter).await?;
             let port = if hello.port == 0 { remote.port() } else { hello.port };
             let record = NodeRecord { address: remote.ip(), tcp_port: port, udp_port: port, id };
-            let info = SessionInfo {
-                record,
-                client_version: hello.client_version,
-                version: eth.version(),
-                snap: eth.snap_version(),
-                status,
-                inbound: true,
-            };
+            let info = session_info(record, hello, &eth, status, true);
             Ok((eth, info))
         })
         .await
+    }
+}
+
+/// What is known of a session with `record` once its handshakes are done.
+fn session_info(
+    record: NodeRecord,
+    hello: HelloMessage,
+    eth: &Stream,
+    status: StatusMessage,
+    inbound: bool,
+) -> SessionInfo {
+    SessionInfo {
+        record,
+        client_version: hello.client_version,
+        version: eth.version(),
+        snap: eth.snap_version(),
+        status,
+        inbound,
     }
 }
 

@@ -507,11 +507,8 @@ impl NetworkManager {
         let run = session::run(stream, info, self.serving.clone(), rx, on_message, on_close);
         self.executor.spawn(async move {
             if let Err(panic) = AssertUnwindSafe(run).catch_unwind().await {
-                let message = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| (*s).to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned());
-                tracing::error!(target: "net::devp2p", %peer, ?message, "session task panicked");
+                let message = gigagas_tasks::panic_message(&*panic);
+                tracing::error!(target: "net::devp2p", %peer, %message, "session task panicked");
                 let reason = SessionEnd::Panicked;
                 let _ = closed.send(ManagerEvent::Closed { peer, session: id, reason });
             }
