@@ -39,8 +39,9 @@ pub(crate) fn run(args: NodeArgs) -> Result<ExitCode, String> {
             },
         );
         let enode = node.enode.map_or_else(String::new, |e| format!("; devp2p {e}"));
+        let ws = node.ws.map_or_else(String::new, |a| format!("; WebSocket ws://{a}"));
         eprintln!(
-            "gigagas node: head {} {}; JSON-RPC http://{}; Engine API http://{} (JWT secret {}); \
+            "gigagas node: head {} {}; JSON-RPC http://{}{ws}; Engine API http://{} (JWT secret {}); \
                  parallel executor: one pool of {} workers, reused for every payload{enode}{p2p}{metrics}",
             head.0,
             head.1,
@@ -53,6 +54,7 @@ pub(crate) fn run(args: NodeArgs) -> Result<ExitCode, String> {
             let ready = serde_json::json!({
                 "head": { "number": head.0, "hash": head.1 },
                 "http": format!("http://{}", node.http),
+                "ws": node.ws.map(|a| format!("ws://{a}")),
                 "authrpc": format!("http://{}", node.auth),
                 "jwt_secret": node.jwt_path,
                 "p2p": node.network.as_ref().map(|n| n.listen_addr().to_string()),

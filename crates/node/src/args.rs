@@ -120,6 +120,53 @@ pub struct RpcServerArgs {
     /// peers and `testing` builds blocks on request: name them only on a port you trust.
     #[arg(long = "http.api", default_value = "eth,net,web3", value_name = "MODULES")]
     pub http_api: gigagas_rpc::RpcModuleSelection,
+    /// Host names the JSON-RPC port answers, comma-separated, as a request's `Host` header
+    /// names them (`*`: any; an IP address always passes): a web page on another domain
+    /// resolving to this machine (DNS rebinding) is refused with 403.
+    #[arg(long = "http.vhosts", default_value = "localhost", value_name = "HOSTS")]
+    pub http_vhosts: gigagas_rpc::AllowList,
+    /// Origins whose web pages may call the JSON-RPC port from a browser (CORS),
+    /// comma-separated (`*`: any); none by default.
+    #[arg(long = "http.corsdomain", default_value = "", value_name = "ORIGINS")]
+    pub http_corsdomain: gigagas_rpc::AllowList,
+    /// Serve JSON-RPC over WebSocket too (`eth_subscribe` needs it).
+    #[arg(long = "ws")]
+    pub ws: bool,
+    /// WebSocket listening address.
+    #[arg(long = "ws.addr", default_value = "127.0.0.1")]
+    pub ws_addr: IpAddr,
+    /// WebSocket port.
+    #[arg(long = "ws.port", default_value_t = 8546)]
+    pub ws_port: u16,
+    /// Namespaces the WebSocket port serves, as `--http.api`; with `eth`, `eth_subscribe`
+    /// and `eth_unsubscribe` as well.
+    #[arg(long = "ws.api", default_value = "eth,net,web3", value_name = "MODULES")]
+    pub ws_api: gigagas_rpc::RpcModuleSelection,
+    /// Origins whose web pages may open a WebSocket to the node, comma-separated (`*`: any);
+    /// default `http://localhost` and `http://<this machine's name>`. A client that sends no
+    /// `Origin` (not a browser) is let in.
+    #[arg(long = "ws.origins", default_value = "", value_name = "ORIGINS")]
+    pub ws_origins: gigagas_rpc::AllowList,
+    /// Most subscriptions one WebSocket or IPC connection may hold (reth's, 1,024).
+    #[arg(long = "rpc.max-subscriptions-per-connection", default_value_t = gigagas_rpc::DEFAULT_MAX_SUBSCRIPTIONS)]
+    pub max_subscriptions: u32,
+    /// Messages buffered per WebSocket or IPC connection for a client that reads slower than
+    /// its notifications come (1,024); a subscription finding the buffer full is dropped with
+    /// a message.
+    #[arg(long = "rpc.ws-buffer", default_value_t = gigagas_rpc::DEFAULT_WS_MESSAGE_BUFFER, value_parser = clap::value_parser!(u32).range(1..))]
+    pub ws_buffer: u32,
+    /// Most polling filters installed at once (`eth_newFilter`, `eth_newBlockFilter`,
+    /// `eth_newPendingTransactionFilter`); past it -32005.
+    #[arg(long = "rpc.max-filters", default_value_t = gigagas_rpc::filter::DEFAULT_MAX_FILTERS)]
+    pub max_filters: usize,
+    /// Time after which a filter not polled is uninstalled (geth's 5m): a number with `ms`,
+    /// `s` or `m`.
+    #[arg(long = "rpc.filter-timeout", default_value = "5m", value_parser = parse_duration)]
+    pub filter_timeout: std::time::Duration,
+    /// Most changes (hashes, logs) one filter gathers between two polls; past it the filter is
+    /// uninstalled and its next poll says so.
+    #[arg(long = "rpc.max-filter-changes", default_value_t = gigagas_rpc::filter::DEFAULT_MAX_FILTER_CHANGES)]
+    pub max_filter_changes: usize,
     /// Engine API listening address.
     #[arg(long = "authrpc.addr", default_value = "127.0.0.1")]
     pub auth_addr: IpAddr,
@@ -610,6 +657,35 @@ impl NodeArgs {
                 }
                 limits
             },
+        }
+    }
+
+    /// Who may reach the JSON-RPC port: `--http.vhosts`, `--http.corsdomain`.
+    pub fn http_access(&self) -> gigagas_rpc::HttpAccess {
+        gigagas_rpc::HttpAccess {
+            vhosts: self.rpc.http_vhosts.clone(),
+            cors: self.rpc.http_corsdomain.clone(),
+        }
+    }
+
+    /// The WebSocket port's settings: `--ws.origins`,
+    /// `--rpc.max-subscriptions-per-connection`, `--rpc.ws-buffer`.
+    pub fn ws_config(&self) -> gigagas_rpc::WsConfig {
+        gigagas_rpc::WsConfig {
+            origins: self.rpc.ws_origins.clone(),
+            max_subscriptions: self.rpc.max_subscriptions,
+            message_buffer: self.rpc.ws_buffer,
+            ..Default::default()
+        }
+    }
+
+    /// The filters' bounds: `--rpc.filter-timeout`, `--rpc.max-filters`,
+    /// `--rpc.max-filter-changes`.
+    pub fn filter_config(&self) -> gigagas_rpc::FilterConfig {
+        gigagas_rpc::FilterConfig {
+            ttl: self.rpc.filter_timeout,
+            max_filters: self.rpc.max_filters,
+            max_changes: self.rpc.max_filter_changes,
         }
     }
 

@@ -20,7 +20,8 @@ use gigagas_net::request_handler::EthRequestHandler;
 use gigagas_payload::PayloadStore;
 use gigagas_rpc::ServerHandle;
 use gigagas_rpc::{
-    auth::JwtSecret, auth_module, public_module, serve_http_auth, serve_http_on, RpcContext,
+    auth::JwtSecret, auth_module, public_module, serve_http_auth, serve_http_on, serve_ws_on,
+    ws_module, RpcContext,
 };
 use gigagas_storage::{FullProvider, FullReader, Storage};
 use gigagas_tasks::{TaskExecutor, TaskManager};
@@ -40,6 +41,8 @@ const DEV_FEE_RECIPIENT: Address = address!("0x000000000000000000000000000000000
 pub struct NodeHandle {
     /// The JSON-RPC server's bound address.
     pub http: SocketAddr,
+    /// The WebSocket JSON-RPC server's bound address (`--ws`).
+    pub ws: Option<SocketAddr>,
     /// The Engine API server's bound address (JWT required).
     pub auth: SocketAddr,
     /// The JWT secret file the Engine API checks tokens against.
@@ -57,6 +60,7 @@ pub struct NodeHandle {
     /// This node's discovery v5 ENR (`enr:-…`), when discv5 runs.
     pub discv5_enr: Option<String>,
     http_handle: ServerHandle,
+    ws_handle: Option<ServerHandle>,
     auth_handle: ServerHandle,
     rpc_runtime: RpcRuntime,
     tasks: TaskManager,
@@ -318,7 +322,8 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
         .with_tx_fee_cap(alloy_primitives::U256::from(
             (args.rpc.tx_fee_cap.max(0.0) * 1e18).round() as u128,
         ))
-        .with_evm_timeout(Some(args.rpc.evm_timeout).filter(|t| !t.is_zero()));
+        .with_evm_timeout(Some(args.rpc.evm_timeout).filter(|t| !t.is_zero()))
+        .with_filters(args.filter_config());
     if let Some((devp2p, _)) = &devp2p {
         ctx = ctx.with_network(Arc::new(devp2p.clone()));
     }
@@ -347,8 +352,22 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
         http_addr,
         public_module(ctx.clone(), &args.rpc.http_api),
         args.http_limits(),
+        args.http_access(),
     )
     .await?;
+    let (ws, ws_handle) = if args.rpc.ws {
+        let (ws, handle) = serve_ws_on(
+            rpc_runtime.handle(),
+            SocketAddr::new(args.rpc.ws_addr, args.rpc.ws_port),
+            ws_module(ctx.clone(), &args.rpc.ws_api),
+            args.http_limits(),
+            args.ws_config(),
+        )
+        .await?;
+        (Some(ws), Some(handle))
+    } else {
+        (None, None)
+    };
     let (auth, auth_handle) = serve_http_auth(auth_addr, auth_module(ctx), jwt.clone()).await?;
 
     let miner = if args.dev.dev {
@@ -381,6 +400,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     let (devp2p, enode) = devp2p.map_or((None, None), |(n, e)| (Some(n), Some(e)));
     Ok(NodeHandle {
         http,
+        ws,
         auth,
         jwt_path,
         jwt,
@@ -390,6 +410,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
         enode,
         discv5_enr,
         http_handle,
+        ws_handle,
         auth_handle,
         rpc_runtime,
         tasks,
@@ -449,6 +470,9 @@ impl NodeHandle {
     pub async fn shutdown(mut self) -> Result<(), NodeError> {
         tracing::info!(target: "node", "shutting down");
         let _ = self.http_handle.stop();
+        if let Some(ws) = &self.ws_handle {
+            let _ = ws.stop();
+        }
         let _ = self.auth_handle.stop();
         self.rpc_runtime.shut_down();
         if let Some(miner) = self.miner.take() {

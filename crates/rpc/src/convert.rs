@@ -279,6 +279,29 @@ impl StoredBlock {
         Ok(())
     }
 
+    /// The logs of `receipts` (this block's) that `keep` admits, in the RPC shape, each
+    /// marked `removed` (a block a reorg took out of the chain).
+    pub(crate) fn rpc_logs(
+        &self,
+        receipts: &[ReceiptEnvelope],
+        keep: impl Fn(&alloy_primitives::Log) -> bool,
+        removed: bool,
+    ) -> Vec<RpcLog> {
+        let mut out = Vec::new();
+        let mut log_index = 0u64;
+        for (i, (receipt, tx)) in receipts.iter().zip(&self.body.transactions).enumerate() {
+            for log in receipt.logs() {
+                if keep(log) {
+                    let mut rpc = self.rpc_log(log.clone(), *tx.tx_hash(), i, log_index);
+                    rpc.removed = removed;
+                    out.push(rpc);
+                }
+                log_index += 1;
+            }
+        }
+        out
+    }
+
     /// Log `log_index` of the block, emitted by transaction `i` (`tx_hash`).
     fn rpc_log(
         &self,

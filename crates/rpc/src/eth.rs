@@ -308,9 +308,7 @@ impl EthApiServer for EthRpc {
     }
 
     fn syncing(&self) -> RpcResult<crate::syncing::Syncing> {
-        let progress = self.ctx.sync_status.as_ref().and_then(|status| status.progress());
-        Ok(progress
-            .map_or(crate::syncing::Syncing::No, |p| crate::syncing::Syncing::Yes(Box::new(p))))
+        Ok(syncing_status(&self.ctx))
     }
 
     fn config(&self) -> RpcResult<Value> {
@@ -572,6 +570,12 @@ impl NetApiServer for EthRpc {
     }
 }
 
+/// `eth_syncing`'s answer: the running sync's progress, `false` when none runs.
+pub(crate) fn syncing_status(ctx: &RpcContext) -> crate::syncing::Syncing {
+    let progress = ctx.sync_status.as_ref().and_then(|status| status.progress());
+    progress.map_or(crate::syncing::Syncing::No, |p| crate::syncing::Syncing::Yes(Box::new(p)))
+}
+
 /// The state after block `id` (latest when absent); [`RpcError::NotFound`] when the block is
 /// unknown.
 fn state_of(ctx: &RpcContext, id: Option<BlockId>) -> Result<StateAt, RpcError> {
@@ -601,7 +605,7 @@ fn transaction_at(
 
 /// `eth_getLogs`: the logs of the blocks `filter` names that match its addresses and topics,
 /// blocks skipped whose bloom cannot match.
-fn logs(ctx: &RpcContext, filter: &Filter) -> Result<Box<RawValue>, RpcError> {
+pub(crate) fn logs(ctx: &RpcContext, filter: &Filter) -> Result<Box<RawValue>, RpcError> {
     let head = ctx.forkchoice().head.0;
     let (from, to) = match filter.block_option {
         FilterBlockOption::AtBlockHash(hash) => {

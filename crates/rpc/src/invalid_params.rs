@@ -2,7 +2,8 @@
 //! message `Invalid params` and the reason in `data`; geth (and the execution-apis test suite)
 //! give the reason in the message and no `data`. [`InvalidParamsLayer`], an RPC middleware on
 //! every server of the node, moves the reason into the message (`invalid argument: …`) of
-//! each -32602 answer that carries one, alone or in a batch; every other answer passes as it is.
+//! each -32602 answer that carries one, alone or in a batch; every other answer passes as it is,
+//! and so does a refused subscription's (sent by jsonrpsee before this layer sees it).
 
 use jsonrpsee::{
     core::middleware::{Batch, BatchEntry, Notification, RpcServiceT},
@@ -44,7 +45,9 @@ pub struct InvalidParams<S> {
 /// `response` with the reason in its `data` moved into the message, when it is a -32602
 /// error that has one.
 fn reshaped(response: MethodResponse) -> MethodResponse {
-    if response.as_error_code() != Some(INVALID_PARAMS_CODE) {
+    // A subscription's answer went to the client already (jsonrpsee sends it from the
+    // subscription's sink; remade as a method call's, it would be sent twice).
+    if response.as_error_code() != Some(INVALID_PARAMS_CODE) || response.is_subscription() {
         return response;
     }
     let Ok(body) = serde_json::from_str::<Value>(response.as_json().get()) else { return response };

@@ -25,18 +25,22 @@ pub mod auth;
 mod blocks;
 pub mod cache;
 mod call;
+pub mod chain_events;
 mod config;
 mod convert;
 mod debug;
 mod engine;
 mod eth;
 mod fee_history;
+pub mod filter;
+pub mod hosts;
 pub mod invalid_params;
 pub mod limit;
 mod log_json;
 pub mod metrics;
 pub mod modules;
 mod params;
+mod pubsub;
 mod simulate;
 mod state;
 pub mod syncing;
@@ -69,10 +73,13 @@ pub use eth::{
     Capabilities, CapabilitiesHead, Capability, EthApiClient, EthApiServer, EthRpc, NetApiClient,
     NetApiServer,
 };
+pub use filter::{EthFilter, EthFilterApiClient, EthFilterApiServer, FilterConfig};
 pub use gigagas_engine_primitives::Forkchoice;
+pub use hosts::AllowList;
 pub use jsonrpsee::server::ServerHandle;
 pub use modules::{RpcModuleSelection, RpcNamespace, UnknownModule};
 pub use params::{HashParam, StorageKeyParam};
+pub use pubsub::{EthPubSub, EthPubSubApiServer};
 pub use txpool::{TxPoolApiClient, TxPoolApiServer, TxPoolRpc, TxPoolStatus};
 pub use web3::{client_version, Web3ApiClient, Web3ApiServer, Web3Rpc};
 
@@ -109,6 +116,10 @@ pub struct RpcContext {
     pub tx_fee_cap: alloy_primitives::U256,
     /// The running sync's progress for `eth_syncing` (none: `false`).
     pub sync_status: Option<Arc<dyn syncing::SyncStatusSource>>,
+    /// The canonical chain's moves for subscriptions and filters.
+    pub events: chain_events::ChainEvents,
+    /// The installed polling filters (`eth_newFilter` …).
+    pub filters: filter::FilterStore,
 }
 
 /// geth's and reth's `--rpc.txfeecap` default: 1 ether.
@@ -144,7 +155,16 @@ impl RpcContext {
             cache: cache::RpcCache::default(),
             tx_fee_cap: DEFAULT_TX_FEE_CAP,
             sync_status: None,
+            events: chain_events::ChainEvents::default(),
+            filters: filter::FilterStore::default(),
         }
+    }
+
+    /// The same context with the filters' bounds `config` (`--rpc.filter-timeout`,
+    /// `--rpc.max-filters`, `--rpc.max-filter-changes`).
+    pub fn with_filters(mut self, config: FilterConfig) -> Self {
+        self.filters = filter::FilterStore::new(config);
+        self
     }
 
     /// The same context refusing raw transactions that may pay more than `cap` wei in fees
@@ -269,6 +289,17 @@ pub enum RpcError {
     /// A parameter is malformed (-32602).
     #[error("invalid argument: {0}")]
     InvalidParams(String),
+    /// No filter has the id polled: never installed, uninstalled, or expired (-32000, geth's
+    /// wording).
+    #[error("filter not found")]
+    FilterNotFound,
+    /// As many filters as allowed are installed (-32005, limit exceeded).
+    #[error("too many filters: at most {0} may be installed; uninstall some or let them expire")]
+    TooManyFilters(usize),
+    /// The filter gathered more changes than allowed between two polls and was uninstalled
+    /// (-32000): polling it again would have missed some.
+    #[error("filter dropped: more than {0} changes since its last poll; install it again and poll it more often")]
+    FilterOverflow(usize),
     /// An answer could not be encoded as JSON (-32603, an internal error).
     #[error("encoding the answer: {0}")]
     Encoding(#[from] serde_json::Error),
@@ -287,6 +318,7 @@ impl From<RpcError> for ErrorObjectOwned {
         let code = match e {
             RpcError::InvalidParams(_) => jsonrpsee::types::error::INVALID_PARAMS_CODE,
             RpcError::Encoding(_) => jsonrpsee::types::error::INTERNAL_ERROR_CODE,
+            RpcError::TooManyFilters(_) => limit::LIMIT_EXCEEDED_CODE,
             _ => -32000,
         };
         ErrorObjectOwned::owned(code, e.to_string(), None::<()>)
@@ -304,7 +336,9 @@ pub fn public_module(
     let eth = EthRpc::new(ctx.clone());
     for module in modules.iter() {
         let merged = match module {
-            modules::RpcNamespace::Eth => m.merge(EthApiServer::into_rpc(eth.clone())),
+            modules::RpcNamespace::Eth => m
+                .merge(EthApiServer::into_rpc(eth.clone()))
+                .and_then(|()| m.merge(EthFilter::new(ctx.clone()).into_rpc())),
             modules::RpcNamespace::Net => m.merge(NetApiServer::into_rpc(eth.clone())),
             modules::RpcNamespace::Web3 => m.merge(Web3Rpc.into_rpc()),
             modules::RpcNamespace::Admin => m.merge(AdminRpc::new(ctx.clone()).into_rpc()),
@@ -317,6 +351,17 @@ pub fn public_module(
     m
 }
 
+/// What a WebSocket or IPC endpoint serves: [`public_module`] of `modules` and, with `eth`,
+/// the subscriptions (`eth_subscribe`, `eth_unsubscribe`), which need a connection that stays
+/// open.
+pub fn ws_module(ctx: Arc<RpcContext>, modules: &RpcModuleSelection) -> RpcModule<Arc<RpcContext>> {
+    let mut m = public_module(ctx.clone(), modules);
+    if modules.contains(modules::RpcNamespace::Eth) {
+        m.merge(EthPubSub::new(ctx).into_rpc()).expect("method names are distinct");
+    }
+    m
+}
+
 /// What the authenticated port serves: the Engine API and every namespace (its JWT is the
 /// guard), as reth's auth server serves the Engine API beside the `eth` namespace.
 pub fn auth_module(ctx: Arc<RpcContext>) -> RpcModule<Arc<RpcContext>> {
@@ -325,9 +370,8 @@ pub fn auth_module(ctx: Arc<RpcContext>) -> RpcModule<Arc<RpcContext>> {
     m
 }
 
-/// Starts an HTTP JSON-RPC server on `addr` serving `module` within `limits`, its calls counted
-/// per method ([`metrics::CallCounterLayer`], server label `http`); returns the bound address
-/// (an ephemeral port when `addr` asks for port 0) and the handle that stops it.
+/// Starts an HTTP JSON-RPC server on `addr` serving `module` within `limits`, with geth's
+/// default access ([`HttpAccess::default`]); see [`serve_http_with`].
 ///
 /// # Errors
 /// [`RpcError::Server`] when the address cannot be bound.
@@ -336,22 +380,49 @@ pub async fn serve_http(
     module: RpcModule<Arc<RpcContext>>,
     limits: HttpLimits,
 ) -> Result<(SocketAddr, ServerHandle), RpcError> {
-    let counter = metrics::CallCounterLayer::new("http", module.method_names());
-    let reshape = invalid_params::InvalidParamsLayer::new(limits.max_response_bytes);
-    // Inside the reshaping layer, which hands it a batch's calls one by one.
-    let limit = limit::CallLimitLayer::new(limits.calls);
+    serve_http_with(addr, module, limits, HttpAccess::default()).await
+}
+
+/// The builder's settings every public endpoint shares: `limits`' sizes, connections and
+/// batches.
+fn public_config(limits: &HttpLimits) -> jsonrpsee::server::ServerConfigBuilder {
     let batches = match limits.max_batch {
         0 => jsonrpsee::server::BatchRequestConfig::Unlimited,
         n => jsonrpsee::server::BatchRequestConfig::Limit(n),
     };
-    let config = jsonrpsee::server::ServerConfig::builder()
+    jsonrpsee::server::ServerConfig::builder()
         .max_request_body_size(limits.max_request_bytes)
         .max_response_body_size(limits.max_response_bytes)
         .max_connections(limits.max_connections)
         .set_batch_request_config(batches)
-        .build();
+}
+
+/// Starts an HTTP JSON-RPC server (plain HTTP: subscriptions are served over WebSocket,
+/// [`serve_ws`]) on `addr` serving `module` within `limits` to the hosts and origins `access`
+/// allows, its calls counted per method ([`metrics::CallCounterLayer`], server label `http`);
+/// returns the bound address (an ephemeral port when `addr` asks for port 0) and the handle
+/// that stops it.
+///
+/// # Errors
+/// [`RpcError::Server`] when the address cannot be bound.
+pub async fn serve_http_with(
+    addr: SocketAddr,
+    module: RpcModule<Arc<RpcContext>>,
+    limits: HttpLimits,
+    access: HttpAccess,
+) -> Result<(SocketAddr, ServerHandle), RpcError> {
+    let counter = metrics::CallCounterLayer::new("http", module.method_names());
+    let reshape = invalid_params::InvalidParamsLayer::new(limits.max_response_bytes);
+    // Inside the reshaping layer, which hands it a batch's calls one by one.
+    let limit = limit::CallLimitLayer::new(limits.calls);
+    let hosts = tower_http::validate_request::ValidateRequestHeaderLayer::custom(
+        hosts::VirtualHosts::new(access.vhosts),
+    );
+    let http =
+        tower::ServiceBuilder::new().layer(hosts).option_layer(hosts::cors_layer(&access.cors));
     let server = Server::builder()
-        .set_config(config)
+        .set_config(public_config(&limits).http_only().build())
+        .set_http_middleware(http)
         .set_rpc_middleware(RpcServiceBuilder::new().layer(counter).layer(reshape).layer(limit))
         .build(addr)
         .await
@@ -360,7 +431,7 @@ pub async fn serve_http(
     Ok((bound, server.start(module)))
 }
 
-/// [`serve_http`] on the runtime behind `runtime`: the listener, its connections and the
+/// [`serve_http_with`] on the runtime behind `runtime`: the listener, its connections and the
 /// method handlers all run there (the node gives its JSON-RPC a runtime of lower priority than
 /// block validation), the blocking methods on that runtime's bounded blocking pool.
 ///
@@ -371,11 +442,123 @@ pub async fn serve_http_on(
     addr: SocketAddr,
     module: RpcModule<Arc<RpcContext>>,
     limits: HttpLimits,
+    access: HttpAccess,
 ) -> Result<(SocketAddr, ServerHandle), RpcError> {
-    runtime.spawn(serve_http(addr, module, limits)).await.map_err(|e| RpcError::Server {
+    runtime.spawn(serve_http_with(addr, module, limits, access)).await.map_err(|e| {
+        RpcError::Server {
+            addr,
+            source: std::io::Error::other(format!("the RPC runtime dropped the server: {e}")),
+        }
+    })?
+}
+
+/// Starts a WebSocket JSON-RPC server on `addr` serving `module` (with the subscriptions:
+/// [`ws_module`]) within `limits` and `ws` (origins, subscriptions and buffered messages per
+/// connection, pings), its calls counted per method (server label `ws`); returns the bound
+/// address and the handle that stops it.
+///
+/// # Errors
+/// [`RpcError::Server`] when the address cannot be bound.
+pub async fn serve_ws(
+    addr: SocketAddr,
+    module: RpcModule<Arc<RpcContext>>,
+    limits: HttpLimits,
+    ws: WsConfig,
+) -> Result<(SocketAddr, ServerHandle), RpcError> {
+    let counter = metrics::CallCounterLayer::new("ws", module.method_names());
+    let reshape = invalid_params::InvalidParamsLayer::new(limits.max_response_bytes);
+    let limit = limit::CallLimitLayer::new(limits.calls);
+    let origins = tower_http::validate_request::ValidateRequestHeaderLayer::custom(
+        hosts::WsOrigins::new(ws.origins),
+    );
+    let ping = jsonrpsee::server::PingConfig::new()
+        .ping_interval(ws.ping_interval)
+        .inactive_limit(ws.inactive_limit);
+    let config = public_config(&limits)
+        .ws_only()
+        .max_subscriptions_per_connection(ws.max_subscriptions)
+        .set_message_buffer_capacity(ws.message_buffer.max(1))
+        .enable_ws_ping(ping)
+        .set_id_provider(pubsub::HexIdProvider)
+        .build();
+    let server = Server::builder()
+        .set_config(config)
+        .set_http_middleware(tower::ServiceBuilder::new().layer(origins))
+        .set_rpc_middleware(RpcServiceBuilder::new().layer(counter).layer(reshape).layer(limit))
+        .build(addr)
+        .await
+        .map_err(|source| RpcError::Server { addr, source })?;
+    let bound = server.local_addr().map_err(|source| RpcError::Server { addr, source })?;
+    Ok((bound, server.start(module)))
+}
+
+/// [`serve_ws`] on the runtime behind `runtime` (see [`serve_http_on`]).
+///
+/// # Errors
+/// [`RpcError::Server`] when the address cannot be bound.
+pub async fn serve_ws_on(
+    runtime: &tokio::runtime::Handle,
+    addr: SocketAddr,
+    module: RpcModule<Arc<RpcContext>>,
+    limits: HttpLimits,
+    ws: WsConfig,
+) -> Result<(SocketAddr, ServerHandle), RpcError> {
+    runtime.spawn(serve_ws(addr, module, limits, ws)).await.map_err(|e| RpcError::Server {
         addr,
         source: std::io::Error::other(format!("the RPC runtime dropped the server: {e}")),
     })?
+}
+
+/// Who may reach the public HTTP endpoint (geth's `--http.vhosts`, `--http.corsdomain`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpAccess {
+    /// Hosts a request's `Host` header may name (IP addresses always pass).
+    pub vhosts: AllowList,
+    /// Origins browsers may call it from (CORS); none: no CORS headers.
+    pub cors: AllowList,
+}
+
+impl Default for HttpAccess {
+    /// geth's: `localhost`, no CORS.
+    fn default() -> Self {
+        Self { vhosts: "localhost".parse().expect("infallible"), cors: AllowList::default() }
+    }
+}
+
+/// The WebSocket endpoint's own settings (geth's `--ws.origins`; reth's
+/// `--rpc.max-subscriptions-per-connection`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WsConfig {
+    /// Origins a browser's handshake may come from (empty: geth's default,
+    /// `http://localhost` and this machine's name).
+    pub origins: AllowList,
+    /// Most subscriptions one connection holds; past it `eth_subscribe` is refused.
+    pub max_subscriptions: u32,
+    /// Messages (answers and notifications) buffered per connection for a client that reads
+    /// slower than they come; a subscription that finds the buffer full is dropped.
+    pub message_buffer: u32,
+    /// A ping every this often.
+    pub ping_interval: std::time::Duration,
+    /// A connection that answers no ping for this long is closed.
+    pub inactive_limit: std::time::Duration,
+}
+
+/// reth's and jsonrpsee's subscriptions per connection.
+pub const DEFAULT_MAX_SUBSCRIPTIONS: u32 = 1_024;
+/// jsonrpsee's messages buffered per connection.
+pub const DEFAULT_WS_MESSAGE_BUFFER: u32 = 1_024;
+
+impl Default for WsConfig {
+    /// geth's origins, 1,024 subscriptions and messages, a ping every 30 s and 60 s to answer.
+    fn default() -> Self {
+        Self {
+            origins: AllowList::default(),
+            max_subscriptions: DEFAULT_MAX_SUBSCRIPTIONS,
+            message_buffer: DEFAULT_WS_MESSAGE_BUFFER,
+            ping_interval: std::time::Duration::from_secs(30),
+            inactive_limit: std::time::Duration::from_secs(60),
+        }
+    }
 }
 
 /// The public JSON-RPC server's limits (`--rpc.max-*`): past one the caller gets jsonrpsee's

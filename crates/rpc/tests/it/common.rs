@@ -117,6 +117,28 @@ pub fn attributes(version: u8, timestamp: u64) -> Value {
     a
 }
 
+/// Builds a block holding the pool's transactions on `head` at `timestamp` and imports it
+/// (`newPayload` VALID); its hash.
+pub async fn build_block(engine: &Engine, head: B256, timestamp: u64) -> B256 {
+    let answer =
+        call(engine, "engine_forkchoiceUpdatedV4", vec![state(head), attributes(4, timestamp)])
+            .await
+            .unwrap();
+    let envelope =
+        call(engine, "engine_getPayloadV6", vec![answer["payloadId"].clone()]).await.unwrap();
+    let payload = envelope["executionPayload"].clone();
+    let hash: B256 = serde_json::from_value(payload["blockHash"].clone()).unwrap();
+    let params = vec![
+        payload,
+        json!([]),
+        json!(B256::repeat_byte(7)),
+        envelope["executionRequests"].clone(),
+    ];
+    let status = call(engine, "engine_newPayloadV5", params).await.unwrap();
+    assert_eq!(status["status"], "VALID", "{status}");
+    hash
+}
+
 /// POSTs `body` (any bytes) to `addr` over plain HTTP/1.1 and returns the answer's status line
 /// and body.
 pub fn post_bytes(addr: std::net::SocketAddr, body: &[u8]) -> (String, String) {
@@ -152,10 +174,8 @@ pub fn signed_transfer(
     gas_limit: u64,
     max_fee_per_gas: u128,
 ) -> (String, B256) {
-    use alloy_consensus::{SignableTransaction, TxEip1559, TxEnvelope};
-    use alloy_eips::eip2718::Encodable2718;
-    use alloy_primitives::{Signature, TxKind, U256};
-    let tx = TxEip1559 {
+    use alloy_primitives::{TxKind, U256};
+    sign(alloy_consensus::TxEip1559 {
         chain_id: 1337,
         nonce,
         gas_limit,
@@ -164,7 +184,29 @@ pub fn signed_transfer(
         to: TxKind::Call(to),
         value: U256::from(value),
         ..Default::default()
-    };
+    })
+}
+
+/// An EIP-1559 contract creation running `init_code` from [`KEY`] on the dev chain, with
+/// `nonce`, 1M gas and a fee cap of 10 gwei: its EIP-2718 bytes as hex and its hash.
+pub fn signed_create(nonce: u64, init_code: Vec<u8>) -> (String, B256) {
+    sign(alloy_consensus::TxEip1559 {
+        chain_id: 1337,
+        nonce,
+        gas_limit: 1_000_000,
+        max_fee_per_gas: 10_000_000_000,
+        max_priority_fee_per_gas: 1_000_000_000,
+        to: alloy_primitives::TxKind::Create,
+        input: init_code.into(),
+        ..Default::default()
+    })
+}
+
+/// `tx` signed with [`KEY`]: its EIP-2718 bytes as hex and its hash.
+fn sign(tx: alloy_consensus::TxEip1559) -> (String, B256) {
+    use alloy_consensus::{SignableTransaction, TxEnvelope};
+    use alloy_eips::eip2718::Encodable2718;
+    use alloy_primitives::{Signature, U256};
     let key =
         k256::ecdsa::SigningKey::from_slice(&alloy_primitives::hex::decode(KEY).unwrap()).unwrap();
     let (sig, recid) = key.sign_prehash_recoverable(tx.signature_hash().as_slice()).unwrap();

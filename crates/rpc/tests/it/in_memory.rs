@@ -5,7 +5,7 @@
 //! the store still stands at its parent; once the gate opens and the store holds it, every
 //! answer is the same, and the state before it is still the parent's.
 
-use crate::common::{attributes, call, signed_transfer, state, Engine, SENDER};
+use crate::common::{attributes, build_block, call, signed_transfer, state, Engine, SENDER};
 use alloy_consensus::TxEnvelope;
 use alloy_primitives::{Address, Bytes, B256, U256};
 use gigagas_chain_state::BlockchainProvider;
@@ -175,28 +175,6 @@ impl StateSource for Gated {
     }
 }
 
-/// Builds a block holding the pool's transactions on `head` at `timestamp` and imports it
-/// (`newPayload` VALID); its hash.
-async fn build(engine: &Engine, head: B256, timestamp: u64) -> B256 {
-    let answer =
-        call(engine, "engine_forkchoiceUpdatedV4", vec![state(head), attributes(4, timestamp)])
-            .await
-            .unwrap();
-    let envelope =
-        call(engine, "engine_getPayloadV6", vec![answer["payloadId"].clone()]).await.unwrap();
-    let payload = envelope["executionPayload"].clone();
-    let hash: B256 = serde_json::from_value(payload["blockHash"].clone()).unwrap();
-    let params = vec![
-        payload,
-        json!([]),
-        json!(B256::repeat_byte(7)),
-        envelope["executionRequests"].clone(),
-    ];
-    let status = call(engine, "engine_newPayloadV5", params).await.unwrap();
-    assert_eq!(status["status"], "VALID", "{status}");
-    hash
-}
-
 /// The answers a reader gets about block 1 and its transfer, to compare before and after the
 /// store holds it.
 async fn answers(engine: &Engine, tx: B256, to: Address) -> Vec<Value> {
@@ -284,7 +262,7 @@ async fn rpc_serves_canonical_blocks_the_store_does_not_hold_yet() {
     // Gas for a new account under Amsterdam's state-creation cost.
     let (raw, tx) = signed_transfer(0, to, 1_000_000, 1_000_000, 20_000_000_000);
     call(engine, "eth_sendRawTransaction", vec![json!(raw)]).await.unwrap();
-    let block = build(engine, genesis_hash, 1).await;
+    let block = build_block(engine, genesis_hash, 1).await;
     gated.set(false);
     let answer =
         call(engine, "engine_forkchoiceUpdatedV4", vec![state(block), Value::Null]).await.unwrap();
@@ -334,7 +312,7 @@ async fn a_burst_sent_while_its_parent_persists_is_built_whole() {
     let to = Address::repeat_byte(0x43);
     let (raw, _) = signed_transfer(0, to, 1_000_000, 1_000_000, 20_000_000_000);
     call(engine, "eth_sendRawTransaction", vec![json!(raw)]).await.unwrap();
-    let block = build(engine, node.genesis, 1).await;
+    let block = build_block(engine, node.genesis, 1).await;
     node.gated.set(false);
     let answer =
         call(engine, "engine_forkchoiceUpdatedV4", vec![state(block), Value::Null]).await.unwrap();

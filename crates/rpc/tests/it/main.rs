@@ -9,7 +9,9 @@
 //! - `in_memory`: canonical blocks served before the store holds them (background persistence).
 //! - `hostile`: malformed, deep, huge and out-of-range requests; clients that never read.
 //! - `rpc_limits`: `eth_call`'s time limit and `eth_getLogs`'s block range.
+//! - `pubsub`: subscriptions over WebSocket and polling filters, through a reorg; their bounds.
 //! - `typed_api`: the public namespaces over HTTP, geth's shape of a malformed parameter.
+//! - `ws_client`: a small WebSocket JSON-RPC client for them.
 
 mod auth_limits;
 mod blobs;
@@ -20,5 +22,7 @@ mod fuzz;
 mod hostile;
 mod in_memory;
 mod modules;
+mod pubsub;
 mod rpc_limits;
 mod typed_api;
+mod ws_client;
