@@ -55,6 +55,7 @@ pub(crate) fn run(args: NodeArgs) -> Result<ExitCode, String> {
                 "head": { "number": head.0, "hash": head.1 },
                 "http": format!("http://{}", node.http),
                 "ws": node.ws.map(|a| format!("ws://{a}")),
+                "ipc": node.ipc,
                 "authrpc": format!("http://{}", node.auth),
                 "jwt_secret": node.jwt_path,
                 "p2p": node.network.as_ref().map(|n| n.listen_addr().to_string()),

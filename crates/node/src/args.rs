@@ -147,6 +147,25 @@ pub struct RpcServerArgs {
     /// `Origin` (not a browser) is let in.
     #[arg(long = "ws.origins", default_value = "", value_name = "ORIGINS")]
     pub ws_origins: gigagas_rpc::AllowList,
+    /// The IPC socket's path (JSON-RPC over a Unix socket, every namespace but `testing`,
+    /// subscriptions included; mode 0600); `DATADIR/gigagas.ipc` by default.
+    #[arg(long = "ipcpath")]
+    pub ipc_path: Option<PathBuf>,
+    /// Serve no IPC socket.
+    #[arg(long = "ipcdisable")]
+    pub ipc_disable: bool,
+    /// Blocks the gas price oracle samples (geth's `--gpo.blocks`).
+    #[arg(long = "gpo.blocks", default_value_t = 20)]
+    pub gpo_blocks: u64,
+    /// The percentile of the sampled tips the oracle suggests (geth's `--gpo.percentile`).
+    #[arg(long = "gpo.percentile", default_value_t = 60, value_parser = clap::value_parser!(u64).range(0..=100))]
+    pub gpo_percentile: u64,
+    /// The largest price the oracle suggests, in wei (geth's `--gpo.maxprice`, 500 gwei).
+    #[arg(long = "gpo.maxprice", default_value_t = 500_000_000_000)]
+    pub gpo_max_price: u128,
+    /// Tips below this many wei are not sampled (geth's `--gpo.ignoreprice`).
+    #[arg(long = "gpo.ignoreprice", default_value_t = 2)]
+    pub gpo_ignore_price: u128,
     /// Most subscriptions one WebSocket or IPC connection may hold (reth's, 1,024).
     #[arg(long = "rpc.max-subscriptions-per-connection", default_value_t = gigagas_rpc::DEFAULT_MAX_SUBSCRIPTIONS)]
     pub max_subscriptions: u32,
@@ -679,6 +698,22 @@ impl NodeArgs {
         }
     }
 
+    /// The gas price oracle's settings: `--gpo.*`; its first suggestion geth's miner gas price
+    /// (0.001 gwei; 1 wei on a dev chain, as geth's `--dev`).
+    pub fn gas_oracle_config(&self) -> gigagas_rpc::GasPriceOracleConfig {
+        gigagas_rpc::GasPriceOracleConfig {
+            blocks: self.rpc.gpo_blocks,
+            percentile: self.rpc.gpo_percentile,
+            max_price: alloy_primitives::U256::from(self.rpc.gpo_max_price),
+            ignore_price: alloy_primitives::U256::from(self.rpc.gpo_ignore_price),
+            default_price: if self.dev.dev {
+                alloy_primitives::U256::from(1)
+            } else {
+                gigagas_rpc::gas_oracle::DEFAULT_START_PRICE
+            },
+        }
+    }
+
     /// The filters' bounds: `--rpc.filter-timeout`, `--rpc.max-filters`,
     /// `--rpc.max-filter-changes`.
     pub fn filter_config(&self) -> gigagas_rpc::FilterConfig {
@@ -687,6 +722,15 @@ impl NodeArgs {
             max_filters: self.rpc.max_filters,
             max_changes: self.rpc.max_filter_changes,
         }
+    }
+
+    /// The IPC socket's path: `--ipcpath`, else `DATADIR/gigagas.ipc`; `None` with
+    /// `--ipcdisable`.
+    pub fn ipc_path(&self) -> Option<PathBuf> {
+        if self.rpc.ipc_disable {
+            return None;
+        }
+        Some(self.rpc.ipc_path.clone().unwrap_or_else(|| self.datadir.join("gigagas.ipc")))
     }
 
     /// The JWT secret file: `--authrpc.jwtsecret`, else `DATADIR/jwt.hex`.

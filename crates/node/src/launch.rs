@@ -43,6 +43,8 @@ pub struct NodeHandle {
     pub http: SocketAddr,
     /// The WebSocket JSON-RPC server's bound address (`--ws`).
     pub ws: Option<SocketAddr>,
+    /// The IPC socket's path, unless `--ipcdisable`.
+    pub ipc: Option<PathBuf>,
     /// The Engine API server's bound address (JWT required).
     pub auth: SocketAddr,
     /// The JWT secret file the Engine API checks tokens against.
@@ -61,6 +63,7 @@ pub struct NodeHandle {
     pub discv5_enr: Option<String>,
     http_handle: ServerHandle,
     ws_handle: Option<ServerHandle>,
+    ipc_handle: Option<gigagas_rpc::ipc::IpcServerHandle>,
     auth_handle: ServerHandle,
     rpc_runtime: RpcRuntime,
     tasks: TaskManager,
@@ -323,7 +326,8 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
             (args.rpc.tx_fee_cap.max(0.0) * 1e18).round() as u128,
         ))
         .with_evm_timeout(Some(args.rpc.evm_timeout).filter(|t| !t.is_zero()))
-        .with_filters(args.filter_config());
+        .with_filters(args.filter_config())
+        .with_gas_oracle(args.gas_oracle_config());
     if let Some((devp2p, _)) = &devp2p {
         ctx = ctx.with_network(Arc::new(devp2p.clone()));
     }
@@ -368,6 +372,30 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     } else {
         (None, None)
     };
+    let ipc_handle = match args.ipc_path() {
+        Some(path) => {
+            let served = gigagas_rpc::ipc::serve_ipc_on(
+                rpc_runtime.handle(),
+                path,
+                ws_module(ctx.clone(), &gigagas_rpc::RpcModuleSelection::ipc()),
+                args.http_limits(),
+                args.ws_config(),
+            )
+            .await;
+            match served {
+                Ok(handle) => Some(handle),
+                // Asked for by name: the operator's to fix. The default path (under a long
+                // datadir, past a Unix socket's 107 bytes, say): said, and the node serves on.
+                Err(e) if args.rpc.ipc_path.is_some() => return Err(e.into()),
+                Err(e) => {
+                    tracing::warn!(target: "node", error = %e, "no IPC socket (--ipcpath to place it elsewhere, --ipcdisable to silence this)");
+                    None
+                }
+            }
+        }
+        None => None,
+    };
+    let ipc = ipc_handle.as_ref().map(|h| h.path().to_path_buf());
     let (auth, auth_handle) = serve_http_auth(auth_addr, auth_module(ctx), jwt.clone()).await?;
 
     let miner = if args.dev.dev {
@@ -401,6 +429,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     Ok(NodeHandle {
         http,
         ws,
+        ipc,
         auth,
         jwt_path,
         jwt,
@@ -411,6 +440,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
         discv5_enr,
         http_handle,
         ws_handle,
+        ipc_handle,
         auth_handle,
         rpc_runtime,
         tasks,
@@ -472,6 +502,9 @@ impl NodeHandle {
         let _ = self.http_handle.stop();
         if let Some(ws) = &self.ws_handle {
             let _ = ws.stop();
+        }
+        if let Some(ipc) = self.ipc_handle.take() {
+            ipc.stop().await;
         }
         let _ = self.auth_handle.stop();
         self.rpc_runtime.shut_down();

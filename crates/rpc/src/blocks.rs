@@ -30,6 +30,8 @@ pub(crate) fn resolve(ctx: &RpcContext, id: BlockId) -> Result<Option<u64>, RpcE
 pub(crate) struct BlockHeader {
     pub(crate) number: u64,
     pub(crate) header: Header,
+    /// The blob base fee a call's block override sets (wei); `None`: the header's.
+    pub(crate) blob_base_fee: Option<u128>,
 }
 
 /// The header of the block `id` names (latest when absent); [`RpcError::NotFound`] when it is
@@ -44,7 +46,7 @@ pub(crate) fn header_or_latest(
         None => None,
     };
     let header = header.ok_or_else(|| RpcError::NotFound(block_name(id)))?;
-    Ok(BlockHeader { number: header.number, header })
+    Ok(BlockHeader { number: header.number, header, blob_base_fee: None })
 }
 
 /// The block `id` names, `None` when no such block is stored.

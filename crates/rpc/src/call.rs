@@ -3,7 +3,11 @@
 //! nothing committed. As geth: no nonce check, no base-fee check (a request without a gas
 //! price pays nothing), the gas limit defaults to the block's.
 
-use crate::{blocks::BlockHeader, RpcContext, RpcError};
+use crate::{
+    blocks::BlockHeader,
+    overrides::{CallOverrides, OverlayDb},
+    RpcContext, RpcError,
+};
 use alloy_eips::eip2930::{AccessList, AccessListItem};
 use alloy_eips::eip7702::{RecoveredAuthority, RecoveredAuthorization};
 use alloy_evm::Evm;
@@ -88,18 +92,23 @@ fn tx_env(
     }
 }
 
-/// Executes `request` after `block`; the result (success, revert or halt) or why it could not
-/// run (an invalid transaction, e.g. insufficient funds: -32000).
+/// Executes `request` after `block` with `overrides`; the result (success, revert or halt) or
+/// why it could not run (an invalid transaction, e.g. insufficient funds: -32000; a malformed
+/// override: -32602).
 pub(crate) fn call(
     ctx: &RpcContext,
     block: &BlockHeader,
     request: &TransactionRequest,
     gas: Option<u64>,
-) -> Result<ExecutionResult<HaltReason>, RpcError> {
+    overrides: CallOverrides<'_>,
+) -> Result<ExecutionResult<HaltReason>, ErrorObjectOwned> {
     let deadline = ctx.evm_timeout.map(|t| (Instant::now() + t, t));
-    transact_until(ctx, block, &state_after(ctx, block)?, request, gas, deadline)
+    let block = overrides.header(block)?;
+    let pre = state_after(ctx, &block)?;
+    let state = overrides.state(&pre)?;
+    transact_until(ctx, &block, &state, request, gas, deadline)
         .map(|r| r.result)
-        .map_err(RpcError::from)
+        .map_err(|e| RpcError::from(e).into())
 }
 
 /// Why a request did not run as a transaction.
@@ -121,7 +130,8 @@ impl From<NotRun> for RpcError {
     }
 }
 
-/// The state after `block` ([`gigagas_chain_state::BlockchainProvider::state_at`]).
+/// The state after `block` ([`gigagas_chain_state::BlockchainProvider::state_at`]): the
+/// stored block's, whatever a block override says its number is.
 fn state_after(ctx: &RpcContext, block: &BlockHeader) -> Result<PreState, RpcError> {
     Ok(PreState::backed(ctx.provider.state_at(block.number, block.header.state_root)?))
 }
@@ -158,7 +168,7 @@ impl<CTX> revm::Inspector<CTX> for Deadline {
 fn transact(
     ctx: &RpcContext,
     block: &BlockHeader,
-    state: &PreState,
+    state: &OverlayDb<'_>,
     request: &TransactionRequest,
     gas: Option<u64>,
 ) -> Result<ResultAndState<HaltReason>, NotRun> {
@@ -172,7 +182,7 @@ fn transact(
 fn transact_until(
     ctx: &RpcContext,
     block: &BlockHeader,
-    state: &PreState,
+    state: &OverlayDb<'_>,
     request: &TransactionRequest,
     gas: Option<u64>,
     deadline: Option<(Instant, Duration)>,
@@ -187,6 +197,11 @@ fn transact_until(
     // nonce, where geth reads the account's).
     let sender = state.basic_ref(tx.caller).map_err(|e| NotRun::Other(RpcError::State(e)))?;
     tx.nonce = sender.map_or(0, |a| a.nonce);
+    if let (Some(fee), Some(blob)) =
+        (block.blob_base_fee, env.block_env.blob_excess_gas_and_price.as_mut())
+    {
+        blob.blob_gasprice = fee;
+    }
     // geth: a call that pays no gas price (blob gas price) sees a zero BASEFEE (BLOBBASEFEE).
     if tx.gas_price == 0 {
         env.block_env.basefee = 0;
@@ -260,8 +275,10 @@ pub(crate) fn estimate(
     ctx: &RpcContext,
     block: &BlockHeader,
     request: &TransactionRequest,
+    overrides: CallOverrides<'_>,
 ) -> Result<u64, ErrorObjectOwned> {
     const TX_GAS: u64 = 21_000;
+    let block = &overrides.header(block)?;
     let spec = EvmConfig::new(&ctx.chain).evm_env(&block.header).cfg_env.spec;
     let mut hi = match request.gas {
         Some(gas) if gas >= TX_GAS => gas,
@@ -270,7 +287,8 @@ pub(crate) fn estimate(
     if spec.is_enabled_in(SpecId::OSAKA) && !spec.is_enabled_in(SpecId::AMSTERDAM) {
         hi = hi.min(revm::primitives::eip7825::TX_GAS_LIMIT_CAP);
     }
-    let state = state_after(ctx, block)?;
+    let pre = state_after(ctx, block)?;
+    let state = overrides.state(&pre)?;
     let from = request.from.unwrap_or_default();
     let read = RpcError::State;
     let fee_cap = request.max_fee_per_gas.or(request.gas_price).unwrap_or_default();
@@ -373,7 +391,8 @@ pub(crate) fn access_list(
     let to = request.to.and_then(|k| k.to().copied());
     let mut list = AccessList::default();
     let mut request = request.clone();
-    let state = state_after(ctx, block)?;
+    let pre = state_after(ctx, block)?;
+    let state = crate::overrides::overlay(&pre);
     for _ in 0..8 {
         request.access_list = Some(list.clone());
         let out = transact(ctx, block, &state, &request, None).map_err(RpcError::from)?;

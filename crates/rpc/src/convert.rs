@@ -81,7 +81,7 @@ impl StoredBlock {
     }
 
     /// Transaction `i`'s sender: stored, or recovered from its signature.
-    fn sender(&self, i: usize) -> Result<Address, RpcError> {
+    pub(crate) fn sender(&self, i: usize) -> Result<Address, RpcError> {
         if let Some(senders) = &self.senders {
             return Ok(senders[i]);
         }

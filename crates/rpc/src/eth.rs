@@ -20,9 +20,9 @@ use crate::{
 use alloy_eips::{BlockId, BlockNumberOrTag};
 use alloy_primitives::{Address, Bytes, B256, U256, U64};
 use alloy_rpc_types_eth::{
-    simulate::SimulatePayload, AccessListResult, Block as RpcBlock, EIP1186AccountProofResponse,
-    FeeHistory, Filter, FilterBlockOption, Header as RpcHeader, Transaction as RpcTransaction,
-    TransactionReceipt, TransactionRequest,
+    simulate::SimulatePayload, state::StateOverride, AccessListResult, Block as RpcBlock,
+    BlockOverrides, EIP1186AccountProofResponse, FeeHistory, Filter, FilterBlockOption,
+    Header as RpcHeader, Transaction as RpcTransaction, TransactionReceipt, TransactionRequest,
 };
 use gigagas_storage_api::{BlockNumReader, HeaderProvider};
 use jsonrpsee::{core::RpcResult, proc_macros::rpc};
@@ -105,7 +105,13 @@ pub trait EthApi {
     /// The output of `request` run on the state after `block`; a revert is error 3 with its
     /// data, as geth answers it.
     #[method(name = "call", blocking)]
-    fn call(&self, request: TransactionRequest, block: Option<BlockId>) -> RpcResult<Bytes>;
+    fn call(
+        &self,
+        request: TransactionRequest,
+        block: Option<BlockId>,
+        state_overrides: Option<StateOverride>,
+        block_overrides: Option<Box<BlockOverrides>>,
+    ) -> RpcResult<Bytes>;
 
     /// geth's `eth_simulateV1`: up to 256 blocks of calls on the state after `block`, on the
     /// blocking pool.
@@ -114,7 +120,13 @@ pub trait EthApi {
 
     /// The least gas `request` needs on the state after `block` (binary search, as geth).
     #[method(name = "estimateGas", blocking)]
-    fn estimate_gas(&self, request: TransactionRequest, block: Option<BlockId>) -> RpcResult<U64>;
+    fn estimate_gas(
+        &self,
+        request: TransactionRequest,
+        block: Option<BlockId>,
+        state_overrides: Option<StateOverride>,
+        block_overrides: Option<Box<BlockOverrides>>,
+    ) -> RpcResult<U64>;
 
     /// The accounts and slots `request` touches after `block`, and its gas with that list.
     #[method(name = "createAccessList", blocking)]
@@ -132,6 +144,20 @@ pub trait EthApi {
         newest_block: BlockNumberOrTag,
         reward_percentiles: Option<Vec<f64>>,
     ) -> RpcResult<FeeHistory>;
+
+    /// geth's suggested gas price (wei): the oracle's tip plus the head's base fee.
+    #[method(name = "gasPrice", blocking)]
+    fn gas_price(&self) -> RpcResult<U256>;
+
+    /// geth's suggested priority fee (wei): the tip recent blocks' cheapest transactions paid
+    /// ([`crate::gas_oracle`]).
+    #[method(name = "maxPriorityFeePerGas", blocking)]
+    fn max_priority_fee_per_gas(&self) -> RpcResult<U256>;
+
+    /// The highest eth wire protocol version the node speaks (reth's answer; geth no longer
+    /// serves it).
+    #[method(name = "protocolVersion")]
+    fn protocol_version(&self) -> RpcResult<U64>;
 
     /// The base fee of the block after the head (wei).
     #[method(name = "baseFee")]
@@ -392,9 +418,19 @@ impl EthApiServer for EthRpc {
         Ok(logs(&self.ctx, &filter)?)
     }
 
-    fn call(&self, request: TransactionRequest, block: Option<BlockId>) -> RpcResult<Bytes> {
+    fn call(
+        &self,
+        request: TransactionRequest,
+        block: Option<BlockId>,
+        state_overrides: Option<StateOverride>,
+        block_overrides: Option<Box<BlockOverrides>>,
+    ) -> RpcResult<Bytes> {
         let block = header_or_latest(&self.ctx, block)?;
-        match call::call(&self.ctx, &block, &request, None)? {
+        let overrides = crate::overrides::CallOverrides {
+            state: state_overrides.as_ref(),
+            block: block_overrides.as_deref(),
+        };
+        match call::call(&self.ctx, &block, &request, None, overrides)? {
             ExecutionResult::Success { output, .. } => Ok(output.into_data()),
             ExecutionResult::Revert { output, .. } => Err(call::reverted(&output)),
             ExecutionResult::Halt { reason, .. } => {
@@ -409,9 +445,19 @@ impl EthApiServer for EthRpc {
         crate::simulate::simulate(&self.ctx, payload, &base)
     }
 
-    fn estimate_gas(&self, request: TransactionRequest, block: Option<BlockId>) -> RpcResult<U64> {
+    fn estimate_gas(
+        &self,
+        request: TransactionRequest,
+        block: Option<BlockId>,
+        state_overrides: Option<StateOverride>,
+        block_overrides: Option<Box<BlockOverrides>>,
+    ) -> RpcResult<U64> {
         let block = header_or_latest(&self.ctx, block)?;
-        Ok(U64::from(call::estimate(&self.ctx, &block, &request)?))
+        let overrides = crate::overrides::CallOverrides {
+            state: state_overrides.as_ref(),
+            block: block_overrides.as_deref(),
+        };
+        Ok(U64::from(call::estimate(&self.ctx, &block, &request, overrides)?))
     }
 
     fn create_access_list(
@@ -435,6 +481,25 @@ impl EthApiServer for EthRpc {
             newest_block,
             reward_percentiles.as_deref(),
         )?)
+    }
+
+    fn gas_price(&self) -> RpcResult<U256> {
+        Ok(crate::gas_oracle::gas_price(&self.ctx)?)
+    }
+
+    fn max_priority_fee_per_gas(&self) -> RpcResult<U256> {
+        Ok(crate::gas_oracle::max_priority_fee(&self.ctx)?)
+    }
+
+    fn protocol_version(&self) -> RpcResult<U64> {
+        let version = self.ctx.networks.iter().filter_map(|n| n.eth_protocol_version()).max();
+        match version {
+            Some(v) => Ok(U64::from(v)),
+            None => {
+                Err(RpcError::Execution("no eth protocol: the node runs no devp2p network".into())
+                    .into())
+            }
+        }
     }
 
     fn base_fee(&self) -> RpcResult<Option<U64>> {

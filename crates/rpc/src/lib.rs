@@ -33,12 +33,16 @@ mod engine;
 mod eth;
 mod fee_history;
 pub mod filter;
+pub mod gas_oracle;
 pub mod hosts;
 pub mod invalid_params;
+#[cfg(unix)]
+pub mod ipc;
 pub mod limit;
 mod log_json;
 pub mod metrics;
 pub mod modules;
+mod overrides;
 mod params;
 mod pubsub;
 mod simulate;
@@ -74,6 +78,7 @@ pub use eth::{
     NetApiServer,
 };
 pub use filter::{EthFilter, EthFilterApiClient, EthFilterApiServer, FilterConfig};
+pub use gas_oracle::GasPriceOracleConfig;
 pub use gigagas_engine_primitives::Forkchoice;
 pub use hosts::AllowList;
 pub use jsonrpsee::server::ServerHandle;
@@ -120,6 +125,8 @@ pub struct RpcContext {
     pub events: chain_events::ChainEvents,
     /// The installed polling filters (`eth_newFilter` …).
     pub filters: filter::FilterStore,
+    /// geth's gas price oracle (`eth_gasPrice`, `eth_maxPriorityFeePerGas`).
+    pub gas_oracle: gas_oracle::GasPriceOracle,
 }
 
 /// geth's and reth's `--rpc.txfeecap` default: 1 ether.
@@ -157,7 +164,14 @@ impl RpcContext {
             sync_status: None,
             events: chain_events::ChainEvents::default(),
             filters: filter::FilterStore::default(),
+            gas_oracle: gas_oracle::GasPriceOracle::default(),
         }
+    }
+
+    /// The same context with the gas price oracle's settings `config` (`--gpo.*`).
+    pub fn with_gas_oracle(mut self, config: GasPriceOracleConfig) -> Self {
+        self.gas_oracle = gas_oracle::GasPriceOracle::new(config);
+        self
     }
 
     /// The same context with the filters' bounds `config` (`--rpc.filter-timeout`,
@@ -303,6 +317,14 @@ pub enum RpcError {
     /// An answer could not be encoded as JSON (-32603, an internal error).
     #[error("encoding the answer: {0}")]
     Encoding(#[from] serde_json::Error),
+    /// The IPC socket could not be made.
+    #[error("IPC socket {path}: {source}")]
+    Ipc {
+        /// The socket's path.
+        path: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
     /// The server could not start.
     #[error("server on {addr}: {source}")]
     Server {

@@ -81,6 +81,14 @@ impl RpcModuleSelection {
         Self(RpcNamespace::ALL.into())
     }
 
+    /// What the IPC socket serves, as geth's: every namespace but `testing` (the socket is
+    /// this machine's user's alone).
+    pub fn ipc() -> Self {
+        let mut all = Self::all();
+        all.0.remove(&RpcNamespace::Testing);
+        all
+    }
+
     /// Whether `module` is served.
     pub fn contains(&self, module: RpcNamespace) -> bool {
         self.0.contains(&module)

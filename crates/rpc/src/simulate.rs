@@ -50,10 +50,9 @@ use alloy_evm::{
     precompiles::{DynPrecompile, PrecompileInput},
     Evm, FromRecoveredTx,
 };
-use alloy_primitives::{keccak256, Address, Bloom, Log, LogData, B256, U256};
+use alloy_primitives::{Address, Bloom, Log, LogData, B256, U256};
 use alloy_rpc_types_eth::{
     simulate::{SimBlock, SimulatePayload},
-    state::StateOverride,
     BlockOverrides, Log as RpcLog, TransactionRequest,
 };
 use gigagas_bal::{compute_block_access_list_hash, BlockAccessIndex};
@@ -63,7 +62,6 @@ use gigagas_storage_api::TrieState;
 use gigagas_trie::{update_state_root, AccountUpdate};
 use jsonrpsee::types::ErrorObjectOwned;
 use revm::{
-    bytecode::Bytecode,
     context::{
         result::{EVMError, ExecutionResult, HaltReason, InvalidTransaction, OutOfGasError},
         ContextTr, JournalTr, TxEnv,
@@ -71,11 +69,10 @@ use revm::{
     database::{AccountState, CacheDB, WrapDatabaseRef},
     database_interface::bal::BalDatabase,
     interpreter::{CallInputs, CallOutcome, CallScheme, CreateInputs, CreateOutcome},
-    primitives::KECCAK_EMPTY,
     Database, Inspector,
 };
 use serde_json::Value;
-use std::{borrow::Cow, cmp::Ordering, collections::BTreeMap, sync::Arc};
+use std::{borrow::Cow, cmp::Ordering, sync::Arc};
 
 /// Most blocks one request may simulate past its base block (geth's `maxSimulateBlocks`).
 pub(crate) const MAX_BLOCKS: u64 = 256;
@@ -100,7 +97,7 @@ fn internal(e: impl std::fmt::Display) -> ErrorObjectOwned {
     error(-32603, e.to_string())
 }
 
-type SimDb<'a> = CacheDB<WrapDatabaseRef<&'a PreState>>;
+type SimDb<'a> = crate::overrides::OverlayDb<'a>;
 
 /// Runs `payload` on top of `base`; the simulated blocks as JSON (geth's block object plus
 /// `calls`).
@@ -290,70 +287,6 @@ impl Simulator<'_> {
         })
     }
 
-    /// Applies `overrides` to the simulation state; returns the precompile moves (source,
-    /// destination) and the precompile addresses that lose their precompile.
-    #[allow(clippy::type_complexity)]
-    fn apply_state_overrides(
-        &mut self,
-        overrides: &StateOverride,
-        is_precompile: impl Fn(&Address) -> bool,
-    ) -> Result<(Vec<(Address, Address)>, Vec<Address>), ErrorObjectOwned> {
-        let sorted: BTreeMap<&Address, _> = overrides.iter().collect();
-        let mut moves: Vec<(Address, Address)> = Vec::new();
-        let mut removed = Vec::new();
-        for (address, o) in sorted {
-            if o.state.is_some() && o.state_diff.is_some() {
-                return Err(error(
-                    -32602,
-                    format!("account {address} has both 'state' and 'stateDiff'"),
-                ));
-            }
-            let precompile = is_precompile(address);
-            if let Some(to) = o.move_precompile_to {
-                if !precompile {
-                    return Err(error(-32000, format!("account {address} is not a precompile")));
-                }
-                if to == *address {
-                    return Err(error(
-                        -38022,
-                        format!(
-                            "account {address} is already referenced by movePrecompileToAddress"
-                        ),
-                    ));
-                }
-                moves.push((*address, to));
-            }
-            if precompile {
-                removed.push(*address);
-            }
-            let db_err = |e: gigagas_state::StateError| internal(e);
-            if o.nonce.is_some() || o.code.is_some() || o.balance.is_some() {
-                let mut info = self.db.basic(*address).map_err(db_err)?.unwrap_or_default();
-                if let Some(nonce) = o.nonce {
-                    info.nonce = nonce;
-                }
-                if let Some(code) = &o.code {
-                    info.code_hash = if code.is_empty() { KECCAK_EMPTY } else { keccak256(code) };
-                    info.code = Some(Bytecode::new_raw(code.clone()));
-                }
-                if let Some(balance) = o.balance {
-                    info.balance = balance;
-                }
-                self.db.insert_account_info(*address, info);
-            }
-            if let Some(state) = &o.state {
-                let slots = state.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect();
-                self.db.replace_account_storage(*address, slots).map_err(db_err)?;
-            }
-            for (k, v) in o.state_diff.iter().flatten() {
-                self.db
-                    .insert_account_storage(*address, (*k).into(), (*v).into())
-                    .map_err(db_err)?;
-            }
-        }
-        Ok((moves, removed))
-    }
-
     /// Executes one simulated block on `parent` (hash, header); its hash, header and JSON.
     fn process_block(
         &mut self,
@@ -388,7 +321,7 @@ impl Simulator<'_> {
             revm::precompile::PrecompileSpecId::from_spec_id(spec),
         );
         let (moves, removed) = match &block.state_overrides {
-            Some(o) => self.apply_state_overrides(o, |a| precompiles.contains(a))?,
+            Some(o) => crate::overrides::apply_state(&mut self.db, o, |a| precompiles.contains(a))?,
             None => (Vec::new(), Vec::new()),
         };
         let shanghai = chain.is_shanghai(header.timestamp);

@@ -71,6 +71,12 @@ pub trait NetworkInfo: Debug + Send + Sync {
     /// The connected peers.
     fn peers(&self) -> Vec<PeerInfo>;
 
+    /// The highest version of Ethereum's wire protocol (eth/N) the network speaks, `None` for
+    /// a network that does not speak it (libp2p): what `eth_protocolVersion` answers.
+    fn eth_protocol_version(&self) -> Option<u64> {
+        None
+    }
+
     /// How many peers are connected.
     fn peer_count(&self) -> usize {
         self.peers().len()

@@ -384,6 +384,10 @@ impl gigagas_net_api::NetworkInfo for Devp2pNetwork {
         "devp2p"
     }
 
+    fn eth_protocol_version(&self) -> Option<u64> {
+        Some(EthVersion::ALL[0] as u64)
+    }
+
     fn node_info(&self) -> gigagas_net_api::NodeInfo {
         let enode = self.enode();
         let listening = self.state().listening;

@@ -187,6 +187,21 @@ pub fn signed_transfer(
     })
 }
 
+/// An EIP-1559 transfer of 1 wei from [`KEY`] with `nonce`, paying a tip of `tip` wei under a
+/// fee cap of 100 gwei: its EIP-2718 bytes as hex and its hash.
+pub fn signed_tip(nonce: u64, tip: u128) -> (String, B256) {
+    sign(alloy_consensus::TxEip1559 {
+        chain_id: 1337,
+        nonce,
+        gas_limit: 21_000,
+        max_fee_per_gas: 100_000_000_000,
+        max_priority_fee_per_gas: tip,
+        to: alloy_primitives::TxKind::Call(Address::repeat_byte(0x42)),
+        value: alloy_primitives::U256::from(1),
+        ..Default::default()
+    })
+}
+
 /// An EIP-1559 contract creation running `init_code` from [`KEY`] on the dev chain, with
 /// `nonce`, 1M gas and a fee cap of 10 gwei: its EIP-2718 bytes as hex and its hash.
 pub fn signed_create(nonce: u64, init_code: Vec<u8>) -> (String, B256) {

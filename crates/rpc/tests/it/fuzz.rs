@@ -1,4 +1,5 @@
-//! Fuzzing the JSON-RPC request decoders: every public method and the Engine API's fed random
+//! Fuzzing the JSON-RPC request decoders: every public method (filters and subscriptions
+//! included) and the Engine API's fed random
 //! text, valid requests with bytes flipped, cut or extended, and valid requests with a parameter
 //! replaced by a hostile value (a number out of range, odd-length or non-hex hex, a huge
 //! string, a deep nesting, an array of 100,000 items, a wrong type). None may panic; every
@@ -7,7 +8,7 @@
 //! `FUZZ_ITERATIONS` sets the inputs (default 20,000 in the test suite; `make fuzz-rpc` runs
 //! 1,000,000).
 
-use crate::common::node;
+use crate::common::context_with;
 use serde_json::{json, Value};
 
 fn iterations() -> usize {
@@ -61,6 +62,15 @@ fn samples() -> Vec<(&'static str, Value)> {
         ("debug_traceTransaction", json!([hash, {"tracer": "callTracer"}])),
         ("debug_traceBlockByNumber", json!(["0x0", {"tracer": "prestateTracer"}])),
         ("txpool_content", json!([])),
+        ("eth_newFilter", json!([{"fromBlock": "0x0", "address": [addr], "topics": [hash, null, [hash]]}])),
+        ("eth_newPendingTransactionFilter", json!([true])),
+        ("eth_getFilterChanges", json!(["0x1"])),
+        ("eth_getFilterLogs", json!(["0x1"])),
+        ("eth_uninstallFilter", json!(["0x1"])),
+        ("eth_subscribe", json!(["logs", {"address": addr, "topics": [hash]}])),
+        ("eth_subscribe", json!(["newPendingTransactions", true])),
+        ("eth_unsubscribe", json!(["0x1"])),
+        ("eth_maxPriorityFeePerGas", json!([])),
         ("engine_forkchoiceUpdatedV3", json!([{"headBlockHash": hash, "safeBlockHash": hash, "finalizedBlockHash": hash}, null])),
         ("engine_getPayloadBodiesByRangeV1", json!(["0x1", "0x20"])),
         ("engine_getBlobsV2", json!([[hash]])),
@@ -141,7 +151,11 @@ fn input(rng: &mut Rng, samples: &[(&'static str, Value)]) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fuzz_rpc_request_decoders_never_panic() {
     let dir = tempfile::tempdir().unwrap();
-    let (rpc, _, _engine) = node(dir.path(), &[]);
+    let (ctx, _, _engine) = context_with(dir.path(), &[], |ctx| ctx);
+    let ctx = std::sync::Arc::new(ctx);
+    let mut rpc = gigagas_rpc::auth_module(ctx.clone());
+    // The subscriptions as the WebSocket and IPC ports serve them.
+    rpc.merge(gigagas_rpc::EthPubSubApiServer::into_rpc(gigagas_rpc::EthPubSub::new(ctx))).unwrap();
     let samples = samples();
     let mut rng = Rng(40);
     let (mut answered, mut errors, mut unparsed) = (0usize, 0usize, 0usize);

@@ -6,9 +6,11 @@
 //! - `engine_faults`: database faults during `engine_newPayloadV5` are internal errors.
 //! - `engine_versions`: every Engine API method version against the fork of its payload.
 //! - `fuzz`: the request decoders of every method fed random and hostile requests.
+//! - `gas_price`: `eth_maxPriorityFeePerGas` and `eth_gasPrice` as geth's oracle computes them.
 //! - `in_memory`: canonical blocks served before the store holds them (background persistence).
 //! - `hostile`: malformed, deep, huge and out-of-range requests; clients that never read.
 //! - `rpc_limits`: `eth_call`'s time limit and `eth_getLogs`'s block range.
+//! - `overrides`: `eth_call` and `eth_estimateGas` with state and block overrides.
 //! - `pubsub`: subscriptions over WebSocket and polling filters, through a reorg; their bounds.
 //! - `typed_api`: the public namespaces over HTTP, geth's shape of a malformed parameter.
 //! - `ws_client`: a small WebSocket JSON-RPC client for them.
@@ -19,9 +21,11 @@ mod common;
 mod engine_faults;
 mod engine_versions;
 mod fuzz;
+mod gas_price;
 mod hostile;
 mod in_memory;
 mod modules;
+mod overrides;
 mod pubsub;
 mod rpc_limits;
 mod typed_api;

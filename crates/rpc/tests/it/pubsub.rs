@@ -259,3 +259,98 @@ async fn the_websocket_endpoint_bounds_origins_subscriptions_and_slow_readers() 
     drop((engine, ctx));
     thread.join().unwrap();
 }
+
+/// Reads the next newline-ended JSON value from an IPC connection.
+async fn ipc_next(
+    lines: &mut tokio::io::Lines<tokio::io::BufReader<tokio::net::unix::OwnedReadHalf>>,
+) -> Value {
+    let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line()).await;
+    serde_json::from_str(&line.unwrap().unwrap().expect("a message")).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ipc_socket_serves_calls_batches_and_subscriptions() {
+    use std::os::unix::fs::PermissionsExt;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let dir = tempfile::tempdir().unwrap();
+    let (ctx, genesis, thread) = context_with(&dir.path().join("db"), &[], |ctx| ctx);
+    let ctx = Arc::new(ctx);
+    let engine = auth_module(ctx.clone());
+    let path = dir.path().join("gigagas.ipc");
+    std::fs::write(&path, b"a stale file").unwrap();
+    let module = ws_module(ctx.clone(), &RpcModuleSelection::ipc());
+    let ws = WsConfig::default();
+    let server =
+        gigagas_rpc::ipc::serve_ipc(path.clone(), module, HttpLimits::default(), ws).await.unwrap();
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "the socket is its user's alone");
+
+    let (read, mut write) = tokio::net::UnixStream::connect(&path).await.unwrap().into_split();
+    let mut lines = tokio::io::BufReader::new(read).lines();
+    // Two requests in one write, then one split over two writes.
+    write
+        .write_all(
+            br#"{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]} {"jsonrpc":"2.0","id":2,"method":"admin_nodeInfo","params":[]}{"jsonrpc":"2.0","id":3,"#,
+        )
+        .await
+        .unwrap();
+    write
+        .write_all(br#""method":"web3_sha3","params":["0x68656c6c6f20776f726c64"]}"#)
+        .await
+        .unwrap();
+    let mut answers: Vec<Value> = Vec::new();
+    for _ in 0..3 {
+        answers.push(ipc_next(&mut lines).await);
+    }
+    answers.sort_by_key(|a| a["id"].as_u64());
+    assert_eq!(answers[0]["result"], "0x539");
+    assert_eq!(answers[1]["error"]["code"], -32000, "admin is served (no network here)");
+    assert_eq!(
+        answers[2]["result"],
+        "0x47173285a8d7341e5e972fc677286384f802f8ef42a5ec5f03bbfa254cb01fad"
+    );
+    // A batch, answered whole; `testing` is not served on IPC.
+    write
+        .write_all(
+            br#"[{"jsonrpc":"2.0","id":4,"method":"eth_blockNumber"},{"jsonrpc":"2.0","id":5,"method":"testing_buildBlockV1","params":[]}]"#,
+        )
+        .await
+        .unwrap();
+    let batch = ipc_next(&mut lines).await;
+    assert_eq!(batch[0]["result"], "0x0");
+    assert_eq!(batch[1]["error"]["code"], -32601);
+    // A subscription, notified as the chain moves.
+    write
+        .write_all(br#"{"jsonrpc":"2.0","id":6,"method":"eth_subscribe","params":["newHeads"]}"#)
+        .await
+        .unwrap();
+    let subscribed = ipc_next(&mut lines).await;
+    let id = subscribed["result"].clone();
+    assert!(id.as_str().unwrap().starts_with("0x"), "{subscribed}");
+    let block = build_block(&engine, genesis, 1).await;
+    call(&engine, "engine_forkchoiceUpdatedV4", vec![state(block), Value::Null]).await.unwrap();
+    let notification = ipc_next(&mut lines).await;
+    assert_eq!(notification["method"], "eth_subscription");
+    assert_eq!(notification["params"]["subscription"], id);
+    assert_eq!(notification["params"]["result"]["hash"], json!(block));
+    // Bytes that are not JSON: a parse error, and the connection ends.
+    write.write_all(b"}{ not json").await.unwrap();
+    assert_eq!(ipc_next(&mut lines).await["error"]["code"], -32700);
+    let end = tokio::time::timeout(Duration::from_secs(10), lines.next_line()).await.unwrap();
+    assert!(matches!(end, Ok(None) | Err(_)), "{end:?}");
+
+    // A client that sends, closes its sending half and waits for the answer (`socat`).
+    let (read, mut write) = tokio::net::UnixStream::connect(&path).await.unwrap().into_split();
+    let mut lines = tokio::io::BufReader::new(read).lines();
+    write
+        .write_all(br#"{"jsonrpc":"2.0","id":7,"method":"eth_getLogs","params":[{}]}"#)
+        .await
+        .unwrap();
+    write.shutdown().await.unwrap();
+    assert_eq!(ipc_next(&mut lines).await["result"], json!([]));
+
+    server.stop().await;
+    assert!(!path.exists(), "the socket file is removed");
+    drop((engine, ctx));
+    thread.join().unwrap();
+}
