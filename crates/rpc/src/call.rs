@@ -112,7 +112,7 @@ pub(crate) fn call(
 }
 
 /// Why a request did not run as a transaction.
-enum NotRun {
+pub(crate) enum NotRun {
     /// Its gas limit is below its intrinsic gas or calldata floor, or above the fork's cap:
     /// another gas limit may run (geth's estimator raises or lowers it).
     GasLimit(String),
@@ -132,7 +132,7 @@ impl From<NotRun> for RpcError {
 
 /// The state after `block` ([`gigagas_chain_state::BlockchainProvider::state_at`]): the
 /// stored block's, whatever a block override says its number is.
-fn state_after(ctx: &RpcContext, block: &BlockHeader) -> Result<PreState, RpcError> {
+pub(crate) fn state_after(ctx: &RpcContext, block: &BlockHeader) -> Result<PreState, RpcError> {
     Ok(PreState::backed(ctx.provider.state_at(block.number, block.header.state_root)?))
 }
 
@@ -175,22 +175,19 @@ fn transact(
     transact_until(ctx, block, state, request, gas, None)
 }
 
-/// [`call`] on `state` (the state after `block`, whose reads it caches: the runs of one
-/// estimate share it), with the touched state (accounts and slots revm loaded or changed);
-/// with a `deadline` (the instant and the timeout it came from), a run still going then is
-/// aborted with geth's "execution aborted (timeout = …)".
-fn transact_until(
+/// The EVM environment and the transaction `request` runs as after `block` on `state`, as
+/// geth runs a call: no nonce or base-fee check, the sender's nonce, a zero BASEFEE (BLOBBASEFEE)
+/// for a request that pays no gas price (blob gas price), a block override's blob base fee.
+pub(crate) fn prepare(
     ctx: &RpcContext,
     block: &BlockHeader,
     state: &OverlayDb<'_>,
     request: &TransactionRequest,
     gas: Option<u64>,
-    deadline: Option<(Instant, Duration)>,
-) -> Result<ResultAndState<HaltReason>, NotRun> {
+) -> Result<(alloy_evm::EvmEnv, TxEnv), NotRun> {
     let mut env = EvmConfig::new(&ctx.chain).evm_env(&block.header);
     env.cfg_env.disable_nonce_check = true;
     env.cfg_env.disable_base_fee = true;
-    let db = CacheDB::new(WrapDatabaseRef(state));
     let mut tx = tx_env(ctx, block, request, gas);
     // The nonce is not checked: the transaction carries the sender's (a create's address
     // follows it, and EIP-2780's new-account charge reads that address from the transaction's
@@ -211,6 +208,23 @@ fn transact_until(
             blob.blob_gasprice = 0;
         }
     }
+    Ok((env, tx))
+}
+
+/// [`call`] on `state` (the state after `block`, whose reads it caches: the runs of one
+/// estimate share it), with the touched state (accounts and slots revm loaded or changed);
+/// with a `deadline` (the instant and the timeout it came from), a run still going then is
+/// aborted with geth's "execution aborted (timeout = …)".
+fn transact_until(
+    ctx: &RpcContext,
+    block: &BlockHeader,
+    state: &OverlayDb<'_>,
+    request: &TransactionRequest,
+    gas: Option<u64>,
+    deadline: Option<(Instant, Duration)>,
+) -> Result<ResultAndState<HaltReason>, NotRun> {
+    let (env, tx) = prepare(ctx, block, state, request, gas)?;
+    let db = CacheDB::new(WrapDatabaseRef(state));
     let config = EvmConfig::new(&ctx.chain);
     let out = match deadline {
         None => config.evm(db, env).transact(tx),
@@ -226,7 +240,12 @@ fn transact_until(
             out
         }
     };
-    out.map_err(|e| match e {
+    out.map_err(not_run)
+}
+
+/// Why revm did not run a transaction, as [`NotRun`].
+pub(crate) fn not_run(e: EVMError<gigagas_state::StateError>) -> NotRun {
+    match e {
         EVMError::Transaction(
             invalid @ (InvalidTransaction::CallGasCostMoreThanGasLimit { .. }
             | InvalidTransaction::GasFloorMoreThanGasLimit { .. }
@@ -235,7 +254,7 @@ fn transact_until(
         EVMError::Transaction(invalid) => NotRun::Other(RpcError::Execution(invalid.to_string())),
         EVMError::Header(invalid) => NotRun::Other(RpcError::Execution(invalid.to_string())),
         other => NotRun::Other(RpcError::Evm(Box::new(other))),
-    })
+    }
 }
 
 /// geth's message for a revert with `output`: "execution reverted", with ": reason" when the

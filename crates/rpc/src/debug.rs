@@ -44,6 +44,17 @@ pub trait DebugApi {
         opts: Option<GethDebugTracingOptions>,
     ) -> RpcResult<GethTrace>;
 
+    /// geth's `debug_traceCall`: `request` run after `block` (latest when absent) with the
+    /// options' state and block overrides, traced by the tracer they name (as
+    /// `debug_traceTransaction`); nothing committed.
+    #[method(name = "traceCall", blocking)]
+    fn trace_call(
+        &self,
+        request: alloy_rpc_types_eth::TransactionRequest,
+        block: Option<BlockId>,
+        opts: Option<alloy_rpc_types_trace::geth::GethDebugTracingCallOptions>,
+    ) -> RpcResult<GethTrace>;
+
     /// The trace of each transaction of block `number`, with its hash.
     #[method(name = "traceBlockByNumber", blocking)]
     fn trace_block_by_number(
@@ -101,6 +112,16 @@ impl DebugApiServer for DebugRpc {
         opts: Option<GethDebugTracingOptions>,
     ) -> RpcResult<GethTrace> {
         trace::trace_transaction(&self.ctx, &hash, &opts.unwrap_or_default())
+    }
+
+    fn trace_call(
+        &self,
+        request: alloy_rpc_types_eth::TransactionRequest,
+        block: Option<BlockId>,
+        opts: Option<alloy_rpc_types_trace::geth::GethDebugTracingCallOptions>,
+    ) -> RpcResult<GethTrace> {
+        let block = crate::blocks::header_or_latest(&self.ctx, block)?;
+        trace::trace_call(&self.ctx, &block, &request, &opts.unwrap_or_default())
     }
 
     fn trace_block_by_number(

@@ -9,23 +9,29 @@
 //! replay's database.
 
 use crate::{
-    blocks::{block_name, resolve},
+    blocks::{block_name, resolve, BlockHeader},
+    call,
     convert::StoredBlock,
+    overrides::CallOverrides,
     RpcContext, RpcError,
 };
 use alloy_eips::BlockId;
-use alloy_primitives::Address;
-use alloy_primitives::B256;
+use alloy_evm::Evm as _;
+use alloy_primitives::{Address, Bytes, B256, U256};
+use alloy_rpc_types_eth::TransactionRequest;
 use alloy_rpc_types_trace::geth::{
-    FourByteFrame, GethDebugBuiltInTracerType, GethDebugTracerType, GethDebugTracingOptions,
-    GethTrace, NoopFrame, PreStateFrame, TraceResult,
+    CallConfig, FourByteFrame, GethDebugBuiltInTracerType, GethDebugTracerType,
+    GethDebugTracingCallOptions, GethDebugTracingOptions, GethDefaultTracingOptions, GethTrace,
+    NoopFrame, PreStateConfig, PreStateFrame, TraceResult,
 };
 use gigagas_executor::replay::replay_block;
 use gigagas_executor::replay::ReplayDb;
+use gigagas_executor::EvmConfig;
 use gigagas_primitives::BlockInput;
 use gigagas_state::PreState;
 use gigagas_storage_api::{TransactionsProvider, TrieState};
 use jsonrpsee::types::ErrorObjectOwned;
+use revm::database::{CacheDB, WrapDatabaseRef};
 use revm::inspector::NoOpInspector;
 use revm::{
     context::result::{ExecutionResult, HaltReason, ResultAndState},
@@ -114,14 +120,8 @@ fn trace_block(
             let inspector =
                 TracingInspector::new(TracingInspectorConfig::from_geth_config(&config));
             replay.run(inspector, |i, insp, out, _| {
-                let mut frame = insp.geth_builder().geth_traces(
-                    out.result.tx_gas_used(),
-                    out.result.output().cloned().unwrap_or_default(),
-                    config,
-                );
-                as_geth_struct_logs(&mut frame.struct_logs);
+                frames.push((hash(i), default_frame(insp, out, config)));
                 insp.fuse();
-                frames.push((hash(i), GethTrace::Default(frame)));
             })?;
         }
         Some(GethDebugTracerType::BuiltInTracer(T::CallTracer)) => {
@@ -129,29 +129,17 @@ fn trace_block(
             let inspector =
                 TracingInspector::new(TracingInspectorConfig::from_geth_call_config(&config));
             replay.run(inspector, |i, insp, out, _| {
-                // The top call's gas is the transaction's gas limit, as geth's.
-                insp.set_transaction_gas_limit(alloy_consensus::Transaction::gas_limit(
-                    &input.transactions[i],
-                ));
-                let mut frame =
-                    insp.geth_builder().geth_call_traces(config, out.result.tx_gas_used());
-                // A transaction that halts before its first frame runs (e.g. out of gas for
-                // EIP-8037's new-account state gas) has the halt as its top call's error.
-                if let (ExecutionResult::Halt { reason, .. }, None) = (&out.result, &frame.error) {
-                    frame.error = Some(crate::simulate::halt_message(reason));
-                }
-                // Such a transaction left no frame behind: its top call is the transaction.
-                if frame.from.is_zero() && frame.calls.is_empty() {
-                    use alloy_consensus::Transaction as _;
-                    let tx = &input.transactions[i];
-                    frame.from = senders[i];
-                    frame.to = tx.to();
-                    frame.value = Some(tx.value());
-                    frame.input = tx.input().clone();
-                    frame.typ = if tx.is_create() { "CREATE" } else { "CALL" }.into();
-                }
+                use alloy_consensus::Transaction as _;
+                let tx = &input.transactions[i];
+                let top = TopCall {
+                    gas_limit: tx.gas_limit(),
+                    from: senders[i],
+                    to: tx.to(),
+                    value: tx.value(),
+                    input: tx.input().clone(),
+                };
+                frames.push((hash(i), call_frame(insp, out, config, &top)));
                 insp.fuse();
-                frames.push((hash(i), frame.into()));
             })?;
         }
         Some(GethDebugTracerType::BuiltInTracer(T::PreStateTracer)) => {
@@ -160,11 +148,7 @@ fn trace_block(
                 TracingInspector::new(TracingInspectorConfig::from_geth_prestate_config(&config));
             let mut read_failed = None;
             replay.run(inspector, |i, insp, out, db| {
-                let frame = insp
-                    .geth_builder()
-                    .geth_prestate_traces(out, &config, db)
-                    .and_then(|frame| with_code_hashes(frame, out, db));
-                match frame {
+                match prestate_frame(insp, out, &config, db) {
                     Ok(frame) => frames.push((hash(i), frame)),
                     Err(e) => read_failed = read_failed.take().or(Some(e)),
                 }
@@ -191,6 +175,143 @@ fn trace_block(
         }
     }
     Ok(frames)
+}
+
+/// geth's struct-log trace of the transaction `insp` saw run to `out`.
+fn default_frame(
+    insp: &TracingInspector,
+    out: &ResultAndState<HaltReason>,
+    config: GethDefaultTracingOptions,
+) -> GethTrace {
+    let mut frame = insp.geth_builder().geth_traces(
+        out.result.tx_gas_used(),
+        out.result.output().cloned().unwrap_or_default(),
+        config,
+    );
+    as_geth_struct_logs(&mut frame.struct_logs);
+    GethTrace::Default(frame)
+}
+
+/// What a traced transaction (or call) is, for its top call's frame.
+struct TopCall {
+    gas_limit: u64,
+    from: Address,
+    to: Option<Address>,
+    value: U256,
+    input: Bytes,
+}
+
+/// geth's `callTracer` trace of the transaction `insp` saw run to `out`.
+fn call_frame(
+    insp: &mut TracingInspector,
+    out: &ResultAndState<HaltReason>,
+    config: CallConfig,
+    top: &TopCall,
+) -> GethTrace {
+    // The top call's gas is the transaction's gas limit, as geth's.
+    insp.set_transaction_gas_limit(top.gas_limit);
+    let mut frame = insp.geth_builder().geth_call_traces(config, out.result.tx_gas_used());
+    // A transaction that halts before its first frame runs (e.g. out of gas for EIP-8037's
+    // new-account state gas) has the halt as its top call's error.
+    if let (ExecutionResult::Halt { reason, .. }, None) = (&out.result, &frame.error) {
+        frame.error = Some(crate::simulate::halt_message(reason));
+    }
+    // Such a transaction left no frame behind: its top call is the transaction.
+    if frame.from.is_zero() && frame.calls.is_empty() {
+        frame.from = top.from;
+        frame.to = top.to;
+        frame.value = Some(top.value);
+        frame.input = top.input.clone();
+        frame.typ = if top.to.is_none() { "CREATE" } else { "CALL" }.into();
+    }
+    frame.into()
+}
+
+/// geth's `prestateTracer` trace of the transaction `insp` saw run to `out` on `db` (the
+/// state before it).
+fn prestate_frame<D: DatabaseRef>(
+    insp: &TracingInspector,
+    out: &ResultAndState<HaltReason>,
+    config: &PreStateConfig,
+    db: &D,
+) -> Result<GethTrace, D::Error> {
+    insp.geth_builder()
+        .geth_prestate_traces(out, config, db)
+        .and_then(|frame| with_code_hashes(frame, out, db))
+}
+
+/// `debug_traceCall`: `request` run after `block` with the call options' state and block
+/// overrides, traced by the tracer they name (as [`trace_block`]); nothing committed.
+pub(crate) fn trace_call(
+    ctx: &RpcContext,
+    block: &BlockHeader,
+    request: &TransactionRequest,
+    opts: &GethDebugTracingCallOptions,
+) -> Result<GethTrace, ErrorObjectOwned> {
+    use GethDebugBuiltInTracerType as T;
+    if opts.tx_index.is_some() {
+        return Err(invalid("txIndex is not supported"));
+    }
+    let overrides = CallOverrides {
+        state: opts.state_overrides.as_ref(),
+        block: opts.block_overrides.as_ref(),
+    };
+    let block = overrides.header(block)?;
+    let pre = call::state_after(ctx, &block)?;
+    let state = overrides.state(&pre)?;
+    let (env, tx) = call::prepare(ctx, &block, &state, request, None).map_err(RpcError::from)?;
+    let top = TopCall {
+        gas_limit: tx.gas_limit,
+        from: tx.caller,
+        to: tx.kind.to().copied(),
+        value: tx.value,
+        input: tx.data.clone(),
+    };
+    let config = EvmConfig::new(&ctx.chain);
+    let db = || CacheDB::new(WrapDatabaseRef(&state));
+    let failed = |e| -> ErrorObjectOwned { RpcError::from(call::not_run(e)).into() };
+    let opts = &opts.tracing_options;
+    match &opts.tracer {
+        None => {
+            let inspector =
+                TracingInspector::new(TracingInspectorConfig::from_geth_config(&opts.config));
+            let mut evm = config.evm_with_inspector(db(), env, inspector);
+            let out = evm.transact(tx).map_err(failed)?;
+            Ok(default_frame(evm.inspector(), &out, opts.config))
+        }
+        Some(GethDebugTracerType::BuiltInTracer(T::CallTracer)) => {
+            let call_config = opts.tracer_config.clone().into_call_config().map_err(invalid)?;
+            let inspector =
+                TracingInspector::new(TracingInspectorConfig::from_geth_call_config(&call_config));
+            let mut evm = config.evm_with_inspector(db(), env, inspector);
+            let out = evm.transact(tx).map_err(failed)?;
+            Ok(call_frame(evm.inspector_mut(), &out, call_config, &top))
+        }
+        Some(GethDebugTracerType::BuiltInTracer(T::PreStateTracer)) => {
+            let pre_config = opts.tracer_config.clone().into_pre_state_config().map_err(invalid)?;
+            let inspector = TracingInspector::new(
+                TracingInspectorConfig::from_geth_prestate_config(&pre_config),
+            );
+            let mut evm = config.evm_with_inspector(db(), env, inspector);
+            let out = evm.transact(tx).map_err(failed)?;
+            Ok(prestate_frame(evm.inspector(), &out, &pre_config, &state)
+                .map_err(RpcError::State)?)
+        }
+        Some(GethDebugTracerType::BuiltInTracer(T::FourByteTracer)) => {
+            let mut evm = config.evm_with_inspector(db(), env, FourByteInspector::default());
+            evm.transact(tx).map_err(failed)?;
+            Ok(FourByteFrame::from(&*evm.inspector()).into())
+        }
+        Some(GethDebugTracerType::BuiltInTracer(T::NoopTracer)) => {
+            let mut evm = config.evm_with_inspector(db(), env, NoOpInspector);
+            evm.transact(tx).map_err(failed)?;
+            Ok(NoopFrame::default().into())
+        }
+        Some(other) => {
+            let name = serde_json::to_value(other).unwrap_or_default();
+            Err(invalid(format!("tracer {name} is not supported")))
+        }
+    }
 }
 
 /// revm-inspectors' struct logs in geth 1.17.10's terms (its logger reports an opcode's cost
@@ -229,26 +350,23 @@ fn as_geth_struct_logs(logs: &mut [alloy_rpc_types_trace::geth::StructLog]) {
     }
 }
 
-/// Why the replay's database could not answer a read.
-type ReplayDbError = <ReplayDb<'static> as DatabaseRef>::Error;
-
 /// geth's `prestateTracer` frame from revm-inspectors': each account with code also carries
 /// its `codeHash` (the hash before the transaction; in `diffMode`'s `post`, the new hash when
 /// the transaction changed it); accounts empty before the transaction are left out of the
 /// prestate, and `diffMode` shows an account that exists neither before nor after with a zero
 /// code hash in `post`, as geth 1.17.10 does.
-fn with_code_hashes(
+fn with_code_hashes<D: DatabaseRef>(
     frame: PreStateFrame,
     out: &ResultAndState<HaltReason>,
-    db: &ReplayDb<'_>,
-) -> Result<GethTrace, ReplayDbError> {
-    let pre_hash = |address: &Address| -> Result<Option<B256>, ReplayDbError> {
+    db: &D,
+) -> Result<GethTrace, D::Error> {
+    let pre_hash = |address: &Address| -> Result<Option<B256>, D::Error> {
         Ok(db.basic_ref(*address)?.filter(|a| !a.is_code_hash_empty_or_zero()).map(|a| a.code_hash))
     };
     let mut json = serde_json::to_value(&frame).unwrap_or_default();
     // geth leaves accounts that were empty before the transaction (no balance, nonce or code)
     // out of the prestate.
-    let was_empty = |address: &Address| -> Result<bool, ReplayDbError> {
+    let was_empty = |address: &Address| -> Result<bool, D::Error> {
         Ok(db.basic_ref(*address)?.is_none_or(|a| a.is_empty()))
     };
     let pre = match &frame {

@@ -1,6 +1,7 @@
 //! `eth_call` and `eth_estimateGas` with geth's state and block overrides: code, balance and
 //! storage replaced for the call only; the header's time, number, fee recipient and base fee
-//! as the call sees them; the overrides a call does not take refused.
+//! as the call sees them; the overrides a call does not take refused; `debug_traceCall` with
+//! the same overrides.
 
 use crate::common::{call_message, public, SENDER};
 use gigagas_rpc::RpcModuleSelection;
@@ -25,7 +26,7 @@ fn word(value: u64) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn calls_and_estimates_take_geths_state_and_block_overrides() {
     let dir = tempfile::tempdir().unwrap();
-    let (module, thread) = public(dir.path(), &RpcModuleSelection::standard());
+    let (module, thread) = public(dir.path(), &"eth,debug".parse::<RpcModuleSelection>().unwrap());
     let target = "0x00000000000000000000000000000000000000c0";
     let request = json!({"from": SENDER, "to": target});
     let call = |params: Vec<Value>| {
@@ -37,6 +38,7 @@ async fn calls_and_estimates_take_geths_state_and_block_overrides() {
 
     // Code and storage for the call only.
     let code = json!({target: {"code": returns(0x54, true), "stateDiff": {word(0).as_str().unwrap(): word(42)}}});
+    let code = &code;
     let out = call(vec![request.clone(), json!("latest"), code.clone()]).await.unwrap();
     assert_eq!(out, word(42));
     let whole = json!({target: {"code": returns(0x54, true), "state": {word(1).as_str().unwrap(): word(7)}}});
@@ -73,8 +75,33 @@ async fn calls_and_estimates_take_geths_state_and_block_overrides() {
     };
     // A transfer's gas (EIP-2780 on the dev chain's Amsterdam: less than 21,000).
     let plain = estimate(vec![request.clone()]).await;
-    let with_code = estimate(vec![request.clone(), json!("latest"), code]).await;
+    let with_code = estimate(vec![request.clone(), json!("latest"), code.clone()]).await;
     assert!(with_code > plain + 2_100, "{plain} then {with_code}: a cold SLOAD at least");
+
+    // debug_traceCall runs the same call with the same overrides.
+    let traced = json!({"from": SENDER, "to": target, "gas": "0x186a0"});
+    let options = json!({"tracer": "callTracer", "stateOverrides": code});
+    let frame =
+        call_message(&module, "debug_traceCall", vec![traced.clone(), json!("latest"), options])
+            .await
+            .unwrap();
+    assert_eq!((&frame["type"], &frame["to"]), (&json!("CALL"), &json!(target)), "{frame}");
+    assert_eq!((&frame["gas"], &frame["output"]), (&json!("0x186a0"), &word(42)), "{frame}");
+    assert_eq!(frame["from"].as_str().unwrap().to_lowercase(), SENDER.to_lowercase());
+    let options = json!({"stateOverrides": code, "blockOverrides": {"time": "0x1234"}});
+    let logs =
+        call_message(&module, "debug_traceCall", vec![traced.clone(), json!("latest"), options])
+            .await
+            .unwrap();
+    let ops: Vec<&str> =
+        logs["structLogs"].as_array().unwrap().iter().map(|l| l["op"].as_str().unwrap()).collect();
+    assert_eq!(ops.first().copied(), Some("PUSH1"), "{ops:?}");
+    assert!(ops.contains(&"SLOAD") && ops.last() == Some(&"RETURN"), "{ops:?}");
+    assert_eq!(logs["returnValue"], json!(format!("0x{:064x}", 42)));
+    let unknown = json!({"tracer": "jsTracer"});
+    let refused =
+        call_message(&module, "debug_traceCall", vec![traced, json!("latest"), unknown]).await;
+    assert_eq!(refused.unwrap_err().0, -32602);
 
     // What a call does not take, and malformed overrides.
     let beacon = json!({"beaconRoot": format!("0x{}", "11".repeat(32))});
