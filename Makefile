@@ -7,7 +7,7 @@ GIGAGAS := target/release/gigagas
 GIGAGAS_BENCH := target/release/gigagas-bench
 BENCH_ARGS ?= --threads 1,2 --scheduler all --batch 1,all --repeat 11 --project
 
-.PHONY: test-faults interop-snap devp2p-suite interop-geth devnet-mixed interop-amsterdam rpc-vs-geth build-faults help check-data deps devnet-deps build build-quic maxperf test-quic run test test-fixtures import proofs-check bench-io worst-io net-sim bench bench-rlnc node devnet devnet-net devnet-net-replay devnet-prysm engine-schemas fuzz-net fuzz-rpc rpc-load hw engine-replay lint fmt
+.PHONY: rpc-clients test-faults interop-snap devp2p-suite interop-geth devnet-mixed interop-amsterdam rpc-vs-geth build-faults help check-data deps devnet-deps build build-quic maxperf test-quic run test test-fixtures import proofs-check bench-io worst-io net-sim bench bench-rlnc node devnet devnet-net devnet-net-replay devnet-prysm engine-schemas fuzz-net fuzz-rpc rpc-load hw engine-replay lint fmt
 VENV := testing/.venv
 
 help: ## List the targets
@@ -51,7 +51,7 @@ devnet-deps: ## Python virtualenv with eth-account, jsonschema and matplotlib (P
 	@$(VENV)/bin/python -c "import jsonschema" 2>/dev/null || $(VENV)/bin/pip install -q jsonschema
 	@$(VENV)/bin/python -c "import matplotlib" 2>/dev/null || $(VENV)/bin/pip install -q matplotlib
 
-test: check-data deps devnet-deps ## Run all tests (release profile: the blocks execute in seconds), then a short devnet
+test: check-data deps devnet-deps ## Run all tests (release profile: the blocks execute in seconds), then a short devnet and web3.py's dapp flow against a dev node
 	$(CARGO) test --release --workspace
 	@# `cargo test` has built both binaries (their integration tests run them) and the examples.
 	@# Not `cargo build` again: without the dev-dependencies' features (criterion turns on
@@ -60,6 +60,10 @@ test: check-data deps devnet-deps ## Run all tests (release profile: the blocks 
 	$(VENV)/bin/python testing/devnet.py --gigagas $(GIGAGAS) --blocks 5 --block-time 0.3
 	$(VENV)/bin/python testing/devnet_net.py --gigagas $(GIGAGAS) --nodes 4 --blocks 4 --block-time 0.5
 	$(VENV)/bin/python testing/engine_schemas.py --gigagas $(GIGAGAS)
+	@# The web3.py flow of `make rpc-clients` against gigagas alone (the comparison with geth
+	@# and the node.js libraries stay in `make rpc-clients`).
+	testing/rpc_clients/install.sh --web3py-only >/dev/null
+	python3 testing/rpc_clients/compare.py --solo --flows web3py --gigagas $(GIGAGAS)
 
 node: build ## Run a dev node (a consensus driver over the Engine API, JSON-RPC on 8545, metrics on 9001)
 	$(GIGAGAS) node --dev --datadir target/dev-datadir --metrics
@@ -121,8 +125,12 @@ devnet-mixed: build devnet-deps ## geth 1.17.10 and gigagas on one Osaka devnet:
 interop-amsterdam: build devnet-deps ## geth 1.17.10 as the oracle of Amsterdam, both ways: geth --dev builds a chain under a load that exercises every Glamsterdam rule, gigagas imports it with geth's BALs (parallel) and without (sequential), its fixture passes geth's evm blocktest and test-fixtures; geth imports a gen-chain Amsterdam chain and a gigagas dev node's blocks (testing/interop_amsterdam.py; geth installed into ~/.cache/gigagas)
 	$(VENV)/bin/python testing/interop_amsterdam.py --gigagas $(GIGAGAS) --bench $(GIGAGAS_BENCH) --data $(DATA)
 
-rpc-vs-geth: build devnet-deps ## gigagas's JSON-RPC answers against geth 1.17.10's on geth's Amsterdam chain (testing/geth/amsterdam-coverage): blocks, receipts, eth_call, eth_estimateGas, eth_simulateV1, debug_trace* with the struct logger, callTracer and prestateTracer (testing/rpc_vs_geth.py; CHAIN=folder for another chain)
+rpc-vs-geth: build devnet-deps ## gigagas's JSON-RPC answers against geth 1.17.10's on geth's Amsterdam chain (testing/geth/amsterdam-coverage): blocks, receipts, eth_call, eth_estimateGas, eth_simulateV1, debug_trace* with the struct logger, callTracer and prestateTracer, debug_traceCall, the gas price oracle (testing/rpc_vs_geth.py; CHAIN=folder for another chain)
 	$(VENV)/bin/python testing/rpc_vs_geth.py --gigagas $(GIGAGAS) $(if $(CHAIN),--chain $(CHAIN))
+
+rpc-clients: build ## Real client libraries as tests: a dapp's everyday flow written in web3.py 7.14, ethers 6 and viem 2 (testing/rpc_clients/install.sh puts them in ~/.cache/gigagas/rpc-clients: a venv and an npm folder, node.js from Debian when missing) run against geth 1.17.10 --dev and gigagas node --dev on testing/dev-genesis.json, over HTTP and WebSocket; answers normalized (hashes, times, fees shaped) and compared field by field, a table step x library; fails when a step geth passes fails or differs on gigagas (testing/rpc_clients/compare.py; RPC_CLIENTS_ARGS="--only geth" checks the harness on two geths, "--flows viem", "--json"; each flow's JSON and the logs in target/rpc-clients/)
+	testing/rpc_clients/install.sh >/dev/null
+	python3 testing/rpc_clients/compare.py --gigagas $(GIGAGAS) $(RPC_CLIENTS_ARGS)
 
 import: build ## init + import the execution-apis chain into target/datadir (header checks, execution, every state root verified)
 	rm -rf target/datadir

@@ -12,7 +12,10 @@ answers are compared, field by field:
   as calls on its parent (with and without `validation`, `traceTransfers` on);
 - per transaction: `eth_getTransactionReceipt`, `debug_traceTransaction` with `callTracer`,
   `prestateTracer` (and `diffMode`) and the struct logger (memory off), and `eth_call` /
-  `eth_estimateGas` of the transaction as a call on its parent block.
+  `eth_estimateGas` / `debug_traceCall` (`callTracer`) of the transaction as a call on its
+  parent block;
+- at the head, first: `eth_maxPriorityFeePerGas` and `eth_gasPrice` (geth's gas price oracle
+  over the chain's last 20 blocks).
 
 An answer counts as the same when the two JSON values are equal; for an error answer, when
 both sides answer an error (the messages are shown, not compared). Two differences are known
@@ -145,7 +148,7 @@ def known_difference(method, params, path, gigagas_value):
         calls = [c for block in params[0]["blockStateCalls"] for c in block.get("calls", [])]
         if any("gasPrice" in c for c in calls):
             return "legacy call: geth's unsigned transaction has v = 0"
-    if method in ("debug_traceTransaction", "debug_traceBlockByNumber") and \
+    if method in ("debug_traceTransaction", "debug_traceBlockByNumber", "debug_traceCall") and \
             re.search(r"\.calls\[\d+\]\.(from|to|value)$", path) and \
             gigagas_value in (ZERO_ADDRESS, "<absent>"):
         return "SELFDESTRUCT to itself: no inspector hook in revm"
@@ -258,6 +261,10 @@ def main():
             if head != n_head:
                 raise SystemExit(f"rpc-vs-geth: heads differ: geth {head}, gigagas {n_head}")
             head_hash = call(geth.url, "eth_getBlockByNumber", [hex(head), False])[0]["hash"]
+            # The gas price oracle first, on fresh nodes: its answer at a head depends on its
+            # last one (an empty block counts as it).
+            compare("eth_maxPriorityFeePerGas", [], "head")
+            compare("eth_gasPrice", [], "head")
             for number in range(1, head + 1):
                 tag, parent = hex(number), hex(number - 1)
                 block, _ = call(geth.url, "eth_getBlockByNumber", [tag, True])
@@ -284,6 +291,8 @@ def main():
                             (" diffMode" if "tracerConfig" in tracer else "")
                         compare("debug_traceTransaction", [h, tracer], f"{what} {label}")
                     compare("eth_call", [as_call(tx), parent], what)
+                    compare("debug_traceCall", [as_call(tx), parent, {"tracer": "callTracer"}],
+                            what)
                     compare("eth_estimateGas", [as_call(tx, with_gas=False), parent], what)
         finally:
             node.kill()
