@@ -9,7 +9,11 @@ a fixed rate for as long as the replay lasts, open loop, on loopback. Loads (`--
 comma-separated): `idle` (the replay alone), `blocks:R` (R `eth_getBlockByNumber("latest", true)`
 a second), `mixed:R` (R requests a second of `eth_call` — a USDT balance and a Uniswap V2
 quote —, `eth_getBalance`, `eth_getStorageAt`, full blocks, receipts, `eth_getLogs` over 64
-blocks, `eth_estimateGas`, `eth_sendRawTransaction`). Per run: replay Mgas/s, `newPayload`
+blocks, `eth_estimateGas`, `eth_sendRawTransaction`); a `+ws:N` suffix (`mixed:100+ws:1000`)
+adds N WebSocket clients (the node started with `--ws`), each subscribed to `newHeads` and to
+the USDT transfers to one address, reading every notification (checked: the replay keeps >= 90%
+of idle, every subscriber sees every head and none is dropped, memory within 1.5x of the load
+without them). Per run: replay Mgas/s, `newPayload`
 p50/p99, requests answered per second, per method p50/p99 and errors by kind, the node's CPU
 (cores busy) and largest resident memory.
 
@@ -54,19 +58,32 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "testing"))
-from gigagas_testing import GethNode, GigagasNode, geth_binary, json_rpc, metric  # noqa: E402
+from gigagas_testing import GethNode, GigagasNode, free_port, geth_binary, json_rpc, metric  # noqa: E402
 
 DEFAULT_LOADS = "idle,blocks:40,mixed:40,mixed:100,mixed:200,mixed:400,mixed:1000,mixed:3000"
 
 
 def parse_load(text):
-    """`idle`, `blocks:R` or `mixed:R` -> (mix, rate)."""
+    """`idle`, `blocks:R` or `mixed:R` -> (mix, rate); a `+ws:N` suffix (see ws_of) is
+    ignored here."""
+    text = text.split("+", 1)[0]
     if text == "idle":
         return "blocks", 0.0
     mix, _, rate = text.partition(":")
     if mix not in ("blocks", "mixed") or not rate:
-        raise SystemExit(f"rpc_load: unknown load {text!r} (idle, blocks:R, mixed:R)")
+        raise SystemExit(f"rpc_load: unknown load {text!r} (idle, blocks:R, mixed:R, +ws:N)")
     return mix, float(rate)
+
+
+def ws_of(text):
+    """The WebSocket subscribers of a load: N in `...+ws:N` (each subscribed to newHeads and to
+    the USDT transfers to one address), else 0."""
+    _, plus, ws = text.partition("+")
+    if not plus:
+        return 0
+    if not ws.startswith("ws:") or not ws[3:].isdigit():
+        raise SystemExit(f"rpc_load: unknown load suffix {ws!r} (+ws:N)")
+    return int(ws[3:])
 
 
 def load_cmd(args, node, mix, rate, label, out=None, start=None, to=None):
@@ -88,21 +105,26 @@ def load_cmd(args, node, mix, rate, label, out=None, start=None, to=None):
 
 def one_run(args, client, load, run):
     mix, rate = parse_load(load)
-    label = f"{client}-{load.replace(':', '')}-{run}"
+    subscribers = ws_of(load)
+    label = f"{client}-{load.replace(':', '').replace('+', '-')}-{run}"
     out = os.path.join(args.out, label)
     genesis = os.path.join(args.chain, "genesis.json")
     with tempfile.TemporaryDirectory(dir=os.path.join(ROOT, "target")) as tmp:
         datadir = os.path.join(tmp, "datadir")
+        ws_port = free_port() if subscribers else None
+        ws_flags = ["--ws", "--ws.addr", "127.0.0.1", "--ws.port", str(ws_port)] if ws_port else []
         if client == "geth":
             GethNode.init(args.geth, datadir, genesis)
-            node = GethNode(args.geth, datadir, log_path=os.path.join(tmp, "node.log"))
+            node = GethNode(args.geth, datadir, ws_flags, log_path=os.path.join(tmp, "node.log"))
         else:
             subprocess.run([args.gigagas, "init", "--genesis", genesis, "--datadir", datadir],
                            check=True, capture_output=True)
             node = GigagasNode(args.gigagas, datadir,
-                               ["--disable-network"] + shlex.split(args.flags),
+                               ["--disable-network"] + ws_flags + shlex.split(args.flags),
                                log_path=os.path.join(tmp, "node.log"))
         cmd = load_cmd(args, node, mix, rate, label, out=out, to=args.blocks)
+        if subscribers:
+            cmd += ["--ws", f"ws://127.0.0.1:{ws_port}", "--ws-subscribers", str(subscribers)]
         if args.cost and rate == 0:
             cmd += ["--cost", str(args.cost)]
         try:
@@ -202,7 +224,34 @@ def targets(runs, loads):
     if blocks and geth_blocks:
         out.append(("40 full blocks/s: replay >= 2x geth's", blocks >= 2 * geth_blocks,
                     f"{blocks:.1f} / {geth_blocks:.1f} Mgas/s = {blocks / geth_blocks:.2f}x"))
-    mixed = sorted((load for load in loads if load.startswith("mixed:")),
+    # WebSocket subscribers on top of a load: the replay keeps >= 90% of idle, every
+    # subscriber sees every head, none dropped, memory within 1.5x of the same load without.
+    for load in (load for load in loads if ws_of(load)):
+        rs = [r for r in runs if r["client"] == "gigagas" and r["load"] == load]
+        if not rs or not idle:
+            continue
+        base_load = load.split("+", 1)[0]
+        replay = median_of(runs, "gigagas", load, mgas)
+        ws = [r["ws"] for r in rs]
+        heads = min(w["heads_min"] for w in ws)
+        blocks_seen = min(r["replay"]["blocks"] for r in rs)
+        whole = all(w["subscribed"] == w["subscribers"] and w["dropped"] == 0
+                    and w["closed"] == 0 for w in ws)
+        rss = max(r["node"]["rss_max_mib"] for r in rs if r.get("node"))
+        base = [r["node"]["rss_max_mib"] for r in runs
+                if r["client"] == "gigagas" and r["load"] == base_load and r.get("node")]
+        out.append((f"{load}: replay >= 90% of idle", replay >= 0.9 * idle,
+                    f"{replay:.1f} / {idle:.1f} Mgas/s = {replay / idle:.0%}"))
+        out.append((f"{load}: every subscriber subscribed and saw every head, none dropped",
+                    whole and heads >= blocks_seen,
+                    f"{min(w['subscribed'] for w in ws)} of {ws[0]['subscribers']} subscribed, "
+                    f"heads {heads}..{max(w['heads_max'] for w in ws)} per subscriber for "
+                    f"{blocks_seen} blocks, {sum(w['logs'] for w in ws)} logs, "
+                    f"{sum(w['dropped'] for w in ws)} dropped, {sum(w['closed'] for w in ws)} closed"))
+        if base:
+            out.append((f"{load}: memory within 1.5x of {base_load} without subscribers",
+                        rss <= 1.5 * max(base), f"RSS {rss:.0f} MiB against {max(base):.0f} MiB"))
+    mixed = sorted((load for load in loads if load.startswith("mixed:") and not ws_of(load)),
                    key=lambda load: parse_load(load)[1])
     if mixed and idle:
         runs_of = lambda load: [r for r in runs  # noqa: E731

@@ -60,11 +60,13 @@ FLOWS = {
     "viem": lambda lib: ["node", os.path.join(HERE, "flow_viem.mjs"), "--lib", lib],
 }
 APIS = "eth,net,web3,debug,txpool"
+# gigagas serves the parity `trace_` namespace too (geth has none: those steps fail on geth).
+GIGAGAS_APIS = APIS + ",trace"
 ETHER = 10**18
 
 
-# Steps gigagas does not serve yet, which `--solo` lets fail (geth serves neither either).
-NOT_SERVED_YET = {"trace_transaction", "trace_block"}
+# Steps gigagas does not serve yet, which `--solo` lets fail.
+NOT_SERVED_YET = set()
 
 
 def lib_dir(node_libraries=True):
@@ -101,9 +103,9 @@ def start_gigagas(gigagas, datadir, log, extra, ws=True):
     """`gigagas node --dev` with HTTP and (unless the binary refuses `--ws`) WebSocket."""
     shutil.rmtree(datadir, ignore_errors=True)
     port = free_port()
-    ws_flags = ["--ws", "--ws.port", str(port)] if ws else []
+    ws_flags = ["--ws", "--ws.port", str(port), "--ws.api", GIGAGAS_APIS] if ws else []
     try:
-        node = GigagasNode(gigagas, datadir, ["--dev", "--http.api", APIS] + ws_flags + extra,
+        node = GigagasNode(gigagas, datadir, ["--dev", "--http.api", GIGAGAS_APIS] + ws_flags + extra,
                            log_path=log)
     except SystemExit as e:
         if ws and "--ws" in str(e):

@@ -29,6 +29,7 @@ mod test_fixtures;
 mod test_rpc;
 mod util;
 mod worst_io;
+mod ws_subscribers;
 
 /// The global allocator: jemalloc with the `jemalloc` feature (`make maxperf`), mimalloc with
 /// `mimalloc`, the system's otherwise.

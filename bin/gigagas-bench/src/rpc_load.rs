@@ -12,8 +12,9 @@
 //! offered load the node could not take) → per method: requests, answers, p50/p99 latency (from
 //! the time the request was due, so queueing is counted), errors by kind (transport, HTTP
 //! status, JSON-RPC code and message) → with `--pid`, the node's CPU time and resident memory
-//! sampled over the window → the replay's Mgas/s and `newPayload` p50/p99 beside them. The load
-//! runs for as long as the replay does.
+//! sampled over the window → the replay's Mgas/s and `newPayload` p50/p99 beside them. With
+//! `--ws-subscribers N`, N WebSocket clients subscribed to new heads and logs read beside the
+//! requests ([`crate::ws_subscribers`]). The load runs for as long as the replay does.
 //!
 //! Loopback only by intent: the rate and the window bound what is sent.
 
@@ -76,6 +77,13 @@ pub(crate) struct RpcLoadArgs {
     /// node, the client's share included); 0: no such probe.
     #[arg(long, default_value_t = 0)]
     pub cost: usize,
+    /// The node's WebSocket endpoint (`ws://host:port`), for `--ws-subscribers`.
+    #[arg(long)]
+    pub ws: Option<String>,
+    /// WebSocket clients subscribed to `newHeads` and to the USDT transfers to one address each,
+    /// reading every notification for as long as the replay lasts (0: none).
+    #[arg(long, default_value_t = 0)]
+    pub ws_subscribers: usize,
 }
 
 /// What the clients ask.
@@ -149,6 +157,9 @@ struct Targets {
     tx_hashes: Vec<Vec<B256>>,
     /// Recipients of the chain's transactions (up to 10,000).
     addresses: Vec<Address>,
+    /// Recipients of the chain's USDT transfers (up to 10,000): what the WebSocket subscribers
+    /// watch.
+    usdt_recipients: Vec<Address>,
     spare: Vec<(SigningKey, Address)>,
     next_raw: AtomicU64,
 }
@@ -227,6 +238,8 @@ pub(crate) struct RpcLoadReport {
     node: Option<NodeUsage>,
     /// `--cost`: each kind's mean answer time at rest (ms), one request at a time.
     cost_ms: Option<BTreeMap<&'static str, f64>>,
+    /// `--ws-subscribers`: what the WebSocket subscribers saw.
+    ws: Option<crate::ws_subscribers::WsReport>,
 }
 
 /// Runs `rpc-load`.
@@ -251,6 +264,20 @@ pub(crate) fn run(args: RpcLoadArgs) -> Result<ExitCode, String> {
         let stop = stop.clone();
         std::thread::spawn(move || sample(pid, &stop))
     });
+    let subscribers = match (&args.ws, args.ws_subscribers) {
+        (_, 0) => None,
+        (None, _) => return Err("--ws-subscribers needs --ws URL".into()),
+        (Some(url), n) => Some(crate::ws_subscribers::Subscribers::start(
+            url,
+            n,
+            if targets.usdt_recipients.is_empty() {
+                &targets.addresses
+            } else {
+                &targets.usdt_recipients
+            },
+            args.client_nice,
+        )?),
+    };
     let start = Instant::now();
     let dispatcher = (args.rate > 0.0).then(|| {
         let (targets, stop, mix, rate, seed) =
@@ -269,6 +296,7 @@ pub(crate) fn run(args: RpcLoadArgs) -> Result<ExitCode, String> {
         w.join().expect("worker");
     }
     let node = sampler.map(|s| s.join().expect("sampler")).transpose()?;
+    let ws = subscribers.map(crate::ws_subscribers::Subscribers::finish);
     let replayed = replayed?;
     let cost_ms = (args.cost > 0).then(|| cost(&targets, &args.rpc, args.cost, args.seed, timeout));
     let stats = std::mem::take(&mut *stats.lock().expect("stats"));
@@ -315,6 +343,7 @@ pub(crate) fn run(args: RpcLoadArgs) -> Result<ExitCode, String> {
         },
         node,
         cost_ms,
+        ws,
     };
     if let Some(out) = &args.replay.out {
         replay::write_outputs(out, &replayed)?;
@@ -331,7 +360,7 @@ pub(crate) fn run(args: RpcLoadArgs) -> Result<ExitCode, String> {
 }
 
 /// Lowers the calling client thread to nice value `nice` (0: unchanged).
-fn lower(nice: i32) {
+pub(crate) fn lower(nice: i32) {
     if nice > 0 {
         if let Err(e) = gigagas_tasks::priority::lower_current_thread(nice) {
             eprintln!("rpc-load: client thread priority unchanged: {e}");
@@ -359,8 +388,19 @@ fn targets(args: &RpcLoadArgs) -> Result<Targets, String> {
     let mut tx_hashes = vec![Vec::new()];
     let mut addresses = Vec::new();
     let mut seen = std::collections::HashSet::new();
+    let mut usdt_recipients = Vec::new();
+    let mut usdt_seen = std::collections::HashSet::new();
     for (block, _, _) in replay::load(dir)? {
         let hashes = block.body.transactions.iter().map(|t| *t.tx_hash()).collect();
+        for tx in &block.body.transactions {
+            let input = tx.input();
+            if tx.to() == Some(USDT.0) && input.len() >= 36 && input[..4] == TRANSFER {
+                let to = Address::from_slice(&input[16..36]);
+                if usdt_recipients.len() < 10_000 && usdt_seen.insert(to) {
+                    usdt_recipients.push(to);
+                }
+            }
+        }
         for to in block.body.transactions.iter().filter_map(|t| t.to()) {
             if addresses.len() < 10_000 && seen.insert(to) {
                 addresses.push(to);
@@ -380,6 +420,7 @@ fn targets(args: &RpcLoadArgs) -> Result<Targets, String> {
         head: AtomicU64::new(0),
         tx_hashes,
         addresses,
+        usdt_recipients,
         spare,
         next_raw: AtomicU64::new(0),
     })
@@ -667,6 +708,12 @@ fn print_table(r: &RpcLoadReport) {
         println!(
             "node: {:.2} cores busy, RSS max {:.0} MiB, at the end {:.0} MiB",
             n.cpu_cores, n.rss_max_mib, n.rss_end_mib
+        );
+    }
+    if let Some(w) = &r.ws {
+        println!(
+            "ws: {} of {} subscribed (refused {:?}); heads {} ({}..{} per subscriber), logs {}, subscriptions dropped {}, connections closed {}",
+            w.subscribed, w.subscribers, w.refused, w.heads, w.heads_min, w.heads_max, w.logs, w.dropped, w.closed
         );
     }
     println!(

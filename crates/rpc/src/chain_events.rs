@@ -32,8 +32,9 @@ pub const KEPT_BLOCKS: usize = 128;
 /// Most blocks one event announces as added: a longer move (a sync's) announces its newest.
 pub const MAX_ADDED: u64 = 1_024;
 
-/// Events a receiver may fall behind by before it misses some.
-pub const EVENT_BACKLOG: usize = 1_024;
+/// Events a receiver may fall behind by before it misses some (each holds its blocks and
+/// receipts until every receiver has read it: this bounds that memory).
+pub const EVENT_BACKLOG: usize = 128;
 
 /// A canonical block with its receipts.
 pub(crate) struct BlockEvent {
@@ -41,6 +42,8 @@ pub(crate) struct BlockEvent {
     pub(crate) block: Arc<StoredBlock>,
     /// Its receipts, one per transaction.
     pub(crate) receipts: Arc<Vec<ReceiptEnvelope>>,
+    /// Its header as `newHeads` sends it, written once for every subscriber.
+    header_json: OnceLock<Box<serde_json::value::RawValue>>,
 }
 
 impl std::fmt::Debug for BlockEvent {
@@ -57,6 +60,21 @@ impl BlockEvent {
     /// (number, hash).
     fn num_hash(&self) -> (u64, B256) {
         (self.block.number, self.block.hash)
+    }
+
+    /// The header in the RPC shape, as JSON (written by the first subscriber that asks, shared
+    /// by the rest).
+    ///
+    /// # Errors
+    /// None in practice: serde_json's error for a header it cannot write is passed on.
+    pub(crate) fn header_json(
+        &self,
+    ) -> Result<Box<serde_json::value::RawValue>, serde_json::Error> {
+        if let Some(json) = self.header_json.get() {
+            return Ok(json.clone());
+        }
+        let json = serde_json::value::to_raw_value(&self.block.rpc_header())?;
+        Ok(self.header_json.get_or_init(|| json).clone())
     }
 
     /// The block's logs `filter` admits (its addresses, topics and block range or hash), in
@@ -239,7 +257,7 @@ fn catch_up(ctx: &RpcContext, announced: &mut Announced) -> Result<Option<ChainE
                 break;
             }
             let receipts = block.receipts(ctx)?;
-            added.push(Arc::new(BlockEvent { block, receipts }));
+            added.push(Arc::new(BlockEvent { block, receipts, header_json: OnceLock::new() }));
         }
         if moved || added.last().map(|b| b.num_hash()) != Some(head) {
             // The chain moved under the reads: put back what was removed and read again.

@@ -6,6 +6,10 @@
 //!   `eth_simulateV1`, and `eth_sendRawTransaction` into the pool;
 //! - [`DebugApi`] ([`DebugRpc`]): geth's raw getters and tracers;
 //! - [`TxPoolApi`] ([`TxPoolRpc`]): geth's view of the pool;
+//! - [`TraceApi`] ([`TraceRpc`]): the parity `trace_` namespace, as reth serves it;
+//! - [`EthFilterApi`] ([`EthFilter`]) and [`EthPubSubApi`] ([`EthPubSub`]): geth's polling
+//!   filters and `eth_subscribe` (WebSocket and IPC), over the chain's moves
+//!   ([`chain_events`]);
 //! - [`AdminApi`] ([`AdminRpc`]): geth's `admin_nodeInfo`, `admin_peers`, `admin_addPeer`;
 //! - [`Web3Api`] ([`Web3Rpc`]): `web3_clientVersion`, `web3_sha3`;
 //! - [`EngineApi`] / [`TestingApi`] ([`EngineRpc`]): the Engine API, behind JWT.
@@ -44,6 +48,7 @@ pub mod metrics;
 pub mod modules;
 mod overrides;
 mod params;
+pub mod parity_trace;
 mod pubsub;
 mod simulate;
 mod state;
@@ -84,6 +89,7 @@ pub use hosts::AllowList;
 pub use jsonrpsee::server::ServerHandle;
 pub use modules::{RpcModuleSelection, RpcNamespace, UnknownModule};
 pub use params::{HashParam, StorageKeyParam};
+pub use parity_trace::{TraceApiClient, TraceApiServer, TraceRpc};
 pub use pubsub::{EthPubSub, EthPubSubApiServer};
 pub use txpool::{TxPoolApiClient, TxPoolApiServer, TxPoolRpc, TxPoolStatus};
 pub use web3::{client_version, Web3ApiClient, Web3ApiServer, Web3Rpc};
@@ -366,6 +372,9 @@ pub fn public_module(
             modules::RpcNamespace::Admin => m.merge(AdminRpc::new(ctx.clone()).into_rpc()),
             modules::RpcNamespace::Debug => m.merge(DebugRpc::new(ctx.clone()).into_rpc()),
             modules::RpcNamespace::Txpool => m.merge(TxPoolRpc::new(ctx.clone()).into_rpc()),
+            modules::RpcNamespace::Trace => {
+                m.merge(parity_trace::TraceRpc::new(ctx.clone()).into_rpc())
+            }
             modules::RpcNamespace::Testing => m.merge(engine::testing_module(ctx.clone())),
         };
         merged.expect("method names are distinct");

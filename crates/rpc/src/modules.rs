@@ -1,5 +1,5 @@
 //! Which JSON-RPC namespaces a public port serves (geth's and reth's `--http.api`): `eth`,
-//! `net` and `web3` unless told otherwise; `admin` (peers added on request), `debug`, `txpool`
+//! `net` and `web3` unless told otherwise; `admin` (peers added on request), `debug`, `txpool`, `trace`
 //! and `testing` (blocks built on request) only when named. A method of a namespace not served
 //! is answered -32601, as geth answers. The authenticated port serves every namespace beside
 //! the Engine API (its JWT is the guard).
@@ -21,14 +21,24 @@ pub enum RpcNamespace {
     Debug,
     /// `txpool_*`: the pool's content and status.
     Txpool,
+    /// `trace_*`: the parity traces (reth's `trace` namespace).
+    Trace,
     /// `testing_*`: `testing_buildBlockV1` (the engine builds a block on request).
     Testing,
 }
 
 impl RpcNamespace {
     /// Every namespace.
-    pub const ALL: [Self; 7] =
-        [Self::Eth, Self::Net, Self::Web3, Self::Admin, Self::Debug, Self::Txpool, Self::Testing];
+    pub const ALL: [Self; 8] = [
+        Self::Eth,
+        Self::Net,
+        Self::Web3,
+        Self::Admin,
+        Self::Debug,
+        Self::Txpool,
+        Self::Trace,
+        Self::Testing,
+    ];
 
     /// Its name, as in `--http.api` and before the method's `_`.
     pub const fn name(self) -> &'static str {
@@ -39,6 +49,7 @@ impl RpcNamespace {
             Self::Admin => "admin",
             Self::Debug => "debug",
             Self::Txpool => "txpool",
+            Self::Trace => "trace",
             Self::Testing => "testing",
         }
     }
@@ -52,7 +63,7 @@ impl fmt::Display for RpcNamespace {
 
 /// A name in `--http.api` that is no namespace gigagas serves.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown JSON-RPC namespace {0:?} (known: eth, net, web3, admin, debug, txpool, testing)")]
+#[error("unknown JSON-RPC namespace {0:?} (known: eth, net, web3, admin, debug, txpool, trace, testing)")]
 pub struct UnknownModule(pub String);
 
 impl FromStr for RpcNamespace {

@@ -128,7 +128,14 @@ enum Dropped {
 /// Sends `item` as the subscription's next notification: `Ok(false)` when the subscriber is
 /// gone, an error when it does not read.
 fn notify(sink: &mut SubscriptionSink, item: &impl Serialize) -> Result<bool, SubscriptionError> {
-    let json = serde_json::value::to_raw_value(item).map_err(|e| e.to_string())?;
+    notify_json(sink, serde_json::value::to_raw_value(item).map_err(|e| e.to_string())?)
+}
+
+/// [`notify`] of an item already written as JSON.
+fn notify_json(
+    sink: &mut SubscriptionSink,
+    json: Box<serde_json::value::RawValue>,
+) -> Result<bool, SubscriptionError> {
     match sink.try_send(json) {
         Ok(()) => Ok(true),
         Err(jsonrpsee::core::server::TrySendError::Closed(_)) => Ok(false),
@@ -168,7 +175,9 @@ async fn new_heads(
 ) -> SubscriptionResult {
     while let Some(event) = next_event(&sink, &mut events).await? {
         for block in &event.added {
-            if !notify(&mut sink, &block.block.rpc_header())? {
+            // Written once per block for every subscriber.
+            let header = block.header_json().map_err(|e| e.to_string())?;
+            if !notify_json(&mut sink, header)? {
                 return Ok(());
             }
         }

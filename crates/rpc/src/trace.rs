@@ -48,9 +48,9 @@ fn invalid(e: impl std::fmt::Display) -> ErrorObjectOwned {
 
 /// A block to replay traced: the block, its transactions' senders, its parent's state and how
 /// many of its transactions to run.
-struct BlockReplay<'a> {
+pub(crate) struct BlockReplay<'a> {
     ctx: &'a RpcContext,
-    input: BlockInput,
+    pub(crate) input: BlockInput,
     senders: Vec<Address>,
     pre_state: PreState,
     count: Option<usize>,
@@ -58,7 +58,7 @@ struct BlockReplay<'a> {
 
 impl<'a> BlockReplay<'a> {
     /// Block `number`, read from the store, its first `count` transactions (all when `None`).
-    fn load(
+    pub(crate) fn load(
         ctx: &'a RpcContext,
         number: u64,
         count: Option<usize>,
@@ -87,7 +87,7 @@ impl<'a> BlockReplay<'a> {
     }
 
     /// Replays it with `inspector` ([`replay_block`]); `on_tx` takes each transaction's trace.
-    fn run<I, F>(&self, inspector: I, on_tx: F) -> Result<(), ErrorObjectOwned>
+    pub(crate) fn run<I, F>(&self, inspector: I, on_tx: F) -> Result<(), ErrorObjectOwned>
     where
         I: for<'db> revm::Inspector<alloy_evm::eth::EthEvmContext<&'db mut ReplayDb<'db>>>,
         F: FnMut(usize, &mut I, &ResultAndState<HaltReason>, &ReplayDb<'_>),
@@ -300,7 +300,7 @@ pub(crate) fn trace_call(
         Some(GethDebugTracerType::BuiltInTracer(T::FourByteTracer)) => {
             let mut evm = config.evm_with_inspector(db(), env, FourByteInspector::default());
             evm.transact(tx).map_err(failed)?;
-            Ok(FourByteFrame::from(&*evm.inspector()).into())
+            Ok(FourByteFrame::from(evm.inspector()).into())
         }
         Some(GethDebugTracerType::BuiltInTracer(T::NoopTracer)) => {
             let mut evm = config.evm_with_inspector(db(), env, NoOpInspector);

@@ -11,6 +11,7 @@
 //! - `hostile`: malformed, deep, huge and out-of-range requests; clients that never read.
 //! - `rpc_limits`: `eth_call`'s time limit and `eth_getLogs`'s block range.
 //! - `overrides`: `eth_call` and `eth_estimateGas` with state and block overrides.
+//! - `parity_trace`: the parity `trace_` namespace.
 //! - `pubsub`: subscriptions over WebSocket and polling filters, through a reorg; their bounds.
 //! - `typed_api`: the public namespaces over HTTP, geth's shape of a malformed parameter.
 //! - `ws_client`: a small WebSocket JSON-RPC client for them.
@@ -26,6 +27,7 @@ mod hostile;
 mod in_memory;
 mod modules;
 mod overrides;
+mod parity_trace;
 mod pubsub;
 mod rpc_limits;
 mod typed_api;

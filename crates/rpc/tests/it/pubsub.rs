@@ -185,6 +185,12 @@ async fn filters_expire_are_capped_and_never_miss_changes_silently() {
     assert_eq!(changes(&engine, &second).await.unwrap_err().1, "filter not found");
     let again = call(&engine, "eth_newFilter", vec![json!({"address": Address::ZERO})]).await;
     assert!(again.is_ok());
+    // A log filter over more blocks than exist: installed (geth installs it), its logs
+    // refused as eth_getLogs refuses the range.
+    let huge = json!({"fromBlock": "0x0", "toBlock": "0xffffffffffff"});
+    let huge = call(&engine, "eth_newFilter", vec![huge]).await.unwrap();
+    let refused = call_message(&engine, "eth_getFilterLogs", vec![huge]).await.unwrap_err();
+    assert_eq!(refused.0, -32602, "{}", refused.1);
     // A filter id that was never one, and one that is not an id.
     let unknown = changes(&engine, &json!("0x1234")).await.unwrap_err();
     assert_eq!(unknown.1, "filter not found");
