@@ -55,6 +55,15 @@ pub trait DebugApi {
         opts: Option<alloy_rpc_types_trace::geth::GethDebugTracingCallOptions>,
     ) -> RpcResult<GethTrace>;
 
+    /// geth's `debug_traceBlock`: the block `rlp` encodes (it need not be stored), each
+    /// transaction traced on its parent's state, with its hash.
+    #[method(name = "traceBlock", blocking)]
+    fn trace_block(
+        &self,
+        rlp: Bytes,
+        opts: Option<GethDebugTracingOptions>,
+    ) -> RpcResult<Vec<TraceResult>>;
+
     /// The trace of each transaction of block `number`, with its hash.
     #[method(name = "traceBlockByNumber", blocking)]
     fn trace_block_by_number(
@@ -122,6 +131,14 @@ impl DebugApiServer for DebugRpc {
     ) -> RpcResult<GethTrace> {
         let block = crate::blocks::header_or_latest(&self.ctx, block)?;
         trace::trace_call(&self.ctx, &block, &request, &opts.unwrap_or_default())
+    }
+
+    fn trace_block(
+        &self,
+        rlp: Bytes,
+        opts: Option<GethDebugTracingOptions>,
+    ) -> RpcResult<Vec<TraceResult>> {
+        trace::trace_raw_block(&self.ctx, &rlp, &opts.unwrap_or_default())
     }
 
     fn trace_block_by_number(

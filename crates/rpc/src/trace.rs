@@ -29,7 +29,7 @@ use gigagas_executor::replay::ReplayDb;
 use gigagas_executor::EvmConfig;
 use gigagas_primitives::BlockInput;
 use gigagas_state::PreState;
-use gigagas_storage_api::{TransactionsProvider, TrieState};
+use gigagas_storage_api::{BlockNumReader, TransactionsProvider, TrieState};
 use jsonrpsee::types::ErrorObjectOwned;
 use revm::database::{CacheDB, WrapDatabaseRef};
 use revm::inspector::NoOpInspector;
@@ -78,10 +78,49 @@ impl<'a> BlockReplay<'a> {
             withdrawals: block.body.withdrawals.clone(),
             ommers: block.body.ommers.clone(),
         };
+        Self::on_parent(ctx, input, parent.header.state_root, count)
+    }
+
+    /// `block`, given whole (`debug_traceBlock`: it need not be stored), on its parent's state,
+    /// the parent found by hash among the stored and in-memory blocks.
+    pub(crate) fn of_block(
+        ctx: &'a RpcContext,
+        block: alloy_consensus::Block<alloy_consensus::TxEnvelope>,
+    ) -> Result<Self, ErrorObjectOwned> {
+        if block.header.number == 0 {
+            return Err(RpcError::GenesisNotTraceable.into());
+        }
+        let parent_hash = block.header.parent_hash;
+        let parent = ctx
+            .provider
+            .block_number(&parent_hash)
+            .map_err(RpcError::from)?
+            .and_then(|n| StoredBlock::load(ctx, n).transpose())
+            .transpose()?
+            .filter(|p| p.hash == parent_hash)
+            .ok_or_else(|| RpcError::NotFound(format!("parent {parent_hash}")))?;
+        let input = BlockInput {
+            hash: block.header.hash_slow(),
+            header: block.header,
+            transactions: block.body.transactions,
+            claimed_senders: Vec::new(),
+            withdrawals: block.body.withdrawals,
+            ommers: block.body.ommers,
+        };
+        Self::on_parent(ctx, input, parent.header.state_root, None)
+    }
+
+    /// `input`'s replay on the state under `parent_root`.
+    fn on_parent(
+        ctx: &'a RpcContext,
+        input: BlockInput,
+        parent_root: B256,
+        count: Option<usize>,
+    ) -> Result<Self, ErrorObjectOwned> {
         let senders = input.par_recover(&ctx.chain).map_err(RpcError::from)?;
         let pre_state = PreState::backed(Arc::new(TrieState {
             store: ctx.provider.clone(),
-            root: parent.header.state_root,
+            root: parent_root,
         }));
         Ok(Self { ctx, input, senders, pre_state, count })
     }
@@ -108,8 +147,35 @@ fn trace_block(
     count: Option<usize>,
     opts: &GethDebugTracingOptions,
 ) -> Result<Vec<(B256, GethTrace)>, ErrorObjectOwned> {
+    trace_replay(&BlockReplay::load(ctx, number, count)?, opts)
+}
+
+/// `debug_traceBlock`: the block `rlp` encodes (it need not be stored), each transaction
+/// traced on its parent's state as [`trace_block`] traces a stored one.
+pub(crate) fn trace_raw_block(
+    ctx: &RpcContext,
+    rlp: &[u8],
+    opts: &GethDebugTracingOptions,
+) -> Result<Vec<TraceResult>, ErrorObjectOwned> {
+    let mut bytes = rlp;
+    let block: alloy_consensus::Block<alloy_consensus::TxEnvelope> =
+        alloy_rlp::Decodable::decode(&mut bytes)
+            .map_err(|e| invalid(format!("could not decode block: {e}")))?;
+    if !bytes.is_empty() {
+        return Err(invalid(format!("could not decode block: {} bytes past its end", bytes.len())));
+    }
+    Ok(trace_replay(&BlockReplay::of_block(ctx, block)?, opts)?
+        .into_iter()
+        .map(|(hash, result)| TraceResult::Success { result, tx_hash: Some(hash) })
+        .collect())
+}
+
+/// The traces of `replay`'s transactions, in the shape of the tracer `opts` names.
+fn trace_replay(
+    replay: &BlockReplay<'_>,
+    opts: &GethDebugTracingOptions,
+) -> Result<Vec<(B256, GethTrace)>, ErrorObjectOwned> {
     use GethDebugBuiltInTracerType as T;
-    let replay = BlockReplay::load(ctx, number, count)?;
     let input = &replay.input;
     let senders = &replay.senders;
     let hash = |i: usize| *input.transactions[i].tx_hash();

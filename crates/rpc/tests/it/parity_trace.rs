@@ -2,7 +2,7 @@
 //! code calls another account, traced by `trace_block`, `trace_transaction`, `trace_get`,
 //! `trace_replayBlockTransactions`, `trace_replayTransaction`, `trace_filter` and
 //! `trace_call` (with a code override), in the shapes reth serves (revm-inspectors' parity
-//! builder).
+//! builder); and geth's `debug_traceBlock` of the same block's RLP.
 
 use crate::common::{build_block, call, call_message, context_with, signed_create, state, SENDER};
 use gigagas_rpc::{public_module, RpcModuleSelection};
@@ -25,7 +25,8 @@ async fn the_trace_namespace_traces_blocks_transactions_and_calls() {
     let (ctx, genesis, thread) = context_with(dir.path(), &[], |ctx| ctx);
     let ctx = Arc::new(ctx);
     let engine = gigagas_rpc::auth_module(ctx.clone());
-    let trace = public_module(ctx.clone(), &"eth,trace".parse::<RpcModuleSelection>().unwrap());
+    let trace =
+        public_module(ctx.clone(), &"eth,trace,debug".parse::<RpcModuleSelection>().unwrap());
     assert_eq!(
         call_message(
             &public_module(ctx.clone(), &RpcModuleSelection::standard()),
@@ -111,6 +112,27 @@ async fn the_trace_namespace_traces_blocks_transactions_and_calls() {
     let frames = called["trace"].as_array().unwrap();
     assert_eq!(frames.len(), 2, "{called}");
     assert_eq!(frames[1]["action"]["to"], "0x00000000000000000000000000000000000000c1");
+    // geth's debug_traceBlock: the block's RLP traced as the stored block is.
+    let raw = ask("debug_getRawBlock", vec![json!("0x1")]).await.unwrap();
+    let tracer = json!({"tracer": "callTracer"});
+    let by_rlp = ask("debug_traceBlock", vec![raw.clone(), tracer.clone()]).await.unwrap();
+    let stored = ask("debug_traceBlockByNumber", vec![json!("0x1"), tracer.clone()]).await.unwrap();
+    assert_eq!(by_rlp, stored);
+    assert_eq!(by_rlp[0]["txHash"], json!(tx));
+    let cut = &raw.as_str().unwrap()[..raw.as_str().unwrap().len() - 4];
+    let refused = ask("debug_traceBlock", vec![json!(cut), tracer.clone()]).await.unwrap_err();
+    assert_eq!(refused.0, -32602, "{}", refused.1);
+    // A block whose parent is unknown: its parent named in the error.
+    let mut orphan: alloy_consensus::Block<alloy_consensus::TxEnvelope> =
+        alloy_rlp::Decodable::decode(
+            &mut alloy_primitives::hex::decode(raw.as_str().unwrap()).unwrap().as_slice(),
+        )
+        .unwrap();
+    orphan.header.parent_hash = alloy_primitives::B256::repeat_byte(0x55);
+    let orphan = format!("0x{}", alloy_primitives::hex::encode(alloy_rlp::encode(&orphan)));
+    let refused = ask("debug_traceBlock", vec![json!(orphan), tracer]).await.unwrap_err();
+    assert_eq!(refused.0, -32000);
+    assert!(refused.1.contains("5555"), "{}", refused.1);
     drop((trace, engine, ctx));
     thread.join().unwrap();
 }
