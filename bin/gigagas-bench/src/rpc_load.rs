@@ -23,6 +23,7 @@ use crate::{
         abi, mapping_slot, sign, spare_sender_key, word, Rng, CHAIN_ID, UNISWAP_ROUTER, USDT, WETH9,
     },
     replay::{self, spread, ReplayArgs},
+    util::lower,
 };
 use alloy_consensus::{Transaction, TxEip1559};
 use alloy_eips::eip2718::Encodable2718;
@@ -357,15 +358,6 @@ pub(crate) fn run(args: RpcLoadArgs) -> Result<ExitCode, String> {
         print_table(&report);
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Lowers the calling client thread to nice value `nice` (0: unchanged).
-pub(crate) fn lower(nice: i32) {
-    if nice > 0 {
-        if let Err(e) = gigagas_tasks::priority::lower_current_thread(nice) {
-            eprintln!("rpc-load: client thread priority unchanged: {e}");
-        }
-    }
 }
 
 /// The chain's transactions and recipients, and the spare senders' keys (`info.json`'s `seed`

@@ -1,4 +1,5 @@
-//! Helpers the lab's commands share: progress bars, medians, thread pools, sender recovery.
+//! Helpers the lab's commands share: progress bars, medians, thread pools, sender recovery,
+//! the load clients' priority.
 
 use alloy_primitives::Address;
 use gigagas_executor::ExecutionError;
@@ -40,4 +41,14 @@ pub(crate) fn recover_all(
     pool.install(|| {
         data.par_iter().map(|b| b.block.par_recover(chain).map_err(Into::into)).collect()
     })
+}
+
+/// Lowers the calling load-client thread to nice value `nice` (0: unchanged), so that on a
+/// machine of few cores the node keeps the CPU remote clients would leave it.
+pub(crate) fn lower(nice: i32) {
+    if nice > 0 {
+        if let Err(e) = gigagas_tasks::priority::lower_current_thread(nice) {
+            eprintln!("rpc-load: client thread priority unchanged: {e}");
+        }
+    }
 }

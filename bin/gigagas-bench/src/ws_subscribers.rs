@@ -82,7 +82,7 @@ impl Subscribers {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("ws-subscriber")
-            .on_thread_start(move || crate::rpc_load::lower(nice))
+            .on_thread_start(move || crate::util::lower(nice))
             .enable_all()
             .build()
             .map_err(|e| format!("ws runtime: {e}"))?;
