@@ -44,6 +44,11 @@ pub trait DebugApi {
         opts: Option<GethDebugTracingOptions>,
     ) -> RpcResult<GethTrace>;
 
+    /// geth's `debug_getBadBlocks`: the last payloads found INVALID, newest first (hash,
+    /// block, RLP, and the reason).
+    #[method(name = "getBadBlocks", blocking)]
+    fn bad_blocks(&self) -> RpcResult<Vec<crate::bad_blocks::BadBlockAnswer>>;
+
     /// geth's `debug_traceCall`: `request` run after `block` (latest when absent) with the
     /// options' state and block overrides, traced by the tracer they name (as
     /// `debug_traceTransaction`); nothing committed.
@@ -121,6 +126,10 @@ impl DebugApiServer for DebugRpc {
         opts: Option<GethDebugTracingOptions>,
     ) -> RpcResult<GethTrace> {
         trace::trace_transaction(&self.ctx, &hash, &opts.unwrap_or_default())
+    }
+
+    fn bad_blocks(&self) -> RpcResult<Vec<crate::bad_blocks::BadBlockAnswer>> {
+        Ok(crate::bad_blocks::answers(&self.ctx.bad_blocks)?)
     }
 
     fn trace_call(

@@ -773,6 +773,14 @@ async fn new_payload(
         (Some(cancun), None) => ExecutionPayloadSidecar::v3(cancun),
         (None, _) => ExecutionPayloadSidecar::none(),
     };
+    // Kept for debug_getBadBlocks should the verdict be INVALID: the transactions are shared
+    // byte buffers, so the copy is a vector of handles.
+    let kept = payload.clone();
+    let record_bad = |reason: &str| {
+        if let Ok(block) = kept.clone().try_into_block_with_sidecar::<TxEnvelope>(&sidecar) {
+            ctx.bad_blocks.record(block.header.hash_slow(), block, reason.to_string());
+        }
+    };
     let block: Block<TxEnvelope> = match payload.try_into_block_with_sidecar(&sidecar) {
         Ok(b) => b,
         Err(e) => return Ok(PayloadStatusV1::invalid(format!("malformed payload: {e}"))),
@@ -792,9 +800,9 @@ async fn new_payload(
     }
     let blob_hashes: Vec<B256> = block.body.blob_versioned_hashes_iter().copied().collect();
     if blob_hashes != versioned_hashes {
-        return Ok(PayloadStatusV1::invalid(
-            "blob versioned hashes do not match the block's blob transactions".into(),
-        ));
+        let reason = "blob versioned hashes do not match the block's blob transactions";
+        record_bad(reason);
+        return Ok(PayloadStatusV1::invalid(reason.into()));
     }
     let bal = match &bal_bytes {
         Some(bytes) => match BlockAccessList::decode(&mut &bytes[..]) {
@@ -819,6 +827,9 @@ async fn new_payload(
         received: start,
     };
     let status = ctx.engine.new_payload(payload).await.map_err(engine_error)?;
+    if let gigagas_engine_primitives::PayloadStatus::Invalid { reason, .. } = &status {
+        record_bad(reason);
+    }
     Ok(PayloadStatusV1::from(&status))
 }
 

@@ -26,6 +26,7 @@
 
 mod admin;
 pub mod auth;
+pub mod bad_blocks;
 mod blocks;
 pub mod cache;
 mod call;
@@ -133,6 +134,8 @@ pub struct RpcContext {
     pub filters: filter::FilterStore,
     /// geth's gas price oracle (`eth_gasPrice`, `eth_maxPriorityFeePerGas`).
     pub gas_oracle: gas_oracle::GasPriceOracle,
+    /// The payloads the Engine API found INVALID (`debug_getBadBlocks`).
+    pub bad_blocks: bad_blocks::BadBlocks,
 }
 
 /// geth's and reth's `--rpc.txfeecap` default: 1 ether.
@@ -171,6 +174,7 @@ impl RpcContext {
             events: chain_events::ChainEvents::default(),
             filters: filter::FilterStore::default(),
             gas_oracle: gas_oracle::GasPriceOracle::default(),
+            bad_blocks: bad_blocks::BadBlocks::default(),
         }
     }
 

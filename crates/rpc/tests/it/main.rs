@@ -2,6 +2,7 @@
 //! link instead of four keeps the cold CI build short).
 //!
 //! - `auth_limits`: the authenticated server over HTTP (request size, JWT).
+//! - `bad_blocks`: payloads found INVALID served by `debug_getBadBlocks`.
 //! - `blobs`: blob transactions through the pool, `engine_getBlobsV1/V2`, the builder's bundle.
 //! - `engine_faults`: database faults during `engine_newPayloadV5` are internal errors.
 //! - `engine_versions`: every Engine API method version against the fork of its payload.
@@ -17,6 +18,7 @@
 //! - `ws_client`: a small WebSocket JSON-RPC client for them.
 
 mod auth_limits;
+mod bad_blocks;
 mod blobs;
 mod common;
 mod engine_faults;
