@@ -4,8 +4,8 @@
 //! `ParityTraceBuilder` from a `TracingInspector` run over the block's replay (as the `debug_`
 //! tracers, [`crate::trace`]) or over the call (as `debug_traceCall`).
 //!
-//! Blocks before the merge get no block and ommer reward traces (reth adds them); a chain past
-//! the merge has none to add.
+//! `trace_block` and `trace_filter` end a block before the merge with its block and ommer
+//! reward traces, as reth does (alloy-evm's reward arithmetic); after the merge there are none.
 
 use crate::{
     blocks::{block_name, header_or_latest, resolve},
@@ -175,6 +175,40 @@ fn results(
     })
 }
 
+/// The block and ommer reward traces of block `number` before the merge (none after it), as
+/// reth appends them to the block's traces.
+fn reward_traces(
+    ctx: &RpcContext,
+    number: u64,
+) -> Result<Vec<LocalizedTransactionTrace>, RpcError> {
+    use alloy_evm::block::calc;
+    use alloy_rpc_types_trace::parity::{RewardAction, RewardType};
+    let Some(base) = calc::base_block_reward(&ctx.chain.eth, number) else {
+        return Ok(Vec::new());
+    };
+    let Some(block) = crate::convert::StoredBlock::load(ctx, number)? else {
+        return Ok(Vec::new());
+    };
+    let at = alloy_eips::BlockNumHash::new(number, block.hash);
+    let mut traces = vec![RewardAction {
+        author: block.header.beneficiary,
+        reward_type: RewardType::Block,
+        value: alloy_primitives::U256::from(calc::block_reward(base, block.body.ommers.len())),
+    }
+    .into_localized_trace(at)];
+    for ommer in &block.body.ommers {
+        traces.push(
+            RewardAction {
+                author: ommer.beneficiary,
+                reward_type: RewardType::Uncle,
+                value: alloy_primitives::U256::from(calc::ommer_reward(base, number, ommer.number)),
+            }
+            .into_localized_trace(at),
+        );
+    }
+    Ok(traces)
+}
+
 /// Where transaction `hash` is: (block, index), `None` when it is not stored.
 fn locate(ctx: &RpcContext, hash: &B256) -> Result<Option<(u64, usize)>, RpcError> {
     Ok(ctx.provider.transaction_location(hash)?.map(|(n, i)| (n, i as usize)))
@@ -184,7 +218,11 @@ impl TraceApiServer for TraceRpc {
     fn block(&self, block: BlockId) -> RpcResult<Option<Vec<LocalizedTransactionTrace>>> {
         let Some(number) = resolve(&self.ctx, block)? else { return Ok(None) };
         let traces = localized(&self.ctx, number, None)?;
-        Ok(Some(traces.into_iter().flat_map(|(_, _, t)| t).collect()))
+        let mut out: Vec<_> = traces.into_iter().flat_map(|(_, _, t)| t).collect();
+        if number > 0 {
+            out.extend(reward_traces(&self.ctx, number)?);
+        }
+        Ok(Some(out))
     }
 
     fn transaction(&self, hash: B256) -> RpcResult<Option<Vec<LocalizedTransactionTrace>>> {
@@ -287,6 +325,10 @@ impl TraceApiServer for TraceRpc {
         for number in from..=to {
             for (_, _, traces) in localized(ctx, number, None)? {
                 out.extend(traces.into_iter().filter(|t| matcher.matches(&t.trace)));
+            }
+            if number > 0 {
+                let rewards = reward_traces(ctx, number)?;
+                out.extend(rewards.into_iter().filter(|t| matcher.matches(&t.trace)));
             }
         }
         let after = filter.after.unwrap_or(0) as usize;
