@@ -103,12 +103,33 @@ pub(crate) fn call(
     overrides: CallOverrides<'_>,
 ) -> Result<ExecutionResult<HaltReason>, ErrorObjectOwned> {
     let deadline = ctx.evm_timeout.map(|t| (Instant::now() + t, t));
+    with_overrides(ctx, block, request, gas, overrides, |state, env, tx| {
+        transact_prepared(ctx, state, env, tx, deadline)
+            .map(|r| r.result)
+            .map_err(|e| RpcError::from(e).into())
+    })
+}
+
+/// `run` of `request` after `block` with `overrides` (`gas` its gas limit when given): the
+/// overridden header's environment and the transaction ([`prepare`]) over the overridden state
+/// after the stored block — what `eth_call`, `debug_traceCall` and `trace_call` execute.
+///
+/// # Errors
+/// A malformed override (-32602), a state that cannot be read, a request that cannot run as
+/// a transaction, or what `run` answers.
+pub(crate) fn with_overrides<R>(
+    ctx: &RpcContext,
+    block: &BlockHeader,
+    request: &TransactionRequest,
+    gas: Option<u64>,
+    overrides: CallOverrides<'_>,
+    run: impl FnOnce(&OverlayDb<'_>, alloy_evm::EvmEnv, TxEnv) -> Result<R, ErrorObjectOwned>,
+) -> Result<R, ErrorObjectOwned> {
     let block = overrides.header(block)?;
     let pre = state_after(ctx, &block)?;
     let state = overrides.state(&pre)?;
-    transact_until(ctx, &block, &state, request, gas, deadline)
-        .map(|r| r.result)
-        .map_err(|e| RpcError::from(e).into())
+    let (env, tx) = prepare(ctx, &block, &state, request, gas).map_err(RpcError::from)?;
+    run(&state, env, tx)
 }
 
 /// Why a request did not run as a transaction.
@@ -132,7 +153,7 @@ impl From<NotRun> for RpcError {
 
 /// The state after `block` ([`gigagas_chain_state::BlockchainProvider::state_at`]): the
 /// stored block's, whatever a block override says its number is.
-pub(crate) fn state_after(ctx: &RpcContext, block: &BlockHeader) -> Result<PreState, RpcError> {
+fn state_after(ctx: &RpcContext, block: &BlockHeader) -> Result<PreState, RpcError> {
     Ok(PreState::backed(ctx.provider.state_at(block.number, block.header.state_root)?))
 }
 
@@ -178,7 +199,7 @@ fn transact(
 /// The EVM environment and the transaction `request` runs as after `block` on `state`, as
 /// geth runs a call: no nonce or base-fee check, the sender's nonce, a zero BASEFEE (BLOBBASEFEE)
 /// for a request that pays no gas price (blob gas price), a block override's blob base fee.
-pub(crate) fn prepare(
+fn prepare(
     ctx: &RpcContext,
     block: &BlockHeader,
     state: &OverlayDb<'_>,
@@ -224,6 +245,17 @@ fn transact_until(
     deadline: Option<(Instant, Duration)>,
 ) -> Result<ResultAndState<HaltReason>, NotRun> {
     let (env, tx) = prepare(ctx, block, state, request, gas)?;
+    transact_prepared(ctx, state, env, tx, deadline)
+}
+
+/// [`transact_until`] of a transaction already prepared ([`prepare`]).
+fn transact_prepared(
+    ctx: &RpcContext,
+    state: &OverlayDb<'_>,
+    env: alloy_evm::EvmEnv,
+    tx: TxEnv,
+    deadline: Option<(Instant, Duration)>,
+) -> Result<ResultAndState<HaltReason>, NotRun> {
     let db = CacheDB::new(WrapDatabaseRef(state));
     let config = EvmConfig::new(&ctx.chain);
     let out = match deadline {

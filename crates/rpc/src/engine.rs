@@ -776,8 +776,9 @@ async fn new_payload(
     // Kept for debug_getBadBlocks should the verdict be INVALID: the transactions are shared
     // byte buffers, so the copy is a vector of handles.
     let kept = payload.clone();
+    // Called at most once, on the path that found the payload INVALID.
     let record_bad = |reason: &str| {
-        if let Ok(block) = kept.clone().try_into_block_with_sidecar::<TxEnvelope>(&sidecar) {
+        if let Ok(block) = kept.try_into_block_with_sidecar::<TxEnvelope>(&sidecar) {
             ctx.bad_blocks.record(block.header.hash_slow(), block, reason.to_string());
         }
     };

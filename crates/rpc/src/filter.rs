@@ -231,7 +231,8 @@ fn gather(installed: &mut Installed, max: usize, count: usize, push: impl FnOnce
     }
     if installed.changes.len() + count > max {
         installed.overflowed = true;
-        installed.changes = Changes::Hashes(Vec::new());
+        // What was gathered is of no use now: the next poll says the filter was dropped.
+        installed.changes.take();
         return;
     }
     push(&mut installed.changes);

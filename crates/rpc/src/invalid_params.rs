@@ -92,34 +92,9 @@ where
 
     fn batch<'a>(&self, batch: Batch<'a>) -> impl Future<Output = MethodResponse> + Send + 'a {
         // Each call of the batch through `call` above (the inner service would answer them
-        // without this layer), assembled as jsonrpsee's server does.
+        // without this layer).
         let this = self.clone();
-        async move {
-            let mut answers = BatchResponseBuilder::new_with_limit(this.max_response_bytes);
-            let mut got_notification = false;
-            for entry in batch.into_iter() {
-                let answer = match entry {
-                    Ok(BatchEntry::Call(request)) => this.call(request).await,
-                    Ok(BatchEntry::Notification(n)) => {
-                        got_notification = true;
-                        this.service.notification(n).await;
-                        continue;
-                    }
-                    Err(e) => {
-                        let (error, id) = e.into_parts();
-                        MethodResponse::error(id, error)
-                    }
-                };
-                if let Err(too_large) = answers.append(answer) {
-                    return too_large;
-                }
-            }
-            if answers.is_empty() && got_notification {
-                MethodResponse::notification()
-            } else {
-                MethodResponse::from_batch(answers.finish())
-            }
-        }
+        async move { answer_batch(&this, batch, this.max_response_bytes).await }
     }
 
     fn notification<'a>(
@@ -127,5 +102,45 @@ where
         notification: Notification<'a>,
     ) -> impl Future<Output = MethodResponse> + Send + 'a {
         self.service.notification(notification)
+    }
+}
+
+/// `batch` answered call by call through `service`, assembled as jsonrpsee's server does
+/// (within `max_response_bytes`; a batch of notifications alone gets no answer).
+pub(crate) async fn answer_batch<S>(
+    service: &S,
+    batch: Batch<'_>,
+    max_response_bytes: usize,
+) -> MethodResponse
+where
+    S: RpcServiceT<
+        MethodResponse = MethodResponse,
+        BatchResponse = MethodResponse,
+        NotificationResponse = MethodResponse,
+    >,
+{
+    let mut answers = BatchResponseBuilder::new_with_limit(max_response_bytes);
+    let mut got_notification = false;
+    for entry in batch.into_iter() {
+        let answer = match entry {
+            Ok(BatchEntry::Call(request)) => service.call(request).await,
+            Ok(BatchEntry::Notification(n)) => {
+                got_notification = true;
+                service.notification(n).await;
+                continue;
+            }
+            Err(e) => {
+                let (error, id) = e.into_parts();
+                MethodResponse::error(id, error)
+            }
+        };
+        if let Err(too_large) = answers.append(answer) {
+            return too_large;
+        }
+    }
+    if answers.is_empty() && got_notification {
+        MethodResponse::notification()
+    } else {
+        MethodResponse::from_batch(answers.finish())
     }
 }

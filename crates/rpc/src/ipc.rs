@@ -103,19 +103,14 @@ pub async fn serve_ipc(
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(error)?;
     }
-    let counter = crate::metrics::CallCounterLayer::new("ipc", module.method_names());
+    let middleware = Arc::new(crate::public_middleware("ipc", &module, &limits));
     let methods: Methods = module.into();
     let (stop, mut stopped) = watch::channel(());
     let server = Server {
         methods,
         limits,
         ws,
-        middleware: Arc::new(
-            RpcServiceBuilder::new()
-                .layer(counter)
-                .layer(crate::invalid_params::InvalidParamsLayer::new(limits.max_response_bytes))
-                .layer(crate::limit::CallLimitLayer::new(limits.calls)),
-        ),
+        middleware,
         connections: Arc::new(Semaphore::new(limits.max_connections as usize)),
     };
     let socket = path.to_path_buf();
@@ -161,20 +156,9 @@ pub async fn serve_ipc_on(
     limits: HttpLimits,
     ws: WsConfig,
 ) -> Result<IpcServerHandle, RpcError> {
-    runtime.spawn(serve_ipc(path.clone(), module, limits, ws)).await.map_err(|e| RpcError::Ipc {
-        path,
-        source: std::io::Error::other(format!("the RPC runtime dropped the server: {e}")),
-    })?
+    let served = serve_ipc(path.clone(), module, limits, ws);
+    crate::spawned_on(runtime, served, |source| RpcError::Ipc { path, source }).await
 }
-
-/// The RPC middleware the HTTP and WebSocket servers run as well.
-type Middleware = tower::layer::util::Stack<
-    crate::limit::CallLimitLayer,
-    tower::layer::util::Stack<
-        crate::invalid_params::InvalidParamsLayer,
-        tower::layer::util::Stack<crate::metrics::CallCounterLayer, tower::layer::util::Identity>,
-    >,
->;
 
 /// What every connection shares.
 #[derive(Clone)]
@@ -182,7 +166,7 @@ struct Server {
     methods: Methods,
     limits: HttpLimits,
     ws: WsConfig,
-    middleware: Arc<RpcServiceBuilder<Middleware>>,
+    middleware: Arc<RpcServiceBuilder<crate::PublicMiddleware>>,
     connections: Arc<Semaphore>,
 }
 
@@ -399,32 +383,7 @@ impl RpcServiceT for IpcService {
 
     fn batch<'a>(&self, batch: Batch<'a>) -> impl Future<Output = MethodResponse> + Send + 'a {
         let this = self.clone();
-        async move {
-            let mut answers =
-                jsonrpsee::server::BatchResponseBuilder::new_with_limit(this.max_response);
-            let mut got_notification = false;
-            for entry in batch.into_iter() {
-                let answer = match entry {
-                    Ok(BatchEntry::Call(request)) => this.call(request).await,
-                    Ok(BatchEntry::Notification(_)) => {
-                        got_notification = true;
-                        continue;
-                    }
-                    Err(e) => {
-                        let (error, id) = e.into_parts();
-                        MethodResponse::error(id, error)
-                    }
-                };
-                if let Err(too_large) = answers.append(answer) {
-                    return too_large;
-                }
-            }
-            if answers.is_empty() && got_notification {
-                MethodResponse::notification()
-            } else {
-                MethodResponse::from_batch(answers.finish())
-            }
-        }
+        async move { crate::invalid_params::answer_batch(&this, batch, this.max_response).await }
     }
 
     fn notification<'a>(

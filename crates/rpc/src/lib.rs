@@ -432,6 +432,43 @@ fn public_config(limits: &HttpLimits) -> jsonrpsee::server::ServerConfigBuilder 
         .set_batch_request_config(batches)
 }
 
+/// The RPC middleware every public transport runs (HTTP, WebSocket, IPC): calls counted per
+/// method under `label` ([`metrics::CallCounterLayer`]), -32602 answers in geth's shape
+/// ([`invalid_params::InvalidParamsLayer`]), heavy calls limited ([`limit::CallLimitLayer`],
+/// inside the reshaping layer, which hands it a batch's calls one by one).
+pub(crate) type PublicMiddleware = tower::layer::util::Stack<
+    limit::CallLimitLayer,
+    tower::layer::util::Stack<
+        invalid_params::InvalidParamsLayer,
+        tower::layer::util::Stack<metrics::CallCounterLayer, tower::layer::util::Identity>,
+    >,
+>;
+
+/// [`PublicMiddleware`] for a server labelled `label` serving `module` within `limits`.
+pub(crate) fn public_middleware(
+    label: &'static str,
+    module: &RpcModule<Arc<RpcContext>>,
+    limits: &HttpLimits,
+) -> RpcServiceBuilder<PublicMiddleware> {
+    RpcServiceBuilder::new()
+        .layer(metrics::CallCounterLayer::new(label, module.method_names()))
+        .layer(invalid_params::InvalidParamsLayer::new(limits.max_response_bytes))
+        .layer(limit::CallLimitLayer::new(limits.calls))
+}
+
+/// `serve` run on the runtime behind `runtime` (the node's JSON-RPC runtime, of lower priority
+/// than block validation): the listener it starts, its connections and the handlers run there;
+/// `dropped` makes the error of a runtime that dropped it.
+async fn spawned_on<T: Send + 'static>(
+    runtime: &tokio::runtime::Handle,
+    serve: impl std::future::Future<Output = Result<T, RpcError>> + Send + 'static,
+    dropped: impl FnOnce(std::io::Error) -> RpcError,
+) -> Result<T, RpcError> {
+    runtime.spawn(serve).await.map_err(|e| {
+        dropped(std::io::Error::other(format!("the RPC runtime dropped the server: {e}")))
+    })?
+}
+
 /// Starts an HTTP JSON-RPC server (plain HTTP: subscriptions are served over WebSocket,
 /// [`serve_ws`]) on `addr` serving `module` within `limits` to the hosts and origins `access`
 /// allows, its calls counted per method ([`metrics::CallCounterLayer`], server label `http`);
@@ -446,10 +483,6 @@ pub async fn serve_http_with(
     limits: HttpLimits,
     access: HttpAccess,
 ) -> Result<(SocketAddr, ServerHandle), RpcError> {
-    let counter = metrics::CallCounterLayer::new("http", module.method_names());
-    let reshape = invalid_params::InvalidParamsLayer::new(limits.max_response_bytes);
-    // Inside the reshaping layer, which hands it a batch's calls one by one.
-    let limit = limit::CallLimitLayer::new(limits.calls);
     let hosts = tower_http::validate_request::ValidateRequestHeaderLayer::custom(
         hosts::VirtualHosts::new(access.vhosts),
     );
@@ -458,7 +491,7 @@ pub async fn serve_http_with(
     let server = Server::builder()
         .set_config(public_config(&limits).http_only().build())
         .set_http_middleware(http)
-        .set_rpc_middleware(RpcServiceBuilder::new().layer(counter).layer(reshape).layer(limit))
+        .set_rpc_middleware(public_middleware("http", &module, &limits))
         .build(addr)
         .await
         .map_err(|source| RpcError::Server { addr, source })?;
@@ -479,12 +512,11 @@ pub async fn serve_http_on(
     limits: HttpLimits,
     access: HttpAccess,
 ) -> Result<(SocketAddr, ServerHandle), RpcError> {
-    runtime.spawn(serve_http_with(addr, module, limits, access)).await.map_err(|e| {
-        RpcError::Server {
-            addr,
-            source: std::io::Error::other(format!("the RPC runtime dropped the server: {e}")),
-        }
-    })?
+    spawned_on(runtime, serve_http_with(addr, module, limits, access), |source| RpcError::Server {
+        addr,
+        source,
+    })
+    .await
 }
 
 /// Starts a WebSocket JSON-RPC server on `addr` serving `module` (with the subscriptions:
@@ -500,9 +532,6 @@ pub async fn serve_ws(
     limits: HttpLimits,
     ws: WsConfig,
 ) -> Result<(SocketAddr, ServerHandle), RpcError> {
-    let counter = metrics::CallCounterLayer::new("ws", module.method_names());
-    let reshape = invalid_params::InvalidParamsLayer::new(limits.max_response_bytes);
-    let limit = limit::CallLimitLayer::new(limits.calls);
     let origins = tower_http::validate_request::ValidateRequestHeaderLayer::custom(
         hosts::WsOrigins::new(ws.origins),
     );
@@ -519,7 +548,7 @@ pub async fn serve_ws(
     let server = Server::builder()
         .set_config(config)
         .set_http_middleware(tower::ServiceBuilder::new().layer(origins))
-        .set_rpc_middleware(RpcServiceBuilder::new().layer(counter).layer(reshape).layer(limit))
+        .set_rpc_middleware(public_middleware("ws", &module, &limits))
         .build(addr)
         .await
         .map_err(|source| RpcError::Server { addr, source })?;
@@ -538,10 +567,11 @@ pub async fn serve_ws_on(
     limits: HttpLimits,
     ws: WsConfig,
 ) -> Result<(SocketAddr, ServerHandle), RpcError> {
-    runtime.spawn(serve_ws(addr, module, limits, ws)).await.map_err(|e| RpcError::Server {
+    spawned_on(runtime, serve_ws(addr, module, limits, ws), |source| RpcError::Server {
         addr,
-        source: std::io::Error::other(format!("the RPC runtime dropped the server: {e}")),
-    })?
+        source,
+    })
+    .await
 }
 
 /// Who may reach the public HTTP endpoint (geth's `--http.vhosts`, `--http.corsdomain`).

@@ -281,26 +281,23 @@ impl TraceApiServer for TraceRpc {
         let block = header_or_latest(ctx, block)?;
         let overrides =
             CallOverrides { state: state_overrides.as_ref(), block: block_overrides.as_deref() };
-        let block = overrides.header(&block)?;
-        let pre = call::state_after(ctx, &block)?;
-        let state = overrides.state(&pre)?;
-        let (env, tx) =
-            call::prepare(ctx, &block, &state, &request, None).map_err(RpcError::from)?;
-        let inspector =
-            TracingInspector::new(TracingInspectorConfig::from_parity_config(&trace_types));
-        let mut evm = EvmConfig::new(&ctx.chain).evm_with_inspector(
-            CacheDB::new(WrapDatabaseRef(&state)),
-            env,
-            inspector,
-        );
-        let out = evm.transact(tx).map_err(|e| RpcError::from(call::not_run(e)))?;
-        let insp =
-            std::mem::replace(evm.inspector_mut(), TracingInspector::new(Default::default()));
-        Ok(insp
-            .into_parity_builder()
-            .with_transaction_gas_used(out.result.tx_gas_used())
-            .into_trace_results_with_state(&out, &trace_types, &state)
-            .map_err(RpcError::State)?)
+        call::with_overrides(ctx, &block, &request, None, overrides, |state, env, tx| {
+            let inspector =
+                TracingInspector::new(TracingInspectorConfig::from_parity_config(&trace_types));
+            let mut evm = EvmConfig::new(&ctx.chain).evm_with_inspector(
+                CacheDB::new(WrapDatabaseRef(state)),
+                env,
+                inspector,
+            );
+            let out = evm.transact(tx).map_err(|e| RpcError::from(call::not_run(e)))?;
+            let insp =
+                std::mem::replace(evm.inspector_mut(), TracingInspector::new(Default::default()));
+            Ok(insp
+                .into_parity_builder()
+                .with_transaction_gas_used(out.result.tx_gas_used())
+                .into_trace_results_with_state(&out, &trace_types, state)
+                .map_err(RpcError::State)?)
+        })
     }
 
     fn filter(&self, filter: TraceFilter) -> RpcResult<Vec<LocalizedTransactionTrace>> {

@@ -60,8 +60,8 @@ impl EthPubSub {
 }
 
 /// An invalid `eth_subscribe` request (-32602), answered before a subscription exists.
-fn invalid(message: &str) -> ErrorObjectOwned {
-    ErrorObjectOwned::owned(jsonrpsee::types::error::INVALID_PARAMS_CODE, message, None::<()>)
+fn invalid(message: String) -> ErrorObjectOwned {
+    crate::RpcError::InvalidParams(message).into()
 }
 
 #[jsonrpsee::core::async_trait]
@@ -103,11 +103,13 @@ impl EthPubSubApiServer for EthPubSub {
                 syncing(sink, self.ctx.clone()).await
             }
             (SubscriptionKind::TransactionReceipts, _) => {
-                pending.reject(invalid("transactionReceipts subscriptions are not served")).await;
+                pending
+                    .reject(invalid("transactionReceipts subscriptions are not served".into()))
+                    .await;
                 Ok(())
             }
             (kind, _) => {
-                pending.reject(invalid(&format!("invalid parameters for {kind:?}"))).await;
+                pending.reject(invalid(format!("invalid parameters for {kind:?}"))).await;
                 Ok(())
             }
         }

@@ -322,62 +322,62 @@ pub(crate) fn trace_call(
         state: opts.state_overrides.as_ref(),
         block: opts.block_overrides.as_ref(),
     };
-    let block = overrides.header(block)?;
-    let pre = call::state_after(ctx, &block)?;
-    let state = overrides.state(&pre)?;
-    let (env, tx) = call::prepare(ctx, &block, &state, request, None).map_err(RpcError::from)?;
-    let top = TopCall {
-        gas_limit: tx.gas_limit,
-        from: tx.caller,
-        to: tx.kind.to().copied(),
-        value: tx.value,
-        input: tx.data.clone(),
-    };
-    let config = EvmConfig::new(&ctx.chain);
-    let db = || CacheDB::new(WrapDatabaseRef(&state));
-    let failed = |e| -> ErrorObjectOwned { RpcError::from(call::not_run(e)).into() };
-    let opts = &opts.tracing_options;
-    match &opts.tracer {
-        None => {
-            let inspector =
-                TracingInspector::new(TracingInspectorConfig::from_geth_config(&opts.config));
-            let mut evm = config.evm_with_inspector(db(), env, inspector);
-            let out = evm.transact(tx).map_err(failed)?;
-            Ok(default_frame(evm.inspector(), &out, opts.config))
+    call::with_overrides(ctx, block, request, None, overrides, |state, env, tx| {
+        let top = TopCall {
+            gas_limit: tx.gas_limit,
+            from: tx.caller,
+            to: tx.kind.to().copied(),
+            value: tx.value,
+            input: tx.data.clone(),
+        };
+        let config = EvmConfig::new(&ctx.chain);
+        let db = || CacheDB::new(WrapDatabaseRef(state));
+        let failed = |e| -> ErrorObjectOwned { RpcError::from(call::not_run(e)).into() };
+        let opts = &opts.tracing_options;
+        match &opts.tracer {
+            None => {
+                let inspector =
+                    TracingInspector::new(TracingInspectorConfig::from_geth_config(&opts.config));
+                let mut evm = config.evm_with_inspector(db(), env, inspector);
+                let out = evm.transact(tx).map_err(failed)?;
+                Ok(default_frame(evm.inspector(), &out, opts.config))
+            }
+            Some(GethDebugTracerType::BuiltInTracer(T::CallTracer)) => {
+                let call_config = opts.tracer_config.clone().into_call_config().map_err(invalid)?;
+                let inspector = TracingInspector::new(
+                    TracingInspectorConfig::from_geth_call_config(&call_config),
+                );
+                let mut evm = config.evm_with_inspector(db(), env, inspector);
+                let out = evm.transact(tx).map_err(failed)?;
+                Ok(call_frame(evm.inspector_mut(), &out, call_config, &top))
+            }
+            Some(GethDebugTracerType::BuiltInTracer(T::PreStateTracer)) => {
+                let pre_config =
+                    opts.tracer_config.clone().into_pre_state_config().map_err(invalid)?;
+                let inspector = TracingInspector::new(
+                    TracingInspectorConfig::from_geth_prestate_config(&pre_config),
+                );
+                let mut evm = config.evm_with_inspector(db(), env, inspector);
+                let out = evm.transact(tx).map_err(failed)?;
+                Ok(prestate_frame(evm.inspector(), &out, &pre_config, state)
+                    .map_err(RpcError::State)?)
+            }
+            Some(GethDebugTracerType::BuiltInTracer(T::FourByteTracer)) => {
+                let mut evm = config.evm_with_inspector(db(), env, FourByteInspector::default());
+                evm.transact(tx).map_err(failed)?;
+                Ok(FourByteFrame::from(evm.inspector()).into())
+            }
+            Some(GethDebugTracerType::BuiltInTracer(T::NoopTracer)) => {
+                let mut evm = config.evm_with_inspector(db(), env, NoOpInspector);
+                evm.transact(tx).map_err(failed)?;
+                Ok(NoopFrame::default().into())
+            }
+            Some(other) => {
+                let name = serde_json::to_value(other).unwrap_or_default();
+                Err(invalid(format!("tracer {name} is not supported")))
+            }
         }
-        Some(GethDebugTracerType::BuiltInTracer(T::CallTracer)) => {
-            let call_config = opts.tracer_config.clone().into_call_config().map_err(invalid)?;
-            let inspector =
-                TracingInspector::new(TracingInspectorConfig::from_geth_call_config(&call_config));
-            let mut evm = config.evm_with_inspector(db(), env, inspector);
-            let out = evm.transact(tx).map_err(failed)?;
-            Ok(call_frame(evm.inspector_mut(), &out, call_config, &top))
-        }
-        Some(GethDebugTracerType::BuiltInTracer(T::PreStateTracer)) => {
-            let pre_config = opts.tracer_config.clone().into_pre_state_config().map_err(invalid)?;
-            let inspector = TracingInspector::new(
-                TracingInspectorConfig::from_geth_prestate_config(&pre_config),
-            );
-            let mut evm = config.evm_with_inspector(db(), env, inspector);
-            let out = evm.transact(tx).map_err(failed)?;
-            Ok(prestate_frame(evm.inspector(), &out, &pre_config, &state)
-                .map_err(RpcError::State)?)
-        }
-        Some(GethDebugTracerType::BuiltInTracer(T::FourByteTracer)) => {
-            let mut evm = config.evm_with_inspector(db(), env, FourByteInspector::default());
-            evm.transact(tx).map_err(failed)?;
-            Ok(FourByteFrame::from(evm.inspector()).into())
-        }
-        Some(GethDebugTracerType::BuiltInTracer(T::NoopTracer)) => {
-            let mut evm = config.evm_with_inspector(db(), env, NoOpInspector);
-            evm.transact(tx).map_err(failed)?;
-            Ok(NoopFrame::default().into())
-        }
-        Some(other) => {
-            let name = serde_json::to_value(other).unwrap_or_default();
-            Err(invalid(format!("tracer {name} is not supported")))
-        }
-    }
+    })
 }
 
 /// revm-inspectors' struct logs in geth 1.17.10's terms (its logger reports an opcode's cost
