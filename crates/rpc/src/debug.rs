@@ -2,7 +2,8 @@
 //! by [`DebugRpc`]: geth's raw getters (`debug_getRawHeader`, `…Block`, `…Receipts`,
 //! `…Transaction`: RLP and EIP-2718 bytes from the store) and its tracers
 //! (`debug_traceTransaction`, `debug_traceBlockByNumber`, `debug_traceBlockByHash`: the block
-//! replayed on its parent's state, `trace`), the traces on jsonrpsee's blocking pool.
+//! replayed on its parent's state, `trace`) and `debug_executionWitness` ([`crate::witness`]),
+//! the traces and witnesses on jsonrpsee's blocking pool.
 
 use crate::{
     blocks::{block_name, block_of, located_transaction},
@@ -68,6 +69,16 @@ pub trait DebugApi {
         rlp: Bytes,
         opts: Option<GethDebugTracingOptions>,
     ) -> RpcResult<Vec<TraceResult>>;
+
+    /// geth's `debug_executionWitness`: what a stateless client needs to execute `block` —
+    /// the parent's trie nodes it resolves, the code it runs, the headers back to the oldest
+    /// block `BLOCKHASH` reads — in geth's shape ([`crate::witness`]); -32000 when the block
+    /// or its parent is unknown.
+    #[method(name = "executionWitness", blocking)]
+    fn execution_witness(
+        &self,
+        block: BlockId,
+    ) -> RpcResult<crate::witness::ExecutionWitnessAnswer>;
 
     /// The trace of each transaction of block `number`, with its hash.
     #[method(name = "traceBlockByNumber", blocking)]
@@ -148,6 +159,13 @@ impl DebugApiServer for DebugRpc {
         opts: Option<GethDebugTracingOptions>,
     ) -> RpcResult<Vec<TraceResult>> {
         trace::trace_raw_block(&self.ctx, &rlp, &opts.unwrap_or_default())
+    }
+
+    fn execution_witness(
+        &self,
+        block: BlockId,
+    ) -> RpcResult<crate::witness::ExecutionWitnessAnswer> {
+        Ok(crate::witness::execution_witness(&self.ctx, block)?)
     }
 
     fn trace_block_by_number(

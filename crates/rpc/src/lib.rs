@@ -4,7 +4,8 @@
 //! - [`EthApi`] / [`NetApi`] ([`EthRpc`]): the execution API (<https://github.com/ethereum/execution-apis>)
 //!   reading blocks, transactions, receipts, logs and state, calls, estimates and
 //!   `eth_simulateV1`, and `eth_sendRawTransaction` into the pool;
-//! - [`DebugApi`] ([`DebugRpc`]): geth's raw getters and tracers;
+//! - [`DebugApi`] ([`DebugRpc`]): geth's raw getters, tracers and execution witnesses
+//!   ([`witness`]);
 //! - [`TxPoolApi`] ([`TxPoolRpc`]): geth's view of the pool;
 //! - [`TraceApi`] ([`TraceRpc`]): the parity `trace_` namespace, as reth serves it;
 //! - [`EthFilterApi`] ([`EthFilter`]) and [`EthPubSubApi`] ([`EthPubSub`]): geth's polling
@@ -57,6 +58,7 @@ pub mod syncing;
 mod trace;
 mod txpool;
 mod web3;
+pub mod witness;
 
 use gigagas_chain_state::BlockchainProvider;
 use gigagas_engine_primitives::EngineHandle;
@@ -286,6 +288,10 @@ pub enum RpcError {
     /// (-32000).
     #[error("evm: {0}")]
     Evm(#[source] Box<revm::context::result::EVMError<gigagas_state::StateError>>),
+    /// A block's execution witness could not be made (-32000): it did not execute, or the
+    /// store lacks a node of its parent's state.
+    #[error("execution witness: {0}")]
+    Witness(#[source] Box<gigagas_validation::WitnessError>),
     /// The genesis block has no transactions to trace (-32000, geth's wording).
     #[error("genesis is not traceable")]
     GenesisNotTraceable,

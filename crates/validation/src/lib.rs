@@ -19,6 +19,9 @@
 //! - [`genesis`]: `init` — a geth-format genesis file becomes block 0 of a store (any
 //!   `gigagas-storage-api` provider): flat state, trie nodes of the genesis state root, header,
 //!   and the genesis file itself (the chain specification of the datadir).
+//! - [`witness`]: a block's execution witness (`debug_executionWitness`): [`record_witness`]
+//!   notes what executing it reads and keeps the trie nodes its reads and its root update
+//!   resolve; [`execute_witness`] validates the block from a witness alone.
 //! - [`export`]: geth's export file format, each block followed by its EIP-7928 BAL when the
 //!   file carries one.
 
@@ -30,6 +33,7 @@ pub mod export;
 pub mod genesis;
 pub mod overlay;
 mod pre_byzantium;
+pub mod witness;
 
 pub use bal_apply::{apply_bal_block, BalApplied, BalBlock};
 pub use block::{
@@ -40,3 +44,4 @@ pub use error::{ImportError, UnwindError};
 pub use export::ExportedBlock;
 pub use genesis::{genesis_block, init_genesis, stored_chain_spec, GenesisBlock, GenesisInit};
 pub use overlay::{Overlay, PendingDiff};
+pub use witness::{execute_witness, record_witness, Witness, WitnessError, WitnessRecord};

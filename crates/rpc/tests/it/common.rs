@@ -205,10 +205,15 @@ pub fn signed_tip(nonce: u64, tip: u128) -> (String, B256) {
 /// An EIP-1559 contract creation running `init_code` from [`KEY`] on the dev chain, with
 /// `nonce`, 1M gas and a fee cap of 10 gwei: its EIP-2718 bytes as hex and its hash.
 pub fn signed_create(nonce: u64, init_code: Vec<u8>) -> (String, B256) {
+    signed_create_with_gas(nonce, init_code, 1_000_000)
+}
+
+/// [`signed_create`] with a gas limit of `gas_limit`.
+pub fn signed_create_with_gas(nonce: u64, init_code: Vec<u8>, gas_limit: u64) -> (String, B256) {
     sign(alloy_consensus::TxEip1559 {
         chain_id: 1337,
         nonce,
-        gas_limit: 1_000_000,
+        gas_limit,
         max_fee_per_gas: 10_000_000_000,
         max_priority_fee_per_gas: 1_000_000_000,
         to: alloy_primitives::TxKind::Create,

@@ -15,6 +15,7 @@
 //! - `parity_trace`: the parity `trace_` namespace.
 //! - `pubsub`: subscriptions over WebSocket and polling filters, through a reorg; their bounds.
 //! - `typed_api`: the public namespaces over HTTP, geth's shape of a malformed parameter.
+//! - `witness`: `debug_executionWitness`, each witness validating its block statelessly.
 //! - `ws_client`: a small WebSocket JSON-RPC client for them.
 
 mod auth_limits;
@@ -33,4 +34,5 @@ mod parity_trace;
 mod pubsub;
 mod rpc_limits;
 mod typed_api;
+mod witness;
 mod ws_client;
