@@ -49,13 +49,18 @@ export function parse() {
       key: { type: "string" },
       lib: { type: "string" },
       timeout: { type: "string", default: "60" },
+      // The reorg flows' (reorg_ethers.mjs, reorg_viem.mjs): the harness's endpoint and the
+      // seconds notifications are collected for after the reorg.
+      control: { type: "string" },
+      settle: { type: "string", default: "2" },
     },
   });
   if (!values.http || !values.key) {
-    console.error("usage: --http URL [--ws URL] --key HEX [--lib DIR] [--timeout S]");
+    console.error("usage: --http URL [--ws URL] --key HEX [--lib DIR] [--timeout S] [--control URL] [--settle S]");
     process.exit(2);
   }
   values.timeout = Number(values.timeout) * 1000;
+  values.settle = Number(values.settle) * 1000;
   return values;
 }
 
@@ -131,20 +136,22 @@ export function shape(x) {
   return `<${typeof x}>`;
 }
 
-/** Literal, except the values under volatile.json's keys (shaped; objects inside them are
- * normalized by their own keys) and under `extra`. */
-export function norm(x, volatile = false, extra = new Set()) {
+/** Literal, except the values under volatile.json's keys but `keep` (shaped; objects inside
+ * them are normalized by their own keys) and under `extra`. */
+export function norm(x, volatile = false, extra = new Set(), keep = new Set()) {
   x = plain(x);
-  if (Array.isArray(x)) return x.map((v) => norm(v, volatile, extra));
+  if (Array.isArray(x)) return x.map((v) => norm(v, volatile, extra, keep));
   if (x && typeof x === "object") {
-    return Object.fromEntries(Object.entries(x).map(([k, v]) => [k, norm(v, VOLATILE.has(k) || extra.has(k), extra)]));
+    return Object.fromEntries(
+      Object.entries(x).map(([k, v]) => [k, norm(v, (VOLATILE.has(k) && !keep.has(k)) || extra.has(k), extra, keep)]),
+    );
   }
   return volatile ? shape(x) : x;
 }
 
 /** A block or header: also its gas limit (volatile.json's block_keys) shaped. */
-export function normBlock(x) {
-  return norm(x, false, BLOCK_KEYS);
+export function normBlock(x, keep = new Set()) {
+  return norm(x, false, BLOCK_KEYS, keep);
 }
 
 export function errorText(e) {
@@ -231,4 +238,33 @@ export function collect(count, subscribe, predicate = () => true) {
       }),
     ).catch(reject);
   });
+}
+
+// --- the reorg scenario (reorg_ethers.mjs, reorg_viem.mjs; see reorg_web3py.py) -------------
+
+/** The steps that need the WebSocket, failed together when there is none. */
+export const REORG_WS_STEPS = ["reorg: subscribe", "reorg: ping", "reorg: sibling", "reorg: after", "reorg: new_heads", "reorg: logs", "reorg: unsubscribe"];
+/** volatile.json's keys kept literal there: the harness builds the same blocks on both nodes. */
+export const REORG_LITERAL = new Set(RULES.reorg_literal);
+
+/** POST /build or /reorg to the harness (compare.py's reorg.py): the new block as it answers
+ * it (number, hash, parent_hash, replaced, transactions), or an Error with its error. */
+export async function control(url, action) {
+  const r = await fetch(`${url}/${action}`, { method: "POST" });
+  const body = await r.json();
+  if (!r.ok) throw new Error(`harness /${action}: ${body.error}`);
+  return body;
+}
+
+/** Block hashes by their role in the scenario (H, A, B); `<hash>` for any other. */
+export function labels() {
+  const names = new Map();
+  const label = (hash) => (hash == null ? null : names.get(String(hash).toLowerCase()) ?? "<hash>");
+  label.set = (hash, role) => names.set(hash.toLowerCase(), role);
+  return label;
+}
+
+/** Whether the harness's block `block` holds the transaction `hash`. */
+export function holds(block, hash) {
+  return block.transactions.some((t) => t.toLowerCase() === hash.toLowerCase());
 }

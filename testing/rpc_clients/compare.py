@@ -21,10 +21,30 @@ step and a column per library:
   missing on A/B     the flow did not reach the step there (it crashed, or no WebSocket)
 Exit status 1 when a step that passes on A fails, is missing or differs on B.
 
+Then the reorg scenario, rows `reorg: ...` of the same table (`--no-reorg` skips it,
+`--reorg-only` runs it alone; it needs the nodes' Engine API and WebSocket, so it is not run
+with --a-http/--b-http or --no-ws). A dev node cannot reorg (geth --dev has no Engine API), so
+here both nodes run without `--dev`, fresh for each library on testing/dev-genesis.json (geth
+`init`ed with it; `gigagas node --chain` it, no network), and the harness is their consensus
+client (reorg.py: Engine API V4/V5/V6 with the node's JWT). It serves each flow a local HTTP
+endpoint: `POST /build` makes a block of the pool's transactions the head (forkchoiceUpdated
+with payload attributes on the head, `--reorg-slot` seconds, getPayload, newPayload,
+forkchoiceUpdated to it); `POST /reorg` replaces the head A by a sibling B (forkchoiceUpdated
+back to A's parent H alone, then the same as /build from H, a later timestamp, another fee
+recipient). Each library's reorg flow
+(reorg_web3py.py, reorg_ethers.mjs, reorg_viem.mjs; its docstring lists the steps) deploys
+Pinger (block H), subscribes over WebSocket to newHeads and to the Pinger's logs, sends a
+locally signed ping, has it built into A, waits for the receipt and the log notification, has
+the harness reorg A out, collects notifications for `--reorg-settle` seconds, and prints the
+answers: whether B holds the ping again (the pool took it back), where the receipt is after,
+every newHeads and logs notification in order (`removed` flags, block numbers literal, block
+hashes named H, A, B by their role). The two nodes' answers compare as above.
+
 Usage: python3 testing/rpc_clients/compare.py [--gigagas target/release/gigagas | --only geth]
            [--flows web3py,ethers,viem] [--geth PATH] [--geth-genesis dev|builtin] [--no-ws]
            [--gigagas-flag=--flag ...] [--out target/rpc-clients] [--keep-datadirs]
-           [--timeout S] [--json]
+           [--timeout S] [--no-reorg | --reorg-only] [--reorg-slot S] [--reorg-settle S]
+           [--json]
        compare.py --a-http URL [--a-ws URL] --b-http URL [--b-ws URL]   (nodes already running)
 """
 
@@ -41,6 +61,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "testing"))
 from gigagas_testing import GethNode, GigagasNode, free_port, geth_binary, json_rpc  # noqa: E402
+from reorg import ControlServer, Driver  # noqa: E402
 
 # The Hardhat/Anvil dev keys testing/dev-genesis.json funds; one per library so that each
 # flow starts at nonce 0 on fresh nodes whatever ran before it.
@@ -58,6 +79,12 @@ FLOWS = {
     "web3py": lambda lib: [os.path.join(lib, "venv/bin/python"), os.path.join(HERE, "flow_web3py.py")],
     "ethers": lambda lib: ["node", os.path.join(HERE, "flow_ethers.mjs"), "--lib", lib],
     "viem": lambda lib: ["node", os.path.join(HERE, "flow_viem.mjs"), "--lib", lib],
+}
+# The reorg scenario's flows (steps `reorg: ...`), run with --control, the harness's endpoint.
+REORG_FLOWS = {
+    "web3py": lambda lib: [os.path.join(lib, "venv/bin/python"), os.path.join(HERE, "reorg_web3py.py")],
+    "ethers": lambda lib: ["node", os.path.join(HERE, "reorg_ethers.mjs"), "--lib", lib],
+    "viem": lambda lib: ["node", os.path.join(HERE, "reorg_viem.mjs"), "--lib", lib],
 }
 APIS = "eth,net,web3,debug,txpool"
 # gigagas serves the parity `trace_` namespace too (geth has none: those steps fail on geth).
@@ -80,8 +107,10 @@ def lib_dir(node_libraries=True):
 
 # --- nodes ------------------------------------------------------------------------------
 
-def start_geth(geth, datadir, genesis, log):
-    """`geth --dev`, 1-second blocks, HTTP and WebSocket on free loopback ports."""
+def start_geth(geth, datadir, genesis, log, dev=True):
+    """`geth --dev`, 1-second blocks, HTTP and WebSocket on free loopback ports; with
+    `dev=False` geth on `genesis` alone, its blocks made over the Engine API (the reorg
+    scenario)."""
     shutil.rmtree(datadir, ignore_errors=True)
     os.makedirs(datadir)
     if genesis:
@@ -89,9 +118,9 @@ def start_geth(geth, datadir, genesis, log):
     ws = free_port()
     # --cache 64: geth's default cache makes pebble preallocate ~290 MB per write-ahead log,
     # over 1 GB for a dev datadir of a few MB.
-    node = GethNode(geth, datadir, ["--dev", "--dev.period", "1", "--cache", "64", "--ws",
-                                    "--ws.addr", "127.0.0.1", "--ws.port", str(ws), "--ws.api", APIS,
-                                    "--verbosity", "3"],
+    node = GethNode(geth, datadir, (["--dev", "--dev.period", "1"] if dev else []) + [
+                        "--cache", "64", "--ws", "--ws.addr", "127.0.0.1", "--ws.port", str(ws),
+                        "--ws.api", APIS, "--verbosity", "3"],
                     http_api=APIS, log_path=log)
     node.datadir = datadir
     node.ws_url = f"ws://127.0.0.1:{ws}"
@@ -99,18 +128,21 @@ def start_geth(geth, datadir, genesis, log):
     return node
 
 
-def start_gigagas(gigagas, datadir, log, extra, ws=True):
-    """`gigagas node --dev` with HTTP and (unless the binary refuses `--ws`) WebSocket."""
+def start_gigagas(gigagas, datadir, log, extra, ws=True, chain=None):
+    """`gigagas node --dev` with HTTP and (unless the binary refuses `--ws`) WebSocket; with
+    `chain` (a genesis file), `gigagas node --chain CHAIN` without a network instead, its blocks
+    made over the Engine API (the reorg scenario)."""
     shutil.rmtree(datadir, ignore_errors=True)
     port = free_port()
     ws_flags = ["--ws", "--ws.port", str(port), "--ws.api", GIGAGAS_APIS] if ws else []
+    mode = ["--chain", chain, "--disable-network"] if chain else ["--dev"]
     try:
-        node = GigagasNode(gigagas, datadir, ["--dev", "--http.api", GIGAGAS_APIS] + ws_flags + extra,
+        node = GigagasNode(gigagas, datadir, mode + ["--http.api", GIGAGAS_APIS] + ws_flags + extra,
                            log_path=log)
     except SystemExit as e:
         if ws and "--ws" in str(e):
             print("compare: gigagas refused --ws; running it without WebSocket", file=sys.stderr)
-            return start_gigagas(gigagas, datadir, log, extra, ws=False)
+            return start_gigagas(gigagas, datadir, log, extra, ws=False, chain=chain)
         raise
     node.ws_url = (node.info.get("ws") or f"ws://127.0.0.1:{port}") if ws else None
     node.name = "gigagas"
@@ -158,18 +190,23 @@ def fund(node, addresses, timeout=60):
 
 # --- flows and comparison ---------------------------------------------------------------
 
-def run_flow(name, lib, node, ws, timeout, out_dir, side):
-    """One flow against one node: its steps, or None (and the reason) when it printed no JSON."""
-    cmd = FLOWS[name](lib) + ["--http", node.url, "--key", KEYS[name], "--timeout", str(timeout)]
+def run_flow(name, lib, node, ws, timeout, out_dir, side, control=None, settle=2):
+    """One flow against one node: its steps, or None (and the reason) when it printed no JSON.
+    With `control` (the harness's endpoint), the reorg scenario's flow instead."""
+    flows = REORG_FLOWS if control else FLOWS
+    cmd = flows[name](lib) + ["--http", node.url, "--key", KEYS[name], "--timeout", str(timeout)]
     if ws and node.ws_url:
         cmd += ["--ws", node.ws_url]
+    if control:
+        cmd += ["--control", control, "--settle", str(settle)]
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout * 40)
     except subprocess.TimeoutExpired:
         return None, "the flow timed out"
-    with open(os.path.join(out_dir, f"{side}-{name}.json"), "w") as f:
+    base = f"{side}-reorg-{name}" if control else f"{side}-{name}"
+    with open(os.path.join(out_dir, f"{base}.json"), "w") as f:
         f.write(p.stdout)
-    with open(os.path.join(out_dir, f"{side}-{name}.stderr"), "w") as f:
+    with open(os.path.join(out_dir, f"{base}.stderr"), "w") as f:
         f.write(p.stderr)
     try:
         return json.loads(p.stdout), None
@@ -182,6 +219,97 @@ def run_flow(name, lib, node, ws, timeout, out_dir, side):
             except json.JSONDecodeError:
                 pass
         return None, f"the flow printed no JSON (exit {p.returncode}): {p.stderr.strip()[-300:]}"
+
+
+def dev_scenario(args, names, lib, geth, results):
+    """The flows on node A (geth --dev, or --a-http) and node B (gigagas --dev, a second geth
+    --dev with `--only geth`, or --b-http) at once, library after library; their rows added to
+    results[name]. Returns the two nodes' names."""
+    nodes = []
+    genesis = os.path.join(ROOT, "testing/dev-genesis.json") if args.geth_genesis == "dev" else None
+    try:
+        if args.a_http:
+            a = Remote(args.a_http, args.a_ws, "A")
+        else:
+            a = start_geth(geth, os.path.join(args.out, "a"), genesis, os.path.join(args.out, "a.log"))
+        nodes.append(a)
+        if args.b_http:
+            b = Remote(args.b_http, args.b_ws, "B")
+        elif args.only == "geth":
+            b = start_geth(geth, os.path.join(args.out, "b"), genesis, os.path.join(args.out, "b.log"))
+        else:
+            b = start_gigagas(args.gigagas, os.path.join(args.out, "b"),
+                              os.path.join(args.out, "b.log"), args.gigagas_flag)
+        nodes.append(b)
+        for node in (a, b):
+            fund(node, [ADDRESSES[n] for n in names])
+            wait_blocks(node)
+
+        for n in names:
+            with ThreadPoolExecutor(2) as pool:
+                fa = pool.submit(run_flow, n, lib, a, not args.no_ws, args.timeout, args.out, "a")
+                fb = pool.submit(run_flow, n, lib, b, not args.no_ws, args.timeout, args.out, "b")
+                (sa, ea), (sb, eb) = fa.result(), fb.result()
+            results[n] = {"rows": compare_steps(sa, sb)}
+            errors = {k: v for k, v in (("A", ea), ("B", eb)) if v}
+            if errors:
+                results[n]["flow_error"] = errors
+            if not args.json:
+                print(f"compare: {n} done", file=sys.stderr)
+    finally:
+        for node in nodes:
+            node.stop()
+            if getattr(node, "datadir", None) and not args.keep_datadirs:
+                shutil.rmtree(node.datadir, ignore_errors=True)
+    return a.name, b.name
+
+
+def reorg_scenario(args, names, lib, geth, results):
+    """The reorg scenario: per library, fresh nodes A (geth) and B (gigagas, or geth with
+    `--only geth`) without `--dev` on testing/dev-genesis.json, each driven over its Engine API
+    by reorg.py's Driver and served to the flow by its ControlServer, the library's reorg flow
+    run on both at once; its rows (`reorg: ...`) are added to results[name]."""
+    genesis = os.path.join(ROOT, "testing/dev-genesis.json")
+    for n in names:
+        nodes, servers, b_error = [], [], None
+        sa = sb = ea = eb = None
+        try:
+            a = start_geth(geth, os.path.join(args.out, "reorg-a"), genesis,
+                           os.path.join(args.out, f"reorg-a-{n}.log"), dev=False)
+            nodes.append(a)
+            b_log = os.path.join(args.out, f"reorg-b-{n}.log")
+            try:
+                if args.only == "geth":
+                    b = start_geth(geth, os.path.join(args.out, "reorg-b"), genesis, b_log, dev=False)
+                else:
+                    b = start_gigagas(args.gigagas, os.path.join(args.out, "reorg-b"), b_log,
+                                      args.gigagas_flag, chain=genesis)
+                nodes.append(b)
+            except SystemExit as e:  # NodeError: B did not start; A's steps are still run
+                b, b_error = None, f"node B did not start without --dev: {str(e)[-300:]}"
+            for node in nodes:
+                servers.append(ControlServer(Driver(node, args.reorg_slot)))
+            with ThreadPoolExecutor(2) as pool:
+                fa = pool.submit(run_flow, n, lib, a, True, args.timeout, args.out, "a",
+                                 servers[0].url, args.reorg_settle)
+                fb = b and pool.submit(run_flow, n, lib, b, True, args.timeout, args.out, "b",
+                                       servers[1].url, args.reorg_settle)
+                sa, ea = fa.result()
+                sb, eb = fb.result() if fb else (None, b_error)
+        finally:
+            for server in servers:
+                server.close()
+            for node in nodes:
+                node.stop()
+                if not args.keep_datadirs:
+                    shutil.rmtree(node.datadir, ignore_errors=True)
+        entry = results.setdefault(n, {"rows": {}})
+        entry["rows"].update(compare_steps(sa, sb))
+        errors = {k: v for k, v in (("A (reorg)", ea), ("B (reorg)", eb)) if v}
+        if errors:
+            entry.setdefault("flow_error", {}).update(errors)
+        if not args.json:
+            print(f"compare: {n} reorg done", file=sys.stderr)
 
 
 def diff_paths(a, b, path=""):
@@ -338,6 +466,13 @@ def main():
     ap.add_argument("--keep-datadirs", action="store_true",
                     help="keep the nodes' datadirs in --out (removed after the run otherwise)")
     ap.add_argument("--timeout", type=float, default=60, help="seconds a step may wait")
+    ap.add_argument("--no-reorg", action="store_true",
+                    help="skip the reorg scenario (nodes without --dev, blocks made by the harness)")
+    ap.add_argument("--reorg-only", action="store_true", help="the reorg scenario alone")
+    ap.add_argument("--reorg-slot", type=float, default=2.5,
+                    help="seconds between a forkchoice update with attributes and getPayload")
+    ap.add_argument("--reorg-settle", type=float, default=2,
+                    help="seconds the reorg flows collect notifications for after the reorg")
     ap.add_argument("--json", action="store_true")
     for side in ("a", "b"):
         ap.add_argument(f"--{side}-http", help=f"node {side.upper()} already running: its HTTP URL")
@@ -352,56 +487,34 @@ def main():
     if args.solo:
         sys.exit(solo(args, names, lib))
 
-    nodes = []
-    genesis = os.path.join(ROOT, "testing/dev-genesis.json") if args.geth_genesis == "dev" else None
+    # The reorg scenario needs the nodes' Engine API (not given with --a-http/--b-http) and
+    # WebSocket.
+    reorg = not args.no_reorg and not args.no_ws and not args.a_http and not args.b_http
+    if args.reorg_only and not reorg:
+        raise SystemExit("compare: --reorg-only runs nodes of its own, with WebSocket")
+    if not reorg and not args.no_reorg and not args.json:
+        print("compare: no reorg scenario (it starts nodes of its own, with WebSocket)",
+              file=sys.stderr)
+    if not args.only and (reorg or not args.b_http) and not os.path.exists(args.gigagas):
+        raise SystemExit(f"compare: no gigagas binary at {args.gigagas} (make build)")
     geth = geth_binary(args.geth) if not args.a_http or (args.only and not args.b_http) else None
-    try:
-        if args.a_http:
-            a = Remote(args.a_http, args.a_ws, "A")
-        else:
-            a = start_geth(geth, os.path.join(args.out, "a"), genesis, os.path.join(args.out, "a.log"))
-        nodes.append(a)
-        if args.b_http:
-            b = Remote(args.b_http, args.b_ws, "B")
-        elif args.only == "geth":
-            b = start_geth(geth, os.path.join(args.out, "b"), genesis, os.path.join(args.out, "b.log"))
-        else:
-            if not os.path.exists(args.gigagas):
-                raise SystemExit(f"compare: no gigagas binary at {args.gigagas} (make build)")
-            b = start_gigagas(args.gigagas, os.path.join(args.out, "b"),
-                              os.path.join(args.out, "b.log"), args.gigagas_flag)
-        nodes.append(b)
-        for node in (a, b):
-            fund(node, [ADDRESSES[n] for n in names])
-            wait_blocks(node)
-
-        results = {}
-        for n in names:
-            with ThreadPoolExecutor(2) as pool:
-                fa = pool.submit(run_flow, n, lib, a, not args.no_ws, args.timeout, args.out, "a")
-                fb = pool.submit(run_flow, n, lib, b, not args.no_ws, args.timeout, args.out, "b")
-                (sa, ea), (sb, eb) = fa.result(), fb.result()
-            results[n] = {"rows": compare_steps(sa, sb)}
-            errors = {k: v for k, v in (("A", ea), ("B", eb)) if v}
-            if errors:
-                results[n]["flow_error"] = errors
-            if not args.json:
-                print(f"compare: {n} done", file=sys.stderr)
-    finally:
-        for node in nodes:
-            node.stop()
-            if getattr(node, "datadir", None) and not args.keep_datadirs:
-                shutil.rmtree(node.datadir, ignore_errors=True)
+    results = {}
+    a_name, b_name = "geth", args.only or "gigagas"
+    if not args.reorg_only:
+        a_name, b_name = dev_scenario(args, names, lib, geth, results)
+    if reorg:
+        reorg_scenario(args, names, lib, geth, results)
 
     regressions = [f"{n}.{s}" for n in names for s, row in results[n]["rows"].items()
                    if row["regression"]]
-    regressions += [f"{n} (flow on B)" for n in names if "B" in results[n].get("flow_error", {})]
+    regressions += [f"{n} (flow on {side})" for n in names
+                    for side in results[n].get("flow_error", {}) if side.startswith("B")]
     if args.json:
-        json.dump({"a": a.name, "b": b.name, "flows": results, "regressions": regressions},
+        json.dump({"a": a_name, "b": b_name, "flows": results, "regressions": regressions},
                   sys.stdout, indent=1)
         print()
     else:
-        print_table(results, names, a.name, b.name)
+        print_table(results, names, a_name, b_name)
         print(f"\n{len(regressions)} step(s) that A passes fail or differ on B"
               + (": " + ", ".join(regressions) if regressions else ""))
     sys.exit(1 if regressions else 0)

@@ -87,19 +87,20 @@ def shape(x):
     return f"<{type(x).__name__}>"
 
 
-def norm(x, volatile=False, extra=frozenset()):
-    """Literal, except the values under volatile.json's keys (shaped; objects inside them are
-    normalized by their own keys) and under `extra`."""
+def norm(x, volatile=False, extra=frozenset(), keep=frozenset()):
+    """Literal, except the values under volatile.json's keys but `keep` (shaped; objects inside
+    them are normalized by their own keys) and under `extra`."""
     if isinstance(x, dict):
-        return {k: norm(v, k in VOLATILE or k in extra, extra) for k, v in x.items()}
+        return {k: norm(v, (k in VOLATILE and k not in keep) or k in extra, extra, keep)
+                for k, v in x.items()}
     if isinstance(x, list):
-        return [norm(v, volatile, extra) for v in x]
+        return [norm(v, volatile, extra, keep) for v in x]
     return shape(x) if volatile else x
 
 
-def norm_block(x):
+def norm_block(x, keep=frozenset()):
     """A block or header: also its gas limit (volatile.json's block_keys) shaped."""
-    return norm(x, extra=BLOCK_KEYS)
+    return norm(x, extra=BLOCK_KEYS, keep=keep)
 
 
 # --- the flow -----------------------------------------------------------------------------

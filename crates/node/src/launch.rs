@@ -134,15 +134,15 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
     let chain: Arc<dyn FullReader> = Arc::new(provider.clone());
     let pool = Arc::new(TxPool::default());
     // Pool maintenance follows the canonical chain the engine publishes (reth's
-    // `maintain_transaction_pool`): after each move of the head, what it made stale leaves.
+    // `maintain_transaction_pool`): after each move of the head, what a reorg took out comes
+    // back and what the head made stale leaves.
     let pool_maintenance = {
         let provider = provider.clone();
         let canonical = tree.canonical_in_memory_state().subscribe_to_canonical_state();
+        let chain = PoolChainView { provider, spec: tree.chain().clone() };
         executor.spawn_critical(
             "pool-maintenance",
-            gigagas_txpool::maintain_transaction_pool(pool.clone(), canonical, move || {
-                provider.latest()
-            }),
+            gigagas_txpool::maintain_transaction_pool(pool.clone(), canonical, chain),
         )
     };
     // The KZG setup takes seconds of CPU to load; loaded now, the first blob transaction a
@@ -671,4 +671,44 @@ fn read_chain_file(path: &std::path::Path) -> Result<Vec<Block<TxEnvelope>>, Nod
         blocks.push(block);
     }
     Ok(blocks)
+}
+
+/// The chain the engine publishes, as pool maintenance reads it.
+struct PoolChainView {
+    provider: BlockchainProvider,
+    spec: gigagas_primitives::ChainSpec,
+}
+
+impl gigagas_txpool::PoolChain for PoolChainView {
+    type Error = gigagas_storage::ProviderError;
+
+    fn chain_spec(&self) -> &gigagas_primitives::ChainSpec {
+        &self.spec
+    }
+
+    fn latest(&self) -> Result<Arc<dyn gigagas_state::StateSource>, Self::Error> {
+        self.provider.latest()
+    }
+
+    fn head(&self) -> Result<(u64, alloy_primitives::B256), Self::Error> {
+        Ok(self.provider.canonical_in_memory_state().canonical_chain().head())
+    }
+
+    fn canonical_hash(&self, number: u64) -> Result<Option<alloy_primitives::B256>, Self::Error> {
+        gigagas_storage::BlockHashReader::block_hash(&self.provider, number)
+    }
+
+    fn canonical_block(
+        &self,
+        number: u64,
+    ) -> Result<Option<gigagas_txpool::ChainBlock>, Self::Error> {
+        use gigagas_storage::{BlockReader, HeaderProvider};
+        let Some(header) = self.provider.header_by_number(number)? else { return Ok(None) };
+        let Some(body) = self.provider.body_by_number(number)? else { return Ok(None) };
+        Ok(Some(gigagas_txpool::ChainBlock {
+            hash: header.hash_slow(),
+            header,
+            transactions: body.transactions,
+        }))
+    }
 }

@@ -104,7 +104,9 @@ impl BlockEvent {
 pub(crate) struct ChainEvent {
     /// Blocks that left the canonical chain, lowest first.
     pub(crate) removed: Vec<Arc<BlockEvent>>,
-    /// Blocks that joined it, lowest first, the last the new head.
+    /// Blocks that joined it, lowest first, the last the new head. When the head moved back
+    /// to a block announced before (a forkchoice update to an ancestor), that block alone,
+    /// announced again as geth announces it (its header to `newHeads`, its logs as new).
     pub(crate) added: Vec<Arc<BlockEvent>>,
 }
 
@@ -242,6 +244,24 @@ fn catch_up(ctx: &RpcContext, announced: &mut Announced) -> Result<Option<ChainE
                 // The base itself left the chain (its block is not kept: not reported).
                 ancestor = ancestor.saturating_sub(1);
             }
+        }
+        if !removed.is_empty() && announced.head() == head {
+            // The head moved back to a block announced before (a forkchoice update to an
+            // ancestor): as geth does, the removed blocks are told, then the head again (its
+            // header to newHeads, its logs as new).
+            let head_event = match announced.blocks.back() {
+                Some(block) => block.clone(),
+                None => {
+                    let Some(block) = StoredBlock::load(ctx, head.0)?.filter(|b| b.hash == head.1)
+                    else {
+                        announced.blocks.extend(removed);
+                        continue;
+                    };
+                    let receipts = block.receipts(ctx)?;
+                    Arc::new(BlockEvent { block, receipts, header_json: OnceLock::new() })
+                }
+            };
+            return Ok(Some(ChainEvent { removed, added: vec![head_event] }));
         }
         let first = (ancestor + 1).max(head.0.saturating_sub(MAX_ADDED - 1));
         let mut added: Vec<Arc<BlockEvent>> = Vec::new();

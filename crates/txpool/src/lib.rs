@@ -27,7 +27,7 @@ pub mod blobs;
 mod maintain;
 
 pub use blobs::{BlobError, BlobForm, MAX_POOL_BLOB_TRANSACTIONS};
-pub use maintain::maintain_transaction_pool;
+pub use maintain::{maintain_transaction_pool, ChainBlock, PoolChain};
 
 use alloy_consensus::{transaction::SignerRecoverable, Transaction, TxEnvelope};
 use alloy_eips::{eip2718::Decodable2718, eip7594::BlobTransactionSidecarVariant};
@@ -1178,38 +1178,136 @@ mod tests {
     /// Pool maintenance prunes after each notification of the canonical chain, against the
     /// head's state it reads then (a block moved the sender's nonce to 2), content leaves the
     /// included nonces out before that, and the task ends when the chain's sender is gone.
+    /// A chain for pool maintenance: its canonical blocks (index = number) and the head's
+    /// nonce of every account.
+    struct TestChain {
+        spec: gigagas_primitives::ChainSpec,
+        blocks: std::sync::Mutex<Vec<crate::ChainBlock>>,
+        nonce: std::sync::atomic::AtomicU64,
+    }
+
+    impl TestChain {
+        fn new() -> Self {
+            let spec = gigagas_primitives::ChainSpec::from_genesis_fork(
+                alloy_hardforks::EthereumHardfork::Prague,
+            );
+            let chain = Self {
+                spec,
+                blocks: std::sync::Mutex::default(),
+                nonce: std::sync::atomic::AtomicU64::new(0),
+            };
+            chain.push(0, B256::ZERO, Vec::new());
+            chain
+        }
+
+        /// Makes block `number` (its hash `number` and `tag`) with `raw` transactions the
+        /// canonical one, dropping the blocks above it.
+        fn push(&self, number: u64, tag: B256, raw: Vec<Vec<u8>>) {
+            let mut blocks = self.blocks.lock().unwrap();
+            blocks.truncate(usize::try_from(number).unwrap());
+            let header = alloy_consensus::Header {
+                number,
+                gas_limit: 30_000_000,
+                base_fee_per_gas: Some(1),
+                ..Default::default()
+            };
+            let transactions = raw.iter().map(|r| decode_raw(r).unwrap()).collect();
+            let hash = alloy_primitives::keccak256([&number.to_be_bytes()[..], &tag[..]].concat());
+            blocks.push(crate::ChainBlock { hash, header, transactions });
+        }
+    }
+
+    impl crate::PoolChain for TestChain {
+        type Error = std::convert::Infallible;
+
+        fn chain_spec(&self) -> &gigagas_primitives::ChainSpec {
+            &self.spec
+        }
+
+        fn latest(&self) -> Result<Arc<dyn StateSource>, Self::Error> {
+            let nonce = self.nonce.load(std::sync::atomic::Ordering::SeqCst);
+            Ok(Arc::new(Accounts(FUNDED.0, nonce)))
+        }
+
+        fn head(&self) -> Result<(u64, B256), Self::Error> {
+            let blocks = self.blocks.lock().unwrap();
+            Ok((blocks.len() as u64 - 1, blocks.last().unwrap().hash))
+        }
+
+        fn canonical_hash(&self, number: u64) -> Result<Option<B256>, Self::Error> {
+            Ok(self.canonical_block(number)?.map(|b| b.hash))
+        }
+
+        fn canonical_block(&self, number: u64) -> Result<Option<crate::ChainBlock>, Self::Error> {
+            let blocks = self.blocks.lock().unwrap();
+            Ok(usize::try_from(number).ok().and_then(|n| blocks.get(n)).cloned())
+        }
+    }
+
+    /// Maintenance follows the chain's notifications: a new head prunes the nonces it used,
+    /// queued notifications count as one, and the task ends when the chain's sender is gone;
+    /// a reorg puts back the transactions of the blocks it took out that the new branch does
+    /// not hold.
     #[test]
-    fn maintenance_prunes_what_each_new_head_made_stale() {
+    fn maintenance_prunes_what_each_new_head_made_stale_and_puts_back_what_a_reorg_took_out() {
         let pool = Arc::new(TxPool::default());
         let add = |raw: &[u8]| {
             pool.add_raw(raw, 1, 30_000_000, BlobForm::Eip4844, SpecId::PRAGUE, &FUNDED).unwrap()
         };
-        let hashes: Vec<B256> = (0..4).map(|nonce| add(&transfer(0, nonce, 1))).collect();
-        let head_nonce = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let raws: Vec<Vec<u8>> = (0..4).map(|nonce| transfer(0, nonce, 1)).collect();
+        let hashes: Vec<B256> = raws.iter().map(|raw| add(raw)).collect();
         let after_block = Accounts(FUNDED.0, 2);
         assert_eq!(pool.content(&after_block).pending.values().flatten().count(), 2);
         assert!(pool.content(&after_block).queued.is_empty(), "nonces 0 and 1 are neither");
+        let chain = Arc::new(TestChain::new());
         let (tx, rx) = tokio::sync::broadcast::channel::<u64>(4);
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        let maintained = {
-            let head_nonce = head_nonce.clone();
-            runtime.spawn(maintain_transaction_pool(pool.clone(), rx, move || {
-                let nonce = head_nonce.load(std::sync::atomic::Ordering::SeqCst);
-                Ok::<_, std::convert::Infallible>(
-                    Arc::new(Accounts(FUNDED.0, nonce)) as Arc<dyn StateSource>
-                )
-            }))
-        };
-        head_nonce.store(2, std::sync::atomic::Ordering::SeqCst);
-        tx.send(1).unwrap();
-        runtime.block_on(async {
-            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-            while pool.len() != 2 {
-                assert!(std::time::Instant::now() < deadline, "not pruned: {} left", pool.len());
-                tokio::task::yield_now().await;
+        struct Shared(Arc<TestChain>);
+        impl crate::PoolChain for Shared {
+            type Error = std::convert::Infallible;
+            fn chain_spec(&self) -> &gigagas_primitives::ChainSpec {
+                self.0.chain_spec()
             }
-        });
+            fn latest(&self) -> Result<Arc<dyn StateSource>, Self::Error> {
+                self.0.latest()
+            }
+            fn head(&self) -> Result<(u64, B256), Self::Error> {
+                self.0.head()
+            }
+            fn canonical_hash(&self, number: u64) -> Result<Option<B256>, Self::Error> {
+                self.0.canonical_hash(number)
+            }
+            fn canonical_block(
+                &self,
+                number: u64,
+            ) -> Result<Option<crate::ChainBlock>, Self::Error> {
+                self.0.canonical_block(number)
+            }
+        }
+        let maintained =
+            runtime.spawn(maintain_transaction_pool(pool.clone(), rx, Shared(chain.clone())));
+        let wait = |check: &dyn Fn() -> bool, what: &str| {
+            runtime.block_on(async {
+                let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+                while !check() {
+                    assert!(std::time::Instant::now() < deadline, "{what}: {} left", pool.len());
+                    tokio::task::yield_now().await;
+                }
+            })
+        };
+        // Block 1 holds nonces 0 and 1.
+        chain.push(1, B256::ZERO, raws[..2].to_vec());
+        chain.nonce.store(2, std::sync::atomic::Ordering::SeqCst);
+        tx.send(1).unwrap();
+        wait(&|| pool.len() == 2, "not pruned");
         assert!(!pool.contains(&hashes[1]) && pool.contains(&hashes[2]));
+        // A reorg to a sibling block 1 that holds nonce 0 only: nonce 1 comes back.
+        chain.push(1, B256::repeat_byte(1), raws[..1].to_vec());
+        chain.nonce.store(1, std::sync::atomic::Ordering::SeqCst);
+        tx.send(1).unwrap();
+        wait(&|| pool.contains(&hashes[1]), "nonce 1 not put back");
+        assert!(!pool.contains(&hashes[0]), "held by the new branch: not put back");
+        assert_eq!(pool.len(), 3);
         drop(tx);
         runtime.block_on(maintained).unwrap();
     }
