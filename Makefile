@@ -7,7 +7,7 @@ GIGAGAS := target/release/gigagas
 GIGAGAS_BENCH := target/release/gigagas-bench
 BENCH_ARGS ?= --threads 1,2 --scheduler all --batch 1,all --repeat 11 --project
 
-.PHONY: rpc-clients test-faults interop-snap devp2p-suite interop-geth devnet-mixed interop-amsterdam rpc-vs-geth build-faults help check-data deps devnet-deps build build-quic maxperf test-quic run test test-fixtures import proofs-check bench-io worst-io net-sim bench bench-rlnc node devnet devnet-net devnet-net-replay devnet-prysm engine-schemas fuzz-net fuzz-rpc rpc-load hw engine-replay lint fmt
+.PHONY: rpc-clients rpc-vs-geth-premerge test-faults interop-snap devp2p-suite interop-geth devnet-mixed interop-amsterdam rpc-vs-geth build-faults help check-data deps devnet-deps build build-quic maxperf test-quic run test test-fixtures import proofs-check bench-io worst-io net-sim bench bench-rlnc node devnet devnet-net devnet-net-replay devnet-prysm engine-schemas fuzz-net fuzz-rpc rpc-load hw engine-replay lint fmt
 VENV := testing/.venv
 
 help: ## List the targets
@@ -125,10 +125,14 @@ devnet-mixed: build devnet-deps ## geth 1.17.10 and gigagas on one Osaka devnet:
 interop-amsterdam: build devnet-deps ## geth 1.17.10 as the oracle of Amsterdam, both ways: geth --dev builds a chain under a load that exercises every Glamsterdam rule, gigagas imports it with geth's BALs (parallel) and without (sequential), its fixture passes geth's evm blocktest and test-fixtures; geth imports a gen-chain Amsterdam chain and a gigagas dev node's blocks (testing/interop_amsterdam.py; geth installed into ~/.cache/gigagas)
 	$(VENV)/bin/python testing/interop_amsterdam.py --gigagas $(GIGAGAS) --bench $(GIGAGAS_BENCH) --data $(DATA)
 
-rpc-vs-geth: build devnet-deps ## gigagas's JSON-RPC answers against geth 1.17.10's on geth's Amsterdam chain (testing/geth/amsterdam-coverage): blocks, receipts, eth_call, eth_estimateGas, eth_simulateV1, debug_trace* with the struct logger, callTracer and prestateTracer, debug_traceCall, the gas price oracle (testing/rpc_vs_geth.py; CHAIN=folder for another chain)
+rpc-vs-geth: build devnet-deps ## gigagas's JSON-RPC answers against geth 1.17.10's on geth's Amsterdam chain (testing/geth/amsterdam-coverage): blocks, receipts, eth_call, eth_estimateGas, eth_simulateV1, debug_trace* with the struct logger, callTracer and prestateTracer, debug_traceCall, debug_executionWitness, the gas price oracle (testing/rpc_vs_geth.py; CHAIN=folder for another chain)
 	$(VENV)/bin/python testing/rpc_vs_geth.py --gigagas $(GIGAGAS) $(if $(CHAIN),--chain $(CHAIN))
 
-rpc-clients: build ## Real client libraries as tests: a dapp's everyday flow written in web3.py 7.14, ethers 6 and viem 2 (testing/rpc_clients/install.sh puts them in ~/.cache/gigagas/rpc-clients: a venv and an npm folder, node.js from Debian when missing) run against geth 1.17.10 --dev and gigagas node --dev on testing/dev-genesis.json, over HTTP and WebSocket; answers normalized (hashes, times, fees shaped) and compared field by field, a table step x library; fails when a step geth passes fails or differs on gigagas (testing/rpc_clients/compare.py; RPC_CLIENTS_ARGS="--only geth" checks the harness on two geths, "--flows viem", "--json"; each flow's JSON and the logs in target/rpc-clients/)
+rpc-vs-geth-premerge: build devnet-deps ## rpc-vs-geth on a proof-of-work chain with ommers (testing/premerge_chain, written with geth 1.17.10's chain maker into target/premerge-chain; Go from the module proxy): blocks, receipts, traces, the uncle methods, debug_executionWitness, and gigagas's parity reward traces against the balances geth's state shows
+	cd testing/premerge_chain && go run . $(abspath target/premerge-chain)
+	$(VENV)/bin/python testing/rpc_vs_geth.py --gigagas $(GIGAGAS) --chain target/premerge-chain --out target/rpc-vs-geth-premerge
+
+rpc-clients: build ## Real client libraries as tests: a dapp's everyday flow written in web3.py 7.14, ethers 6 and viem 2 (testing/rpc_clients/install.sh puts them in ~/.cache/gigagas/rpc-clients: a venv and an npm folder, node.js from Debian when missing) run against geth 1.17.10 --dev and gigagas node --dev on testing/dev-genesis.json, over HTTP and WebSocket, then a subscription across a reorg on both nodes without --dev, the harness their consensus client over the Engine API; answers normalized (hashes, times, fees shaped) and compared field by field, a table step x library; fails when a step geth passes fails or differs on gigagas (testing/rpc_clients/compare.py; RPC_CLIENTS_ARGS="--only geth" checks the harness on two geths, "--flows viem", "--json"; each flow's JSON and the logs in target/rpc-clients/)
 	testing/rpc_clients/install.sh >/dev/null
 	python3 testing/rpc_clients/compare.py --gigagas $(GIGAGAS) $(RPC_CLIENTS_ARGS)
 

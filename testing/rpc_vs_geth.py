@@ -8,12 +8,18 @@ with the RPC gas cap `--gas-cap` (0, none, by default). The same requests go to 
 answers are compared, field by field:
 
 - per block: `eth_getBlockByNumber` (full transactions), `eth_getBlockReceipts`,
-  `debug_traceBlockByNumber` (`callTracer`), and `eth_simulateV1` of the block's transactions
+  `debug_traceBlockByNumber` (`callTracer`), `debug_executionWitness` (headers, codes and
+  trie nodes), the uncle methods (`eth_getUncleCountByBlockNumber`,
+  `eth_getUncleByBlockNumberAndIndex`, `…ByBlockHashAndIndex`), and `eth_simulateV1` of the block's transactions
   as calls on its parent (with and without `validation`, `traceTransfers` on);
 - per transaction: `eth_getTransactionReceipt`, `debug_traceTransaction` with `callTracer`,
   `prestateTracer` (and `diffMode`) and the struct logger (memory off), and `eth_call` /
   `eth_estimateGas` / `debug_traceCall` (`callTracer`) of the transaction as a call on its
   parent block;
+- per proof-of-work block (a chain from testing/premerge_chain): gigagas's parity reward traces
+  (`trace_block`: one block reward, one per ommer) against what geth's `eth_getBalance` says
+  each address gained in the block (its rewards, plus the priority fees for the block's fee
+  recipient), a row `trace_block rewards`;
 - at the head, first: `eth_maxPriorityFeePerGas` and `eth_gasPrice` (geth's gas price oracle
   over the chain's last 20 blocks).
 
@@ -117,7 +123,8 @@ def gigagas_server(gigagas, chain, datadir, gas_cap):
     out = run([gigagas, "import", os.path.join(chain, "chain.rlp"), "--datadir", datadir])
     if out.returncode != 0:
         raise SystemExit(f"rpc-vs-geth: gigagas import failed:\n{out.stderr[-2000:]}")
-    return GigagasNode(gigagas, datadir, ["--disable-network", "--rpc.gascap", str(gas_cap)])
+    return GigagasNode(gigagas, datadir, ["--disable-network", "--rpc.gascap", str(gas_cap),
+                                          "--http.api", "eth,net,web3,debug,trace"])
 
 
 CALL_FIELDS = ["from", "to", "gas", "value", "input", "nonce", "accessList", "authorizationList",
@@ -251,6 +258,42 @@ def main():
             diffs.append({"method": method, "what": what, "params": params, "known": known,
                           **detail})
 
+    def check_rewards(block):
+        """A proof-of-work block: gigagas's parity reward traces (`trace_block`) against what
+        geth's state says each one paid. Every address a reward names must have gained, from
+        the parent's state to the block's, its rewards plus, for the block's fee recipient,
+        the priority fees of the block's transactions (the chain's fee recipients receive
+        nothing else: testing/premerge_chain)."""
+        number, tag = int(block["number"], 16), block["number"]
+        row = table.setdefault("trace_block rewards", {"same": 0, "differ": 0, "known": 0,
+                                                       "errors_both": 0})
+        traces, err = call(node.url, "trace_block", [tag])
+        paid = {}
+        for t in traces or []:
+            if t["type"] == "reward":
+                author = t["action"]["author"].lower()
+                paid[author] = paid.get(author, 0) + int(t["action"]["value"], 16)
+        receipts, _ = call(geth.url, "eth_getBlockReceipts", [tag])
+        base_fee = int(block.get("baseFeePerGas") or "0x0", 16)
+        fees = sum(int(r["gasUsed"], 16) * (int(r["effectiveGasPrice"], 16) - base_fee)
+                   for r in receipts or [])
+        miner = block["miner"].lower()
+        gained = {}
+        for author in set(paid) | {miner}:
+            after = int(call(geth.url, "eth_getBalance", [author, tag])[0], 16)
+            before = int(call(geth.url, "eth_getBalance", [author, hex(number - 1)])[0], 16)
+            gained[author] = after - before
+        expected = {a: paid.get(a, 0) + (fees if a == miner else 0) for a in gained}
+        kinds = sorted(t["action"]["rewardType"] for t in traces or [] if t["type"] == "reward")
+        ommer_count = len(block["uncles"])
+        same = (err is None and expected == gained
+                and kinds == sorted(["block"] + ["uncle"] * ommer_count))
+        row["same" if same else "differ"] += 1
+        if not same:
+            diffs.append({"method": "trace_block rewards", "what": f"block {number}",
+                          "params": [tag], "known": None, "error": err, "rewardTypes": kinds,
+                          "geth_balance_gains": gained, "gigagas_rewards_and_fees": expected})
+
     try:
         geth = geth_server(args.geth, args.chain, os.path.join(work, "geth"), args.gas_cap)
         node = gigagas_server(args.gigagas, args.chain, os.path.join(work, "gigagas"),
@@ -272,6 +315,15 @@ def main():
                 compare("eth_getBlockReceipts", [tag], f"block {number}")
                 compare("debug_traceBlockByNumber", [tag, {"tracer": "callTracer"}],
                         f"block {number}")
+                compare("debug_executionWitness", [tag], f"block {number}")
+                compare("eth_getUncleCountByBlockNumber", [tag], f"block {number}")
+                for i in range(len(block["uncles"])):
+                    compare("eth_getUncleByBlockNumberAndIndex", [tag, hex(i)],
+                            f"block {number} ommer {i}")
+                    compare("eth_getUncleByBlockHashAndIndex", [block["hash"], hex(i)],
+                            f"block {number} ommer {i}")
+                if int(block["difficulty"], 16) > 0:
+                    check_rewards(block)
                 calls = [as_call(tx) for tx in block["transactions"]]
                 if calls:
                     for validation in (False, True):

@@ -135,7 +135,8 @@ impl StoredBlock {
                 size: Some(U256::from(alloy_rlp::encode(&block).len())),
             },
             uncles: Vec::new(),
-            transactions: BlockTransactions::Hashes(Vec::new()),
+            // geth writes no `transactions` for an ommer.
+            transactions: BlockTransactions::Uncle,
             withdrawals: None,
         })
     }
