@@ -90,7 +90,7 @@ pub enum WitnessError {
         /// The slot, for a storage trie.
         slot: Option<U256>,
         /// The trie's error.
-        source: TrieError,
+        source: Box<TrieError>,
     },
     /// An account leaf of the parent's trie does not decode.
     #[error("block {block}: account {address}: leaf does not decode: {reason}")]
@@ -108,7 +108,7 @@ pub enum WitnessError {
         /// The block.
         block: u64,
         /// The state-root error (naming the account and node).
-        source: StateRootError,
+        source: Box<StateRootError>,
     },
     /// The state root computed is not the header's.
     #[error("block {block}: state root {computed} computed, header has {header}")]
@@ -243,8 +243,12 @@ pub fn record_witness(
     let mut account_trie = Trie::new(parent_root);
     let mut storage_roots = HashMap::<Address, B256>::default();
     for address in &accounts {
-        let trie_err =
-            |source| WitnessError::Trie { block: number, address: *address, slot: None, source };
+        let trie_err = |source| WitnessError::Trie {
+            block: number,
+            address: *address,
+            slot: None,
+            source: Box::new(source),
+        };
         let leaf =
             account_trie.get(&Nibbles::unpack(keccak256(address)), &keeping).map_err(trie_err)?;
         if let Some(leaf) = leaf {
@@ -265,14 +269,14 @@ pub fn record_witness(
             block: number,
             address: *address,
             slot: Some(*slot),
-            source,
+            source: Box::new(source),
         })?;
     }
 
     // The changes: insertions and updates first, then deletions (of slots and accounts).
     let updates = account_updates(&outcome);
     let root = insertions_first(parent_root, &updates, &keeping)
-        .map_err(|source| WitnessError::StateRoot { block: number, source })?;
+        .map_err(|source| WitnessError::StateRoot { block: number, source: Box::new(source) })?;
     if root != block.header.state_root {
         return Err(WitnessError::RootMismatch {
             block: number,
@@ -449,7 +453,7 @@ pub fn execute_witness(
     let outcome = execute_sequential(chain, block, &senders, &pre_state)?;
     validate_header(chain, block, &outcome, outcome.bal.as_deref().unwrap_or_default())?;
     let root = insertions_first(parent.state_root, &account_updates(&outcome), &source.nodes)
-        .map_err(|source| WitnessError::StateRoot { block: number, source })?;
+        .map_err(|source| WitnessError::StateRoot { block: number, source: Box::new(source) })?;
     if root != block.header.state_root {
         return Err(WitnessError::RootMismatch {
             block: number,
