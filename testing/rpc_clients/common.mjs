@@ -264,6 +264,38 @@ export function labels() {
   return label;
 }
 
+/** Blocks asked of the harness until one holds the transaction `hash` (three at most): the
+ * last, as the harness answered it. */
+export async function buildUntil(url, hash) {
+  let block;
+  for (let i = 0; i < 3; i++) {
+    block = await control(url, "build");
+    if (holds(block, hash)) break;
+  }
+  return block;
+}
+
+/** The "reorg: sibling" answer: the harness replaces the head by a sibling (named B in
+ * `label`), which holds the ping `ping` again or not. */
+export async function sibling(url, label, ping) {
+  const b = await control(url, "reorg");
+  label.set(b.hash, "B");
+  return {
+    number: b.number,
+    parent: label(b.parent_hash),
+    replaced: label(b.replaced),
+    transactions: b.transactions.length,
+    ping_included: holds(b, ping),
+  };
+}
+
+/** Waits up to `ms` for `list` to hold something; an Error naming `what` if it stays empty. */
+export async function waitFor(list, ms, what) {
+  const deadline = Date.now() + ms;
+  while (!list.length && Date.now() < deadline) await sleep(50);
+  if (!list.length) throw new Error(`no ${what}`);
+}
+
 /** Whether the harness's block `block` holds the transaction `hash`. */
 export function holds(block, hash) {
   return block.transactions.some((t) => t.toLowerCase() === hash.toLowerCase());

@@ -16,7 +16,7 @@
 // the whole notified log, the one removedEvent() registers by a subset of its fields), so that
 // through ethers a reorg shows as the log of A and then the log of B, no removal between.
 
-import { Flow, PINGER, REORG_LITERAL, REORG_WS_STEPS, control, holds, labels, library, norm, openWebSocket, parse, plain, sleep, state } from "./common.mjs";
+import { Flow, PINGER, REORG_LITERAL, REORG_WS_STEPS, buildUntil, labels, library, norm, openWebSocket, parse, plain, sibling, sleep, state, waitFor } from "./common.mjs";
 
 const args = parse();
 const ethers = library("ethers", args.lib);
@@ -33,11 +33,7 @@ const literal = (x) => norm(x, false, undefined, REORG_LITERAL);
 /** Blocks asked of the harness until one holds `hash` (three at most); its receipt and the
  * block as the harness answered it. */
 async function included(hash) {
-  let block;
-  for (let i = 0; i < 3; i++) {
-    block = await control(args.control, "build");
-    if (holds(block, hash)) break;
-  }
+  const block = await buildUntil(args.control, hash);
   return { receipt: await provider.waitForTransaction(hash, 1, args.timeout), block };
 }
 
@@ -81,24 +77,14 @@ if (probe) {
     const { receipt, block } = await included(tx.hash);
     label.set(block.parent_hash, "H");
     label.set(block.hash, "A");
-    const deadline = Date.now() + args.timeout;
-    while (!events.length && Date.now() < deadline) await sleep(50);
-    if (!events.length) throw new Error("no log notification for the ping");
+    await waitFor(events, args.timeout, "log notification for the ping");
     const parsed = receipt.logs.map((l) => iface.parseLog(l)).map((e) => ({ name: e.name, args: plain([...e.args]) }));
     return { block: label(receipt.blockHash), receipt: literal(receipt), events: parsed };
   });
 
   await flow.step("reorg: sibling", async () => {
     const ping = st.ping; // no ping, no reorg
-    const b = await control(args.control, "reorg");
-    label.set(b.hash, "B");
-    return {
-      number: b.number,
-      parent: label(b.parent_hash),
-      replaced: label(b.replaced),
-      transactions: b.transactions.length,
-      ping_included: holds(b, ping),
-    };
+    return await sibling(args.control, label, ping);
   });
   await sleep(args.settle);
 

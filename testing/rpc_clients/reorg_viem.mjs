@@ -12,7 +12,7 @@
 // watchContractEvent (eth_subscribe logs of the address and the event's topic; each log
 // decoded, its `removed` flag kept), unwatched at the end.
 
-import { Flow, PINGER, REORG_LITERAL, REORG_WS_STEPS, control, holds, labels, library, norm, normBlock, openWebSocket, parse, plain, sleep, state } from "./common.mjs";
+import { Flow, PINGER, REORG_LITERAL, REORG_WS_STEPS, buildUntil, labels, library, norm, normBlock, openWebSocket, parse, plain, sibling, sleep, state, waitFor } from "./common.mjs";
 
 const args = parse();
 const viem = library("viem", args.lib);
@@ -40,11 +40,7 @@ const contract = () => ({ address: st.address, abi });
 /** Blocks asked of the harness until one holds `hash` (three at most); its receipt and the
  * block as the harness answered it. */
 async function included(hash) {
-  let block;
-  for (let i = 0; i < 3; i++) {
-    block = await control(args.control, "build");
-    if (holds(block, hash)) break;
-  }
+  const block = await buildUntil(args.control, hash);
   return { receipt: await client.waitForTransactionReceipt({ hash, timeout: args.timeout, pollingInterval }), block };
 }
 
@@ -81,24 +77,14 @@ if (probe) {
     const { receipt, block } = await included(st.ping);
     label.set(block.parent_hash, "H");
     label.set(block.hash, "A");
-    const deadline = Date.now() + args.timeout;
-    while (!events.length && Date.now() < deadline) await sleep(50);
-    if (!events.length) throw new Error("no log notification for the ping");
+    await waitFor(events, args.timeout, "log notification for the ping");
     const parsed = viem.parseEventLogs({ abi, logs: receipt.logs }).map((e) => ({ eventName: e.eventName, args: plain(e.args) }));
     return { block: label(receipt.blockHash), receipt: literal(receipt), events: parsed };
   });
 
   await flow.step("reorg: sibling", async () => {
     const ping = st.ping; // no ping, no reorg
-    const b = await control(args.control, "reorg");
-    label.set(b.hash, "B");
-    return {
-      number: b.number,
-      parent: label(b.parent_hash),
-      replaced: label(b.replaced),
-      transactions: b.transactions.length,
-      ping_included: holds(b, ping),
-    };
+    return await sibling(args.control, label, ping);
   });
   await sleep(args.settle);
 

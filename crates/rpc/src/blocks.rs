@@ -60,6 +60,14 @@ pub(crate) fn block_of(
     }
 }
 
+/// The stored block of hash `hash`, `None` when there is none.
+pub(crate) fn block_by_hash(
+    ctx: &RpcContext,
+    hash: &B256,
+) -> Result<Option<Arc<StoredBlock>>, RpcError> {
+    Ok(block_of(ctx, BlockId::from(*hash))?.filter(|b| b.hash == *hash))
+}
+
 /// A block parameter as the -32000 "not found" error names it.
 pub(crate) fn block_name(id: BlockId) -> String {
     match id {

@@ -12,6 +12,7 @@ use alloy_rpc_types_eth::{
     Block as RpcBlock, BlockTransactions, Header as RpcHeader, Log as RpcLog,
     Transaction as RpcTransaction, TransactionReceipt,
 };
+use gigagas_primitives::BlockInput;
 use gigagas_storage_api::{BlockHashReader, BlockReader, HeaderProvider, ReceiptProvider};
 use std::sync::Arc;
 
@@ -48,6 +49,18 @@ impl StoredBlock {
         let block = Arc::new(Self { number, hash, header, body, senders });
         ctx.cache.blocks.insert(hash, block.clone());
         Ok(Some(block))
+    }
+
+    /// The block as the executor takes it (its transactions, ommers and withdrawals copied).
+    pub(crate) fn block_input(&self) -> BlockInput {
+        BlockInput {
+            hash: self.hash,
+            header: self.header.clone(),
+            transactions: self.body.transactions.clone(),
+            claimed_senders: Vec::new(),
+            withdrawals: self.body.withdrawals.clone(),
+            ommers: self.body.ommers.clone(),
+        }
     }
 
     /// The block's receipts as stored (consensus form, with blooms), through the cache.

@@ -29,7 +29,7 @@ use gigagas_executor::replay::ReplayDb;
 use gigagas_executor::EvmConfig;
 use gigagas_primitives::BlockInput;
 use gigagas_state::PreState;
-use gigagas_storage_api::{BlockNumReader, TransactionsProvider, TrieState};
+use gigagas_storage_api::{TransactionsProvider, TrieState};
 use jsonrpsee::types::ErrorObjectOwned;
 use revm::database::{CacheDB, WrapDatabaseRef};
 use revm::inspector::NoOpInspector;
@@ -70,15 +70,7 @@ impl<'a> BlockReplay<'a> {
             .ok_or_else(|| RpcError::NotFound(format!("block #{number}")))?;
         let parent = StoredBlock::load(ctx, number - 1)?
             .ok_or_else(|| RpcError::NotFound(format!("block #{}", number - 1)))?;
-        let input = BlockInput {
-            hash: block.hash,
-            header: block.header.clone(),
-            transactions: block.body.transactions.clone(),
-            claimed_senders: Vec::new(),
-            withdrawals: block.body.withdrawals.clone(),
-            ommers: block.body.ommers.clone(),
-        };
-        Self::on_parent(ctx, input, parent.header.state_root, count)
+        Self::on_parent(ctx, block.block_input(), parent.header.state_root, count)
     }
 
     /// `block`, given whole (`debug_traceBlock`: it need not be stored), on its parent's state,
@@ -91,13 +83,7 @@ impl<'a> BlockReplay<'a> {
             return Err(RpcError::GenesisNotTraceable.into());
         }
         let parent_hash = block.header.parent_hash;
-        let parent = ctx
-            .provider
-            .block_number(&parent_hash)
-            .map_err(RpcError::from)?
-            .and_then(|n| StoredBlock::load(ctx, n).transpose())
-            .transpose()?
-            .filter(|p| p.hash == parent_hash)
+        let parent = crate::blocks::block_by_hash(ctx, &parent_hash)?
             .ok_or_else(|| RpcError::NotFound(format!("parent {parent_hash}")))?;
         let input = BlockInput {
             hash: block.header.hash_slow(),

@@ -6,18 +6,15 @@
 //! oldest block `BLOCKHASH` read.
 
 use crate::{
-    blocks::{block_name, block_of},
+    blocks::{block_by_hash, block_name, block_of},
     convert::StoredBlock,
     RpcContext, RpcError,
 };
 use alloy_eips::BlockId;
-use alloy_primitives::{Bytes, B256};
-use gigagas_primitives::BlockInput;
-use gigagas_storage_api::BlockNumReader;
+use alloy_primitives::Bytes;
 use gigagas_validation::record_witness;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use std::sync::Arc;
 
 /// geth's `ExtWitness` as JSON.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -75,12 +72,6 @@ fn geth_header(block: &StoredBlock) -> Result<Value, RpcError> {
     Ok(Value::Object(out))
 }
 
-/// The stored block of hash `hash`, `None` when there is none.
-fn block_by_hash(ctx: &RpcContext, hash: &B256) -> Result<Option<Arc<StoredBlock>>, RpcError> {
-    let Some(number) = ctx.provider.block_number(hash)? else { return Ok(None) };
-    Ok(StoredBlock::load(ctx, number)?.filter(|b| b.hash == *hash))
-}
-
 /// `debug_executionWitness` for block `id` (module doc).
 pub(crate) fn execution_witness(
     ctx: &RpcContext,
@@ -92,14 +83,7 @@ pub(crate) fn execution_witness(
         _ => block_by_hash(ctx, &block.header.parent_hash)?,
     }
     .ok_or_else(|| RpcError::NotFound(format!("parent of block #{}", block.number)))?;
-    let input = BlockInput {
-        hash: block.hash,
-        header: block.header.clone(),
-        transactions: block.body.transactions.clone(),
-        claimed_senders: Vec::new(),
-        withdrawals: block.body.withdrawals.clone(),
-        ommers: block.body.ommers.clone(),
-    };
+    let input = block.block_input();
     let senders = match &block.senders {
         Some(senders) => senders.clone(),
         None => input.par_recover(&ctx.chain).map_err(RpcError::from)?,

@@ -93,8 +93,8 @@ impl Followed {
             }
             removed.push(self.blocks.pop_back().expect("just seen").1);
         }
-        let from = self.blocks.back().map_or(head.0.saturating_sub(MAX_READ - 1), |(n, _)| n + 1);
-        let from = from.max(head.0.saturating_sub(MAX_READ - 1));
+        let from =
+            self.blocks.back().map_or(0, |(n, _)| n + 1).max(head.0.saturating_sub(MAX_READ - 1));
         let mut included = HashSet::<B256>::default();
         for number in from..=head.0 {
             let Some(block) = chain.canonical_block(number)? else { break };

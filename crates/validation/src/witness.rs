@@ -26,7 +26,7 @@ use gigagas_executor::{
 };
 use gigagas_primitives::{BlockInput, ChainSpec, RecoveryError};
 use gigagas_state::{PreState, StateError, StateSource};
-use gigagas_storage_api::{StateProvider, TrieState};
+use gigagas_storage_api::{account_info, trie_account, trie_slot, StateProvider, TrieState};
 use gigagas_trie::{
     AccountUpdate, NodeSource, NodeSourceError, ProofNodes, StateRootError, StateTrie, Trie,
     TrieError,
@@ -207,6 +207,10 @@ struct Keeping<'a, S: ?Sized> {
 
 impl<S: NodeSource + ?Sized> NodeSource for Keeping<'_, S> {
     fn node(&self, hash: &B256) -> Result<Option<Bytes>, NodeSourceError> {
+        // The root update walks again the paths the reads loaded: not read twice.
+        if let Some(node) = self.kept.lock().unwrap_or_else(|e| e.into_inner()).get(hash) {
+            return Ok(Some(node.clone()));
+        }
         let node = self.inner.node(hash)?;
         if let Some(node) = &node {
             self.kept.lock().unwrap_or_else(|e| e.into_inner()).insert(*hash, node.clone());
@@ -275,15 +279,7 @@ pub fn record_witness(
 
     // The changes: insertions and updates first, then deletions (of slots and accounts).
     let updates = account_updates(&outcome);
-    let root = insertions_first(parent_root, &updates, &keeping)
-        .map_err(|source| WitnessError::StateRoot { block: number, source: Box::new(source) })?;
-    if root != block.header.state_root {
-        return Err(WitnessError::RootMismatch {
-            block: number,
-            computed: root,
-            header: block.header.state_root,
-        });
-    }
+    header_root(block, parent_root, &updates, &keeping)?;
 
     let mut state: Vec<Bytes> =
         keeping.kept.into_inner().unwrap_or_else(|e| e.into_inner()).into_values().collect();
@@ -318,6 +314,31 @@ pub fn insertions_first<S: NodeSource + Sync>(
     Ok(root)
 }
 
+/// [`insertions_first`] of `block`'s `updates` on the state under `parent_root`: the root, which
+/// must be the header's.
+///
+/// # Errors
+/// [`WitnessError::StateRoot`] when a node is missing or malformed;
+/// [`WitnessError::RootMismatch`].
+fn header_root<S: NodeSource + Sync>(
+    block: &BlockInput,
+    parent_root: B256,
+    updates: &[AccountUpdate],
+    src: &S,
+) -> Result<B256, WitnessError> {
+    let number = block.number();
+    let root = insertions_first(parent_root, updates, src)
+        .map_err(|source| WitnessError::StateRoot { block: number, source: Box::new(source) })?;
+    if root != block.header.state_root {
+        return Err(WitnessError::RootMismatch {
+            block: number,
+            computed: root,
+            header: block.header.state_root,
+        });
+    }
+    Ok(root)
+}
+
 /// `updates` as two passes: every account's new values with its non-zero slots, then its
 /// zeroed slots and the accounts deleted.
 fn split_deletions(updates: &[AccountUpdate]) -> (Vec<AccountUpdate>, Vec<AccountUpdate>) {
@@ -347,57 +368,16 @@ struct WitnessState {
     block_hashes: BTreeMap<u64, B256>,
 }
 
-/// A read the witness cannot answer: a node it lacks or that does not decode.
-#[derive(Debug, thiserror::Error)]
-#[error("witness lacks what account {address}{} needs: {reason}", slot.map(|s| format!(" slot {s}")).unwrap_or_default())]
-struct WitnessReadError {
-    address: Address,
-    slot: Option<U256>,
-    reason: String,
-}
-
-impl WitnessState {
-    fn trie_account(&self, address: &Address) -> Result<Option<TrieAccount>, StateError> {
-        let fail = |reason: String| {
-            StateError::from_source(WitnessReadError { address: *address, slot: None, reason })
-        };
-        let leaf = Trie::new(self.root)
-            .get(&Nibbles::unpack(keccak256(address)), &self.nodes)
-            .map_err(|e| fail(e.to_string()))?;
-        leaf.map(|l| alloy_rlp::decode_exact::<TrieAccount>(&l).map_err(|e| fail(e.to_string())))
-            .transpose()
-    }
-}
-
 impl StateSource for WitnessState {
     fn account(&self, address: &Address) -> Result<Option<AccountInfo>, StateError> {
-        Ok(self.trie_account(address)?.map(|a| AccountInfo {
-            balance: a.balance,
-            nonce: a.nonce,
-            code_hash: a.code_hash,
-            code: None,
-            ..Default::default()
-        }))
+        Ok(trie_account(self.root, address, &self.nodes)?.map(account_info))
     }
 
     fn storage(&self, address: &Address, slot: &U256) -> Result<U256, StateError> {
-        let Some(account) = self.trie_account(address)? else { return Ok(U256::ZERO) };
-        if account.storage_root == EMPTY_ROOT_HASH {
-            return Ok(U256::ZERO);
+        match trie_account(self.root, address, &self.nodes)? {
+            Some(account) => trie_slot(address, account.storage_root, slot, &self.nodes),
+            None => Ok(U256::ZERO),
         }
-        let fail = |reason: String| {
-            StateError::from_source(WitnessReadError {
-                address: *address,
-                slot: Some(*slot),
-                reason,
-            })
-        };
-        let leaf = Trie::new(account.storage_root)
-            .get(&Nibbles::unpack(keccak256(B256::from(*slot))), &self.nodes)
-            .map_err(|e| fail(e.to_string()))?;
-        leaf.map(|l| alloy_rlp::decode_exact::<U256>(&l).map_err(|e| fail(e.to_string())))
-            .transpose()
-            .map(Option::unwrap_or_default)
     }
 
     fn code(&self, hash: &B256) -> Result<Option<Bytecode>, StateError> {
@@ -409,7 +389,8 @@ impl StateSource for WitnessState {
     }
 
     fn has_storage(&self, address: &Address) -> Result<bool, StateError> {
-        Ok(self.trie_account(address)?.is_some_and(|a| a.storage_root != EMPTY_ROOT_HASH))
+        Ok(trie_account(self.root, address, &self.nodes)?
+            .is_some_and(|a| a.storage_root != EMPTY_ROOT_HASH))
     }
 }
 
@@ -452,14 +433,5 @@ pub fn execute_witness(
     let pre_state = PreState::backed(source.clone());
     let outcome = execute_sequential(chain, block, &senders, &pre_state)?;
     validate_header(chain, block, &outcome, outcome.bal.as_deref().unwrap_or_default())?;
-    let root = insertions_first(parent.state_root, &account_updates(&outcome), &source.nodes)
-        .map_err(|source| WitnessError::StateRoot { block: number, source: Box::new(source) })?;
-    if root != block.header.state_root {
-        return Err(WitnessError::RootMismatch {
-            block: number,
-            computed: root,
-            header: block.header.state_root,
-        });
-    }
-    Ok(root)
+    header_root(block, parent.state_root, &account_updates(&outcome), &source.nodes)
 }

@@ -29,7 +29,7 @@ pub use block::{
 };
 pub use error::{ProviderError, ProviderResult};
 pub use hashed::{HashedBatch, HashedStateReader, HashedStateWriter, RawBlock};
-pub use state::{TrieReadError, TrieState};
+pub use state::{account_info, trie_account, trie_slot, TrieReadError, TrieState};
 pub use writer::{
     AccountRecord, BlockCommit, BlockWriter, MetadataProvider, StateWriter, UnwoundBlock,
 };

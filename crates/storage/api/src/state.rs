@@ -7,7 +7,7 @@ use alloy_primitives::{keccak256, Address, B256, U256};
 use alloy_rlp::Decodable;
 use alloy_trie::{Nibbles, TrieAccount, EMPTY_ROOT_HASH};
 use gigagas_state::{StateError, StateSource};
-use gigagas_trie::{Trie, TrieError};
+use gigagas_trie::{NodeSource, Trie, TrieError};
 use revm::state::{AccountInfo, Bytecode};
 use std::sync::Arc;
 
@@ -60,26 +60,81 @@ pub enum TrieReadError {
     },
 }
 
+/// The trie entry (nonce, balance, storage root, code hash) of `address` in the state trie
+/// whose root is `root`, its nodes read from `nodes`; `None` if absent.
+///
+/// # Errors
+/// [`StateError::Source`] naming the account when a node is missing or malformed.
+pub fn trie_account(
+    root: B256,
+    address: &Address,
+    nodes: &dyn NodeSource,
+) -> Result<Option<TrieAccount>, StateError> {
+    let key = Nibbles::unpack(keccak256(address));
+    let Some(rlp) = Trie::new(root).get(&key, nodes).map_err(|source| {
+        StateError::from_source(TrieReadError::Account { root, address: *address, source })
+    })?
+    else {
+        return Ok(None);
+    };
+    TrieAccount::decode(&mut rlp.as_slice()).map(Some).map_err(|source| {
+        StateError::from_source(TrieReadError::Leaf { address: *address, slot: None, source })
+    })
+}
+
+/// The value of `slot` in the storage trie whose root is `storage_root` (of `address`), its
+/// nodes read from `nodes`; zero when absent.
+///
+/// # Errors
+/// [`StateError::Source`] naming the account and slot when a node is missing or malformed.
+pub fn trie_slot(
+    address: &Address,
+    storage_root: B256,
+    slot: &U256,
+    nodes: &dyn NodeSource,
+) -> Result<U256, StateError> {
+    if storage_root == EMPTY_ROOT_HASH {
+        return Ok(U256::ZERO);
+    }
+    let key = Nibbles::unpack(keccak256(B256::from(*slot)));
+    let Some(rlp) = Trie::new(storage_root).get(&key, nodes).map_err(|source| {
+        StateError::from_source(TrieReadError::Slot {
+            storage_root,
+            address: *address,
+            slot: *slot,
+            source,
+        })
+    })?
+    else {
+        return Ok(U256::ZERO);
+    };
+    U256::decode(&mut rlp.as_slice()).map_err(|source| {
+        StateError::from_source(TrieReadError::Leaf {
+            address: *address,
+            slot: Some(*slot),
+            source,
+        })
+    })
+}
+
+/// An account's trie entry as revm's account info (code not loaded).
+pub fn account_info(account: TrieAccount) -> AccountInfo {
+    AccountInfo {
+        balance: account.balance,
+        nonce: account.nonce,
+        code_hash: account.code_hash,
+        code: None,
+        ..Default::default()
+    }
+}
+
 impl TrieState {
     /// The account's trie entry (nonce, balance, storage root, code hash), `None` if absent.
     ///
     /// # Errors
     /// [`StateError::Source`] naming the account when a node is missing or malformed.
     pub fn trie_account(&self, address: &Address) -> Result<Option<TrieAccount>, StateError> {
-        let key = Nibbles::unpack(keccak256(address));
-        let Some(rlp) = Trie::new(self.root).get(&key, &*self.store).map_err(|source| {
-            StateError::from_source(TrieReadError::Account {
-                root: self.root,
-                address: *address,
-                source,
-            })
-        })?
-        else {
-            return Ok(None);
-        };
-        TrieAccount::decode(&mut rlp.as_slice()).map(Some).map_err(|source| {
-            StateError::from_source(TrieReadError::Leaf { address: *address, slot: None, source })
-        })
+        trie_account(self.root, address, &*self.store)
     }
 
     /// The value of `slot` in the storage trie whose root is `storage_root` (of `address`).
@@ -92,40 +147,13 @@ impl TrieState {
         storage_root: B256,
         slot: &U256,
     ) -> Result<U256, StateError> {
-        if storage_root == EMPTY_ROOT_HASH {
-            return Ok(U256::ZERO);
-        }
-        let key = Nibbles::unpack(keccak256(B256::from(*slot)));
-        let Some(rlp) = Trie::new(storage_root).get(&key, &*self.store).map_err(|source| {
-            StateError::from_source(TrieReadError::Slot {
-                storage_root,
-                address: *address,
-                slot: *slot,
-                source,
-            })
-        })?
-        else {
-            return Ok(U256::ZERO);
-        };
-        U256::decode(&mut rlp.as_slice()).map_err(|source| {
-            StateError::from_source(TrieReadError::Leaf {
-                address: *address,
-                slot: Some(*slot),
-                source,
-            })
-        })
+        trie_slot(address, storage_root, slot, &*self.store)
     }
 }
 
 impl StateSource for TrieState {
     fn account(&self, address: &Address) -> Result<Option<AccountInfo>, StateError> {
-        Ok(self.trie_account(address)?.map(|a| AccountInfo {
-            balance: a.balance,
-            nonce: a.nonce,
-            code_hash: a.code_hash,
-            code: None,
-            ..Default::default()
-        }))
+        Ok(self.trie_account(address)?.map(account_info))
     }
 
     fn storage(&self, address: &Address, slot: &U256) -> Result<U256, StateError> {
