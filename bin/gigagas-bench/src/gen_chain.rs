@@ -21,16 +21,22 @@
 //! first block creates the pair and adds liquidity; every sender's allowance to the router is
 //! set in the genesis), storage-heavy calls (ten new slots each); `hot` — every transaction increments
 //! the same counter slot (one contract every transaction touches); `cold` — every transaction
-//! reads 200 random slots of a contract holding `--cold-slots` slots.
+//! reads 200 random slots of a contract holding `--cold-slots` slots; `spread` (with
+//! `--state-by-chain`) — ETH transfers to accounts the state holds and updates of two slots
+//! of its contracts, the keys drawn from a hot set and a long cold tail
+//! ([`crate::state_access`]).
 //!
 //! State of mainnet's shape: `--state-accounts` and `--state-slots` (over `--state-contracts`
 //! contracts, heavy-tailed) are written into the genesis, or with `--state-by-chain` created by
 //! the blocks themselves before the mix's blocks ([`crate::state_growth`]): a client then holds
 //! that state by importing the chain, as geth does without building a genesis of millions of
-//! entries in memory.
+//! entries in memory. `chain-state.rlp` and `chain-blocks.rlp` then hold the two parts apart
+//! (with their BALs, geth's export format), and `--state-datadir` keeps a checkpoint of the
+//! generator's datadir at the end of the state part: the state to run the mix's blocks on.
 
 use crate::{
     replay::BAL_FILE,
+    state_access::StateAccess,
     state_growth::{self, zipf_slots, StateCall, StatePlan, FANOUT, FANOUT_CODE, WRITER_CODE},
 };
 use alloy_consensus::{SignableTransaction, TxEip1559, TxEnvelope, TxReceipt};
@@ -104,6 +110,17 @@ pub(crate) struct GenChainArgs {
     /// stays low.
     #[arg(long, default_value = "1G", value_parser = parse_gas)]
     pub state_gas: u64,
+    /// Under `--mix spread`: percent of the keys drawn from the hot set.
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(0..=100))]
+    pub hot_share: u64,
+    /// Under `--mix spread`: percent of the state's accounts, and of each contract's slots,
+    /// that form the hot set.
+    #[arg(long, default_value_t = 1.0)]
+    pub hot_fraction: f64,
+    /// Under `--state-by-chain`: a checkpoint of the generator's datadir when the state is
+    /// created, before the mix's blocks (a datadir of its own; the folder must not exist).
+    #[arg(long)]
+    pub state_datadir: Option<PathBuf>,
     /// Print one JSON object (the `info.json` written) instead of the summary.
     #[arg(long)]
     pub json: bool,
@@ -119,6 +136,9 @@ pub(crate) enum Mix {
     Hot,
     /// 200 random reads of a large contract's slots per transaction.
     Cold,
+    /// Transfers to existing accounts and updates of existing slots, a hot set and a cold tail
+    /// over the `--state-by-chain` state.
+    Spread,
 }
 
 /// The rules the chain is built with.
@@ -243,6 +263,10 @@ enum Kind {
     StateAccounts,
     /// A writer call storing [`state_growth::FILL_SLOTS`] new slots.
     StateSlots,
+    /// ETH sent to an account the state holds.
+    TransferExisting,
+    /// A state contract's writer overwriting [`crate::state_access::UPDATE_SLOTS`] of its slots.
+    SlotUpdates,
 }
 
 impl Kind {
@@ -264,6 +288,8 @@ impl Kind {
             Kind::ColdReads => (620_000, 556_000),
             Kind::StateAccounts => (2_700_000, 2_400_000),
             Kind::StateSlots => (2_500_000, 2_250_000),
+            Kind::TransferExisting => (21_000, 21_000),
+            Kind::SlotUpdates => (60_000, 34_000),
         }
     }
 
@@ -287,6 +313,8 @@ impl Kind {
             Kind::ColdReads => (660_000, 543_000),
             Kind::StateAccounts => (14_000_000, 12_600_000),
             Kind::StateSlots => (12_500_000, 11_050_000),
+            Kind::TransferExisting => (60_000, 21_000),
+            Kind::SlotUpdates => (150_000, 27_000),
         }
     }
 }
@@ -300,6 +328,8 @@ struct Workload {
     mix: Mix,
     cold_slots: u64,
     seed: u64,
+    /// The state's keys the `spread` mix draws from.
+    access: Option<StateAccess>,
 }
 
 /// The key of sender `i` of `seed`.
@@ -356,13 +386,20 @@ impl Workload {
             })
             .collect();
         let nonces = vec![0; senders.len()];
-        Self { rng: Rng(seed), senders, nonces, next: 0, mix, cold_slots, seed }
+        Self { rng: Rng(seed), senders, nonces, next: 0, mix, cold_slots, seed, access: None }
     }
 
     fn kind(&mut self) -> Kind {
         match self.mix {
             Mix::Hot => Kind::HotCounter,
             Mix::Cold => Kind::ColdReads,
+            Mix::Spread => {
+                if self.rng.below(2) == 0 {
+                    Kind::TransferExisting
+                } else {
+                    Kind::SlotUpdates
+                }
+            }
             Mix::Mainnet => match self.rng.below(100) {
                 0..30 => Kind::EthToFresh,
                 30..50 => Kind::UsdtTransfer,
@@ -452,6 +489,19 @@ impl Workload {
                 (UNISWAP_ROUTER.0, U256::ZERO, input)
             }
             Kind::HotCounter => (HOT, U256::ZERO, Vec::new()),
+            Kind::TransferExisting => {
+                let access = self.access.as_ref().expect("the spread mix has the state's keys");
+                let to = access.account(&mut self.rng).expect("a spread state has accounts");
+                (to, U256::from(1_000_000_000u64), Vec::new())
+            }
+            Kind::SlotUpdates => {
+                let access = self.access.as_ref().expect("the spread mix has the state's keys");
+                let (contract, start, count) =
+                    access.slots(&mut self.rng).expect("a spread state has slots");
+                let mut input = start.to_be_bytes::<32>().to_vec();
+                input.extend_from_slice(&U256::from(count).to_be_bytes::<32>());
+                (contract, U256::ZERO, input)
+            }
             Kind::ColdReads => {
                 let mut input = Vec::with_capacity(32 * COLD_READS as usize);
                 for _ in 0..COLD_READS {
@@ -834,14 +884,34 @@ pub(crate) fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
     if plan.left() > 0 {
         gas_limit = gas_limit.max(args.state_gas * 2);
     }
+    if args.mix == Mix::Spread
+        && !(args.state_by_chain && args.state_accounts > 0 && args.state_slots > 0)
+    {
+        return Err("--mix spread touches the state --state-by-chain creates: give it with \
+                    --state-accounts and --state-slots"
+            .into());
+    }
     let per_tx = match args.mix {
         Mix::Mainnet => 40_000,
+        Mix::Spread => {
+            (Kind::TransferExisting.gas(args.fork).1 + Kind::SlotUpdates.gas(args.fork).1) / 2
+        }
         Mix::Hot => Kind::HotCounter.gas(args.fork).1,
         Mix::Cold => Kind::ColdReads.gas(args.fork).1,
     };
     // About one transaction per sender and block.
     let senders = (args.gas / per_tx).clamp(64, 50_000);
     let mut workload = Workload::new(args.seed, senders, args.mix, args.cold_slots.max(1));
+    if args.mix == Mix::Spread {
+        workload.access = Some(StateAccess::new(
+            args.seed,
+            args.state_accounts,
+            args.state_slots,
+            args.state_contracts,
+            args.hot_share,
+            args.hot_fraction,
+        ));
+    }
     let genesis = genesis(args, &workload, gas_limit)?;
     std::fs::create_dir_all(&args.out).map_err(|e| format!("{}: {e}", args.out.display()))?;
     let genesis_path = args.out.join("genesis.json");
@@ -850,8 +920,8 @@ pub(crate) fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
         std::fs::read(&genesis_path).map_err(|e| format!("{}: {e}", genesis_path.display()))?;
 
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let store: Arc<dyn FullProvider> =
-        Arc::new(Storage::open(dir.path()).map_err(|e| e.to_string())?);
+    let storage = Arc::new(Storage::open(dir.path()).map_err(|e| e.to_string())?);
+    let store: Arc<dyn FullProvider> = storage.clone();
     let init = init_genesis(&*store, &genesis_bytes).map_err(|e| e.to_string())?;
     drop(genesis_bytes);
     let mut tree =
@@ -859,6 +929,9 @@ pub(crate) fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
     let mut parent = init.hash;
     let mut base_fee = init.header.base_fee_per_gas.unwrap_or(1_000_000_000);
     let (mut chain, mut bals) = (Vec::new(), Vec::new());
+    // Under `--state-by-chain`, the two parts apart in geth's export format (each block with
+    // its BAL on Amsterdam): the state's blocks, then the mix's.
+    let (mut state_part, mut mix_part) = (Vec::new(), Vec::new());
     let (mut blocks, mut by_kind) = (Vec::new(), std::collections::BTreeMap::new());
     // The blocks creating the state, about: each call's expected use over the block's gas.
     let state_blocks = {
@@ -874,9 +947,15 @@ pub(crate) fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
         bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
     let (mut number, mut mix_blocks) = (0u64, 0u64);
+    let mut checkpoint = args.state_datadir.as_deref().filter(|_| args.state_by_chain);
     while plan.left() > 0 || mix_blocks < args.blocks {
         number += 1;
         let state_block = plan.left() > 0;
+        if !state_block {
+            if let Some(dir) = checkpoint.take() {
+                state_checkpoint(&mut tree, &storage, dir)?;
+            }
+        }
         if !state_block {
             mix_blocks += 1;
         }
@@ -963,12 +1042,23 @@ pub(crate) fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
         if args.fork == Fork::Amsterdam {
             bals.extend_from_slice(&alloy_rlp::encode(&built.bal));
         }
+        if args.state_by_chain {
+            let bal = (args.fork == Fork::Amsterdam).then(|| built.bal.clone());
+            let exported = gigagas_validation::ExportedBlock::new(built.block.clone(), bal);
+            let part = if state_block { &mut state_part } else { &mut mix_part };
+            part.extend_from_slice(&alloy_rlp::encode(&exported));
+        }
         parent = built.hash;
         bar.inc(1);
     }
     bar.finish_and_clear();
+    if let Some(dir) = checkpoint {
+        state_checkpoint(&mut tree, &storage, dir)?;
+    }
     write(&args.out.join("chain.rlp"), &chain)?;
     if args.state_by_chain {
+        write(&args.out.join(STATE_PART), &state_part)?;
+        write(&args.out.join(MIX_PART), &mix_part)?;
         let sample =
             StatePlan::new(args.seed, args.state_accounts, args.state_slots, args.state_contracts)
                 .sample(args.state_accounts, 12);
@@ -1002,6 +1092,18 @@ pub(crate) fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
     )?;
     write_engine_calls(&args.out)?;
     Ok(info)
+}
+
+/// Under `--state-by-chain`, the blocks that create the state (each with its BAL on
+/// Amsterdam: geth's export format, what `gigagas import` and `geth import` read).
+pub(crate) const STATE_PART: &str = "chain-state.rlp";
+/// Under `--state-by-chain`, the mix's blocks after them, in the same format.
+pub(crate) const MIX_PART: &str = "chain-blocks.rlp";
+
+/// Commits what the tree holds and writes a checkpoint of the generator's datadir to `dir`.
+fn state_checkpoint(tree: &mut BlockTree, storage: &Storage, dir: &Path) -> Result<(), String> {
+    tree.wait_persisted().map_err(|e| format!("state checkpoint: {e}"))?;
+    storage.checkpoint(dir).map_err(|e| format!("state checkpoint: {e}"))
 }
 
 /// `newpayload.json` and `headfcu.json`: the head block's `engine_newPayload` and the

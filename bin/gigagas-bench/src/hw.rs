@@ -142,6 +142,9 @@ pub(crate) fn run(args: HwArgs) -> Result<ExitCode, String> {
             state_contracts: 10_000,
             state_by_chain: false,
             state_gas: 1_000_000_000,
+            hot_share: 50,
+            hot_fraction: 1.0,
+            state_datadir: None,
             data: opts.mainnet.clone(),
             json: false,
         })?;

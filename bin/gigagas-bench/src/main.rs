@@ -24,6 +24,7 @@ mod replay;
 mod report;
 mod rpc_client;
 mod rpc_load;
+mod state_access;
 mod state_growth;
 mod test_fixtures;
 mod test_rpc;

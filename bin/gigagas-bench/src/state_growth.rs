@@ -77,6 +77,13 @@ fn fanout_account(call_seed: B256, j: u64) -> Address {
     Address::from_slice(&word[12..])
 }
 
+/// Account `i` (from 0) of those the plan of `seed` creates: the calls hand out
+/// [`FANOUT_ACCOUNTS`] accounts each, in order.
+pub(crate) fn state_account(seed: u64, i: u64) -> Address {
+    let first = i / FANOUT_ACCOUNTS * FANOUT_ACCOUNTS;
+    fanout_account(fanout_seed(seed, first), i % FANOUT_ACCOUNTS)
+}
+
 /// State contract `k` (from 1) of `seed`.
 pub(crate) fn state_contract(seed: u64, k: u64) -> Address {
     let word = keccak256(
@@ -87,7 +94,7 @@ pub(crate) fn state_contract(seed: u64, k: u64) -> Address {
 }
 
 /// The first key contract `k` stores at (its keys are consecutive from there).
-fn first_key(seed: u64, k: u64) -> U256 {
+pub(crate) fn first_key(seed: u64, k: u64) -> U256 {
     let word = keccak256([&seed.to_be_bytes()[..], b"growth-slot", &k.to_be_bytes()].concat());
     // The top bit cleared: `start + i` never wraps.
     U256::from_be_bytes(word.0) >> 1
@@ -110,11 +117,31 @@ pub(crate) struct StatePlan {
     next_account: u64,
     contracts: u64,
     slots_total: u64,
+    /// Each contract's slots ([`contract_shares`]).
+    shares: Vec<u64>,
     /// The contract being filled, its share and what of it is stored.
     k: u64,
     share: u64,
     stored: u64,
     slots_left: u64,
+}
+
+/// The slots each of `contracts` contracts (index k - 1 for contract k) holds of `total`:
+/// [`zipf_slots`], at least one each, the last taking what is left so that they add up.
+pub(crate) fn contract_shares(contracts: u64, total: u64) -> Vec<u64> {
+    let mut left = total;
+    (1..=contracts)
+        .map(|k| {
+            let rest = contracts - k;
+            let share = if rest == 0 {
+                left
+            } else {
+                zipf_slots(k, contracts, total).min(left.saturating_sub(rest)).max(1)
+            };
+            left = left.saturating_sub(share);
+            share
+        })
+        .collect()
 }
 
 impl StatePlan {
@@ -127,6 +154,7 @@ impl StatePlan {
             next_account: 0,
             contracts,
             slots_total: slots,
+            shares: if slots > 0 { contract_shares(contracts, slots) } else { Vec::new() },
             k: 0,
             share: 0,
             stored: 0,
@@ -141,14 +169,7 @@ impl StatePlan {
         while self.slots_left > 0 && self.stored >= self.share {
             self.k += 1;
             self.stored = 0;
-            let rest = self.contracts - self.k;
-            self.share = if rest == 0 {
-                self.slots_left
-            } else {
-                zipf_slots(self.k, self.contracts, self.slots_total)
-                    .min(self.slots_left.saturating_sub(rest))
-                    .max(1)
-            };
+            self.share = self.shares[(self.k - 1) as usize];
         }
     }
 

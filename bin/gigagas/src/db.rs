@@ -1,5 +1,6 @@
-//! `gigagas db`: read-only inspection of a datadir, printing JSON — the head, a canonical
-//! block's header, body, receipts or EIP-7928 BAL, decoded by the store's typed readers.
+//! `gigagas db`: inspection of a datadir, printing JSON — the head, a canonical block's
+//! header, body, receipts or EIP-7928 BAL, decoded by the store's typed readers — and
+//! `checkpoint`, a consistent copy of it (hard-linked table files) to run blocks against again.
 
 use alloy_consensus::{BlockBody, Header, ReceiptEnvelope, TxEnvelope};
 use clap::{Args, Subcommand};
@@ -43,6 +44,13 @@ enum DbCommand {
     Bal {
         /// Block number.
         number: u64,
+    },
+    /// A consistent copy of the datadir in OUT (which must not exist): RocksDB's checkpoint,
+    /// its table files hard-linked (nearly free on the same file system). Run the same
+    /// blocks against the same state again by importing them into a fresh checkpoint.
+    Checkpoint {
+        /// The copy's folder.
+        out: PathBuf,
     },
 }
 
@@ -99,6 +107,11 @@ pub(crate) fn run(args: DbArgs) -> Result<ExitCode, String> {
         }
         DbCommand::Bal { number } => {
             print(store.block_access_list(number).map_err(err)?, "BAL", number)
+        }
+        DbCommand::Checkpoint { out } => {
+            store.checkpoint(&out).map_err(err)?;
+            println!("{}: checkpoint of {}", out.display(), args.datadir.display());
+            Ok(ExitCode::SUCCESS)
         }
     }
 }

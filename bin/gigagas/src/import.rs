@@ -2,11 +2,11 @@
 //! from an RLP file, every block executed and its state root verified before it is committed.
 
 use alloy_primitives::B256;
-use clap::Args;
+use clap::{builder::TypedValueParser as _, Args};
 use gigagas_engine::import::{import_blocks_with, FileBal, ImportOptions};
 use gigagas_executor::Scheduler;
 use gigagas_storage::{FullProvider, Storage};
-use gigagas_validation::{init_genesis, merge_updates, ImportError, ImportedBlock};
+use gigagas_validation::{init_genesis, merge_updates, BalIo, ImportError, ImportedBlock};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use std::{path::PathBuf, process::ExitCode, sync::Arc, time::Instant};
@@ -64,6 +64,20 @@ pub(crate) struct ImportArgs {
     /// The parallel executor's order: `gas-limit` (heaviest first) or `ols` (block order).
     #[arg(long, default_value = "gas-limit", value_parser = ["gas-limit", "ols"])]
     scheduler: String,
+    /// How the parallel executor reads the keys a block's BAL names: `prefetch-parallel` (all
+    /// before execution, split over threads), `prefetch` (all before execution, on one thread)
+    /// or `on-demand` (each when a transaction first needs it: one read at a time per worker).
+    #[arg(
+        long,
+        default_value = "prefetch-parallel",
+        value_parser = clap::builder::PossibleValuesParser::new(BalIo::ALL.map(BalIo::name))
+            .map(|s| BalIo::ALL.into_iter().find(|d| d.name() == s).expect("a possible value"))
+    )]
+    io: BalIo,
+    /// Threads of their own for `--io prefetch-parallel`'s reads: as many reads in flight at
+    /// once, the queue depth the disk sees; 0 splits them over the executor's threads.
+    #[arg(long, default_value_t = 0)]
+    io_depth: usize,
 }
 
 /// Runs `init`.
@@ -96,6 +110,12 @@ struct BlockJson {
     recovery_ms: f64,
     /// Of `execution_ms`, the BAL-hinted reads before a parallel run (0 on the sequential path).
     io_ms: f64,
+    /// Time spent in the state's reads from the store (flat state and code), summed over the
+    /// threads that made them: the prefetch's and those made while executing.
+    read_ms: f64,
+    /// The state root's own time when computed from the BAL beside execution (`state_root_ms`
+    /// is then only what the block waited for it).
+    state_root_beside_ms: Option<f64>,
     state_root_ms: f64,
     commit_ms: f64,
     cache_hits: u64,
@@ -224,6 +244,8 @@ fn block_json(b: &ImportedBlock) -> BlockJson {
         execution_ms: b.execution.as_secs_f64() * 1e3,
         recovery_ms: b.recovery.as_secs_f64() * 1e3,
         io_ms: b.io.as_secs_f64() * 1e3,
+        read_ms: b.cache.read_nanos as f64 / 1e6,
+        state_root_beside_ms: b.state_root_beside.map(|d| d.as_secs_f64() * 1e3),
         state_root_ms: b.state_root.as_secs_f64() * 1e3,
         commit_ms: b.commit.as_secs_f64() * 1e3,
         cache_hits: b.cache.hits,
@@ -296,6 +318,8 @@ pub(crate) fn import(args: ImportArgs) -> Result<ExitCode, String> {
         keep_updates: keep,
         prewarm: args.prewarm,
         optimistic: args.optimistic,
+        io: args.io,
+        io_depth: args.io_depth,
     };
     let result = import_blocks_with(&store, &rlp, options, &mut |b: &ImportedBlock| {
         rows.push(block_json(b));

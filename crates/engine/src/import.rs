@@ -14,7 +14,7 @@ use crate::{tree::BackfillPayload, BlockTree, PayloadStatus, TreeConfig};
 use alloy_rlp::Decodable;
 use gigagas_executor::Scheduler;
 use gigagas_storage_api::{BlockHashReader, FullProvider};
-use gigagas_validation::{ExportedBlock, ImportError, ImportedBlock};
+use gigagas_validation::{BalIo, ExportedBlock, ImportError, ImportedBlock};
 use std::{cell::RefCell, sync::Arc};
 
 /// What the file import does with the EIP-7928 BAL an export file carries after an Amsterdam
@@ -47,6 +47,10 @@ pub struct ImportOptions {
     pub prewarm: bool,
     /// With `prewarm`, reuse the workers' results when their reads still hold.
     pub optimistic: bool,
+    /// How the parallel executor reads the keys a block's BAL names.
+    pub io: BalIo,
+    /// Threads of their own for those reads (the queue depth); 0: the executor's threads.
+    pub io_depth: usize,
 }
 
 impl Default for ImportOptions {
@@ -58,6 +62,8 @@ impl Default for ImportOptions {
             keep_updates: false,
             prewarm: true,
             optimistic: false,
+            io: BalIo::default(),
+            io_depth: 0,
         }
     }
 }
@@ -87,12 +93,22 @@ pub fn import_blocks_with(
     options: ImportOptions,
     on_block: &mut dyn FnMut(&ImportedBlock),
 ) -> Result<Vec<ImportedBlock>, ImportError> {
-    let ImportOptions { file_bal, threads, scheduler, keep_updates, prewarm, optimistic } = options;
+    let ImportOptions {
+        file_bal,
+        threads,
+        scheduler,
+        keep_updates,
+        prewarm,
+        optimistic,
+        io,
+        io_depth,
+    } = options;
     let threads = if threads == 0 { rayon::current_num_threads() } else { threads };
     let config = TreeConfig::new(threads)
         .with_executor(true, scheduler)
         .with_prewarm(prewarm, optimistic)
-        .with_updates_kept(keep_updates);
+        .with_updates_kept(keep_updates)
+        .with_io(io, io_depth);
     let mut tree = BlockTree::with_config(store.clone(), config)?;
     let chain = tree.chain().clone();
     let head = tree.forkchoice().head.0;

@@ -101,6 +101,7 @@ impl BlockTree {
             chain,
             pool: gigagas_executor::parallel::executor_pool(config.threads)?,
             beside: beside_pool()?,
+            io: io_pool(config.io_depth)?,
             preserved: config.preserve_trie.then(PreservedTrie::default),
             config,
             source_layer: None,
@@ -400,6 +401,22 @@ impl BlockTree {
         published?;
         Ok(updated)
     }
+}
+
+/// The BAL's own I/O workers, `depth` of them (`bal-io-N`); `None` for 0.
+///
+/// # Errors
+/// [`ImportError::ExecutorPool`] when the workers cannot be started.
+fn io_pool(depth: usize) -> Result<Option<rayon::ThreadPool>, ImportError> {
+    if depth == 0 {
+        return Ok(None);
+    }
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(depth)
+        .thread_name(|i| format!("bal-io-{i}"))
+        .build()
+        .map(Some)
+        .map_err(ImportError::ExecutorPool)
 }
 
 /// The workers beside execution: as many as rayon's global pool has (the machine's cores by

@@ -328,6 +328,11 @@ pub struct EngineArgs {
             .map(|s| BalIo::ALL.into_iter().find(|d| d.name() == s).expect("a possible value"))
     , hide = true)]
     pub io: BalIo,
+    /// Threads of their own for the reads of `--engine.io prefetch-parallel`: as many reads of
+    /// a payload's BAL keys in flight at once, the queue depth the disk sees (a cold state on
+    /// an NVMe wants tens); 0 splits them over the executor's threads.
+    #[arg(long = "engine.io-depth", default_value_t = 0, hide = true)]
+    pub io_depth: usize,
     /// The parallel executor's scheduler: `gas-limit` (heaviest transactions first) or `ols`
     /// (block order).
     #[arg(

@@ -122,13 +122,23 @@ struct Backing {
     has_storage: DashMap<Address, bool, alloy_primitives::map::DefaultHashBuilder>,
     hits: AtomicU64,
     misses: AtomicU64,
+    /// Time spent in `source`'s calls, summed over the threads that made them (nanoseconds).
+    read_nanos: AtomicU64,
     /// The first failure of `source`: set once, by whichever thread saw it.
     fault: OnceLock<StateError>,
 }
 
 impl Backing {
-    /// `result` of a `source` call, its error kept as the state's fault if it is the first.
-    fn noted<T>(&self, result: Result<T, StateError>) -> Result<T, StateError> {
+    /// `read` of `source`, timed into `read_nanos`; its error kept as the state's fault if it
+    /// is the first.
+    fn read<T>(
+        &self,
+        read: impl FnOnce(&dyn StateSource) -> Result<T, StateError>,
+    ) -> Result<T, StateError> {
+        let start = std::time::Instant::now();
+        let result = read(&*self.source);
+        let nanos = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.read_nanos.fetch_add(nanos, Ordering::Relaxed);
         if let Err(e) = &result {
             let _ = self.fault.set(e.clone());
         }
@@ -136,13 +146,18 @@ impl Backing {
     }
 }
 
-/// Reads answered by a backed [`PreState`]'s cache (`hits`) and by its source (`misses`).
+/// Reads answered by a backed [`PreState`]'s cache (`hits`) and by its source (`misses`), and
+/// the time the source's reads took.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CacheStats {
     /// Account, slot and code reads answered from memory.
     pub hits: u64,
     /// Reads that went to the source.
     pub misses: u64,
+    /// Time spent in the source's calls, summed over the threads that made them
+    /// (nanoseconds): divided by the block's time and threads, the share of execution spent
+    /// waiting on reads (the disk's, when the state is cold).
+    pub read_nanos: u64,
 }
 
 impl DBErrorMarker for StateError {}
@@ -198,6 +213,7 @@ impl PreState {
             has_storage: DashMap::default(),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
+            read_nanos: AtomicU64::new(0),
             fault: OnceLock::new(),
         };
         Self { backing: Some(Arc::new(backing)), ..Self::default() }
@@ -239,6 +255,7 @@ impl PreState {
         self.backing.as_ref().map_or_else(CacheStats::default, |b| CacheStats {
             hits: b.hits.load(Ordering::Relaxed),
             misses: b.misses.load(Ordering::Relaxed),
+            read_nanos: b.read_nanos.load(Ordering::Relaxed),
         })
     }
 
@@ -257,7 +274,7 @@ impl PreState {
         let addresses: Vec<Address> =
             addresses.iter().filter(|a| !b.accounts.contains_key(*a)).copied().collect();
         let mut code_hashes = Vec::new();
-        for (address, info) in addresses.iter().zip(b.noted(b.source.accounts(&addresses))?) {
+        for (address, info) in addresses.iter().zip(b.read(|s| s.accounts(&addresses))?) {
             if let Some(i) = &info {
                 if i.code_hash != revm::primitives::KECCAK_EMPTY
                     && !self.contracts.contains_key(&i.code_hash)
@@ -270,14 +287,14 @@ impl PreState {
         }
         code_hashes.sort_unstable();
         code_hashes.dedup();
-        for (hash, code) in code_hashes.iter().zip(b.noted(b.source.codes(&code_hashes))?) {
+        for (hash, code) in code_hashes.iter().zip(b.read(|s| s.codes(&code_hashes))?) {
             if let Some(code) = code {
                 b.codes.insert(*hash, code);
             }
         }
         let slots: Vec<(Address, U256)> =
             slots.iter().filter(|k| !b.storage.contains_key(*k)).copied().collect();
-        for (key, value) in slots.iter().zip(b.noted(b.source.slots(&slots))?) {
+        for (key, value) in slots.iter().zip(b.read(|s| s.slots(&slots))?) {
             b.storage.insert(*key, value);
         }
         b.misses.fetch_add(
@@ -288,9 +305,10 @@ impl PreState {
     }
 
     /// [`PreState::prefetch`] split over `pool`'s threads: accounts (with their code) and slots
-    /// in chunks of at least [`PREFETCH_CHUNK`] keys, one batched multi-get per chunk, the
-    /// chunks read concurrently — more reads in flight for a disk, more cores decoding for a
-    /// page cache. With one thread, or few keys, it is one [`PreState::prefetch`].
+    /// in chunks of at least `min_chunk` keys ([`PREFETCH_CHUNK`] on the executor's own
+    /// threads), one batched multi-get per chunk, the chunks read concurrently — as many reads
+    /// in flight as the pool has threads (the queue depth a disk sees), more cores decoding for
+    /// a page cache. With one thread, or few keys, it is one [`PreState::prefetch`].
     ///
     /// # Errors
     /// [`StateError::Source`] when a read fails.
@@ -299,13 +317,15 @@ impl PreState {
         pool: &rayon::ThreadPool,
         addresses: &[Address],
         slots: &[(Address, U256)],
+        min_chunk: usize,
     ) -> Result<(), StateError> {
         use rayon::prelude::*;
         let threads = pool.current_num_threads();
-        if threads < 2 || addresses.len() + slots.len() <= PREFETCH_CHUNK {
+        let min_chunk = min_chunk.max(1);
+        if threads < 2 || addresses.len() + slots.len() <= min_chunk {
             return self.prefetch(addresses, slots);
         }
-        let chunk = |n: usize| n.div_ceil(threads).max(PREFETCH_CHUNK);
+        let chunk = |n: usize| n.div_ceil(threads).max(min_chunk);
         pool.install(|| {
             let (accounts, storage) = rayon::join(
                 || {
@@ -398,7 +418,7 @@ impl PreState {
             return Ok(*has);
         }
         b.misses.fetch_add(1, Ordering::Relaxed);
-        let has = b.noted(b.source.has_storage(address))?;
+        let has = b.read(|s| s.has_storage(address))?;
         b.has_storage.insert(*address, has);
         Ok(has)
     }
@@ -499,7 +519,7 @@ impl DatabaseRef for PreState {
             return Ok(info.clone());
         }
         b.misses.fetch_add(1, Ordering::Relaxed);
-        let info = b.noted(b.source.account(&address))?;
+        let info = b.read(|s| s.account(&address))?;
         b.accounts.insert(address, info.clone());
         Ok(info)
     }
@@ -517,7 +537,7 @@ impl DatabaseRef for PreState {
             return Ok(code.clone());
         }
         b.misses.fetch_add(1, Ordering::Relaxed);
-        let code = b.noted(b.source.code(&code_hash))?.ok_or(StateError::MissingCode(code_hash))?;
+        let code = b.read(|s| s.code(&code_hash))?.ok_or(StateError::MissingCode(code_hash))?;
         b.codes.insert(code_hash, code.clone());
         Ok(code)
     }
@@ -532,7 +552,7 @@ impl DatabaseRef for PreState {
             return Ok(*v);
         }
         b.misses.fetch_add(1, Ordering::Relaxed);
-        let v = b.noted(b.source.storage(&address, &index))?;
+        let v = b.read(|s| s.storage(&address, &index))?;
         b.storage.insert((address, index), v);
         Ok(v)
     }
@@ -542,7 +562,7 @@ impl DatabaseRef for PreState {
             return Ok(*hash);
         }
         let Some(b) = &self.backing else { return Err(StateError::MissingBlockHash(number)) };
-        b.noted(b.source.block_hash(number))?.ok_or(StateError::MissingBlockHash(number))
+        b.read(|s| s.block_hash(number))?.ok_or(StateError::MissingBlockHash(number))
     }
 }
 
@@ -597,7 +617,7 @@ mod tests {
         let addresses: Vec<Address> = (0xf0..0x4f0).map(address).collect();
         let slots: Vec<(Address, U256)> =
             (0..5_000u64).map(|s| (address(s % 7), U256::from(s))).collect();
-        state.prefetch_on(&pool, &addresses, &slots).unwrap();
+        state.prefetch_on(&pool, &addresses, &slots, PREFETCH_CHUNK).unwrap();
         // 1,024 accounts, the codes of the 1,008 above 0xff, 5,000 slots.
         let read = source.reads.load(Ordering::Relaxed);
         assert_eq!(read, 1_024 + 1_008 + 5_000);

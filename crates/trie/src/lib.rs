@@ -15,6 +15,7 @@
 
 pub mod builder;
 pub mod mpt;
+pub mod prefetch;
 pub mod preserved;
 pub mod range;
 pub mod range_proof;
@@ -24,6 +25,7 @@ pub use builder::{BuildError, TrieBuilder};
 pub use mpt::{
     EncodedNode, Node, NodeSource, NodeSourceError, ProofNodes, RlpCache, Trie, TrieError,
 };
+pub use prefetch::{prefetch_paths, PrefetchStats, PrefetchTarget};
 pub use preserved::{
     update_state_root_on, PreservedTrie, TrieStart, DEFAULT_MAX_STORAGE_TRIES, DEFAULT_PRUNE_DEPTH,
 };

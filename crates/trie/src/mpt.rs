@@ -321,7 +321,7 @@ fn one_nibble(nibble: u8) -> Nibbles {
 
 /// Decodes one node's RLP; embedded children are decoded too, hashed ones become
 /// [`Node::Hash`].
-fn decode_node(rlp: &[u8]) -> alloy_rlp::Result<Node> {
+pub(crate) fn decode_node(rlp: &[u8]) -> alloy_rlp::Result<Node> {
     let child = |r: &RlpNode| match r.as_hash() {
         Some(hash) => Ok(Node::Hash(hash)),
         None => decode_node(r.as_slice()),

@@ -21,11 +21,11 @@ use gigagas_primitives::{
     header::{check_block_size, check_header},
     BlockInput, ChainSpec, SenderCache, Senders, StreamedSenders,
 };
-use gigagas_state::{CacheStats, PreState, StateSource};
+use gigagas_state::{CacheStats, PreState, StateSource, PREFETCH_CHUNK};
 use gigagas_storage_api::{AccountRecord, BlockCommit, FullProvider};
 use gigagas_trie::{
-    update_state_root_on, AccountUpdate, EncodedNode, NodeSource, PreservedTrie, StateRootError,
-    StateRootUpdate, TrieStart,
+    prefetch_paths, update_state_root_on, AccountUpdate, EncodedNode, NodeSource, PrefetchTarget,
+    PreservedTrie, StateRootError, StateRootUpdate, TrieStart,
 };
 use std::{
     borrow::Cow,
@@ -231,6 +231,13 @@ pub struct GivenBal<'a> {
     pub scheduler: Option<Scheduler>,
     /// How the parallel executor's reads reach the store.
     pub io: BalIo,
+    /// The BAL's reads' own workers ([`BalIo::PrefetchParallel`]): as many reads in flight as
+    /// it has threads, the queue depth the disk sees; `None` splits them over `pool`.
+    pub io_pool: Option<&'a rayon::ThreadPool>,
+    /// With `io_pool`: a stored trie (its nodes, and the root they hang under) to read the
+    /// trie paths of the accounts and slots the BAL changes ahead from, on `io_pool` while the
+    /// block executes, so that its state root finds them cached ([`prefetch_paths`]).
+    pub trie_ahead: Option<(&'a (dyn NodeSource + Sync), B256)>,
     /// The parent's trie nodes: with them (and the parallel executor) the state root is
     /// computed from the BAL on a thread of its own while the block executes
     /// ([`crate::bal_root`]); `None` leaves the state root to [`state_root_stage`].
@@ -322,7 +329,8 @@ fn run_beside(
     given: GivenBal<'_>,
     scheduler: Scheduler,
 ) -> Result<BesideRun, ImportError> {
-    let GivenBal { bal, pool, beside: workers, io: design, nodes, preserved, .. } = given;
+    let GivenBal { bal, pool, beside: workers, io: design, io_pool, nodes, preserved, .. } = given;
+    let trie_ahead = io_pool.zip(given.trie_ahead);
     let number = input.header.number;
     let config = ParallelConfig { threads: pool.current_num_threads(), scheduler, batch: 1 };
     let parent_root = parent.state_root;
@@ -336,9 +344,13 @@ fn run_beside(
             scope.spawn(move |_| streamed.recover_missing(input));
         }
         let finish = || streamed.map(StreamedSenders::finish);
+        // The trie paths the state root will walk, read ahead on the I/O workers.
+        if let Some((io_pool, (source, root))) = trie_ahead {
+            scope.spawn(move |_| prefetch_trie(source, root, bal, io_pool));
+        }
         // BAL-hinted I/O: every key the BAL names, read before execution starts.
         let io_start = Instant::now();
-        let read = prefetch_bal(pre_state, pool, design, bal);
+        let read = prefetch_bal(pre_state, io_pool.unwrap_or(pool), io_pool.is_some(), design, bal);
         io = io_start.elapsed();
         if let Err(source) = read {
             finish();
@@ -368,18 +380,61 @@ fn run_beside(
     Ok(BesideRun { outcome, checked, longest_tx, io, beside_root, beside_wait })
 }
 
+/// Reads the trie nodes on the paths to the accounts `bal` changes and their changed slots,
+/// under `root` in `source`, on `pool` ([`prefetch_paths`]). A failure is only logged: the state
+/// root reads the same nodes and reports it.
+fn prefetch_trie(
+    source: &(dyn NodeSource + Sync),
+    root: B256,
+    bal: &BlockAccessList,
+    pool: &rayon::ThreadPool,
+) {
+    let start = Instant::now();
+    let targets: Vec<PrefetchTarget> = bal
+        .iter()
+        .filter(|a| a.has_changes())
+        .map(|a| PrefetchTarget {
+            account: alloy_primitives::keccak256(a.address),
+            slots: a
+                .storage_post_states()
+                .map(|(slot, _)| alloy_primitives::keccak256(B256::from(slot)))
+                .collect(),
+        })
+        .collect();
+    match prefetch_paths(source, root, &targets, pool) {
+        Ok(stats) => tracing::debug!(
+            target: "validation::block",
+            nodes = stats.nodes,
+            rounds = stats.rounds,
+            ms = start.elapsed().as_secs_f64() * 1e3,
+            "trie paths read ahead"
+        ),
+        Err(e) => tracing::debug!(target: "validation::block", %e, "trie read-ahead failed"),
+    }
+}
+
+/// The fewest keys one multi-get of the BAL's own I/O workers reads: small, so that every
+/// worker has a read in flight (the executor's own workers take [`PREFETCH_CHUNK`], where a
+/// multi-get's fixed cost matters more than the queue depth).
+pub const IO_CHUNK: usize = 16;
+
 /// Reads every key `bal` names into `pre_state` before execution, as `design` says: split
-/// over `pool`'s workers, on this thread, or not at all (each read when first needed).
+/// over `pool`'s workers (the BAL's own I/O workers when `io_workers`, in small chunks), on
+/// this thread, or not at all (each read when first needed).
 fn prefetch_bal(
     pre_state: &PreState,
     pool: &rayon::ThreadPool,
+    io_workers: bool,
     design: BalIo,
     bal: &BlockAccessList,
 ) -> Result<(), gigagas_state::StateError> {
     let addresses: Vec<Address> = bal.iter().map(|a| a.address).collect();
     let slots: Vec<(Address, U256)> = gigagas_bal::storage_keys(bal).collect();
     match design {
-        BalIo::PrefetchParallel => pre_state.prefetch_on(pool, &addresses, &slots),
+        BalIo::PrefetchParallel => {
+            let min_chunk = if io_workers { IO_CHUNK } else { PREFETCH_CHUNK };
+            pre_state.prefetch_on(pool, &addresses, &slots, min_chunk)
+        }
         BalIo::Prefetch => pre_state.prefetch(&addresses, &slots),
         BalIo::OnDemand => Ok(()),
     }

@@ -44,6 +44,10 @@ pub struct TreeConfig {
     /// How the parallel executor's reads of a payload's BAL keys reach the store
     /// (`--engine.io`; default [`BalIo::PrefetchParallel`]).
     pub io: BalIo,
+    /// Threads of the BAL's own reads (`--engine.io-depth`): as many reads of a payload's BAL
+    /// keys in flight at once, the queue depth the disk sees; 0 splits them over the executor's
+    /// threads (the default).
+    pub io_depth: usize,
     /// Each executed block keeps its state-trie updates (`ImportedBlock::updates`, for
     /// megablock roots; off by default).
     pub keep_updates: bool,
@@ -63,6 +67,7 @@ impl TreeConfig {
             stream_senders: true,
             keep_built: true,
             io: BalIo::default(),
+            io_depth: 0,
             keep_updates: false,
         }
     }
@@ -106,9 +111,10 @@ impl TreeConfig {
         self
     }
 
-    /// With the BAL's keys read by `io`.
-    pub fn with_io(mut self, io: BalIo) -> Self {
+    /// With the BAL's keys read by `io`, on `depth` threads of their own (0: the executor's).
+    pub fn with_io(mut self, io: BalIo, depth: usize) -> Self {
         self.io = io;
+        self.io_depth = depth;
         self
     }
 

@@ -42,6 +42,9 @@ pub(super) struct TreeContext {
     /// The workers beside execution (`state-root-N`), built once with the tree: a payload's
     /// state root from its BAL and its streamed senders' recovery.
     pub(super) beside: rayon::ThreadPool,
+    /// The BAL's own I/O workers (`bal-io-N`, `config.io_depth` of them), built once with the
+    /// tree; `None`: the BAL's keys are read on `pool`.
+    pub(super) io: Option<rayon::ThreadPool>,
     /// The tree's settings.
     pub(super) config: super::TreeConfig,
     /// The state trie kept from one payload's state root to the next payload's (reth's
@@ -173,6 +176,13 @@ impl TreeContext {
         self.store.header_by_number(number)?.ok_or(ImportError::NotInitialized)
     }
 
+    /// The state root of the store's head: a trie whose nodes are all stored (`None` when the
+    /// head cannot be read; the read-ahead that wants it is then skipped).
+    fn stored_root(&self) -> Option<B256> {
+        let (number, _) = self.store.best_block().ok()??;
+        self.store.header_by_number(number).ok()?.map(|h| h.state_root)
+    }
+
     /// What a payload carrying `bal` runs with: the parallel executor driven by it, or with
     /// `--engine.parallel false` the sequential reference, its BAL checked against `bal`; with
     /// `nodes` (the parent's trie nodes) its state root computed from `bal` beside execution.
@@ -187,6 +197,11 @@ impl TreeContext {
             beside: &self.beside,
             scheduler: self.config.parallel.then_some(self.config.scheduler),
             io: self.config.io,
+            io_pool: self.io.as_ref(),
+            trie_ahead: self.io.as_ref().and_then(|_| self.stored_root()).map(|root| {
+                let store: &(dyn NodeSource + Sync) = &*self.store;
+                (store, root)
+            }),
             nodes,
             preserved: self.preserved.as_ref(),
             stream_senders: self.config.stream_senders,

@@ -1,0 +1,346 @@
+#!/usr/bin/env python3
+"""State at scale: the same 300M-gas Amsterdam blocks run against states of growing size, cold
+(page cache dropped, node caches empty) and warm, by gigagas in four designs and by geth 1.17.10.
+
+Per size (entries = accounts + slots, half each; slots over 10,000 contracts, Zipf):
+1. `gigagas-bench gen-chain --state-by-chain --mix spread` writes the chain that creates the
+   state (chain-state.rlp, fan-out and slot-writer calls) and BLOCKS blocks of the spread mix
+   after it (chain-blocks.rlp: transfers to existing accounts and updates of existing slots, a
+   hot set of 1 % drawn half the time and a cold tail over the whole state), each block with
+   its BAL; `--state-datadir` keeps gigagas's datadir at the end of the state (a checkpoint of
+   the generator's).
+2. geth: `geth init` + `geth import chain-state.rlp` (timed, peak RSS), `geth db compact`.
+3. Bytes on disk of both states.
+4. Runs of chain-blocks.rlp, each on a fresh copy of the state (`gigagas db checkpoint`; for
+   geth a copy with its table files hard-linked), cold (`sync; echo 3 >
+   /proc/sys/vm/drop_caches` as root, a fresh process) or warm (the same run again right
+   after, the pages it read still cached):
+   - `seq`: the sequential reference, one read at a time (`--bal ignore --prewarm false`);
+   - `par-ondemand`: the parallel executor, each worker reading a key when a transaction first
+     needs it (`--io on-demand`);
+   - `par-bal-qdN`: the parallel executor with every key the BAL names read first on N threads
+     of their own (`--io prefetch-parallel --io-depth N`), N swept;
+   - `geth`: geth's import of the same file.
+   Each reports Mgas/s, the import's stage times, reads issued to the disk and IOPS
+   (/proc/diskstats), peak RSS, and the share of execution spent waiting on the state's reads.
+
+Needs root (the page cache), geth (testing/geth_install.sh), and disk: about 900 bytes per
+entry for gigagas's datadir and 250 for geth's at 10M (docs/benchmarks.md).
+
+Usage: python3 testing/state_scale.py [--sizes 1m,10m] [--blocks 10] [--depths 1,4,16,64]
+           [--work target/state-scale] [--no-geth] [--json]
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def parse_size(text):
+    text = text.strip().lower()
+    scale = {"k": 1_000, "m": 1_000_000, "g": 1_000_000_000}.get(text[-1:], 1)
+    digits = text[:-1] if text[-1:] in "kmg" else text
+    return int(float(digits) * scale)
+
+
+def measured(cmd, log=None):
+    """Runs cmd; returns (wall s, cpu s, peak RSS bytes, stdout, exit code)."""
+    start = time.perf_counter()
+    err = open(log, "w") if log else subprocess.DEVNULL
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True)
+    out = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    if log:
+        err.close()
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, out, \
+        os.waitstatus_to_exitcode(status)
+
+
+def du(path):
+    total = 0
+    for dirpath, _, files in os.walk(path):
+        for f in files:
+            try:
+                total += os.lstat(os.path.join(dirpath, f)).st_size
+            except FileNotFoundError:
+                pass
+    return total
+
+
+def disk_of(path):
+    """The block device under path (its /proc/diskstats name), or None."""
+    dev = os.stat(path).st_dev
+    major, minor = os.major(dev), os.minor(dev)
+    with open("/proc/diskstats") as f:
+        for line in f:
+            fields = line.split()
+            if int(fields[0]) == major and int(fields[1]) == minor:
+                return fields[2]
+    # A partition's st_dev may be a mapper: the first non-loop disk then.
+    with open("/proc/diskstats") as f:
+        for line in f:
+            name = line.split()[2]
+            if not name.startswith(("loop", "ram")):
+                return name
+    return None
+
+
+def disk_reads(device):
+    """(reads completed, sectors read) of device."""
+    with open("/proc/diskstats") as f:
+        for line in f:
+            fields = line.split()
+            if fields[2] == device:
+                return int(fields[3]), int(fields[5])
+    return 0, 0
+
+
+def drop_caches():
+    os.sync()
+    with open("/proc/sys/vm/drop_caches", "w") as f:
+        f.write("3\n")
+
+
+def clone_tree(src, dst):
+    """A copy of src whose immutable table files (*.sst) are hard links, the rest copied (a
+    pebble or RocksDB directory that is closed)."""
+    for dirpath, _, files in os.walk(src):
+        rel = os.path.relpath(dirpath, src)
+        os.makedirs(os.path.join(dst, rel), exist_ok=True)
+        for f in files:
+            s, d = os.path.join(dirpath, f), os.path.join(dst, rel, f)
+            if f.endswith(".sst"):
+                os.link(s, d)
+            else:
+                shutil.copy2(s, d)
+
+
+def install_geth():
+    out = subprocess.run(["bash", os.path.join(ROOT, "testing/geth_install.sh")], check=True,
+                         capture_output=True, text=True).stdout.strip().splitlines()
+    return os.path.join(out[-1], "geth")
+
+
+def generate(bench, size, blocks, gas, work):
+    """The size's chain and gigagas's state checkpoint, made once."""
+    chain, base = os.path.join(work, "chain"), os.path.join(work, "gigagas-base")
+    info = os.path.join(chain, "info.json")
+    if os.path.exists(info) and os.path.isdir(base):
+        with open(os.path.join(work, "gen.json")) as f:
+            return json.load(f)
+    shutil.rmtree(chain, ignore_errors=True)
+    shutil.rmtree(base, ignore_errors=True)
+    accounts = size // 2
+    cmd = [bench, "gen-chain", "--out", chain, "--fork", "amsterdam", "--gas", gas,
+           "--blocks", str(blocks), "--mix", "spread", "--state-accounts", str(accounts),
+           "--state-slots", str(size - accounts), "--state-by-chain", "--state-datadir", base,
+           "--json"]
+    print(f"[{size:,}] generating: {' '.join(cmd)}", file=sys.stderr, flush=True)
+    wall, cpu, rss, out, rc = measured(cmd, os.path.join(work, "gen.log"))
+    if rc != 0:
+        sys.exit(f"gen-chain failed ({rc}); see {work}/gen.log")
+    made = json.loads(out)
+    mix = [b for b in made["blocks"]][-blocks:]
+    gen = {"seconds": wall, "peak_rss": rss, "state_blocks": len(made["blocks"]) - blocks,
+           "blocks": blocks, "mix_gas": sum(b["gas_used"] for b in mix),
+           "mix_transactions": sum(b["transactions"] for b in mix),
+           "transactions_by_kind": made["transactions_by_kind"]}
+    with open(os.path.join(work, "gen.json"), "w") as f:
+        json.dump(gen, f, indent=1)
+    return gen
+
+
+def geth_state(geth, work):
+    """geth's datadir holding the state (init + import of chain-state.rlp, compacted)."""
+    base = os.path.join(work, "geth-base")
+    done = os.path.join(work, "geth-base.json")
+    if os.path.exists(done):
+        with open(done) as f:
+            return json.load(f)
+    shutil.rmtree(base, ignore_errors=True)
+    chain = os.path.join(work, "chain")
+    subprocess.run([geth, "init", "--datadir", base, os.path.join(chain, "genesis.json")],
+                   check=True, capture_output=True)
+    print(f"[{work}] geth importing the state's blocks", file=sys.stderr, flush=True)
+    wall, cpu, rss, _, rc = measured(
+        [geth, "import", "--datadir", base, os.path.join(chain, "chain-state.rlp")],
+        os.path.join(work, "geth-state-import.log"))
+    if rc != 0:
+        sys.exit(f"geth import of the state failed ({rc}); see {work}/geth-state-import.log")
+    subprocess.run([geth, "db", "compact", "--datadir", base], check=True, capture_output=True)
+    state = {"import_seconds": wall, "import_peak_rss": rss}
+    with open(done, "w") as f:
+        json.dump(state, f, indent=1)
+    return state
+
+
+def gigagas_run(gigagas, work, name, flags, cold, device, threads):
+    """One import of chain-blocks.rlp into a fresh checkpoint of the state."""
+    run = os.path.join(work, "run")
+    shutil.rmtree(run, ignore_errors=True)
+    subprocess.run([gigagas, "db", "--datadir", os.path.join(work, "gigagas-base"),
+                    "checkpoint", run], check=True, capture_output=True)
+    if cold:
+        drop_caches()
+    before = disk_reads(device)
+    cmd = [gigagas, "import", os.path.join(work, "chain", "chain-blocks.rlp"), "--datadir", run,
+           "--json"] + flags
+    wall, cpu, rss, out, rc = measured(cmd, os.path.join(work, f"{name}-{'cold' if cold else 'warm'}.log"))
+    after = disk_reads(device)
+    if rc != 0:
+        sys.exit(f"{name}: gigagas import failed ({rc}): {out[-2000:]}")
+    report = json.loads(out)
+    blocks = [b for b in report["blocks"] if b["imported"]]
+    reads = after[0] - before[0]
+    execution_ms = sum(b["execution_ms"] for b in blocks)
+    # Waiting on the state's reads: the prefetch (nothing executes meanwhile), or the reads
+    # made while executing, spread over the workers that made them.
+    if any(b["io_ms"] > 0 for b in blocks):
+        waited = sum(b["io_ms"] for b in blocks)
+    elif "--bal" in flags:
+        waited = sum(b["read_ms"] for b in blocks)
+    else:
+        waited = sum(b["read_ms"] for b in blocks) / threads
+    return {
+        "design": name, "cold": cold, "mgas_per_s": report["mgas_per_s"],
+        "seconds": report["seconds"], "wall_s": wall, "cpu_s": cpu, "peak_rss": rss,
+        "gas": report["gas"], "blocks": len(blocks),
+        "execution_ms_per_block": execution_ms / len(blocks),
+        "state_root_ms_per_block": sum(b["state_root_ms"] for b in blocks) / len(blocks),
+        "state_root_beside_ms_per_block": sum(b["state_root_beside_ms"] or 0 for b in blocks)
+        / len(blocks),
+        "commit_ms_per_block": sum(b["commit_ms"] for b in blocks) / len(blocks),
+        "io_ms_per_block": sum(b["io_ms"] for b in blocks) / len(blocks),
+        "read_ms_per_block": sum(b["read_ms"] for b in blocks) / len(blocks),
+        "read_wait_share": waited / execution_ms if execution_ms else 0.0,
+        "store_reads": sum(b["cache_misses"] for b in blocks),
+        "disk_reads": reads, "disk_read_bytes": (after[1] - before[1]) * 512,
+        "iops": reads / report["seconds"] if report["seconds"] else 0.0,
+    }
+
+
+def geth_run(geth, work, cold, device):
+    run = os.path.join(work, "geth-run")
+    shutil.rmtree(run, ignore_errors=True)
+    clone_tree(os.path.join(work, "geth-base"), run)
+    if cold:
+        drop_caches()
+    before = disk_reads(device)
+    log = os.path.join(work, f"geth-{'cold' if cold else 'warm'}.log")
+    wall, cpu, rss, _, rc = measured(
+        [geth, "import", "--datadir", run, os.path.join(work, "chain", "chain-blocks.rlp")], log)
+    after = disk_reads(device)
+    if rc != 0:
+        sys.exit(f"geth import failed ({rc}); see {log}")
+    seconds = wall
+    with open(log) as f:
+        for line in f:
+            # "Import done in 12.345s." — the import itself, without opening the database.
+            if "Import done in" in line:
+                seconds = parse_go_duration(line.split("Import done in", 1)[1].strip().rstrip("."))
+    return {"design": "geth", "cold": cold, "seconds": seconds, "wall_s": wall, "cpu_s": cpu,
+            "peak_rss": rss, "disk_reads": after[0] - before[0],
+            "disk_read_bytes": (after[1] - before[1]) * 512,
+            "iops": (after[0] - before[0]) / seconds if seconds else 0.0}
+
+
+def parse_go_duration(text):
+    """Seconds of a Go duration string such as 1m2.5s, 850ms or 3.2s."""
+    total, number = 0.0, ""
+    units = {"h": 3600, "m": 60, "s": 1, "ms": 1e-3, "µs": 1e-6, "us": 1e-6, "ns": 1e-9}
+    i = 0
+    text = text.split()[0]
+    while i < len(text):
+        c = text[i]
+        if c.isdigit() or c == ".":
+            number += c
+            i += 1
+            continue
+        unit = text[i:i + 2] if text[i:i + 2] in units else c
+        total += float(number or 0) * units.get(unit, 0)
+        number, i = "", i + len(unit)
+    return total
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", default="1m,10m", help="entries per state, comma-separated")
+    ap.add_argument("--blocks", type=int, default=10, help="spread-mix blocks measured")
+    ap.add_argument("--gas", default="300M", help="gas per measured block")
+    ap.add_argument("--depths", default="1,4,16,64", help="queue depths of the BAL's reads")
+    ap.add_argument("--work", default=os.path.join(ROOT, "target/state-scale"))
+    ap.add_argument("--gigagas", default=os.path.join(ROOT, "target/release/gigagas"))
+    ap.add_argument("--bench", default=os.path.join(ROOT, "target/release/gigagas-bench"))
+    ap.add_argument("--geth", help="geth binary (default: testing/geth_install.sh)")
+    ap.add_argument("--no-geth", action="store_true", help="gigagas only")
+    ap.add_argument("--designs", help="only these runs, comma-separated (seq, par-ondemand, "
+                    "par-bal-qdN, geth)")
+    ap.add_argument("--json", action="store_true", help="print the results as one JSON object")
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("state_scale: dropping the page cache needs root")
+    geth = None if args.no_geth else (args.geth or install_geth())
+    threads = os.cpu_count()
+    results = []
+    for size in [parse_size(s) for s in args.sizes.split(",")]:
+        work = os.path.join(args.work, f"scale-{size}")
+        os.makedirs(work, exist_ok=True)
+        device = disk_of(work)
+        gen = generate(args.bench, size, args.blocks, args.gas, work)
+        entry = {"entries": size, "generation": gen,
+                 "gigagas_bytes": du(os.path.join(work, "gigagas-base")), "runs": []}
+        if geth:
+            entry["geth_state"] = geth_state(geth, work)
+            entry["geth_bytes"] = du(os.path.join(work, "geth-base", "geth"))
+        designs = [("seq", ["--bal", "ignore", "--prewarm", "false"]),
+                   ("par-ondemand", ["--io", "on-demand"])]
+        designs += [(f"par-bal-qd{d}", ["--io", "prefetch-parallel", "--io-depth", d])
+                    for d in args.depths.split(",")]
+        only = set(args.designs.split(",")) if args.designs else None
+        for name, flags in designs:
+            if only and name not in only:
+                continue
+            for cold in (True, False):
+                r = gigagas_run(args.gigagas, work, name, flags, cold, device, threads)
+                entry["runs"].append(r)
+                print(f"[{size:,}] {name:<14} {'cold' if cold else 'warm'}: "
+                      f"{r['mgas_per_s']:8.1f} Mgas/s  exec {r['execution_ms_per_block']:7.1f} ms"
+                      f"  root {r['state_root_ms_per_block']:7.1f} ms  reads {r['disk_reads']:>8}"
+                      f"  {r['iops']:8.0f} IOPS  wait {r['read_wait_share']:.2f}",
+                      file=sys.stderr, flush=True)
+        if geth and (not only or "geth" in only):
+            for cold in (True, False):
+                r = geth_run(geth, work, cold, device)
+                r["mgas_per_s"] = gen["mix_gas"] / r["seconds"] / 1e6
+                entry["runs"].append(r)
+                print(f"[{size:,}] geth           {'cold' if cold else 'warm'}: "
+                      f"{r['mgas_per_s']:8.1f} Mgas/s  {r['seconds']:.1f} s  reads "
+                      f"{r['disk_reads']:>8}  {r['iops']:8.0f} IOPS", file=sys.stderr, flush=True)
+        shutil.rmtree(os.path.join(work, "run"), ignore_errors=True)
+        shutil.rmtree(os.path.join(work, "geth-run"), ignore_errors=True)
+        results.append(entry)
+        with open(os.path.join(args.work, "state-scale.json"), "w") as f:
+            json.dump({"sizes": results}, f, indent=1)
+    if args.json:
+        print(json.dumps({"sizes": results}, indent=1))
+    else:
+        print(f"{'entries':>12} {'design':<14} {'cold':>10} {'warm':>10} {'cold/warm':>9}")
+        for e in results:
+            by = {}
+            for r in e["runs"]:
+                by.setdefault(r["design"], {})["cold" if r["cold"] else "warm"] = r["mgas_per_s"]
+            for design, v in by.items():
+                ratio = v.get("cold", 0) / v["warm"] if v.get("warm") else 0
+                print(f"{e['entries']:>12,} {design:<14} {v.get('cold', 0):10.1f} "
+                      f"{v.get('warm', 0):10.1f} {ratio:9.2f}")
+
+
+if __name__ == "__main__":
+    main()
