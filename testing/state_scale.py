@@ -202,7 +202,7 @@ def gigagas_run(gigagas, work, name, flags, cold, device, threads):
     execution_ms = sum(b["execution_ms"] for b in blocks)
     # Waiting on the state's reads: the prefetch (nothing executes meanwhile), or the reads
     # made while executing, spread over the workers that made them.
-    if any(b["io_ms"] > 0 for b in blocks):
+    if "prefetch-parallel" in flags:
         waited = sum(b["io_ms"] for b in blocks)
     elif "--bal" in flags:
         waited = sum(b["read_ms"] for b in blocks)
@@ -326,8 +326,20 @@ def main():
         shutil.rmtree(os.path.join(work, "run"), ignore_errors=True)
         shutil.rmtree(os.path.join(work, "geth-run"), ignore_errors=True)
         results.append(entry)
-        with open(os.path.join(args.work, "state-scale.json"), "w") as f:
-            json.dump({"sizes": results}, f, indent=1)
+        # Kept per size: a later run of other sizes (or designs) adds to the file.
+        path = os.path.join(args.work, "state-scale.json")
+        kept = {}
+        if os.path.exists(path):
+            with open(path) as f:
+                kept = {e["entries"]: e for e in json.load(f)["sizes"]}
+        old = kept.get(size)
+        if old and only:
+            done = {(r["design"], r["cold"]) for r in entry["runs"]}
+            entry["runs"] = [r for r in old["runs"] if (r["design"], r["cold"]) not in done] \
+                + entry["runs"]
+        kept[size] = entry
+        with open(path, "w") as f:
+            json.dump({"sizes": [kept[k] for k in sorted(kept)]}, f, indent=1)
     if args.json:
         print(json.dumps({"sizes": results}, indent=1))
     else:

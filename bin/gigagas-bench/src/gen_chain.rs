@@ -34,6 +34,8 @@
 //! (with their BALs, geth's export format), and `--state-datadir` keeps a checkpoint of the
 //! generator's datadir at the end of the state part: the state to run the mix's blocks on.
 
+pub(crate) use gigagas_bench::rng::Rng;
+
 use crate::{
     replay::BAL_FILE,
     state_access::StateAccess,
@@ -214,34 +216,6 @@ const DEPOSIT: [u8; 4] = [0xd0, 0xe3, 0x0d, 0xb0];
 pub(crate) const CHAIN_ID: u64 = 1337;
 /// Seconds between blocks.
 const BLOCK_TIME: u64 = 12;
-
-/// A deterministic stream of numbers (splitmix64) from the seed.
-#[derive(Debug)]
-pub(crate) struct Rng(pub(crate) u64);
-
-impl Rng {
-    /// The next 64 random bits (splitmix64).
-    pub(crate) fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `0..n`.
-    pub(crate) fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-
-    fn word(&mut self) -> B256 {
-        let mut w = [0u8; 32];
-        for chunk in w.chunks_mut(8) {
-            chunk.copy_from_slice(&self.next().to_be_bytes());
-        }
-        B256::from(w)
-    }
-}
 
 /// One kind of transaction: what it calls and the gas it is given (its use, measured on the
 /// generated chains, plus a margin: a block is filled by the estimate, and every candidate must

@@ -9,6 +9,8 @@
 //! the Engine API), `p2p` (a devp2p peer dialed and synced from, every block checked). The node
 //! is `gigagas`.
 
+use gigagas_bench::{state_access, state_growth};
+
 mod bench;
 mod bench_args;
 mod bench_io;
@@ -24,8 +26,6 @@ mod replay;
 mod report;
 mod rpc_client;
 mod rpc_load;
-mod state_access;
-mod state_growth;
 mod test_fixtures;
 mod test_rpc;
 mod util;

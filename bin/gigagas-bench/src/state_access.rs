@@ -10,17 +10,17 @@
 //! first blocks) and spreads the rest over the whole state (cold on disk).
 
 use crate::{
-    gen_chain::Rng,
+    rng::Rng,
     state_growth::{contract_shares, first_key, state_account, state_contract},
 };
 use alloy_primitives::{Address, U256};
 
 /// Slots one slot-update call of the spread mix overwrites (a token transfer's two balances).
-pub(crate) const UPDATE_SLOTS: u64 = 2;
+pub const UPDATE_SLOTS: u64 = 2;
 
 /// The keys the spread mix draws from: the accounts and contract slots a plan created.
 #[derive(Debug)]
-pub(crate) struct StateAccess {
+pub struct StateAccess {
     seed: u64,
     accounts: u64,
     /// Slots of each contract (contract k at index k - 1).
@@ -37,7 +37,7 @@ impl StateAccess {
     /// The keys of `seed`'s plan of `accounts` accounts and `slots` slots over `contracts`
     /// contracts, drawn hot `hot_share` percent of the time from the first `hot_fraction`
     /// percent.
-    pub(crate) fn new(
+    pub fn new(
         seed: u64,
         accounts: u64,
         slots: u64,
@@ -72,7 +72,7 @@ impl StateAccess {
     }
 
     /// An existing account (`None` when the plan created none).
-    pub(crate) fn account(&self, rng: &mut Rng) -> Option<Address> {
+    pub fn account(&self, rng: &mut Rng) -> Option<Address> {
         if self.accounts == 0 {
             return None;
         }
@@ -82,7 +82,7 @@ impl StateAccess {
 
     /// A contract, the first of up to [`UPDATE_SLOTS`] consecutive keys it holds, and how many
     /// (fewer when the contract holds fewer); `None` when the plan created no slots.
-    pub(crate) fn slots(&self, rng: &mut Rng) -> Option<(Address, U256, u64)> {
+    pub fn slots(&self, rng: &mut Rng) -> Option<(Address, U256, u64)> {
         let total = *self.cumulative.last()?;
         let hot = self.hot(rng);
         let draw = rng.below(total);

@@ -19,37 +19,49 @@ use serde_json::{json, Value};
 /// The fan-out contract: for `i < count`, `CALL(0, keccak256(seed ‖ i), 1 wei)`; calldata
 /// `seed ‖ count` (two words). Each call creates one account (the stipend of a value call runs
 /// no code at an empty address).
-pub(crate) const FANOUT: Address = Address::repeat_byte(0x74);
+pub const FANOUT: Address = Address::repeat_byte(0x74);
 /// [`FANOUT`]'s code.
-pub(crate) const FANOUT_CODE: &str =
+pub const FANOUT_CODE: &str =
     "60003560005260203560005b81811015603057806020526000600060006000600160406000206000f150600101600b565b00";
 /// Accounts one fan-out call creates.
-pub(crate) const FANOUT_ACCOUNTS: u64 = 64;
+pub const FANOUT_ACCOUNTS: u64 = 64;
 /// Slots one writer call stores.
-pub(crate) const FILL_SLOTS: u64 = 100;
+pub const FILL_SLOTS: u64 = 100;
 /// The slot writer's code (`gen_chain`'s `WRITER`): `SSTORE(start + i, count - i)` for
 /// `i < count`; calldata `start ‖ count`.
-pub(crate) const WRITER_CODE: &str = "6000356020355b8015601b578082559060010190600190036006565b00";
+pub const WRITER_CODE: &str = "6000356020355b8015601b578082559060010190600190036006565b00";
 
 /// The slots of contract `k` (from 1) of `contracts` holding `total` slots: a share ∝ 1/k,
 /// at least one.
-pub(crate) fn zipf_slots(k: u64, contracts: u64, total: u64) -> u64 {
+pub fn zipf_slots(k: u64, contracts: u64, total: u64) -> u64 {
     let harmonic: f64 = (1..=contracts).map(|i| 1.0 / i as f64).sum();
     ((total as f64 / (k as f64 * harmonic)).round() as u64).max(1)
 }
 
 /// One call of the plan: (contract, calldata, new entries it creates).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum StateCall {
+pub enum StateCall {
     /// A fan-out call creating `count` accounts from `first`.
-    Accounts { first: u64, count: u64 },
+    Accounts {
+        /// Index of the first account it creates.
+        first: u64,
+        /// Accounts it creates.
+        count: u64,
+    },
     /// A writer call storing `count` new slots of contract `k` from key `start`.
-    Slots { k: u64, start: U256, count: u64 },
+    Slots {
+        /// The contract (from 1).
+        k: u64,
+        /// The first key it stores.
+        start: U256,
+        /// Consecutive keys it stores.
+        count: u64,
+    },
 }
 
 impl StateCall {
     /// The called contract and its calldata.
-    pub(crate) fn call(self, seed: u64) -> (Address, Vec<u8>) {
+    pub fn call(self, seed: u64) -> (Address, Vec<u8>) {
         match self {
             StateCall::Accounts { first, count } => {
                 let mut input = fanout_seed(seed, first).to_vec();
@@ -79,13 +91,13 @@ fn fanout_account(call_seed: B256, j: u64) -> Address {
 
 /// Account `i` (from 0) of those the plan of `seed` creates: the calls hand out
 /// [`FANOUT_ACCOUNTS`] accounts each, in order.
-pub(crate) fn state_account(seed: u64, i: u64) -> Address {
+pub fn state_account(seed: u64, i: u64) -> Address {
     let first = i / FANOUT_ACCOUNTS * FANOUT_ACCOUNTS;
     fanout_account(fanout_seed(seed, first), i % FANOUT_ACCOUNTS)
 }
 
 /// State contract `k` (from 1) of `seed`.
-pub(crate) fn state_contract(seed: u64, k: u64) -> Address {
+pub fn state_contract(seed: u64, k: u64) -> Address {
     let word = keccak256(
         [&seed.to_be_bytes()[..], b"growth-contract", &k.to_be_bytes(), &0u64.to_be_bytes()]
             .concat(),
@@ -94,7 +106,7 @@ pub(crate) fn state_contract(seed: u64, k: u64) -> Address {
 }
 
 /// The first key contract `k` stores at (its keys are consecutive from there).
-pub(crate) fn first_key(seed: u64, k: u64) -> U256 {
+pub fn first_key(seed: u64, k: u64) -> U256 {
     let word = keccak256([&seed.to_be_bytes()[..], b"growth-slot", &k.to_be_bytes()].concat());
     // The top bit cleared: `start + i` never wraps.
     U256::from_be_bytes(word.0) >> 1
@@ -102,7 +114,7 @@ pub(crate) fn first_key(seed: u64, k: u64) -> U256 {
 
 /// The state contracts' genesis entries (code, no storage): contract k's code is the writer
 /// followed, past its `STOP`, by one byte of k mod 64 (64 distinct code hashes).
-pub(crate) fn genesis_entries(seed: u64, contracts: u64) -> impl Iterator<Item = (Address, Value)> {
+pub fn genesis_entries(seed: u64, contracts: u64) -> impl Iterator<Item = (Address, Value)> {
     (1..=contracts).map(move |k| {
         let code = format!("0x{WRITER_CODE}60{:02x}", k % 64);
         (state_contract(seed, k), json!({ "balance": "0x0", "code": code }))
@@ -111,7 +123,7 @@ pub(crate) fn genesis_entries(seed: u64, contracts: u64) -> impl Iterator<Item =
 
 /// The calls creating the state, handed out in an interleaving drawn from the seed.
 #[derive(Debug)]
-pub(crate) struct StatePlan {
+pub struct StatePlan {
     seed: u64,
     accounts_left: u64,
     next_account: u64,
@@ -128,7 +140,7 @@ pub(crate) struct StatePlan {
 
 /// The slots each of `contracts` contracts (index k - 1 for contract k) holds of `total`:
 /// [`zipf_slots`], at least one each, the last taking what is left so that they add up.
-pub(crate) fn contract_shares(contracts: u64, total: u64) -> Vec<u64> {
+pub fn contract_shares(contracts: u64, total: u64) -> Vec<u64> {
     let mut left = total;
     (1..=contracts)
         .map(|k| {
@@ -146,7 +158,7 @@ pub(crate) fn contract_shares(contracts: u64, total: u64) -> Vec<u64> {
 
 impl StatePlan {
     /// A plan creating `accounts` accounts and `slots` slots over `contracts` contracts.
-    pub(crate) fn new(seed: u64, accounts: u64, slots: u64, contracts: u64) -> Self {
+    pub fn new(seed: u64, accounts: u64, slots: u64, contracts: u64) -> Self {
         let contracts = contracts.clamp(1, slots.max(1));
         let mut plan = Self {
             seed,
@@ -174,13 +186,13 @@ impl StatePlan {
     }
 
     /// Entries (accounts plus slots) still to create.
-    pub(crate) fn left(&self) -> u64 {
+    pub fn left(&self) -> u64 {
         self.accounts_left + self.slots_left
     }
 
     /// The next call, accounts or slots drawn in proportion to what is left of each (`draw`
     /// uniform in `0..left()`); `None` when all is created.
-    pub(crate) fn next(&mut self, draw: u64) -> Option<StateCall> {
+    pub fn next(&mut self, draw: u64) -> Option<StateCall> {
         if self.left() == 0 {
             return None;
         }
@@ -206,7 +218,7 @@ impl StatePlan {
     /// Accounts and slots the plan creates, to compare proofs at: the first `n` accounts of the
     /// first fan-out call, and for each of `n` contracts spread over the tail (1, then every
     /// `contracts / n`-th) its first slot. As `sample.json`: `[{"address", "slot"}]`.
-    pub(crate) fn sample(&self, accounts: u64, n: u64) -> Value {
+    pub fn sample(&self, accounts: u64, n: u64) -> Value {
         let mut out = Vec::new();
         if accounts > 0 {
             let seed = fanout_seed(self.seed, 0);

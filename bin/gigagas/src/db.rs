@@ -52,6 +52,14 @@ enum DbCommand {
         /// The copy's folder.
         out: PathBuf,
     },
+    /// Deletes the trie nodes that no state root of the last KEEP blocks reaches (mark and
+    /// sweep; the node must be stopped). Blocks' state older than that is then answered as
+    /// pruned. Prints what was kept and deleted, and the datadir's bytes before and after.
+    PruneTrie {
+        /// Blocks whose state stays (the reorg window; geth keeps 128 diff layers).
+        #[arg(long, default_value_t = 128)]
+        keep: u64,
+    },
 }
 
 #[derive(Serialize)]
@@ -71,6 +79,65 @@ fn print<T: Serialize>(value: Option<T>, what: &str, number: u64) -> Result<Exit
         }
         None => Err(format!("no {what} stored for block {number}")),
     }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PruneJson {
+    first_kept: u64,
+    head: u64,
+    nodes_kept: u64,
+    nodes_deleted: u64,
+    bytes_before: u64,
+    bytes_after: u64,
+    seconds: f64,
+}
+
+/// Bytes of the files under `dir`.
+fn dir_bytes(dir: &std::path::Path) -> u64 {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| match e.metadata() {
+            Ok(m) if m.is_dir() => dir_bytes(&e.path()),
+            Ok(m) => m.len(),
+            Err(_) => 0,
+        })
+        .sum()
+}
+
+/// `db prune-trie`: the state roots of the last `keep` blocks kept, every other trie node
+/// deleted.
+fn prune_trie(store: &Storage, datadir: &std::path::Path, keep: u64) -> Result<ExitCode, String> {
+    let err = |e: gigagas_storage::ProviderError| e.to_string();
+    let start = std::time::Instant::now();
+    let (head, _) = store.best_block().map_err(err)?.ok_or("datadir not initialized")?;
+    let first_kept = head.saturating_sub(keep.max(1) - 1);
+    let mut roots = Vec::new();
+    for number in first_kept..=head {
+        let header: Header = store
+            .header_by_number(number)
+            .map_err(err)?
+            .ok_or_else(|| format!("header {number} missing"))?;
+        roots.push(header.state_root);
+    }
+    let bytes_before = dir_bytes(datadir);
+    let bar = indicatif::ProgressBar::new_spinner();
+    let stats = store
+        .prune_trie(&roots, first_kept, &mut |phase, n| bar.set_message(format!("{phase}: {n}")))
+        .map_err(err)?;
+    bar.finish_and_clear();
+    let report = PruneJson {
+        first_kept,
+        head,
+        nodes_kept: stats.kept,
+        nodes_deleted: stats.deleted,
+        bytes_before,
+        bytes_after: dir_bytes(datadir),
+        seconds: start.elapsed().as_secs_f64(),
+    };
+    print(Some(report), "prune", head)
 }
 
 /// Opens the datadir and prints what was asked.
@@ -108,6 +175,7 @@ pub(crate) fn run(args: DbArgs) -> Result<ExitCode, String> {
         DbCommand::Bal { number } => {
             print(store.block_access_list(number).map_err(err)?, "BAL", number)
         }
+        DbCommand::PruneTrie { keep } => prune_trie(&store, &args.datadir, keep),
         DbCommand::Checkpoint { out } => {
             store.checkpoint(&out).map_err(err)?;
             println!("{}: checkpoint of {}", out.display(), args.datadir.display());

@@ -24,6 +24,7 @@
 pub mod codecs;
 mod hashed;
 mod ingest;
+mod prune;
 mod reader;
 pub mod tables;
 mod writer;
@@ -35,6 +36,7 @@ pub use gigagas_storage_api::{
     ProviderResult, RawBlock, ReaderFactory, ReceiptProvider, StateProvider, StateWriter,
     TransactionsProvider, TrieState, UnwoundBlock,
 };
+pub use prune::PruneStats;
 pub use tables::*;
 
 use alloy_primitives::{map::FbBuildHasher, Bytes, B256};

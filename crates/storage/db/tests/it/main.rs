@@ -4,4 +4,5 @@
 mod crash;
 mod has_storage;
 mod hashed;
+mod prune;
 mod senders;
