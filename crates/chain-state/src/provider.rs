@@ -56,7 +56,9 @@ impl BlockchainProvider {
     /// the in-memory blocks hold theirs).
     ///
     /// # Errors
-    /// [`gigagas_storage_api::ProviderError`] when the view's head cannot be read.
+    /// [`gigagas_storage_api::ProviderError`] when the view's head cannot be read;
+    /// [`gigagas_storage_api::ProviderError::StateAtBlockPruned`] for a block older than the
+    /// pruned trie holds.
     pub fn state_at(&self, number: u64, state_root: B256) -> ProviderResult<Arc<dyn StateSource>> {
         let chain = self.memory.canonical_chain();
         let head_root = chain.blocks().last().map(|b| b.header().state_root);
@@ -65,6 +67,13 @@ impl BlockchainProvider {
             if let Some(state) = head_state(&chain, self.store.read_view())? {
                 return Ok(state);
             }
+        }
+        let earliest = self.store.earliest_state_block()?;
+        if number < earliest {
+            return Err(gigagas_storage_api::ProviderError::StateAtBlockPruned {
+                number,
+                earliest,
+            });
         }
         Ok(Arc::new(self.trie_at(state_root)))
     }
@@ -141,6 +150,10 @@ impl BlockNumReader for BlockchainProvider {
             Some(b) => Ok(Some(b.number())),
             None => self.store.block_number(hash),
         }
+    }
+
+    fn earliest_state_block(&self) -> ProviderResult<u64> {
+        self.store.earliest_state_block()
     }
 }
 

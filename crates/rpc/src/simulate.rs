@@ -58,7 +58,6 @@ use alloy_rpc_types_eth::{
 use gigagas_bal::{compute_block_access_list_hash, BlockAccessIndex};
 use gigagas_executor::EvmConfig;
 use gigagas_state::PreState;
-use gigagas_storage_api::TrieState;
 use gigagas_trie::{update_state_root, AccountUpdate};
 use jsonrpsee::types::ErrorObjectOwned;
 use revm::{
@@ -129,7 +128,7 @@ pub(crate) fn simulate(
         }
     }
     let blocks = sanitize_chain(payload.block_state_calls, &base.header)?;
-    let trie = TrieState { store: ctx.provider.clone(), root: base.header.state_root };
+    let trie = crate::state::trie_state(ctx, base.header.number, base.header.state_root)?;
     let pre = PreState::backed(Arc::new(trie));
     let mut sim = Simulator {
         ctx,

@@ -8,7 +8,7 @@ use alloy_rpc_types_eth::{EIP1186AccountProofResponse, EIP1186StorageProof};
 use alloy_serde::JsonStorageKey;
 use alloy_trie::Nibbles;
 use gigagas_state::StateSource;
-use gigagas_storage_api::TrieState;
+use gigagas_storage_api::{BlockNumReader, ProviderError, TrieState};
 use gigagas_trie::Trie;
 use revm::state::AccountInfo;
 use std::sync::Arc;
@@ -20,6 +20,30 @@ pub(crate) struct StateAt {
     source: Arc<dyn StateSource>,
     /// The trie under its state root, for proofs.
     trie: TrieState,
+}
+
+/// The trie under canonical block `number`'s state root `root`, for the readers that walk it
+/// (proofs, simulations and traces on an older block's state).
+///
+/// # Errors
+/// [`RpcError::Store`]: [`ProviderError::StateAtBlockPruned`] for a block older than the
+/// pruned trie holds, or the store's failure to say.
+pub(crate) fn trie_state(ctx: &RpcContext, number: u64, root: B256) -> Result<TrieState, RpcError> {
+    state_held(ctx, number)?;
+    Ok(TrieState { store: ctx.provider.clone(), root })
+}
+
+/// Whether the trie still holds canonical block `number`'s state.
+///
+/// # Errors
+/// [`RpcError::Store`]: [`ProviderError::StateAtBlockPruned`] when it was pruned, or the
+/// store's failure to say.
+pub(crate) fn state_held(ctx: &RpcContext, number: u64) -> Result<(), RpcError> {
+    let earliest = ctx.provider.earliest_state_block()?;
+    if number < earliest {
+        return Err(ProviderError::StateAtBlockPruned { number, earliest }.into());
+    }
+    Ok(())
 }
 
 fn store_err(e: gigagas_state::StateError) -> RpcError {
@@ -34,7 +58,7 @@ impl StateAt {
     pub(crate) fn new(ctx: &RpcContext, number: u64, root: B256) -> Result<Self, RpcError> {
         Ok(Self {
             source: ctx.provider.state_at(number, root)?,
-            trie: TrieState { store: ctx.provider.clone(), root },
+            trie: trie_state(ctx, number, root)?,
         })
     }
 

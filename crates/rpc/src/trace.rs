@@ -29,7 +29,7 @@ use gigagas_executor::replay::ReplayDb;
 use gigagas_executor::EvmConfig;
 use gigagas_primitives::BlockInput;
 use gigagas_state::PreState;
-use gigagas_storage_api::{TransactionsProvider, TrieState};
+use gigagas_storage_api::TransactionsProvider;
 use jsonrpsee::types::ErrorObjectOwned;
 use revm::database::{CacheDB, WrapDatabaseRef};
 use revm::inspector::NoOpInspector;
@@ -70,7 +70,7 @@ impl<'a> BlockReplay<'a> {
             .ok_or_else(|| RpcError::NotFound(format!("block #{number}")))?;
         let parent = StoredBlock::load(ctx, number - 1)?
             .ok_or_else(|| RpcError::NotFound(format!("block #{}", number - 1)))?;
-        Self::on_parent(ctx, block.block_input(), parent.header.state_root, count)
+        Self::on_parent(ctx, block.block_input(), &parent.header, count)
     }
 
     /// `block`, given whole (`debug_traceBlock`: it need not be stored), on its parent's state,
@@ -93,21 +93,19 @@ impl<'a> BlockReplay<'a> {
             withdrawals: block.body.withdrawals,
             ommers: block.body.ommers,
         };
-        Self::on_parent(ctx, input, parent.header.state_root, None)
+        Self::on_parent(ctx, input, &parent.header, None)
     }
 
-    /// `input`'s replay on the state under `parent_root`.
+    /// `input`'s replay on the state after `parent` (an error for a pruned one).
     fn on_parent(
         ctx: &'a RpcContext,
         input: BlockInput,
-        parent_root: B256,
+        parent: &alloy_consensus::Header,
         count: Option<usize>,
     ) -> Result<Self, ErrorObjectOwned> {
         let senders = input.par_recover(&ctx.chain).map_err(RpcError::from)?;
-        let pre_state = PreState::backed(Arc::new(TrieState {
-            store: ctx.provider.clone(),
-            root: parent_root,
-        }));
+        let trie = crate::state::trie_state(ctx, parent.number, parent.state_root)?;
+        let pre_state = PreState::backed(Arc::new(trie));
         Ok(Self { ctx, input, senders, pre_state, count })
     }
 

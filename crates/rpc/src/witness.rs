@@ -88,6 +88,7 @@ pub(crate) fn execution_witness(
         Some(senders) => senders.clone(),
         None => input.par_recover(&ctx.chain).map_err(RpcError::from)?,
     };
+    crate::state::state_held(ctx, parent.header.number)?;
     let record = record_witness(
         &ctx.chain,
         &input,

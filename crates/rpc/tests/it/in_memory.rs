@@ -101,6 +101,9 @@ impl BlockNumReader for Gated {
     fn block_number(&self, hash: &B256) -> ProviderResult<Option<u64>> {
         self.inner.block_number(hash)
     }
+    fn earliest_state_block(&self) -> ProviderResult<u64> {
+        self.inner.earliest_state_block()
+    }
 }
 
 impl BlockHashReader for Gated {

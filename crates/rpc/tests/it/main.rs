@@ -13,6 +13,7 @@
 //! - `rpc_limits`: `eth_call`'s time limit and `eth_getLogs`'s block range.
 //! - `overrides`: `eth_call` and `eth_estimateGas` with state and block overrides.
 //! - `parity_trace`: the parity `trace_` namespace.
+//! - `pruned`: a pruned block's state answered as pruned, the kept ones as before.
 //! - `pubsub`: subscriptions over WebSocket and polling filters, through a reorg; their bounds.
 //! - `typed_api`: the public namespaces over HTTP, geth's shape of a malformed parameter.
 //! - `witness`: `debug_executionWitness`, each witness validating its block statelessly.
@@ -31,6 +32,7 @@ mod in_memory;
 mod modules;
 mod overrides;
 mod parity_trace;
+mod pruned;
 mod pubsub;
 mod rpc_limits;
 mod typed_api;

@@ -23,6 +23,16 @@ pub trait BlockNumReader {
     /// # Errors
     /// [`crate::ProviderError`] when the read fails.
     fn block_number(&self, hash: &B256) -> ProviderResult<Option<u64>>;
+
+    /// The earliest block whose state the store's trie still holds: 0 unless the trie was
+    /// pruned (`gigagas db prune-trie`). A state read of an older block is
+    /// [`crate::ProviderError::StateAtBlockPruned`]. By default 0 (a store that never prunes).
+    ///
+    /// # Errors
+    /// [`crate::ProviderError`] when the read fails.
+    fn earliest_state_block(&self) -> ProviderResult<u64> {
+        Ok(0)
+    }
 }
 
 /// Canonical block hashes by number.

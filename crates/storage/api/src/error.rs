@@ -37,4 +37,15 @@ pub enum ProviderError {
         /// The block offered.
         number: u64,
     },
+    /// The state of a block older than the trie keeps was asked for (reth's
+    /// `StateAtBlockPruned`): the trie nodes no recent state root reaches were pruned.
+    #[error(
+        "state at block {number} is pruned: the trie holds the states of blocks {earliest} on"
+    )]
+    StateAtBlockPruned {
+        /// The block asked for.
+        number: u64,
+        /// The earliest block whose state is held ([`crate::BlockNumReader::earliest_state_block`]).
+        earliest: u64,
+    },
 }

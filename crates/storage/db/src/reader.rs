@@ -149,6 +149,10 @@ impl BlockNumReader for Storage {
             .map(|bytes| decode_number(BLOCK_NUMBERS, hash, &bytes))
             .transpose()
     }
+
+    fn earliest_state_block(&self) -> ProviderResult<u64> {
+        Ok(self.pruned_below()?.unwrap_or(0))
+    }
 }
 
 impl BlockHashReader for Storage {
