@@ -28,7 +28,8 @@ Needs root (the page cache), geth (testing/geth_install.sh), and disk: about 900
 entry for gigagas's datadir and 250 for geth's at 10M (docs/benchmarks.md).
 
 Usage: python3 testing/state_scale.py [--sizes 1m,10m] [--blocks 10] [--depths 1,4,16,64]
-           [--work target/state-scale] [--no-geth] [--json]
+           [--runs 3] [--designs seq,par-bal-qd32,geth] [--work target/state-scale] [--no-geth]
+           [--json]
 """
 
 import argparse
@@ -251,6 +252,14 @@ def geth_run(geth, work, cold, device):
             "iops": (after[0] - before[0]) / seconds if seconds else 0.0}
 
 
+def median_run(runs):
+    """The run of median Mgas/s (the lower middle of an even count), with every run's Mgas/s."""
+    ordered = sorted(runs, key=lambda r: r["mgas_per_s"])
+    kept = dict(ordered[(len(ordered) - 1) // 2])
+    kept["runs_mgas_per_s"] = [r["mgas_per_s"] for r in runs]
+    return kept
+
+
 def parse_go_duration(text):
     """Seconds of a Go duration string such as 1m2.5s, 850ms or 3.2s."""
     total, number = 0.0, ""
@@ -282,6 +291,8 @@ def main():
     ap.add_argument("--no-geth", action="store_true", help="gigagas only")
     ap.add_argument("--designs", help="only these runs, comma-separated (seq, par-ondemand, "
                     "par-bal-qdN, geth)")
+    ap.add_argument("--runs", type=int, default=1,
+                    help="runs of each design, cold then warm; the run of median Mgas/s is kept")
     ap.add_argument("--json", action="store_true", help="print the results as one JSON object")
     args = ap.parse_args()
     if os.geteuid() != 0:
@@ -307,22 +318,35 @@ def main():
         for name, flags in designs:
             if only and name not in only:
                 continue
+            repeats = {True: [], False: []}
+            for _ in range(max(1, args.runs)):
+                for cold in (True, False):
+                    repeats[cold].append(
+                        gigagas_run(args.gigagas, work, name, flags, cold, device, threads))
             for cold in (True, False):
-                r = gigagas_run(args.gigagas, work, name, flags, cold, device, threads)
+                r = median_run(repeats[cold])
                 entry["runs"].append(r)
                 print(f"[{size:,}] {name:<14} {'cold' if cold else 'warm'}: "
                       f"{r['mgas_per_s']:8.1f} Mgas/s  exec {r['execution_ms_per_block']:7.1f} ms"
                       f"  root {r['state_root_ms_per_block']:7.1f} ms  reads {r['disk_reads']:>8}"
-                      f"  {r['iops']:8.0f} IOPS  wait {r['read_wait_share']:.2f}",
+                      f"  {r['iops']:8.0f} IOPS  wait {r['read_wait_share']:.2f}"
+                      f"  runs {[round(x, 1) for x in r['runs_mgas_per_s']]}",
                       file=sys.stderr, flush=True)
         if geth and (not only or "geth" in only):
+            repeats = {True: [], False: []}
+            for _ in range(max(1, args.runs)):
+                for cold in (True, False):
+                    r = geth_run(geth, work, cold, device)
+                    r["mgas_per_s"] = gen["mix_gas"] / r["seconds"] / 1e6
+                    repeats[cold].append(r)
             for cold in (True, False):
-                r = geth_run(geth, work, cold, device)
-                r["mgas_per_s"] = gen["mix_gas"] / r["seconds"] / 1e6
+                r = median_run(repeats[cold])
                 entry["runs"].append(r)
                 print(f"[{size:,}] geth           {'cold' if cold else 'warm'}: "
                       f"{r['mgas_per_s']:8.1f} Mgas/s  {r['seconds']:.1f} s  reads "
-                      f"{r['disk_reads']:>8}  {r['iops']:8.0f} IOPS", file=sys.stderr, flush=True)
+                      f"{r['disk_reads']:>8}  {r['iops']:8.0f} IOPS"
+                      f"  runs {[round(x, 1) for x in r['runs_mgas_per_s']]}",
+                      file=sys.stderr, flush=True)
         shutil.rmtree(os.path.join(work, "run"), ignore_errors=True)
         shutil.rmtree(os.path.join(work, "geth-run"), ignore_errors=True)
         results.append(entry)
