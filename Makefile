@@ -150,8 +150,9 @@ bench-io: build ## BAL-hinted I/O on RocksDB (full, batch, parallel, prewarm; wa
 worst-io: build ## Worst-case I/O: random SLOADs over a 10M-slot RocksDB, 64M and 640M gas blocks, batch vs parallel, warm and cold
 	$(GIGAGAS_BENCH) worst-io --slots 10000000 --gas 64000000,640000000 --threads 1,2 --repeat 3 --cold
 
-state-scale: build ## State at scale (as root: it drops the page cache): the same 300M-gas Amsterdam blocks of the spread mix (a hot set, a cold tail) against states of 1M and 10M entries made by a chain both clients import; gigagas sequential, parallel on demand and parallel with BAL-hinted reads at queue depth 1/8/32, and geth 1.17.10, each cold and warm; Mgas/s, stage times, IOPS, peak RSS, bytes on disk; target/state-scale/state-scale.json (testing/state_scale.py, about 40 minutes on 2 cores; more: STATE_SCALE_ARGS="--sizes 1m,10m,50m")
-	python3 testing/state_scale.py --sizes 1m,10m --blocks 6 --depths 1,8,32 $(STATE_SCALE_ARGS)
+state-scale: build devnet-deps ## State at scale (as root: it drops the page cache): the same 300M-gas Amsterdam blocks of the spread mix (a hot set, a cold tail) against states of 1M and 10M entries made by a chain both clients import; gigagas sequential, parallel on demand and parallel with BAL-hinted reads at queue depth 1/8/32, and geth 1.17.10, each cold and warm, medians of 3 runs; Mgas/s, stage times, IOPS, peak RSS, bytes on disk; target/state-scale/state-scale.json and state_scale.png (testing/state_scale.py, about an hour on 2 cores; more: STATE_SCALE_ARGS="--sizes 1m,10m,50m")
+	python3 testing/state_scale.py --sizes 1m,10m --blocks 6 --depths 1,8,32 --runs 3 $(STATE_SCALE_ARGS)
+	$(VENV)/bin/python testing/state_scale_plot.py --json target/state-scale/state-scale.json --png target/state-scale/state_scale.png
 
 net-sim: build ## Block propagation, gossipsub vs RLNC: N x D x chunks-per-peer sweep at 1,000 and 10,000 nodes, and the charts (docs/rlnc.md, docs/img)
 	$(GIGAGAS_BENCH) net-sim --sweep --per-peer 1,2,4
