@@ -107,29 +107,28 @@ fn dir_bytes(dir: &std::path::Path) -> u64 {
         .sum()
 }
 
-/// `db prune-trie`: the state roots of the last `keep` blocks kept, every other trie node
-/// deleted.
+/// `db prune-trie`: the state roots of the last `keep` blocks kept (those held: a snap-synced
+/// datadir holds none below its pivot), every other trie node deleted.
 fn prune_trie(store: &Storage, datadir: &std::path::Path, keep: u64) -> Result<ExitCode, String> {
     let err = |e: gigagas_storage::ProviderError| e.to_string();
     let start = std::time::Instant::now();
     let (head, _) = store.best_block().map_err(err)?.ok_or("datadir not initialized")?;
-    let first_kept = head.saturating_sub(keep.max(1) - 1);
     let mut roots = Vec::new();
-    for number in first_kept..=head {
+    for number in head.saturating_sub(keep.max(1) - 1)..=head {
         let header: Header = store
             .header_by_number(number)
             .map_err(err)?
             .ok_or_else(|| format!("header {number} missing"))?;
-        roots.push(header.state_root);
+        roots.push((number, header.state_root));
     }
     let bytes_before = dir_bytes(datadir);
     let bar = indicatif::ProgressBar::new_spinner();
     let stats = store
-        .prune_trie(&roots, first_kept, &mut |phase, n| bar.set_message(format!("{phase}: {n}")))
+        .prune_trie(&roots, &mut |phase, n| bar.set_message(format!("{phase}: {n}")))
         .map_err(err)?;
     bar.finish_and_clear();
     let report = PruneJson {
-        first_kept,
+        first_kept: stats.first_kept,
         head,
         nodes_kept: stats.kept,
         nodes_deleted: stats.deleted,

@@ -28,8 +28,10 @@ const SWEEP_BATCH: usize = 100_000;
 /// What [`Storage::prune_trie`] did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PruneStats {
-    /// Roots kept.
+    /// Roots asked to keep.
     pub roots: usize,
+    /// The earliest block whose root was held (recorded as [`Storage::pruned_below`]).
+    pub first_kept: u64,
     /// Nodes reachable from them (kept).
     pub kept: u64,
     /// Nodes stored before the prune.
@@ -39,27 +41,47 @@ pub struct PruneStats {
 }
 
 impl Storage {
-    /// Deletes every trie node that none of `roots` reaches (the state roots of the blocks
-    /// from `first_kept` on), then compacts the trie nodes' family and records `first_kept`
-    /// ([`Storage::pruned_below`]). The node must not be running on this datadir: a node
-    /// written meanwhile would not be marked. `progress` is called with the phase (`mark`,
-    /// `sweep`, `compact`) and the nodes done so far.
+    /// Deletes every trie node that none of `roots` reaches (the state roots of the blocks to
+    /// keep, by block number), then compacts the trie nodes' family. A root whose own node the
+    /// store lacks is a state it never held (the blocks below a snap sync's pivot) and is
+    /// skipped. The earliest block whose root is held is recorded first
+    /// ([`Storage::pruned_below`]), so that readers refuse older states even if the sweep is
+    /// cut short. The node must not be running on this datadir: a node written meanwhile
+    /// would not be marked. `progress` is called with the phase (`mark`, `sweep`, `compact`)
+    /// and the nodes done so far.
     ///
     /// # Errors
     /// [`ProviderError::Database`] when RocksDB fails; [`ProviderError::Corrupt`] for a node
-    /// that does not decode or a reachable node the store lacks (nothing is deleted then).
+    /// that does not decode, a reachable node below a held root the store lacks, or no root
+    /// held at all (nothing is deleted then).
     pub fn prune_trie(
         &self,
-        roots: &[B256],
-        first_kept: u64,
+        roots: &[(u64, B256)],
         progress: &mut dyn FnMut(&'static str, u64),
     ) -> Result<PruneStats, ProviderError> {
         let mut marked = B256HashSet::default();
-        for root in roots {
-            self.mark(*root, &mut marked, progress)?;
+        let mut first_kept = None;
+        for &(number, root) in roots {
+            if root != EMPTY_ROOT_HASH && self.trie_node(&root)?.is_none() {
+                continue;
+            }
+            self.mark(root, &mut marked, progress)?;
+            first_kept = Some(first_kept.map_or(number, |f: u64| f.min(number)));
         }
-        let mut stats =
-            PruneStats { roots: roots.len(), kept: marked.len() as u64, ..Default::default() };
+        let first_kept = first_kept.ok_or_else(|| ProviderError::Corrupt {
+            table: TRIE_NODES,
+            key: "state roots".into(),
+            reason: format!("none of the {} roots to keep is held", roots.len()),
+        })?;
+        let mut stats = PruneStats {
+            roots: roots.len(),
+            first_kept,
+            kept: marked.len() as u64,
+            ..Default::default()
+        };
+        self.db
+            .put_cf(self.cf(META), PRUNED_BELOW_KEY, first_kept.to_be_bytes())
+            .map_err(self.db_err("prune record"))?;
         let cf = self.cf(TRIE_NODES);
         self.db.flush_cf(cf).map_err(self.db_err("flush"))?;
         let mut options = rocksdb::ReadOptions::default();
@@ -78,7 +100,6 @@ impl Storage {
                 }
             }
         }
-        batch.put_cf(self.cf(META), PRUNED_BELOW_KEY, first_kept.to_be_bytes());
         self.db.write(batch).map_err(self.db_err("sweep"))?;
         progress("compact", stats.deleted);
         self.db.compact_range_cf(cf, None::<&[u8]>, None::<&[u8]>);
