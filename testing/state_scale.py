@@ -252,6 +252,15 @@ def geth_run(geth, work, cold, device):
             "iops": (after[0] - before[0]) / seconds if seconds else 0.0}
 
 
+def repeated(runs, once):
+    """once(cold) run `runs` times, cold then warm each time; [(cold, the median run)]."""
+    repeats = {True: [], False: []}
+    for _ in range(max(1, runs)):
+        for cold in (True, False):
+            repeats[cold].append(once(cold))
+    return [(cold, median_run(repeats[cold])) for cold in (True, False)]
+
+
 def median_run(runs):
     """The run of median Mgas/s (the lower middle of an even count), with every run's Mgas/s."""
     ordered = sorted(runs, key=lambda r: r["mgas_per_s"])
@@ -318,13 +327,9 @@ def main():
         for name, flags in designs:
             if only and name not in only:
                 continue
-            repeats = {True: [], False: []}
-            for _ in range(max(1, args.runs)):
-                for cold in (True, False):
-                    repeats[cold].append(
-                        gigagas_run(args.gigagas, work, name, flags, cold, device, threads))
-            for cold in (True, False):
-                r = median_run(repeats[cold])
+            medians = repeated(args.runs, lambda cold: gigagas_run(
+                args.gigagas, work, name, flags, cold, device, threads))
+            for cold, r in medians:
                 entry["runs"].append(r)
                 print(f"[{size:,}] {name:<14} {'cold' if cold else 'warm'}: "
                       f"{r['mgas_per_s']:8.1f} Mgas/s  exec {r['execution_ms_per_block']:7.1f} ms"
@@ -333,14 +338,12 @@ def main():
                       f"  runs {[round(x, 1) for x in r['runs_mgas_per_s']]}",
                       file=sys.stderr, flush=True)
         if geth and (not only or "geth" in only):
-            repeats = {True: [], False: []}
-            for _ in range(max(1, args.runs)):
-                for cold in (True, False):
-                    r = geth_run(geth, work, cold, device)
-                    r["mgas_per_s"] = gen["mix_gas"] / r["seconds"] / 1e6
-                    repeats[cold].append(r)
-            for cold in (True, False):
-                r = median_run(repeats[cold])
+            def geth_once(cold):
+                r = geth_run(geth, work, cold, device)
+                r["mgas_per_s"] = gen["mix_gas"] / r["seconds"] / 1e6
+                return r
+
+            for cold, r in repeated(args.runs, geth_once):
                 entry["runs"].append(r)
                 print(f"[{size:,}] geth           {'cold' if cold else 'warm'}: "
                       f"{r['mgas_per_s']:8.1f} Mgas/s  {r['seconds']:.1f} s  reads "

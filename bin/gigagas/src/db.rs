@@ -93,20 +93,6 @@ struct PruneJson {
     seconds: f64,
 }
 
-/// Bytes of the files under `dir`.
-fn dir_bytes(dir: &std::path::Path) -> u64 {
-    std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| match e.metadata() {
-            Ok(m) if m.is_dir() => dir_bytes(&e.path()),
-            Ok(m) => m.len(),
-            Err(_) => 0,
-        })
-        .sum()
-}
-
 /// `db prune-trie`: the state roots of the last `keep` blocks kept (those held: a snap-synced
 /// datadir holds none below its pivot), every other trie node deleted.
 fn prune_trie(store: &Storage, datadir: &std::path::Path, keep: u64) -> Result<ExitCode, String> {
@@ -121,7 +107,7 @@ fn prune_trie(store: &Storage, datadir: &std::path::Path, keep: u64) -> Result<E
             .ok_or_else(|| format!("header {number} missing"))?;
         roots.push((number, header.state_root));
     }
-    let bytes_before = dir_bytes(datadir);
+    let bytes_before = gigagas_storage::datadir_bytes(datadir);
     let bar = indicatif::ProgressBar::new_spinner();
     let stats = store
         .prune_trie(&roots, &mut |phase, n| bar.set_message(format!("{phase}: {n}")))
@@ -133,7 +119,7 @@ fn prune_trie(store: &Storage, datadir: &std::path::Path, keep: u64) -> Result<E
         nodes_kept: stats.kept,
         nodes_deleted: stats.deleted,
         bytes_before,
-        bytes_after: dir_bytes(datadir),
+        bytes_after: gigagas_storage::datadir_bytes(datadir),
         seconds: start.elapsed().as_secs_f64(),
     };
     print(Some(report), "prune", head)

@@ -225,7 +225,7 @@ pub fn measure(
     for &(parallel, t) in &configs {
         runs.push(run_config(&loaded, &datadir, parallel, t, false, tick)?);
         if !parallel {
-            datadir_bytes = dir_bytes(&datadir);
+            datadir_bytes = gigagas_storage::datadir_bytes(&datadir);
         }
     }
     // The last configuration again, its commits in the background.
@@ -394,17 +394,4 @@ fn payload_decode_seconds(
         return Err(bad("the payload does not round-trip".into()));
     }
     Ok((seconds, converted))
-}
-
-/// The bytes of the files under `dir` (not following links).
-fn dir_bytes(dir: &Path) -> u64 {
-    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
-    entries
-        .flatten()
-        .map(|e| match e.metadata() {
-            Ok(m) if m.is_dir() => dir_bytes(&e.path()),
-            Ok(m) => m.len(),
-            Err(_) => 0,
-        })
-        .sum()
 }

@@ -56,10 +56,9 @@ impl StateAt {
     /// # Errors
     /// [`RpcError::Store`] when the store's head cannot be read.
     pub(crate) fn new(ctx: &RpcContext, number: u64, root: B256) -> Result<Self, RpcError> {
-        Ok(Self {
-            source: ctx.provider.state_at(number, root)?,
-            trie: trie_state(ctx, number, root)?,
-        })
+        // `state_at` has refused a pruned block already: the trie is held.
+        let source = ctx.provider.state_at(number, root)?;
+        Ok(Self { source, trie: TrieState { store: ctx.provider.clone(), root } })
     }
 
     /// The account (nonce, balance, code hash), `None` if absent.

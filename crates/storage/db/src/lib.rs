@@ -43,6 +43,20 @@ use alloy_primitives::{map::FbBuildHasher, Bytes, B256};
 use rocksdb::{ColumnFamilyDescriptor, Options, ReadOptions, DB};
 use std::{path::Path, sync::Arc};
 
+/// The bytes of the files under a datadir `dir` (its folders walked, links not followed):
+/// what the store takes on disk. 0 for what cannot be read.
+pub fn datadir_bytes(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+    entries
+        .flatten()
+        .map(|e| match e.metadata() {
+            Ok(m) if m.is_dir() => datadir_bytes(&e.path()),
+            Ok(m) => m.len(),
+            Err(_) => 0,
+        })
+        .sum()
+}
+
 /// Bytes of trie nodes the store keeps in memory (their encodings and hashes): 128 MiB.
 pub const NODE_CACHE_BYTES: u64 = 128 << 20;
 

@@ -140,7 +140,7 @@ impl Storage {
             }
             let rlp =
                 self.trie_node(&hash)?.ok_or_else(|| corrupt(hash, "reachable node missing"))?;
-            visit(&rlp, accounts, &mut stack).map_err(|reason| corrupt(hash, &reason))?;
+            visit(&rlp, accounts, &mut stack).map_err(|e| corrupt(hash, &e.to_string()))?;
         }
         Ok(())
     }
@@ -148,8 +148,12 @@ impl Storage {
 
 /// Pushes the hashed children of the node `rlp` (its embedded ones walked in place) and, for an
 /// account leaf, its storage root.
-fn visit(rlp: &[u8], accounts: bool, stack: &mut Vec<(B256, bool)>) -> Result<(), String> {
-    match TrieNode::decode(&mut &rlp[..]).map_err(|e| e.to_string())? {
+fn visit(
+    rlp: &[u8],
+    accounts: bool,
+    stack: &mut Vec<(B256, bool)>,
+) -> Result<(), alloy_rlp::Error> {
+    match TrieNode::decode(&mut &rlp[..])? {
         TrieNode::EmptyRoot => {}
         TrieNode::Branch(branch) => {
             for child in &branch.stack {
@@ -165,8 +169,7 @@ fn visit(rlp: &[u8], accounts: bool, stack: &mut Vec<(B256, bool)>) -> Result<()
         },
         TrieNode::Leaf(leaf) => {
             if accounts {
-                let account: TrieAccount =
-                    alloy_rlp::decode_exact(&leaf.value).map_err(|e| e.to_string())?;
+                let account: TrieAccount = alloy_rlp::decode_exact(&leaf.value)?;
                 stack.push((account.storage_root, false));
             }
         }
