@@ -129,7 +129,7 @@ def install_geth():
     return os.path.join(out[-1], "geth")
 
 
-def generate(bench, size, blocks, gas, work):
+def generate(bench, size, blocks, gas, work, prune_every=0):
     """The size's chain and gigagas's state checkpoint, made once."""
     chain, base = os.path.join(work, "chain"), os.path.join(work, "gigagas-base")
     info = os.path.join(chain, "info.json")
@@ -142,7 +142,7 @@ def generate(bench, size, blocks, gas, work):
     cmd = [bench, "gen-chain", "--out", chain, "--fork", "amsterdam", "--gas", gas,
            "--blocks", str(blocks), "--mix", "spread", "--state-accounts", str(accounts),
            "--state-slots", str(size - accounts), "--state-by-chain", "--state-datadir", base,
-           "--json"]
+           "--state-prune-every", str(prune_every), "--json"]
     print(f"[{size:,}] generating: {' '.join(cmd)}", file=sys.stderr, flush=True)
     wall, cpu, rss, out, rc = measured(cmd, os.path.join(work, "gen.log"))
     if rc != 0:
@@ -152,7 +152,8 @@ def generate(bench, size, blocks, gas, work):
     gen = {"seconds": wall, "peak_rss": rss, "state_blocks": len(made["blocks"]) - blocks,
            "blocks": blocks, "mix_gas": sum(b["gas_used"] for b in mix),
            "mix_transactions": sum(b["transactions"] for b in mix),
-           "transactions_by_kind": made["transactions_by_kind"]}
+           "transactions_by_kind": made["transactions_by_kind"],
+           "state_prunes": made.get("state_prunes", [])}
     with open(os.path.join(work, "gen.json"), "w") as f:
         json.dump(gen, f, indent=1)
     return gen
@@ -302,6 +303,11 @@ def main():
                     "par-bal-qdN, geth)")
     ap.add_argument("--runs", type=int, default=1,
                     help="runs of each design, cold then warm; the run of median Mgas/s is kept")
+    ap.add_argument("--prune-every", type=int, default=2500,
+                    help="state blocks between the generator's prunes of superseded trie nodes")
+    ap.add_argument("--prune-from", type=parse_size, default=parse_size("50m"),
+                    help="prune while generating states of at least this many entries (smaller "
+                    "ones fit the disk unpruned)")
     ap.add_argument("--json", action="store_true", help="print the results as one JSON object")
     args = ap.parse_args()
     if os.geteuid() != 0:
@@ -313,7 +319,8 @@ def main():
         work = os.path.join(args.work, f"scale-{size}")
         os.makedirs(work, exist_ok=True)
         device = disk_of(work)
-        gen = generate(args.bench, size, args.blocks, args.gas, work)
+        gen = generate(args.bench, size, args.blocks, args.gas, work,
+                       args.prune_every if size >= args.prune_from else 0)
         entry = {"entries": size, "generation": gen,
                  "gigagas_bytes": du(os.path.join(work, "gigagas-base")), "runs": []}
         if geth:

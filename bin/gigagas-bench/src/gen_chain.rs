@@ -46,7 +46,7 @@ use alloy_primitives::{keccak256, Address, Bytes, Signature, TxKind, B256, U256}
 use clap::{Args, ValueEnum};
 use gigagas_engine::{BlockTree, PayloadStatus};
 use gigagas_payload::PayloadAttributes;
-use gigagas_storage::{FullProvider, Storage};
+use gigagas_storage::{FullProvider, KeepStates, Storage, TriePruner};
 use gigagas_validation::init_genesis;
 use k256::ecdsa::SigningKey;
 use serde::Serialize;
@@ -123,6 +123,11 @@ pub(crate) struct GenChainArgs {
     /// created, before the mix's blocks (a datadir of its own; the folder must not exist).
     #[arg(long)]
     pub state_datadir: Option<PathBuf>,
+    /// Under `--state-by-chain`: every this many of the state's blocks, the trie nodes the head's
+    /// state root no longer reaches are pruned (`gigagas db prune-trie --keep 1`), so that the
+    /// datadir holds one state and not every block's superseded nodes (0: never).
+    #[arg(long, default_value_t = 0)]
+    pub state_prune_every: u64,
     /// Print one JSON object (the `info.json` written) instead of the summary.
     #[arg(long)]
     pub json: bool,
@@ -214,6 +219,9 @@ const DEPOSIT: [u8; 4] = [0xd0, 0xe3, 0x0d, 0xb0];
 
 /// Chain id of the generated chains (testing/dev-genesis.json's).
 pub(crate) const CHAIN_ID: u64 = 1337;
+
+/// Threads reading the trie nodes to keep in a `--state-prune-every` prune.
+const PRUNE_THREADS: usize = 32;
 /// Seconds between blocks.
 const BLOCK_TIME: u64 = 12;
 
@@ -805,8 +813,24 @@ pub(crate) struct ChainInfo {
     blocks: Vec<BlockInfo>,
     transactions_by_kind: std::collections::BTreeMap<Kind, u64>,
     gas_used: u64,
+    /// The prunes of `--state-prune-every`, in order.
+    state_prunes: Vec<StatePrune>,
     /// Seconds the generation took.
     pub(crate) seconds: f64,
+}
+
+/// One prune of `--state-prune-every`.
+#[derive(Debug, Serialize)]
+struct StatePrune {
+    /// The head block, whose state is kept.
+    block: u64,
+    /// Trie nodes kept and deleted.
+    kept: u64,
+    deleted: u64,
+    /// Seconds the prune took (mark, sweep, compaction), and its mark and sweep apart.
+    seconds: f64,
+    mark_seconds: f64,
+    sweep_seconds: f64,
 }
 
 impl ChainInfo {
@@ -907,6 +931,7 @@ pub(crate) fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
     // its BAL on Amsterdam): the state's blocks, then the mix's.
     let (mut state_part, mut mix_part) = (Vec::new(), Vec::new());
     let (mut blocks, mut by_kind) = (Vec::new(), std::collections::BTreeMap::new());
+    let mut state_prunes = Vec::new();
     // The blocks creating the state, about: each call's expected use over the block's gas.
     let state_blocks = {
         let (accounts, slots) =
@@ -1024,6 +1049,10 @@ pub(crate) fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
         }
         parent = built.hash;
         bar.inc(1);
+        let every = args.state_prune_every;
+        if state_block && every > 0 && number.is_multiple_of(every) && plan.left() > 0 {
+            state_prunes.push(prune_state(&mut tree, &storage, number, &bar)?);
+        }
     }
     bar.finish_and_clear();
     if let Some(dir) = checkpoint {
@@ -1058,6 +1087,7 @@ pub(crate) fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
         gas_used: blocks.iter().map(|b| b.gas_used).sum(),
         blocks,
         transactions_by_kind: by_kind,
+        state_prunes,
         seconds: start.elapsed().as_secs_f64(),
     };
     write(
@@ -1078,6 +1108,32 @@ pub(crate) const MIX_PART: &str = "chain-blocks.rlp";
 fn state_checkpoint(tree: &mut BlockTree, storage: &Storage, dir: &Path) -> Result<(), String> {
     tree.wait_persisted().map_err(|e| format!("state checkpoint: {e}"))?;
     storage.checkpoint(dir).map_err(|e| format!("state checkpoint: {e}"))
+}
+
+/// Commits what the tree holds, then prunes every trie node the head's root (block `number`'s)
+/// does not reach.
+fn prune_state(
+    tree: &mut BlockTree,
+    storage: &Storage,
+    number: u64,
+    bar: &indicatif::ProgressBar,
+) -> Result<StatePrune, String> {
+    let start = Instant::now();
+    tree.wait_persisted().map_err(|e| format!("block {number}: prune: {e}"))?;
+    let stats = storage
+        .prune_trie(KeepStates::Latest(1), PRUNE_THREADS, &mut |phase, n| {
+            bar.set_message(format!("prune {phase} {n}"))
+        })
+        .map_err(|e| format!("block {number}: prune: {e}"))?;
+    bar.set_message("");
+    Ok(StatePrune {
+        block: number,
+        kept: stats.kept,
+        deleted: stats.deleted,
+        seconds: start.elapsed().as_secs_f64(),
+        mark_seconds: stats.mark_time.as_secs_f64(),
+        sweep_seconds: stats.sweep_time.as_secs_f64(),
+    })
 }
 
 /// `newpayload.json` and `headfcu.json`: the head block's `engine_newPayload` and the

@@ -145,6 +145,7 @@ pub(crate) fn run(args: HwArgs) -> Result<ExitCode, String> {
             hot_share: 50,
             hot_fraction: 1.0,
             state_datadir: None,
+            state_prune_every: 0,
             data: opts.mainnet.clone(),
             json: false,
         })?;

@@ -5,7 +5,8 @@
 use alloy_consensus::{BlockBody, Header, ReceiptEnvelope, TxEnvelope};
 use clap::{Args, Subcommand};
 use gigagas_storage::{
-    BlockAccessListReader, BlockNumReader, BlockReader, HeaderProvider, ReceiptProvider, Storage,
+    BlockAccessListReader, BlockNumReader, BlockReader, HeaderProvider, KeepStates,
+    ReceiptProvider, Storage, TriePruner,
 };
 use gigagas_validation::stored_chain_spec;
 use serde::Serialize;
@@ -59,6 +60,10 @@ enum DbCommand {
         /// Blocks whose state stays (the reorg window; geth keeps 128 diff layers).
         #[arg(long, default_value_t = 128)]
         keep: u64,
+        /// Threads reading the nodes to keep (reads of a cold disk wait; more of them in
+        /// flight answer more per second).
+        #[arg(long, default_value_t = 32)]
+        threads: usize,
     },
 }
 
@@ -88,6 +93,8 @@ struct PruneJson {
     head: u64,
     nodes_kept: u64,
     nodes_deleted: u64,
+    mark_seconds: f64,
+    sweep_seconds: f64,
     bytes_before: u64,
     bytes_after: u64,
     seconds: f64,
@@ -95,22 +102,21 @@ struct PruneJson {
 
 /// `db prune-trie`: the state roots of the last `keep` blocks kept (those held: a snap-synced
 /// datadir holds none below its pivot), every other trie node deleted.
-fn prune_trie(store: &Storage, datadir: &std::path::Path, keep: u64) -> Result<ExitCode, String> {
+fn prune_trie(
+    store: &Storage,
+    datadir: &std::path::Path,
+    keep: u64,
+    threads: usize,
+) -> Result<ExitCode, String> {
     let err = |e: gigagas_storage::ProviderError| e.to_string();
     let start = std::time::Instant::now();
     let (head, _) = store.best_block().map_err(err)?.ok_or("datadir not initialized")?;
-    let mut roots = Vec::new();
-    for number in head.saturating_sub(keep.max(1) - 1)..=head {
-        let header: Header = store
-            .header_by_number(number)
-            .map_err(err)?
-            .ok_or_else(|| format!("header {number} missing"))?;
-        roots.push((number, header.state_root));
-    }
     let bytes_before = gigagas_storage::datadir_bytes(datadir);
     let bar = indicatif::ProgressBar::new_spinner();
     let stats = store
-        .prune_trie(&roots, &mut |phase, n| bar.set_message(format!("{phase}: {n}")))
+        .prune_trie(KeepStates::Latest(keep), threads, &mut |phase, n| {
+            bar.set_message(format!("{phase}: {n}"))
+        })
         .map_err(err)?;
     bar.finish_and_clear();
     let report = PruneJson {
@@ -118,6 +124,8 @@ fn prune_trie(store: &Storage, datadir: &std::path::Path, keep: u64) -> Result<E
         head,
         nodes_kept: stats.kept,
         nodes_deleted: stats.deleted,
+        mark_seconds: stats.mark_time.as_secs_f64(),
+        sweep_seconds: stats.sweep_time.as_secs_f64(),
         bytes_before,
         bytes_after: gigagas_storage::datadir_bytes(datadir),
         seconds: start.elapsed().as_secs_f64(),
@@ -160,7 +168,7 @@ pub(crate) fn run(args: DbArgs) -> Result<ExitCode, String> {
         DbCommand::Bal { number } => {
             print(store.block_access_list(number).map_err(err)?, "BAL", number)
         }
-        DbCommand::PruneTrie { keep } => prune_trie(&store, &args.datadir, keep),
+        DbCommand::PruneTrie { keep, threads } => prune_trie(&store, &args.datadir, keep, threads),
         DbCommand::Checkpoint { out } => {
             store.checkpoint(&out).map_err(err)?;
             println!("{}: checkpoint of {}", out.display(), args.datadir.display());

@@ -78,6 +78,13 @@ pub(crate) struct ImportArgs {
     /// once, the queue depth the disk sees; 0 splits them over the executor's threads.
     #[arg(long, default_value_t = 0)]
     io_depth: usize,
+    /// Prune the trie nodes no state of the last `--prune-trie-keep` blocks reaches every this
+    /// many imported blocks, while importing (as the node's `--prune.trie.interval`; 0: never).
+    #[arg(long, default_value_t = 0)]
+    prune_trie_interval: u64,
+    /// Blocks whose state a prune keeps (the node's `--prune.trie.keep`).
+    #[arg(long, default_value_t = 128)]
+    prune_trie_keep: u64,
 }
 
 /// Runs `init`.
@@ -320,6 +327,11 @@ pub(crate) fn import(args: ImportArgs) -> Result<ExitCode, String> {
         optimistic: args.optimistic,
         io: args.io,
         io_depth: args.io_depth,
+        prune: (args.prune_trie_interval > 0).then_some(gigagas_engine::TriePruneConfig {
+            keep: args.prune_trie_keep,
+            interval: args.prune_trie_interval,
+            threads: gigagas_engine::TriePruneConfig::DEFAULT.threads,
+        }),
     };
     let result = import_blocks_with(&store, &rlp, options, &mut |b: &ImportedBlock| {
         rows.push(block_json(b));

@@ -10,7 +10,7 @@
 //! decode, a verdict that is not VALID end the import with a typed [`ImportError`], the blocks
 //! before it committed.
 
-use crate::{tree::BackfillPayload, BlockTree, PayloadStatus, TreeConfig};
+use crate::{tree::BackfillPayload, BlockTree, PayloadStatus, TreeConfig, TriePruneConfig};
 use alloy_rlp::Decodable;
 use gigagas_executor::Scheduler;
 use gigagas_storage_api::{BlockHashReader, FullProvider};
@@ -51,6 +51,9 @@ pub struct ImportOptions {
     pub io: BalIo,
     /// Threads of their own for those reads (the queue depth); 0: the executor's threads.
     pub io_depth: usize,
+    /// The trie pruned behind the committed head as blocks are imported (`None`: never); a
+    /// prune under way when the last block is committed is waited for.
+    pub prune: Option<TriePruneConfig>,
 }
 
 impl Default for ImportOptions {
@@ -64,6 +67,7 @@ impl Default for ImportOptions {
             optimistic: false,
             io: BalIo::default(),
             io_depth: 0,
+            prune: None,
         }
     }
 }
@@ -102,13 +106,15 @@ pub fn import_blocks_with(
         optimistic,
         io,
         io_depth,
+        prune,
     } = options;
     let threads = if threads == 0 { rayon::current_num_threads() } else { threads };
     let config = TreeConfig::new(threads)
         .with_executor(true, scheduler)
         .with_prewarm(prewarm, optimistic)
         .with_updates_kept(keep_updates)
-        .with_io(io, io_depth);
+        .with_io(io, io_depth)
+        .with_trie_pruning(prune);
     let mut tree = BlockTree::with_config(store.clone(), config)?;
     let chain = tree.chain().clone();
     let head = tree.forkchoice().head.0;
@@ -185,7 +191,9 @@ pub fn import_blocks_with(
             None
         }
     });
-    let done = tree.new_payloads_with(payloads, true, on_block)?;
+    let done = tree.new_payloads_with(payloads, true, on_block);
+    tree.wait_pruned();
+    let done = done?;
     out.extend(done.change.committed);
     match done.verdicts.iter().find(|(status, _)| !matches!(status, PayloadStatus::Valid(_))) {
         Some((PayloadStatus::Invalid { reason, .. }, _)) => {

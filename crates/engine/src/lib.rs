@@ -25,5 +25,5 @@ pub use tree::{
     block_buffer::{BlockBuffer, BUFFER_CAPACITY, BUFFER_MAX_AGE},
     invalid_headers::{InvalidHeaderCache, INVALID_CAPACITY},
     BlockTree, CanonicalChange, Forkchoice, ForkchoiceError, InvalidForkchoice, PayloadJob,
-    PayloadStatus, TreeConfig, KEEP_BLOCKS,
+    PayloadStatus, TreeConfig, TriePruneConfig, KEEP_BLOCKS,
 };

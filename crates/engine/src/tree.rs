@@ -7,7 +7,8 @@
 //! invalid payloads, forkchoice). One file per concern: payloads and their verdicts
 //! ([`payload`]), fork choice and its one error ([`forkchoice`]), the unwind of a reorg
 //! ([`unwind`]), chains of payloads with overlapping roots ([`backfill`]), background commits
-//! (`persistence.rs`), the invalid-payload cache ([`invalid_headers`]) and the blocks waiting
+//! (`persistence.rs`), the trie's pruning behind the committed head ([`pruner`]), the
+//! invalid-payload cache ([`invalid_headers`]) and the blocks waiting
 //! for their parent ([`block_buffer`]).
 //!
 //! Executed blocks wait in memory until a forkchoice update makes them canonical; then they
@@ -42,6 +43,7 @@ pub mod forkchoice;
 pub mod invalid_headers;
 pub mod payload;
 mod persistence;
+pub mod pruner;
 pub mod state;
 pub mod unwind;
 
@@ -54,6 +56,8 @@ pub use gigagas_engine_primitives::{
 };
 pub use payload::PayloadJob;
 use persistence::Persistence;
+use pruner::Pruner;
+pub use pruner::TriePruneConfig;
 use state::TreeState;
 
 /// Executed blocks kept in memory below the head (reorgs within this depth switch branches
@@ -71,6 +75,8 @@ pub struct BlockTree {
     /// forkchoice updates are answered SYNCING, nothing executes on the store, readers read
     /// the head's state through its trie (reth's backfill sync state).
     backfill: bool,
+    /// Prunes the trie behind the store's head (`config.prune`); `None`: never.
+    pruner: Option<Pruner>,
 }
 
 impl BlockTree {
@@ -96,6 +102,7 @@ impl BlockTree {
     ) -> Result<Self, ImportError> {
         let chain = stored_chain_spec(&*store)?;
         let head = store.best_block()?.ok_or(ImportError::NotInitialized)?;
+        let pruner = config.prune.map(|c| Pruner::new(store.clone(), c)).transpose()?;
         let ctx = TreeContext {
             store,
             chain,
@@ -109,7 +116,7 @@ impl BlockTree {
             memory: CanonicalInMemoryState::new(head),
             known_senders: None,
         };
-        Ok(Self { ctx, state: TreeState::new(head), backfill: false })
+        Ok(Self { ctx, state: TreeState::new(head), backfill: false, pruner })
     }
 
     /// The same tree committing canonical blocks on a background thread (`on`, reth's
@@ -399,7 +406,20 @@ impl BlockTree {
         let published = self.ctx.publish_canonical(&self.state);
         let updated = updated?;
         published?;
+        if let Some(pruner) = &mut self.pruner {
+            // The store's head: with background persistence it trails the forkchoice.
+            if let Some((stored, _)) = self.ctx.store.best_block().map_err(ImportError::from)? {
+                pruner.on_head(stored);
+            }
+        }
         Ok(updated)
+    }
+
+    /// Waits for the trie prune under way, if any ([`TreeConfig::prune`]).
+    pub fn wait_pruned(&mut self) {
+        if let Some(pruner) = &mut self.pruner {
+            pruner.join();
+        }
     }
 }
 

@@ -221,6 +221,133 @@ fn payloads_reorgs_and_a_tampered_bal() {
     assert_eq!(status, PayloadStatus::Syncing);
 }
 
+/// The trie pruned behind the head (keep 4, every 2 blocks) while a chain of 10 blocks is
+/// committed: the states of blocks 7 to 10 stay and older ones go (the store says so); a reorg
+/// to a branch off block 8 unwinds as before, and one off block 6, past the window, is refused
+/// with a typed error, the store untouched.
+#[test]
+fn the_trie_is_pruned_behind_the_head_and_reorgs_inside_the_window_still_work() {
+    let (_dir, store, _, genesis) = dev_chain();
+    let prune = gigagas_engine::TriePruneConfig { keep: 4, interval: 2, threads: 2 };
+    let config = gigagas_engine::TreeConfig::new(2).with_trie_pruning(Some(prune));
+    let mut tree = BlockTree::with_config(store.clone(), config).unwrap();
+    let (k0, k1) = (key(0), key(1));
+    let (x, y) = (Address::repeat_byte(0x11), Address::repeat_byte(0x22));
+    let watched = [address_of(&k0), address_of(&k1), x, y, Address::repeat_byte(0xfe)];
+    let (mut parent, mut chain, mut forks) = (genesis, vec![genesis], Vec::new());
+    for n in 1..=10u64 {
+        let a = build(&tree, parent, 2 * n, &[transfer(&k0, n - 1, x, 1000 * n)]);
+        assert_eq!(submit(&mut tree, &a), PayloadStatus::Valid(a.hash));
+        if n == 6 || n == 8 {
+            // A branch off this block, kept in memory: key 1 pays y.
+            let b = build(&tree, a.hash, 2 * n + 1, &[transfer(&k1, 0, y, 7)]);
+            assert_eq!(submit(&mut tree, &b), PayloadStatus::Valid(b.hash));
+            forks.push(b.hash);
+        }
+        tree.forkchoice_updated(a.hash, B256::ZERO, B256::ZERO).unwrap();
+        tree.wait_pruned();
+        (parent, chain) = (a.hash, [chain, vec![a.hash]].concat());
+    }
+    assert_eq!(store.best_block().unwrap(), Some((10, parent)));
+    assert_eq!(store.earliest_state_block().unwrap(), 7);
+    let root_of = |n: u64| {
+        let rlp = store.block_entry(gigagas_storage::HEADERS, n).unwrap().unwrap();
+        alloy_rlp::decode_exact::<alloy_consensus::Header>(&rlp).unwrap().state_root
+    };
+    for n in 7..=10 {
+        let state = TrieState { store: store.clone(), root: root_of(n) };
+        let x_balance = state.trie_account(&x).unwrap().unwrap().balance;
+        assert_eq!(x_balance, U256::from(500 * n * (n + 1)), "x at block {n}");
+    }
+    // Every block changed x: each root node is its block's own. (Read from the database: the
+    // store's node cache may still hold a pruned node, right for its hash.)
+    for n in 1..=10 {
+        let held = store.trie_node(&root_of(n)).unwrap().is_some();
+        assert_eq!(held, n >= 7, "block {n}'s state root node held: {held}");
+    }
+    assert_flat_state_matches_trie(&store, &watched);
+
+    // Inside the window: the branch off block 8 becomes canonical, blocks 10 and 9 unwound.
+    let (status, change) = tree.forkchoice_updated(forks[1], B256::ZERO, B256::ZERO).unwrap();
+    assert_eq!(status, PayloadStatus::Valid(forks[1]));
+    assert_eq!(change.unwound, vec![(10, chain[10]), (9, chain[9])]);
+    assert_eq!(store.best_block().unwrap(), Some((9, forks[1])));
+    assert_eq!(balance(&store, &x), U256::from(500 * 8 * 9));
+    assert_eq!(balance(&store, &y), U256::from(7));
+    assert_flat_state_matches_trie(&store, &watched);
+
+    // Past it: the branch off block 6 needs block 6's state, which is gone.
+    let refused = tree.forkchoice_updated(forks[0], B256::ZERO, B256::ZERO);
+    match refused {
+        Err(gigagas_engine::ForkchoiceError::Internal(
+            gigagas_validation::ImportError::Unwind {
+                reason: gigagas_validation::UnwindError::StatePruned { base: 6, earliest: 7 },
+                ..
+            },
+        )) => {}
+        other => panic!("a reorg past the pruned window: {other:?}"),
+    }
+    assert_eq!(store.best_block().unwrap(), Some((9, forks[1])));
+    assert_flat_state_matches_trie(&store, &watched);
+
+    // Reopened (no node cache): every state of the window reads from the database.
+    let dir = _dir;
+    drop((tree, store));
+    let store = Arc::new(Storage::open(dir.path()).unwrap());
+    for n in 7..=9u64 {
+        let rlp = store.block_entry(gigagas_storage::HEADERS, n).unwrap().unwrap();
+        let header: alloy_consensus::Header = alloy_rlp::decode_exact(&rlp).unwrap();
+        let state = TrieState { store: store.clone(), root: header.state_root };
+        let paid = if n == 9 { 500 * 8 * 9 } else { 500 * n * (n + 1) };
+        assert_eq!(state.trie_account(&x).unwrap().unwrap().balance, U256::from(paid));
+    }
+    assert_flat_state_matches_trie(&store, &watched);
+}
+
+/// Prunes running beside background persistence (keep 4, every 3 blocks, never waited for
+/// between blocks): 40 blocks committed while the pruner marks and sweeps, then a last prune
+/// at the head; afterwards the head's state, read from a reopened store, is whole and equals
+/// the flat state.
+#[test]
+fn prunes_beside_background_persistence_leave_the_head_state_whole() {
+    let (dir, store, _, genesis) = dev_chain();
+    let prune = gigagas_engine::TriePruneConfig { keep: 4, interval: 3, threads: 4 };
+    let config = gigagas_engine::TreeConfig::new(2).with_trie_pruning(Some(prune));
+    let mut tree = BlockTree::with_config(store.clone(), config)
+        .unwrap()
+        .with_background_persistence(true, None)
+        .unwrap();
+    let (k0, k1) = (key(0), key(1));
+    let watched = [address_of(&k0), address_of(&k1)];
+    let mut parent = genesis;
+    for n in 1..=40u64 {
+        // Each block pays a fresh account, so the trie grows as well as changes.
+        let to = Address::from_word(keccak256(n.to_be_bytes()));
+        let txs = [transfer(&k0, n - 1, to, n), transfer(&k1, n - 1, Address::repeat_byte(7), 1)];
+        let a = build(&tree, parent, n, &txs);
+        assert_eq!(submit(&mut tree, &a), PayloadStatus::Valid(a.hash));
+        tree.forkchoice_updated(a.hash, B256::ZERO, B256::ZERO).unwrap();
+        parent = a.hash;
+    }
+    tree.wait_persisted().unwrap();
+    tree.wait_pruned();
+    // The prunes under way while blocks came skipped their turns; one more at the head now.
+    tree.forkchoice_updated(parent, B256::ZERO, B256::ZERO).unwrap();
+    tree.wait_pruned();
+    assert_eq!(store.earliest_state_block().unwrap(), 37);
+    drop((tree, store));
+    let store = Arc::new(Storage::open(dir.path()).unwrap());
+    assert_eq!(store.best_block().unwrap(), Some((40, parent)));
+    assert_flat_state_matches_trie(&store, &watched);
+    let rlp = store.block_entry(gigagas_storage::HEADERS, 40).unwrap().unwrap();
+    let header: alloy_consensus::Header = alloy_rlp::decode_exact(&rlp).unwrap();
+    let state = TrieState { store: store.clone(), root: header.state_root };
+    for n in 1..=40u64 {
+        let to = Address::from_word(keccak256(n.to_be_bytes()));
+        assert_eq!(state.trie_account(&to).unwrap().unwrap().balance, U256::from(n));
+    }
+}
+
 /// `--engine.parallel false`: a payload with a BAL runs on the sequential reference, VALID
 /// when the BAL it records is the payload's, INVALID naming the account when it is not.
 #[test]

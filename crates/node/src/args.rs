@@ -85,6 +85,9 @@ pub struct NodeArgs {
     /// The engine.
     #[command(flatten)]
     pub engine: EngineArgs,
+    /// Pruning.
+    #[command(flatten)]
+    pub prune: PruneArgs,
     /// The devp2p network and discovery.
     #[command(flatten)]
     pub network: NetworkArgs,
@@ -269,6 +272,36 @@ pub struct RpcServerArgs {
     /// a share (a tenth at nice 10) while validation is busy, e.g. during a long sync.
     #[arg(long = "rpc.sched-idle", default_value_t = true, action = clap::ArgAction::Set)]
     pub sched_idle: bool,
+}
+
+/// Pruning of what no kept block needs (reth's `PruningArgs`).
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Pruning")]
+pub struct PruneArgs {
+    /// Canonical blocks, the head included, whose state the trie keeps (the reorg window;
+    /// geth keeps 128 diff layers). JSON-RPC answers older states as pruned. At least 65: a
+    /// reorg may unwind up to 64 blocks.
+    #[arg(long = "prune.trie.keep", default_value_t = 128, value_parser = clap::value_parser!(u64).range(65..))]
+    pub trie_keep: u64,
+    /// Blocks the head moves between two prunes of the trie nodes no kept state reaches (mark
+    /// and sweep on a thread of their own while blocks are executed and committed; each reads
+    /// every node of the kept states). 0: never prune (the datadir keeps every block's state).
+    #[arg(long = "prune.trie.interval", default_value_t = 8_192)]
+    pub trie_interval: u64,
+    /// Threads reading the kept trie nodes during a prune (more reads in flight on a cold disk).
+    #[arg(long = "prune.trie.threads", default_value_t = 8, hide = true)]
+    pub trie_threads: usize,
+}
+
+impl PruneArgs {
+    /// The engine's trie pruning; `None` when `--prune.trie.interval` is 0.
+    pub fn trie(&self) -> Option<gigagas_engine::TriePruneConfig> {
+        (self.trie_interval > 0).then_some(gigagas_engine::TriePruneConfig {
+            keep: self.trie_keep,
+            interval: self.trie_interval,
+            threads: self.trie_threads,
+        })
+    }
 }
 
 /// The engine: how payloads are executed and committed (reth's `EngineArgs`); the A/B knobs of the parallel executor are hidden.

@@ -122,7 +122,8 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
         // The dev chain validates its own blocks like any other (it exercises the
         // executors); a node paired with a consensus client keeps what it built.
         .with_built_kept(!args.dev.dev)
-        .with_io(args.engine.io, args.engine.io_depth);
+        .with_io(args.engine.io, args.engine.io_depth)
+        .with_trie_pruning(args.prune.trie());
     let tree = BlockTree::with_config(storage.clone(), config)?
         .with_background_persistence(args.engine.persistence_background, Some(&executor))
         .map_err(NodeError::EngineThread)?;

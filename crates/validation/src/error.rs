@@ -115,6 +115,15 @@ pub enum UnwindError {
     /// No BAL is stored for the block (it names every key to restore).
     #[error("no stored BAL to unwind with")]
     MissingBal,
+    /// The ancestor's state was pruned: the reorg is deeper than the pruner's window
+    /// (`--prune.trie.keep`).
+    #[error("the state of block {base} is pruned (held from block {earliest} on): the reorg is deeper than the pruned trie's window")]
+    StatePruned {
+        /// The ancestor unwound to.
+        base: u64,
+        /// The earliest block whose state the trie holds.
+        earliest: u64,
+    },
     /// The state to restore could not be read from the ancestor's trie.
     #[error("reading the state to unwind to: {0}")]
     State(#[from] gigagas_state::StateError),

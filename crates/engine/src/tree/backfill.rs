@@ -111,7 +111,14 @@ impl BlockTree {
                 payloads.into_iter().take(1).map(|_| (PayloadStatus::Syncing, None)).collect();
             return Ok(Backfilled { verdicts, change: CanonicalChange::default(), invalid: None });
         }
-        let out = self.ctx.new_payloads(&mut self.state, payloads, commit, on_committed);
+        let pruner = &mut self.pruner;
+        let mut committed = |block: &ImportedBlock| {
+            on_committed(block);
+            if let Some(pruner) = pruner.as_mut() {
+                pruner.on_head(block.number);
+            }
+        };
+        let out = self.ctx.new_payloads(&mut self.state, payloads, commit, &mut committed);
         if let Ok(out) = &out {
             // The payloads a consensus client sent before sync fetched their parents.
             for (status, _) in &out.verdicts {

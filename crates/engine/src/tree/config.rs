@@ -51,6 +51,9 @@ pub struct TreeConfig {
     /// Each executed block keeps its state-trie updates (`ImportedBlock::updates`, for
     /// megablock roots; off by default).
     pub keep_updates: bool,
+    /// The trie nodes no state of the last blocks reaches are pruned while the tree runs
+    /// (`--prune.trie.*`); `None` (the default here; the node turns it on): never.
+    pub prune: Option<super::pruner::TriePruneConfig>,
 }
 
 impl TreeConfig {
@@ -69,6 +72,7 @@ impl TreeConfig {
             io: BalIo::default(),
             io_depth: 0,
             keep_updates: false,
+            prune: None,
         }
     }
 
@@ -115,6 +119,12 @@ impl TreeConfig {
     pub fn with_io(mut self, io: BalIo, depth: usize) -> Self {
         self.io = io;
         self.io_depth = depth;
+        self
+    }
+
+    /// With the trie pruned while the tree runs (`Some`), or never.
+    pub fn with_trie_pruning(mut self, prune: Option<super::pruner::TriePruneConfig>) -> Self {
+        self.prune = prune;
         self
     }
 

@@ -18,6 +18,11 @@ impl TreeContext {
         base: (u64, B256),
         stored_head: (u64, B256),
     ) -> Result<Vec<(u64, B256)>, ImportError> {
+        let earliest = self.store.earliest_state_block()?;
+        if base.0 < earliest {
+            let reason = UnwindError::StatePruned { base: base.0, earliest };
+            return Err(ImportError::Unwind { number: stored_head.0, reason });
+        }
         let base_header = self.canonical_header(base.0)?;
         let target = TrieState { store: self.store.clone(), root: base_header.state_root };
         let mut unwound = Vec::new();

@@ -15,8 +15,8 @@ use gigagas_state::{StateError, StateSource};
 use gigagas_storage::{
     AccountRecord, BlockAccessListReader, BlockCommit, BlockHashReader, BlockNumReader,
     BlockReader, BlockWriter, FullProvider, FullReader, HashedBatch, HashedStateWriter,
-    HeaderProvider, MetadataProvider, ProviderResult, ReaderFactory, ReceiptProvider, StateWriter,
-    Storage, TransactionsProvider, UnwoundBlock,
+    HeaderProvider, KeepStates, MetadataProvider, ProviderResult, PruneStats, ReaderFactory,
+    ReceiptProvider, StateWriter, Storage, TransactionsProvider, TriePruner, UnwoundBlock,
 };
 use gigagas_txpool::TxPool;
 use gigagas_validation::init_genesis;
@@ -82,6 +82,17 @@ impl StateWriter for Gated {
 impl HashedStateWriter for Gated {
     fn write_hashed(&self, batch: &HashedBatch<'_>) -> ProviderResult<()> {
         self.inner.write_hashed(batch)
+    }
+}
+
+impl TriePruner for Gated {
+    fn prune_trie(
+        &self,
+        keep: KeepStates<'_>,
+        threads: usize,
+        progress: &mut dyn FnMut(&'static str, u64),
+    ) -> ProviderResult<PruneStats> {
+        self.inner.prune_trie(keep, threads, progress)
     }
 }
 

@@ -7,7 +7,8 @@
 //! - [`state`]: the latest state is a [`StateProvider`] (the store's flat state, with its trie
 //!   nodes), the state of any stored block a [`TrieState`] under that block's root
 //!   ([`state_by_block_number`]);
-//! - [`writer`]: a block's atomic commit, an unwind, flat state and metadata writes;
+//! - [`writer`]: a block's atomic commit, an unwind, flat state and metadata writes, the
+//!   trie's pruning;
 //! - [`hashed`]: the flat state by the trie's keys, as snap sync writes and reads it;
 //! - [`ProviderError`]: the one error, an internal fault, never a shorter answer.
 //!
@@ -31,7 +32,8 @@ pub use error::{ProviderError, ProviderResult};
 pub use hashed::{HashedBatch, HashedStateReader, HashedStateWriter, RawBlock};
 pub use state::{account_info, trie_account, trie_slot, TrieReadError, TrieState};
 pub use writer::{
-    AccountRecord, BlockCommit, BlockWriter, MetadataProvider, StateWriter, UnwoundBlock,
+    AccountRecord, BlockCommit, BlockWriter, KeepStates, MetadataProvider, PruneStats, StateWriter,
+    TriePruner, UnwoundBlock,
 };
 
 use gigagas_state::StateSource;
@@ -80,12 +82,17 @@ pub trait ReaderFactory: FullReader {
 
 /// Every reader and writer of a store.
 pub trait FullProvider:
-    ReaderFactory + BlockWriter + StateWriter + HashedStateWriter + MetadataProvider
+    ReaderFactory + BlockWriter + StateWriter + HashedStateWriter + MetadataProvider + TriePruner
 {
 }
 
-impl<T: ReaderFactory + BlockWriter + StateWriter + HashedStateWriter + MetadataProvider>
-    FullProvider for T
+impl<T> FullProvider for T where
+    T: ReaderFactory
+        + BlockWriter
+        + StateWriter
+        + HashedStateWriter
+        + MetadataProvider
+        + TriePruner
 {
 }
 

@@ -3,6 +3,7 @@
 
 use crate::ProviderResult;
 use alloy_primitives::{Address, B256, U256};
+use std::time::Duration;
 
 /// Balance, nonce and code hash of an account in the flat state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,4 +120,59 @@ pub trait MetadataProvider {
     /// # Errors
     /// [`crate::ProviderError::Database`].
     fn put_meta(&self, key: &[u8], value: &[u8]) -> ProviderResult<()>;
+}
+
+/// What a prune of the trie did ([`TriePruner::prune_trie`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PruneStats {
+    /// Roots asked to keep.
+    pub roots: usize,
+    /// The earliest block whose root was held (the first block whose state is still served).
+    pub first_kept: u64,
+    /// Nodes reachable from them (kept).
+    pub kept: u64,
+    /// Nodes written by commits while the prune ran (kept).
+    pub written_meanwhile: u64,
+    /// Nodes stored before the prune.
+    pub scanned: u64,
+    /// Nodes deleted.
+    pub deleted: u64,
+    /// Time the mark took (reading every kept node).
+    pub mark_time: Duration,
+    /// Time the sweep took (scanning, deleting and compacting the nodes' table).
+    pub sweep_time: Duration,
+}
+
+/// The states a prune of the trie keeps ([`TriePruner::prune_trie`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeepStates<'a> {
+    /// The states of the last this many canonical blocks, the head included, as the store's
+    /// head stands once the prune has begun recording what is written (so that a block
+    /// committed meanwhile is either kept or recorded).
+    Latest(u64),
+    /// These state roots, by block number (the caller makes sure that no block is committed
+    /// on a parent older than them while the prune runs).
+    Roots(&'a [(u64, B256)]),
+}
+
+/// Deletes the trie nodes that no kept state root reaches (trie nodes are stored by hash and
+/// shared, so what a block replaced may still be reached elsewhere: mark and sweep).
+pub trait TriePruner {
+    /// Keeps every node reachable from the roots of `keep` (a root the store never held, as
+    /// below a snap sync's pivot, is skipped) and every node written while the prune runs,
+    /// deletes the rest, and records the earliest kept block
+    /// ([`crate::BlockNumReader::earliest_state_block`]) before deleting anything. Blocks may
+    /// be committed meanwhile, each on a parent among the kept blocks or committed since. The
+    /// kept nodes are read on `threads` threads; `progress` gets the phase and the nodes done.
+    ///
+    /// # Errors
+    /// [`crate::ProviderError::Database`] when the store fails;
+    /// [`crate::ProviderError::Corrupt`] for a reachable node missing or malformed, a kept
+    /// block's header missing, or when none of the roots is held (nothing is deleted then).
+    fn prune_trie(
+        &self,
+        keep: KeepStates<'_>,
+        threads: usize,
+        progress: &mut dyn FnMut(&'static str, u64),
+    ) -> ProviderResult<PruneStats>;
 }

@@ -58,6 +58,7 @@ impl HashedStateWriter for Storage {
         if let Some((number, hash)) = batch.head {
             write.put_cf(self.cf(META), HEAD_KEY, encode_head(number, &hash));
         }
+        let _written = self.trie_writes(batch.trie_nodes.iter().map(|(hash, _)| hash));
         self.db.write(write).map_err(self.db_err("write hashed state"))
     }
 

@@ -143,10 +143,12 @@ impl Storage {
                 .collect(),
         )?;
         self.ingest_sorted(BYTECODES, batch.codes.to_vec())?;
+        let written = self.trie_writes(batch.trie_nodes.iter().map(|(hash, _)| hash));
         self.ingest_sorted(
             TRIE_NODES,
             batch.trie_nodes.iter().map(|(hash, node)| (*hash, node.as_ref())).collect(),
         )?;
+        drop(written);
         // What the files hold is durable (ingestion syncs them and the manifest): the rest is
         // written after it, logged.
         self.write_hashed(&HashedBatch {

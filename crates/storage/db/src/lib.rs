@@ -32,11 +32,10 @@ mod writer;
 pub use gigagas_storage_api::{
     AccountRecord, BlockAccessListReader, BlockCommit, BlockHashReader, BlockNumReader,
     BlockReader, BlockWriter, ChainReader, FullProvider, FullReader, HashedBatch,
-    HashedStateReader, HashedStateWriter, HeaderProvider, MetadataProvider, ProviderError,
-    ProviderResult, RawBlock, ReaderFactory, ReceiptProvider, StateProvider, StateWriter,
-    TransactionsProvider, TrieState, UnwoundBlock,
+    HashedStateReader, HashedStateWriter, HeaderProvider, KeepStates, MetadataProvider,
+    ProviderError, ProviderResult, PruneStats, RawBlock, ReaderFactory, ReceiptProvider,
+    StateProvider, StateWriter, TransactionsProvider, TriePruner, TrieState, UnwoundBlock,
 };
-pub use prune::PruneStats;
 pub use tables::*;
 
 use alloy_primitives::{map::FbBuildHasher, Bytes, B256};
@@ -56,6 +55,9 @@ pub fn datadir_bytes(dir: &Path) -> u64 {
         })
         .sum()
 }
+
+/// Bytes of write-ahead log past which the families holding its oldest file are flushed.
+const MAX_TOTAL_WAL_BYTES: u64 = 512 << 20;
 
 /// Bytes of trie nodes the store keeps in memory (their encodings and hashes): 128 MiB.
 pub const NODE_CACHE_BYTES: u64 = 128 << 20;
@@ -93,6 +95,8 @@ pub struct Storage {
     /// Trie nodes recently committed or read, by hash (shared by the store and its views:
     /// content-addressed, right for every snapshot).
     nodes: Arc<NodeCache>,
+    /// The trie nodes written while a prune runs (shared by the store and its views).
+    trie_writes: Arc<prune::TrieWrites>,
     /// The snapshot reads go through; `None`: the live database.
     snapshot: Option<Arc<DbSnapshot>>,
 }
@@ -124,6 +128,11 @@ impl Storage {
         options.set_allow_concurrent_memtable_write(false);
         // A large compaction (the merge after a bulk load) split over two threads.
         options.set_max_subcompactions(2);
+        // The write-ahead log is kept until every family has flushed what it logged; RocksDB's
+        // default bound is four times all memtables (6 GiB over twelve families), which a
+        // family written by every block but small (the head) held back for hours. Past 512 MiB
+        // the families holding the oldest log are flushed.
+        options.set_max_total_wal_size(MAX_TOTAL_WAL_BYTES);
         let families = COLUMN_FAMILIES
             .iter()
             .map(|name| ColumnFamilyDescriptor::new(*name, family_options(name)));
@@ -139,8 +148,13 @@ impl Storage {
             FbBuildHasher::default(),
             Default::default(),
         );
-        let store =
-            Self { db: Arc::new(db), path: path.into(), nodes: Arc::new(nodes), snapshot: None };
+        let store = Self {
+            db: Arc::new(db),
+            path: path.into(),
+            nodes: Arc::new(nodes),
+            trie_writes: Arc::default(),
+            snapshot: None,
+        };
         store.check_flat_keys()?;
         Ok(store)
     }
@@ -182,6 +196,7 @@ impl Storage {
             db: self.db.clone(),
             path: self.path.clone(),
             nodes: self.nodes.clone(),
+            trie_writes: self.trie_writes.clone(),
             snapshot: Some(snapshot),
         }
     }

@@ -76,7 +76,9 @@ impl BlockWriter for Storage {
             batch.put_cf(self.cf(TRIE_NODES), hash, node);
         }
         batch.put_cf(self.cf(META), HEAD_KEY, encode_head(commit.number, &commit.hash));
+        let written = self.trie_writes(commit.trie_nodes.iter().map(|(hash, _)| hash));
         self.db.write(batch).map_err(self.db_err("commit block"))?;
+        drop(written);
         // The next block's root reads the upper levels just written.
         for (hash, node) in commit.trie_nodes {
             self.nodes.insert(*hash, node.clone());

@@ -4,7 +4,7 @@
 use alloy_primitives::{keccak256, B256, U256};
 use alloy_trie::{Nibbles, TrieAccount, EMPTY_ROOT_HASH};
 use gigagas_storage::Storage;
-use gigagas_storage_api::{HashedBatch, HashedStateWriter};
+use gigagas_storage_api::{HashedBatch, HashedStateWriter, KeepStates, TriePruner};
 use gigagas_trie::{EncodedNode, NodeSource, Trie};
 
 /// A storage trie of `n` slots (values `v..v+n`), its root and nodes.
@@ -93,21 +93,37 @@ fn prune_keeps_what_kept_roots_reach_and_deletes_the_rest() {
     let mut phases = Vec::new();
     // Block 6's root was never held (as below a snap sync's pivot): skipped, not an error.
     let never_held = B256::repeat_byte(0x66);
+    // A commit while the mark runs writes a node no kept root reaches (as a block whose value
+    // returns to an old one writes an old node again) and a node never stored: both stay.
+    let revived = old_only[0];
+    let revived_node = old_nodes.iter().find(|(h, _)| *h == revived).unwrap().clone();
+    let fresh: EncodedNode = (keccak256(b"fresh"), vec![0xc0].into());
+    let meanwhile = [revived_node, fresh.clone()];
+    let writer = &store;
     let stats = store
-        .prune_trie(&[(6, never_held), (7, new_root)], &mut |phase, _| phases.push(phase))
+        .prune_trie(KeepStates::Roots(&[(6, never_held), (7, new_root)]), 4, &mut |phase, _| {
+            if !phases.contains(&phase) {
+                writer
+                    .write_hashed(&HashedBatch { trie_nodes: &meanwhile, ..Default::default() })
+                    .unwrap();
+            }
+            phases.push(phase);
+        })
         .unwrap();
-    assert_eq!((stats.roots, stats.first_kept), (2, 7));
-    assert_eq!(stats.deleted, old_only.len() as u64, "{stats:?}");
-    assert_eq!(stats.scanned, stats.kept + stats.deleted);
-    assert!(phases.contains(&"compact"));
+    assert_eq!((stats.roots, stats.first_kept, stats.written_meanwhile), (2, 7, 2));
+    assert_eq!(stats.deleted, old_only.len() as u64 - 1, "{stats:?}");
+    // Scanned: the kept, the deleted, and the two written meanwhile.
+    assert_eq!(stats.scanned, stats.kept + stats.deleted + 2);
+    assert!(["mark", "sweep", "compact"].iter().all(|p| phases.contains(p)));
+    assert!(store.node(&revived).unwrap().is_some() && store.node(&fresh.0).unwrap().is_some());
     assert_eq!(store.pruned_below().unwrap(), Some(7));
-    let none_held = store.prune_trie(&[(8, never_held)], &mut |_, _| {});
+    let none_held = store.prune_trie(KeepStates::Roots(&[(8, never_held)]), 1, &mut |_, _| {});
     assert!(matches!(none_held, Err(gigagas_storage_api::ProviderError::Corrupt { .. })));
     assert_eq!(store.pruned_below().unwrap(), Some(7));
     drop(store);
     let store = Storage::open(dir.path()).unwrap();
     read_all(&store, new_root, &[(0, 200), (1, 200)]);
-    for hash in &old_only {
+    for hash in &old_only[1..] {
         assert_eq!(store.node(hash).unwrap(), None, "{hash} should be pruned");
     }
     for (hash, _) in shared_nodes.iter().chain(&changed_nodes) {
