@@ -148,7 +148,8 @@ pub struct PruneStats {
 pub enum KeepStates<'a> {
     /// The states of the last this many canonical blocks, the head included, as the store's
     /// head stands once the prune has begun recording what is written (so that a block
-    /// committed meanwhile is either kept or recorded).
+    /// committed meanwhile is either kept or recorded); a block whose header the store lacks
+    /// is skipped.
     Latest(u64),
     /// These state roots, by block number (the caller makes sure that no block is committed
     /// on a parent older than them while the prune runs).
@@ -167,8 +168,8 @@ pub trait TriePruner {
     ///
     /// # Errors
     /// [`crate::ProviderError::Database`] when the store fails;
-    /// [`crate::ProviderError::Corrupt`] for a reachable node missing or malformed, a kept
-    /// block's header missing, or when none of the roots is held (nothing is deleted then).
+    /// [`crate::ProviderError::Corrupt`] for a reachable node missing or malformed, or when
+    /// none of the roots is held (nothing is deleted then).
     fn prune_trie(
         &self,
         keep: KeepStates<'_>,

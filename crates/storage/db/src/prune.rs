@@ -25,7 +25,7 @@
 //! committed since.
 
 use crate::{
-    tables::{HEADERS, META, TRIE_NODES},
+    tables::{META, TRIE_NODES},
     Storage,
 };
 use alloy_primitives::{map::B256HashSet, B256};
@@ -83,8 +83,8 @@ impl TriePruner for Storage {
     ///
     /// # Errors
     /// [`ProviderError::Database`] when RocksDB fails; [`ProviderError::Corrupt`] for a node
-    /// that does not decode, a reachable node below a held root the store lacks, a kept
-    /// block's header missing, or no root held at all (nothing is deleted then).
+    /// that does not decode, a reachable node below a held root the store lacks, or no root
+    /// held at all (nothing is deleted then).
     fn prune_trie(
         &self,
         keep: KeepStates<'_>,
@@ -111,13 +111,11 @@ impl Storage {
         };
         let Some((head, _)) = self.best_block()? else { return Ok(Vec::new()) };
         let mut roots = Vec::new();
+        // A block whose header the store lacks (below a snap sync's pivot) has no state here.
         for number in head.saturating_sub(count - 1)..=head {
-            let header = self.header_by_number(number)?.ok_or_else(|| ProviderError::Corrupt {
-                table: HEADERS,
-                key: number.to_string(),
-                reason: "a kept block's header is missing".into(),
-            })?;
-            roots.push((number, header.state_root));
+            if let Some(header) = self.header_by_number(number)? {
+                roots.push((number, header.state_root));
+            }
         }
         Ok(roots)
     }
