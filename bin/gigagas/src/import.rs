@@ -83,7 +83,7 @@ pub(crate) struct ImportArgs {
     #[arg(long, default_value_t = 0)]
     prune_trie_interval: u64,
     /// Blocks whose state a prune keeps (the node's `--prune.trie.keep`).
-    #[arg(long, default_value_t = 128)]
+    #[arg(long, default_value_t = gigagas_engine::TriePruneConfig::DEFAULT.keep)]
     prune_trie_keep: u64,
 }
 

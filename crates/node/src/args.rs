@@ -5,6 +5,7 @@
 
 use crate::NodeError;
 use clap::{builder::TypedValueParser as _, Args};
+use gigagas_engine::TriePruneConfig;
 use gigagas_executor::Scheduler;
 
 /// `--syncmode`.
@@ -274,29 +275,30 @@ pub struct RpcServerArgs {
     pub sched_idle: bool,
 }
 
-/// Pruning of what no kept block needs (reth's `PruningArgs`).
+/// Pruning of what no kept block needs (reth's `PruningArgs`); defaults from
+/// [`TriePruneConfig::DEFAULT`].
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Pruning")]
 pub struct PruneArgs {
     /// Canonical blocks, the head included, whose state the trie keeps (the reorg window;
     /// geth keeps 128 diff layers). JSON-RPC answers older states as pruned. At least 65: a
     /// reorg may unwind up to 64 blocks.
-    #[arg(long = "prune.trie.keep", default_value_t = 128, value_parser = clap::value_parser!(u64).range(65..))]
+    #[arg(long = "prune.trie.keep", default_value_t = TriePruneConfig::DEFAULT.keep, value_parser = clap::value_parser!(u64).range(65..))]
     pub trie_keep: u64,
     /// Blocks the head moves between two prunes of the trie nodes no kept state reaches (mark
     /// and sweep on a thread of their own while blocks are executed and committed; each reads
     /// every node of the kept states). 0: never prune (the datadir keeps every block's state).
-    #[arg(long = "prune.trie.interval", default_value_t = 8_192)]
+    #[arg(long = "prune.trie.interval", default_value_t = TriePruneConfig::DEFAULT.interval)]
     pub trie_interval: u64,
     /// Threads reading the kept trie nodes during a prune (more reads in flight on a cold disk).
-    #[arg(long = "prune.trie.threads", default_value_t = 8, hide = true)]
+    #[arg(long = "prune.trie.threads", default_value_t = TriePruneConfig::DEFAULT.threads, hide = true)]
     pub trie_threads: usize,
 }
 
 impl PruneArgs {
     /// The engine's trie pruning; `None` when `--prune.trie.interval` is 0.
-    pub fn trie(&self) -> Option<gigagas_engine::TriePruneConfig> {
-        (self.trie_interval > 0).then_some(gigagas_engine::TriePruneConfig {
+    pub fn trie(&self) -> Option<TriePruneConfig> {
+        (self.trie_interval > 0).then_some(TriePruneConfig {
             keep: self.trie_keep,
             interval: self.trie_interval,
             threads: self.trie_threads,
