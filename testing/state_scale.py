@@ -10,7 +10,8 @@ Per size (entries = accounts + slots, half each; slots over 10,000 contracts, Zi
    its BAL; `--state-datadir` keeps gigagas's datadir at the end of the state (a checkpoint of
    the generator's).
 2. geth: `geth init` + `geth import chain-state.rlp` (timed, peak RSS), `geth db compact`.
-3. Bytes on disk of both states.
+3. Bytes on disk of both states; the disk under gigagas's: random 4 KiB reads of its files at
+   queue depth 1..64 (`gigagas-bench hw --sweep-files`).
 4. Runs of chain-blocks.rlp, each on a fresh copy of the state (`gigagas db checkpoint`; for
    geth a copy with its table files hard-linked), cold (`sync; echo 3 >
    /proc/sys/vm/drop_caches` as root, a fresh process) or warm (the same run again right
@@ -21,8 +22,11 @@ Per size (entries = accounts + slots, half each; slots over 10,000 contracts, Zi
    - `par-bal-qdN`: the parallel executor with every key the BAL names read first on N threads
      of their own (`--io prefetch-parallel --io-depth N`), N swept;
    - `geth`: geth's import of the same file.
-   Each reports Mgas/s, the import's stage times, reads issued to the disk and IOPS
-   (/proc/diskstats), peak RSS, and the share of execution spent waiting on the state's reads.
+   Each reports Mgas/s, the import's stage times, the reads the node made (flat state and trie
+   nodes), reads issued to the disk and IOPS (/proc/diskstats), peak RSS, and the share of
+   execution spent waiting on the state's reads.
+5. `gigagas-bench hw --check-state-scale`: the sizing model's cold term against each cold run,
+   predicted from the warm run and the sweep.
 
 Needs root (the page cache), geth (testing/geth_install.sh), and disk: about 900 bytes per
 entry for gigagas's datadir and 250 for geth's at 10M (docs/benchmarks.md).
@@ -223,6 +227,7 @@ def gigagas_run(gigagas, work, name, flags, cold, device, threads):
         "read_ms_per_block": sum(b["read_ms"] for b in blocks) / len(blocks),
         "read_wait_share": waited / execution_ms if execution_ms else 0.0,
         "store_reads": sum(b["cache_misses"] for b in blocks),
+        "trie_node_reads": report.get("trie_node_reads"),
         "disk_reads": reads, "disk_read_bytes": (after[1] - before[1]) * 512,
         "iops": reads / report["seconds"] if report["seconds"] else 0.0,
     }
@@ -326,11 +331,19 @@ def main():
         if geth:
             entry["geth_state"] = geth_state(geth, work)
             entry["geth_bytes"] = du(os.path.join(work, "geth-base", "geth"))
+        only = set(args.designs.split(",")) if args.designs else None
+        if not only or only - {"geth"}:
+            # The disk under the state: random reads of its files at queue depth 1..64, the
+            # model's IOPS for the check below.
+            print(f"[{size:,}] sweeping reads of the state's files", file=sys.stderr, flush=True)
+            sweep = subprocess.run(
+                [args.bench, "hw", "--sweep-files", os.path.join(work, "gigagas-base"),
+                 "--sweep-seconds", "2", "--json"], check=True, capture_output=True, text=True)
+            entry["sweep"] = json.loads(sweep.stdout)
         designs = [("seq", ["--bal", "ignore", "--prewarm", "false"]),
                    ("par-ondemand", ["--io", "on-demand"])]
         designs += [(f"par-bal-qd{d}", ["--io", "prefetch-parallel", "--io-depth", d])
                     for d in args.depths.split(",")]
-        only = set(args.designs.split(",")) if args.designs else None
         for name, flags in designs:
             if only and name not in only:
                 continue
@@ -368,15 +381,24 @@ def main():
                 kept = {e["entries"]: e for e in json.load(f)["sizes"]}
         old = kept.get(size)
         if old and only:
+            entry.setdefault("sweep", old.get("sweep"))
             done = {(r["design"], r["cold"]) for r in entry["runs"]}
             entry["runs"] = [r for r in old["runs"] if (r["design"], r["cold"]) not in done] \
                 + entry["runs"]
         kept[size] = entry
         with open(path, "w") as f:
             json.dump({"sizes": [kept[k] for k in sorted(kept)]}, f, indent=1)
+    # The model's cold term against the cold runs: each predicted from its warm run's time and
+    # reads and the sweep of the state's files (`gigagas-bench hw --check-state-scale`).
+    path = os.path.join(args.work, "state-scale.json")
+    check = subprocess.run([args.bench, "hw", "--check-state-scale", path, "--json"],
+                           capture_output=True, text=True)
+    model_check = json.loads(check.stdout) if check.returncode == 0 else None
     if args.json:
-        print(json.dumps({"sizes": results}, indent=1))
+        print(json.dumps({"sizes": results, "model_check": model_check}, indent=1))
     else:
+        if model_check is not None:
+            subprocess.run([args.bench, "hw", "--check-state-scale", path])
         print(f"{'entries':>12} {'design':<14} {'cold':>10} {'warm':>10} {'cold/warm':>9}")
         for e in results:
             by = {}

@@ -58,6 +58,16 @@ pub(crate) struct HwArgs {
     /// `--check-replay` and `--target-gas` answered from it.
     #[arg(long)]
     model: Option<PathBuf>,
+    /// Only sweep random 4 KiB reads at queue depth 1..64 over the files of this folder (a
+    /// datadir: the disk under a state written long before), `--sweep-seconds` per depth, page
+    /// cache dropped; print the sweep (`--json`: as `hw.json` holds one).
+    #[arg(long, conflicts_with_all = ["model", "check_state_scale"])]
+    sweep_files: Option<PathBuf>,
+    /// Only check the model's cold term against `state-scale.json` (`make state-scale`): each
+    /// design's cold import predicted from its warm import's time and reads and the sweep of the
+    /// state's files.
+    #[arg(long, conflicts_with = "model")]
+    check_state_scale: Option<PathBuf>,
     /// Cores of the machine the `--check-replay` runs were measured on [default: the model's].
     #[arg(long)]
     replay_cores: Option<usize>,
@@ -114,6 +124,12 @@ pub(crate) fn run(args: HwArgs) -> Result<ExitCode, String> {
     };
     if let Some(saved) = &args.model {
         return from_saved(saved, &args);
+    }
+    if let Some(dir) = &args.sweep_files {
+        return sweep_files(dir, &args);
+    }
+    if let Some(path) = &args.check_state_scale {
+        return check_state_scale(path, args.json);
     }
     if !opts.mainnet.join("blocks").is_dir() {
         return Err(format!(
@@ -221,6 +237,74 @@ fn from_saved(path: &std::path::Path, args: &HwArgs) -> Result<ExitCode, String>
     Ok(ExitCode::SUCCESS)
 }
 
+/// `--sweep-files DIR`: the sweep alone.
+fn sweep_files(dir: &std::path::Path, args: &HwArgs) -> Result<ExitCode, String> {
+    let time = std::time::Duration::from_secs_f64(args.sweep_seconds.max(0.05));
+    let bar = ProgressBar::new(gigagas_hw::disk::DEPTHS.len() as u64).with_message("depths");
+    let sweep = gigagas_hw::disk::files(dir, time, &|| bar.inc(1)).map_err(|e| e.to_string())?;
+    bar.finish_and_clear();
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&sweep).map_err(|e| e.to_string())?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let cold = if sweep.cold { "page cache dropped" } else { "page cache NOT dropped" };
+    println!("random 4 KiB reads of {} ({cold}):", dir.display());
+    println!("  {:>5} {:>10} {:>9} {:>9}", "depth", "IOPS", "p50 us", "p99 us");
+    for p in &sweep.points {
+        println!("  {:>5} {:>10.0} {:>9.0} {:>9.0}", p.queue_depth, p.iops, p.p50_us, p.p99_us);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--check-state-scale FILE`: the cold term against the state-scale imports.
+fn check_state_scale(path: &std::path::Path, json: bool) -> Result<ExitCode, String> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let rows = gigagas_hw::scale::check(path, threads).map_err(|e| e.to_string())?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if rows.is_empty() {
+        return Err(format!(
+            "{}: no state size with a sweep of its files and warm runs counting trie-node reads \
+             (run testing/state_scale.py again)",
+            path.display()
+        ));
+    }
+    println!("the cold term against the state-scale imports ({threads} cores):");
+    println!(
+        "  {:>11} {:<13} {:>3} {:>7} {:>9} {:>10} {:>10} {:>7} {:>9} {:>9} {:>7}",
+        "entries",
+        "design",
+        "qd",
+        "IOPS",
+        "reads",
+        "disk pred",
+        "disk meas",
+        "warm",
+        "cold pred",
+        "cold meas",
+        "error"
+    );
+    for r in &rows {
+        println!(
+            "  {:>11} {:<13} {:>3} {:>7.0} {:>9} {:>10.0} {:>10} {:>7.1} {:>9.1} {:>9.1} {:>+6.1}%",
+            r.entries,
+            r.design,
+            r.queue_depth,
+            r.iops,
+            r.reads,
+            r.disk_reads_predicted,
+            r.disk_reads_measured,
+            r.warm_mgas_per_s,
+            r.predicted_mgas_per_s,
+            r.measured_mgas_per_s,
+            r.error * 100.0
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn gib(b: f64) -> f64 {
     b / (1u64 << 30) as f64
 }
@@ -321,7 +405,8 @@ fn print_report(r: &Report) {
     println!(
         "  costs, ns per gas: recovery {:.3} (1 core), execution {:.3} (sequential), state root \
          {:.3} (after execution; waited for beside the parallel engine: {}), commit {:.3}, \
-         checks {:.3} + payload decoding {:.3}; {:.2} store reads per kgas; datadir {:.1} MiB",
+         checks {:.3} + payload decoding {:.3}; {:.2} store reads and {:.2} trie-node reads per \
+         kgas; datadir {:.1} MiB",
         r.costs.recovery_ns_per_gas,
         r.costs.execution_ns_per_gas,
         r.costs.state_root_ns_per_gas,
@@ -330,6 +415,7 @@ fn print_report(r: &Report) {
         r.costs.checks_ns_per_gas,
         r.costs.payload_ns_per_gas,
         r.costs.store_reads_per_gas * 1e3,
+        r.costs.trie_node_reads_per_gas * 1e3,
         c.datadir_bytes as f64 / (1u64 << 20) as f64
     );
     if let (Some(bg), Some(share)) = (&c.background, c.commit_beside_share()) {
@@ -404,6 +490,12 @@ fn print_report(r: &Report) {
             row.max_gas_3s_cold / 1e6
         );
     }
+    println!(
+        "  cold: {:.2} reads per kgas, counted on the chain's state ({:.0} MiB on disk); a \
+         larger state reads more trie nodes per gas (docs/hardware.md, \"At scale\")",
+        (r.costs.store_reads_per_gas + r.costs.trie_node_reads_per_gas) * 1e3,
+        r.chain.datadir_bytes as f64 / (1u64 << 20) as f64
+    );
     if let Some(q) = &r.requirements {
         print_requirements(q);
     }
@@ -460,9 +552,13 @@ fn print_requirements(q: &Requirements) {
         q.core_speed_ratio, q.sequential_mgas_per_s
     );
     match q.iops_at_cores {
-        Some(i) => {
-            println!("  IOPS with every store read cold, at this machine's cores: {:.0}k", i / 1e3)
-        }
+        Some(i) => println!(
+            "  IOPS with every read cold, at this machine's cores: {:.0}k ({:.2} reads per kgas, \
+             counted on a state of {:.0} MiB on disk: the state size this assumes)",
+            i / 1e3,
+            q.reads_per_gas * 1e3,
+            q.reads_state_bytes / (1u64 << 20) as f64
+        ),
         None => println!("  IOPS: no time is left for cold reads at this machine's speed"),
     }
     println!(

@@ -57,6 +57,10 @@ pub struct ChainBlock {
     pub payload_s: f64,
     /// Account, slot and code reads that went to the store.
     pub store_reads: u64,
+    /// Trie nodes read from the store (not in its node cache) from this block's `newPayload`
+    /// to its commit.
+    #[serde(default)]
+    pub trie_node_reads: u64,
     /// This process's RSS after the block (bytes).
     pub rss_bytes: u64,
     /// The page cache after the block (bytes).
@@ -262,7 +266,8 @@ fn run_config(
     if datadir.exists() {
         std::fs::remove_dir_all(datadir).map_err(io_err(datadir))?;
     }
-    let store: Arc<dyn FullProvider> = Arc::new(Storage::open(datadir)?);
+    let storage = Arc::new(Storage::open(datadir)?);
+    let store: Arc<dyn FullProvider> = storage.clone();
     init_genesis(&*store, &chain.genesis)?;
     let config = TreeConfig::new(threads).with_executor(parallel, Scheduler::GasLimit);
     let mut tree = BlockTree::with_config(store.clone(), config)?
@@ -284,6 +289,7 @@ fn run_config(
         // transactions root the conversion computed.
         let (payload_s, payload) = payload_decode_seconds(block, hash, bal)?;
         let transactions_root = Some(payload.header.transactions_root);
+        let node_reads = storage.trie_node_reads();
         let new_payload = Instant::now();
         let (status, imported) = tree.new_payload(payload, *rlp_len, transactions_root, bal)?;
         let new_payload = new_payload.elapsed();
@@ -323,6 +329,7 @@ fn run_config(
             checks_s: new_payload.saturating_sub(b.execution + b.state_root).as_secs_f64(),
             payload_s,
             store_reads: b.cache.misses,
+            trie_node_reads: storage.trie_node_reads() - node_reads,
             rss_bytes: rss_bytes().unwrap_or(0),
             page_cache_bytes: meminfo_bytes("Cached:").unwrap_or(0),
         });

@@ -1,6 +1,7 @@
 //! Random reads at queue depth 1..64: the raw disk (4 KiB `pread`s of a file written for the
-//! purpose, `O_DIRECT` where the file system allows it) and RocksDB (point reads of storage slots
-//! through [`Storage::storage`], the node's own read path), each depth for a fixed time, as many
+//! purpose, `O_DIRECT` where the file system allows it), RocksDB (point reads of storage slots
+//! through [`Storage::storage`], the node's own read path) and the files of an existing datadir
+//! ([`files`]: the disk under a state written long before), each depth for a fixed time, as many
 //! threads as the depth, each with one read in flight (what `fio --iodepth` does with
 //! `--numjobs`).
 //!
@@ -196,6 +197,76 @@ pub fn raw_disk(
     Ok(ReadSweep { target: "raw disk".into(), cold: is_direct || cold, direct: is_direct, points })
 }
 
+/// Random 4 KiB reads of the files already in `dir` (a datadir: the state as it lies on the
+/// disk, written long before), `time` per depth: each read picks a page of all the files'
+/// pages at random, so a file gets reads in proportion to its size. Before each depth the files'
+/// pages are dropped from the page cache (`posix_fadvise(DONTNEED)`, which needs no root) and,
+/// as root, the whole page cache; at most a fifth of the pages are read per depth, so that
+/// nearly every read misses.
+///
+/// # Errors
+/// [`HwError::Io`] when the folder cannot be listed or a file opened; [`HwError::NoFiles`]
+/// when it holds no file of a page or more; [`HwError::BadReads`] when reads fail.
+pub fn files(dir: &Path, time: Duration, tick: &dyn Fn()) -> Result<ReadSweep, HwError> {
+    let mut found = Vec::new();
+    list_files(dir, &mut found)?;
+    let mut files = Vec::new();
+    // Cumulative pages: file i holds the pages [ends[i-1], ends[i]).
+    let mut ends = Vec::new();
+    let mut pages = 0u64;
+    for path in found {
+        let file = std::fs::File::open(&path).map_err(io_err(&path))?;
+        let len = file.metadata().map_err(io_err(&path))?.len();
+        if len >= READ_BYTES as u64 {
+            pages += len / READ_BYTES as u64;
+            ends.push(pages);
+            files.push(file);
+        }
+    }
+    if files.is_empty() {
+        return Err(HwError::NoFiles(dir.to_path_buf()));
+    }
+    let mut cold = true;
+    let mut points = Vec::new();
+    for depth in DEPTHS {
+        for f in &files {
+            use std::os::fd::AsRawFd;
+            // SAFETY: a valid open descriptor; the call only advises the kernel.
+            cold &=
+                unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) } == 0;
+        }
+        drop_page_cache();
+        let read = |t: usize, i: u64| {
+            let page = mix(t, i) % pages;
+            let k = ends.partition_point(|&end| end <= page);
+            let first = if k == 0 { 0 } else { ends[k - 1] };
+            let mut buf = [0u8; READ_BYTES];
+            files[k].read_exact_at(&mut buf, (page - first) * READ_BYTES as u64).is_ok()
+        };
+        let (point, bad) = sweep_point(depth, time, (pages / 5).max(1), &read);
+        if bad > 0 {
+            return Err(HwError::BadReads { target: "datadir files", bad });
+        }
+        points.push(point);
+        tick();
+    }
+    Ok(ReadSweep { target: format!("files of {}", dir.display()), cold, direct: false, points })
+}
+
+/// The regular files under `dir`, recursively.
+fn list_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) -> Result<(), HwError> {
+    for entry in std::fs::read_dir(dir).map_err(io_err(dir))? {
+        let entry = entry.map_err(io_err(dir))?;
+        let kind = entry.file_type().map_err(io_err(&entry.path()))?;
+        if kind.is_dir() {
+            list_files(&entry.path(), out)?;
+        } else if kind.is_file() {
+            out.push(entry.path());
+        }
+    }
+    Ok(())
+}
+
 /// One page, aligned for `O_DIRECT`.
 #[repr(C, align(4096))]
 struct AlignedPage([u8; READ_BYTES]);
@@ -293,7 +364,16 @@ mod tests {
         let time = Duration::from_millis(20);
         let raw = raw_disk(&dir, 4 << 20, time, &|| {}).unwrap();
         let (warm, cold) = rocksdb(&dir, 20_000, time, &|| {}).unwrap();
-        for s in [&raw, &warm, &cold] {
+        // The sweep of files already there: nested, of any size (a file under a page is
+        // skipped).
+        let files_dir = dir.join("files");
+        std::fs::create_dir_all(files_dir.join("nested")).unwrap();
+        std::fs::write(files_dir.join("nested/a.bin"), vec![7u8; 64 * READ_BYTES]).unwrap();
+        std::fs::write(files_dir.join("b.bin"), vec![9u8; 3 * READ_BYTES]).unwrap();
+        std::fs::write(files_dir.join("tiny"), b"x").unwrap();
+        let datadir = files(&files_dir, time, &|| {}).unwrap();
+        std::fs::remove_dir_all(&files_dir).unwrap();
+        for s in [&raw, &warm, &cold, &datadir] {
             let depths: Vec<usize> = s.points.iter().map(|p| p.queue_depth).collect();
             assert_eq!(depths, DEPTHS, "{}", s.target);
             assert!(s.points.iter().all(|p| p.iops > 0.0 && p.p99_us >= p.p50_us), "{s:?}");

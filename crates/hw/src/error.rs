@@ -60,11 +60,14 @@ pub enum HwError {
     /// would not be reads of the data.
     #[error("{target}: {bad} reads failed or returned a wrong value")]
     BadReads {
-        /// `raw disk` or `RocksDB`.
+        /// `raw disk`, `RocksDB` or `datadir files`.
         target: &'static str,
         /// Reads that failed.
         bad: u64,
     },
+    /// The folder to sweep holds no file of a page (4 KiB) or more.
+    #[error("{0}: no file of 4 KiB or more to read")]
+    NoFiles(PathBuf),
     /// A saved report (`gigagas hw --model FILE`) could not be read as one.
     #[error("{path}: not a `gigagas hw` report: {reason}")]
     Saved {

@@ -14,7 +14,8 @@
 //!    cold.
 //! 5. [`model`]: a block's time as the sum of its stages; the largest gas per block within a
 //!    budget per design; the smallest cores / single-core speed / IOPS / RAM for a target.
-//! 6. [`check`]: the model against the node's measured Engine API replays.
+//! 6. [`check`]: the model against the node's measured Engine API replays; [`scale`]: its cold
+//!    term against cold imports on states of up to 50M entries.
 //! 7. [`plot`]: one PNG of the four measurements.
 //!
 //! [`measure`] runs 1–4 and builds the [`Report`]; the binary prints it or writes `--json`.
@@ -28,6 +29,7 @@ pub mod model;
 pub mod plot;
 pub mod probe;
 pub mod projection;
+pub mod scale;
 
 pub use chain::ChainMeasure;
 pub use error::HwError;

@@ -8,7 +8,10 @@
 //!                                                    whose sender the pool recovered before)
 //!               + G · exec / S_design(T)             execution (S = 1 sequential; measured or
 //!                                                    projected per block / as a megablock)
-//!               + N(G) · (1/IOPS_cold(q) − 1/IOPS_warm(q))   cold reads (q = 1 sequential, T else)
+//!               + max(0, N(G) / IOPS_cold(q) − t_cpu)   cold reads beyond the CPU's time
+//!                                                    (N: flat-state and trie-node reads; q = 1
+//!                                                    sequential, T or the BAL prefetch's depth
+//!                                                    else; t_cpu: every other stage)
 //!               + G · (root_design + commit · b + checks) state root (after execution on
 //!                                                    the sequential engine; on the parallel one
 //!                                                    what is waited for beside it), commit (in
@@ -29,6 +32,13 @@
 //! mainnet blocks (the engine runs blocks one by one); IOPS from the RocksDB sweep. Every term is linear in `G`, so the largest gas within a budget `B` is
 //! `B / t(1, T, design)`. A faster core divides the CPU terms (all but the cold reads) by its
 //! speed ratio.
+//!
+//! Cold, the disk serves the reads while the cores work (the BAL prefetch and the trie
+//! read-ahead issue them ahead; the import pipeline computes one block's root while the next
+//! executes), so a block takes the longer of its CPU time and the disk's time for its reads:
+//! [`cold_extra_seconds`]. The reads are those of the chain's state: a larger state adds the
+//! trie levels its paths cross ([`crate::scale`] checks the term on states of 1M to 50M
+//! entries with the reads counted there).
 
 use crate::{disk::ReadSweep, exec::ExecMeasure, ChainMeasure};
 use serde::Serialize;
@@ -87,6 +97,9 @@ pub struct Costs {
     pub payload_ns_per_gas: f64,
     /// Reads that go to the store (account, slot, code) per gas.
     pub store_reads_per_gas: f64,
+    /// Trie nodes read from the store (not in its node cache) per gas.
+    #[serde(default)]
+    pub trie_node_reads_per_gas: f64,
     /// The node's RSS growth per gas of the blocks in flight (bytes per gas).
     pub rss_bytes_per_gas: f64,
     /// The node's RSS before the first block (bytes).
@@ -112,6 +125,10 @@ pub struct Model {
     pub cold: Option<ReadSweep>,
     /// This machine's cores.
     pub cores: usize,
+    /// The datadir of the chain whose reads per gas were counted (bytes): the state size the
+    /// cold term assumes (a larger state's paths cross more trie levels, so more trie-node
+    /// reads per gas).
+    pub reads_state_bytes: f64,
 }
 
 /// A block's modelled time by stage (seconds).
@@ -121,7 +138,7 @@ pub struct Breakdown {
     pub recovery: f64,
     /// Execution.
     pub execution: f64,
-    /// Cold reads beyond what the warm store costs.
+    /// Cold reads: the disk's time for them beyond the CPU's time for every other stage.
     pub io: f64,
     /// State root.
     pub state_root: f64,
@@ -169,6 +186,9 @@ pub struct Target {
     pub cold: bool,
     /// The disk's IOPS at the design's queue depth instead of this machine's RocksDB sweep.
     pub iops: Option<f64>,
+    /// Reads in flight when cold (the BAL prefetch's `--io-depth`); `None`: 1 sequential, the
+    /// threads parallel.
+    pub queue_depth: Option<usize>,
     /// Share of a block's transactions whose sender the node's pool recovered before the
     /// block arrived (0 to 1): those are not recovered during `newPayload`.
     pub pool_hits: f64,
@@ -190,6 +210,7 @@ impl Target {
             core_speed: 1.0,
             cold: false,
             iops: None,
+            queue_depth: None,
             pool_hits: 0.0,
             commit_background: true,
             root_after: false,
@@ -238,6 +259,7 @@ impl Model {
             checks_ns_per_gas: over_runs(|b| b.checks_s) / gas * 1e9,
             payload_ns_per_gas: over_runs(|b| b.payload_s) / gas * 1e9,
             store_reads_per_gas: seq.sum(|b| b.store_reads as f64) / gas,
+            trie_node_reads_per_gas: seq.sum(|b| b.trie_node_reads as f64) / gas,
             // The tree holds a block from newPayload to its commit: the RSS beyond the first
             // block's is charged to the block in flight.
             rss_bytes_per_gas: ((rss_peak - rss_base) / max_block_gas).max(0.0),
@@ -250,7 +272,17 @@ impl Model {
             .filter(|r| r.parallel)
             .map(|r| (r.threads, sequential / r.sum(|b| b.execution_s + b.io_s).max(1e-12)))
             .collect();
-        Self { costs, exec, chain_speedup, root_wait_by_threads, warm, cold, cores }
+        let reads_state_bytes = chain.datadir_bytes as f64;
+        Self {
+            costs,
+            exec,
+            chain_speedup,
+            root_wait_by_threads,
+            warm,
+            cold,
+            cores,
+            reads_state_bytes,
+        }
     }
 
     /// Execution speedup over the sequential reference at `threads` with `design`: on the
@@ -286,25 +318,8 @@ impl Model {
         let c = &self.costs;
         let t = target.threads.max(1);
         let speedup = self.speedup(t, design);
-        let qd = if design == Design::Sequential { 1 } else { t };
-        let reads = gas * c.store_reads_per_gas;
-        let io = if !target.cold {
-            0.0
-        } else if let Some(iops) = target.iops {
-            reads / iops.max(1.0)
-        } else {
-            match (&self.cold, &self.warm) {
-                (Some(cold), Some(warm)) => {
-                    let (ic, iw) = (cold.iops_at(qd), warm.iops_at(qd));
-                    if ic > 0.0 && iw > 0.0 {
-                        (reads / ic - reads / iw).max(0.0)
-                    } else {
-                        0.0
-                    }
-                }
-                _ => 0.0,
-            }
-        };
+        let qd = target.queue_depth.unwrap_or(if design == Design::Sequential { 1 } else { t });
+        let reads = gas * (c.store_reads_per_gas + c.trie_node_reads_per_gas);
         let cpu = 1e-9 / target.core_speed.max(1e-6);
         // The commit's own time; in the background it runs beside the next block and delays it
         // by the share measured on this machine's cores, scaled to the target's (without that
@@ -314,16 +329,23 @@ impl Model {
         let beside = c.commit_beside_share.map_or(1.0 / cores as f64, |share| {
             (share * self.cores.max(1) as f64 / cores as f64).min(1.0)
         });
-        Breakdown {
+        let mut b = Breakdown {
             recovery: gas * c.recovery_ns_per_gas * cpu * (1.0 - target.pool_hits.clamp(0.0, 1.0))
                 / self.exec.recovery_speedup(target.recovery_threads.max(1)),
             execution: gas * c.execution_ns_per_gas * cpu / speedup.max(1e-6),
-            io,
+            io: 0.0,
             state_root: gas * cpu * self.root_ns_per_gas(t, design, target.root_after),
             commit: commit * if target.commit_background { beside } else { 1.0 },
             checks: gas * (c.checks_ns_per_gas + c.payload_ns_per_gas) * cpu,
             commit_beside: if target.commit_background { commit } else { 0.0 },
+        };
+        if target.cold {
+            let iops = target.iops.or_else(|| self.cold.as_ref().map(|s| s.iops_at(qd)));
+            if let Some(iops) = iops.filter(|&i| i > 0.0) {
+                b.io = cold_extra_seconds(b.total(), reads, iops);
+            }
         }
+        b
     }
 
     /// The state root's cost on the critical path per gas (ns) at `threads` with `design`: after
@@ -372,8 +394,9 @@ impl Model {
         let at_here = self.block(gas, design, here).total();
         let core_speed = at_here / budget;
         // IOPS for cold reads in the time the CPU leaves, at this machine's cores.
-        let reads = gas * self.costs.store_reads_per_gas;
-        let iops = (budget > at_here).then(|| reads / (budget - at_here));
+        // The disk works while the CPU does: the IOPS that serve every read within the budget.
+        let reads = gas * (self.costs.store_reads_per_gas + self.costs.trie_node_reads_per_gas);
+        let iops = (budget > at_here).then(|| reads / budget);
         // RAM: the node's RSS, a cache holding the state, and the free headroom the sizing study
         // asks for (cache at most 35% of RAM).
         let rss = self.rss_bytes(gas);
@@ -386,11 +409,20 @@ impl Model {
             core_speed_ratio: core_speed,
             sequential_mgas_per_s: core_speed * self.exec.sequential_mgas_per_s,
             iops_at_cores: iops,
+            reads_per_gas: self.costs.store_reads_per_gas + self.costs.trie_node_reads_per_gas,
+            reads_state_bytes: self.reads_state_bytes,
             ram_bytes: ram,
             cache_bytes: state_bytes,
             rss_bytes: rss,
         }
     }
+}
+
+/// What cold reads add to a block whose CPU stages take `cpu_s` seconds: `reads` (flat-state and
+/// trie-node reads that miss the node's caches, each a random page of the disk) served at
+/// `iops` while the CPU works, so the block takes the longer of the two; the excess in seconds.
+pub fn cold_extra_seconds(cpu_s: f64, reads: f64, iops: f64) -> f64 {
+    (reads / iops.max(1e-9) - cpu_s).max(0.0)
 }
 
 /// The share of RAM the state cache may take: the sizing study found 30–35%, the rest kept for
@@ -416,9 +448,14 @@ pub struct Requirements {
     pub core_speed_ratio: f64,
     /// The same as single-core sequential Mgas/s on the mainnet blocks.
     pub sequential_mgas_per_s: f64,
-    /// IOPS for every store read cold, at this machine's cores and queue depth = cores; `None`:
-    /// the CPU alone exceeds the budget here.
+    /// IOPS that serve every store and trie-node read cold within the budget (the disk works
+    /// beside the CPU), at queue depth = cores; `None`: the CPU alone exceeds the budget here.
     pub iops_at_cores: Option<f64>,
+    /// Flat-state and trie-node reads per gas the cold figures assume.
+    pub reads_per_gas: f64,
+    /// The state those reads were counted on (bytes on disk): the state size the cold figures
+    /// assume.
+    pub reads_state_bytes: f64,
     /// RAM (bytes).
     pub ram_bytes: f64,
     /// The cache that holds the state (bytes).
@@ -482,6 +519,7 @@ mod tests {
             state_root_s: 0.5,
             commit_s: 0.25,
             store_reads: 1_000_000,
+            trie_node_reads: 0,
             rss_bytes: 1 << 30,
             page_cache_bytes: 0,
             checks_s: 0.0,
@@ -584,14 +622,27 @@ mod tests {
     }
 
     #[test]
-    fn cold_reads_cost_the_difference_of_the_sweeps() {
+    fn cold_reads_cost_what_the_disk_takes_beyond_the_cpu() {
         let m = model();
-        let b = m.block(1e9, Design::Sequential, Target { cold: true, ..WARM });
-        // 10^6 reads at 10^5 IOPS cold instead of 10^6 warm: 10 s − 1 s.
-        assert!((b.io - 9.0).abs() < 1e-6, "{b:?}");
+        let cold = Target { cold: true, ..WARM };
+        let b = m.block(1e9, Design::Sequential, cold);
+        // 10^6 reads at 10^5 IOPS: 10 s, against the CPU's 1.875 s beside it.
+        assert!((b.io - (10.0 - 1.875)).abs() < 1e-6, "{b:?}");
+        assert!((b.total() - 10.0).abs() < 1e-6);
         assert_eq!(b.binding(), "disk IOPS (cold reads)");
-        let given = m.block(1e9, Design::Parallel, Target { cold: true, iops: Some(2e6), ..WARM });
-        assert!((given.io - 0.5).abs() < 1e-9);
+        // A disk of 2M IOPS serves them in 0.5 s, within the CPU's time: nothing added.
+        let given = m.block(1e9, Design::Parallel, Target { iops: Some(2e6), ..cold });
+        assert_eq!(given.io, 0.0);
+        assert_eq!(given.total(), m.block(1e9, Design::Parallel, WARM).total());
+        // Trie-node reads count as the flat state's do: half a million more, 5 s more.
+        let mut chain = chain();
+        chain.runs[0].blocks[0].trie_node_reads = 500_000;
+        let m = Model::new(exec(), &chain, Some(sweep(1e6)), Some(sweep(1e5)), 2);
+        let b = m.block(1e9, Design::Sequential, cold);
+        assert!((b.total() - 15.0).abs() < 1e-6, "{b:?}");
+        // The IOPS a target needs: every read within the budget.
+        let q = m.requirements(1e9, 3.0, Design::Parallel, 0.0);
+        assert!((q.iops_at_cores.unwrap() - 1.5e6 / 3.0).abs() < 1e-6, "{q:?}");
     }
 
     #[test]

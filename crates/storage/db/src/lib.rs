@@ -97,6 +97,9 @@ pub struct Storage {
     nodes: Arc<NodeCache>,
     /// The trie nodes written while a prune runs (shared by the store and its views).
     trie_writes: Arc<prune::TrieWrites>,
+    /// Trie nodes read from RocksDB, having missed [`Storage::nodes`] (shared by the store
+    /// and its views).
+    node_reads: Arc<std::sync::atomic::AtomicU64>,
     /// The snapshot reads go through; `None`: the live database.
     snapshot: Option<Arc<DbSnapshot>>,
 }
@@ -153,6 +156,7 @@ impl Storage {
             path: path.into(),
             nodes: Arc::new(nodes),
             trie_writes: Arc::default(),
+            node_reads: Arc::default(),
             snapshot: None,
         };
         store.check_flat_keys()?;
@@ -197,8 +201,16 @@ impl Storage {
             path: self.path.clone(),
             nodes: self.nodes.clone(),
             trie_writes: self.trie_writes.clone(),
+            node_reads: self.node_reads.clone(),
             snapshot: Some(snapshot),
         }
+    }
+
+    /// Trie nodes read from RocksDB since the store was opened, by it and its views: the reads
+    /// of nodes that were not in the in-memory node cache ([`NODE_CACHE_BYTES`]). With the
+    /// flat-state reads, what a block costs a cold disk.
+    pub fn trie_node_reads(&self) -> u64 {
+        self.node_reads.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Writes a consistent copy of the store to `dir` (which must not exist), as it is now:

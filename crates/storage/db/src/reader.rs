@@ -213,6 +213,7 @@ impl gigagas_trie::NodeSource for Storage {
         if let Some(node) = self.nodes.get(hash) {
             return Ok(Some(node));
         }
+        self.node_reads.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let node = self
             .trie_node(hash)
             .map_err(|e| std::sync::Arc::new(e) as gigagas_trie::NodeSourceError)?

@@ -1,0 +1,206 @@
+//! The model's cold term checked at scale: against the cold imports of `make state-scale`
+//! (`testing/state_scale.py`), on states of 1M to 50M entries that do not fit the page cache.
+//!
+//! Flow: read `state-scale.json` → per state size, the sweep of its datadir's files
+//! ([`crate::disk::files`], recorded by the script before the cold runs) → per design, from its
+//! **warm** run only: its time, and the reads a fresh process makes (the flat-state reads that
+//! missed the node's cache and the trie nodes it read from the store; the same cold or warm) →
+//! the disk reads those become ([`disk_reads`]: repeated pages served by the page cache once
+//! read) → the cold time as the model has it ([`cold_extra_seconds`]: the longer of the warm
+//! time and the disk's time for the reads at the design's queue depth) → against the measured
+//! cold run.
+
+use crate::{
+    disk::{ReadSweep, READ_BYTES},
+    error::io_err,
+    model::cold_extra_seconds,
+    HwError,
+};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// One design at one state size: the cold run predicted from its warm run and the disk sweep.
+#[derive(Debug, Clone, Serialize)]
+pub struct ScaleCheckRow {
+    /// Accounts plus slots in the state.
+    pub entries: u64,
+    /// The design (`seq`, `par-ondemand`, `par-bal-qdN`).
+    pub design: String,
+    /// Reads in flight the design keeps (the sweep's point used).
+    pub queue_depth: usize,
+    /// The sweep's IOPS at that depth.
+    pub iops: f64,
+    /// Flat-state and trie-node reads of the run (counted by the node, warm run).
+    pub reads: u64,
+    /// Disk reads the model expects.
+    pub disk_reads_predicted: f64,
+    /// Disk reads the cold run made (`/proc/diskstats`).
+    pub disk_reads_measured: u64,
+    /// The warm run (Mgas/s).
+    pub warm_mgas_per_s: f64,
+    /// The model's cold Mgas/s.
+    pub predicted_mgas_per_s: f64,
+    /// The cold run (Mgas/s).
+    pub measured_mgas_per_s: f64,
+    /// predicted / measured − 1.
+    pub error: f64,
+}
+
+/// Distinct pages read when `reads` random reads fall on a state of `state_bytes`: a page read
+/// twice is served by the page cache the second time, so `P (1 − e^(−reads/P))` of its `P`
+/// pages (`reads` when the state is far larger than the reads).
+pub fn disk_reads(reads: f64, state_bytes: f64) -> f64 {
+    let pages = (state_bytes / READ_BYTES as f64).max(1.0);
+    pages * -(-reads / pages).exp_m1()
+}
+
+/// The reads in flight of a design of `state_scale.py`: `seq` 2 (execution, and the previous
+/// block's root beside it in the import pipeline), `par-ondemand` the workers and the root,
+/// `par-bal-qdN` its N prefetch threads; `None` for another (geth).
+pub fn queue_depth(design: &str, threads: usize) -> Option<usize> {
+    match design {
+        "seq" => Some(2),
+        "par-ondemand" => Some(threads + 1),
+        d => d.strip_prefix("par-bal-qd").and_then(|n| n.parse().ok()),
+    }
+}
+
+#[derive(Deserialize)]
+struct ScaleJson {
+    sizes: Vec<SizeJson>,
+}
+
+#[derive(Deserialize)]
+struct SizeJson {
+    entries: u64,
+    gigagas_bytes: Option<f64>,
+    sweep: Option<ReadSweep>,
+    #[serde(default)]
+    runs: Vec<RunJson>,
+}
+
+#[derive(Deserialize)]
+struct RunJson {
+    design: String,
+    cold: bool,
+    mgas_per_s: f64,
+    seconds: Option<f64>,
+    gas: Option<f64>,
+    store_reads: Option<u64>,
+    trie_node_reads: Option<u64>,
+    disk_reads: Option<u64>,
+}
+
+/// The model's cold prediction of every design of `state-scale.json` at `path` whose size has
+/// a sweep and whose warm run counted its trie-node reads, on a machine of `threads` cores.
+///
+/// # Errors
+/// [`HwError::Io`] when the file cannot be read, [`HwError::Saved`] when it is not a
+/// `state_scale.py` report.
+pub fn check(path: &Path, threads: usize) -> Result<Vec<ScaleCheckRow>, HwError> {
+    let bytes = std::fs::read(path).map_err(io_err(path))?;
+    let report: ScaleJson = serde_json::from_slice(&bytes)
+        .map_err(|e| HwError::Saved { path: path.to_path_buf(), reason: e.to_string() })?;
+    let mut rows = Vec::new();
+    for size in &report.sizes {
+        let (Some(sweep), Some(state_bytes)) = (&size.sweep, size.gigagas_bytes) else {
+            continue;
+        };
+        for warm in size.runs.iter().filter(|r| !r.cold) {
+            let Some(cold) = size.runs.iter().find(|r| r.cold && r.design == warm.design) else {
+                continue;
+            };
+            let (Some(qd), Some(seconds), Some(gas), Some(flat), Some(trie)) = (
+                queue_depth(&warm.design, threads),
+                warm.seconds,
+                warm.gas,
+                warm.store_reads,
+                warm.trie_node_reads,
+            ) else {
+                continue;
+            };
+            let reads = flat + trie;
+            let disk = disk_reads(reads as f64, state_bytes);
+            let iops = sweep.iops_at(qd);
+            let predicted_s = seconds + cold_extra_seconds(seconds, disk, iops);
+            let predicted = gas / predicted_s / 1e6;
+            rows.push(ScaleCheckRow {
+                entries: size.entries,
+                design: warm.design.clone(),
+                queue_depth: qd,
+                iops,
+                reads,
+                disk_reads_predicted: disk,
+                disk_reads_measured: cold.disk_reads.unwrap_or(0),
+                warm_mgas_per_s: warm.mgas_per_s,
+                predicted_mgas_per_s: predicted,
+                measured_mgas_per_s: cold.mgas_per_s,
+                error: predicted / cold.mgas_per_s - 1.0,
+            });
+        }
+    }
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repeated_pages_are_read_once() {
+        // Far fewer reads than pages: nearly every read a page of its own.
+        let big = 1e12;
+        assert!((disk_reads(1e5, big) - 1e5).abs() / 1e5 < 1e-3);
+        // As many reads as pages: 1 − 1/e of them distinct.
+        let pages = 1e6;
+        let d = disk_reads(pages, pages * READ_BYTES as f64);
+        assert!((d / pages - (1.0 - (-1.0f64).exp())).abs() < 1e-9, "{d}");
+        // Never more pages than the state has.
+        assert!(disk_reads(1e9, pages * READ_BYTES as f64) <= pages);
+    }
+
+    #[test]
+    fn a_cold_run_is_predicted_from_its_warm_run_and_the_sweep() {
+        let dir = std::env::temp_dir().join(format!("gigagas-scale-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let points: Vec<_> = crate::disk::DEPTHS
+            .iter()
+            .map(|&q| format!(r#"{{"queue_depth":{q},"iops":{},"p50_us":1,"p99_us":1}}"#, q * 1000))
+            .collect();
+        // A 4 TB state (reads all distinct); par-bal-qd32: 64,000 reads at 32,000 IOPS = 2 s
+        // against a warm 1 s: cold 2 s, 1,000 Mgas in 2 s = 500 Mgas/s, measured 400. seq at
+        // depth 2: 20,000 reads at 2,000 IOPS = 10 s. geth is not predicted; a run without its
+        // trie-node count is not either.
+        let json = format!(
+            r#"{{"sizes":[{{"entries":50000000,"gigagas_bytes":4e12,
+              "sweep":{{"target":"files","cold":true,"direct":false,"points":[{}]}},
+              "runs":[
+               {{"design":"par-bal-qd32","cold":false,"mgas_per_s":1000,"seconds":1,"gas":1e9,
+                 "store_reads":40000,"trie_node_reads":24000,"disk_reads":3}},
+               {{"design":"par-bal-qd32","cold":true,"mgas_per_s":400,"seconds":2.5,"gas":1e9,
+                 "store_reads":40000,"trie_node_reads":24000,"disk_reads":70000}},
+               {{"design":"seq","cold":false,"mgas_per_s":1000,"seconds":1,"gas":1e9,
+                 "store_reads":15000,"trie_node_reads":5000}},
+               {{"design":"seq","cold":true,"mgas_per_s":100,"gas":1e9}},
+               {{"design":"par-ondemand","cold":false,"mgas_per_s":1000,"seconds":1,"gas":1e9,
+                 "store_reads":15000}},
+               {{"design":"par-ondemand","cold":true,"mgas_per_s":100}},
+               {{"design":"geth","cold":false,"mgas_per_s":50}},
+               {{"design":"geth","cold":true,"mgas_per_s":40}}]}},
+              {{"entries":1000,"runs":[]}}]}}"#,
+            points.join(",")
+        );
+        let path = dir.join("state-scale.json");
+        std::fs::write(&path, json).unwrap();
+        let rows = check(&path, 2).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        let bal = &rows[0];
+        assert_eq!((bal.design.as_str(), bal.queue_depth, bal.reads), ("par-bal-qd32", 32, 64_000));
+        assert!((bal.predicted_mgas_per_s - 500.0).abs() < 0.1, "{bal:?}");
+        assert!((bal.error - 0.25).abs() < 1e-3 && bal.disk_reads_measured == 70_000);
+        let seq = &rows[1];
+        assert_eq!((seq.queue_depth, seq.iops), (2, 2000.0));
+        assert!((seq.predicted_mgas_per_s - 100.0).abs() < 0.1 && seq.error.abs() < 1e-3);
+    }
+}
