@@ -230,8 +230,9 @@ def gigagas_run(gigagas, work, name, flags, cold, device, threads):
         "trie_node_reads": report.get("trie_node_reads"),
         "disk_reads": reads, "disk_read_bytes": (after[1] - before[1]) * 512,
         "iops": reads / report["seconds"] if report["seconds"] else 0.0,
-        # The datadir after the blocks (the state's checkpoint grown by their trie nodes,
-        # flat state and history; nothing pruned): its growth per Ggas at this state's size.
+        # The datadir after the blocks (the state's checkpoint grown by their trie nodes, flat
+        # state and history; nothing pruned), its write-ahead log included: RocksDB folds that
+        # into tables when the store next opens, so this is an upper bound of the growth.
         "datadir_bytes_after": du(run),
     }
 
