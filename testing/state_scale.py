@@ -395,14 +395,13 @@ def main():
     # The model's cold term against the cold runs: each predicted from its warm run's time and
     # reads and the sweep of the state's files (`gigagas-bench hw --check-state-scale`).
     path = os.path.join(args.work, "state-scale.json")
-    check = subprocess.run([args.bench, "hw", "--check-state-scale", path, "--json"],
-                           capture_output=True, text=True)
-    model_check = json.loads(check.stdout) if check.returncode == 0 else None
+    check = [args.bench, "hw", "--check-state-scale", path]
     if args.json:
+        done = subprocess.run(check + ["--json"], capture_output=True, text=True)
+        model_check = json.loads(done.stdout) if done.returncode == 0 else None
         print(json.dumps({"sizes": results, "model_check": model_check}, indent=1))
     else:
-        if model_check is not None:
-            subprocess.run([args.bench, "hw", "--check-state-scale", path])
+        subprocess.run(check)
         print(f"{'entries':>12} {'design':<14} {'cold':>10} {'warm':>10} {'cold/warm':>9}")
         for e in results:
             by = {}

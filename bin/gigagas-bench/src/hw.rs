@@ -493,7 +493,7 @@ fn print_report(r: &Report) {
     println!(
         "  cold: {:.2} reads per kgas, counted on the chain's state ({:.0} MiB on disk); a \
          larger state reads more trie nodes per gas (docs/hardware.md, \"At scale\")",
-        (r.costs.store_reads_per_gas + r.costs.trie_node_reads_per_gas) * 1e3,
+        r.costs.reads_per_gas() * 1e3,
         r.chain.datadir_bytes as f64 / (1u64 << 20) as f64
     );
     if let Some(q) = &r.requirements {

@@ -10,8 +10,8 @@
 //!                                                    projected per block / as a megablock)
 //!               + max(0, N(G) / IOPS_cold(q) − t_cpu)   cold reads beyond the CPU's time
 //!                                                    (N: flat-state and trie-node reads; q = 1
-//!                                                    sequential, T or the BAL prefetch's depth
-//!                                                    else; t_cpu: every other stage)
+//!                                                    sequential, T else; t_cpu: every other
+//!                                                    stage)
 //!               + G · (root_design + commit · b + checks) state root (after execution on
 //!                                                    the sequential engine; on the parallel one
 //!                                                    what is waited for beside it), commit (in
@@ -106,6 +106,14 @@ pub struct Costs {
     pub rss_base_bytes: f64,
 }
 
+impl Costs {
+    /// Reads a cold disk serves per gas: the flat-state reads and the trie-node reads that
+    /// missed the node's caches.
+    pub fn reads_per_gas(&self) -> f64 {
+        self.store_reads_per_gas + self.trie_node_reads_per_gas
+    }
+}
+
 /// The model of this machine.
 #[derive(Debug, Clone)]
 pub struct Model {
@@ -186,9 +194,6 @@ pub struct Target {
     pub cold: bool,
     /// The disk's IOPS at the design's queue depth instead of this machine's RocksDB sweep.
     pub iops: Option<f64>,
-    /// Reads in flight when cold (the BAL prefetch's `--io-depth`); `None`: 1 sequential, the
-    /// threads parallel.
-    pub queue_depth: Option<usize>,
     /// Share of a block's transactions whose sender the node's pool recovered before the
     /// block arrived (0 to 1): those are not recovered during `newPayload`.
     pub pool_hits: f64,
@@ -210,7 +215,6 @@ impl Target {
             core_speed: 1.0,
             cold: false,
             iops: None,
-            queue_depth: None,
             pool_hits: 0.0,
             commit_background: true,
             root_after: false,
@@ -318,8 +322,8 @@ impl Model {
         let c = &self.costs;
         let t = target.threads.max(1);
         let speedup = self.speedup(t, design);
-        let qd = target.queue_depth.unwrap_or(if design == Design::Sequential { 1 } else { t });
-        let reads = gas * (c.store_reads_per_gas + c.trie_node_reads_per_gas);
+        let qd = if design == Design::Sequential { 1 } else { t };
+        let reads = gas * c.reads_per_gas();
         let cpu = 1e-9 / target.core_speed.max(1e-6);
         // The commit's own time; in the background it runs beside the next block and delays it
         // by the share measured on this machine's cores, scaled to the target's (without that
@@ -393,9 +397,8 @@ impl Model {
         // Single-core speed at this machine's cores: every stage is CPU when warm.
         let at_here = self.block(gas, design, here).total();
         let core_speed = at_here / budget;
-        // IOPS for cold reads in the time the CPU leaves, at this machine's cores.
         // The disk works while the CPU does: the IOPS that serve every read within the budget.
-        let reads = gas * (self.costs.store_reads_per_gas + self.costs.trie_node_reads_per_gas);
+        let reads = gas * self.costs.reads_per_gas();
         let iops = (budget > at_here).then(|| reads / budget);
         // RAM: the node's RSS, a cache holding the state, and the free headroom the sizing study
         // asks for (cache at most 35% of RAM).
@@ -409,7 +412,7 @@ impl Model {
             core_speed_ratio: core_speed,
             sequential_mgas_per_s: core_speed * self.exec.sequential_mgas_per_s,
             iops_at_cores: iops,
-            reads_per_gas: self.costs.store_reads_per_gas + self.costs.trie_node_reads_per_gas,
+            reads_per_gas: self.costs.reads_per_gas(),
             reads_state_bytes: self.reads_state_bytes,
             ram_bytes: ram,
             cache_bytes: state_bytes,
