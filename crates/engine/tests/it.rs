@@ -331,10 +331,13 @@ fn prunes_beside_background_persistence_leave_the_head_state_whole() {
     }
     tree.wait_persisted().unwrap();
     tree.wait_pruned();
-    // The prunes under way while blocks came skipped their turns; one more at the head now.
+    // The prunes under way while blocks came skipped their turns; one more now if the head is
+    // `interval` past the last one's. The last prune then began at a stored head of 38, 39 or
+    // 40 (which one depends on how far persistence trailed), keeping 4 states from there.
     tree.forkchoice_updated(parent, B256::ZERO, B256::ZERO).unwrap();
     tree.wait_pruned();
-    assert_eq!(store.earliest_state_block().unwrap(), 37);
+    let earliest = store.earliest_state_block().unwrap();
+    assert!((35..=37).contains(&earliest), "earliest state kept: {earliest}");
     drop((tree, store));
     let store = Arc::new(Storage::open(dir.path()).unwrap());
     assert_eq!(store.best_block().unwrap(), Some((40, parent)));
