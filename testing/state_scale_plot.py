@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Charts of testing/state_scale.py's results: how each cost grows with the state.
 
-Four panels against the state's entries (log scale): Mgas/s of every design, cold and warm
-(geth beside); the state root's time per block and the commit's, cold and warm, for the
+Four panels against the state's entries (log scale): Mgas/s of the chosen designs (`--designs`),
+cold and warm (geth beside); the state root's time per block and the commit's, cold and warm, for the
 BAL-hinted design at its deepest queue; bytes on disk of gigagas's and geth's datadirs; peak RSS
 of the importing process.
 
 Usage: testing/.venv/bin/python testing/state_scale_plot.py [--json target/state-scale/state-scale.json]
-           [--png docs/img/state_scale.png]
+           [--png docs/img/state_scale.png] [--designs seq,par-ondemand,par-bal-qd32,par-beside-qd16,geth]
 """
 
 import argparse
@@ -18,6 +18,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--json", default="target/state-scale/state-scale.json")
     ap.add_argument("--png", default="docs/img/state_scale.png")
+    ap.add_argument("--designs", default="seq,par-ondemand,par-bal-qd32,par-beside-qd16,geth",
+                    help="the designs drawn in the Mgas/s panel, comma-separated")
     args = ap.parse_args()
     import matplotlib
     matplotlib.use("Agg")
@@ -26,11 +28,8 @@ def main():
     with open(args.json) as f:
         sizes = json.load(f)["sizes"]
     x = [s["entries"] for s in sizes]
-    designs = []
-    for s in sizes:
-        for r in s["runs"]:
-            if r["design"] not in designs:
-                designs.append(r["design"])
+    measured = {r["design"] for s in sizes for r in s["runs"]}
+    designs = [d for d in args.designs.split(",") if d in measured]
 
     def run(s, design, cold):
         for r in s["runs"]:

@@ -273,11 +273,12 @@ fn check_state_scale(path: &std::path::Path, json: bool) -> Result<ExitCode, Str
     }
     println!("the cold term against the state-scale imports ({threads} cores):");
     println!(
-        "  {:>11} {:<13} {:>3} {:>7} {:>9} {:>10} {:>10} {:>7} {:>9} {:>9} {:>7}",
+        "  {:>11} {:<15} {:>3} {:>7} {:>6} {:>9} {:>10} {:>10} {:>7} {:>9} {:>9} {:>7}",
         "entries",
         "design",
         "qd",
         "IOPS",
+        "cpu µs",
         "reads",
         "disk pred",
         "disk meas",
@@ -288,11 +289,12 @@ fn check_state_scale(path: &std::path::Path, json: bool) -> Result<ExitCode, Str
     );
     for r in &rows {
         println!(
-            "  {:>11} {:<13} {:>3} {:>7.0} {:>9} {:>10.0} {:>10} {:>7.1} {:>9.1} {:>9.1} {:>+6.1}%",
+            "  {:>11} {:<15} {:>3} {:>7.0} {:>6.1} {:>9} {:>10.0} {:>10} {:>7.1} {:>9.1} {:>9.1} {:>+6.1}%",
             r.entries,
             r.design,
             r.queue_depth,
             r.iops,
+            r.cpu_us_per_read,
             r.reads,
             r.disk_reads_predicted,
             r.disk_reads_measured,

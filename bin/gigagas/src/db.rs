@@ -1,6 +1,7 @@
 //! `gigagas db`: inspection of a datadir, printing JSON — the head, a canonical block's
-//! header, body, receipts or EIP-7928 BAL, decoded by the store's typed readers — and
-//! `checkpoint`, a consistent copy of it (hard-linked table files) to run blocks against again.
+//! header, body, receipts or EIP-7928 BAL, decoded by the store's typed readers —,
+//! `checkpoint`, a consistent copy of it (hard-linked table files) to run blocks against again,
+//! and the two that change it with the node stopped: `compact` and `prune-trie`.
 
 use alloy_consensus::{BlockBody, Header, ReceiptEnvelope, TxEnvelope};
 use clap::{Args, Subcommand};
@@ -53,6 +54,11 @@ enum DbCommand {
         /// The copy's folder.
         out: PathBuf,
     },
+    /// Compacts every table of the datadir fully (RocksDB's manual compaction, as geth's
+    /// `db compact`; the node must be stopped): what a long import or a prune left in the
+    /// upper levels is merged down, so that reads look in fewer files and the next blocks owe
+    /// no compaction for it. Prints the datadir's bytes before and after, and the seconds.
+    Compact,
     /// Deletes the trie nodes that no state root of the last KEEP blocks reaches (mark and
     /// sweep; the node must be stopped). Blocks' state older than that is then answered as
     /// pruned. Prints what was kept and deleted, and the datadir's bytes before and after.
@@ -95,6 +101,14 @@ struct PruneJson {
     nodes_deleted: u64,
     mark_seconds: f64,
     sweep_seconds: f64,
+    bytes_before: u64,
+    bytes_after: u64,
+    seconds: f64,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CompactJson {
     bytes_before: u64,
     bytes_after: u64,
     seconds: f64,
@@ -169,6 +183,22 @@ pub(crate) fn run(args: DbArgs) -> Result<ExitCode, String> {
             print(store.block_access_list(number).map_err(err)?, "BAL", number)
         }
         DbCommand::PruneTrie { keep, threads } => prune_trie(&store, &args.datadir, keep, threads),
+        DbCommand::Compact => {
+            let (start, bytes_before) =
+                (std::time::Instant::now(), gigagas_storage::datadir_bytes(&args.datadir));
+            let bar = indicatif::ProgressBar::new_spinner();
+            bar.set_message("compacting every table");
+            bar.enable_steady_tick(std::time::Duration::from_millis(200));
+            store.compact();
+            bar.finish_and_clear();
+            let report = CompactJson {
+                bytes_before,
+                bytes_after: gigagas_storage::datadir_bytes(&args.datadir),
+                seconds: start.elapsed().as_secs_f64(),
+            };
+            println!("{}", serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?);
+            Ok(ExitCode::SUCCESS)
+        }
         DbCommand::Checkpoint { out } => {
             store.checkpoint(&out).map_err(err)?;
             println!("{}: checkpoint of {}", out.display(), args.datadir.display());

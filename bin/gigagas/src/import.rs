@@ -65,8 +65,10 @@ pub(crate) struct ImportArgs {
     #[arg(long, default_value = "gas-limit", value_parser = ["gas-limit", "ols"])]
     scheduler: String,
     /// How the parallel executor reads the keys a block's BAL names: `prefetch-parallel` (all
-    /// before execution, split over threads), `prefetch` (all before execution, on one thread)
-    /// or `on-demand` (each when a transaction first needs it: one read at a time per worker).
+    /// before execution, split over threads), `prefetch` (all before execution, on one thread),
+    /// `on-demand` (each when a transaction first needs it: one read at a time per worker) or
+    /// `prefetch-beside` (on the `--io-depth` threads beside execution, in the order the
+    /// transactions first change them).
     #[arg(
         long,
         default_value = "prefetch-parallel",
@@ -74,8 +76,9 @@ pub(crate) struct ImportArgs {
             .map(|s| BalIo::ALL.into_iter().find(|d| d.name() == s).expect("a possible value"))
     )]
     io: BalIo,
-    /// Threads of their own for `--io prefetch-parallel`'s reads: as many reads in flight at
-    /// once, the queue depth the disk sees; 0 splits them over the executor's threads.
+    /// Threads of their own for `--io prefetch-parallel`'s and `prefetch-beside`'s reads: as
+    /// many reads in flight at once, the queue depth the disk sees; 0 splits them over the
+    /// executor's threads.
     #[arg(long, default_value_t = 0)]
     io_depth: usize,
     /// Prune the trie nodes no state of the last `--prune-trie-keep` blocks reaches every this
@@ -115,11 +118,14 @@ struct BlockJson {
     execution_ms: f64,
     /// Of `execution_ms`, sender recovery (rayon, all cores).
     recovery_ms: f64,
-    /// Of `execution_ms`, the BAL-hinted reads before a parallel run (0 on the sequential path).
+    /// Of `execution_ms`, the BAL-hinted reads before a parallel run (0 on the sequential path);
+    /// with `--io prefetch-beside`, how long the read-ahead beside execution ran.
     io_ms: f64,
     /// Time spent in the state's reads from the store (flat state and code), summed over the
     /// threads that made them: the prefetch's and those made while executing.
     read_ms: f64,
+    /// Of `read_ms`, the prefetch's (the rest: the reads execution made itself).
+    ahead_read_ms: f64,
     /// The state root's own time when computed from the BAL beside execution (`state_root_ms`
     /// is then only what the block waited for it).
     state_root_beside_ms: Option<f64>,
@@ -255,6 +261,7 @@ fn block_json(b: &ImportedBlock) -> BlockJson {
         recovery_ms: b.recovery.as_secs_f64() * 1e3,
         io_ms: b.io.as_secs_f64() * 1e3,
         read_ms: b.cache.read_nanos as f64 / 1e6,
+        ahead_read_ms: b.cache.ahead_read_nanos as f64 / 1e6,
         state_root_beside_ms: b.state_root_beside.map(|d| d.as_secs_f64() * 1e3),
         state_root_ms: b.state_root.as_secs_f64() * 1e3,
         commit_ms: b.commit.as_secs_f64() * 1e3,

@@ -42,8 +42,8 @@ enum Command {
     /// root from the stored trie nodes, one atomic commit per block; progress with blocks/s and
     /// Mgas/s. Exit code 1 when a block is invalid (those before it stay).
     Import(import::ImportArgs),
-    /// Inspect a datadir (read-only): the head, or a canonical block's header, body, receipts
-    /// or BAL, as JSON.
+    /// Inspect a datadir: the head, or a canonical block's header, body, receipts or BAL, as
+    /// JSON; copy it (checkpoint); compact it or prune its trie (the node stopped).
     Db(db::DbArgs),
 }
 

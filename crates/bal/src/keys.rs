@@ -41,6 +41,51 @@ pub fn storage_keys(bal: &[AccountChanges]) -> impl Iterator<Item = (Address, U2
     })
 }
 
+/// A key a BAL lists, as a read-ahead reads it: an account (its code with it), or a slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BalKey {
+    /// An account.
+    Account(Address),
+    /// A storage slot of an account.
+    Slot(Address, U256),
+}
+
+/// Every account and slot `bal` lists, ordered by the first block access index that changes
+/// each (EIP-7928: 0 the pre-execution system calls, `i` transaction `i`): the order a block's
+/// transactions reach them, for a read-ahead that runs in front of execution. A slot only read
+/// takes its account's first change; an account only read, and its slots, come last (the BAL
+/// does not say when a read happens). Ties keep BAL order, an account before its slots; a slot
+/// both changed and read appears once.
+pub fn keys_by_first_change(bal: &[AccountChanges]) -> Vec<BalKey> {
+    let first = |i: &mut u64, at: u64| *i = (*i).min(at);
+    let mut ranked: Vec<(u64, usize, BalKey)> = Vec::new();
+    for account in bal {
+        let mut index = u64::MAX;
+        account.balance_changes.iter().for_each(|c| first(&mut index, c.block_access_index.0));
+        account.nonce_changes.iter().for_each(|c| first(&mut index, c.block_access_index.0));
+        account.code_changes.iter().for_each(|c| first(&mut index, c.block_access_index.0));
+        let mut slots = Vec::with_capacity(account.storage_changes.len());
+        for change in &account.storage_changes {
+            let at = change.changes.iter().map(|c| c.block_access_index.0).min();
+            let at = at.unwrap_or(u64::MAX);
+            first(&mut index, at);
+            slots.push((at, change.slot));
+        }
+        ranked.push((index, ranked.len(), BalKey::Account(account.address)));
+        for (at, slot) in slots {
+            ranked.push((at, ranked.len(), BalKey::Slot(account.address, slot)));
+        }
+        for slot in &account.storage_reads {
+            // EIP-7928 sorts `storage_changes` by slot (an unsorted one only reads a key twice).
+            if account.storage_changes.binary_search_by_key(slot, |c| c.slot).is_err() {
+                ranked.push((index, ranked.len(), BalKey::Slot(account.address, *slot)));
+            }
+        }
+    }
+    ranked.sort_unstable_by_key(|&(at, position, _)| (at, position));
+    ranked.into_iter().map(|(_, _, key)| key).collect()
+}
+
 impl BalKeys {
     /// Indexes the accounts and slots (reads and changes) of `bal`.
     pub fn new(bal: &[AccountChanges]) -> Self {
@@ -200,6 +245,42 @@ impl BalKeys {
 mod tests {
     use super::*;
     use alloy_eip7928::{BlockAccessIndex, SlotChanges, StorageChange};
+
+    #[test]
+    fn keys_come_in_the_order_transactions_first_change_them() {
+        let (a, b, c) = (Address::repeat_byte(1), Address::repeat_byte(2), Address::repeat_byte(3));
+        let s = U256::from;
+        let change = |slot, at| {
+            SlotChanges::new(s(slot), vec![StorageChange::new(BlockAccessIndex(at), s(9))])
+        };
+        let bal = vec![
+            // Changed by transactions 3 (slot 2) and 5 (slot 7); slot 4 only read.
+            AccountChanges {
+                storage_changes: vec![change(2, 3), change(7, 5)],
+                storage_reads: vec![s(4)],
+                ..AccountChanges::new(a)
+            },
+            // Only read.
+            AccountChanges { storage_reads: vec![s(1)], ..AccountChanges::new(b) },
+            // Its balance changed by transaction 1.
+            AccountChanges {
+                balance_changes: vec![alloy_eip7928::BalanceChange::new(BlockAccessIndex(1), s(1))],
+                ..AccountChanges::new(c)
+            },
+        ];
+        assert_eq!(
+            keys_by_first_change(&bal),
+            [
+                BalKey::Account(c),
+                BalKey::Account(a),
+                BalKey::Slot(a, s(2)),
+                BalKey::Slot(a, s(4)),
+                BalKey::Slot(a, s(7)),
+                BalKey::Account(b),
+                BalKey::Slot(b, s(1)),
+            ]
+        );
+    }
 
     #[test]
     fn flat_slots_map_to_changes_and_coverage() {

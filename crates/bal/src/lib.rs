@@ -19,7 +19,7 @@ pub mod writes;
 pub use alloy_eip7928::{compute_block_access_list_hash, BlockAccessIndex, BlockAccessList};
 pub use codes::BalCodes;
 pub use error::{BalValidationError, Phase};
-pub use keys::{storage_keys, BalKeys};
+pub use keys::{keys_by_first_change, storage_keys, BalKey, BalKeys};
 pub use revm::state::bal::Bal;
 
 /// Gas charged per BAL item (an account or a storage key) by EIP-7928's size constraint.

@@ -440,6 +440,22 @@ impl StateSource for Flaky {
 #[test]
 fn failing_reads_during_execution_are_internal_not_invalid() {
     let (_dir, _store, tree, genesis) = dev_chain();
+    failing_reads_are_internal(tree, genesis);
+}
+
+/// As [`failing_reads_during_execution_are_internal_not_invalid`], with the BAL's keys read
+/// beside execution on I/O workers of their own (`--engine.io prefetch-beside`): a read of the
+/// read-ahead that fails is internal too, and the same payloads are VALID once reads work.
+#[test]
+fn failing_reads_beside_execution_are_internal_not_invalid() {
+    let (_dir, store, _, genesis) = dev_chain();
+    let config =
+        gigagas_engine::TreeConfig::new(2).with_io(gigagas_validation::BalIo::PrefetchBeside, 4);
+    let tree = BlockTree::with_config(store, config).unwrap();
+    failing_reads_are_internal(tree, genesis);
+}
+
+fn failing_reads_are_internal(tree: BlockTree, genesis: B256) {
     let fault = Arc::new(Mutex::new(Fault::Off));
     let layer_fault = fault.clone();
     let mut tree = tree.with_source_layer(move |inner| {

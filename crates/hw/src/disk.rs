@@ -36,6 +36,12 @@ pub struct DepthPoint {
     pub p50_us: f64,
     /// 99th-percentile read latency (microseconds).
     pub p99_us: f64,
+    /// CPU time the process spent per read, user and kernel (microseconds): what a read costs
+    /// the cores besides its wait (a cold one: the system call, the block layer, the
+    /// hypervisor's notification, the page cache's fill). `None` in sweeps saved before it was
+    /// measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_us_per_read: Option<f64>,
 }
 
 /// A sweep of queue depths over one target.
@@ -63,6 +69,12 @@ impl ReadSweep {
             .next_back()
             .unwrap_or(0.0)
     }
+
+    /// CPU per read at queue depth `qd` (microseconds), taken as [`ReadSweep::iops_at`] takes
+    /// its point; `None` when the sweep did not measure it.
+    pub fn cpu_us_per_read_at(&self, qd: usize) -> Option<f64> {
+        self.points.iter().rfind(|p| p.queue_depth <= qd.max(1))?.cpu_us_per_read
+    }
 }
 
 /// Runs `depth` threads, each calling `read(thread, i)` in a loop for `time` or until `max_reads`
@@ -77,6 +89,7 @@ fn sweep_point(
     let bad = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
     let done = AtomicU64::new(0);
+    let cpu_before = process_cpu_seconds();
     let start = Instant::now();
     let mut latencies: Vec<u64> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..depth)
@@ -109,6 +122,7 @@ fn sweep_point(
         lat.into_iter().flatten().collect()
     });
     let elapsed = start.elapsed().as_secs_f64();
+    let cpu = process_cpu_seconds().zip(cpu_before).map(|(after, before)| after - before);
     latencies.sort_unstable();
     let at = |q: f64| {
         if latencies.is_empty() {
@@ -122,8 +136,23 @@ fn sweep_point(
         iops: latencies.len() as f64 / elapsed,
         p50_us: at(0.5),
         p99_us: at(0.99),
+        cpu_us_per_read: cpu
+            .filter(|_| !latencies.is_empty())
+            .map(|c| c * 1e6 / latencies.len() as f64),
     };
     (point, bad.into_inner())
+}
+
+/// This process's CPU time so far, user and kernel, all threads (seconds); `None` if the
+/// kernel does not say.
+fn process_cpu_seconds() -> Option<f64> {
+    // SAFETY: `getrusage` only writes the struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
+        return None;
+    }
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    Some(seconds(usage.ru_utime) + seconds(usage.ru_stime))
 }
 
 /// A xorshift step: the random offsets and keys (reproducible, no dependency).

@@ -8,10 +8,14 @@
 //!                                                    whose sender the pool recovered before)
 //!               + G · exec / S_design(T)             execution (S = 1 sequential; measured or
 //!                                                    projected per block / as a megablock)
-//!               + max(0, N(G) / IOPS_cold(q) − t_cpu)   cold reads beyond the CPU's time
-//!                                                    (N: flat-state and trie-node reads; q = 1
-//!                                                    sequential, T else; t_cpu: every other
-//!                                                    stage)
+//!               + max(N_s / IOPS(q)                  cold reads (N in all, flat state and
+//!                     + max(0, N_b / IOPS(q) − t_cpu),  trie nodes): those waited for (N_s:
+//!                     N · c / C)                     sequential all, q = 1; parallel the
+//!                                                    state's, read before execution, q = T),
+//!                                                    those beside the CPU's work (N_b: the
+//!                                                    trie nodes read ahead; t_cpu: every
+//!                                                    other stage), or their own CPU if more
+//!                                                    (c per read, C cores)
 //!               + G · (root_design + commit · b + checks) state root (after execution on
 //!                                                    the sequential engine; on the parallel one
 //!                                                    what is waited for beside it), commit (in
@@ -33,12 +37,13 @@
 //! `B / t(1, T, design)`. A faster core divides the CPU terms (all but the cold reads) by its
 //! speed ratio.
 //!
-//! Cold, the disk serves the reads while the cores work (the BAL prefetch and the trie
-//! read-ahead issue them ahead; the import pipeline computes one block's root while the next
-//! executes), so a block takes the longer of its CPU time and the disk's time for its reads:
-//! [`cold_extra_seconds`]. The reads are those of the chain's state: a larger state adds the
-//! trie levels its paths cross ([`crate::scale`] checks the term on states of 1M to 50M
-//! entries with the reads counted there).
+//! Cold, a read either holds up the work (sequential execution reads one key at a time; the
+//! BAL prefetch reads the state before execution) or is made beside it (the trie read-ahead,
+//! while the block executes), and each costs CPU of its own (the system call, the block layer,
+//! the page cache's fill: measured by the disk sweep): [`cold_seconds`]. The reads are those
+//! of the chain's state: a larger state adds the trie levels its paths cross
+//! ([`crate::scale`] checks the term on states of 1M to 50M entries with the reads counted
+//! there).
 
 use crate::{disk::ReadSweep, exec::ExecMeasure, ChainMeasure};
 use serde::Serialize;
@@ -323,7 +328,6 @@ impl Model {
         let t = target.threads.max(1);
         let speedup = self.speedup(t, design);
         let qd = if design == Design::Sequential { 1 } else { t };
-        let reads = gas * c.reads_per_gas();
         let cpu = 1e-9 / target.core_speed.max(1e-6);
         // The commit's own time; in the background it runs beside the next block and delays it
         // by the share measured on this machine's cores, scaled to the target's (without that
@@ -346,7 +350,25 @@ impl Model {
         if target.cold {
             let iops = target.iops.or_else(|| self.cold.as_ref().map(|s| s.iops_at(qd)));
             if let Some(iops) = iops.filter(|&i| i > 0.0) {
-                b.io = cold_extra_seconds(b.total(), reads, iops);
+                // Sequential: every read waits. Parallel (`--engine.io prefetch-parallel`): the
+                // state's reads before execution, the trie's read ahead beside it.
+                let (flat, trie) = (gas * c.store_reads_per_gas, gas * c.trie_node_reads_per_gas);
+                let when = match design {
+                    Design::Sequential => ColdReads { serial: flat + trie, beside: 0.0 },
+                    _ => ColdReads { serial: flat, beside: trie },
+                };
+                let cpu_per_read = self.cold.as_ref().and_then(|s| s.cpu_us_per_read_at(qd));
+                let total = b.total();
+                // The warm block taken as keeping every core busy: the reads' CPU adds to it.
+                let cold = cold_seconds(
+                    total,
+                    total * cores as f64,
+                    when,
+                    iops,
+                    cpu_per_read.unwrap_or(0.0) * 1e-6,
+                    cores,
+                );
+                b.io = cold - total;
             }
         }
         b
@@ -421,11 +443,37 @@ impl Model {
     }
 }
 
-/// What cold reads add to a block whose CPU stages take `cpu_s` seconds: `reads` (flat-state and
-/// trie-node reads that miss the node's caches, each a random page of the disk) served at
-/// `iops` while the CPU works, so the block takes the longer of the two; the excess in seconds.
-pub fn cold_extra_seconds(cpu_s: f64, reads: f64, iops: f64) -> f64 {
-    (reads / iops.max(1e-9) - cpu_s).max(0.0)
+/// A block's cold reads (disk pages), by when its design makes them against its CPU work.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ColdReads {
+    /// Reads on the critical path: nothing computes while they wait (sequential execution's and
+    /// on-demand reads, each stream's one at a time; a prefetch before execution).
+    pub serial: f64,
+    /// Reads made beside the CPU's work (the trie read-ahead, a read-ahead beside execution):
+    /// only what the disk takes beyond the CPU's time adds.
+    pub beside: f64,
+}
+
+/// A cold block's time (seconds) from the same block warm: `warm_s` long, `warm_cpu_s` of CPU
+/// on `cores`, its `reads` served at `iops` (the disk's rate at the design's queue depth:
+/// queue depth / latency), each also costing `cpu_s_per_read` of CPU (the system call, the
+/// block layer, the page cache's fill: [`crate::disk::DepthPoint::cpu_us_per_read`]).
+///
+/// The serial reads add their time, the reads beside add what the disk takes beyond the warm
+/// block's, and the whole cannot take less than its CPU work spread over the cores:
+/// `max(serial / IOPS + max(warm, beside / IOPS), (cpu + reads · c) / cores)`.
+pub fn cold_seconds(
+    warm_s: f64,
+    warm_cpu_s: f64,
+    reads: ColdReads,
+    iops: f64,
+    cpu_s_per_read: f64,
+    cores: usize,
+) -> f64 {
+    let io = |n: f64| n / iops.max(1e-9);
+    let timed = io(reads.serial) + warm_s.max(io(reads.beside));
+    let cpu = (warm_cpu_s + (reads.serial + reads.beside) * cpu_s_per_read) / cores.max(1) as f64;
+    timed.max(cpu)
 }
 
 /// The share of RAM the state cache may take: the sizing study found 30–35%, the rest kept for
@@ -547,7 +595,13 @@ mod tests {
     fn sweep(iops: f64) -> ReadSweep {
         let points = crate::disk::DEPTHS
             .iter()
-            .map(|&queue_depth| DepthPoint { queue_depth, iops, p50_us: 1.0, p99_us: 1.0 })
+            .map(|&queue_depth| DepthPoint {
+                queue_depth,
+                iops,
+                p50_us: 1.0,
+                p99_us: 1.0,
+                cpu_us_per_read: None,
+            })
             .collect();
         ReadSweep { target: "RocksDB".into(), cold: true, direct: false, points }
     }
@@ -629,20 +683,23 @@ mod tests {
         let m = model();
         let cold = Target { cold: true, ..WARM };
         let b = m.block(1e9, Design::Sequential, cold);
-        // 10^6 reads at 10^5 IOPS: 10 s, against the CPU's 1.875 s beside it.
-        assert!((b.io - (10.0 - 1.875)).abs() < 1e-6, "{b:?}");
-        assert!((b.total() - 10.0).abs() < 1e-6);
+        // 10^6 reads at 10^5 IOPS, each waited for: 10 s added to the CPU's 1.875 s.
+        assert!((b.io - 10.0).abs() < 1e-6, "{b:?}");
+        assert!((b.total() - 11.875).abs() < 1e-6);
         assert_eq!(b.binding(), "disk IOPS (cold reads)");
-        // A disk of 2M IOPS serves them in 0.5 s, within the CPU's time: nothing added.
+        // In parallel the state's reads come before execution: a disk of 2M IOPS adds 0.5 s.
         let given = m.block(1e9, Design::Parallel, Target { iops: Some(2e6), ..cold });
-        assert_eq!(given.io, 0.0);
-        assert_eq!(given.total(), m.block(1e9, Design::Parallel, WARM).total());
-        // Trie-node reads count as the flat state's do: half a million more, 5 s more.
+        let warm = m.block(1e9, Design::Parallel, WARM).total();
+        assert!((given.io - 0.5).abs() < 1e-6, "{given:?}");
+        // Trie-node reads: half a million more. Sequential, each waited for: 5 s more. In
+        // parallel they are read ahead beside the CPU's work: at 2M IOPS (0.25 s) nothing more.
         let mut chain = chain();
         chain.runs[0].blocks[0].trie_node_reads = 500_000;
         let m = Model::new(exec(), &chain, Some(sweep(1e6)), Some(sweep(1e5)), 2);
         let b = m.block(1e9, Design::Sequential, cold);
-        assert!((b.total() - 15.0).abs() < 1e-6, "{b:?}");
+        assert!((b.total() - 16.875).abs() < 1e-6, "{b:?}");
+        let given = m.block(1e9, Design::Parallel, Target { iops: Some(2e6), ..cold });
+        assert!((given.total() - warm - 0.5).abs() < 1e-6, "{given:?}");
         // The IOPS a target needs: every read within the budget.
         let q = m.requirements(1e9, 3.0, Design::Parallel, 0.0);
         assert!((q.iops_at_cores.unwrap() - 1.5e6 / 3.0).abs() < 1e-6, "{q:?}");

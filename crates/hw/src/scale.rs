@@ -6,14 +6,16 @@
 //! **warm** run only: its time, and the reads a fresh process makes (the flat-state reads that
 //! missed the node's cache and the trie nodes it read from the store; the same cold or warm) →
 //! the disk reads those become ([`disk_reads`]: repeated pages served by the page cache once
-//! read) → the cold time as the model has it ([`cold_extra_seconds`]: the longer of the warm
-//! time and the disk's time for the reads at the design's queue depth) → against the measured
-//! cold run.
+//! read), split by when the design makes them ([`cold_reads`]: on the critical path, or beside
+//! the CPU's work) → the cold time as the model has it ([`cold_seconds`]: the serial reads'
+//! time added, the others' beyond the warm time, at the design's queue depth, and never less
+//! than the warm run's CPU plus the reads' own CPU over the cores) → against the measured cold
+//! run.
 
 use crate::{
     disk::{ReadSweep, READ_BYTES},
     error::io_err,
-    model::cold_extra_seconds,
+    model::{cold_seconds, ColdReads},
     HwError,
 };
 use serde::{Deserialize, Serialize};
@@ -24,12 +26,14 @@ use std::path::Path;
 pub struct ScaleCheckRow {
     /// Accounts plus slots in the state.
     pub entries: u64,
-    /// The design (`seq`, `par-ondemand`, `par-bal-qdN`).
+    /// The design (`seq`, `par-ondemand`, `par-bal-qdN`, `par-beside-qdN`).
     pub design: String,
     /// Reads in flight the design keeps (the sweep's point used).
     pub queue_depth: usize,
     /// The sweep's IOPS at that depth.
     pub iops: f64,
+    /// The sweep's CPU per read at that depth (microseconds; 0 when it was not measured).
+    pub cpu_us_per_read: f64,
     /// Flat-state and trie-node reads of the run (counted by the node, warm run).
     pub reads: u64,
     /// Disk reads the model expects.
@@ -56,12 +60,15 @@ pub fn disk_reads(reads: f64, state_bytes: f64) -> f64 {
 
 /// The reads in flight of a design of `state_scale.py`: `seq` 2 (execution, and the previous
 /// block's root beside it in the import pipeline), `par-ondemand` the workers and the root,
-/// `par-bal-qdN` its N prefetch threads; `None` for another (geth).
+/// `par-bal-qdN` and `par-beside-qdN` their N read threads; `None` for another (geth).
 pub fn queue_depth(design: &str, threads: usize) -> Option<usize> {
     match design {
         "seq" => Some(2),
         "par-ondemand" => Some(threads + 1),
-        d => d.strip_prefix("par-bal-qd").and_then(|n| n.parse().ok()),
+        d => d
+            .strip_prefix("par-bal-qd")
+            .or_else(|| d.strip_prefix("par-beside-qd"))
+            .and_then(|n| n.parse().ok()),
     }
 }
 
@@ -89,6 +96,22 @@ struct RunJson {
     store_reads: Option<u64>,
     trie_node_reads: Option<u64>,
     disk_reads: Option<u64>,
+    /// The process's CPU time (seconds) over `wall_s`.
+    cpu_s: Option<f64>,
+    wall_s: Option<f64>,
+}
+
+/// When a design of `state_scale.py` makes its `flat` (state) and `trie` (node) disk reads:
+/// `seq` and `par-ondemand` wait for each; `par-bal-qdN` reads the state before execution and
+/// the trie nodes ahead, beside it; `par-beside-qdN` reads both beside execution. `None` for
+/// another (geth).
+pub fn cold_reads(design: &str, flat: f64, trie: f64) -> Option<ColdReads> {
+    match design {
+        "seq" | "par-ondemand" => Some(ColdReads { serial: flat + trie, beside: 0.0 }),
+        d if d.starts_with("par-bal-qd") => Some(ColdReads { serial: flat, beside: trie }),
+        d if d.starts_with("par-beside-qd") => Some(ColdReads { serial: 0.0, beside: flat + trie }),
+        _ => None,
+    }
 }
 
 /// The model's cold prediction of every design of `state-scale.json` at `path` whose size has
@@ -121,14 +144,23 @@ pub fn check(path: &Path, threads: usize) -> Result<Vec<ScaleCheckRow>, HwError>
             };
             let reads = flat + trie;
             let disk = disk_reads(reads as f64, state_bytes);
+            let share = |n: u64| if reads == 0 { 0.0 } else { disk * n as f64 / reads as f64 };
+            let Some(when) = cold_reads(&warm.design, share(flat), share(trie)) else { continue };
             let iops = sweep.iops_at(qd);
-            let predicted_s = seconds + cold_extra_seconds(seconds, disk, iops);
+            let cpu_us = sweep.cpu_us_per_read_at(qd).unwrap_or(0.0);
+            // The process's CPU over the import's own time (the wall time adds its start).
+            let cpu = match (warm.cpu_s, warm.wall_s) {
+                (Some(cpu), Some(wall)) if wall > 0.0 => cpu * (seconds / wall).min(1.0),
+                _ => 0.0,
+            };
+            let predicted_s = cold_seconds(seconds, cpu, when, iops, cpu_us * 1e-6, threads);
             let predicted = gas / predicted_s / 1e6;
             rows.push(ScaleCheckRow {
                 entries: size.entries,
                 design: warm.design.clone(),
                 queue_depth: qd,
                 iops,
+                cpu_us_per_read: cpu_us,
                 reads,
                 disk_reads_predicted: disk,
                 disk_reads_measured: cold.disk_reads.unwrap_or(0),
@@ -165,12 +197,20 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let points: Vec<_> = crate::disk::DEPTHS
             .iter()
-            .map(|&q| format!(r#"{{"queue_depth":{q},"iops":{},"p50_us":1,"p99_us":1}}"#, q * 1000))
+            .map(|&q| {
+                format!(
+                    r#"{{"queue_depth":{q},"iops":{},"p50_us":1,"p99_us":1,"cpu_us_per_read":50}}"#,
+                    q * 1000
+                )
+            })
             .collect();
-        // A 4 TB state (reads all distinct); par-bal-qd32: 64,000 reads at 32,000 IOPS = 2 s
-        // against a warm 1 s: cold 2 s, 1,000 Mgas in 2 s = 500 Mgas/s, measured 400. seq at
-        // depth 2: 20,000 reads at 2,000 IOPS = 10 s. geth is not predicted; a run without its
-        // trie-node count is not either.
+        // A 4 TB state (reads all distinct), 32,000 IOPS at depth 32, 50 µs of CPU a read.
+        // par-bal-qd32: its 40,000 state reads before execution (1.25 s), its 24,000 trie
+        // reads (0.75 s) beside the warm 1 s: 2.25 s, 1,000 Mgas in it 444.4 Mgas/s, measured
+        // 400. seq at depth 2: 20,000 reads at 2,000 IOPS = 10 s added to 1 s. par-beside-qd32:
+        // all 64,000 beside (2 s), but the warm run's 2 s of CPU and the reads' 3.2 s over 2
+        // cores take 2.6 s: 384.6 Mgas/s. geth is not predicted; a run without its trie-node
+        // count is not either.
         let json = format!(
             r#"{{"sizes":[{{"entries":50000000,"gigagas_bytes":4e12,
               "sweep":{{"target":"files","cold":true,"direct":false,"points":[{}]}},
@@ -182,6 +222,9 @@ mod tests {
                {{"design":"seq","cold":false,"mgas_per_s":1000,"seconds":1,"gas":1e9,
                  "store_reads":15000,"trie_node_reads":5000}},
                {{"design":"seq","cold":true,"mgas_per_s":100,"gas":1e9}},
+               {{"design":"par-beside-qd32","cold":false,"mgas_per_s":1000,"seconds":1,
+                 "gas":1e9,"store_reads":40000,"trie_node_reads":24000,"cpu_s":2,"wall_s":1}},
+               {{"design":"par-beside-qd32","cold":true,"mgas_per_s":400,"gas":1e9}},
                {{"design":"par-ondemand","cold":false,"mgas_per_s":1000,"seconds":1,"gas":1e9,
                  "store_reads":15000}},
                {{"design":"par-ondemand","cold":true,"mgas_per_s":100}},
@@ -194,13 +237,16 @@ mod tests {
         std::fs::write(&path, json).unwrap();
         let rows = check(&path, 2).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
-        assert_eq!(rows.len(), 2, "{rows:?}");
+        assert_eq!(rows.len(), 3, "{rows:?}");
         let bal = &rows[0];
         assert_eq!((bal.design.as_str(), bal.queue_depth, bal.reads), ("par-bal-qd32", 32, 64_000));
-        assert!((bal.predicted_mgas_per_s - 500.0).abs() < 0.1, "{bal:?}");
-        assert!((bal.error - 0.25).abs() < 1e-3 && bal.disk_reads_measured == 70_000);
+        assert!((bal.predicted_mgas_per_s - 1000.0 / 2.25).abs() < 0.1, "{bal:?}");
+        assert!((bal.error - 0.1111).abs() < 1e-3 && bal.disk_reads_measured == 70_000);
         let seq = &rows[1];
         assert_eq!((seq.queue_depth, seq.iops), (2, 2000.0));
-        assert!((seq.predicted_mgas_per_s - 100.0).abs() < 0.1 && seq.error.abs() < 1e-3);
+        assert!((seq.predicted_mgas_per_s - 1000.0 / 11.0).abs() < 0.1, "{seq:?}");
+        let beside = &rows[2];
+        assert_eq!((beside.design.as_str(), beside.cpu_us_per_read), ("par-beside-qd32", 50.0));
+        assert!((beside.predicted_mgas_per_s - 1000.0 / 2.6).abs() < 0.1, "{beside:?}");
     }
 }

@@ -355,7 +355,9 @@ pub struct EngineArgs {
     pub stream_senders: bool,
     /// How the parallel executor reads the accounts and slots a payload's BAL names:
     /// `prefetch-parallel` (all up front, split over the executor's threads), `prefetch` (all
-    /// up front on one thread) or `on-demand` (each when a transaction first needs it).
+    /// up front on one thread), `on-demand` (each when a transaction first needs it) or
+    /// `prefetch-beside` (on `--engine.io-depth` threads beside execution, in the order the
+    /// transactions first change them).
     #[arg(
         long = "engine.io",
         default_value = "prefetch-parallel",
@@ -363,9 +365,10 @@ pub struct EngineArgs {
             .map(|s| BalIo::ALL.into_iter().find(|d| d.name() == s).expect("a possible value"))
     , hide = true)]
     pub io: BalIo,
-    /// Threads of their own for the reads of `--engine.io prefetch-parallel`: as many reads of
-    /// a payload's BAL keys in flight at once, the queue depth the disk sees (a cold state on
-    /// an NVMe wants tens); 0 splits them over the executor's threads.
+    /// Threads of their own for the reads of `--engine.io prefetch-parallel` and
+    /// `prefetch-beside`: as many reads of a payload's BAL keys in flight at once, the queue
+    /// depth the disk sees (a cold state on an NVMe wants tens); 0 splits them over the
+    /// executor's threads.
     #[arg(long = "engine.io-depth", default_value_t = 0, hide = true)]
     pub io_depth: usize,
     /// The parallel executor's scheduler: `gas-limit` (heaviest transactions first) or `ols`

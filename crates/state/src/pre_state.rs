@@ -124,6 +124,8 @@ struct Backing {
     misses: AtomicU64,
     /// Time spent in `source`'s calls, summed over the threads that made them (nanoseconds).
     read_nanos: AtomicU64,
+    /// The part of `read_nanos` spent in [`PreState::prefetch`]'s reads (nanoseconds).
+    ahead_nanos: AtomicU64,
     /// The first failure of `source`: set once, by whichever thread saw it.
     fault: OnceLock<StateError>,
 }
@@ -144,6 +146,18 @@ impl Backing {
         }
         result
     }
+
+    /// [`Backing::read`] made ahead of execution: its time also counted in `ahead_nanos`.
+    fn read_ahead<T>(
+        &self,
+        read: impl FnOnce(&dyn StateSource) -> Result<T, StateError>,
+    ) -> Result<T, StateError> {
+        let start = std::time::Instant::now();
+        let result = self.read(read);
+        let nanos = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.ahead_nanos.fetch_add(nanos, Ordering::Relaxed);
+        result
+    }
 }
 
 /// Reads answered by a backed [`PreState`]'s cache (`hits`) and by its source (`misses`), and
@@ -158,6 +172,9 @@ pub struct CacheStats {
     /// (nanoseconds): divided by the block's time and threads, the share of execution spent
     /// waiting on reads (the disk's, when the state is cold).
     pub read_nanos: u64,
+    /// The part of `read_nanos` spent reading ahead ([`PreState::prefetch`]), summed over the
+    /// threads that made them (nanoseconds): the rest are the reads execution itself made.
+    pub ahead_read_nanos: u64,
 }
 
 impl DBErrorMarker for StateError {}
@@ -214,6 +231,7 @@ impl PreState {
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
             read_nanos: AtomicU64::new(0),
+            ahead_nanos: AtomicU64::new(0),
             fault: OnceLock::new(),
         };
         Self { backing: Some(Arc::new(backing)), ..Self::default() }
@@ -256,6 +274,7 @@ impl PreState {
             hits: b.hits.load(Ordering::Relaxed),
             misses: b.misses.load(Ordering::Relaxed),
             read_nanos: b.read_nanos.load(Ordering::Relaxed),
+            ahead_read_nanos: b.ahead_nanos.load(Ordering::Relaxed),
         })
     }
 
@@ -274,7 +293,7 @@ impl PreState {
         let addresses: Vec<Address> =
             addresses.iter().filter(|a| !b.accounts.contains_key(*a)).copied().collect();
         let mut code_hashes = Vec::new();
-        for (address, info) in addresses.iter().zip(b.read(|s| s.accounts(&addresses))?) {
+        for (address, info) in addresses.iter().zip(b.read_ahead(|s| s.accounts(&addresses))?) {
             if let Some(i) = &info {
                 if i.code_hash != revm::primitives::KECCAK_EMPTY
                     && !self.contracts.contains_key(&i.code_hash)
@@ -287,14 +306,14 @@ impl PreState {
         }
         code_hashes.sort_unstable();
         code_hashes.dedup();
-        for (hash, code) in code_hashes.iter().zip(b.read(|s| s.codes(&code_hashes))?) {
+        for (hash, code) in code_hashes.iter().zip(b.read_ahead(|s| s.codes(&code_hashes))?) {
             if let Some(code) = code {
                 b.codes.insert(*hash, code);
             }
         }
         let slots: Vec<(Address, U256)> =
             slots.iter().filter(|k| !b.storage.contains_key(*k)).copied().collect();
-        for (key, value) in slots.iter().zip(b.read(|s| s.slots(&slots))?) {
+        for (key, value) in slots.iter().zip(b.read_ahead(|s| s.slots(&slots))?) {
             b.storage.insert(*key, value);
         }
         b.misses.fetch_add(

@@ -10,7 +10,7 @@ use crate::{error::ImportError, overlay::PendingDiff};
 use alloy_consensus::ReceiptEnvelope;
 use alloy_consensus::{Block, BlockBody, Header, TxEnvelope};
 use alloy_primitives::{Address, Bytes, B256, U256};
-use gigagas_bal::{BalValidationError, BlockAccessList};
+use gigagas_bal::{keys_by_first_change, BalKey, BalValidationError, BlockAccessList};
 use gigagas_executor::{
     parallel::{execute_parallel, execute_parallel_on, ParallelBlock, ParallelConfig},
     prewarm::execute_sequential_prewarmed,
@@ -29,7 +29,10 @@ use gigagas_trie::{
 };
 use std::{
     borrow::Cow,
-    sync::Arc,
+    sync::{
+        atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering},
+        Arc, OnceLock,
+    },
     time::{Duration, Instant},
 };
 
@@ -281,11 +284,18 @@ pub enum BalIo {
     Prefetch,
     /// Nothing read up front: each worker reads a key when a transaction first needs it.
     OnDemand,
+    /// Every key the BAL names read on the BAL's own I/O workers beside execution, which starts
+    /// at once: the keys in the order the block's transactions first change them
+    /// ([`keys_by_first_change`]), so that the reads run in front of the transactions, and a
+    /// worker that needs a key not read yet reads it itself. Without I/O workers
+    /// (`--engine.io-depth 0`) it is [`BalIo::PrefetchParallel`].
+    PrefetchBeside,
 }
 
 impl BalIo {
     /// Every design, the default first.
-    pub const ALL: [Self; 3] = [Self::PrefetchParallel, Self::Prefetch, Self::OnDemand];
+    pub const ALL: [Self; 4] =
+        [Self::PrefetchParallel, Self::Prefetch, Self::OnDemand, Self::PrefetchBeside];
 
     /// The design's name on the command line.
     pub fn name(self) -> &'static str {
@@ -293,6 +303,7 @@ impl BalIo {
             Self::PrefetchParallel => "prefetch-parallel",
             Self::Prefetch => "prefetch",
             Self::OnDemand => "on-demand",
+            Self::PrefetchBeside => "prefetch-beside",
         }
     }
 }
@@ -303,7 +314,7 @@ struct BesideRun {
     /// The changes the outcome makes, and how long checking and making them took.
     checked: (Changes, Duration),
     longest_tx: Duration,
-    /// Reading the BAL's keys before execution.
+    /// Reading the BAL's keys before execution (beside it: until the read-ahead ended).
     io: Duration,
     /// The state root computed from the BAL beside execution, when it was.
     beside_root: Option<BesideRoot>,
@@ -348,9 +359,15 @@ fn run_beside(
         if let Some((io_pool, (source, root))) = trie_ahead {
             scope.spawn(move |_| prefetch_trie(source, root, bal, io_pool));
         }
-        // BAL-hinted I/O: every key the BAL names, read before execution starts.
+        // BAL-hinted I/O: every key the BAL names, read before execution starts (or beside it).
+        let ahead = io_pool.filter(|_| design == BalIo::PrefetchBeside);
         let io_start = Instant::now();
-        let read = prefetch_bal(pre_state, io_pool.unwrap_or(pool), io_pool.is_some(), design, bal);
+        let read = match ahead {
+            Some(_) => Ok(()),
+            None => {
+                prefetch_bal(pre_state, io_pool.unwrap_or(pool), io_pool.is_some(), design, bal)
+            }
+        };
         io = io_start.elapsed();
         if let Err(source) = read {
             finish();
@@ -364,7 +381,18 @@ fn run_beside(
                 *beside_root = BesideRoot::compute(parent_root, bal, pre_state, nodes, preserved);
             });
         }
-        let run = run_parallel(chain, input, senders, pre_state, bal, config, Some(pool));
+        let execute = || run_parallel(chain, input, senders, pre_state, bal, config, Some(pool));
+        let run = match ahead {
+            Some(io_pool) => {
+                let (run, read, took) = read_ahead_beside(io_pool, pre_state, bal, execute);
+                io = took;
+                match read {
+                    Ok(()) => run,
+                    Err(source) => Err(ExecutionError::State { block: number, source }.into()),
+                }
+            }
+            None => execute(),
+        };
         finish();
         // The outcome checked against the header, and its changes made, while the root is
         // still being computed: only what needs the root waits for it.
@@ -418,6 +446,58 @@ fn prefetch_trie(
 /// multi-get's fixed cost matters more than the queue depth).
 pub const IO_CHUNK: usize = 16;
 
+/// `execute` with every key `bal` names read into `pre_state` beside it on `io_pool`'s
+/// workers ([`BalIo::PrefetchBeside`]): each worker takes the next [`IO_CHUNK`] keys in the
+/// order transactions first change them, until none are left or `execute` has returned (what
+/// is left unread then was not needed). Returns `execute`'s result, the first failed read, and
+/// how long the read-ahead ran.
+fn read_ahead_beside<T>(
+    io_pool: &rayon::ThreadPool,
+    pre_state: &PreState,
+    bal: &BlockAccessList,
+    execute: impl FnOnce() -> T,
+) -> (T, Result<(), gigagas_state::StateError>, Duration) {
+    let mut chunks = Vec::new();
+    let (mut addresses, mut slots) = (Vec::new(), Vec::new());
+    for key in keys_by_first_change(bal) {
+        match key {
+            BalKey::Account(address) => addresses.push(address),
+            BalKey::Slot(address, slot) => slots.push((address, slot)),
+        }
+        if addresses.len() + slots.len() == IO_CHUNK {
+            chunks.push((std::mem::take(&mut addresses), std::mem::take(&mut slots)));
+        }
+    }
+    chunks.push((addresses, slots));
+    let (next, done) = (AtomicUsize::new(0), AtomicBool::new(false));
+    let failed = OnceLock::new();
+    let start = Instant::now();
+    let ended = AtomicU64::new(0);
+    let ran = io_pool.in_place_scope(|scope| {
+        for _ in 0..io_pool.current_num_threads() {
+            scope.spawn(|_| {
+                while !done.load(Ordering::Relaxed) {
+                    let Some((addresses, slots)) = chunks.get(next.fetch_add(1, Ordering::Relaxed))
+                    else {
+                        break;
+                    };
+                    if let Err(e) = pre_state.prefetch(addresses, slots) {
+                        let _ = failed.set(e);
+                        done.store(true, Ordering::Relaxed);
+                    }
+                }
+                let nanos = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+                ended.fetch_max(nanos, Ordering::Relaxed);
+            });
+        }
+        let ran = execute();
+        done.store(true, Ordering::Relaxed);
+        ran
+    });
+    let read = failed.into_inner().map_or(Ok(()), Err);
+    (ran, read, Duration::from_nanos(ended.into_inner()))
+}
+
 /// Reads every key `bal` names into `pre_state` before execution, as `design` says: split
 /// over `pool`'s workers (the BAL's own I/O workers when `io_workers`, in small chunks), on
 /// this thread, or not at all (each read when first needed).
@@ -431,7 +511,8 @@ fn prefetch_bal(
     let addresses: Vec<Address> = bal.iter().map(|a| a.address).collect();
     let slots: Vec<(Address, U256)> = gigagas_bal::storage_keys(bal).collect();
     match design {
-        BalIo::PrefetchParallel => {
+        // Beside execution only with I/O workers of its own; else all before, as here.
+        BalIo::PrefetchParallel | BalIo::PrefetchBeside => {
             let min_chunk = if io_workers { IO_CHUNK } else { PREFETCH_CHUNK };
             pre_state.prefetch_on(pool, &addresses, &slots, min_chunk)
         }
@@ -777,6 +858,9 @@ fn pending_diff(
             diff.cleared.insert(u.address);
         }
         diff.storage.extend(u.storage.iter().map(|(slot, value)| ((u.address, *slot), *value)));
+        if u.storage.iter().any(|(_, value)| !value.is_zero()) {
+            diff.with_storage.insert(u.address);
+        }
     }
     diff.codes.extend(codes.iter().cloned());
     diff

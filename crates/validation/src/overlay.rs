@@ -16,6 +16,8 @@ pub struct PendingDiff {
     /// New (nonce, balance, code hash); `None` for deleted accounts.
     pub(crate) accounts: HashMap<Address, Option<(u64, U256, B256)>>,
     pub(crate) storage: HashMap<(Address, U256), U256>,
+    /// The accounts `storage` gives a non-zero slot (what [`Overlay::has_storage`] asks).
+    pub(crate) with_storage: HashSet<Address>,
     /// Accounts whose stored slots no longer count (deleted, or storage wiped).
     pub(crate) cleared: HashSet<Address>,
     pub(crate) codes: HashMap<B256, Bytes>,
@@ -88,11 +90,10 @@ impl StateSource for Overlay {
 
     /// A diff's non-zero slot of the account answers yes; a diff that cleared the account
     /// answers no unless a newer diff wrote one; a zero a diff wrote may leave other slots
-    /// below, so only the base can say the account has none. Walks each diff's slots (a
-    /// block's worth; asked only of creation targets without code and nonce).
+    /// below, so only the base can say the account has none.
     fn has_storage(&self, address: &Address) -> Result<bool, StateError> {
         for d in &self.diffs {
-            if d.storage.iter().any(|((a, _), v)| a == address && !v.is_zero()) {
+            if d.with_storage.contains(address) {
                 return Ok(true);
             }
             if d.cleared.contains(address) {

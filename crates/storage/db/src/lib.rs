@@ -62,6 +62,14 @@ const MAX_TOTAL_WAL_BYTES: u64 = 512 << 20;
 /// Bytes of trie nodes the store keeps in memory (their encodings and hashes): 128 MiB.
 pub const NODE_CACHE_BYTES: u64 = 128 << 20;
 
+/// The share of [`NODE_CACHE_BYTES`] for nodes read more than once (CLOCK-Pro's hot ring): the
+/// rest holds nodes read or written once until they are read again. A block's read-ahead
+/// ([`gigagas_trie::prefetch_paths`]) puts every node its state root will walk there first:
+/// the ring must hold a whole block's (about 25 MB at 50M entries, 76k nodes) until the walk
+/// reaches them. With quick_cache's default (0.97, a 4 MiB ring) most were evicted before the
+/// walk, which read them from RocksDB a second time.
+pub const NODE_CACHE_HOT_SHARE: f64 = 0.5;
+
 /// A trie node's weight in the cache: its encoding and its hash, in bytes.
 #[derive(Debug, Clone, Copy)]
 struct NodeWeight;
@@ -144,9 +152,14 @@ impl Storage {
         // With the database's lock held: no other process's ingestion is under way.
         Self::clear_ingest_dir(path)?;
         // About 300 bytes a node (a branch's encoding is up to 532).
-        let nodes = NodeCache::with(
-            (NODE_CACHE_BYTES / 300) as usize,
-            NODE_CACHE_BYTES,
+        let options = quick_cache::OptionsBuilder::new()
+            .estimated_items_capacity((NODE_CACHE_BYTES / 300) as usize)
+            .weight_capacity(NODE_CACHE_BYTES)
+            .hot_allocation(NODE_CACHE_HOT_SHARE)
+            .build()
+            .expect("estimated items and weight capacity are set");
+        let nodes = NodeCache::with_options(
+            options,
             NodeWeight,
             FbBuildHasher::default(),
             Default::default(),
@@ -211,6 +224,18 @@ impl Storage {
     /// flat-state reads, what a block costs a cold disk.
     pub fn trie_node_reads(&self) -> u64 {
         self.node_reads.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Compacts every column family over its whole key range (RocksDB's manual compaction,
+    /// geth's `db compact`): what memtable flushes and earlier compactions left in the upper
+    /// levels is merged down, so that a read looks in fewer files and the blocks written next
+    /// owe no compaction for it. Blocks until done (minutes for a state of tens of GB); reads
+    /// and writes may go on meanwhile. RocksDB reports no error of a manual compaction here: a
+    /// failing one leaves the files as they were.
+    pub fn compact(&self) {
+        for name in tables::COLUMN_FAMILIES {
+            self.db.compact_range_cf(self.cf(name), None::<&[u8]>, None::<&[u8]>);
+        }
     }
 
     /// Writes a consistent copy of the store to `dir` (which must not exist), as it is now:
