@@ -57,33 +57,34 @@ pub enum BalKey {
 /// does not say when a read happens). Ties keep BAL order, an account before its slots; a slot
 /// both changed and read appears once.
 pub fn keys_by_first_change(bal: &[AccountChanges]) -> Vec<BalKey> {
-    let first = |i: &mut u64, at: u64| *i = (*i).min(at);
-    let mut ranked: Vec<(u64, usize, BalKey)> = Vec::new();
+    let mut ranked: Vec<(u64, BalKey)> = Vec::new();
     for account in bal {
-        let mut index = u64::MAX;
-        account.balance_changes.iter().for_each(|c| first(&mut index, c.block_access_index.0));
-        account.nonce_changes.iter().for_each(|c| first(&mut index, c.block_access_index.0));
-        account.code_changes.iter().for_each(|c| first(&mut index, c.block_access_index.0));
-        let mut slots = Vec::with_capacity(account.storage_changes.len());
-        for change in &account.storage_changes {
-            let at = change.changes.iter().map(|c| c.block_access_index.0).min();
-            let at = at.unwrap_or(u64::MAX);
-            first(&mut index, at);
-            slots.push((at, change.slot));
-        }
-        ranked.push((index, ranked.len(), BalKey::Account(account.address)));
-        for (at, slot) in slots {
-            ranked.push((at, ranked.len(), BalKey::Slot(account.address, slot)));
-        }
+        let slots: Vec<(u64, U256)> = account
+            .storage_changes
+            .iter()
+            .map(|c| {
+                (c.changes.iter().map(|c| c.block_access_index.0).min().unwrap_or(u64::MAX), c.slot)
+            })
+            .collect();
+        let index = (account.balance_changes.iter().map(|c| c.block_access_index.0))
+            .chain(account.nonce_changes.iter().map(|c| c.block_access_index.0))
+            .chain(account.code_changes.iter().map(|c| c.block_access_index.0))
+            .chain(slots.iter().map(|(at, _)| *at))
+            .min()
+            .unwrap_or(u64::MAX);
+        ranked.push((index, BalKey::Account(account.address)));
+        ranked
+            .extend(slots.into_iter().map(|(at, slot)| (at, BalKey::Slot(account.address, slot))));
         for slot in &account.storage_reads {
             // EIP-7928 sorts `storage_changes` by slot (an unsorted one only reads a key twice).
             if account.storage_changes.binary_search_by_key(slot, |c| c.slot).is_err() {
-                ranked.push((index, ranked.len(), BalKey::Slot(account.address, *slot)));
+                ranked.push((index, BalKey::Slot(account.address, *slot)));
             }
         }
     }
-    ranked.sort_unstable_by_key(|&(at, position, _)| (at, position));
-    ranked.into_iter().map(|(_, _, key)| key).collect()
+    // Stable: ties keep BAL order.
+    ranked.sort_by_key(|&(at, _)| at);
+    ranked.into_iter().map(|(_, key)| key).collect()
 }
 
 impl BalKeys {

@@ -137,14 +137,7 @@ impl Backing {
         &self,
         read: impl FnOnce(&dyn StateSource) -> Result<T, StateError>,
     ) -> Result<T, StateError> {
-        let start = std::time::Instant::now();
-        let result = read(&*self.source);
-        let nanos = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        self.read_nanos.fetch_add(nanos, Ordering::Relaxed);
-        if let Err(e) = &result {
-            let _ = self.fault.set(e.clone());
-        }
-        result
+        self.timed(read, None)
     }
 
     /// [`Backing::read`] made ahead of execution: its time also counted in `ahead_nanos`.
@@ -152,10 +145,24 @@ impl Backing {
         &self,
         read: impl FnOnce(&dyn StateSource) -> Result<T, StateError>,
     ) -> Result<T, StateError> {
+        self.timed(read, Some(&self.ahead_nanos))
+    }
+
+    fn timed<T>(
+        &self,
+        read: impl FnOnce(&dyn StateSource) -> Result<T, StateError>,
+        also: Option<&AtomicU64>,
+    ) -> Result<T, StateError> {
         let start = std::time::Instant::now();
-        let result = self.read(read);
+        let result = read(&*self.source);
         let nanos = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        self.ahead_nanos.fetch_add(nanos, Ordering::Relaxed);
+        self.read_nanos.fetch_add(nanos, Ordering::Relaxed);
+        if let Some(also) = also {
+            also.fetch_add(nanos, Ordering::Relaxed);
+        }
+        if let Err(e) = &result {
+            let _ = self.fault.set(e.clone());
+        }
         result
     }
 }

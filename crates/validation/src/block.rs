@@ -361,17 +361,15 @@ fn run_beside(
         }
         // BAL-hinted I/O: every key the BAL names, read before execution starts (or beside it).
         let ahead = io_pool.filter(|_| design == BalIo::PrefetchBeside);
-        let io_start = Instant::now();
-        let read = match ahead {
-            Some(_) => Ok(()),
-            None => {
-                prefetch_bal(pre_state, io_pool.unwrap_or(pool), io_pool.is_some(), design, bal)
+        if ahead.is_none() {
+            let io_start = Instant::now();
+            let pool = io_pool.unwrap_or(pool);
+            let read = prefetch_bal(pre_state, pool, io_pool.is_some(), design, bal);
+            io = io_start.elapsed();
+            if let Err(source) = read {
+                finish();
+                return Err(ImportError::from(ExecutionError::State { block: number, source }));
             }
-        };
-        io = io_start.elapsed();
-        if let Err(source) = read {
-            finish();
-            return Err(ImportError::from(ExecutionError::State { block: number, source }));
         }
         // With the parent's trie nodes, the state root from the BAL beside (its storage tries
         // on the same workers) while the engine's pool executes.
