@@ -21,8 +21,8 @@ use gigagas_bal::{compute_block_access_list_hash, BlockAccessList};
 use gigagas_executor::builder::build_block;
 use gigagas_primitives::{BlockInput, ChainSpec};
 use gigagas_state::{PreState, StateSource};
-use gigagas_trie::{update_state_root, NodeSource};
-use gigagas_validation::{account_updates, source_fault, ImportError};
+use gigagas_trie::{NodeSource, StateTrie};
+use gigagas_validation::{account_updates, source_fault, ImportError, PreStatePriors};
 use std::{
     sync::Arc,
     time::{Duration, Instant},
@@ -214,7 +214,9 @@ pub fn build_payload(
     }
     let outcome = &built.outcome;
     let bal = outcome.bal.clone().unwrap_or_default();
-    let root = update_state_root(p.state_root, &account_updates(outcome), &parent.nodes)
+    // The changed keys' leaves recognised from the values the builder read, not read again.
+    let root = StateTrie::new(p.state_root)
+        .update_with(&account_updates(outcome), &PreStatePriors(&pre_state), &parent.nodes)
         .map_err(|source| ImportError::Trie { number, source })?;
     header.state_root = root.root;
     header.gas_used = outcome.gas_used;

@@ -469,6 +469,28 @@ impl PreState {
         Ok(self.basic_ref(*address)?.map(|a| (a.balance, a.nonce, a.code_hash)))
     }
 
+    /// Balance, nonce and code hash of `address` before the block as far as this state holds
+    /// them already, without reading: `Some(None)` when it is known not to exist, `None` when
+    /// a backed state has not read it (yet).
+    pub fn peek_account_values(&self, address: &Address) -> Option<Option<(U256, u64, B256)>> {
+        let values = |a: &AccountInfo| (a.balance, a.nonce, a.code_hash);
+        if let Some(a) = self.accounts.get(address) {
+            return Some(Some(values(&a.info)));
+        }
+        let Some(b) = &self.backing else { return Some(None) };
+        b.accounts.get(address).map(|info| info.as_ref().map(values))
+    }
+
+    /// The value of `slot` of `address` before the block as far as this state holds it
+    /// already, without reading (`None` when a backed state has not read it yet).
+    pub fn peek_slot(&self, address: &Address, slot: &U256) -> Option<U256> {
+        if let Some(a) = self.accounts.get(address) {
+            return Some(a.storage.get(slot).copied().unwrap_or_default());
+        }
+        let Some(b) = &self.backing else { return Some(U256::ZERO) };
+        b.storage.get(&(*address, *slot)).map(|v| *v)
+    }
+
     /// Whether `address` exists before the block.
     ///
     /// # Errors

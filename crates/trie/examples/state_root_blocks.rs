@@ -91,7 +91,7 @@ fn main() {
         let fresh = update_state_root(root, &updates, &store).expect("fresh root");
         let fresh_time = start.elapsed();
         let start = Instant::now();
-        let on_kept = kept.update_state_root(root, &updates, &store).0.expect("kept root");
+        let on_kept = kept.update_state_root(root, &updates, &(), &store).0.expect("kept root");
         let kept_time = start.elapsed();
         assert_eq!(fresh.root, on_kept.root, "block {b}");
         if b >= 10 {

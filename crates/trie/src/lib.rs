@@ -23,7 +23,7 @@ pub mod state_root;
 
 pub use builder::{BuildError, TrieBuilder};
 pub use mpt::{
-    EncodedNode, Node, NodeSource, NodeSourceError, ProofNodes, RlpCache, Trie, TrieError,
+    EncodedNode, Node, NodeSource, NodeSourceError, ProofNodes, RlpCache, Trie, TrieError, TrieOp,
 };
 pub use prefetch::{prefetch_paths, PrefetchStats, PrefetchTarget};
 pub use preserved::{
@@ -32,6 +32,6 @@ pub use preserved::{
 pub use range::{compact_to_nibbles, node_at_path, walk_leaves, PathNode};
 pub use range_proof::{verify_range_proof, verify_range_proof_nodes, RangeProofError};
 pub use state_root::{
-    update_state_root, AccountUpdate, PruneDepth, StateRootError, StateRootUpdate, StateTrie,
-    PARALLEL_STORAGE_SLOTS,
+    account_leaf_candidates, slot_leaf, update_state_root, AccountUpdate, PriorValues, PruneDepth,
+    StateRootError, StateRootUpdate, StateTrie, PARALLEL_STORAGE_SLOTS,
 };

@@ -359,6 +359,64 @@ fn resolve(node: &mut Node, path: &Nibbles, src: &dyn NodeSource) -> Result<(), 
     Ok(())
 }
 
+/// [`resolve`], except that a hashed node which is the leaf of `rest` holding one of `known`
+/// (values the key is known to have held: the executor's pre-state) becomes that leaf without
+/// a read. The hash proves it: the candidate leaf's RLP is encoded and hashed, and only an
+/// exact match is taken; any other node is read from `src`.
+///
+/// In a large state a block's changed leaves are on disk (the trie's top levels are cached,
+/// its leaves are not): cold, each is one random read, which this spares for every key whose
+/// value before the block is known.
+fn resolve_known(
+    node: &mut Node,
+    path: &Nibbles,
+    rest: &Nibbles,
+    known: &[Vec<u8>],
+    src: &dyn NodeSource,
+) -> Result<(), TrieError> {
+    if let Node::Hash(hash) = *node {
+        if let Some(leaf) = known_leaf(&hash, rest, known) {
+            *node = leaf;
+            return Ok(());
+        }
+    }
+    resolve(node, path, src)
+}
+
+/// The leaf of `rest` holding one of `known` whose hash is `hash`, decoded with that hash as
+/// its reference; `None` when none is.
+pub(crate) fn known_leaf(hash: &B256, rest: &Nibbles, known: &[Vec<u8>]) -> Option<Node> {
+    let mut buf = Vec::new();
+    known.iter().find_map(|value| {
+        buf.clear();
+        let r = LeafNodeRef::new(rest, value).rlp(&mut buf);
+        (r.as_hash() == Some(*hash)).then(|| {
+            let mut leaf = Node::leaf(*rest, value.clone());
+            leaf.set_cached(r);
+            leaf
+        })
+    })
+}
+
+/// One key's change for [`Trie::apply_many`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrieOp {
+    /// The key (full-length nibbles).
+    pub key: Nibbles,
+    /// The value to set (non-empty), or `None` to delete the key.
+    pub value: Option<Vec<u8>>,
+    /// The value the key held before, when known (`None`: unknown or absent): its leaf is
+    /// recognised by hash instead of read ([`resolve_known`]).
+    pub prior: Option<Vec<u8>>,
+}
+
+impl TrieOp {
+    /// A change of `key` to `value` (`None` deletes) whose prior value is not known.
+    pub fn new(key: Nibbles, value: Option<Vec<u8>>) -> Self {
+        Self { key, value, prior: None }
+    }
+}
+
 /// A Merkle Patricia trie over a [`NodeSource`]: starts as its root hash and resolves nodes as
 /// operations walk into them.
 #[derive(Debug, Clone, Default)]
@@ -382,22 +440,31 @@ impl Trie {
         key: &Nibbles,
         src: &dyn NodeSource,
     ) -> Result<Option<Vec<u8>>, TrieError> {
-        get_from(&mut self.root, Nibbles::new(), *key, src)
+        get_from(&mut self.root, Nibbles::new(), *key, &[], src)
     }
 
     /// [`Trie::get`] of every key of `keys`, in order: below a root branch the 16 subtrees are
-    /// searched in parallel (rayon), each resolving its own paths.
+    /// searched in parallel (rayon), each resolving its own paths. `known[i]`, when given
+    /// (empty, or one entry per key), lists values key `i` may hold: its leaf, when it holds one
+    /// of them, is recognised by hash instead of read ([`resolve_known`]).
     ///
     /// # Errors
     /// As [`Trie::get`], for the first key that fails.
     pub fn get_many<S: NodeSource + Sync>(
         &mut self,
         keys: &[Nibbles],
+        known: &[Vec<Vec<u8>>],
         src: &S,
     ) -> Result<Vec<Option<Vec<u8>>>, TrieError> {
+        let known_of = |i: usize| known.get(i).map_or(&[][..], Vec::as_slice);
         resolve(&mut self.root, &Nibbles::new(), src)?;
         let Node::Branch(branch) = &mut self.root else {
-            return keys.iter().map(|k| self.get(k, src)).collect();
+            let root = &mut self.root;
+            return keys
+                .iter()
+                .enumerate()
+                .map(|(i, k)| get_from(root, Nibbles::new(), *k, known_of(i), src))
+                .collect();
         };
         let children = &mut branch.children;
         let mut by_child: [Vec<usize>; 16] = Default::default();
@@ -412,8 +479,8 @@ impl Trie {
             .map(|(n, (child, idx))| {
                 idx.iter()
                     .map(|&i| {
-                        get_from(child, one_nibble(n as u8), keys[i].slice(1..), src)
-                            .map(|v| (i, v))
+                        let rest = keys[i].slice(1..);
+                        get_from(child, one_nibble(n as u8), rest, known_of(i), src).map(|v| (i, v))
                     })
                     .collect()
             })
@@ -428,46 +495,37 @@ impl Trie {
     /// Sets (`Some(value)`, non-empty) or deletes (`None`) every key of `ops` (each key at
     /// most once): below a root branch the 16 subtrees are updated in parallel (rayon), then
     /// the root collapses as a sequence of [`Trie::insert`] / [`Trie::remove`] would leave it.
-    /// The result equals applying the operations one by one, in any order.
+    /// The result equals applying the operations one by one, in any order. A key's known prior
+    /// value ([`TrieOp::prior`]) spares the read of its leaf.
     ///
     /// # Errors
     /// As [`Trie::insert`] and [`Trie::remove`], for the first operation that fails.
     pub fn apply_many<S: NodeSource + Sync>(
         &mut self,
-        ops: Vec<(Nibbles, Option<Vec<u8>>)>,
+        ops: Vec<TrieOp>,
         src: &S,
     ) -> Result<(), TrieError> {
         resolve(&mut self.root, &Nibbles::new(), src)?;
         self.root.forget();
         let Node::Branch(branch) = &mut self.root else {
-            for (key, value) in ops {
-                match value {
-                    Some(v) => self.insert(&key, v, src)?,
-                    None => {
-                        self.remove(&key, src)?;
-                    }
-                }
+            for op in ops {
+                apply_at(&mut self.root, Nibbles::new(), op, src)?;
             }
             return Ok(());
         };
-        let mut by_child: [Vec<(Nibbles, Option<Vec<u8>>)>; 16] = Default::default();
-        for (key, value) in ops {
-            let Some(n) = key.first() else { return Err(TrieError::PrefixKey { key: hex(&key) }) };
-            by_child[n as usize].push((key.slice(1..), value));
+        let mut by_child: [Vec<TrieOp>; 16] = Default::default();
+        for mut op in ops {
+            let Some(n) = op.key.first() else {
+                return Err(TrieError::PrefixKey { key: hex(&op.key) });
+            };
+            op.key = op.key.slice(1..);
+            by_child[n as usize].push(op);
         }
         let children = &mut branch.children;
         children.par_iter_mut().zip(by_child.into_par_iter()).enumerate().try_for_each(
             |(n, (child, ops))| {
                 let path = one_nibble(n as u8);
-                for (rest, value) in ops {
-                    match value {
-                        Some(v) => insert_at(child, path, rest, v, src)?,
-                        None => {
-                            remove_at(child, path, rest, src)?;
-                        }
-                    }
-                }
-                Ok::<_, TrieError>(())
+                ops.into_iter().try_for_each(|op| apply_at(child, path, op, src))
             },
         )?;
         // Deletions may have emptied children: a branch needs two.
@@ -533,7 +591,16 @@ impl Trie {
         value: Vec<u8>,
         src: &dyn NodeSource,
     ) -> Result<(), TrieError> {
-        insert_at(&mut self.root, Nibbles::new(), *key, value, src)
+        insert_at(&mut self.root, Nibbles::new(), *key, value, &[], src)
+    }
+
+    /// [`Trie::insert`] (`Some`) or [`Trie::remove`] (`None`) of `op`, its known prior value
+    /// sparing the read of its leaf.
+    ///
+    /// # Errors
+    /// As [`Trie::insert`] and [`Trie::remove`].
+    pub fn apply(&mut self, op: TrieOp, src: &dyn NodeSource) -> Result<(), TrieError> {
+        apply_at(&mut self.root, Nibbles::new(), op, src)
     }
 
     /// Deletes `key`; returns whether it was present.
@@ -543,7 +610,7 @@ impl Trie {
     /// remaining sibling when the deletion leaves a branch with a single child (the branch
     /// then collapses into that child, whose kind must be known).
     pub fn remove(&mut self, key: &Nibbles, src: &dyn NodeSource) -> Result<bool, TrieError> {
-        remove_at(&mut self.root, Nibbles::new(), *key, src)
+        remove_at(&mut self.root, Nibbles::new(), *key, &[], src)
     }
 
     /// The root hash: keccak256 of the root node's RLP ([`EMPTY_ROOT_HASH`] when empty),
@@ -661,9 +728,10 @@ fn insert_at(
     path: Nibbles,
     key: Nibbles,
     value: Vec<u8>,
+    known: &[Vec<u8>],
     src: &dyn NodeSource,
 ) -> Result<(), TrieError> {
-    resolve(node, &path, src)?;
+    resolve_known(node, &path, &key, known, src)?;
     node.forget();
     match node {
         Node::Empty => *node = Node::leaf(key, value),
@@ -687,7 +755,8 @@ fn insert_at(
             let common = ext.key.common_prefix_length(&key);
             if common == ext.key.len() {
                 let below = path.join(&ext.key);
-                return insert_at(&mut ext.child, below, key.slice(common..), value, src);
+                let rest = key.slice(common..);
+                return insert_at(&mut ext.child, below, rest, value, known, src);
             }
             if common == key.len() {
                 return Err(TrieError::PrefixKey { key: hex(&path.join(&key)) });
@@ -710,12 +779,27 @@ fn insert_at(
                 with(&path, i),
                 key.slice(1..),
                 value,
+                known,
                 src,
             );
         }
         Node::Hash(_) => unreachable!("resolved above"),
     }
     Ok(())
+}
+
+/// `op` below `node` (whose path is `path`; `op.key` is the rest of the key below it).
+fn apply_at(
+    node: &mut Node,
+    path: Nibbles,
+    op: TrieOp,
+    src: &dyn NodeSource,
+) -> Result<(), TrieError> {
+    let known = op.prior.as_slice();
+    match op.value {
+        Some(value) => insert_at(node, path, op.key, value, known, src),
+        None => remove_at(node, path, op.key, known, src).map(|_| ()),
+    }
 }
 
 /// `child` under an extension of `key`, or `child` itself when `key` is empty.
@@ -732,10 +816,11 @@ fn get_from(
     mut node: &mut Node,
     mut path: Nibbles,
     mut rest: Nibbles,
+    known: &[Vec<u8>],
     src: &dyn NodeSource,
 ) -> Result<Option<Vec<u8>>, TrieError> {
     loop {
-        resolve(node, &path, src)?;
+        resolve_known(node, &path, &rest, known, src)?;
         match node {
             Node::Empty => return Ok(None),
             Node::Leaf(leaf) => return Ok((leaf.key == rest).then(|| leaf.value.clone())),
@@ -766,9 +851,10 @@ fn remove_at(
     node: &mut Node,
     path: Nibbles,
     key: Nibbles,
+    known: &[Vec<u8>],
     src: &dyn NodeSource,
 ) -> Result<bool, TrieError> {
-    resolve(node, &path, src)?;
+    resolve_known(node, &path, &key, known, src)?;
     match node {
         Node::Empty => Ok(false),
         Node::Leaf(leaf) => {
@@ -784,7 +870,8 @@ fn remove_at(
                 return Ok(false);
             }
             let below = path.join(&ext.key);
-            let removed = remove_at(&mut ext.child, below, key.slice(ext.key.len()..), src)?;
+            let rest = key.slice(ext.key.len()..);
+            let removed = remove_at(&mut ext.child, below, rest, known, src)?;
             if removed {
                 // The child was a branch; it may have collapsed into a leaf or an extension,
                 // which merges into this extension.
@@ -800,8 +887,8 @@ fn remove_at(
         }
         Node::Branch(branch) => {
             let Some(i) = key.first() else { return Ok(false) };
-            let removed =
-                remove_at(&mut branch.children[i as usize], with(&path, i), key.slice(1..), src)?;
+            let child = &mut branch.children[i as usize];
+            let removed = remove_at(child, with(&path, i), key.slice(1..), known, src)?;
             if removed {
                 node.forget();
                 collapse_branch(node, &path, src)?;
@@ -1023,7 +1110,7 @@ mod tests {
             };
             let keys: Vec<Nibbles> = batch.iter().map(|(s, _)| key(*s)).collect();
             let mut parallel = Trie::new(root);
-            let got = parallel.get_many(&keys, &pool).unwrap();
+            let got = parallel.get_many(&keys, &[], &pool).unwrap();
             let want: Vec<_> = batch.iter().map(|(s, _)| map.get(s).map(|v| value(*v))).collect();
             assert_eq!(got, want, "batch {b}");
             let mut one_by_one = Trie::new(root);
@@ -1039,7 +1126,7 @@ mod tests {
                     }
                 }
             }
-            let ops = batch.iter().map(|(s, v)| (key(*s), v.map(value))).collect();
+            let ops = batch.iter().map(|(s, v)| TrieOp::new(key(*s), v.map(value))).collect();
             parallel.apply_many(ops, &pool).unwrap();
             let (r, nodes) = parallel.root_with_nodes();
             assert_eq!(r, one_by_one.root(), "batch {b}");
@@ -1048,6 +1135,100 @@ mod tests {
             root = r;
         }
         assert_eq!(root, EMPTY_ROOT_HASH);
+    }
+
+    /// A node pool that counts the leaves read from it.
+    struct LeafCounting<'a> {
+        pool: &'a ProofNodes,
+        leaves: std::sync::atomic::AtomicUsize,
+    }
+
+    impl NodeSource for LeafCounting<'_> {
+        fn node(&self, hash: &B256) -> Result<Option<Bytes>, NodeSourceError> {
+            let node = self.pool.node(hash)?;
+            if let Some(rlp) = &node {
+                if matches!(TrieNode::decode(&mut &rlp[..]), Ok(TrieNode::Leaf(_))) {
+                    self.leaves.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+            Ok(node)
+        }
+    }
+
+    /// Known prior values spare exactly the reads of the changed keys' leaves, and a wrong or
+    /// missing prior only costs the read: updates with the right priors read no leaf at all,
+    /// without priors one per key, and every variant (wrong priors, deletions, new keys,
+    /// `get_many` with candidates) gives alloy-trie's root.
+    #[test]
+    fn known_priors_spare_leaf_reads_and_never_change_the_root() {
+        let none = ProofNodes::default();
+        let mut map = std::collections::BTreeMap::new();
+        let mut full = Trie::new(EMPTY_ROOT_HASH);
+        for i in 0..3_000u64 {
+            map.insert(U256::from(i), U256::from(i + 1));
+            full.insert(&key(U256::from(i)), value(U256::from(i + 1)), &none).unwrap();
+        }
+        let (root, nodes) = full.root_with_nodes();
+        let mut pool = ProofNodes::default();
+        pool.extend(nodes.into_iter().map(|(_, rlp)| rlp));
+        let counting = || LeafCounting { pool: &pool, leaves: Default::default() };
+        let leaves = |src: &LeafCounting<'_>| src.leaves.load(std::sync::atomic::Ordering::Relaxed);
+        // Values changed (no key deleted or added): every leaf stays where it was.
+        let changed: Vec<u64> = (0..3_000u64).step_by(7).collect();
+        let op = |i: u64, prior: Option<U256>| TrieOp {
+            key: key(U256::from(i)),
+            value: Some(value(U256::from(i + 5_000))),
+            prior: prior.map(value),
+        };
+        let mut want = map.clone();
+        for &i in &changed {
+            want.insert(U256::from(i), U256::from(i + 5_000));
+        }
+        for (label, prior, expect_leaves) in [
+            ("right priors", Some(1u64), 0),
+            ("no priors", None, changed.len()),
+            ("wrong priors", Some(2), changed.len()),
+        ] {
+            let src = counting();
+            let mut trie = Trie::new(root);
+            let ops = changed.iter().map(|&i| op(i, prior.map(|d| U256::from(i + d)))).collect();
+            trie.apply_many(ops, &src).unwrap();
+            assert_eq!(trie.root(), oracle(&want), "{label}");
+            assert_eq!(leaves(&src), expect_leaves, "{label}");
+        }
+        // One by one (`Trie::apply`), with deletions and new keys beside right priors.
+        let src = counting();
+        let mut trie = Trie::new(root);
+        let mut want = map.clone();
+        for i in (0..3_000u64).step_by(5) {
+            let prior = Some(value(U256::from(i + 1)));
+            let value_after = (i % 2 == 0).then(|| U256::from(i * 3 + 1));
+            match value_after {
+                Some(v) => want.insert(U256::from(i), v),
+                None => want.remove(&U256::from(i)),
+            };
+            trie.apply(
+                TrieOp { key: key(U256::from(i)), value: value_after.map(value), prior },
+                &src,
+            )
+            .unwrap();
+        }
+        for i in 10_000..10_050u64 {
+            want.insert(U256::from(i), U256::from(1));
+            trie.apply(TrieOp::new(key(U256::from(i)), Some(value(U256::from(1)))), &src).unwrap();
+        }
+        assert_eq!(trie.root(), oracle(&want));
+        // Candidates for reads: the right one among others finds the value without its leaf.
+        let src = counting();
+        let keys: Vec<Nibbles> = changed.iter().map(|&i| key(U256::from(i))).collect();
+        let known: Vec<Vec<Vec<u8>>> = changed
+            .iter()
+            .map(|&i| vec![value(U256::from(i + 9)), value(U256::from(i + 1))])
+            .collect();
+        let got = Trie::new(root).get_many(&keys, &known, &src).unwrap();
+        let expected: Vec<_> = changed.iter().map(|&i| Some(value(U256::from(i + 1)))).collect();
+        assert_eq!(got, expected);
+        assert_eq!(leaves(&src), 0);
     }
 
     /// A deletion that collapses a branch onto a sibling leaf: the pre-state proof of the

@@ -14,7 +14,9 @@
 
 use crate::{
     mpt::NodeSource,
-    state_root::{AccountUpdate, PruneDepth, StateRootError, StateRootUpdate, StateTrie},
+    state_root::{
+        AccountUpdate, PriorValues, PruneDepth, StateRootError, StateRootUpdate, StateTrie,
+    },
 };
 use alloy_primitives::B256;
 use std::sync::Mutex;
@@ -34,8 +36,9 @@ pub const DEFAULT_MAX_STORAGE_TRIES: usize = 100;
 /// Updates between two walks of a kept trie that prune it whole ([`StateTrie::prune`]).
 pub const FULL_PRUNE_INTERVAL: u64 = 64;
 
-/// [`PreservedTrie::update_state_root`] on `preserved` when there is one, else
-/// [`update_state_root`](crate::update_state_root) from the parent's root alone.
+/// [`PreservedTrie::update_state_root`] on `preserved` when there is one, else a new
+/// [`StateTrie`] from the parent's root alone; the leaves of keys whose values `priors` know
+/// recognised instead of read ([`StateTrie::update_with`]).
 ///
 /// # Errors
 /// As [`StateTrie::update`].
@@ -43,11 +46,15 @@ pub fn update_state_root_on<S: NodeSource + Sync>(
     preserved: Option<&PreservedTrie>,
     parent_root: B256,
     updates: &[AccountUpdate],
+    priors: &dyn PriorValues,
     src: &S,
 ) -> (Result<StateRootUpdate, StateRootError>, TrieStart) {
     match preserved {
-        Some(preserved) => preserved.update_state_root(parent_root, updates, src),
-        None => (crate::update_state_root(parent_root, updates, src), TrieStart::Fresh),
+        Some(preserved) => preserved.update_state_root(parent_root, updates, priors, src),
+        None => {
+            let update = StateTrie::new(parent_root).update_with(updates, priors, src);
+            (update, TrieStart::Fresh)
+        }
     }
 }
 
@@ -116,8 +123,8 @@ impl PreservedTrie {
         *self.kept.lock().unwrap_or_else(|p| p.into_inner()) = Some((root, trie));
     }
 
-    /// [`update_state_root`](crate::update_state_root) on the trie kept at `parent_root`
-    /// (or a new one), kept at the new root afterwards when the update succeeded.
+    /// [`StateTrie::update_with`] on the trie kept at `parent_root` (or a new one), kept at
+    /// the new root afterwards when the update succeeded.
     ///
     /// # Errors
     /// As [`StateTrie::update`]; the trie is then dropped.
@@ -125,10 +132,11 @@ impl PreservedTrie {
         &self,
         parent_root: B256,
         updates: &[AccountUpdate],
+        priors: &dyn PriorValues,
         src: &S,
     ) -> (Result<StateRootUpdate, StateRootError>, TrieStart) {
         let (mut trie, start) = self.take(parent_root);
-        let result = trie.update(updates, src);
+        let result = trie.update_with(updates, priors, src);
         if result.is_ok() {
             self.keep(trie);
         }
@@ -247,7 +255,7 @@ mod tests {
             store.reads.store(0, Ordering::Relaxed);
             let fresh = update_state_root(root, &updates, &store).unwrap();
             fresh_reads += store.reads.swap(0, Ordering::Relaxed);
-            let (update, start) = kept.update_state_root(root, &updates, &store);
+            let (update, start) = kept.update_state_root(root, &updates, &(), &store);
             let update = update.unwrap();
             kept_reads += store.reads.load(Ordering::Relaxed);
             preserved += usize::from(start == TrieStart::Preserved);
@@ -292,7 +300,7 @@ mod tests {
         let kept = PreservedTrie::default();
         let none = ProofNodes::default();
         let first = block(&mut world, &mut rng);
-        let (update, start) = kept.update_state_root(EMPTY_ROOT_HASH, &first, &none);
+        let (update, start) = kept.update_state_root(EMPTY_ROOT_HASH, &first, &(), &none);
         assert_eq!(start, TrieStart::Fresh);
         let root = update.unwrap().root;
         let other = B256::repeat_byte(7);
@@ -300,7 +308,7 @@ mod tests {
         // The mismatched take dropped the kept trie: the right root now starts fresh too, and
         // over no stored nodes it cannot resolve the parent's root.
         let second = block(&mut world, &mut rng);
-        let (update, start) = kept.update_state_root(root, &second, &none);
+        let (update, start) = kept.update_state_root(root, &second, &(), &none);
         assert_eq!(start, TrieStart::Fresh);
         assert!(matches!(update, Err(StateRootError::Account { .. })));
         assert_eq!(kept.take(root).1, TrieStart::Fresh, "a failed update keeps nothing");

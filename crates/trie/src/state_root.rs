@@ -10,7 +10,7 @@
 //! 16 subtrees below the root branch read, updated and hashed in parallel ([`Trie::get_many`],
 //! [`Trie::apply_many`], [`Trie::root_with_nodes`]).
 
-use crate::mpt::{EncodedNode, NodeSource, Trie, TrieError};
+use crate::mpt::{EncodedNode, NodeSource, Trie, TrieError, TrieOp};
 use alloy_primitives::{keccak256, map::HashMap, Address, B256, U256};
 use alloy_trie::{Nibbles, TrieAccount, EMPTY_ROOT_HASH};
 use rayon::prelude::*;
@@ -33,6 +33,51 @@ pub struct AccountUpdate {
     pub wiped: bool,
     /// Slots whose value changed, as (slot, value after the block); zero deletes the slot.
     pub storage: Vec<(U256, U256)>,
+}
+
+/// What the keys of an update held before it, as far as the caller knows (the executor's
+/// pre-state, read for the block): a changed key's leaf is then recognised by its hash in the
+/// parent's node instead of read ([`Trie::apply_many`]). Cold, a block's changed leaves are
+/// most of the trie's disk reads. Knowing nothing (`()`) costs only those reads; a wrong
+/// value never changes a root (the hash does not match, and the node is read).
+pub trait PriorValues: Sync {
+    /// `address`'s (nonce, balance in wei, code hash) before the update; `None` when not known
+    /// or when the account did not exist.
+    fn account(&self, address: &Address) -> Option<(u64, U256, B256)>;
+    /// The value of `slot` of `address` before the update; `None` when not known.
+    fn slot(&self, address: &Address, slot: &U256) -> Option<U256>;
+}
+
+/// Nothing known: every leaf is read.
+impl PriorValues for () {
+    fn account(&self, _: &Address) -> Option<(u64, U256, B256)> {
+        None
+    }
+
+    fn slot(&self, _: &Address, _: &U256) -> Option<U256> {
+        None
+    }
+}
+
+/// The account leaf values `address` may hold before an update, given what `priors` know: its
+/// (nonce, balance, code hash) with each of `storage_roots`. Empty when the account is not
+/// known.
+pub fn account_leaf_candidates(
+    priors: &dyn PriorValues,
+    address: &Address,
+    storage_roots: &[B256],
+) -> Vec<Vec<u8>> {
+    let Some((nonce, balance, code_hash)) = priors.account(address) else { return Vec::new() };
+    storage_roots
+        .iter()
+        .map(|root| alloy_rlp::encode(TrieAccount::new(nonce, balance, *root, code_hash)))
+        .collect()
+}
+
+/// The storage leaf value of a slot known to hold `value` before an update (`None`: not known,
+/// or zero — no leaf).
+pub fn slot_leaf(value: Option<U256>) -> Option<Vec<u8>> {
+    value.filter(|v| !v.is_zero()).map(alloy_rlp::encode)
 }
 
 /// Why a state root could not be computed.
@@ -210,13 +255,39 @@ impl StateTrie {
         updates: &[AccountUpdate],
         src: &S,
     ) -> Result<StateRootUpdate, StateRootError> {
+        self.update_with(updates, &(), src)
+    }
+
+    /// [`StateTrie::update`], the leaves of the keys whose values before the update `priors`
+    /// know recognised by hash instead of read: an account's with the storage root of its
+    /// kept storage trie or the empty root, a slot's with its value.
+    ///
+    /// # Errors
+    /// As [`StateTrie::update`].
+    pub fn update_with<S: NodeSource + Sync>(
+        &mut self,
+        updates: &[AccountUpdate],
+        priors: &dyn PriorValues,
+        src: &S,
+    ) -> Result<StateRootUpdate, StateRootError> {
         self.updates += 1;
         let start = std::time::Instant::now();
         // The accounts' current leaves (for their storage roots), the account trie's subtrees
         // searched in parallel.
         let keys: Vec<Nibbles> =
             updates.iter().map(|u| Nibbles::unpack(keccak256(u.address))).collect();
-        let leaves = self.accounts.get_many(&keys, src).map_err(|source| {
+        let known: Vec<Vec<Vec<u8>>> = updates
+            .iter()
+            .map(|u| {
+                let kept = self.storage.get(&u.address).and_then(|(t, _)| t.cached_root());
+                let roots: &[B256] = match kept {
+                    Some(kept) if kept != EMPTY_ROOT_HASH => &[kept, EMPTY_ROOT_HASH],
+                    _ => &[EMPTY_ROOT_HASH],
+                };
+                account_leaf_candidates(priors, &u.address, roots)
+            })
+            .collect();
+        let leaves = self.accounts.get_many(&keys, &known, src).map_err(|source| {
             let address = failing_account(updates, &keys, &source);
             StateRootError::Account { address, source }
         })?;
@@ -257,24 +328,25 @@ impl StateTrie {
             .map(|(i, mut trie)| {
                 let u = &updates[i];
                 let storage_err = |source| StateRootError::Storage { address: u.address, source };
-                // (key, Some(value)) sets, (key, None) deletes (a zero value).
-                let ops: Vec<(Nibbles, Option<Vec<u8>>)> = u
+                // A value sets its slot, zero deletes it; a wiped trie starts empty.
+                let ops: Vec<TrieOp> = u
                     .storage
                     .iter()
-                    .map(|(slot, value)| {
-                        let key = Nibbles::unpack(keccak256(B256::from(*slot)));
-                        (key, (!value.is_zero()).then(|| alloy_rlp::encode(value)))
+                    .map(|(slot, value)| TrieOp {
+                        key: Nibbles::unpack(keccak256(B256::from(*slot))),
+                        value: (!value.is_zero()).then(|| alloy_rlp::encode(value)),
+                        prior: if u.wiped {
+                            None
+                        } else {
+                            slot_leaf(priors.slot(&u.address, slot))
+                        },
                     })
                     .collect();
                 if ops.len() >= PARALLEL_STORAGE_SLOTS {
                     trie.apply_many(ops, src).map_err(storage_err)?;
                 } else {
-                    for (key, value) in ops {
-                        match value {
-                            Some(v) => trie.insert(&key, v, src),
-                            None => trie.remove(&key, src).map(|_| ()),
-                        }
-                        .map_err(storage_err)?;
+                    for op in ops {
+                        trie.apply(op, src).map_err(storage_err)?;
                     }
                 }
                 let (root, nodes) = trie.root_with_nodes_pruned(self.prune_depth.storage);
@@ -291,7 +363,8 @@ impl StateTrie {
         }
         let storage_done = start.elapsed();
         // The account trie: its subtrees updated in parallel.
-        let ops: Vec<(Nibbles, Option<Vec<u8>>)> = updates
+        // (The leaves were resolved by `get_many` above.)
+        let ops: Vec<TrieOp> = updates
             .iter()
             .zip(&keys)
             .zip(&storage_roots)
@@ -299,7 +372,7 @@ impl StateTrie {
                 let leaf = u.info.map(|(nonce, balance, code_hash)| {
                     alloy_rlp::encode(TrieAccount::new(nonce, balance, *storage_root, code_hash))
                 });
-                (*key, leaf)
+                TrieOp::new(*key, leaf)
             })
             .collect();
         self.accounts.apply_many(ops, src).map_err(|source| {
@@ -506,5 +579,110 @@ mod tests {
         }];
         let root2 = update_state_root(root1.root, &second, &pool).unwrap();
         assert_eq!(root2.root, oracle(&world));
+    }
+
+    /// The world's values before an update, as an executor's pre-state knows them.
+    struct Before<'a>(&'a World);
+
+    impl PriorValues for Before<'_> {
+        fn account(&self, address: &Address) -> Option<(u64, U256, B256)> {
+            self.0.get(address).map(|(n, b, c, _)| (*n, *b, *c))
+        }
+
+        fn slot(&self, address: &Address, slot: &U256) -> Option<U256> {
+            self.0.get(address).map(|(.., s)| s.get(slot).copied().unwrap_or_default())
+        }
+    }
+
+    /// A node pool that counts the leaves read from it.
+    struct LeafReads<'a>(&'a ProofNodes, std::sync::atomic::AtomicUsize);
+
+    impl NodeSource for LeafReads<'_> {
+        fn node(
+            &self,
+            hash: &B256,
+        ) -> Result<Option<alloy_primitives::Bytes>, crate::NodeSourceError> {
+            let node = self.0.node(hash)?;
+            if let Some(rlp) = &node {
+                use alloy_rlp::Decodable;
+                if let Ok(alloy_trie::nodes::TrieNode::Leaf(_)) =
+                    alloy_trie::nodes::TrieNode::decode(&mut &rlp[..])
+                {
+                    self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+            Ok(node)
+        }
+    }
+
+    /// Prior values change no root and spare the changed leaves' reads: a fresh trie still
+    /// reads the leaves of the accounts with storage (for their storage roots), a kept trie
+    /// whose storage tries hold those roots reads none; without priors every changed leaf is
+    /// read.
+    #[test]
+    fn prior_values_spare_the_changed_leaves_reads() {
+        let mut world: World = BTreeMap::new();
+        for i in 0..400u64 {
+            let storage = if i % 8 == 0 {
+                (0..30u64).map(|k| (U256::from(k), U256::from(k + i + 1))).collect()
+            } else {
+                BTreeMap::new()
+            };
+            let address = Address::from_word(B256::from(U256::from(i)));
+            world.insert(address, (i, U256::from(i * 1_000), B256::repeat_byte(1), storage));
+        }
+        let all: Vec<AccountUpdate> = world
+            .iter()
+            .map(|(a, (n, b, c, s))| AccountUpdate {
+                address: *a,
+                info: Some((*n, *b, *c)),
+                wiped: false,
+                storage: s.iter().map(|(k, v)| (*k, *v)).collect(),
+            })
+            .collect();
+        let mut pool = ProofNodes::default();
+        let mut kept = StateTrie::new(EMPTY_ROOT_HASH);
+        let first = kept.update(&all, &pool).unwrap();
+        pool.extend(first.nodes.iter().map(|(_, rlp)| rlp.clone()));
+        // Every third account's balance changes, and two slots of each one with storage (a
+        // cleared slot may collapse its branch onto a sibling leaf, which is read: the
+        // deletions are `mpt`'s test).
+        let before = world.clone();
+        let mut second = Vec::new();
+        let (mut accounts_with_storage, mut slots) = (0, 0);
+        for (i, (address, (n, b, c, s))) in world.iter_mut().enumerate() {
+            if i % 3 != 0 {
+                continue;
+            }
+            *b += U256::from(1);
+            let mut storage = Vec::new();
+            if !s.is_empty() {
+                accounts_with_storage += 1;
+                slots += 2;
+                s.insert(U256::from(3), U256::from(77));
+                s.insert(U256::from(4), U256::from(78));
+                storage = vec![(U256::from(3), U256::from(77)), (U256::from(4), U256::from(78))];
+            }
+            second.push(AccountUpdate {
+                address: *address,
+                info: Some((*n, *b, *c)),
+                wiped: false,
+                storage,
+            });
+        }
+        let want = oracle(&world);
+        let leaf_reads = |trie: &mut StateTrie, priors: &dyn PriorValues| {
+            let src = LeafReads(&pool, Default::default());
+            let update = trie.update_with(&second, priors, &src).unwrap();
+            assert_eq!(update.root, want);
+            src.1.load(std::sync::atomic::Ordering::Relaxed)
+        };
+        let changed = second.len();
+        assert!(leaf_reads(&mut StateTrie::new(first.root), &()) >= changed + slots);
+        assert_eq!(
+            leaf_reads(&mut StateTrie::new(first.root), &Before(&before)),
+            accounts_with_storage
+        );
+        assert_eq!(leaf_reads(&mut kept, &Before(&before)), 0);
     }
 }

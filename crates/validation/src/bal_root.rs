@@ -16,6 +16,7 @@
 //! Flow: BAL + pre-block values → [`bal_updates`] → `update_state_root` on the parent's trie
 //! nodes → [`BesideRoot`] → compared after execution → `state_root_stage`.
 
+use crate::priors::PreStatePriors;
 use alloy_primitives::{Address, Bytes, B256, U256};
 use gigagas_bal::BlockAccessList;
 use gigagas_state::{PreState, StateError};
@@ -60,7 +61,8 @@ impl BesideRoot {
         let updates = bal_updates(bal, pre).ok()?;
         let derived = start.elapsed();
         let nodes = CountedReads { nodes, reads: AtomicUsize::new(0) };
-        let (root, trie) = update_state_root_on(preserved, parent_root, &updates, &nodes);
+        let priors = PreStatePriors(pre);
+        let (root, trie) = update_state_root_on(preserved, parent_root, &updates, &priors, &nodes);
         let time = start.elapsed();
         tracing::debug!(
             target: "executor::state_root",

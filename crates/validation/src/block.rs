@@ -6,7 +6,11 @@
 
 use crate::bal_root::BesideRoot;
 use crate::pre_byzantium::{per_tx_updates, with_intermediate_roots, Intermediate};
-use crate::{error::ImportError, overlay::PendingDiff};
+use crate::{
+    error::ImportError,
+    overlay::PendingDiff,
+    priors::{ChangedPriors, PreStatePriors},
+};
 use alloy_consensus::ReceiptEnvelope;
 use alloy_consensus::{Block, BlockBody, Header, TxEnvelope};
 use alloy_primitives::{Address, Bytes, B256, U256};
@@ -155,6 +159,9 @@ pub struct ExecutedBlock {
     /// How long execution waited for that root after the executor finished (part of
     /// [`ImportedBlock::execution`] as [`execute_block`] measures it).
     pub(crate) beside_wait: Duration,
+    /// What its pre-state held of the keys `updates` change, for the state-root stage when no
+    /// root was computed beside execution (empty otherwise).
+    pub(crate) priors: ChangedPriors,
 }
 
 impl ExecutedBlock {
@@ -357,7 +364,7 @@ fn run_beside(
         let finish = || streamed.map(StreamedSenders::finish);
         // The trie paths the state root will walk, read ahead on the I/O workers.
         if let Some((io_pool, (source, root))) = trie_ahead {
-            scope.spawn(move |_| prefetch_trie(source, root, bal, io_pool));
+            scope.spawn(move |_| prefetch_trie(source, root, bal, pre_state, io_pool));
         }
         // BAL-hinted I/O: every key the BAL names, read before execution starts (or beside it).
         let ahead = io_pool.filter(|_| design == BalIo::PrefetchBeside);
@@ -407,27 +414,23 @@ fn run_beside(
 }
 
 /// Reads the trie nodes on the paths to the accounts `bal` changes and their changed slots,
-/// under `root` in `source`, on `pool` ([`prefetch_paths`]). A failure is only logged: the state
-/// root reads the same nodes and reports it.
+/// under `root` in `source`, on `pool` ([`prefetch_paths`]); the leaves of keys whose values
+/// `pre_state` has read by the time the walk reaches them are recognised, not read. A failure
+/// is only logged: the state root reads the same nodes and reports it.
 fn prefetch_trie(
     source: &(dyn NodeSource + Sync),
     root: B256,
     bal: &BlockAccessList,
+    pre_state: &PreState,
     pool: &rayon::ThreadPool,
 ) {
     let start = Instant::now();
     let targets: Vec<PrefetchTarget> = bal
         .iter()
         .filter(|a| a.has_changes())
-        .map(|a| PrefetchTarget {
-            account: alloy_primitives::keccak256(a.address),
-            slots: a
-                .storage_post_states()
-                .map(|(slot, _)| alloy_primitives::keccak256(B256::from(slot)))
-                .collect(),
-        })
+        .map(|a| PrefetchTarget::new(a.address, a.storage_post_states().map(|(slot, _)| slot)))
         .collect();
-    match prefetch_paths(source, root, &targets, pool) {
+    match prefetch_paths(source, root, &targets, &PreStatePriors(pre_state), pool) {
         Ok(stats) => tracing::debug!(
             target: "validation::block",
             nodes = stats.nodes,
@@ -738,6 +741,10 @@ fn execute_on(
     let state_root_beside = beside_root.as_ref().map(|b| b.time);
     let state_root_trie = beside_root.as_ref().map(|b| b.trie);
     let beside_root = beside_root.map(|b| b.root);
+    let priors = match beside_root {
+        Some(_) => ChangedPriors::default(),
+        None => ChangedPriors::of(&updates, pre_state),
+    };
     let imported = ImportedBlock {
         number,
         hash,
@@ -780,6 +787,7 @@ fn execute_on(
         senders,
         beside_root,
         beside_wait,
+        priors,
     })
 }
 
@@ -918,6 +926,7 @@ pub fn executed_from_build(
         senders,
         beside_root: Some(Ok(root)),
         beside_wait: Duration::ZERO,
+        priors: ChangedPriors::default(),
     })
 }
 
@@ -948,7 +957,8 @@ pub fn state_root_stage<S: NodeSource + Sync>(
     let root = match e.beside_root.take() {
         Some(beside) => beside,
         None => {
-            let (root, start) = update_state_root_on(preserved, e.parent_root, &e.updates, src);
+            let (root, start) =
+                update_state_root_on(preserved, e.parent_root, &e.updates, &e.priors, src);
             e.block.state_root_trie = Some(start);
             root
         }

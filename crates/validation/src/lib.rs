@@ -33,6 +33,7 @@ pub mod export;
 pub mod genesis;
 pub mod overlay;
 mod pre_byzantium;
+mod priors;
 pub mod witness;
 
 pub use bal_apply::{apply_bal_block, BalApplied, BalBlock};
@@ -44,4 +45,5 @@ pub use error::{ImportError, UnwindError};
 pub use export::ExportedBlock;
 pub use genesis::{genesis_block, init_genesis, stored_chain_spec, GenesisBlock, GenesisInit};
 pub use overlay::{Overlay, PendingDiff};
+pub use priors::PreStatePriors;
 pub use witness::{execute_witness, record_witness, Witness, WitnessError, WitnessRecord};
