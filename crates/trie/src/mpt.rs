@@ -1017,7 +1017,7 @@ impl<'a> Encoder<'a> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use alloy_primitives::U256;
     use alloy_trie::root::storage_root_unhashed;
@@ -1033,6 +1033,18 @@ mod tests {
 
     fn oracle(map: &std::collections::BTreeMap<U256, U256>) -> B256 {
         storage_root_unhashed(map.iter().map(|(k, v)| (B256::from(*k), *v)))
+    }
+
+    /// Slots 0..n holding 1..=n, as a map and as a trie built in memory.
+    fn filled(n: u64) -> (std::collections::BTreeMap<U256, U256>, Trie) {
+        let none = ProofNodes::default();
+        let mut map = std::collections::BTreeMap::new();
+        let mut trie = Trie::new(EMPTY_ROOT_HASH);
+        for i in 0..n {
+            map.insert(U256::from(i), U256::from(i + 1));
+            trie.insert(&key(U256::from(i)), value(U256::from(i + 1)), &none).unwrap();
+        }
+        (map, trie)
     }
 
     /// Random inserts, overwrites and deletes against alloy-trie's `HashBuilder` root of the
@@ -1081,13 +1093,7 @@ mod tests {
     #[test]
     fn parallel_batches_equal_one_by_one_updates() {
         let mut rng = StdRng::seed_from_u64(11);
-        let none = ProofNodes::default();
-        let mut map = std::collections::BTreeMap::new();
-        let mut serial = Trie::new(EMPTY_ROOT_HASH);
-        for i in 0..300u64 {
-            map.insert(U256::from(i), U256::from(i + 1));
-            serial.insert(&key(U256::from(i)), value(U256::from(i + 1)), &none).unwrap();
-        }
+        let (mut map, mut serial) = filled(300);
         let (mut root, nodes) = serial.root_with_nodes();
         let mut pool = ProofNodes::default();
         pool.extend(nodes.into_iter().map(|(_, rlp)| rlp));
@@ -1138,9 +1144,21 @@ mod tests {
     }
 
     /// A node pool that counts the leaves read from it.
-    struct LeafCounting<'a> {
+    pub(crate) struct LeafCounting<'a> {
         pool: &'a ProofNodes,
         leaves: std::sync::atomic::AtomicUsize,
+    }
+
+    impl<'a> LeafCounting<'a> {
+        /// Over `pool`, nothing counted yet.
+        pub(crate) fn new(pool: &'a ProofNodes) -> Self {
+            Self { pool, leaves: Default::default() }
+        }
+
+        /// The leaves read so far.
+        pub(crate) fn leaves(&self) -> usize {
+            self.leaves.load(std::sync::atomic::Ordering::Relaxed)
+        }
     }
 
     impl NodeSource for LeafCounting<'_> {
@@ -1161,18 +1179,11 @@ mod tests {
     /// `get_many` with candidates) gives alloy-trie's root.
     #[test]
     fn known_priors_spare_leaf_reads_and_never_change_the_root() {
-        let none = ProofNodes::default();
-        let mut map = std::collections::BTreeMap::new();
-        let mut full = Trie::new(EMPTY_ROOT_HASH);
-        for i in 0..3_000u64 {
-            map.insert(U256::from(i), U256::from(i + 1));
-            full.insert(&key(U256::from(i)), value(U256::from(i + 1)), &none).unwrap();
-        }
+        let (map, mut full) = filled(3_000);
         let (root, nodes) = full.root_with_nodes();
         let mut pool = ProofNodes::default();
         pool.extend(nodes.into_iter().map(|(_, rlp)| rlp));
-        let counting = || LeafCounting { pool: &pool, leaves: Default::default() };
-        let leaves = |src: &LeafCounting<'_>| src.leaves.load(std::sync::atomic::Ordering::Relaxed);
+        let counting = || LeafCounting::new(&pool);
         // Values changed (no key deleted or added): every leaf stays where it was.
         let changed: Vec<u64> = (0..3_000u64).step_by(7).collect();
         let op = |i: u64, prior: Option<U256>| TrieOp {
@@ -1194,7 +1205,7 @@ mod tests {
             let ops = changed.iter().map(|&i| op(i, prior.map(|d| U256::from(i + d)))).collect();
             trie.apply_many(ops, &src).unwrap();
             assert_eq!(trie.root(), oracle(&want), "{label}");
-            assert_eq!(leaves(&src), expect_leaves, "{label}");
+            assert_eq!(src.leaves(), expect_leaves, "{label}");
         }
         // One by one (`Trie::apply`), with deletions and new keys beside right priors.
         let src = counting();
@@ -1228,7 +1239,7 @@ mod tests {
         let got = Trie::new(root).get_many(&keys, &known, &src).unwrap();
         let expected: Vec<_> = changed.iter().map(|&i| Some(value(U256::from(i + 1)))).collect();
         assert_eq!(got, expected);
-        assert_eq!(leaves(&src), 0);
+        assert_eq!(src.leaves(), 0);
     }
 
     /// A deletion that collapses a branch onto a sibling leaf: the pre-state proof of the

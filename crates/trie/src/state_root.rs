@@ -416,11 +416,24 @@ fn failing_account(updates: &[AccountUpdate], keys: &[Nibbles], error: &TrieErro
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mpt::ProofNodes;
+    use crate::mpt::{tests::LeafCounting, ProofNodes};
     use alloy_trie::root::{state_root_unhashed, storage_root_unhashed};
     use std::collections::BTreeMap;
 
     type World = BTreeMap<Address, (u64, U256, B256, BTreeMap<U256, U256>)>;
+
+    /// Every account of `world` and all its slots, as one update from the empty state.
+    fn updates_of(world: &World) -> Vec<AccountUpdate> {
+        world
+            .iter()
+            .map(|(a, (n, b, c, s))| AccountUpdate {
+                address: *a,
+                info: Some((*n, *b, *c)),
+                wiped: false,
+                storage: s.iter().map(|(k, v)| (*k, *v)).collect(),
+            })
+            .collect()
+    }
 
     fn oracle(world: &World) -> B256 {
         state_root_unhashed(world.iter().map(|(a, (n, b, c, s))| {
@@ -439,15 +452,7 @@ mod tests {
             let storage = (0..(i as u64 % 7)).map(|k| (U256::from(k), U256::from(k + 1))).collect();
             world.insert(Address::repeat_byte(i), (i as u64, U256::from(i), B256::ZERO, storage));
         }
-        let updates: Vec<AccountUpdate> = world
-            .iter()
-            .map(|(a, (n, b, c, s))| AccountUpdate {
-                address: *a,
-                info: Some((*n, *b, *c)),
-                wiped: false,
-                storage: s.iter().map(|(k, v)| (*k, *v)).collect(),
-            })
-            .collect();
+        let updates = updates_of(&world);
         // Collect the nodes by rebuilding each trie in memory (what a node store would hold).
         let none = ProofNodes::default();
         let first = update_state_root(EMPTY_ROOT_HASH, &updates, &none).unwrap();
@@ -594,27 +599,6 @@ mod tests {
         }
     }
 
-    /// A node pool that counts the leaves read from it.
-    struct LeafReads<'a>(&'a ProofNodes, std::sync::atomic::AtomicUsize);
-
-    impl NodeSource for LeafReads<'_> {
-        fn node(
-            &self,
-            hash: &B256,
-        ) -> Result<Option<alloy_primitives::Bytes>, crate::NodeSourceError> {
-            let node = self.0.node(hash)?;
-            if let Some(rlp) = &node {
-                use alloy_rlp::Decodable;
-                if let Ok(alloy_trie::nodes::TrieNode::Leaf(_)) =
-                    alloy_trie::nodes::TrieNode::decode(&mut &rlp[..])
-                {
-                    self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                }
-            }
-            Ok(node)
-        }
-    }
-
     /// Prior values change no root and spare the changed leaves' reads: a fresh trie still
     /// reads the leaves of the accounts with storage (for their storage roots), a kept trie
     /// whose storage tries hold those roots reads none; without priors every changed leaf is
@@ -631,15 +615,7 @@ mod tests {
             let address = Address::from_word(B256::from(U256::from(i)));
             world.insert(address, (i, U256::from(i * 1_000), B256::repeat_byte(1), storage));
         }
-        let all: Vec<AccountUpdate> = world
-            .iter()
-            .map(|(a, (n, b, c, s))| AccountUpdate {
-                address: *a,
-                info: Some((*n, *b, *c)),
-                wiped: false,
-                storage: s.iter().map(|(k, v)| (*k, *v)).collect(),
-            })
-            .collect();
+        let all = updates_of(&world);
         let mut pool = ProofNodes::default();
         let mut kept = StateTrie::new(EMPTY_ROOT_HASH);
         let first = kept.update(&all, &pool).unwrap();
@@ -672,10 +648,10 @@ mod tests {
         }
         let want = oracle(&world);
         let leaf_reads = |trie: &mut StateTrie, priors: &dyn PriorValues| {
-            let src = LeafReads(&pool, Default::default());
+            let src = LeafCounting::new(&pool);
             let update = trie.update_with(&second, priors, &src).unwrap();
             assert_eq!(update.root, want);
-            src.1.load(std::sync::atomic::Ordering::Relaxed)
+            src.leaves()
         };
         let changed = second.len();
         assert!(leaf_reads(&mut StateTrie::new(first.root), &()) >= changed + slots);
