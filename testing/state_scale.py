@@ -28,10 +28,13 @@ Per size (entries = accounts + slots, half each; slots over 10,000 contracts, Zi
    Each reports Mgas/s, the import's stage times, the reads the node made (flat state and trie
    nodes), reads issued to the disk and IOPS (/proc/diskstats), peak RSS, and the share of
    execution spent waiting on the state's reads.
+   After each design's runs, one more untimed run traces its reads (`strace -e pread64`):
+   replayed against an empty page cache, they give the disk requests its cold run will make
+   (`disk_reads_traced`, kept with the warm run; `--no-trace` skips it).
 5. `gigagas-bench hw --check-state-scale`: the sizing model's cold term against each cold run,
-   predicted from the warm run and the sweep.
+   predicted from the warm run (its time, CPU and traced reads) and the sweep.
 
-Needs root (the page cache), geth (testing/geth_install.sh), and disk: about 900 bytes per
+Needs root (the page cache), geth (testing/geth_install.sh), strace for the traced runs, and disk: about 900 bytes per
 entry for gigagas's datadir and 250 for geth's at 10M (docs/benchmarks.md).
 
 Usage: python3 testing/state_scale.py [--sizes 1m,10m] [--blocks 10] [--depths 1,4,16,64]
@@ -43,6 +46,7 @@ import argparse
 import json
 import os
 import shutil
+import re
 import subprocess
 import sys
 import time
@@ -261,6 +265,78 @@ def gigagas_run(gigagas, work, name, flags, cold, device, threads):
     }
 
 
+PREAD = re.compile(r"^(\d+)\s+pread64\(\d+<([^>]*)>, (?:[^,]*, (\d+), (\d+)\)|\s*<unfinished)")
+PREAD_RESUMED = re.compile(r"^(\d+)\s+<\.\.\. pread64 resumed>[^,]*, (\d+), (\d+)\)")
+
+
+def traced_reads(gigagas, work, flags, device):
+    """The disk reads a cold run of the design will make, from an untimed run that traces its
+    reads (`strace -e pread64`, the table files' reads; RocksDB reads no other way) on a fresh
+    checkpoint: each read of a file that was in the checkpoint before the run, replayed
+    against an empty page cache of 4 KiB pages, costs one disk request per run of pages not
+    yet read (split at the disk's largest request); a page read before, or a file the run wrote
+    itself, costs none. None without strace."""
+    if not shutil.which("strace"):
+        return None
+    run = os.path.join(work, "run")
+    shutil.rmtree(run, ignore_errors=True)
+    subprocess.run([gigagas, "db", "--datadir", os.path.join(work, "gigagas-base"),
+                    "checkpoint", run], check=True, capture_output=True)
+    cold_files = set(os.listdir(run))
+    trace = os.path.join(work, "reads.trace")
+    cmd = ["strace", "-f", "-qq", "-y", "-s", "0", "-e", "trace=pread64", "-e", "signal=none",
+           "-o", trace, gigagas, "import", os.path.join(work, "chain", "chain-blocks.rlp"),
+           "--datadir", run, "--json"] + flags
+    subprocess.run(cmd, check=True, capture_output=True)
+    largest = 512 * 1024
+    try:
+        parent = os.path.basename(os.path.realpath(f"/sys/class/block/{device}/.."))
+        for name in (device, parent):
+            path = f"/sys/class/block/{name}/queue/max_sectors_kb"
+            if os.path.exists(path):
+                with open(path) as f:
+                    largest = int(f.read()) * 1024
+                break
+    except OSError:
+        pass
+    page = 4096
+    seen, pending = {}, {}
+    stats = {"preads": 0, "pages": 0, "requests": 0}
+
+    def replay(path, count, offset):
+        stats["preads"] += 1
+        name = os.path.basename(path)
+        if os.path.dirname(path) != run or name not in cold_files:
+            return
+        pages = seen.setdefault(name, set())
+        missing = 0
+        for p in range(offset // page, (offset + max(count, 1) - 1) // page + 1):
+            if p in pages:
+                stats["requests"] += -(-missing * page // largest)
+                missing = 0
+            else:
+                pages.add(p)
+                stats["pages"] += 1
+                missing += 1
+        stats["requests"] += -(-missing * page // largest)
+
+    with open(trace) as f:
+        for line in f:
+            m = PREAD.match(line)
+            if m:
+                if m.group(3) is None:
+                    pending[m.group(1)] = m.group(2)
+                else:
+                    replay(m.group(2), int(m.group(3)), int(m.group(4)))
+                continue
+            m = PREAD_RESUMED.match(line)
+            if m and m.group(1) in pending:
+                replay(pending.pop(m.group(1)), int(m.group(2)), int(m.group(3)))
+    os.remove(trace)
+    return {"traced_preads": stats["preads"], "traced_pages": stats["pages"],
+            "disk_reads_traced": stats["requests"]}
+
+
 def geth_run(geth, work, cold, device):
     run = os.path.join(work, "geth-run")
     shutil.rmtree(run, ignore_errors=True)
@@ -341,6 +417,9 @@ def main():
     ap.add_argument("--prune-from", type=parse_size, default=parse_size("50m"),
                     help="prune while generating states of at least this many entries (smaller "
                     "ones fit the disk unpruned)")
+    ap.add_argument("--no-trace", action="store_true",
+                    help="skip the traced run of each design (the disk reads the model's check "
+                    "expects; needs strace)")
     ap.add_argument("--json", action="store_true", help="print the results as one JSON object")
     args = ap.parse_args()
     if os.geteuid() != 0:
@@ -380,6 +459,11 @@ def main():
                 continue
             medians = repeated(args.runs, lambda cold: gigagas_run(
                 args.gigagas, work, name, flags, cold, device, threads))
+            # The reads the model's check expects of the cold run, traced in a run of its own.
+            traced = None if args.no_trace else traced_reads(args.gigagas, work, flags, device)
+            for cold, r in medians:
+                if traced and not cold:
+                    r.update(traced)
             for cold, r in medians:
                 entry["runs"].append(r)
                 print(f"[{size:,}] {name:<14} {'cold' if cold else 'warm'}: "

@@ -289,7 +289,7 @@ fn check_state_scale(path: &std::path::Path, json: bool) -> Result<ExitCode, Str
     );
     for r in &rows {
         println!(
-            "  {:>11} {:<15} {:>3} {:>7.0} {:>6.1} {:>9} {:>10.0} {:>10} {:>7.1} {:>9.1} {:>9.1} {:>+6.1}%",
+            "  {:>11} {:<15} {:>3} {:>7.0} {:>6.1} {:>9} {:>9.0}{} {:>10} {:>7.1} {:>9.1} {:>9.1} {:>+6.1}%",
             r.entries,
             r.design,
             r.queue_depth,
@@ -297,11 +297,17 @@ fn check_state_scale(path: &std::path::Path, json: bool) -> Result<ExitCode, Str
             r.cpu_us_per_read,
             r.reads,
             r.disk_reads_predicted,
+            if r.traced { "*" } else { " " },
             r.disk_reads_measured,
             r.warm_mgas_per_s,
             r.predicted_mgas_per_s,
             r.measured_mgas_per_s,
             r.error * 100.0
+        );
+    }
+    if rows.iter().any(|r| r.traced) {
+        println!(
+            "  * the disk reads of the design's traced run (else drawn uniformly over the pages)"
         );
     }
     Ok(ExitCode::SUCCESS)

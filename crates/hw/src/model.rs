@@ -460,8 +460,10 @@ pub struct ColdReads {
 /// block layer, the page cache's fill: [`crate::disk::DepthPoint::cpu_us_per_read`]).
 ///
 /// The serial reads add their time, the reads beside add what the disk takes beyond the warm
-/// block's, and the whole cannot take less than its CPU work spread over the cores:
-/// `max(serial / IOPS + max(warm, beside / IOPS), (cpu + reads · c) / cores)`.
+/// block's, and the whole cannot take less than the warm block with the reads' CPU added,
+/// spread over the cores as the warm block's own work is (`p = warm_cpu / warm`, between 1
+/// and `cores`; all `cores` when `warm_cpu_s` is 0, unknown):
+/// `max(serial / IOPS + max(warm, beside / IOPS), warm + reads · c / p)`.
 pub fn cold_seconds(
     warm_s: f64,
     warm_cpu_s: f64,
@@ -472,7 +474,13 @@ pub fn cold_seconds(
 ) -> f64 {
     let io = |n: f64| n / iops.max(1e-9);
     let timed = io(reads.serial) + warm_s.max(io(reads.beside));
-    let cpu = (warm_cpu_s + (reads.serial + reads.beside) * cpu_s_per_read) / cores.max(1) as f64;
+    let cores = cores.max(1) as f64;
+    let busy = if warm_cpu_s > 0.0 && warm_s > 0.0 {
+        (warm_cpu_s / warm_s).clamp(1.0, cores)
+    } else {
+        cores
+    };
+    let cpu = warm_s + (reads.serial + reads.beside) * cpu_s_per_read / busy;
     timed.max(cpu)
 }
 

@@ -3,14 +3,16 @@
 //!
 //! Flow: read `state-scale.json` → per state size, the sweep of its datadir's files
 //! ([`crate::disk::files`], recorded by the script before the cold runs) → per design, from its
-//! **warm** run only: its time, and the reads a fresh process makes (the flat-state reads that
-//! missed the node's cache and the trie nodes it read from the store; the same cold or warm) →
-//! the disk reads those become ([`disk_reads`]: repeated pages served by the page cache once
-//! read), split by when the design makes them ([`cold_reads`]: on the critical path, or beside
-//! the CPU's work) → the cold time as the model has it ([`cold_seconds`]: the serial reads'
-//! time added, the others' beyond the warm time, at the design's queue depth, and never less
-//! than the warm run's CPU plus the reads' own CPU over the cores) → against the measured cold
-//! run.
+//! **warm** run only: its time and CPU, and the reads a fresh process makes (the flat-state
+//! reads that missed the node's cache and the trie nodes it read from the store; the same cold
+//! or warm) → the disk reads those become: the count of the design's traced run (the script's
+//! `strace` of its table-file reads, replayed against an empty page cache), or without one
+//! [`disk_reads`]'s estimate (repeated pages served by the page cache once read, pages drawn
+//! uniformly) → split by when the design makes them ([`cold_reads`]: on the critical path, or
+//! beside the CPU's work) → the cold time as the model has it ([`cold_seconds`]: the serial
+//! reads' time added, the others' beyond the warm time, at the design's queue depth, and never
+//! less than the warm run with the reads' own CPU added at the warm run's parallelism) →
+//! against the measured cold run.
 
 use crate::{
     disk::{ReadSweep, READ_BYTES},
@@ -36,8 +38,11 @@ pub struct ScaleCheckRow {
     pub cpu_us_per_read: f64,
     /// Flat-state and trie-node reads of the run (counted by the node, warm run).
     pub reads: u64,
-    /// Disk reads the model expects.
+    /// Disk reads the model expects: those of the design's traced run when it was traced
+    /// (`traced`), else [`disk_reads`]'s estimate from `reads`.
     pub disk_reads_predicted: f64,
+    /// Whether `disk_reads_predicted` is the traced run's count.
+    pub traced: bool,
     /// Disk reads the cold run made (`/proc/diskstats`).
     pub disk_reads_measured: u64,
     /// The warm run (Mgas/s).
@@ -96,6 +101,9 @@ struct RunJson {
     store_reads: Option<u64>,
     trie_node_reads: Option<u64>,
     disk_reads: Option<u64>,
+    /// The disk reads `state_scale.py`'s traced run of the design replayed against an empty
+    /// page cache (its table-file reads, a request per run of pages not read before).
+    disk_reads_traced: Option<u64>,
     /// The process's CPU time (seconds) over `wall_s`.
     cpu_s: Option<f64>,
     wall_s: Option<f64>,
@@ -143,7 +151,8 @@ pub fn check(path: &Path, threads: usize) -> Result<Vec<ScaleCheckRow>, HwError>
                 continue;
             };
             let reads = flat + trie;
-            let disk = disk_reads(reads as f64, state_bytes);
+            let traced = warm.disk_reads_traced;
+            let disk = traced.map_or_else(|| disk_reads(reads as f64, state_bytes), |n| n as f64);
             let share = |n: u64| if reads == 0 { 0.0 } else { disk * n as f64 / reads as f64 };
             let Some(when) = cold_reads(&warm.design, share(flat), share(trie)) else { continue };
             let iops = sweep.iops_at(qd);
@@ -163,6 +172,7 @@ pub fn check(path: &Path, threads: usize) -> Result<Vec<ScaleCheckRow>, HwError>
                 cpu_us_per_read: cpu_us,
                 reads,
                 disk_reads_predicted: disk,
+                traced: traced.is_some(),
                 disk_reads_measured: cold.disk_reads.unwrap_or(0),
                 warm_mgas_per_s: warm.mgas_per_s,
                 predicted_mgas_per_s: predicted,
@@ -205,26 +215,33 @@ mod tests {
             })
             .collect();
         // A 4 TB state (reads all distinct), 32,000 IOPS at depth 32, 50 µs of CPU a read.
-        // par-bal-qd32: its 40,000 state reads before execution (1.25 s), its 24,000 trie
-        // reads (0.75 s) beside the warm 1 s: 2.25 s, 1,000 Mgas in it 444.4 Mgas/s, measured
-        // 400. seq at depth 2: 20,000 reads at 2,000 IOPS = 10 s added to 1 s. par-beside-qd32:
-        // all 64,000 beside (2 s), but the warm run's 2 s of CPU and the reads' 3.2 s over 2
-        // cores take 2.6 s: 384.6 Mgas/s. geth is not predicted; a run without its trie-node
+        // par-bal-qd32, its traced run reading 32,000 pages of its 64,000 reads (the rest
+        // repeats), split as the reads are: 20,000 state reads before execution (0.625 s), 12,000
+        // trie reads beside the warm 1 s: 1.625 s; but the warm run's 2 cores busy and the reads'
+        // 1.6 s of CPU over them take 1.8 s: 555.6 Mgas/s, measured 500. seq at depth 2
+        // (untraced, its warm CPU unknown: all cores): 20,000 reads at 2,000 IOPS = 10 s added
+        // to 1 s. par-beside-qd32: all 64,000 beside (2 s), but the warm run's 2 cores and the
+        // reads' 3.2 s over them take 2.6 s: 384.6 Mgas/s. par-beside-qd16 keeps one core busy
+        // warm: the reads' CPU on it, 4.2 s. geth is not predicted; a run without its trie-node
         // count is not either.
         let json = format!(
             r#"{{"sizes":[{{"entries":50000000,"gigagas_bytes":4e12,
               "sweep":{{"target":"files","cold":true,"direct":false,"points":[{}]}},
               "runs":[
                {{"design":"par-bal-qd32","cold":false,"mgas_per_s":1000,"seconds":1,"gas":1e9,
-                 "store_reads":40000,"trie_node_reads":24000,"disk_reads":3}},
-               {{"design":"par-bal-qd32","cold":true,"mgas_per_s":400,"seconds":2.5,"gas":1e9,
-                 "store_reads":40000,"trie_node_reads":24000,"disk_reads":70000}},
+                 "store_reads":40000,"trie_node_reads":24000,"disk_reads":3,
+                 "disk_reads_traced":32000,"cpu_s":2,"wall_s":1}},
+               {{"design":"par-bal-qd32","cold":true,"mgas_per_s":500,"seconds":2,"gas":1e9,
+                 "store_reads":40000,"trie_node_reads":24000,"disk_reads":33000}},
                {{"design":"seq","cold":false,"mgas_per_s":1000,"seconds":1,"gas":1e9,
                  "store_reads":15000,"trie_node_reads":5000}},
                {{"design":"seq","cold":true,"mgas_per_s":100,"gas":1e9}},
                {{"design":"par-beside-qd32","cold":false,"mgas_per_s":1000,"seconds":1,
                  "gas":1e9,"store_reads":40000,"trie_node_reads":24000,"cpu_s":2,"wall_s":1}},
                {{"design":"par-beside-qd32","cold":true,"mgas_per_s":400,"gas":1e9}},
+               {{"design":"par-beside-qd16","cold":false,"mgas_per_s":1000,"seconds":1,
+                 "gas":1e9,"store_reads":40000,"trie_node_reads":24000,"cpu_s":1,"wall_s":1}},
+               {{"design":"par-beside-qd16","cold":true,"mgas_per_s":250,"gas":1e9}},
                {{"design":"par-ondemand","cold":false,"mgas_per_s":1000,"seconds":1,"gas":1e9,
                  "store_reads":15000}},
                {{"design":"par-ondemand","cold":true,"mgas_per_s":100}},
@@ -237,16 +254,21 @@ mod tests {
         std::fs::write(&path, json).unwrap();
         let rows = check(&path, 2).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
-        assert_eq!(rows.len(), 3, "{rows:?}");
+        assert_eq!(rows.len(), 4, "{rows:?}");
         let bal = &rows[0];
         assert_eq!((bal.design.as_str(), bal.queue_depth, bal.reads), ("par-bal-qd32", 32, 64_000));
-        assert!((bal.predicted_mgas_per_s - 1000.0 / 2.25).abs() < 0.1, "{bal:?}");
-        assert!((bal.error - 0.1111).abs() < 1e-3 && bal.disk_reads_measured == 70_000);
+        assert!(bal.traced && bal.disk_reads_predicted == 32_000.0, "{bal:?}");
+        assert!((bal.predicted_mgas_per_s - 1000.0 / 1.8).abs() < 0.1, "{bal:?}");
+        assert!((bal.error - 0.1111).abs() < 1e-3 && bal.disk_reads_measured == 33_000);
         let seq = &rows[1];
-        assert_eq!((seq.queue_depth, seq.iops), (2, 2000.0));
+        assert_eq!((seq.queue_depth, seq.iops, seq.traced), (2, 2000.0, false));
+        assert!((seq.disk_reads_predicted - 20_000.0).abs() < 1.0, "{seq:?}");
         assert!((seq.predicted_mgas_per_s - 1000.0 / 11.0).abs() < 0.1, "{seq:?}");
         let beside = &rows[2];
         assert_eq!((beside.design.as_str(), beside.cpu_us_per_read), ("par-beside-qd32", 50.0));
         assert!((beside.predicted_mgas_per_s - 1000.0 / 2.6).abs() < 0.1, "{beside:?}");
+        let one_core = &rows[3];
+        assert_eq!(one_core.design, "par-beside-qd16");
+        assert!((one_core.predicted_mgas_per_s - 1000.0 / 4.2).abs() < 0.1, "{one_core:?}");
     }
 }
