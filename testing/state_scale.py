@@ -464,6 +464,10 @@ def main():
             for cold, r in medians:
                 if traced and not cold:
                     r.update(traced)
+                # The disk as swept at the start of this invocation: the check predicts each
+                # run with the sweep taken beside it (a later invocation's may differ).
+                if "sweep" in entry:
+                    r["sweep"] = entry["sweep"]
             for cold, r in medians:
                 entry["runs"].append(r)
                 print(f"[{size:,}] {name:<14} {'cold' if cold else 'warm'}: "

@@ -1,9 +1,9 @@
 //! The model's cold term checked at scale: against the cold imports of `make state-scale`
 //! (`testing/state_scale.py`), on states of 1M to 50M entries that do not fit the page cache.
 //!
-//! Flow: read `state-scale.json` → per state size, the sweep of its datadir's files
-//! ([`crate::disk::files`], recorded by the script before the cold runs) → per design, from its
-//! **warm** run only: its time and CPU, and the reads a fresh process makes (the flat-state
+//! Flow: read `state-scale.json` → per state size and design, the sweep of the datadir's files
+//! ([`crate::disk::files`]) the script took before that design's runs (else the size's) → from
+//! the design's **warm** run only: its time and CPU, and the reads a fresh process makes (the flat-state
 //! reads that missed the node's cache and the trie nodes it read from the store; the same cold
 //! or warm) → the disk reads those become: the count of the design's traced run (the script's
 //! `strace` of its table-file reads, replayed against an empty page cache), or without one
@@ -104,6 +104,8 @@ struct RunJson {
     /// The disk reads `state_scale.py`'s traced run of the design replayed against an empty
     /// page cache (its table-file reads, a request per run of pages not read before).
     disk_reads_traced: Option<u64>,
+    /// The sweep taken by the invocation that made this run (else the size's).
+    sweep: Option<ReadSweep>,
     /// The process's CPU time (seconds) over `wall_s`.
     cpu_s: Option<f64>,
     wall_s: Option<f64>,
@@ -123,7 +125,7 @@ pub fn cold_reads(design: &str, flat: f64, trie: f64) -> Option<ColdReads> {
 }
 
 /// The model's cold prediction of every design of `state-scale.json` at `path` whose size has
-/// a sweep and whose warm run counted its trie-node reads, on a machine of `threads` cores.
+/// a sweep (the run's own, else the size's) and whose warm run counted its trie-node reads, on a machine of `threads` cores.
 ///
 /// # Errors
 /// [`HwError::Io`] when the file cannot be read, [`HwError::Saved`] when it is not a
@@ -134,10 +136,9 @@ pub fn check(path: &Path, threads: usize) -> Result<Vec<ScaleCheckRow>, HwError>
         .map_err(|e| HwError::Saved { path: path.to_path_buf(), reason: e.to_string() })?;
     let mut rows = Vec::new();
     for size in &report.sizes {
-        let (Some(sweep), Some(state_bytes)) = (&size.sweep, size.gigagas_bytes) else {
-            continue;
-        };
+        let Some(state_bytes) = size.gigagas_bytes else { continue };
         for warm in size.runs.iter().filter(|r| !r.cold) {
+            let Some(sweep) = warm.sweep.as_ref().or(size.sweep.as_ref()) else { continue };
             let Some(cold) = size.runs.iter().find(|r| r.cold && r.design == warm.design) else {
                 continue;
             };
@@ -222,7 +223,8 @@ mod tests {
         // (untraced, its warm CPU unknown: all cores): 20,000 reads at 2,000 IOPS = 10 s added
         // to 1 s. par-beside-qd32: all 64,000 beside (2 s), but the warm run's 2 cores and the
         // reads' 3.2 s over them take 2.6 s: 384.6 Mgas/s. par-beside-qd16 keeps one core busy
-        // warm: the reads' CPU on it, 4.2 s. geth is not predicted; a run without its trie-node
+        // warm, and its own sweep (another invocation's) measured 100 µs a read: the reads'
+        // CPU on that core, 7.4 s. geth is not predicted; a run without its trie-node
         // count is not either.
         let json = format!(
             r#"{{"sizes":[{{"entries":50000000,"gigagas_bytes":4e12,
@@ -240,7 +242,9 @@ mod tests {
                  "gas":1e9,"store_reads":40000,"trie_node_reads":24000,"cpu_s":2,"wall_s":1}},
                {{"design":"par-beside-qd32","cold":true,"mgas_per_s":400,"gas":1e9}},
                {{"design":"par-beside-qd16","cold":false,"mgas_per_s":1000,"seconds":1,
-                 "gas":1e9,"store_reads":40000,"trie_node_reads":24000,"cpu_s":1,"wall_s":1}},
+                 "gas":1e9,"store_reads":40000,"trie_node_reads":24000,"cpu_s":1,"wall_s":1,
+                 "sweep":{{"target":"files","cold":true,"direct":false,"points":[
+                  {{"queue_depth":16,"iops":1e6,"p50_us":1,"p99_us":1,"cpu_us_per_read":100}}]}}}},
                {{"design":"par-beside-qd16","cold":true,"mgas_per_s":250,"gas":1e9}},
                {{"design":"par-ondemand","cold":false,"mgas_per_s":1000,"seconds":1,"gas":1e9,
                  "store_reads":15000}},
@@ -269,6 +273,7 @@ mod tests {
         assert!((beside.predicted_mgas_per_s - 1000.0 / 2.6).abs() < 0.1, "{beside:?}");
         let one_core = &rows[3];
         assert_eq!(one_core.design, "par-beside-qd16");
-        assert!((one_core.predicted_mgas_per_s - 1000.0 / 4.2).abs() < 0.1, "{one_core:?}");
+        assert_eq!((one_core.iops, one_core.cpu_us_per_read), (1e6, 100.0));
+        assert!((one_core.predicted_mgas_per_s - 1000.0 / 7.4).abs() < 0.1, "{one_core:?}");
     }
 }
