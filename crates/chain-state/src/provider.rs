@@ -258,4 +258,14 @@ impl StateSource for BlockchainProvider {
     fn has_storage(&self, address: &Address) -> Result<bool, StateError> {
         self.latest_or_err()?.has_storage(address)
     }
+
+    /// All of them on one snapshot of the head's state, in one batched read of the store.
+    fn accounts(&self, addresses: &[Address]) -> Result<Vec<Option<AccountInfo>>, StateError> {
+        self.latest_or_err()?.accounts(addresses)
+    }
+
+    /// All of them on one snapshot of the head's state, in one batched read of the store.
+    fn slots(&self, keys: &[(Address, U256)]) -> Result<Vec<U256>, StateError> {
+        self.latest_or_err()?.slots(keys)
+    }
 }
