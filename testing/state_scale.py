@@ -34,8 +34,9 @@ Per size (entries = accounts + slots, half each; slots over 10,000 contracts, Zi
 5. `gigagas-bench hw --check-state-scale`: the sizing model's cold term against each cold run,
    predicted from the warm run (its time, CPU and traced reads) and the sweep.
 
-Needs root (the page cache), geth (testing/geth_install.sh), strace for the traced runs, and disk: about 900 bytes per
-entry for gigagas's datadir and 250 for geth's at 10M (docs/benchmarks.md).
+Needs root (the page cache), geth (testing/geth_install.sh), strace for the traced runs, and
+disk: about 900 bytes per entry for gigagas's datadir and 250 for geth's at 10M
+(docs/benchmarks.md).
 
 Usage: python3 testing/state_scale.py [--sizes 1m,10m] [--blocks 10] [--depths 1,4,16,64]
            [--runs 3] [--designs seq,par-bal-qd32,geth] [--work target/state-scale] [--no-geth]
@@ -212,12 +213,18 @@ def geth_state(geth, work):
     return state
 
 
-def gigagas_run(gigagas, work, name, flags, cold, device, threads):
-    """One import of chain-blocks.rlp into a fresh checkpoint of the state."""
+def fresh_checkpoint(gigagas, work):
+    """work/run: a new checkpoint of the state (`gigagas db checkpoint`), whatever was there."""
     run = os.path.join(work, "run")
     shutil.rmtree(run, ignore_errors=True)
     subprocess.run([gigagas, "db", "--datadir", os.path.join(work, "gigagas-base"),
                     "checkpoint", run], check=True, capture_output=True)
+    return run
+
+
+def gigagas_run(gigagas, work, name, flags, cold, device, threads):
+    """One import of chain-blocks.rlp into a fresh checkpoint of the state."""
+    run = fresh_checkpoint(gigagas, work)
     if cold:
         drop_caches()
     before = disk_reads(device)
@@ -278,11 +285,10 @@ def traced_reads(gigagas, work, flags, device):
     itself, costs none. None without strace."""
     if not shutil.which("strace"):
         return None
-    run = os.path.join(work, "run")
-    shutil.rmtree(run, ignore_errors=True)
-    subprocess.run([gigagas, "db", "--datadir", os.path.join(work, "gigagas-base"),
-                    "checkpoint", run], check=True, capture_output=True)
+    run = fresh_checkpoint(gigagas, work)
     cold_files = set(os.listdir(run))
+    # strace names files by their resolved absolute path.
+    run_path = os.path.realpath(run)
     trace = os.path.join(work, "reads.trace")
     cmd = ["strace", "-f", "-qq", "-y", "-s", "0", "-e", "trace=pread64", "-e", "signal=none",
            "-o", trace, gigagas, "import", os.path.join(work, "chain", "chain-blocks.rlp"),
@@ -306,7 +312,7 @@ def traced_reads(gigagas, work, flags, device):
     def replay(path, count, offset):
         stats["preads"] += 1
         name = os.path.basename(path)
-        if os.path.dirname(path) != run or name not in cold_files:
+        if os.path.dirname(path) != run_path or name not in cold_files:
             return
         pages = seen.setdefault(name, set())
         missing = 0
@@ -468,7 +474,6 @@ def main():
                 # run with the sweep taken beside it (a later invocation's may differ).
                 if "sweep" in entry:
                     r["sweep"] = entry["sweep"]
-            for cold, r in medians:
                 entry["runs"].append(r)
                 print(f"[{size:,}] {name:<14} {'cold' if cold else 'warm'}: "
                       f"{r['mgas_per_s']:8.1f} Mgas/s  exec {r['execution_ms_per_block']:7.1f} ms"

@@ -3,16 +3,16 @@
 //!
 //! Flow: read `state-scale.json` → per state size and design, the sweep of the datadir's files
 //! ([`crate::disk::files`]) the script took before that design's runs (else the size's) → from
-//! the design's **warm** run only: its time and CPU, and the reads a fresh process makes (the flat-state
-//! reads that missed the node's cache and the trie nodes it read from the store; the same cold
-//! or warm) → the disk reads those become: the count of the design's traced run (the script's
-//! `strace` of its table-file reads, replayed against an empty page cache), or without one
-//! [`disk_reads`]'s estimate (repeated pages served by the page cache once read, pages drawn
-//! uniformly) → split by when the design makes them ([`cold_reads`]: on the critical path, or
-//! beside the CPU's work) → the cold time as the model has it ([`cold_seconds`]: the serial
-//! reads' time added, the others' beyond the warm time, at the design's queue depth, and never
-//! less than the warm run with the reads' own CPU added at the warm run's parallelism) →
-//! against the measured cold run.
+//! the design's **warm** run only: its time and CPU, and the reads a fresh process makes (the
+//! flat-state reads that missed the node's cache and the trie nodes it read from the store;
+//! the same cold or warm) → the disk reads those become: the count of the design's traced run
+//! (the script's `strace` of its table-file reads, replayed against an empty page cache), or
+//! without one [`disk_reads`]'s estimate (repeated pages served by the page cache once read,
+//! pages drawn uniformly) → split by when the design makes them ([`cold_reads`]: on the
+//! critical path, or beside the CPU's work) → the cold time as the model has it
+//! ([`cold_seconds`]: the serial reads' time added, the others' beyond the warm time, at the
+//! design's queue depth, and never less than the warm run with the reads' own CPU added at the
+//! warm run's parallelism) → against the measured cold run.
 
 use crate::{
     disk::{ReadSweep, READ_BYTES},
@@ -124,8 +124,9 @@ pub fn cold_reads(design: &str, flat: f64, trie: f64) -> Option<ColdReads> {
     }
 }
 
-/// The model's cold prediction of every design of `state-scale.json` at `path` whose size has
-/// a sweep (the run's own, else the size's) and whose warm run counted its trie-node reads, on a machine of `threads` cores.
+/// The model's cold prediction of every design of `state-scale.json` at `path` that has a
+/// sweep (its warm run's own, else its size's) and whose warm run counted its trie-node reads,
+/// on a machine of `threads` cores.
 ///
 /// # Errors
 /// [`HwError::Io`] when the file cannot be read, [`HwError::Saved`] when it is not a

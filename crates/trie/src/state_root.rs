@@ -539,18 +539,7 @@ mod tests {
         let mut world: World = BTreeMap::new();
         world.insert(big, (1, U256::from(5), B256::ZERO, slots.clone()));
         world.insert(Address::repeat_byte(1), (1, U256::from(1), B256::ZERO, BTreeMap::new()));
-        let to_update = |world: &World, storage: &dyn Fn(&Address) -> Vec<(U256, U256)>| {
-            world
-                .iter()
-                .map(|(a, (n, b, c, _))| AccountUpdate {
-                    address: *a,
-                    info: Some((*n, *b, *c)),
-                    wiped: false,
-                    storage: storage(a),
-                })
-                .collect::<Vec<_>>()
-        };
-        let first = to_update(&world, &|a| world[a].3.iter().map(|(k, v)| (*k, *v)).collect());
+        let first = updates_of(&world);
         assert!(first[1].storage.len() >= PARALLEL_STORAGE_SLOTS);
         let mut pool = ProofNodes::default();
         let root1 = update_state_root(EMPTY_ROOT_HASH, &first, &pool).unwrap();

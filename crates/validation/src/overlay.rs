@@ -74,7 +74,7 @@ impl Overlay {
 
     /// The code with keccak256 `hash` when a diff deployed it.
     fn diff_code(&self, hash: &B256) -> Option<Bytecode> {
-        self.diffs.iter().find_map(|d| d.codes.get(hash)).map(|c| Bytecode::new_raw(c.clone()))
+        self.diffs.iter().find_map(|d| d.code(hash)).map(Bytecode::new_raw)
     }
 }
 
