@@ -228,6 +228,16 @@ impl NodeSource for BlockchainProvider {
         }
         self.store.node(hash)
     }
+
+    /// The in-memory chain's nodes from it, the rest in one batched read of the store.
+    fn nodes(&self, hashes: &[B256]) -> Vec<Result<Option<Bytes>, NodeSourceError>> {
+        let chain = self.memory.canonical_chain();
+        gigagas_trie::nodes_over(
+            hashes,
+            |hash| chain.blocks().iter().rev().find_map(|b| b.node(hash)),
+            |rest| self.store.nodes(rest),
+        )
+    }
 }
 
 /// The head's state, each read on a fresh snapshot ([`BlockchainProvider::latest`] holds one

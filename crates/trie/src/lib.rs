@@ -23,7 +23,8 @@ pub mod state_root;
 
 pub use builder::{BuildError, TrieBuilder};
 pub use mpt::{
-    EncodedNode, Node, NodeSource, NodeSourceError, ProofNodes, RlpCache, Trie, TrieError, TrieOp,
+    nodes_over, EncodedNode, Node, NodeSource, NodeSourceError, ProofNodes, RlpCache, ShortBatch,
+    Trie, TrieError, TrieOp,
 };
 pub use prefetch::{prefetch_paths, PrefetchStats, PrefetchTarget};
 pub use preserved::{

@@ -37,6 +37,13 @@ pub trait NodeSource {
     /// [`TrieError::Source`].
     fn node(&self, hash: &B256) -> Result<Option<Bytes>, NodeSourceError>;
 
+    /// What [`NodeSource::node`] answers for each of `hashes`, in the order asked. A source
+    /// that reads many keys at once cheaper than one by one (a database's batched multi-get)
+    /// answers them together. Default: one [`NodeSource::node`] each.
+    fn nodes(&self, hashes: &[B256]) -> Vec<Result<Option<Bytes>, NodeSourceError>> {
+        hashes.iter().map(|hash| self.node(hash)).collect()
+    }
+
     /// Whether the source knows, without holding it, that the node `hash` is a branch (e.g. the
     /// child of an extension in a proof). A deletion that leaves a branch with a single child
     /// only needs that child's kind when the child is not a branch. Default: no knowledge.
@@ -127,9 +134,54 @@ impl<T: NodeSource + ?Sized> NodeSource for &T {
         (**self).node(hash)
     }
 
+    fn nodes(&self, hashes: &[B256]) -> Vec<Result<Option<Bytes>, NodeSourceError>> {
+        (**self).nodes(hashes)
+    }
+
     fn is_branch(&self, hash: &B256) -> bool {
         (**self).is_branch(hash)
     }
+}
+
+/// A batched read of trie nodes that answered fewer than it was asked for ([`nodes_over`]).
+#[derive(Debug, Clone, Copy, thiserror::Error)]
+#[error("a batched read of {asked} trie nodes answered {answered}")]
+pub struct ShortBatch {
+    /// Nodes asked for.
+    pub asked: usize,
+    /// Answers given.
+    pub answered: usize,
+}
+
+/// The batched read of a source layered over another ([`NodeSource::nodes`]): each of
+/// `hashes` that `layer` holds from it, the rest in one `base` call, in the order asked.
+/// `base` must answer as many results as it is given hashes; one short is reported as a
+/// source error for each hash it left out.
+pub fn nodes_over(
+    hashes: &[B256],
+    layer: impl Fn(&B256) -> Option<Bytes>,
+    base: impl FnOnce(&[B256]) -> Vec<Result<Option<Bytes>, NodeSourceError>>,
+) -> Vec<Result<Option<Bytes>, NodeSourceError>> {
+    let mut answers: Vec<Option<Result<Option<Bytes>, NodeSourceError>>> =
+        hashes.iter().map(|hash| layer(hash).map(|node| Ok(Some(node)))).collect();
+    let (at, missing): (Vec<usize>, Vec<B256>) = answers
+        .iter()
+        .enumerate()
+        .filter(|(_, answer)| answer.is_none())
+        .map(|(i, _)| (i, hashes[i]))
+        .unzip();
+    if !missing.is_empty() {
+        let read = base(&missing);
+        let short = ShortBatch { asked: missing.len(), answered: read.len() };
+        let mut read = read.into_iter();
+        for i in at {
+            answers[i] = Some(
+                read.next()
+                    .unwrap_or_else(|| Err(std::sync::Arc::new(short.clone()) as NodeSourceError)),
+            );
+        }
+    }
+    answers.into_iter().flatten().collect()
 }
 
 impl NodeSource for ProofNodes {
@@ -1022,6 +1074,38 @@ pub(crate) mod tests {
     use alloy_primitives::U256;
     use alloy_trie::root::storage_root_unhashed;
     use rand::{rngs::StdRng, Rng, SeedableRng};
+
+    /// A layered batch answers the layer's nodes from it and asks the base once, for the rest
+    /// in the order asked; a base that answers short fails only the hashes it left out.
+    #[test]
+    fn nodes_over_asks_the_base_once_for_what_the_layer_lacks() {
+        let hashes: Vec<B256> = (0..6u64).map(|i| keccak256(i.to_be_bytes())).collect();
+        let node = |h: &B256| Bytes::copy_from_slice(&h[..4]);
+        let in_layer = |h: &B256| hashes[..].iter().step_by(2).any(|x| x == h);
+        let asked = std::cell::RefCell::new(Vec::new());
+        let answers = nodes_over(
+            &hashes,
+            |h| in_layer(h).then(|| node(h)),
+            |rest| {
+                asked.borrow_mut().push(rest.to_vec());
+                rest.iter().map(|h| Ok(Some(node(h)))).collect()
+            },
+        );
+        assert_eq!(asked.into_inner(), vec![vec![hashes[1], hashes[3], hashes[5]]]);
+        let answers: Vec<_> = answers.into_iter().map(|a| a.unwrap().unwrap()).collect();
+        assert_eq!(answers, hashes.iter().map(node).collect::<Vec<_>>());
+
+        let short = nodes_over(&hashes, |_| None, |rest| vec![Ok(Some(node(&rest[0])))]);
+        assert_eq!(short.len(), 6);
+        assert_eq!(short[0].as_ref().unwrap().as_ref(), Some(&node(&hashes[0])));
+        for answer in &short[1..] {
+            let e = answer.as_ref().unwrap_err();
+            assert_eq!(e.to_string(), "a batched read of 6 trie nodes answered 1");
+        }
+        // Everything in the layer: the base is not asked.
+        let all = nodes_over(&hashes, |h| Some(node(h)), |_| unreachable!("base asked"));
+        assert!(all.iter().all(|a| a.is_ok()));
+    }
 
     fn key(slot: U256) -> Nibbles {
         Nibbles::unpack(keccak256(B256::from(slot)))

@@ -5,9 +5,10 @@
 //! A state-root update walks its paths one node after another, each child found in its parent:
 //! cold, every node is a read the walk waits for, and a trie of millions of entries has four to
 //! eight levels. The keys are known before the walk (a block's BAL names them), so the nodes can
-//! be read ahead: the root, then all the children the keys go through, then theirs, as many
-//! reads in flight as the pool has threads. The reads go through the [`NodeSource`], whose own
-//! cache (the store's) then answers the walk from memory. geth's trie prefetcher and reth's
+//! be read ahead: the root, then all the children the keys go through, then theirs, a level's
+//! nodes split over the pool's threads, each thread's share one batched read
+//! ([`NodeSource::nodes`]: the store's multi-get). The reads go through the [`NodeSource`],
+//! whose own cache (the store's) then answers the walk from memory. geth's trie prefetcher and reth's
 //! multiproof workers read ahead in the same way.
 //!
 //! A key's leaf whose value before the block is known ([`PriorValues`]: what the BAL-hinted
@@ -104,8 +105,10 @@ pub fn prefetch_paths(
     while !frontier.is_empty() {
         stats.rounds += 1;
         stats.nodes += frontier.len();
-        let read: Vec<_> =
-            pool.install(|| frontier.par_iter().map(|(hash, ..)| src.node(hash)).collect());
+        let hashes: Vec<B256> = frontier.iter().map(|(hash, ..)| *hash).collect();
+        let chunk = hashes.len().div_ceil(pool.current_num_threads().max(1));
+        let read: Vec<_> = pool
+            .install(|| hashes.par_chunks(chunk).flat_map_iter(|chunk| src.nodes(chunk)).collect());
         let mut next = Vec::new();
         for ((hash, depth, keys), rlp) in frontier.into_iter().zip(read) {
             let rlp = rlp.map_err(|source| TrieError::Source { hash, source })?;
@@ -314,5 +317,53 @@ mod tests {
         // their leaves are the same five nodes; slot 999 is absent). The accounts with storage
         // are read for their storage roots.
         assert_eq!(asked[0] - asked[1], 2 + 5, "{asked:?}");
+    }
+
+    /// A source that records its batched reads and counts single ones.
+    struct Batches<'a> {
+        inner: &'a Recording,
+        batches: Mutex<Vec<usize>>,
+        singles: std::sync::atomic::AtomicUsize,
+    }
+
+    impl NodeSource for Batches<'_> {
+        fn node(&self, hash: &B256) -> Result<Option<Bytes>, NodeSourceError> {
+            self.singles.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            self.inner.node(hash)
+        }
+
+        fn nodes(&self, hashes: &[B256]) -> Vec<Result<Option<Bytes>, NodeSourceError>> {
+            self.batches.lock().unwrap().push(hashes.len());
+            hashes.iter().map(|hash| self.inner.node(hash)).collect()
+        }
+    }
+
+    /// Each level's nodes are read in batches, at most one per pool thread, never one by one,
+    /// and every node the read-ahead counts was in a batch.
+    #[test]
+    fn each_level_is_read_in_one_batch_per_thread() {
+        let mut src = Recording::default();
+        let mut accounts = Trie::new(EMPTY_ROOT_HASH);
+        let address = |a: u64| Address::from_word(B256::from(U256::from(a)));
+        for a in 0..3_000u64 {
+            let account = TrieAccount { nonce: a, ..Default::default() };
+            let key = Nibbles::unpack(keccak256(address(a)));
+            accounts.insert(&key, alloy_rlp::encode(account), &src).unwrap();
+        }
+        let (root, nodes) = accounts.root_with_nodes();
+        store(&mut src, nodes);
+        let targets: Vec<_> =
+            (0..3_000u64).step_by(3).map(|a| PrefetchTarget::new(address(a), [])).collect();
+        let batches =
+            Batches { inner: &src, batches: Mutex::default(), singles: Default::default() };
+        let threads = 4;
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let stats = prefetch_paths(&batches, root, &targets, &(), &pool).unwrap();
+        let sizes = batches.batches.into_inner().unwrap();
+        assert_eq!(batches.singles.into_inner(), 0);
+        assert_eq!(sizes.iter().sum::<usize>(), stats.nodes);
+        assert!(sizes.len() <= stats.rounds * threads, "{} batches, {stats:?}", sizes.len());
+        // The lower levels hold hundreds of nodes: split over every thread.
+        assert!(sizes.iter().any(|&n| n > 1) && stats.rounds >= 3, "{sizes:?} {stats:?}");
     }
 }

@@ -37,6 +37,15 @@ impl NodeSource for NodeOverlay<'_> {
         }
         self.store.node(hash)
     }
+
+    /// The layers' nodes from them, the rest in one batched read of the store.
+    fn nodes(&self, hashes: &[B256]) -> Vec<Result<Option<Bytes>, gigagas_trie::NodeSourceError>> {
+        gigagas_trie::nodes_over(
+            hashes,
+            |hash| self.layers.iter().find_map(|b| b.node(hash)),
+            |rest| self.store.nodes(rest),
+        )
+    }
 }
 
 /// The state a block (or a payload being built) executes on: the parent's header, the stored

@@ -120,6 +120,27 @@ impl Storage {
         self.get(TRIE_NODES, hash.as_slice())
     }
 
+    /// Many trie nodes by their keccak256 in one batched RocksDB multi-get ([`Storage::slots`]),
+    /// in the order asked.
+    ///
+    /// # Errors
+    /// [`ProviderError::Database`], for each node whose read failed.
+    pub fn trie_nodes(&self, hashes: &[B256]) -> Vec<ProviderResult<Option<Vec<u8>>>> {
+        let cf = self.cf(TRIE_NODES);
+        self.db
+            .batched_multi_get_cf_opt(
+                &cf,
+                hashes.iter().map(|h| h.as_slice()),
+                false,
+                &self.read_options(),
+            )
+            .into_iter()
+            .map(|r| {
+                r.map(|node| node.map(|node| node.to_vec())).map_err(self.db_err("multi-get trie"))
+            })
+            .collect()
+    }
+
     /// A block table's raw entry (`HEADERS`, `BODIES`, `RECEIPTS` or `BALS`) for block
     /// `number`.
     ///
@@ -222,6 +243,35 @@ impl gigagas_trie::NodeSource for Storage {
             self.nodes.insert(*hash, node.clone());
         }
         Ok(node)
+    }
+
+    /// The cached nodes from the cache, the rest in one batched multi-get
+    /// ([`Storage::trie_nodes`]), which then go into the cache.
+    fn nodes(
+        &self,
+        hashes: &[B256],
+    ) -> Vec<Result<Option<alloy_primitives::Bytes>, gigagas_trie::NodeSourceError>> {
+        gigagas_trie::nodes_over(
+            hashes,
+            |hash| self.nodes.get(hash),
+            |missing| {
+                self.node_reads
+                    .fetch_add(missing.len() as u64, std::sync::atomic::Ordering::Relaxed);
+                missing
+                    .iter()
+                    .zip(self.trie_nodes(missing))
+                    .map(|(hash, read)| {
+                        let node = read
+                            .map_err(|e| std::sync::Arc::new(e) as gigagas_trie::NodeSourceError)?
+                            .map(alloy_primitives::Bytes::from);
+                        if let Some(node) = &node {
+                            self.nodes.insert(*hash, node.clone());
+                        }
+                        Ok(node)
+                    })
+                    .collect()
+            },
+        )
     }
 }
 

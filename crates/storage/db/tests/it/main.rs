@@ -4,5 +4,6 @@
 mod crash;
 mod has_storage;
 mod hashed;
+mod nodes;
 mod prune;
 mod senders;
