@@ -103,6 +103,13 @@ impl StreamedSenders {
         Ok(Self::new(block.known_senders(known)?, chain.is_homestead(block.number())))
     }
 
+    /// `block`'s senders, none known (no pool recovered any): every one left for
+    /// [`Self::recover_missing`] and the executor's workers ([`Senders::get`]), so that their
+    /// recovery runs beside the reads before execution instead of in a stage before them.
+    pub fn unknown(block: &BlockInput, chain: &ChainSpec) -> Self {
+        Self::new(vec![None; block.transactions.len()], chain.is_homestead(block.number()))
+    }
+
     /// `known[i]` set for each transaction whose sender was recovered before (already checked
     /// against the block's claimed senders); `low_s` whether EIP-2 applies to the rest.
     fn new(known: Vec<Option<Address>>, low_s: bool) -> Self {

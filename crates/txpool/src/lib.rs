@@ -922,6 +922,13 @@ mod tests {
         let streamed = gigagas_primitives::Senders::from(&streamed);
         assert_eq!(streamed.get(&block, 2).unwrap(), senders[2]);
         assert_eq!(streamed.to_vec(&block).unwrap(), senders);
+        // Without a pool none is known: recovered beside (here on this thread) or when asked.
+        let unknown = gigagas_primitives::StreamedSenders::unknown(&block, &chain);
+        assert_eq!(unknown.known(), 0);
+        unknown.recover_missing(&block);
+        assert_eq!(gigagas_primitives::Senders::from(&unknown).to_vec(&block).unwrap(), senders);
+        let asked = gigagas_primitives::StreamedSenders::unknown(&block, &chain);
+        assert_eq!(gigagas_primitives::Senders::from(&asked).get(&block, 1).unwrap(), senders[1]);
         // A streamed sender that differs from the claimed one fails when its transaction asks
         // for it, naming the transaction; the others are answered.
         let claimed = vec![senders[0], senders[1], Address::repeat_byte(9)];

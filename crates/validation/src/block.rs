@@ -647,13 +647,17 @@ fn execute_on(
         BlockInput { hash, header, transactions, claimed_senders: Vec::new(), withdrawals, ommers };
     // Sender recovery before the state root is started beside execution: on few cores the two
     // only contend (recovery keeps every core busy; measured in docs/benchmarks.md). With the
-    // pool's senders and the parallel executor, the rest are streamed: each recovered by the
-    // worker that claims its transaction.
+    // parallel executor the senders are streamed instead: those the pool recovered taken from
+    // it (none without a pool), the rest recovered beside the BAL's reads and by the worker
+    // that claims a transaction.
     let recovery_start = Instant::now();
     let streamed = match (known, &given) {
-        (Some(known), Some(g)) if g.stream_senders && g.scheduler.is_some() => {
-            Some(StreamedSenders::lookup(&input, chain, known).map_err(ExecutionError::from)?)
-        }
+        (known, Some(g)) if g.stream_senders && g.scheduler.is_some() => Some(match known {
+            Some(known) => {
+                StreamedSenders::lookup(&input, chain, known).map_err(ExecutionError::from)?
+            }
+            None => StreamedSenders::unknown(&input, chain),
+        }),
         _ => None,
     };
     let (recovered, senders_known) = match (&streamed, known) {
