@@ -176,8 +176,7 @@ pub fn nodes_over(
         let mut read = read.into_iter();
         for i in at {
             answers[i] = Some(
-                read.next()
-                    .unwrap_or_else(|| Err(std::sync::Arc::new(short.clone()) as NodeSourceError)),
+                read.next().unwrap_or_else(|| Err(std::sync::Arc::new(short) as NodeSourceError)),
             );
         }
     }
