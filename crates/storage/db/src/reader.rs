@@ -126,19 +126,27 @@ impl Storage {
     /// # Errors
     /// [`ProviderError::Database`], for each node whose read failed.
     pub fn trie_nodes(&self, hashes: &[B256]) -> Vec<ProviderResult<Option<Vec<u8>>>> {
-        let cf = self.cf(TRIE_NODES);
-        self.db
-            .batched_multi_get_cf_opt(
-                &cf,
-                hashes.iter().map(|h| h.as_slice()),
-                false,
-                &self.read_options(),
-            )
+        self.multi_get_by_hash(TRIE_NODES, hashes)
             .into_iter()
             .map(|r| {
                 r.map(|node| node.map(|node| node.to_vec())).map_err(self.db_err("multi-get trie"))
             })
             .collect()
+    }
+
+    /// The values of `table` (keyed by a 32-byte hash) under `hashes`, in one batched RocksDB
+    /// multi-get, in the order asked.
+    fn multi_get_by_hash(
+        &self,
+        table: &'static str,
+        hashes: &[B256],
+    ) -> Vec<Result<Option<rocksdb::DBPinnableSlice<'_>>, rocksdb::Error>> {
+        self.db.batched_multi_get_cf_opt(
+            self.cf(table),
+            hashes.iter().map(|h| h.as_slice()),
+            false,
+            &self.read_options(),
+        )
     }
 
     /// A block table's raw entry (`HEADERS`, `BODIES`, `RECEIPTS` or `BALS`) for block
@@ -326,14 +334,7 @@ impl StateSource for Storage {
     }
 
     fn codes(&self, hashes: &[B256]) -> Result<Vec<Option<Bytecode>>, StateError> {
-        let cf = self.cf(BYTECODES);
-        self.db
-            .batched_multi_get_cf_opt(
-                &cf,
-                hashes.iter().map(|h| h.as_slice()),
-                false,
-                &self.read_options(),
-            )
+        self.multi_get_by_hash(BYTECODES, hashes)
             .into_iter()
             .map(|r| {
                 r.map(|code| code.map(|c| Bytecode::new_raw(c.to_vec().into())))
