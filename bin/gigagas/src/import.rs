@@ -81,6 +81,11 @@ pub(crate) struct ImportArgs {
     /// executor's threads.
     #[arg(long, default_value_t = 0)]
     io_depth: usize,
+    /// Threads reading a state root's missing trie nodes level by level before the root's
+    /// walk, as many reads in flight at once (as the node's `--engine.trie-read-threads`); 0:
+    /// the walk reads each where it meets it, one at a time.
+    #[arg(long, default_value_t = gigagas_trie::DEFAULT_TRIE_READ_THREADS)]
+    trie_read_threads: usize,
     /// Prune the trie nodes no state of the last `--prune-trie-keep` blocks reaches every this
     /// many imported blocks, while importing (as the node's `--prune.trie.interval`; 0: never).
     #[arg(long, default_value_t = 0)]
@@ -337,6 +342,7 @@ pub(crate) fn import(args: ImportArgs) -> Result<ExitCode, String> {
         optimistic: args.optimistic,
         io: args.io,
         io_depth: args.io_depth,
+        trie_read_threads: args.trie_read_threads,
         prune: (args.prune_trie_interval > 0).then_some(gigagas_engine::TriePruneConfig {
             keep: args.prune_trie_keep,
             interval: args.prune_trie_interval,

@@ -51,6 +51,9 @@ pub struct ImportOptions {
     pub io: BalIo,
     /// Threads of their own for those reads (the queue depth); 0: the executor's threads.
     pub io_depth: usize,
+    /// Threads reading a state root's missing trie nodes level by level before its update
+    /// ([`TreeConfig::trie_read_threads`]); 0: one at a time while it walks.
+    pub trie_read_threads: usize,
     /// The trie pruned behind the committed head as blocks are imported (`None`: never); a
     /// prune under way when the last block is committed is waited for.
     pub prune: Option<TriePruneConfig>,
@@ -67,6 +70,7 @@ impl Default for ImportOptions {
             optimistic: false,
             io: BalIo::default(),
             io_depth: 0,
+            trie_read_threads: gigagas_trie::DEFAULT_TRIE_READ_THREADS,
             prune: None,
         }
     }
@@ -106,6 +110,7 @@ pub fn import_blocks_with(
         optimistic,
         io,
         io_depth,
+        trie_read_threads,
         prune,
     } = options;
     let threads = if threads == 0 { rayon::current_num_threads() } else { threads };
@@ -114,6 +119,7 @@ pub fn import_blocks_with(
         .with_prewarm(prewarm, optimistic)
         .with_updates_kept(keep_updates)
         .with_io(io, io_depth)
+        .with_trie_read_threads(trie_read_threads)
         .with_trie_pruning(prune);
     let mut tree = BlockTree::with_config(store.clone(), config)?;
     let chain = tree.chain().clone();

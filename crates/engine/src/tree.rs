@@ -109,7 +109,7 @@ impl BlockTree {
             pool: gigagas_executor::parallel::executor_pool(config.threads)?,
             beside: beside_pool()?,
             io: io_pool(config.io_depth)?,
-            preserved: config.preserve_trie.then(PreservedTrie::default),
+            preserved: preserved_trie(&config)?,
             config,
             source_layer: None,
             persistence: None,
@@ -200,8 +200,8 @@ impl BlockTree {
         let head = self.ctx.store.best_block()?.ok_or(ImportError::NotInitialized)?;
         self.backfill = false;
         self.ctx.memory.end_backfill(head);
-        if self.ctx.preserved.is_some() {
-            self.ctx.preserved = Some(PreservedTrie::default());
+        if let Some(preserved) = &self.ctx.preserved {
+            preserved.clear();
         }
         self.state = TreeState::new(head);
         tracing::info!(target: "engine", number = head.0, hash = %head.1, "head taken from the store after a backfill sync");
@@ -421,6 +421,27 @@ impl BlockTree {
             pruner.join();
         }
     }
+}
+
+/// The state trie kept between payloads when `config` keeps it, with its own trie-node readers
+/// (`trie-read-N`) when it has any.
+///
+/// # Errors
+/// [`ImportError::ExecutorPool`] when the readers cannot be started.
+fn preserved_trie(config: &TreeConfig) -> Result<Option<PreservedTrie>, ImportError> {
+    if !config.preserve_trie {
+        return Ok(None);
+    }
+    let preserved = PreservedTrie::default();
+    if config.trie_read_threads == 0 {
+        return Ok(Some(preserved));
+    }
+    let readers = rayon::ThreadPoolBuilder::new()
+        .num_threads(config.trie_read_threads)
+        .thread_name(|i| format!("trie-read-{i}"))
+        .build()
+        .map_err(ImportError::ExecutorPool)?;
+    Ok(Some(preserved.with_read_pool(readers)))
 }
 
 /// The BAL's own I/O workers, `depth` of them (`bal-io-N`); `None` for 0.

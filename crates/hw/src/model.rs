@@ -46,6 +46,7 @@
 //! there).
 
 use crate::{disk::ReadSweep, exec::ExecMeasure, ChainMeasure};
+use gigagas_trie::DEFAULT_TRIE_READ_THREADS;
 use serde::Serialize;
 
 /// How blocks are executed.
@@ -350,12 +351,25 @@ impl Model {
         if target.cold {
             let iops = target.iops.or_else(|| self.cold.as_ref().map(|s| s.iops_at(qd)));
             if let Some(iops) = iops.filter(|&i| i > 0.0) {
-                // Sequential: every read waits. Parallel (`--engine.io prefetch-parallel`): the
-                // state's reads before execution, the trie's read ahead beside it.
+                // Sequential: every read waits, the state's one at a time, the state root's
+                // level by level on the trie readers' threads. Parallel (`--engine.io
+                // prefetch-parallel`): the state's reads before execution, the trie's read ahead
+                // beside it.
                 let (flat, trie) = (gas * c.store_reads_per_gas, gas * c.trie_node_reads_per_gas);
-                let when = match design {
-                    Design::Sequential => ColdReads { serial: flat + trie, beside: 0.0 },
-                    _ => ColdReads { serial: flat, beside: trie },
+                let (when, rates) = match design {
+                    Design::Sequential => {
+                        let trie_iops = target
+                            .iops
+                            .or_else(|| {
+                                self.cold.as_ref().map(|s| s.iops_at(DEFAULT_TRIE_READ_THREADS))
+                            })
+                            .filter(|&i| i > 0.0)
+                            .unwrap_or(iops);
+                        // One rate for both: the time each kind takes at its own.
+                        let serial = (flat + trie) / (flat / iops + trie / trie_iops).max(1e-12);
+                        (ColdReads { serial: flat + trie, beside: 0.0 }, ReadRates::same(serial))
+                    }
+                    _ => (ColdReads { serial: flat, beside: trie }, ReadRates::same(iops)),
                 };
                 let cpu_per_read = self.cold.as_ref().and_then(|s| s.cpu_us_per_read_at(qd));
                 let total = b.total();
@@ -364,7 +378,7 @@ impl Model {
                     total,
                     total * cores as f64,
                     when,
-                    iops,
+                    rates,
                     cpu_per_read.unwrap_or(0.0) * 1e-6,
                     cores,
                 );
@@ -454,26 +468,43 @@ pub struct ColdReads {
     pub beside: f64,
 }
 
+/// The rates (IOPS) [`ColdReads`]' two kinds of reads are served at: the disk's at the queue
+/// depth each is made with.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ReadRates {
+    /// The reads on the critical path.
+    pub serial: f64,
+    /// The reads beside the CPU's work.
+    pub beside: f64,
+}
+
+impl ReadRates {
+    /// Both kinds at `iops`.
+    pub fn same(iops: f64) -> Self {
+        Self { serial: iops, beside: iops }
+    }
+}
+
 /// A cold block's time (seconds) from the same block warm: `warm_s` long, `warm_cpu_s` of CPU
-/// on `cores`, its `reads` served at `iops` (the disk's rate at the design's queue depth:
-/// queue depth / latency), each also costing `cpu_s_per_read` of CPU (the system call, the
+/// on `cores`, its `reads` served at `iops` (the disk's rate at the queue depth each kind is
+/// made with: queue depth / latency), each also costing `cpu_s_per_read` of CPU (the system call, the
 /// block layer, the page cache's fill: [`crate::disk::DepthPoint::cpu_us_per_read`]).
 ///
 /// The serial reads add their time, the reads beside add what the disk takes beyond the warm
 /// block's, and the whole cannot take less than the warm block with the reads' CPU added,
 /// spread over the cores as the warm block's own work is (`p = warm_cpu / warm`, between 1
 /// and `cores`; all `cores` when `warm_cpu_s` is 0, unknown):
-/// `max(serial / IOPS + max(warm, beside / IOPS), warm + reads · c / p)`.
+/// `max(serial / IOPS_serial + max(warm, beside / IOPS_beside), warm + reads · c / p)`.
 pub fn cold_seconds(
     warm_s: f64,
     warm_cpu_s: f64,
     reads: ColdReads,
-    iops: f64,
+    iops: ReadRates,
     cpu_s_per_read: f64,
     cores: usize,
 ) -> f64 {
-    let io = |n: f64| n / iops.max(1e-9);
-    let timed = io(reads.serial) + warm_s.max(io(reads.beside));
+    let io = |n: f64, iops: f64| n / iops.max(1e-9);
+    let timed = io(reads.serial, iops.serial) + warm_s.max(io(reads.beside, iops.beside));
     let cores = cores.max(1) as f64;
     let busy = if warm_cpu_s > 0.0 && warm_s > 0.0 {
         (warm_cpu_s / warm_s).clamp(1.0, cores)

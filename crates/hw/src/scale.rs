@@ -17,9 +17,10 @@
 use crate::{
     disk::{ReadSweep, READ_BYTES},
     error::io_err,
-    model::{cold_seconds, ColdReads},
+    model::{cold_seconds, ColdReads, ReadRates},
     HwError,
 };
+use gigagas_trie::DEFAULT_TRIE_READ_THREADS;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -67,7 +68,7 @@ pub fn disk_reads(reads: f64, state_bytes: f64) -> f64 {
 /// block's root beside it in the import pipeline), `par-ondemand` the workers and the root,
 /// `par-bal-qdN` and `par-beside-qdN` their N read threads; `None` for another (geth).
 pub fn queue_depth(design: &str, threads: usize) -> Option<usize> {
-    match design {
+    match design.strip_suffix("-walk").unwrap_or(design) {
         "seq" => Some(2),
         "par-ondemand" => Some(threads + 1),
         d => d
@@ -112,15 +113,29 @@ struct RunJson {
 }
 
 /// When a design of `state_scale.py` makes its `flat` (state) and `trie` (node) disk reads:
-/// `seq` and `par-ondemand` wait for each; `par-bal-qdN` reads the state before execution and
-/// the trie nodes ahead, beside it; `par-beside-qdN` reads both beside execution. `None` for
-/// another (geth).
+/// `seq` and `par-ondemand` wait for each state read, and read the trie nodes in their state
+/// roots, level by level on the trie readers' threads, beside the next block's execution (the
+/// import's pipeline; [`trie_queue_depth`]); `seq-walk` and `par-ondemand-walk`, whose roots
+/// read them one at a time, wait for every read; `par-bal-qdN` reads the state before
+/// execution and the trie nodes ahead, beside it; `par-beside-qdN` reads both beside
+/// execution. `None` for another (geth).
 pub fn cold_reads(design: &str, flat: f64, trie: f64) -> Option<ColdReads> {
     match design {
-        "seq" | "par-ondemand" => Some(ColdReads { serial: flat + trie, beside: 0.0 }),
+        "seq" | "par-ondemand" => Some(ColdReads { serial: flat, beside: trie }),
+        "seq-walk" | "par-ondemand-walk" => Some(ColdReads { serial: flat + trie, beside: 0.0 }),
         d if d.starts_with("par-bal-qd") => Some(ColdReads { serial: flat, beside: trie }),
         d if d.starts_with("par-beside-qd") => Some(ColdReads { serial: 0.0, beside: flat + trie }),
         _ => None,
+    }
+}
+
+/// The reads in flight of the trie-node reads `cold_reads` puts beside the CPU's work: the
+/// trie readers' ([`DEFAULT_TRIE_READ_THREADS`]) for `seq` and `par-ondemand`, else the
+/// design's own ([`queue_depth`]).
+pub fn trie_queue_depth(design: &str, threads: usize) -> Option<usize> {
+    match design {
+        "seq" | "par-ondemand" => Some(DEFAULT_TRIE_READ_THREADS),
+        d => queue_depth(d, threads),
     }
 }
 
@@ -158,13 +173,16 @@ pub fn check(path: &Path, threads: usize) -> Result<Vec<ScaleCheckRow>, HwError>
             let share = |n: u64| if reads == 0 { 0.0 } else { disk * n as f64 / reads as f64 };
             let Some(when) = cold_reads(&warm.design, share(flat), share(trie)) else { continue };
             let iops = sweep.iops_at(qd);
+            let beside_iops =
+                trie_queue_depth(&warm.design, threads).map_or(iops, |q| sweep.iops_at(q));
             let cpu_us = sweep.cpu_us_per_read_at(qd).unwrap_or(0.0);
             // The process's CPU over the import's own time (the wall time adds its start).
             let cpu = match (warm.cpu_s, warm.wall_s) {
                 (Some(cpu), Some(wall)) if wall > 0.0 => cpu * (seconds / wall).min(1.0),
                 _ => 0.0,
             };
-            let predicted_s = cold_seconds(seconds, cpu, when, iops, cpu_us * 1e-6, threads);
+            let rates = ReadRates { serial: iops, beside: beside_iops };
+            let predicted_s = cold_seconds(seconds, cpu, when, rates, cpu_us * 1e-6, threads);
             let predicted = gas / predicted_s / 1e6;
             rows.push(ScaleCheckRow {
                 entries: size.entries,
@@ -221,8 +239,10 @@ mod tests {
         // repeats), split as the reads are: 20,000 state reads before execution (0.625 s), 12,000
         // trie reads beside the warm 1 s: 1.625 s; but the warm run's 2 cores busy and the reads'
         // 1.6 s of CPU over them take 1.8 s: 555.6 Mgas/s, measured 500. seq at depth 2
-        // (untraced, its warm CPU unknown: all cores): 20,000 reads at 2,000 IOPS = 10 s added
-        // to 1 s. par-beside-qd32: all 64,000 beside (2 s), but the warm run's 2 cores and the
+        // (untraced, its warm CPU unknown: all cores): its 15,000 state reads at 2,000 IOPS,
+        // 7.5 s added to 1 s, its 5,000 trie reads at depth 16 (16,000 IOPS) beside them; as
+        // seq-walk, whose root reads them one at a time: 20,000 reads, 10 s added to 1 s.
+        // par-beside-qd32: all 64,000 beside (2 s), but the warm run's 2 cores and the
         // reads' 3.2 s over them take 2.6 s: 384.6 Mgas/s. par-beside-qd16 keeps one core busy
         // warm, and its own sweep (another invocation's) measured 100 µs a read: the reads'
         // CPU on that core, 7.4 s. geth is not predicted; a run without its trie-node
@@ -239,6 +259,9 @@ mod tests {
                {{"design":"seq","cold":false,"mgas_per_s":1000,"seconds":1,"gas":1e9,
                  "store_reads":15000,"trie_node_reads":5000}},
                {{"design":"seq","cold":true,"mgas_per_s":100,"gas":1e9}},
+               {{"design":"seq-walk","cold":false,"mgas_per_s":1000,"seconds":1,"gas":1e9,
+                 "store_reads":15000,"trie_node_reads":5000}},
+               {{"design":"seq-walk","cold":true,"mgas_per_s":100,"gas":1e9}},
                {{"design":"par-beside-qd32","cold":false,"mgas_per_s":1000,"seconds":1,
                  "gas":1e9,"store_reads":40000,"trie_node_reads":24000,"cpu_s":2,"wall_s":1}},
                {{"design":"par-beside-qd32","cold":true,"mgas_per_s":400,"gas":1e9}},
@@ -259,7 +282,7 @@ mod tests {
         std::fs::write(&path, json).unwrap();
         let rows = check(&path, 2).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
-        assert_eq!(rows.len(), 4, "{rows:?}");
+        assert_eq!(rows.len(), 5, "{rows:?}");
         let bal = &rows[0];
         assert_eq!((bal.design.as_str(), bal.queue_depth, bal.reads), ("par-bal-qd32", 32, 64_000));
         assert!(bal.traced && bal.disk_reads_predicted == 32_000.0, "{bal:?}");
@@ -268,11 +291,14 @@ mod tests {
         let seq = &rows[1];
         assert_eq!((seq.queue_depth, seq.iops, seq.traced), (2, 2000.0, false));
         assert!((seq.disk_reads_predicted - 20_000.0).abs() < 1.0, "{seq:?}");
-        assert!((seq.predicted_mgas_per_s - 1000.0 / 11.0).abs() < 0.1, "{seq:?}");
-        let beside = &rows[2];
+        assert!((seq.predicted_mgas_per_s - 1000.0 / 8.5).abs() < 0.1, "{seq:?}");
+        let walk = &rows[2];
+        assert_eq!((walk.design.as_str(), walk.queue_depth, walk.iops), ("seq-walk", 2, 2000.0));
+        assert!((walk.predicted_mgas_per_s - 1000.0 / 11.0).abs() < 0.1, "{walk:?}");
+        let beside = &rows[3];
         assert_eq!((beside.design.as_str(), beside.cpu_us_per_read), ("par-beside-qd32", 50.0));
         assert!((beside.predicted_mgas_per_s - 1000.0 / 2.6).abs() < 0.1, "{beside:?}");
-        let one_core = &rows[3];
+        let one_core = &rows[4];
         assert_eq!(one_core.design, "par-beside-qd16");
         assert_eq!((one_core.iops, one_core.cpu_us_per_read), (1e6, 100.0));
         assert!((one_core.predicted_mgas_per_s - 1000.0 / 7.4).abs() < 0.1, "{one_core:?}");

@@ -347,6 +347,11 @@ pub struct EngineArgs {
     /// reth keeps its sparse trie; `false` reads every state root's paths from the store.
     #[arg(long = "engine.preserve-trie", default_value_t = true, action = clap::ArgAction::Set, hide = true)]
     pub preserve_trie: bool,
+    /// With `--engine.preserve-trie`, threads that read the trie nodes a state root lacks
+    /// level by level before its walk, as many reads in flight at once (a cold state on an
+    /// NVMe wants tens); 0 reads each where the walk meets it, one at a time.
+    #[arg(long = "engine.trie-read-threads", default_value_t = gigagas_trie::DEFAULT_TRIE_READ_THREADS, hide = true)]
+    pub trie_read_threads: usize,
     /// Recover the senders of a payload with a BAL that the transaction pool had not recovered
     /// in the parallel executor's workers, each when its transaction is claimed (so that a
     /// transaction starts as soon as its own sender is known); `false` recovers them all, in

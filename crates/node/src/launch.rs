@@ -118,6 +118,7 @@ pub async fn launch(args: &NodeArgs) -> Result<NodeHandle, NodeError> {
         .with_prewarm(args.engine.prewarm, args.engine.optimistic)
         .with_state_root_beside(args.engine.state_root_beside)
         .with_preserved_trie(args.engine.preserve_trie)
+        .with_trie_read_threads(args.engine.trie_read_threads)
         .with_stream_senders(args.engine.stream_senders)
         // The dev chain validates its own blocks like any other (it exercises the
         // executors); a node paired with a consensus client keeps what it built.

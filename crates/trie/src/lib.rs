@@ -8,7 +8,9 @@
 //! applies a block's post-state diff to the account trie and to each changed account's
 //! storage trie (storage tries in parallel) and yields the new state root. Every node keeps
 //! its hash once computed, so a [`StateTrie`] kept from one block to the next
-//! ([`PreservedTrie`]) neither reads nor hashes again what the next block does not change.
+//! ([`PreservedTrie`]) neither reads nor hashes again what the next block does not change;
+//! what it lacks, [`StateTrie::resolve_paths`] reads level by level on a pool of I/O threads
+//! before the update walks it.
 //! [`walk_leaves`] and [`node_at_path`] read a trie of any stored root in key order or by
 //! path, for snap serving; [`TrieBuilder`] builds a trie from its leaves in key order in one
 //! pass and [`verify_range_proof`] checks a range of leaves against a root, for snap sync.
@@ -19,6 +21,7 @@ pub mod prefetch;
 pub mod preserved;
 pub mod range;
 pub mod range_proof;
+pub mod resolve;
 pub mod state_root;
 
 pub use builder::{BuildError, TrieBuilder};
@@ -29,9 +32,11 @@ pub use mpt::{
 pub use prefetch::{prefetch_paths, PrefetchStats, PrefetchTarget};
 pub use preserved::{
     update_state_root_on, PreservedTrie, TrieStart, DEFAULT_MAX_STORAGE_TRIES, DEFAULT_PRUNE_DEPTH,
+    DEFAULT_TRIE_READ_THREADS,
 };
 pub use range::{compact_to_nibbles, node_at_path, walk_leaves, PathNode};
 pub use range_proof::{verify_range_proof, verify_range_proof_nodes, RangeProofError};
+pub use resolve::ResolveStats;
 pub use state_root::{
     account_leaf_candidates, slot_leaf, update_state_root, AccountUpdate, PriorValues, PruneDepth,
     StateRootError, StateRootUpdate, StateTrie, PARALLEL_STORAGE_SLOTS,

@@ -337,7 +337,7 @@ impl Node {
     }
 
     /// Sets the reference of a leaf, extension or branch.
-    fn set_cached(&mut self, r: RlpNode) {
+    pub(crate) fn set_cached(&mut self, r: RlpNode) {
         if let Some(rlp) = self.rlp_mut() {
             rlp.0 = Some(r);
         }
@@ -630,6 +630,11 @@ impl Trie {
                 }
             }
         }
+    }
+
+    /// The root node, to resolve in place.
+    pub(crate) fn root_mut(&mut self) -> &mut Node {
+        &mut self.root
     }
 
     /// Sets `key` to `value` (non-empty; use [`Trie::remove`] for deletion).

@@ -143,12 +143,12 @@ pub fn update_state_root<S: NodeSource + Sync>(
 /// the nodes this one did not reach, and hashes again only the paths it changes.
 #[derive(Debug, Default)]
 pub struct StateTrie {
-    accounts: Trie,
+    pub(crate) accounts: Trie,
     /// Storage tries by account, with when each was last changed: (the update, how many
     /// slots it changed).
-    storage: HashMap<Address, (Trie, (u64, usize))>,
+    pub(crate) storage: HashMap<Address, (Trie, (u64, usize))>,
     /// Updates applied so far.
-    updates: u64,
+    pub(crate) updates: u64,
     /// How deep the tries stay decoded after an update (deeper nodes are left as their
     /// hashes as they are hashed).
     prune_depth: PruneDepth,
@@ -236,6 +236,22 @@ impl StateTrie {
         }
     }
 
+    /// The leaves `address`'s account may be known to hold before an update
+    /// ([`account_leaf_candidates`]): with the storage root of its kept storage trie, or the
+    /// empty root.
+    pub(crate) fn account_known(
+        &self,
+        address: &Address,
+        priors: &dyn PriorValues,
+    ) -> Vec<Vec<u8>> {
+        let kept = self.storage.get(address).and_then(|(t, _)| t.cached_root());
+        let roots: &[B256] = match kept {
+            Some(kept) if kept != EMPTY_ROOT_HASH => &[kept, EMPTY_ROOT_HASH],
+            _ => &[EMPTY_ROOT_HASH],
+        };
+        account_leaf_candidates(priors, address, roots)
+    }
+
     /// Applies `updates` (one block's, or a megablock's merged ones) to this state, resolving
     /// the nodes not yet in memory from `src`, and returns the new root with the nodes it
     /// created. The storage tries of different accounts are updated in parallel (rayon), a
@@ -276,17 +292,8 @@ impl StateTrie {
         // searched in parallel.
         let keys: Vec<Nibbles> =
             updates.iter().map(|u| Nibbles::unpack(keccak256(u.address))).collect();
-        let known: Vec<Vec<Vec<u8>>> = updates
-            .iter()
-            .map(|u| {
-                let kept = self.storage.get(&u.address).and_then(|(t, _)| t.cached_root());
-                let roots: &[B256] = match kept {
-                    Some(kept) if kept != EMPTY_ROOT_HASH => &[kept, EMPTY_ROOT_HASH],
-                    _ => &[EMPTY_ROOT_HASH],
-                };
-                account_leaf_candidates(priors, &u.address, roots)
-            })
-            .collect();
+        let known: Vec<Vec<Vec<u8>>> =
+            updates.iter().map(|u| self.account_known(&u.address, priors)).collect();
         let leaves = self.accounts.get_many(&keys, &known, src).map_err(|source| {
             let address = failing_account(updates, &keys, &source);
             StateRootError::Account { address, source }

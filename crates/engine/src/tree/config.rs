@@ -5,6 +5,7 @@
 //! fill it.
 
 use gigagas_executor::Scheduler;
+use gigagas_trie::DEFAULT_TRIE_READ_THREADS;
 use gigagas_validation::BalIo;
 
 /// The engine tree's settings. [`TreeConfig::new`] gives the defaults.
@@ -33,6 +34,11 @@ pub struct TreeConfig {
     /// the payload that builds on it (default; reth's preserved sparse trie); else every root
     /// starts from the parent's (`--engine.preserve-trie`).
     pub preserve_trie: bool,
+    /// With `preserve_trie`, threads on which a state root's missing trie nodes are read level
+    /// by level before its update walks them, as many reads in flight at once
+    /// (`--engine.trie-read-threads`; default [`DEFAULT_TRIE_READ_THREADS`]); 0: the update
+    /// reads each where its walk meets it, one at a time.
+    pub trie_read_threads: usize,
     /// The senders of a payload with a BAL that the pool did not recover are recovered by the
     /// parallel executor's workers as they claim their transactions (default); else all before
     /// execution (`--engine.stream-senders`).
@@ -67,6 +73,7 @@ impl TreeConfig {
             optimistic: false,
             state_root_beside: true,
             preserve_trie: true,
+            trie_read_threads: DEFAULT_TRIE_READ_THREADS,
             stream_senders: true,
             keep_built: true,
             io: BalIo::default(),
@@ -99,6 +106,13 @@ impl TreeConfig {
     /// With the state trie kept from one payload to the next, or not.
     pub fn with_preserved_trie(mut self, preserve: bool) -> Self {
         self.preserve_trie = preserve;
+        self
+    }
+
+    /// With a state root's missing trie nodes read on `threads` threads before its update (0:
+    /// one at a time while it walks).
+    pub fn with_trie_read_threads(mut self, threads: usize) -> Self {
+        self.trie_read_threads = threads;
         self
     }
 
