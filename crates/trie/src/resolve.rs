@@ -31,7 +31,7 @@ use crate::{
     mpt::{decode_node, known_leaf, Node, NodeSource, Trie},
     state_root::{slot_leaf, AccountUpdate, PriorValues, StateTrie},
 };
-use alloy_primitives::{keccak256, map::HashMap, B256};
+use alloy_primitives::{keccak256, map::HashMap, Address, B256};
 use alloy_trie::{nodes::RlpNode, Nibbles, TrieAccount, EMPTY_ROOT_HASH};
 use rayon::prelude::*;
 use std::ops::Range;
@@ -52,8 +52,8 @@ pub struct ResolveStats {
 /// Keys stopped at one node beyond which it is taken for a branch, not tried as their leaf.
 const LEAF_WAITERS: usize = 4;
 
-/// A key to route: its nibbles, the leaves it may be known to hold, and (account keys) the
-/// update it belongs to.
+/// A key to route: its nibbles, the leaves it may be known to hold, and the update it belongs
+/// to.
 struct Key {
     nibbles: Nibbles,
     known: Vec<Vec<u8>>,
@@ -68,6 +68,10 @@ struct Stop<'t> {
     depth: usize,
     keys: Range<usize>,
 }
+
+/// A storage trie being resolved: its account, the trie, when it was last changed (as
+/// [`StateTrie`] keeps it) and its slots' range of the key table.
+type StorageTrie = (Address, Trie, (u64, usize), Range<usize>);
 
 /// A node to resolve: its hash, and the leaves it may be (a key's rest below it, the values
 /// the key may hold).
@@ -101,7 +105,7 @@ impl StateTrie {
                 update,
             })
             .collect();
-        accounts.sort_unstable_by(|a, b| a.nibbles.cmp(&b.nibbles));
+        accounts.sort_unstable_by_key(|k| k.nibbles);
         let mut leaves: Vec<Option<Vec<u8>>> = vec![None; accounts.len()];
         let all = 0..accounts.len();
         resolve_tries(
@@ -115,8 +119,7 @@ impl StateTrie {
 
         // The storage tries of the accounts whose slots change, at their leaves' storage roots.
         let mut slots: Vec<Key> = Vec::new();
-        let mut tries: Vec<(alloy_primitives::Address, Trie, (u64, usize), Range<usize>)> =
-            Vec::new();
+        let mut tries: Vec<StorageTrie> = Vec::new();
         for (key, leaf) in accounts.iter().zip(leaves) {
             let u = &updates[key.update];
             if u.info.is_none() || u.wiped || u.storage.is_empty() {
@@ -141,7 +144,7 @@ impl StateTrie {
                 known: slot_leaf(priors.slot(&u.address, slot)).into_iter().collect(),
                 update: key.update,
             }));
-            slots[start..].sort_unstable_by(|a, b| a.nibbles.cmp(&b.nibbles));
+            slots[start..].sort_unstable_by_key(|k| k.nibbles);
             tries.push((u.address, trie, used, start..slots.len()));
         }
         let roots =
@@ -512,10 +515,11 @@ mod tests {
         rayon::ThreadPoolBuilder::new().num_threads(4).build().unwrap()
     }
 
-    /// With no deletion to collapse a branch, the nodes resolved level by level are exactly
-    /// those the update reads one by one without it (with and without known priors), in at
-    /// most one batch per thread and round; the update then reads none, and its root and new
-    /// nodes are the same.
+    /// With no deletion to collapse a branch, the nodes resolved level by level are those the
+    /// update reads one by one without it: exactly, without known priors; with them, less the
+    /// leaves the update reads only because a key inserted below one met it first. In at most
+    /// one batch per thread and round; the update then reads none, and its root and new nodes
+    /// are the same.
     #[test]
     fn resolved_paths_are_the_nodes_the_update_reads() {
         let mut src = Recording::default();
