@@ -176,14 +176,20 @@ fn resolve_tries<'t>(
     while !stops.is_empty() {
         let began = std::time::Instant::now();
         stats.rounds += 1;
-        // This level's nodes, each once, with the leaves each may be.
+        // This level's nodes, each once, with the leaves each may be; each stop's node's index
+        // and how many stops share it.
         let mut jobs: Vec<Job<'_>> = Vec::new();
+        let mut sharing: Vec<usize> = Vec::new();
         let mut job_of: HashMap<B256, usize> = HashMap::default();
+        let mut stop_jobs: Vec<usize> = Vec::with_capacity(stops.len());
         for stop in &stops {
             let j = *job_of.entry(stop.hash).or_insert_with(|| {
                 jobs.push((stop.hash, Vec::new()));
+                sharing.push(0);
                 jobs.len() - 1
             });
+            stop_jobs.push(j);
+            sharing[j] += 1;
             if stop.keys.len() <= LEAF_WAITERS {
                 for key in &keys[stop.keys.clone()] {
                     if !key.known.is_empty() {
@@ -195,24 +201,18 @@ fn resolve_tries<'t>(
         // On the pool: each thread's share recognised as known leaves, the rest read in one
         // batch and decoded.
         let chunk = jobs.len().div_ceil(pool.current_num_threads().max(1));
-        let resolved: Vec<(Option<Node>, bool)> = pool.install(|| {
-            jobs.par_chunks(chunk).flat_map_iter(|chunk| resolve_chunk(chunk, src)).collect()
+        let (mut resolved, read): (Vec<Option<Node>>, Vec<bool>) = pool.install(|| {
+            jobs.par_chunks(chunk).flat_map_iter(|chunk| resolve_chunk(chunk, src)).unzip()
         });
-        stats.nodes += resolved.iter().filter(|(_, read)| *read).count();
+        stats.nodes += read.into_iter().filter(|&read| read).count();
         stats.reading += began.elapsed();
         // Put them in place and route their keys on below them.
         let began = std::time::Instant::now();
-        let mut resolved: Vec<Option<Node>> = resolved.into_iter().map(|(node, _)| node).collect();
-        let mut left: Vec<usize> = vec![0; resolved.len()];
-        for stop in &stops {
-            left[job_of[&stop.hash]] += 1;
-        }
         let mut next = Vec::new();
-        for stop in stops {
-            let j = job_of[&stop.hash];
-            left[j] -= 1;
+        for (stop, j) in stops.into_iter().zip(stop_jobs) {
+            sharing[j] -= 1;
             // The last of a node's stops (usually its only one) takes it; others clone it.
-            let decoded = if left[j] == 0 { resolved[j].take() } else { resolved[j].clone() };
+            let decoded = if sharing[j] == 0 { resolved[j].take() } else { resolved[j].clone() };
             let Some(decoded) = decoded.filter(|n| !matches!(n, Node::Hash(_))) else { continue };
             *stop.node = decoded;
             stop.node.set_cached(RlpNode::word_rlp(&stop.hash));
