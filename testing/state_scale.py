@@ -24,9 +24,9 @@ Per size (entries = accounts + slots, half each; slots over 10,000 contracts, Zi
      of their own (`--io prefetch-parallel --io-depth N`), N swept;
    - `par-beside-qdN`: the same reads beside execution, in the order the transactions first
      change the keys (`--io prefetch-beside --io-depth N`);
-   - `seq-walk`, `par-ondemand-walk` (only when named in --designs): `seq` and `par-ondemand`
-     with the state root reading the trie nodes it lacks one at a time as its walk meets them
-     (`--trie-read-threads 0`) instead of level by level on 16 threads;
+   - `seq-walk`, `par-ondemand-walk`, `par-bal-qdN-walk` (only when named in --designs): those
+     designs with the state root reading the trie nodes it lacks one at a time as its walk meets
+     them (`--trie-read-threads 0`) instead of level by level on 16 threads;
    - `geth`: geth's import of the same file.
    Each reports Mgas/s, the import's stage times, the reads the node made (flat state and trie
    nodes), reads issued to the disk and IOPS (/proc/diskstats), peak RSS, and the share of
@@ -466,6 +466,9 @@ def main():
                     ("par-ondemand-walk", ["--io", "on-demand", "--trie-read-threads", "0"])]
         designs += [(f"par-bal-qd{d}", ["--io", "prefetch-parallel", "--io-depth", d])
                     for d in args.depths.split(",")]
+        designs += [(f"par-bal-qd{d}-walk", ["--io", "prefetch-parallel", "--io-depth", d,
+                                             "--trie-read-threads", "0"])
+                    for d in args.depths.split(",")]
         designs += [(f"par-beside-qd{d}", ["--io", "prefetch-beside", "--io-depth", d])
                     for d in args.depths.split(",")]
         for name, flags in designs:
@@ -483,7 +486,7 @@ def main():
                 if "sweep" in entry:
                     r["sweep"] = entry["sweep"]
                 entry["runs"].append(r)
-                print(f"[{size:,}] {name:<14} {'cold' if cold else 'warm'}: "
+                print(f"[{size:,}] {name:<17} {'cold' if cold else 'warm'}: "
                       f"{r['mgas_per_s']:8.1f} Mgas/s  exec {r['execution_ms_per_block']:7.1f} ms"
                       f"  root {r['state_root_ms_per_block']:7.1f} ms  reads {r['disk_reads']:>8}"
                       f"  {r['iops']:8.0f} IOPS  wait {r['read_wait_share']:.2f}"
@@ -530,14 +533,14 @@ def main():
         print(json.dumps({"sizes": results, "model_check": model_check}, indent=1))
     else:
         subprocess.run(check)
-        print(f"{'entries':>12} {'design':<14} {'cold':>10} {'warm':>10} {'cold/warm':>9}")
+        print(f"{'entries':>12} {'design':<17} {'cold':>10} {'warm':>10} {'cold/warm':>9}")
         for e in results:
             by = {}
             for r in e["runs"]:
                 by.setdefault(r["design"], {})["cold" if r["cold"] else "warm"] = r["mgas_per_s"]
             for design, v in by.items():
                 ratio = v.get("cold", 0) / v["warm"] if v.get("warm") else 0
-                print(f"{e['entries']:>12,} {design:<14} {v.get('cold', 0):10.1f} "
+                print(f"{e['entries']:>12,} {design:<17} {v.get('cold', 0):10.1f} "
                       f"{v.get('warm', 0):10.1f} {ratio:9.2f}")
 
 

@@ -273,7 +273,7 @@ fn check_state_scale(path: &std::path::Path, json: bool) -> Result<ExitCode, Str
     }
     println!("the cold term against the state-scale imports ({threads} cores):");
     println!(
-        "  {:>11} {:<15} {:>3} {:>7} {:>6} {:>9} {:>10} {:>10} {:>7} {:>9} {:>9} {:>7}",
+        "  {:>11} {:<17} {:>3} {:>7} {:>6} {:>9} {:>10} {:>10} {:>7} {:>9} {:>9} {:>7}",
         "entries",
         "design",
         "qd",
@@ -289,7 +289,7 @@ fn check_state_scale(path: &std::path::Path, json: bool) -> Result<ExitCode, Str
     );
     for r in &rows {
         println!(
-            "  {:>11} {:<15} {:>3} {:>7.0} {:>6.1} {:>9} {:>9.0}{} {:>10} {:>7.1} {:>9.1} {:>9.1} {:>+6.1}%",
+            "  {:>11} {:<17} {:>3} {:>7.0} {:>6.1} {:>9} {:>9.0}{} {:>10} {:>7.1} {:>9.1} {:>9.1} {:>+6.1}%",
             r.entries,
             r.design,
             r.queue_depth,
