@@ -33,7 +33,8 @@ Per size (entries = accounts + slots, half each; slots over 10,000 contracts, Zi
    execution spent waiting on the state's reads.
    After each design's runs, one more untimed run traces its reads (`strace -e pread64`):
    replayed against an empty page cache, they give the disk requests its cold run will make
-   (`disk_reads_traced`, kept with the warm run; `--no-trace` skips it).
+   (`disk_reads_traced`, kept with the warm run; `--no-trace` skips it, `--trace-only` makes
+   only it and adds it to the design's kept warm run).
 5. `gigagas-bench hw --check-state-scale`: the sizing model's cold term against each cold run,
    predicted from the warm run (its time, CPU and traced reads) and the sweep.
 
@@ -429,6 +430,9 @@ def main():
     ap.add_argument("--no-trace", action="store_true",
                     help="skip the traced run of each design (the disk reads the model's check "
                     "expects; needs strace)")
+    ap.add_argument("--trace-only", action="store_true",
+                    help="only the traced run of each design, added to the design's warm run "
+                    "kept in state-scale.json (for runs made with --no-trace)")
     ap.add_argument("--json", action="store_true", help="print the results as one JSON object")
     args = ap.parse_args()
     if os.geteuid() != 0:
@@ -449,7 +453,7 @@ def main():
             entry["geth_state"] = geth_state(geth, work)
             entry["geth_bytes"] = du(os.path.join(work, "geth-base", "geth"))
         only = set(args.designs.split(",")) if args.designs else None
-        if not only or only - {"geth"}:
+        if not args.trace_only and (not only or only - {"geth"}):
             # The disk under the state: random reads of its files at queue depth 1..64, the
             # model's IOPS for the check below.
             print(f"[{size:,}] sweeping reads of the state's files", file=sys.stderr, flush=True)
@@ -474,6 +478,14 @@ def main():
         for name, flags in designs:
             if (only and name not in only) or (not only and name.endswith("-walk")):
                 continue
+            if args.trace_only:
+                traced = traced_reads(args.gigagas, work, flags, device)
+                if traced is None:
+                    sys.exit("state_scale: --trace-only needs strace")
+                entry.setdefault("traced", {})[name] = traced
+                print(f"[{size:,}] {name:<17} traced: {traced['disk_reads_traced']} disk reads",
+                      file=sys.stderr, flush=True)
+                continue
             medians = repeated(args.runs, lambda cold: gigagas_run(
                 args.gigagas, work, name, flags, cold, device, threads))
             # The reads the model's check expects of the cold run, traced in a run of its own.
@@ -492,7 +504,7 @@ def main():
                       f"  {r['iops']:8.0f} IOPS  wait {r['read_wait_share']:.2f}"
                       f"  runs {[round(x, 1) for x in r['runs_mgas_per_s']]}",
                       file=sys.stderr, flush=True)
-        if geth and (not only or "geth" in only):
+        if geth and not args.trace_only and (not only or "geth" in only):
             def geth_once(cold):
                 r = geth_run(geth, work, cold, device)
                 r["mgas_per_s"] = gen["mix_gas"] / r["seconds"] / 1e6
@@ -515,11 +527,15 @@ def main():
             with open(path) as f:
                 kept = {e["entries"]: e for e in json.load(f)["sizes"]}
         old = kept.get(size)
-        if old and only:
+        if old and (only or args.trace_only):
             entry.setdefault("sweep", old.get("sweep"))
             done = {(r["design"], r["cold"]) for r in entry["runs"]}
             entry["runs"] = [r for r in old["runs"] if (r["design"], r["cold"]) not in done] \
                 + entry["runs"]
+        for name, traced in entry.pop("traced", {}).items():
+            for r in entry["runs"]:
+                if r["design"] == name and not r["cold"]:
+                    r.update(traced)
         kept[size] = entry
         with open(path, "w") as f:
             json.dump({"sizes": [kept[k] for k in sorted(kept)]}, f, indent=1)
