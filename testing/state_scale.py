@@ -24,8 +24,8 @@ Per size (entries = accounts + slots, half each; slots over 10,000 contracts, Zi
      of their own (`--io prefetch-parallel --io-depth N`), N swept;
    - `par-beside-qdN`: the same reads beside execution, in the order the transactions first
      change the keys (`--io prefetch-beside --io-depth N`);
-   - `seq-walk`, `par-ondemand-walk`, `par-bal-qdN-walk` (only when named in --designs): those
-     designs with the state root reading the trie nodes it lacks one at a time as its walk meets
+   - `DESIGN-walk` (only when named in --designs, e.g. `seq-walk`): a design above
+     with the state root reading the trie nodes it lacks one at a time as its walk meets
      them (`--trie-read-threads 0`) instead of level by level on 16 threads;
    - `geth`: geth's import of the same file.
    Each reports Mgas/s, the import's stage times, the reads the node made (flat state and trie
@@ -463,18 +463,14 @@ def main():
             entry["sweep"] = json.loads(sweep.stdout)
         designs = [("seq", ["--bal", "ignore", "--prewarm", "false"]),
                    ("par-ondemand", ["--io", "on-demand"])]
-        # Only when named: the same two with the state root reading the nodes it lacks one at a
-        # time as its walk meets them, as before the root's level-by-level reads.
-        designs += [("seq-walk", ["--bal", "ignore", "--prewarm", "false",
-                                  "--trie-read-threads", "0"]),
-                    ("par-ondemand-walk", ["--io", "on-demand", "--trie-read-threads", "0"])]
         designs += [(f"par-bal-qd{d}", ["--io", "prefetch-parallel", "--io-depth", d])
-                    for d in args.depths.split(",")]
-        designs += [(f"par-bal-qd{d}-walk", ["--io", "prefetch-parallel", "--io-depth", d,
-                                             "--trie-read-threads", "0"])
                     for d in args.depths.split(",")]
         designs += [(f"par-beside-qd{d}", ["--io", "prefetch-beside", "--io-depth", d])
                     for d in args.depths.split(",")]
+        # Only when named: each with the state root reading the nodes it lacks one at a time as
+        # its walk meets them, as before the root's level-by-level reads.
+        designs += [(f"{name}-walk", flags + ["--trie-read-threads", "0"])
+                    for name, flags in designs]
         for name, flags in designs:
             if (only and name not in only) or (not only and name.endswith("-walk")):
                 continue

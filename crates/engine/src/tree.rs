@@ -108,7 +108,8 @@ impl BlockTree {
             chain,
             pool: gigagas_executor::parallel::executor_pool(config.threads)?,
             beside: beside_pool()?,
-            io: io_pool(config.io_depth)?,
+            // The BAL's own I/O workers (`TreeConfig::io_depth`).
+            io: named_pool(config.io_depth, "bal-io")?,
             preserved: preserved_trie(&config)?,
             config,
             source_layer: None,
@@ -433,28 +434,26 @@ fn preserved_trie(config: &TreeConfig) -> Result<Option<PreservedTrie>, ImportEr
         return Ok(None);
     }
     let preserved = PreservedTrie::default();
-    if config.trie_read_threads == 0 {
-        return Ok(Some(preserved));
-    }
-    let readers = rayon::ThreadPoolBuilder::new()
-        .num_threads(config.trie_read_threads)
-        .thread_name(|i| format!("trie-read-{i}"))
-        .build()
-        .map_err(ImportError::ExecutorPool)?;
-    Ok(Some(preserved.with_read_pool(readers)))
+    Ok(Some(match named_pool(config.trie_read_threads, "trie-read")? {
+        Some(readers) => preserved.with_read_pool(readers),
+        None => preserved,
+    }))
 }
 
-/// The BAL's own I/O workers, `depth` of them (`bal-io-N`); `None` for 0.
+/// `threads` workers of their own, named `{name}-N`; `None` for 0.
 ///
 /// # Errors
 /// [`ImportError::ExecutorPool`] when the workers cannot be started.
-fn io_pool(depth: usize) -> Result<Option<rayon::ThreadPool>, ImportError> {
-    if depth == 0 {
+fn named_pool(
+    threads: usize,
+    name: &'static str,
+) -> Result<Option<rayon::ThreadPool>, ImportError> {
+    if threads == 0 {
         return Ok(None);
     }
     rayon::ThreadPoolBuilder::new()
-        .num_threads(depth)
-        .thread_name(|i| format!("bal-io-{i}"))
+        .num_threads(threads)
+        .thread_name(move |i| format!("{name}-{i}"))
         .build()
         .map(Some)
         .map_err(ImportError::ExecutorPool)
