@@ -11,6 +11,9 @@
 #                          or libclang-<N>.so.<N> (never libclang-cpp*) in llvm-config's prefix,
 #                          $LD_LIBRARY_PATH, $LIBRARY_PATH and /usr/lib*, /usr/local/lib*; bindgen
 #                          then needs clang's own headers (stddef.h)           -> libclang-dev
+#   liburing, pkg-config   RocksDB's batched reads through io_uring (gigagas-storage's default
+#                          `io-uring` feature): librocksdb-sys finds liburing with pkg-config
+#                                                                               -> liburing-dev, pkgconf
 #   DejaVu Sans            the PNG charts (plotters)                            -> fonts-dejavu-core
 #   prometheus             the metrics test scrapes the node with a real server -> prometheus
 #
@@ -88,6 +91,12 @@ if ! has_libclang; then
   need libclang-dev "no libclang.so / libclang-<N>.so (libclang-cpp does not count): RocksDB's bindgen loads it"
 elif ! has_clang_headers; then
   need libclang-dev "libclang found but not clang's headers (stddef.h): RocksDB's bindgen needs them"
+fi
+if ! command -v pkg-config >/dev/null 2>&1; then
+  need pkgconf "no pkg-config on PATH: librocksdb-sys finds liburing with it"
+fi
+if [ ! -f /usr/include/liburing.h ] || ! compgen -G "/usr/lib/*/pkgconfig/liburing.pc" >/dev/null; then
+  need liburing-dev "no liburing.h / liburing.pc: RocksDB's batched reads go through io_uring (gigagas-storage's io-uring feature)"
 fi
 if [ ! -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ]; then
   need fonts-dejavu-core "no /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf: the PNG charts draw their text with it"

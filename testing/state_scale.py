@@ -21,7 +21,8 @@ Per size (entries = accounts + slots, half each; slots over 10,000 contracts, Zi
    - `par-ondemand`: the parallel executor, each worker reading a key when a transaction first
      needs it (`--io on-demand`);
    - `par-bal-qdN`: the parallel executor with every key the BAL names read first on N threads
-     of their own (`--io prefetch-parallel --io-depth N`), N swept;
+     of their own (`--io prefetch-parallel --io-depth N`), N swept; N = 0 is the node's
+     default, the reads split over the executor's threads and no trie read-ahead;
    - `par-beside-qdN`: the same reads beside execution, in the order the transactions first
      change the keys (`--io prefetch-beside --io-depth N`);
    - `DESIGN-walk` (only when named in --designs, e.g. `seq-walk`): a design above
@@ -42,7 +43,7 @@ Needs root (the page cache), geth (testing/geth_install.sh), strace for the trac
 disk: about 900 bytes per entry for gigagas's datadir and 250 for geth's at 10M
 (docs/benchmarks.md).
 
-Usage: python3 testing/state_scale.py [--sizes 1m,10m] [--blocks 10] [--depths 1,4,16,64]
+Usage: python3 testing/state_scale.py [--sizes 1m,10m] [--blocks 10] [--depths 0,8,16]
            [--runs 3] [--designs seq,par-bal-qd32,geth] [--work target/state-scale] [--no-geth]
            [--json]
 """
@@ -282,8 +283,9 @@ PREAD_RESUMED = re.compile(r"^(\d+)\s+<\.\.\. pread64 resumed>[^,]*, (\d+), (\d+
 
 def traced_reads(gigagas, work, flags, device):
     """The disk reads a cold run of the design will make, from an untimed run that traces its
-    reads (`strace -e pread64`, the table files' reads; RocksDB reads no other way) on a fresh
-    checkpoint: each read of a file that was in the checkpoint before the run, replayed
+    reads (`strace -e pread64`, the table files' reads) on a fresh checkpoint, its batches of
+    keys read one key at a time (`--batched-reads false`: the same blocks, each by `pread`,
+    where a multi-get through io_uring reads them where strace does not see): each read of a file that was in the checkpoint before the run, replayed
     against an empty page cache of 4 KiB pages, costs one disk request per run of pages not
     yet read (split at the disk's largest request); a page read before, or a file the run wrote
     itself, costs none. None without strace."""
@@ -296,7 +298,7 @@ def traced_reads(gigagas, work, flags, device):
     trace = os.path.join(work, "reads.trace")
     cmd = ["strace", "-f", "-qq", "-y", "-s", "0", "-e", "trace=pread64", "-e", "signal=none",
            "-o", trace, gigagas, "import", os.path.join(work, "chain", "chain-blocks.rlp"),
-           "--datadir", run, "--json"] + flags
+           "--datadir", run, "--json", "--batched-reads", "false"] + flags
     subprocess.run(cmd, check=True, capture_output=True)
     largest = 512 * 1024
     try:
@@ -412,7 +414,7 @@ def main():
     ap.add_argument("--sizes", default="1m,10m", help="entries per state, comma-separated")
     ap.add_argument("--blocks", type=int, default=10, help="spread-mix blocks measured")
     ap.add_argument("--gas", default="300M", help="gas per measured block")
-    ap.add_argument("--depths", default="1,4,16,64", help="queue depths of the BAL's reads")
+    ap.add_argument("--depths", default="0,8,16", help="read threads of the BAL's reads (0: the executor's)")
     ap.add_argument("--work", default=os.path.join(ROOT, "target/state-scale"))
     ap.add_argument("--gigagas", default=os.path.join(ROOT, "target/release/gigagas"))
     ap.add_argument("--bench", default=os.path.join(ROOT, "target/release/gigagas-bench"))
@@ -465,8 +467,9 @@ def main():
                    ("par-ondemand", ["--io", "on-demand"])]
         designs += [(f"par-bal-qd{d}", ["--io", "prefetch-parallel", "--io-depth", d])
                     for d in args.depths.split(",")]
+        # Beside execution needs read threads of its own: at depth 0 it is par-bal-qd0.
         designs += [(f"par-beside-qd{d}", ["--io", "prefetch-beside", "--io-depth", d])
-                    for d in args.depths.split(",")]
+                    for d in args.depths.split(",") if int(d) > 0]
         # Only when named: each with the state root reading the nodes it lacks one at a time as
         # its walk meets them, as before the root's level-by-level reads.
         designs += [(f"{name}-walk", flags + ["--trie-read-threads", "0"])

@@ -76,9 +76,10 @@ pub(crate) struct ImportArgs {
             .map(|s| BalIo::ALL.into_iter().find(|d| d.name() == s).expect("a possible value"))
     )]
     io: BalIo,
-    /// Threads of their own for `--io prefetch-parallel`'s and `prefetch-beside`'s reads: as
-    /// many reads in flight at once, the queue depth the disk sees; 0 splits them over the
-    /// executor's threads.
+    /// Threads of their own for `--io prefetch-parallel`'s and `prefetch-beside`'s reads, each
+    /// one batched read at a time, whose blocks of one table file reach the disk together
+    /// through io_uring (one at a time without it: the threads are then the queue depth); 0
+    /// splits them over the executor's threads.
     #[arg(long, default_value_t = 0)]
     io_depth: usize,
     /// Threads reading a state root's missing trie nodes level by level before the root's
@@ -93,6 +94,11 @@ pub(crate) struct ImportArgs {
     /// Blocks whose state a prune keeps (the node's `--prune.trie.keep`).
     #[arg(long, default_value_t = gigagas_engine::TriePruneConfig::DEFAULT.keep)]
     prune_trie_keep: u64,
+    /// Batches of keys read with one RocksDB multi-get (default; through io_uring where the
+    /// kernel allows it), or `false`: one lookup a key, one `pread` a block, the same blocks
+    /// read — what `strace -e pread64` sees in full (io_uring's reads it does not see).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, hide = true)]
+    batched_reads: bool,
 }
 
 /// Runs `init`.
@@ -309,7 +315,11 @@ pub(crate) fn import(args: ImportArgs) -> Result<ExitCode, String> {
     if !args.datadir.is_dir() {
         return Err(not_initialized());
     }
-    let storage = Arc::new(Storage::open(&args.datadir).map_err(|e| e.to_string())?);
+    let storage = Arc::new(
+        Storage::open(&args.datadir)
+            .map_err(|e| e.to_string())?
+            .with_batched_reads(args.batched_reads && gigagas_storage::io_uring_usable()),
+    );
     let store: Arc<dyn FullProvider> = storage.clone();
     if store.best_block().map_err(|e| e.to_string())?.is_none() {
         return Err(not_initialized());

@@ -66,7 +66,9 @@ pub fn disk_reads(reads: f64, state_bytes: f64) -> f64 {
 
 /// The reads in flight of a design of `state_scale.py`: `seq` 2 (execution, and the previous
 /// block's root beside it in the import pipeline), `par-ondemand` the workers and the root,
-/// `par-bal-qdN` and `par-beside-qdN` their N read threads; `None` for another (geth).
+/// `par-bal-qdN` and `par-beside-qdN` their N read threads (N = 0: the executor's `threads`,
+/// among which the node splits the BAL's reads without threads of their own); `None` for
+/// another (geth).
 pub fn queue_depth(design: &str, threads: usize) -> Option<usize> {
     match design.strip_suffix("-walk").unwrap_or(design) {
         "seq" => Some(2),
@@ -74,7 +76,8 @@ pub fn queue_depth(design: &str, threads: usize) -> Option<usize> {
         d => d
             .strip_prefix("par-bal-qd")
             .or_else(|| d.strip_prefix("par-beside-qd"))
-            .and_then(|n| n.parse().ok()),
+            .and_then(|n| n.parse().ok())
+            .map(|n: usize| if n == 0 { threads } else { n }),
     }
 }
 
@@ -130,11 +133,12 @@ pub fn cold_reads(design: &str, flat: f64, trie: f64) -> Option<ColdReads> {
 }
 
 /// The reads in flight of the trie-node reads `cold_reads` puts beside the CPU's work: the
-/// trie readers' ([`DEFAULT_TRIE_READ_THREADS`]) for `seq` and `par-ondemand`, else the
-/// design's own ([`queue_depth`]).
+/// trie readers' ([`DEFAULT_TRIE_READ_THREADS`]) for `seq`, `par-ondemand` and `par-bal-qd0`
+/// (without read threads of its own the node reads no trie path ahead: the root reads them),
+/// else the design's own ([`queue_depth`]).
 pub fn trie_queue_depth(design: &str, threads: usize) -> Option<usize> {
     match design {
-        "seq" | "par-ondemand" => Some(DEFAULT_TRIE_READ_THREADS),
+        "seq" | "par-ondemand" | "par-bal-qd0" => Some(DEFAULT_TRIE_READ_THREADS),
         d => queue_depth(d, threads),
     }
 }
@@ -207,6 +211,18 @@ pub fn check(path: &Path, threads: usize) -> Result<Vec<ScaleCheckRow>, HwError>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn designs_read_at_their_queue_depths() {
+        assert_eq!(queue_depth("seq", 2), Some(2));
+        assert_eq!(queue_depth("par-ondemand-walk", 2), Some(3));
+        assert_eq!(queue_depth("par-bal-qd16", 2), Some(16));
+        // Without read threads of its own the BAL's reads go on the executor's.
+        assert_eq!(queue_depth("par-bal-qd0", 2), Some(2));
+        assert_eq!(trie_queue_depth("par-bal-qd0", 2), Some(DEFAULT_TRIE_READ_THREADS));
+        assert_eq!(trie_queue_depth("par-bal-qd8", 2), Some(8));
+        assert_eq!(queue_depth("geth", 2), None);
+    }
 
     #[test]
     fn repeated_pages_are_read_once() {

@@ -371,8 +371,9 @@ pub struct EngineArgs {
     , hide = true)]
     pub io: BalIo,
     /// Threads of their own for the reads of `--engine.io prefetch-parallel` and
-    /// `prefetch-beside`: as many reads of a payload's BAL keys in flight at once, the queue
-    /// depth the disk sees (a cold state on an NVMe wants tens); 0 splits them over the
+    /// `prefetch-beside`: each thread's share one batched read, whose blocks of one table file
+    /// go to the disk together through io_uring (one at a time without it: then the threads
+    /// are the queue depth, and a cold state on an NVMe wants tens); 0 splits them over the
     /// executor's threads.
     #[arg(long = "engine.io-depth", default_value_t = 0, hide = true)]
     pub io_depth: usize,

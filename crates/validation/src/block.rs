@@ -241,8 +241,9 @@ pub struct GivenBal<'a> {
     pub scheduler: Option<Scheduler>,
     /// How the parallel executor's reads reach the store.
     pub io: BalIo,
-    /// The BAL's reads' own workers ([`BalIo::PrefetchParallel`]): as many reads in flight as
-    /// it has threads, the queue depth the disk sees; `None` splits them over `pool`.
+    /// The BAL's reads' own workers ([`BalIo::PrefetchParallel`]), each one batched read at a
+    /// time (the store's multi-get; its blocks of one file read together through io_uring, one
+    /// at a time without it); `None` splits them over `pool`.
     pub io_pool: Option<&'a rayon::ThreadPool>,
     /// With `io_pool`: a stored trie (its nodes, and the root they hang under) to read the
     /// trie paths of the accounts and slots the BAL changes ahead from, on `io_pool` while the

@@ -50,9 +50,10 @@ pub struct TreeConfig {
     /// How the parallel executor's reads of a payload's BAL keys reach the store
     /// (`--engine.io`; default [`BalIo::PrefetchParallel`]).
     pub io: BalIo,
-    /// Threads of the BAL's own reads (`--engine.io-depth`): as many reads of a payload's BAL
-    /// keys in flight at once, the queue depth the disk sees; 0 splits them over the executor's
-    /// threads (the default).
+    /// Threads of the BAL's own reads (`--engine.io-depth`): each thread's share of a payload's
+    /// BAL keys one batched read, whose blocks of one table file reach the disk together
+    /// through io_uring (one at a time without it: the threads are then the queue depth); 0
+    /// splits them over the executor's threads (the default).
     pub io_depth: usize,
     /// Each executed block keeps its state-trie updates (`ImportedBlock::updates`, for
     /// megablock roots; off by default).

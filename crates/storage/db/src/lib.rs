@@ -110,6 +110,9 @@ pub struct Storage {
     node_reads: Arc<std::sync::atomic::AtomicU64>,
     /// The snapshot reads go through; `None`: the live database.
     snapshot: Option<Arc<DbSnapshot>>,
+    /// Batches of keys are read with one RocksDB multi-get ([`io_uring_usable`]; the
+    /// default where it is), else key by key ([`Storage::with_batched_reads`]).
+    batched_reads: bool,
 }
 
 impl std::fmt::Debug for Storage {
@@ -171,6 +174,7 @@ impl Storage {
             trie_writes: Arc::default(),
             node_reads: Arc::default(),
             snapshot: None,
+            batched_reads: io_uring_usable(),
         };
         store.check_flat_keys()?;
         Ok(store)
@@ -216,7 +220,17 @@ impl Storage {
             trie_writes: self.trie_writes.clone(),
             node_reads: self.node_reads.clone(),
             snapshot: Some(snapshot),
+            batched_reads: self.batched_reads,
         }
+    }
+
+    /// The store with batches of keys (accounts, slots, codes, trie nodes) read with one
+    /// RocksDB multi-get (`true`; the default where [`io_uring_usable`]) or one lookup a key
+    /// (`false`; what a build with io_uring does where the kernel refuses it). The answers are
+    /// the same; only the reads the disk sees differ.
+    pub fn with_batched_reads(mut self, batched: bool) -> Self {
+        self.batched_reads = batched;
+        self
     }
 
     /// Trie nodes read from RocksDB since the store was opened, by it and its views: the reads
@@ -277,6 +291,44 @@ impl Storage {
 impl ReaderFactory for Storage {
     fn read_view(&self) -> Arc<dyn FullReader> {
         Arc::new(Storage::read_view(self))
+    }
+}
+
+/// Whether the store's batched reads may go through RocksDB's multi-get: always in a build
+/// without the `io-uring` feature (RocksDB then reads a file's blocks with one `pread` each). In
+/// a build with it, RocksDB reads them through a ring of its own per thread, created with
+/// `IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN` (Linux 6.1 and later); where the
+/// kernel refuses that ring (an older kernel, io_uring disabled by sysctl or a seccomp filter)
+/// RocksDB would fall back to `pread` but print a line to stdout on every multi-get. So the
+/// ring is tried once here, with the same flags and depth, and a refusal makes the stores opened
+/// read key by key instead ([`Storage::with_batched_reads`]), with one warning in the log.
+pub fn io_uring_usable() -> bool {
+    #[cfg(feature = "io-uring")]
+    {
+        static USABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *USABLE.get_or_init(|| {
+            // RocksDB's `kIoUringDepth` (env/io_posix.h) and `CreateIOUring`'s flags.
+            let ring =
+                io_uring::IoUring::<io_uring::squeue::Entry, io_uring::cqueue::Entry>::builder()
+                    .setup_single_issuer()
+                    .setup_defer_taskrun()
+                    .build(256);
+            match ring {
+                Ok(_) => true,
+                Err(error) => {
+                    tracing::warn!(
+                        target: "storage",
+                        %error,
+                        "io_uring unavailable: batched reads go key by key"
+                    );
+                    false
+                }
+            }
+        })
+    }
+    #[cfg(not(feature = "io-uring"))]
+    {
+        true
     }
 }
 

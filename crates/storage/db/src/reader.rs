@@ -76,13 +76,7 @@ impl Storage {
     pub fn accounts(&self, addresses: &[Address]) -> ProviderResult<Vec<Option<AccountRecord>>> {
         let cf = self.cf(ACCOUNTS);
         let keys: Vec<B256> = addresses.iter().map(account_key).collect();
-        self.db
-            .batched_multi_get_cf_opt(
-                &cf,
-                keys.iter().map(|k| k.as_slice()),
-                false,
-                &self.read_options(),
-            )
+        self.multi_get(cf, keys.iter().map(|k| k.as_slice()))
             .into_iter()
             .zip(addresses)
             .map(|(r, address)| match r.map_err(self.db_err("multi-get accounts"))? {
@@ -101,8 +95,7 @@ impl Storage {
     pub fn slots(&self, keys: &[(Address, U256)]) -> ProviderResult<Vec<U256>> {
         let cf = self.cf(STORAGE);
         let raw: Vec<[u8; 64]> = keys.iter().map(|(a, s)| storage_key(a, s)).collect();
-        self.db
-            .batched_multi_get_cf_opt(&cf, raw.iter().map(|k| &k[..]), false, &self.read_options())
+        self.multi_get(cf, raw.iter().map(|k| &k[..]))
             .into_iter()
             .zip(keys)
             .map(|(r, (address, slot))| match r.map_err(self.db_err("multi-get storage"))? {
@@ -141,12 +134,24 @@ impl Storage {
         table: &'static str,
         hashes: &[B256],
     ) -> Vec<Result<Option<rocksdb::DBPinnableSlice<'_>>, rocksdb::Error>> {
-        self.db.batched_multi_get_cf_opt(
-            self.cf(table),
-            hashes.iter().map(|h| h.as_slice()),
-            false,
-            &self.read_options(),
-        )
+        self.multi_get(self.cf(table), hashes.iter().map(|h| h.as_slice()))
+    }
+
+    /// The values under `keys` in `cf`, in the order asked: one batched RocksDB multi-get
+    /// (keys sorted once, each table block read once for all its keys, the blocks of one file
+    /// read together — in one io_uring submission where built with it), or one lookup a key
+    /// ([`Storage::with_batched_reads`]: where the kernel refuses io_uring to a build with it).
+    fn multi_get<'k>(
+        &self,
+        cf: &rocksdb::ColumnFamily,
+        keys: impl Iterator<Item = &'k [u8]>,
+    ) -> Vec<Result<Option<rocksdb::DBPinnableSlice<'_>>, rocksdb::Error>> {
+        let options = self.read_options();
+        if self.batched_reads {
+            self.db.batched_multi_get_cf_opt(cf, keys, false, &options)
+        } else {
+            keys.map(|key| self.db.get_pinned_cf_opt(cf, key, &options)).collect()
+        }
     }
 
     /// A block table's raw entry (`HEADERS`, `BODIES`, `RECEIPTS` or `BALS`) for block
