@@ -7,7 +7,7 @@ BAL-hinted design at its deepest queue; bytes on disk of gigagas's and geth's da
 of the importing process.
 
 Usage: testing/.venv/bin/python testing/state_scale_plot.py [--json target/state-scale/state-scale.json]
-           [--png docs/img/state_scale.png] [--designs seq,par-ondemand,par-bal-qd32,par-beside-qd16,geth]
+           [--png docs/img/state_scale.png] [--designs seq,par-ondemand,par-bal-qd0,par-bal-qd16,par-bal-qd32,geth]
 """
 
 import argparse
@@ -18,7 +18,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--json", default="target/state-scale/state-scale.json")
     ap.add_argument("--png", default="docs/img/state_scale.png")
-    ap.add_argument("--designs", default="seq,par-ondemand,par-bal-qd32,par-beside-qd16,geth",
+    ap.add_argument("--designs", default="seq,par-ondemand,par-bal-qd0,par-bal-qd16,par-bal-qd32,geth",
                     help="the designs drawn in the Mgas/s panel, comma-separated")
     args = ap.parse_args()
     import matplotlib
@@ -46,8 +46,12 @@ def main():
                 ys.append(r[key])
         return xs, ys
 
+    # The stage panel: the BAL design measured at the most sizes (then at the largest).
     bal = [d for d in designs if d.startswith("par-bal-qd")]
-    deepest = max(bal, key=lambda d: int(d[len("par-bal-qd"):])) if bal else None
+    def reach(d):
+        at = [s["entries"] for s in sizes if run(s, d, True)]
+        return (len(at), max(at, default=0))
+    deepest = max(bal, key=reach) if bal else None
     fig, axes = plt.subplots(2, 2, figsize=(12, 9))
     ax = axes[0][0]
     for i, design in enumerate(designs):
