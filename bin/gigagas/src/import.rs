@@ -318,7 +318,7 @@ pub(crate) fn import(args: ImportArgs) -> Result<ExitCode, String> {
     let storage = Arc::new(
         Storage::open(&args.datadir)
             .map_err(|e| e.to_string())?
-            .with_batched_reads(args.batched_reads && gigagas_storage::io_uring_usable()),
+            .with_batched_reads(args.batched_reads),
     );
     let store: Arc<dyn FullProvider> = storage.clone();
     if store.best_block().map_err(|e| e.to_string())?.is_none() {

@@ -110,8 +110,8 @@ pub struct Storage {
     node_reads: Arc<std::sync::atomic::AtomicU64>,
     /// The snapshot reads go through; `None`: the live database.
     snapshot: Option<Arc<DbSnapshot>>,
-    /// Batches of keys are read with one RocksDB multi-get ([`io_uring_usable`]; the
-    /// default where it is), else key by key ([`Storage::with_batched_reads`]).
+    /// Batches of keys are read with one RocksDB multi-get (the default), else key by key
+    /// ([`Storage::with_batched_reads`]).
     batched_reads: bool,
 }
 
@@ -134,6 +134,7 @@ impl Storage {
     /// # Errors
     /// [`ProviderError::Database`] when RocksDB cannot open it.
     pub fn open(path: &Path) -> Result<Self, ProviderError> {
+        rocksdb_env_quietly();
         let mut options = Options::default();
         options.create_if_missing(true);
         options.create_missing_column_families(true);
@@ -174,7 +175,7 @@ impl Storage {
             trie_writes: Arc::default(),
             node_reads: Arc::default(),
             snapshot: None,
-            batched_reads: io_uring_usable(),
+            batched_reads: true,
         };
         store.check_flat_keys()?;
         Ok(store)
@@ -225,9 +226,10 @@ impl Storage {
     }
 
     /// The store with batches of keys (accounts, slots, codes, trie nodes) read with one
-    /// RocksDB multi-get (`true`; the default where [`io_uring_usable`]) or one lookup a key
-    /// (`false`; what a build with io_uring does where the kernel refuses it). The answers are
-    /// the same; only the reads the disk sees differ.
+    /// RocksDB multi-get (`true`, the default: a table file's blocks read together, through
+    /// io_uring where [`io_uring_usable`]) or one lookup a key (`false`: each block by its own
+    /// `pread`, as a tracer of `pread` sees every read). The answers are the same; only the
+    /// reads the disk sees differ.
     pub fn with_batched_reads(mut self, batched: bool) -> Self {
         self.batched_reads = batched;
         self
@@ -294,14 +296,11 @@ impl ReaderFactory for Storage {
     }
 }
 
-/// Whether the store's batched reads may go through RocksDB's multi-get: always in a build
-/// without the `io-uring` feature (RocksDB then reads a file's blocks with one `pread` each). In
-/// a build with it, RocksDB reads them through a ring of its own per thread, created with
-/// `IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN` (Linux 6.1 and later); where the
-/// kernel refuses that ring (an older kernel, io_uring disabled by sysctl or a seccomp filter)
-/// RocksDB would fall back to `pread` but print a line to stdout on every multi-get. So the
-/// ring is tried once here, with the same flags and depth, and a refusal makes the stores opened
-/// read key by key instead ([`Storage::with_batched_reads`]), with one warning in the log.
+/// Whether RocksDB's batched reads go through io_uring here: a build with the `io-uring`
+/// feature on a kernel that grants RocksDB's ring (`IORING_SETUP_SINGLE_ISSUER |
+/// IORING_SETUP_DEFER_TASKRUN`, Linux 6.1 and later, io_uring not disabled by sysctl or a
+/// seccomp filter). Tried once, with RocksDB's flags and depth; a refusal is logged once as a
+/// warning. Without it RocksDB's multi-get reads a file's blocks with one `pread` each.
 pub fn io_uring_usable() -> bool {
     #[cfg(feature = "io-uring")]
     {
@@ -319,7 +318,7 @@ pub fn io_uring_usable() -> bool {
                     tracing::warn!(
                         target: "storage",
                         %error,
-                        "io_uring unavailable: batched reads go key by key"
+                        "io_uring unavailable: RocksDB reads a batch's blocks one pread each"
                     );
                     false
                 }
@@ -328,8 +327,45 @@ pub fn io_uring_usable() -> bool {
     }
     #[cfg(not(feature = "io-uring"))]
     {
-        true
+        false
     }
+}
+
+/// Creates RocksDB's default environment, once, before any store is opened, so that its io_uring
+/// probe cannot write to stdout. Built with io_uring, RocksDB tries a ring when its default file
+/// system is made (the first `Options`) and, where the kernel refuses it, prints
+/// `CreateIOUring failed: …` to C's stdout (RocksDB 11.8 `env/io_posix.h`) — a line that would
+/// land in the `--json` output of the commands. Where [`io_uring_usable`] says the ring will be
+/// refused, the environment is made with file descriptor 1 pointed at `/dev/null` and C's
+/// buffers flushed before it is pointed back (a moment in which another thread's write to stdout
+/// would be lost too: it runs before the first store opens). RocksDB then falls back to `pread`
+/// by itself.
+fn rocksdb_env_quietly() {
+    static DONE: std::sync::Once = std::sync::Once::new();
+    DONE.call_once(|| {
+        if !cfg!(feature = "io-uring") || io_uring_usable() {
+            return;
+        }
+        // SAFETY: plain POSIX calls on descriptors this function owns (`saved`, `null`) and on
+        // descriptor 1, which it points back at what it was; `fflush(NULL)` flushes every C
+        // output stream.
+        unsafe {
+            let saved = libc::dup(1);
+            let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+            if saved >= 0 && null >= 0 {
+                libc::fflush(std::ptr::null_mut());
+                libc::dup2(null, 1);
+                drop(Options::default());
+                libc::fflush(std::ptr::null_mut());
+                libc::dup2(saved, 1);
+            }
+            for fd in [saved, null] {
+                if fd >= 0 {
+                    libc::close(fd);
+                }
+            }
+        }
+    });
 }
 
 /// The column families read by key on the block's path: flat accounts, flat storage, code and

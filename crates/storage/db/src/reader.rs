@@ -139,8 +139,8 @@ impl Storage {
 
     /// The values under `keys` in `cf`, in the order asked: one batched RocksDB multi-get
     /// (keys sorted once, each table block read once for all its keys, the blocks of one file
-    /// read together — in one io_uring submission where built with it), or one lookup a key
-    /// ([`Storage::with_batched_reads`]: where the kernel refuses io_uring to a build with it).
+    /// read together — in one io_uring submission where [`crate::io_uring_usable`]), or one
+    /// lookup a key ([`Storage::with_batched_reads`]).
     fn multi_get<'k>(
         &self,
         cf: &rocksdb::ColumnFamily,
