@@ -284,9 +284,9 @@ PREAD_RESUMED = re.compile(r"^(\d+)\s+<\.\.\. pread64 resumed>[^,]*, (\d+), (\d+
 def traced_reads(gigagas, work, flags, device):
     """The disk reads a cold run of the design will make, from an untimed run that traces its
     reads (`strace -e pread64`, the table files' reads) on a fresh checkpoint, its batches of
-    keys read one key at a time (`--batched-reads false`: the same blocks, each by `pread`,
-    where a multi-get through io_uring reads them where strace does not see): each read of a file that was in the checkpoint before the run, replayed
-    against an empty page cache of 4 KiB pages, costs one disk request per run of pages not
+    keys read one key at a time (`--batched-reads false`: the same blocks, each by a `pread`,
+    where a multi-get would read them through io_uring, which strace does not see): each read
+    of a file that was in the checkpoint before the run, replayed against an empty page cache of 4 KiB pages, costs one disk request per run of pages not
     yet read (split at the disk's largest request); a page read before, or a file the run wrote
     itself, costs none. None without strace."""
     if not shutil.which("strace"):
@@ -414,7 +414,8 @@ def main():
     ap.add_argument("--sizes", default="1m,10m", help="entries per state, comma-separated")
     ap.add_argument("--blocks", type=int, default=10, help="spread-mix blocks measured")
     ap.add_argument("--gas", default="300M", help="gas per measured block")
-    ap.add_argument("--depths", default="0,8,16", help="read threads of the BAL's reads (0: the executor's)")
+    ap.add_argument("--depths", default="0,8,16",
+                    help="read threads of the BAL's reads, comma-separated (0: the executor's)")
     ap.add_argument("--work", default=os.path.join(ROOT, "target/state-scale"))
     ap.add_argument("--gigagas", default=os.path.join(ROOT, "target/release/gigagas"))
     ap.add_argument("--bench", default=os.path.join(ROOT, "target/release/gigagas-bench"))
@@ -489,9 +490,9 @@ def main():
                 args.gigagas, work, name, flags, cold, device, threads))
             # The reads the model's check expects of the cold run, traced in a run of its own.
             traced = None if args.no_trace else traced_reads(args.gigagas, work, flags, device)
+            if traced:
+                entry.setdefault("traced", {})[name] = traced
             for cold, r in medians:
-                if traced and not cold:
-                    r.update(traced)
                 # The disk as swept at the start of this invocation: the check predicts each
                 # run with the sweep taken beside it (a later invocation's may differ).
                 if "sweep" in entry:
@@ -531,6 +532,7 @@ def main():
             done = {(r["design"], r["cold"]) for r in entry["runs"]}
             entry["runs"] = [r for r in old["runs"] if (r["design"], r["cold"]) not in done] \
                 + entry["runs"]
+        # Each traced run goes with its design's warm run (this invocation's, or the kept one).
         for name, traced in entry.pop("traced", {}).items():
             for r in entry["runs"]:
                 if r["design"] == name and not r["cold"]:

@@ -3,7 +3,7 @@
 
 Four panels against the state's entries (log scale): Mgas/s of the chosen designs (`--designs`),
 cold and warm (geth beside); the state root's time per block and the commit's, cold and warm, for the
-BAL-hinted design at its deepest queue; bytes on disk of gigagas's and geth's datadirs; peak RSS
+BAL-hinted design measured at the most sizes; bytes on disk of gigagas's and geth's datadirs; peak RSS
 of the importing process.
 
 Usage: testing/.venv/bin/python testing/state_scale_plot.py [--json target/state-scale/state-scale.json]
@@ -51,7 +51,7 @@ def main():
     def reach(d):
         at = [s["entries"] for s in sizes if run(s, d, True)]
         return (len(at), max(at, default=0))
-    deepest = max(bal, key=reach) if bal else None
+    staged = max(bal, key=reach) if bal else None
     fig, axes = plt.subplots(2, 2, figsize=(12, 9))
     ax = axes[0][0]
     for i, design in enumerate(designs):
@@ -66,16 +66,16 @@ def main():
     ax.legend(fontsize=7, ncol=2)
 
     ax = axes[0][1]
-    if deepest:
+    if staged:
         for key, label, color in (("state_root_ms_per_block", "state root (waited)", "C0"),
                                   ("commit_ms_per_block", "commit", "C1"),
                                   ("execution_ms_per_block", "execution", "C2")):
             for cold, style in ((True, "-"), (False, "--")):
-                xs, ys = series(deepest, cold, key)
+                xs, ys = series(staged, cold, key)
                 if xs:
                     ax.plot(xs, ys, style, marker="o", color=color,
                             label=f"{label} {'cold' if cold else 'warm'}")
-        ax.set_title(f"gigagas stage time per block ({deepest})")
+        ax.set_title(f"gigagas stage time per block ({staged})")
     ax.set_ylabel("ms per block")
     ax.legend(fontsize=7)
 

@@ -1,6 +1,6 @@
 //! Batched reads of the flat state, codes and trie nodes: one RocksDB multi-get (through
-//! io_uring where built with it) or one lookup a key, as a store whose kernel refuses io_uring
-//! reads them: the same answers, in the order asked, as single reads.
+//! io_uring where the kernel allows it) or one lookup a key (`Storage::with_batched_reads(false)`,
+//! each block by a `pread` a tracer sees): the same answers, in the order asked, as single reads.
 
 use alloy_primitives::{keccak256, Address, Bytes, B256, U256};
 use gigagas_state::StateSource;
