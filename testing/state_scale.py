@@ -11,8 +11,9 @@ Per size (entries = accounts + slots, half each; slots over 10,000 contracts, Zi
    the generator's).
 2. geth: `geth init` + `geth import chain-state.rlp` (timed, peak RSS), `geth db compact`;
    gigagas's state compacted the same way (`gigagas db compact`).
-3. Bytes on disk of both states; the disk under gigagas's: random 4 KiB reads of its files at
-   queue depth 1..64 (`gigagas-bench hw --sweep-files`).
+3. Bytes on disk of both states; the disk under gigagas's: random 4 KiB reads of its files on
+   1..64 threads, one `pread` at a time a thread, then in io_uring batches of 32 a thread as
+   RocksDB's multi-gets read (`gigagas-bench hw --sweep-files [--sweep-batch 32]`).
 4. Runs of chain-blocks.rlp, each on a fresh copy of the state (`gigagas db checkpoint`; for
    geth a copy with its table files hard-linked), cold (`sync; echo 3 >
    /proc/sys/vm/drop_caches` as root, a fresh process) or warm (the same run again right
@@ -37,7 +38,8 @@ Per size (entries = accounts + slots, half each; slots over 10,000 contracts, Zi
    (`disk_reads_traced`, kept with the warm run; `--no-trace` skips it, `--trace-only` makes
    only it and adds it to the design's kept warm run).
 5. `gigagas-bench hw --check-state-scale`: the sizing model's cold term against each cold run,
-   predicted from the warm run (its time, CPU and traced reads) and the sweep.
+   predicted from the warm run (its time, CPU and traced reads) and the sweeps (the batched one
+   for the reads a run made in multi-gets through io_uring).
 
 Needs root (the page cache), geth (testing/geth_install.sh), strace for the traced runs, and
 disk: about 900 bytes per entry for gigagas's datadir and 250 for geth's at 10M
@@ -227,6 +229,27 @@ def fresh_checkpoint(gigagas, work):
     return run
 
 
+# RocksDB's `MultiGet` batch (`MultiGetContext::MAX_BATCH_SIZE`): the reads a thread's
+# multi-get submits to io_uring together.
+MULTI_GET_BATCH = 32
+
+
+def sweep_files(bench, work, size, batch):
+    """`gigagas-bench hw --sweep-files` over the state's files, `batch` reads a thread in flight
+    (1: `pread`; more: io_uring batches); None where the kernel refuses io_uring."""
+    print(f"[{size:,}] sweeping reads of the state's files"
+          + (f" (io_uring batches of {batch})" if batch > 1 else ""), file=sys.stderr, flush=True)
+    done = subprocess.run(
+        [bench, "hw", "--sweep-files", os.path.join(work, "gigagas-base"), "--sweep-seconds", "2",
+         "--sweep-batch", str(batch), "--json"], capture_output=True, text=True)
+    if done.returncode != 0:
+        if batch > 1 and "io_uring refused" in done.stderr:
+            print(f"[{size:,}] {done.stderr.strip()}: no batched sweep", file=sys.stderr)
+            return None
+        sys.exit(f"state_scale: the sweep failed: {done.stderr[-2000:]}")
+    return json.loads(done.stdout)
+
+
 def gigagas_run(gigagas, work, name, flags, cold, device, threads):
     """One import of chain-blocks.rlp into a fresh checkpoint of the state."""
     run = fresh_checkpoint(gigagas, work)
@@ -268,6 +291,7 @@ def gigagas_run(gigagas, work, name, flags, cold, device, threads):
         "read_wait_share": waited / execution_ms if execution_ms else 0.0,
         "store_reads": sum(b["cache_misses"] for b in blocks),
         "trie_node_reads": report.get("trie_node_reads"),
+        "batched_reads_io_uring": report.get("batched_reads_io_uring"),
         "disk_reads": reads, "disk_read_bytes": (after[1] - before[1]) * 512,
         "iops": reads / report["seconds"] if report["seconds"] else 0.0,
         # The datadir after the blocks (the state's checkpoint grown by their trie nodes, flat
@@ -457,13 +481,13 @@ def main():
             entry["geth_bytes"] = du(os.path.join(work, "geth-base", "geth"))
         only = set(args.designs.split(",")) if args.designs else None
         if not args.trace_only and (not only or only - {"geth"}):
-            # The disk under the state: random reads of its files at queue depth 1..64, the
-            # model's IOPS for the check below.
-            print(f"[{size:,}] sweeping reads of the state's files", file=sys.stderr, flush=True)
-            sweep = subprocess.run(
-                [args.bench, "hw", "--sweep-files", os.path.join(work, "gigagas-base"),
-                 "--sweep-seconds", "2", "--json"], check=True, capture_output=True, text=True)
-            entry["sweep"] = json.loads(sweep.stdout)
+            # The disk under the state: random reads of its files at queue depth 1..64, one
+            # `pread` at a time a thread, and in io_uring batches as RocksDB's multi-gets read:
+            # the model's IOPS for the check below.
+            entry["sweep"] = sweep_files(args.bench, work, size, 1)
+            batched = sweep_files(args.bench, work, size, MULTI_GET_BATCH)
+            if batched:
+                entry["sweep_batched"] = batched
         designs = [("seq", ["--bal", "ignore", "--prewarm", "false"]),
                    ("par-ondemand", ["--io", "on-demand"])]
         designs += [(f"par-bal-qd{d}", ["--io", "prefetch-parallel", "--io-depth", d])
@@ -495,8 +519,9 @@ def main():
             for cold, r in medians:
                 # The disk as swept at the start of this invocation: the check predicts each
                 # run with the sweep taken beside it (a later invocation's may differ).
-                if "sweep" in entry:
-                    r["sweep"] = entry["sweep"]
+                for key in ("sweep", "sweep_batched"):
+                    if key in entry:
+                        r[key] = entry[key]
                 entry["runs"].append(r)
                 print(f"[{size:,}] {name:<17} {'cold' if cold else 'warm'}: "
                       f"{r['mgas_per_s']:8.1f} Mgas/s  exec {r['execution_ms_per_block']:7.1f} ms"
@@ -529,6 +554,8 @@ def main():
         old = kept.get(size)
         if old and (only or args.trace_only):
             entry.setdefault("sweep", old.get("sweep"))
+            if old.get("sweep_batched"):
+                entry.setdefault("sweep_batched", old["sweep_batched"])
             done = {(r["design"], r["cold"]) for r in entry["runs"]}
             entry["runs"] = [r for r in old["runs"] if (r["design"], r["cold"]) not in done] \
                 + entry["runs"]

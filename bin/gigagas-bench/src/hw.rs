@@ -63,6 +63,11 @@ pub(crate) struct HwArgs {
     /// cache dropped; print the sweep (`--json`: as `hw.json` holds one).
     #[arg(long, conflicts_with_all = ["model", "check_state_scale"])]
     sweep_files: Option<PathBuf>,
+    /// With `--sweep-files`: reads each thread submits together to an io_uring and waits for,
+    /// as RocksDB's multi-gets read a table file's blocks (32: its `MultiGet` batch); 1: one
+    /// `pread` at a time. The depths are then threads times this.
+    #[arg(long, default_value_t = 1, requires = "sweep_files")]
+    sweep_batch: usize,
     /// Only check the model's cold term against `state-scale.json` (`make state-scale`): each
     /// design's cold import predicted from its warm import's time and reads and the sweep of the
     /// state's files.
@@ -241,17 +246,33 @@ fn from_saved(path: &std::path::Path, args: &HwArgs) -> Result<ExitCode, String>
 fn sweep_files(dir: &std::path::Path, args: &HwArgs) -> Result<ExitCode, String> {
     let time = std::time::Duration::from_secs_f64(args.sweep_seconds.max(0.05));
     let bar = ProgressBar::new(gigagas_hw::disk::DEPTHS.len() as u64).with_message("depths");
-    let sweep = gigagas_hw::disk::files(dir, time, &|| bar.inc(1)).map_err(|e| e.to_string())?;
+    let sweep = gigagas_hw::disk::files(dir, time, args.sweep_batch, &|| bar.inc(1))
+        .map_err(|e| e.to_string())?;
     bar.finish_and_clear();
     if args.json {
         println!("{}", serde_json::to_string_pretty(&sweep).map_err(|e| e.to_string())?);
         return Ok(ExitCode::SUCCESS);
     }
     let cold = if sweep.cold { "page cache dropped" } else { "page cache NOT dropped" };
-    println!("random 4 KiB reads of {} ({cold}):", dir.display());
-    println!("  {:>5} {:>10} {:>9} {:>9}", "depth", "IOPS", "p50 us", "p99 us");
+    let how = match sweep.batch {
+        1 => "one pread at a time a thread".to_string(),
+        n => format!("io_uring batches of {n} a thread; latency a batch's"),
+    };
+    println!("random 4 KiB reads of {} ({cold}; {how}):", dir.display());
+    println!(
+        "  {:>7} {:>5} {:>10} {:>9} {:>9} {:>11}",
+        "threads", "depth", "IOPS", "p50 us", "p99 us", "cpu us/read"
+    );
     for p in &sweep.points {
-        println!("  {:>5} {:>10.0} {:>9.0} {:>9.0}", p.queue_depth, p.iops, p.p50_us, p.p99_us);
+        println!(
+            "  {:>7} {:>5} {:>10.0} {:>9.0} {:>9.0} {:>11.1}",
+            p.queue_depth / sweep.batch,
+            p.queue_depth,
+            p.iops,
+            p.p50_us,
+            p.p99_us,
+            p.cpu_us_per_read.unwrap_or(f64::NAN)
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -273,7 +294,7 @@ fn check_state_scale(path: &std::path::Path, json: bool) -> Result<ExitCode, Str
     }
     println!("the cold term against the state-scale imports ({threads} cores):");
     println!(
-        "  {:>11} {:<17} {:>3} {:>7} {:>6} {:>9} {:>10} {:>10} {:>7} {:>9} {:>9} {:>7}",
+        "  {:>11} {:<17} {:>3} {:>8} {:>6} {:>9} {:>10} {:>10} {:>7} {:>9} {:>9} {:>7}",
         "entries",
         "design",
         "qd",
@@ -289,11 +310,12 @@ fn check_state_scale(path: &std::path::Path, json: bool) -> Result<ExitCode, Str
     );
     for r in &rows {
         println!(
-            "  {:>11} {:<17} {:>3} {:>7.0} {:>6.1} {:>9} {:>9.0}{} {:>10} {:>7.1} {:>9.1} {:>9.1} {:>+6.1}%",
+            "  {:>11} {:<17} {:>3} {:>7.0}{} {:>6.1} {:>9} {:>9.0}{} {:>10} {:>7.1} {:>9.1} {:>9.1} {:>+6.1}%",
             r.entries,
             r.design,
             r.queue_depth,
             r.iops,
+            if r.io_uring { "u" } else { " " },
             r.cpu_us_per_read,
             r.reads,
             r.disk_reads_predicted,
@@ -308,6 +330,12 @@ fn check_state_scale(path: &std::path::Path, json: bool) -> Result<ExitCode, Str
     if rows.iter().any(|r| r.traced) {
         println!(
             "  * the disk reads of the design's traced run (else drawn uniformly over the pages)"
+        );
+    }
+    if rows.iter().any(|r| r.io_uring) {
+        println!(
+            "  u the run's multi-gets read through io_uring: their reads at the batched sweep's \
+             IOPS for the threads that make them (qd: those threads)"
         );
     }
     Ok(ExitCode::SUCCESS)

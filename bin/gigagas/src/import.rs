@@ -190,6 +190,9 @@ struct ImportJson {
     /// Trie nodes read from the store over the import (not found in its node cache); with the
     /// blocks' `cache_misses`, the reads a cold disk serves.
     trie_node_reads: u64,
+    /// The store's multi-gets read their blocks through io_uring: batched reads on, RocksDB
+    /// built with io_uring and the kernel allowing it; `false`: one `pread` at a time.
+    batched_reads_io_uring: bool,
     head: Option<u64>,
     error: Option<String>,
     failed: Option<FailedJson>,
@@ -402,6 +405,7 @@ pub(crate) fn import(args: ImportArgs) -> Result<ExitCode, String> {
         state_root_s: sum(|b| b.state_root.as_secs_f64()),
         commit_s: sum(|b| b.commit.as_secs_f64()),
         trie_node_reads,
+        batched_reads_io_uring: args.batched_reads && gigagas_storage::io_uring_usable(),
         head,
         error,
         failed,

@@ -3,7 +3,9 @@
 //! through [`Storage::storage`], the node's own read path) and the files of an existing datadir
 //! ([`files`]: the disk under a state written long before), each depth for a fixed time, as many
 //! threads as the depth, each with one read in flight (what `fio --iodepth` does with
-//! `--numjobs`).
+//! `--numjobs`). The datadir's files are also read in batches ([`files`] with
+//! [`MULTI_GET_BATCH`]): each thread submits a batch of reads to io_uring at once and waits for
+//! all of them, as RocksDB's `MultiGet` reads a table file's blocks.
 //!
 //! Flow: write the file (or the store) → for each depth: drop the page cache where permitted,
 //! run the threads for the time, gather latencies → IOPS, p50 and p99 per depth.
@@ -22,19 +24,26 @@ use std::{
 /// Bytes per raw read (a page: what a random state read costs the disk).
 pub const READ_BYTES: usize = 4096;
 
-/// Queue depths measured.
+/// Queue depths measured (threads, each with one read or one batch in flight).
 pub const DEPTHS: [usize; 7] = [1, 2, 4, 8, 16, 32, 64];
+
+/// Reads a thread submits together in the batched sweep: RocksDB's
+/// `MultiGetContext::MAX_BATCH_SIZE`, the keys one step of a `MultiGet` looks up, whose blocks in
+/// one table file its `MultiRead` submits to io_uring at once and waits for (RocksDB 11.8
+/// `table/multiget_context.h`, `env/io_posix.cc`).
+pub const MULTI_GET_BATCH: usize = 32;
 
 /// Random reads at one queue depth.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct DepthPoint {
-    /// Reads in flight (threads each with one read).
+    /// Reads in flight: threads × [`ReadSweep::batch`].
     pub queue_depth: usize,
     /// Reads completed per second.
     pub iops: f64,
-    /// Median read latency (microseconds).
+    /// Median read latency (microseconds; batched: a batch's, submission to its last
+    /// completion).
     pub p50_us: f64,
-    /// 99th-percentile read latency (microseconds).
+    /// 99th-percentile read latency (microseconds; batched: a batch's).
     pub p99_us: f64,
     /// CPU time the process spent per read, user and kernel (microseconds): what a read costs
     /// the cores besides its wait (a cold one: the system call, the block layer, the
@@ -54,8 +63,16 @@ pub struct ReadSweep {
     pub cold: bool,
     /// Raw disk only: the file was read with `O_DIRECT` (no page cache at all).
     pub direct: bool,
+    /// Reads each thread submits together and waits for (io_uring); 1: one `pread` at a time.
+    /// Each point's queue depth is its threads times this.
+    #[serde(default = "one")]
+    pub batch: usize,
     /// One point per depth.
     pub points: Vec<DepthPoint>,
+}
+
+fn one() -> usize {
+    1
 }
 
 impl ReadSweep {
@@ -77,11 +94,12 @@ impl ReadSweep {
     }
 }
 
-/// Runs `depth` threads, each calling `read(thread, i)` in a loop for `time` or until `max_reads`
-/// reads are done in all, and summarizes; with the count of reads that returned `false` (a
-/// failed or wrong read).
+/// Runs `threads` threads, each calling `read(thread, i)` (which makes `batch` reads) in a loop
+/// for `time` or until `max_reads` reads are done in all, and summarizes; with the count of
+/// calls that returned `false` (a failed or wrong read).
 fn sweep_point(
-    depth: usize,
+    threads: usize,
+    batch: usize,
     time: Duration,
     max_reads: u64,
     read: &(dyn Fn(usize, u64) -> bool + Sync),
@@ -92,14 +110,14 @@ fn sweep_point(
     let cpu_before = process_cpu_seconds();
     let start = Instant::now();
     let mut latencies: Vec<u64> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..depth)
+        let handles: Vec<_> = (0..threads)
             .map(|t| {
                 let (stop, done, bad) = (&stop, &done, &bad);
                 s.spawn(move || {
                     let mut lat = Vec::new();
                     let mut i = 0u64;
                     while !stop.load(Ordering::Relaxed)
-                        && done.fetch_add(1, Ordering::Relaxed) < max_reads
+                        && done.fetch_add(batch as u64, Ordering::Relaxed) < max_reads
                     {
                         let t0 = Instant::now();
                         if !read(t, i) {
@@ -131,14 +149,13 @@ fn sweep_point(
         let i = ((q * latencies.len() as f64) as usize).min(latencies.len() - 1);
         latencies[i] as f64 / 1e3
     };
+    let reads = (latencies.len() * batch) as f64;
     let point = DepthPoint {
-        queue_depth: depth,
-        iops: latencies.len() as f64 / elapsed,
+        queue_depth: threads * batch,
+        iops: reads / elapsed,
         p50_us: at(0.5),
         p99_us: at(0.99),
-        cpu_us_per_read: cpu
-            .filter(|_| !latencies.is_empty())
-            .map(|c| c * 1e6 / latencies.len() as f64),
+        cpu_us_per_read: cpu.filter(|_| reads > 0.0).map(|c| c * 1e6 / reads),
     };
     (point, bad.into_inner())
 }
@@ -214,7 +231,7 @@ pub fn raw_disk(
         // Cold: at most a fifth as many reads as the file has pages, so that nearly every read
         // misses the page cache (with O_DIRECT there is none).
         let max_reads = if is_direct { u64::MAX } else { pages / 5 };
-        let (point, bad) = sweep_point(depth, time, max_reads, &read);
+        let (point, bad) = sweep_point(depth, 1, time, max_reads, &read);
         if bad > 0 {
             return Err(HwError::BadReads { target: "raw disk", bad });
         }
@@ -223,7 +240,13 @@ pub fn raw_disk(
     }
     drop(file);
     std::fs::remove_file(&path).map_err(io_err(&path))?;
-    Ok(ReadSweep { target: "raw disk".into(), cold: is_direct || cold, direct: is_direct, points })
+    Ok(ReadSweep {
+        target: "raw disk".into(),
+        cold: is_direct || cold,
+        direct: is_direct,
+        batch: 1,
+        points,
+    })
 }
 
 /// Random 4 KiB reads of the files already in `dir` (a datadir: the state as it lies on the
@@ -233,10 +256,22 @@ pub fn raw_disk(
 /// as root, the whole page cache; at most a fifth of the pages are read per depth, so that
 /// nearly every read misses.
 ///
+/// `batch` 1: each thread reads with one `pread` at a time. More: each thread submits `batch`
+/// reads to an io_uring of its own at once and waits for all of them, as RocksDB's multi-gets
+/// do ([`MULTI_GET_BATCH`]; the ring made with RocksDB's flags, Linux 6.1+); a depth's point is
+/// then at `batch` times its threads.
+///
 /// # Errors
 /// [`HwError::Io`] when the folder cannot be listed or a file opened; [`HwError::NoFiles`]
-/// when it holds no file of a page or more; [`HwError::BadReads`] when reads fail.
-pub fn files(dir: &Path, time: Duration, tick: &dyn Fn()) -> Result<ReadSweep, HwError> {
+/// when it holds no file of a page or more; [`HwError::IoUring`] when the kernel refuses the
+/// ring; [`HwError::BadReads`] when reads fail.
+pub fn files(
+    dir: &Path,
+    time: Duration,
+    batch: usize,
+    tick: &dyn Fn(),
+) -> Result<ReadSweep, HwError> {
+    let batch = batch.max(1);
     let mut found = Vec::new();
     list_files(dir, &mut found)?;
     let mut files = Vec::new();
@@ -255,6 +290,17 @@ pub fn files(dir: &Path, time: Duration, tick: &dyn Fn()) -> Result<ReadSweep, H
     if files.is_empty() {
         return Err(HwError::NoFiles(dir.to_path_buf()));
     }
+    if batch > 1 {
+        // Refused here, every thread's ring would be: one clear error instead of bad reads.
+        Batched::new(batch).map_err(HwError::IoUring)?;
+    }
+    // The file and offset of page `mix(t, i)`.
+    let place = |t: usize, i: u64| {
+        let page = mix(t, i) % pages;
+        let k = ends.partition_point(|&end| end <= page);
+        let first = if k == 0 { 0 } else { ends[k - 1] };
+        (&files[k], (page - first) * READ_BYTES as u64)
+    };
     let mut cold = true;
     let mut points = Vec::new();
     for depth in DEPTHS {
@@ -266,20 +312,103 @@ pub fn files(dir: &Path, time: Duration, tick: &dyn Fn()) -> Result<ReadSweep, H
         }
         drop_page_cache();
         let read = |t: usize, i: u64| {
-            let page = mix(t, i) % pages;
-            let k = ends.partition_point(|&end| end <= page);
-            let first = if k == 0 { 0 } else { ends[k - 1] };
-            let mut buf = [0u8; READ_BYTES];
-            files[k].read_exact_at(&mut buf, (page - first) * READ_BYTES as u64).is_ok()
+            if batch == 1 {
+                let (file, offset) = place(t, i);
+                let mut buf = [0u8; READ_BYTES];
+                return file.read_exact_at(&mut buf, offset).is_ok();
+            }
+            BATCHED.with(|cell| {
+                let mut cell = cell.borrow_mut();
+                if cell.as_ref().is_none_or(|b| b.batch != batch) {
+                    *cell = Batched::new(batch).ok();
+                }
+                cell.as_mut().is_some_and(|b| {
+                    b.read((0..batch as u64).map(|j| place(t, i * batch as u64 + j)))
+                })
+            })
         };
-        let (point, bad) = sweep_point(depth, time, (pages / 5).max(1), &read);
+        let (point, bad) = sweep_point(depth, batch, time, (pages / 5).max(1), &read);
         if bad > 0 {
             return Err(HwError::BadReads { target: "datadir files", bad });
         }
         points.push(point);
         tick();
     }
-    Ok(ReadSweep { target: format!("files of {}", dir.display()), cold, direct: false, points })
+    let how = if batch == 1 { String::new() } else { format!(", io_uring batches of {batch}") };
+    Ok(ReadSweep {
+        target: format!("files of {}{how}", dir.display()),
+        cold,
+        direct: false,
+        batch,
+        points,
+    })
+}
+
+thread_local! {
+    /// The sweeping thread's ring (each thread its own, as each RocksDB reader has).
+    static BATCHED: std::cell::RefCell<Option<Batched>> = const { std::cell::RefCell::new(None) };
+}
+
+/// An io_uring and the pages its batch reads into.
+struct Batched {
+    ring: io_uring::IoUring,
+    bufs: Vec<u8>,
+    batch: usize,
+}
+
+impl Batched {
+    /// A ring for `batch` reads, made as RocksDB 11.8 makes its own (`CreateIOUring`:
+    /// `IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN`).
+    fn new(batch: usize) -> std::io::Result<Self> {
+        let ring = io_uring::IoUring::builder()
+            .setup_single_issuer()
+            .setup_defer_taskrun()
+            .build(batch.next_power_of_two() as u32)?;
+        Ok(Self { ring, bufs: vec![0; batch * READ_BYTES], batch })
+    }
+
+    /// Reads a page at each `(file, offset)` (`batch` of them): all submitted at once, then
+    /// waited for; `false` when one failed or came back short.
+    fn read<'f>(&mut self, at: impl Iterator<Item = (&'f std::fs::File, u64)>) -> bool {
+        use std::os::fd::AsRawFd;
+        let mut submitted = 0;
+        for (j, (file, offset)) in at.enumerate().take(self.batch) {
+            let buf = self.bufs[j * READ_BYTES..].as_mut_ptr();
+            let entry = io_uring::opcode::Read::new(
+                io_uring::types::Fd(file.as_raw_fd()),
+                buf,
+                READ_BYTES as u32,
+            )
+            .offset(offset)
+            .build()
+            .user_data(j as u64);
+            // SAFETY: the buffer (this struct's, one page per entry) and the file outlive the
+            // wait below, which reaps every entry submitted before either can be dropped.
+            if unsafe { self.ring.submission().push(&entry) }.is_err() {
+                return false;
+            }
+            submitted += 1;
+        }
+        let mut ok = true;
+        let mut reaped = 0;
+        while reaped < submitted {
+            match self.ring.submit_and_wait(submitted - reaped) {
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => {
+                    // Reads may still be in flight into the buffers: leave those to them.
+                    let len = self.bufs.len();
+                    std::mem::forget(std::mem::replace(&mut self.bufs, vec![0; len]));
+                    return false;
+                }
+            }
+            for cqe in self.ring.completion() {
+                ok &= cqe.result() == READ_BYTES as i32;
+                reaped += 1;
+            }
+        }
+        ok
+    }
 }
 
 /// The regular files under `dir`, recursively.
@@ -366,7 +495,7 @@ pub fn rocksdb(
             // Cold: at most one read per 200 slots (about a fifth of the store's 4 KiB blocks),
             // so that nearly every read misses the page cache; warm: for the time.
             let max_reads = if cold { (slots / 200).max(1) } else { u64::MAX };
-            let (point, bad) = sweep_point(depth, time, max_reads, &read);
+            let (point, bad) = sweep_point(depth, 1, time, max_reads, &read);
             if bad > 0 {
                 return Err(HwError::BadReads { target: "RocksDB", bad });
             }
@@ -374,7 +503,7 @@ pub fn rocksdb(
             tick();
         }
         let target = if cold { "RocksDB, cold" } else { "RocksDB, warm" };
-        Ok(ReadSweep { target: target.into(), cold: all_cold, direct: false, points })
+        Ok(ReadSweep { target: target.into(), cold: all_cold, direct: false, batch: 1, points })
     };
     let warm = sweep(false)?;
     let cold = sweep(true)?;
@@ -400,12 +529,24 @@ mod tests {
         std::fs::write(files_dir.join("nested/a.bin"), vec![7u8; 64 * READ_BYTES]).unwrap();
         std::fs::write(files_dir.join("b.bin"), vec![9u8; 3 * READ_BYTES]).unwrap();
         std::fs::write(files_dir.join("tiny"), b"x").unwrap();
-        let datadir = files(&files_dir, time, &|| {}).unwrap();
+        let datadir = files(&files_dir, time, 1, &|| {}).unwrap();
+        // Batched through io_uring where the kernel allows it (not in every sandbox).
+        let batched = match files(&files_dir, time, 4, &|| {}) {
+            Ok(sweep) => Some(sweep),
+            Err(HwError::IoUring(e)) => {
+                eprintln!("io_uring refused, batched sweep not tested: {e}");
+                None
+            }
+            Err(e) => panic!("{e}"),
+        };
         std::fs::remove_dir_all(&files_dir).unwrap();
-        for s in [&raw, &warm, &cold, &datadir] {
-            let depths: Vec<usize> = s.points.iter().map(|p| p.queue_depth).collect();
+        for s in [&raw, &warm, &cold, &datadir].into_iter().chain(batched.as_ref()) {
+            let depths: Vec<usize> = s.points.iter().map(|p| p.queue_depth / s.batch).collect();
             assert_eq!(depths, DEPTHS, "{}", s.target);
             assert!(s.points.iter().all(|p| p.iops > 0.0 && p.p99_us >= p.p50_us), "{s:?}");
+        }
+        if let Some(b) = &batched {
+            assert_eq!((b.batch, b.points[1].queue_depth), (4, 8), "{b:?}");
         }
         // Between measured depths the lower one counts.
         assert_eq!(warm.iops_at(3), warm.points[1].iops);

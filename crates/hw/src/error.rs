@@ -68,6 +68,10 @@ pub enum HwError {
     /// The folder to sweep holds no file of a page (4 KiB) or more.
     #[error("{0}: no file of 4 KiB or more to read")]
     NoFiles(PathBuf),
+    /// The kernel refused an io_uring for the batched sweep (Linux before 6.1, the
+    /// `io_uring_disabled` sysctl, a seccomp filter).
+    #[error("io_uring refused by the kernel: {0}")]
+    IoUring(std::io::Error),
     /// A saved report (`gigagas hw --model FILE`) could not be read as one.
     #[error("{path}: not a `gigagas hw` report: {reason}")]
     Saved {

@@ -642,7 +642,7 @@ mod tests {
                 cpu_us_per_read: None,
             })
             .collect();
-        ReadSweep { target: "RocksDB".into(), cold: true, direct: false, points }
+        ReadSweep { target: "RocksDB".into(), cold: true, direct: false, batch: 1, points }
     }
 
     fn model() -> Model {

@@ -9,10 +9,13 @@
 //! (the script's `strace` of its table-file reads, replayed against an empty page cache), or
 //! without one [`disk_reads`]'s estimate (repeated pages served by the page cache once read,
 //! pages drawn uniformly) → split by when the design makes them ([`cold_reads`]: on the
-//! critical path, or beside the CPU's work) → the cold time as the model has it
-//! ([`cold_seconds`]: the serial reads' time added, the others' beyond the warm time, at the
-//! design's queue depth, and never less than the warm run with the reads' own CPU added at the
-//! warm run's parallelism) → against the measured cold run.
+//! critical path, or beside the CPU's work) → each kind's rate: reads made one at a time at the
+//! sweep's IOPS for the threads that make them; reads made in multi-gets, where the run read
+//! them through io_uring, at the batched sweep's for those threads (each thread a batch in
+//! flight, [`multi_get_reads`]) → the cold time as the model has it ([`cold_seconds`]: the
+//! serial reads' time added, the others' beyond the warm time, and never less than the warm
+//! run with the reads' own CPU added at the warm run's parallelism) → against the measured cold
+//! run.
 
 use crate::{
     disk::{ReadSweep, READ_BYTES},
@@ -31,12 +34,16 @@ pub struct ScaleCheckRow {
     pub entries: u64,
     /// The design (`seq`, `par-ondemand`, `par-bal-qdN`, `par-beside-qdN`).
     pub design: String,
-    /// Reads in flight the design keeps (the sweep's point used).
+    /// Threads making the reads on the critical path (or, where none is, beside it).
     pub queue_depth: usize,
-    /// The sweep's IOPS at that depth.
+    /// The rate of those reads (IOPS): the sweep's at that depth, or the batched sweep's at
+    /// that many threads where `io_uring`.
     pub iops: f64,
-    /// The sweep's CPU per read at that depth (microseconds; 0 when it was not measured).
+    /// The reads' CPU per read (microseconds, averaged over both kinds; 0 when the sweep did
+    /// not measure it).
     pub cpu_us_per_read: f64,
+    /// The run's multi-gets read through io_uring and are predicted from the batched sweep.
+    pub io_uring: bool,
     /// Flat-state and trie-node reads of the run (counted by the node, warm run).
     pub reads: u64,
     /// Disk reads the model expects: those of the design's traced run when it was traced
@@ -86,11 +93,23 @@ struct ScaleJson {
     sizes: Vec<SizeJson>,
 }
 
+/// Which of [`cold_reads`]' two kinds a design reads in multi-gets (a thread's keys looked up
+/// together, their blocks in one io_uring submission per table file where the run had it),
+/// `(serial, beside)`: the BAL's reads (`par-bal`, `par-beside`) and the trie nodes read level
+/// by level or ahead (all but the `-walk` designs, whose roots read one node at a time); the
+/// reads execution makes as it meets a key (`seq`, `par-ondemand`) are single.
+pub fn multi_get_reads(design: &str) -> (bool, bool) {
+    let bal = design.starts_with("par-bal-qd") || design.starts_with("par-beside-qd");
+    (bal, !design.ends_with("-walk"))
+}
+
 #[derive(Deserialize)]
 struct SizeJson {
     entries: u64,
     gigagas_bytes: Option<f64>,
     sweep: Option<ReadSweep>,
+    /// The sweep in io_uring batches ([`crate::disk::MULTI_GET_BATCH`]).
+    sweep_batched: Option<ReadSweep>,
     #[serde(default)]
     runs: Vec<RunJson>,
 }
@@ -110,6 +129,11 @@ struct RunJson {
     disk_reads_traced: Option<u64>,
     /// The sweep taken by the invocation that made this run (else the size's).
     sweep: Option<ReadSweep>,
+    /// Its batched sweep (else the size's).
+    sweep_batched: Option<ReadSweep>,
+    /// The run's multi-gets read their blocks through io_uring (`gigagas import --json`'s
+    /// `batched_reads_io_uring`; absent in runs saved before it was reported: `pread`).
+    batched_reads_io_uring: Option<bool>,
     /// The process's CPU time (seconds) over `wall_s`.
     cpu_s: Option<f64>,
     wall_s: Option<f64>,
@@ -176,10 +200,29 @@ pub fn check(path: &Path, threads: usize) -> Result<Vec<ScaleCheckRow>, HwError>
             let disk = traced.map_or_else(|| disk_reads(reads as f64, state_bytes), |n| n as f64);
             let share = |n: u64| if reads == 0 { 0.0 } else { disk * n as f64 / reads as f64 };
             let Some(when) = cold_reads(&warm.design, share(flat), share(trie)) else { continue };
-            let iops = sweep.iops_at(qd);
-            let beside_iops =
-                trie_queue_depth(&warm.design, threads).map_or(iops, |q| sweep.iops_at(q));
-            let cpu_us = sweep.cpu_us_per_read_at(qd).unwrap_or(0.0);
+            let batched = if warm.batched_reads_io_uring == Some(true) {
+                warm.sweep_batched.as_ref().or(size.sweep_batched.as_ref())
+            } else {
+                None
+            };
+            // The rate and CPU per read of reads made by `threads` threads, in multi-gets or not.
+            let rate = |threads: usize, multi: bool| match (multi, batched) {
+                (true, Some(b)) => {
+                    let qd = threads * b.batch;
+                    (b.iops_at(qd), b.cpu_us_per_read_at(qd).unwrap_or(0.0))
+                }
+                _ => (sweep.iops_at(threads), sweep.cpu_us_per_read_at(threads).unwrap_or(0.0)),
+            };
+            let (serial_multi, beside_multi) = multi_get_reads(&warm.design);
+            let (iops, serial_cpu_us) = rate(qd, serial_multi);
+            let (beside_iops, beside_cpu_us) =
+                rate(trie_queue_depth(&warm.design, threads).unwrap_or(qd), beside_multi);
+            let cpu_us = if when.serial + when.beside > 0.0 {
+                (when.serial * serial_cpu_us + when.beside * beside_cpu_us)
+                    / (when.serial + when.beside)
+            } else {
+                serial_cpu_us
+            };
             // The process's CPU over the import's own time (the wall time adds its start).
             let cpu = match (warm.cpu_s, warm.wall_s) {
                 (Some(cpu), Some(wall)) if wall > 0.0 => cpu * (seconds / wall).min(1.0),
@@ -194,6 +237,7 @@ pub fn check(path: &Path, threads: usize) -> Result<Vec<ScaleCheckRow>, HwError>
                 queue_depth: qd,
                 iops,
                 cpu_us_per_read: cpu_us,
+                io_uring: batched.is_some(),
                 reads,
                 disk_reads_predicted: disk,
                 traced: traced.is_some(),
@@ -318,5 +362,76 @@ mod tests {
         assert_eq!(one_core.design, "par-beside-qd16");
         assert_eq!((one_core.iops, one_core.cpu_us_per_read), (1e6, 100.0));
         assert!((one_core.predicted_mgas_per_s - 1000.0 / 7.4).abs() < 0.1, "{one_core:?}");
+    }
+
+    #[test]
+    fn multi_gets_through_io_uring_are_predicted_from_the_batched_sweep() {
+        assert_eq!(multi_get_reads("seq"), (false, true));
+        assert_eq!(multi_get_reads("par-bal-qd0"), (true, true));
+        assert_eq!(multi_get_reads("par-beside-qd8"), (true, true));
+        assert_eq!(multi_get_reads("par-ondemand-walk"), (false, false));
+        let dir = std::env::temp_dir().join(format!("gigagas-scale-uring-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let points = |per_thread: usize, batch: usize, cpu: f64| {
+            let p: Vec<_> = crate::disk::DEPTHS
+                .iter()
+                .map(|&t| {
+                    format!(
+                        r#"{{"queue_depth":{},"iops":{},"p50_us":1,"p99_us":1,"cpu_us_per_read":{cpu}}}"#,
+                        t * batch,
+                        t * per_thread
+                    )
+                })
+                .collect();
+            format!(
+                r#"{{"target":"files","cold":true,"direct":false,"batch":{batch},"points":[{}]}}"#,
+                p.join(",")
+            )
+        };
+        // One read at a time: 1,000 IOPS a thread, 50 µs of CPU a read; batches of 32: 10,000
+        // IOPS a thread, 10 µs. A 4 TB state (every read a page of its own), 20,000 BAL reads
+        // and 16,000 trie-node reads, warm 1 s on one busy core.
+        let size = |entries: u64, io_uring: bool, design: &str| {
+            format!(
+                r#"{{"entries":{entries},"gigagas_bytes":4e12,"sweep":{},"sweep_batched":{},
+                  "runs":[
+                   {{"design":"{design}","cold":false,"mgas_per_s":1000,"seconds":1,"gas":1e9,
+                     "store_reads":20000,"trie_node_reads":16000,"cpu_s":1,"wall_s":1,
+                     "batched_reads_io_uring":{io_uring}}},
+                   {{"design":"{design}","cold":true,"mgas_per_s":500,"gas":1e9}}]}}"#,
+                points(1000, 1, 50.0),
+                points(10_000, 32, 10.0)
+            )
+        };
+        let json = format!(
+            r#"{{"sizes":[{},{},{}]}}"#,
+            size(1, true, "par-bal-qd0"),
+            size(2, false, "par-bal-qd0"),
+            size(3, true, "seq")
+        );
+        let path = dir.join("state-scale.json");
+        std::fs::write(&path, json).unwrap();
+        let rows = check(&path, 2).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        // io_uring: the BAL's reads on the executor's 2 threads at 20,000 IOPS (1 s before
+        // execution), the trie's on 16 readers at 160,000 beside the warm 1 s: 2 s; their CPU
+        // (0.36 s) within it. 500 Mgas/s.
+        let uring = &rows[0];
+        assert!(uring.io_uring && uring.queue_depth == 2 && uring.iops == 20_000.0, "{uring:?}");
+        assert!((uring.cpu_us_per_read - 10.0).abs() < 1e-9, "{uring:?}");
+        assert!((uring.predicted_mgas_per_s - 500.0).abs() < 0.1, "{uring:?}");
+        // pread: 2,000 IOPS on 2 threads (10 s), the trie's 16,000 at 16,000 (1 s): 11 s.
+        let pread = &rows[1];
+        assert!(!pread.io_uring && pread.iops == 2_000.0, "{pread:?}");
+        assert!((pread.predicted_mgas_per_s - 1000.0 / 11.0).abs() < 0.1, "{pread:?}");
+        // seq reads its state one key at a time (2,000 IOPS, 10 s) whatever the build; only its
+        // root's trie reads are batched (0.1 s beside the warm 1 s): 11 s; CPU a read the two
+        // kinds' average.
+        let seq = &rows[2];
+        assert!(seq.io_uring && seq.iops == 2_000.0, "{seq:?}");
+        assert!(
+            (seq.cpu_us_per_read - (20_000.0 * 50.0 + 16_000.0 * 10.0) / 36_000.0).abs() < 1e-9
+        );
+        assert!((seq.predicted_mgas_per_s - 1000.0 / 11.0).abs() < 0.1, "{seq:?}");
     }
 }
