@@ -193,12 +193,14 @@ def serving_geth(geth, chain, work):
                     log_path=os.path.join(work, "geth-server.log"), p2p=True)
 
 
-def engine_head(chain):
-    """The head's newPayload call and the forkchoice update to it."""
-    with open(os.path.join(chain, "newpayload.json")) as f:
+def engine_head(chain, prefix=""):
+    """The head's newPayload call and the forkchoice update to it (`prefix`: the files of
+    another block, e.g. `state-` for the last block of a `--state-by-chain` chain's state
+    part)."""
+    with open(os.path.join(chain, f"{prefix}newpayload.json")) as f:
         calls = json.load(f)
     new_payload = calls[-1] if isinstance(calls, list) else calls
-    with open(os.path.join(chain, "headfcu.json")) as f:
+    with open(os.path.join(chain, f"{prefix}headfcu.json")) as f:
         fcu = json.load(f)
     return new_payload, fcu
 
@@ -223,15 +225,17 @@ def wait_synced(node, server, chain, head, start, timeout, result, drive=lambda:
         result["proofs_equal"], result["proofs_checked"] = compare_proofs(server, node, chain)
 
 
-def snap_sync(geth, chain, work, name, server, timeout):
-    """A fresh geth snap-syncs from `server` alone; its figures and the sync's checks."""
+def snap_sync(geth, chain, work, name, server, timeout, calls="", keep=False):
+    """A fresh geth snap-syncs from `server` alone (to the head named by the chain's
+    `{calls}newpayload.json`, which must be the server's head); its figures and the sync's
+    checks. Its datadir (`work/name`) is removed after, unless `keep`."""
     datadir = os.path.join(work, name)
     geth_init(geth, datadir, chain)
     config = os.path.join(work, f"{name}.toml")
     with open(config, "w") as f:
         f.write(f'[Node.P2P]\nStaticNodes = ["{server.enode}"]\nTrustedNodes = ["{server.enode}"]\n')
     chain_id = genesis_chain_id(chain)
-    new_payload, fcu = engine_head(chain)
+    new_payload, fcu = engine_head(chain, calls)
     head = json_rpc(server.url, "eth_getBlockByNumber", ["latest", False])
     log_path = os.path.join(work, f"{name}.log")
     start = time.time()
@@ -266,7 +270,8 @@ def snap_sync(geth, chain, work, name, server, timeout):
     version = re.search(r"Selected snap sync state syncer\s+version=(\d+)", text)
     result["snap_version"] = int(version.group(1)) if version else None
     result["snap_sync"] = "Enabled snap-sync" in text
-    shutil.rmtree(datadir, ignore_errors=True)
+    if not keep:
+        shutil.rmtree(datadir, ignore_errors=True)
     return result
 
 

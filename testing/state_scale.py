@@ -9,8 +9,12 @@ Per size (entries = accounts + slots, half each; slots over 10,000 contracts, Zi
    hot set of 1 % drawn half the time and a cold tail over the whole state), each block with
    its BAL; `--state-datadir` keeps gigagas's datadir at the end of the state (a checkpoint of
    the generator's).
-2. geth: `geth init` + `geth import chain-state.rlp` (timed, peak RSS), `geth db compact`;
-   gigagas's state compacted the same way (`gigagas db compact`).
+2. geth's copy of the state, `--geth-state`: `snap` (the default) — a fresh geth snap-syncs it
+   from gigagas serving its checkpoint, pointed over the Engine API at the state part's last
+   block (`state-newpayload.json`), the head's root and proofs then compared with gigagas's:
+   minutes, as a node joins a network; `import` — `geth init` + `geth import chain-state.rlp`
+   (hours at 50M entries on 2 cores). Timed, peak RSS, then `geth db compact`; gigagas's
+   state compacted the same way (`gigagas db compact`).
 3. Bytes on disk of both states; the disk under gigagas's: random 4 KiB reads of its files on
    1..64 threads, one `pread` at a time a thread, then in io_uring batches of 32 a thread as
    RocksDB's multi-gets read (`gigagas-bench hw --sweep-files [--sweep-batch 32]`).
@@ -60,6 +64,9 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gigagas_testing import GigagasNode  # noqa: E402
+import interop_snap  # noqa: E402
 
 
 def parse_size(text):
@@ -196,8 +203,15 @@ def compact_state(gigagas, work):
     return report
 
 
-def geth_state(geth, work):
-    """geth's datadir holding the state (init + import of chain-state.rlp, compacted)."""
+def geth_state(geth, gigagas, work, how, timeout):
+    """geth's datadir holding the state, made once (`how`):
+    - `import`: `geth init` + `geth import chain-state.rlp` (timed, peak RSS);
+    - `snap`: a fresh geth snap-syncs it from gigagas serving a checkpoint of its state
+      (`interop_snap.snap_sync`: the state part's last block given as the head over the Engine
+      API, geth's pivot 64 below it, its state over snap, the blocks to the head executed), and
+      the head's state root and proofs are compared with gigagas's. This is how a node joins a
+      network, and at 50M entries it takes minutes where the import takes hours on 2 cores.
+    Either way then compacted (`geth db compact`)."""
     base = os.path.join(work, "geth-base")
     done = os.path.join(work, "geth-base.json")
     if os.path.exists(done):
@@ -205,19 +219,56 @@ def geth_state(geth, work):
             return json.load(f)
     shutil.rmtree(base, ignore_errors=True)
     chain = os.path.join(work, "chain")
-    subprocess.run([geth, "init", "--datadir", base, os.path.join(chain, "genesis.json")],
-                   check=True, capture_output=True)
-    print(f"[{work}] geth importing the state's blocks", file=sys.stderr, flush=True)
-    wall, cpu, rss, _, rc = measured(
-        [geth, "import", "--datadir", base, os.path.join(chain, "chain-state.rlp")],
-        os.path.join(work, "geth-state-import.log"))
-    if rc != 0:
-        sys.exit(f"geth import of the state failed ({rc}); see {work}/geth-state-import.log")
+    if how == "snap":
+        state = geth_state_snap(geth, gigagas, work, timeout)
+    else:
+        subprocess.run([geth, "init", "--datadir", base, os.path.join(chain, "genesis.json")],
+                       check=True, capture_output=True)
+        print(f"[{work}] geth importing the state's blocks", file=sys.stderr, flush=True)
+        wall, cpu, rss, _, rc = measured(
+            [geth, "import", "--datadir", base, os.path.join(chain, "chain-state.rlp")],
+            os.path.join(work, "geth-state-import.log"))
+        if rc != 0:
+            sys.exit(f"geth import of the state failed ({rc}); see {work}/geth-state-import.log")
+        state = {"method": "import", "import_seconds": wall, "import_peak_rss": rss}
+    started = time.perf_counter()
     subprocess.run([geth, "db", "compact", "--datadir", base], check=True, capture_output=True)
-    state = {"import_seconds": wall, "import_peak_rss": rss}
+    state["compact_seconds"] = time.perf_counter() - started
     with open(done, "w") as f:
         json.dump(state, f, indent=1)
     return state
+
+
+def geth_state_snap(geth, gigagas, work, timeout):
+    """geth-base made by a snap sync from gigagas serving a checkpoint of gigagas-base."""
+    chain = os.path.join(work, "chain")
+    if not os.path.exists(os.path.join(chain, f"{STATE_CALLS}newpayload.json")):
+        sys.exit(f"state_scale: {chain} has no {STATE_CALLS}newpayload.json (made by an older "
+                 "gen-chain): generate it again, or give --geth-state import")
+    server_dir = fresh_checkpoint(gigagas, work)
+    print(f"[{work}] geth snap-syncing the state from gigagas", file=sys.stderr, flush=True)
+    server = GigagasNode(gigagas, server_dir,
+                         ["--chain", os.path.join(chain, "genesis.json"), "--libp2p.disable",
+                          "--disable-discovery", "--addr", "127.0.0.1"],
+                         log_path=os.path.join(work, "gigagas-snap-server.log"), timeout=600)
+    try:
+        result = interop_snap.snap_sync(geth, chain, work, "geth-base", server, timeout,
+                                        calls=STATE_CALLS, keep=True)
+    finally:
+        server.stop()
+        shutil.rmtree(server_dir, ignore_errors=True)
+    if not (result["synced"] and result.get("state_root_equal") and result.get("proofs_equal")
+            and result.get("snap_sync")):
+        sys.exit(f"state_scale: geth's snap sync from gigagas failed: {result}; see "
+                 f"{work}/geth-base.log")
+    return {"method": "snap", "sync_seconds": result["seconds"],
+            "sync_peak_rss": int(result["peak_rss_mib"] * 1024 * 1024),
+            "snap_version": result.get("snap_version"), "downloaded": result.get("state"),
+            "proofs_checked": result.get("proofs_checked")}
+
+
+# gen-chain's engine calls naming the state part's last block (`--state-by-chain`).
+STATE_CALLS = "state-"
 
 
 def fresh_checkpoint(gigagas, work):
@@ -445,6 +496,11 @@ def main():
     ap.add_argument("--bench", default=os.path.join(ROOT, "target/release/gigagas-bench"))
     ap.add_argument("--geth", help="geth binary (default: testing/geth_install.sh)")
     ap.add_argument("--no-geth", action="store_true", help="gigagas only")
+    ap.add_argument("--geth-state", choices=["snap", "import"], default="snap",
+                    help="how geth comes to hold the state: snap-synced from gigagas (minutes) "
+                    "or by importing the blocks that create it (hours at 50M on 2 cores)")
+    ap.add_argument("--geth-sync-timeout", type=int, default=7200,
+                    help="seconds geth's snap sync of the state may take")
     ap.add_argument("--designs", help="only these runs, comma-separated (seq, par-ondemand, "
                     "par-bal-qdN, par-beside-qdN, geth)")
     ap.add_argument("--runs", type=int, default=1,
@@ -477,7 +533,8 @@ def main():
                  "compaction": compact_state(args.gigagas, work),
                  "gigagas_bytes": du(os.path.join(work, "gigagas-base")), "runs": []}
         if geth:
-            entry["geth_state"] = geth_state(geth, work)
+            entry["geth_state"] = geth_state(geth, args.gigagas, work, args.geth_state,
+                                             args.geth_sync_timeout)
             entry["geth_bytes"] = du(os.path.join(work, "geth-base", "geth"))
         only = set(args.designs.split(",")) if args.designs else None
         if not args.trace_only and (not only or only - {"geth"}):

@@ -32,7 +32,9 @@
 //! that state by importing the chain, as geth does without building a genesis of millions of
 //! entries in memory. `chain-state.rlp` and `chain-blocks.rlp` then hold the two parts apart
 //! (with their BALs, geth's export format), and `--state-datadir` keeps a checkpoint of the
-//! generator's datadir at the end of the state part: the state to run the mix's blocks on.
+//! generator's datadir at the end of the state part: the state to run the mix's blocks on;
+//! `state-newpayload.json` and `state-headfcu.json` name that part's last block, where a node
+//! that takes the state by snap sync is pointed before the mix's blocks are imported on top.
 
 pub(crate) use gigagas_bench::rng::Rng;
 
@@ -932,6 +934,9 @@ pub(crate) fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
     let (mut state_part, mut mix_part) = (Vec::new(), Vec::new());
     let (mut blocks, mut by_kind) = (Vec::new(), std::collections::BTreeMap::new());
     let mut state_prunes = Vec::new();
+    // Under `--state-by-chain`, the state part's last block (with its BAL and requests): the
+    // head a node syncing the state alone is pointed at.
+    let mut state_head = None;
     // The blocks creating the state, about: each call's expected use over the block's gas.
     let state_blocks = {
         let (accounts, slots) =
@@ -1046,6 +1051,11 @@ pub(crate) fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
             let exported = gigagas_validation::ExportedBlock::new(built.block.clone(), bal);
             let part = if state_block { &mut state_part } else { &mut mix_part };
             part.extend_from_slice(&alloy_rlp::encode(&exported));
+            if state_block {
+                let bal = (args.fork == Fork::Amsterdam)
+                    .then(|| Bytes::from(alloy_rlp::encode(&built.bal)));
+                state_head = Some((built.block.clone(), bal, built.requests.clone()));
+            }
         }
         parent = built.hash;
         bar.inc(1);
@@ -1094,7 +1104,14 @@ pub(crate) fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
         &args.out.join("info.json"),
         &serde_json::to_vec_pretty(&info).map_err(|e| e.to_string())?,
     )?;
-    write_engine_calls(&args.out)?;
+    let loaded = crate::replay::load(&args.out)?;
+    if let Some((block, bal, requests)) = loaded.last() {
+        write_engine_calls(&args.out, "", block, bal.as_ref(), requests)?;
+    }
+    drop(loaded);
+    if let Some((block, bal, requests)) = &state_head {
+        write_engine_calls(&args.out, STATE_CALLS_PREFIX, block, bal.as_ref(), requests)?;
+    }
     Ok(info)
 }
 
@@ -1103,6 +1120,11 @@ pub(crate) fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
 pub(crate) const STATE_PART: &str = "chain-state.rlp";
 /// Under `--state-by-chain`, the mix's blocks after them, in the same format.
 pub(crate) const MIX_PART: &str = "chain-blocks.rlp";
+
+/// Under `--state-by-chain`, the prefix of the engine calls naming the state part's last block
+/// (`state-newpayload.json`, `state-headfcu.json`): where a node that syncs only the state is
+/// pointed, the mix's blocks then imported on top.
+pub(crate) const STATE_CALLS_PREFIX: &str = "state-";
 
 /// Commits what the tree holds and writes a checkpoint of the generator's datadir to `dir`.
 fn state_checkpoint(tree: &mut BlockTree, storage: &Storage, dir: &Path) -> Result<(), String> {
@@ -1136,14 +1158,19 @@ fn prune_state(
     })
 }
 
-/// `newpayload.json` and `headfcu.json`: the head block's `engine_newPayload` and the
+/// `{prefix}newpayload.json` and `{prefix}headfcu.json`: `block`'s `engine_newPayload` and the
 /// forkchoice update making it head, safe and finalized — how a consensus client points a new
-/// node at the chain (geth's devp2p suite testdata has the same files).
-fn write_engine_calls(out: &Path) -> Result<(), String> {
-    let loaded = crate::replay::load(out)?;
-    let Some((block, bal, requests)) = loaded.last() else { return Ok(()) };
+/// node at the chain (geth's devp2p suite testdata has the same files, unprefixed, for the
+/// head).
+fn write_engine_calls(
+    out: &Path,
+    prefix: &str,
+    block: &alloy_consensus::Block<TxEnvelope>,
+    bal: Option<&Bytes>,
+    requests: &alloy_eips::eip7685::Requests,
+) -> Result<(), String> {
     let hash = block.header.hash_slow();
-    let (method, params) = crate::replay::new_payload(block, hash, bal.as_ref(), requests);
+    let (method, params) = crate::replay::new_payload(block, hash, bal, requests);
     let new_payload = json!([{ "jsonrpc": "2.0", "id": 1, "method": method, "params": params }]);
     let state = json!({ "headBlockHash": hash, "safeBlockHash": hash, "finalizedBlockHash": hash });
     let fcu = if bal.is_some() {
@@ -1152,8 +1179,8 @@ fn write_engine_calls(out: &Path) -> Result<(), String> {
         json!({ "jsonrpc": "2.0", "id": 2, "method": "engine_forkchoiceUpdatedV3", "params": [state, null] })
     };
     let pretty = |v: &Value| serde_json::to_vec_pretty(v).map_err(|e| e.to_string());
-    write(&out.join("newpayload.json"), &pretty(&new_payload)?)?;
-    write(&out.join("headfcu.json"), &pretty(&fcu)?)
+    write(&out.join(format!("{prefix}newpayload.json")), &pretty(&new_payload)?)?;
+    write(&out.join(format!("{prefix}headfcu.json")), &pretty(&fcu)?)
 }
 
 fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {

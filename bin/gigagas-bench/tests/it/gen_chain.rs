@@ -93,3 +93,65 @@ fn the_same_seed_gives_the_same_chain() {
     assert_eq!(read(&a), read(&b));
     assert_ne!(read(&a), read(&c));
 }
+
+/// A chain that creates its state (`--state-by-chain`) names two heads in Engine API calls: the
+/// chain's last block (`newpayload.json`, `headfcu.json`) and the state part's last block
+/// (`state-newpayload.json`, `state-headfcu.json`), where a node taking the state by snap sync
+/// is pointed before the mix's blocks.
+#[test]
+fn a_state_by_chain_names_the_state_parts_head() {
+    let dir = tempfile::tempdir().unwrap();
+    let mix = 2;
+    let info = gen(
+        dir.path(),
+        &[
+            "--fork",
+            "amsterdam",
+            "--mix",
+            "spread",
+            "--gas",
+            "3M",
+            "--blocks",
+            &mix.to_string(),
+            "--state-by-chain",
+            "--state-accounts",
+            "300",
+            "--state-slots",
+            "300",
+            "--state-contracts",
+            "10",
+            "--state-gas",
+            "10M",
+        ],
+    );
+    let blocks = info["blocks"].as_array().unwrap();
+    assert!(blocks.len() > mix + 1, "the state takes blocks of its own: {}", blocks.len());
+    let read = |name: &str| -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(dir.path().join(name)).unwrap()).unwrap()
+    };
+    for (prefix, block) in
+        [("", &blocks[blocks.len() - 1]), ("state-", &blocks[blocks.len() - mix - 1])]
+    {
+        let payload = &read(&format!("{prefix}newpayload.json"))[0];
+        assert_eq!(payload["method"], "engine_newPayloadV5", "{prefix}: with its BAL");
+        let p = &payload["params"][0];
+        assert_eq!(p["blockHash"], block["hash"], "{prefix}newpayload.json");
+        let number =
+            u64::from_str_radix(p["blockNumber"].as_str().unwrap().trim_start_matches("0x"), 16);
+        assert_eq!(number.unwrap(), block["number"].as_u64().unwrap(), "{prefix}newpayload.json");
+        let fcu = read(&format!("{prefix}headfcu.json"));
+        assert_eq!(fcu["method"], "engine_forkchoiceUpdatedV4");
+        assert_eq!(fcu["params"][0]["headBlockHash"], block["hash"], "{prefix}headfcu.json");
+    }
+    // The state part ends where the mix begins: chain-state.rlp holds exactly the blocks up to
+    // the state part's head.
+    let state_part = std::fs::read(dir.path().join("chain-state.rlp")).unwrap();
+    let mut buf = state_part.as_slice();
+    let mut count = 0;
+    while !buf.is_empty() {
+        let header = alloy_rlp::Header::decode(&mut buf).unwrap();
+        buf = &buf[header.payload_length..];
+        count += 1;
+    }
+    assert_eq!(count, blocks.len() - mix);
+}
