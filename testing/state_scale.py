@@ -203,6 +203,10 @@ def compact_state(gigagas, work):
     return report
 
 
+# gen-chain's engine calls naming the state part's last block (`--state-by-chain`).
+STATE_CALLS = "state-"
+
+
 def geth_state(geth, gigagas, work, how, timeout):
     """geth's datadir holding the state, made once (`how`):
     - `import`: `geth init` + `geth import chain-state.rlp` (timed, peak RSS);
@@ -265,10 +269,6 @@ def geth_state_snap(geth, gigagas, work, timeout):
             "sync_peak_rss": int(result["peak_rss_mib"] * 1024 * 1024),
             "snap_version": result.get("snap_version"), "downloaded": result.get("state"),
             "proofs_checked": result.get("proofs_checked")}
-
-
-# gen-chain's engine calls naming the state part's last block (`--state-by-chain`).
-STATE_CALLS = "state-"
 
 
 def fresh_checkpoint(gigagas, work):

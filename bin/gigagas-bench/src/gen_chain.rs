@@ -934,9 +934,9 @@ pub(crate) fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
     let (mut state_part, mut mix_part) = (Vec::new(), Vec::new());
     let (mut blocks, mut by_kind) = (Vec::new(), std::collections::BTreeMap::new());
     let mut state_prunes = Vec::new();
-    // Under `--state-by-chain`, the state part's last block (with its BAL and requests): the
-    // head a node syncing the state alone is pointed at.
-    let mut state_head = None;
+    // The chain's last block and, under `--state-by-chain`, the state part's last block (each
+    // with its BAL's RLP and its requests): the heads the engine calls name.
+    let (mut head, mut state_head) = (None, None);
     // The blocks creating the state, about: each call's expected use over the block's gas.
     let state_blocks = {
         let (accounts, slots) =
@@ -1043,21 +1043,23 @@ pub(crate) fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
             requests: built.requests.clone(),
         });
         chain.extend_from_slice(&rlp);
-        if args.fork == Fork::Amsterdam {
-            bals.extend_from_slice(&alloy_rlp::encode(&built.bal));
+        let bal_rlp =
+            (args.fork == Fork::Amsterdam).then(|| Bytes::from(alloy_rlp::encode(&built.bal)));
+        if let Some(bal) = &bal_rlp {
+            bals.extend_from_slice(bal);
         }
         if args.state_by_chain {
             let bal = (args.fork == Fork::Amsterdam).then(|| built.bal.clone());
             let exported = gigagas_validation::ExportedBlock::new(built.block.clone(), bal);
             let part = if state_block { &mut state_part } else { &mut mix_part };
             part.extend_from_slice(&alloy_rlp::encode(&exported));
-            if state_block {
-                let bal = (args.fork == Fork::Amsterdam)
-                    .then(|| Bytes::from(alloy_rlp::encode(&built.bal)));
-                state_head = Some((built.block.clone(), bal, built.requests.clone()));
-            }
         }
         parent = built.hash;
+        let block_head = (built.block, bal_rlp, built.requests);
+        if args.state_by_chain && state_block {
+            state_head = Some(block_head.clone());
+        }
+        head = Some(block_head);
         bar.inc(1);
         let every = args.state_prune_every;
         if state_block && every > 0 && number.is_multiple_of(every) && plan.left() > 0 {
@@ -1104,11 +1106,9 @@ pub(crate) fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
         &args.out.join("info.json"),
         &serde_json::to_vec_pretty(&info).map_err(|e| e.to_string())?,
     )?;
-    let loaded = crate::replay::load(&args.out)?;
-    if let Some((block, bal, requests)) = loaded.last() {
+    if let Some((block, bal, requests)) = &head {
         write_engine_calls(&args.out, "", block, bal.as_ref(), requests)?;
     }
-    drop(loaded);
     if let Some((block, bal, requests)) = &state_head {
         write_engine_calls(&args.out, STATE_CALLS_PREFIX, block, bal.as_ref(), requests)?;
     }
