@@ -6,7 +6,10 @@ cold and warm (geth beside); the state root's time per block and the commit's, c
 BAL-hinted design measured at the most sizes; bytes on disk of gigagas's and geth's datadirs; peak RSS
 of the importing process.
 
-Usage: testing/.venv/bin/python testing/state_scale_plot.py [--json target/state-scale/state-scale.json]
+Several `--json` files (e.g. one per session, each with the sizes it measured) are merged by
+state size, a later file's size replacing an earlier file's.
+
+Usage: testing/.venv/bin/python testing/state_scale_plot.py [--json target/state-scale/state-scale.json ...]
            [--png docs/img/state_scale.png] [--designs seq,par-ondemand,par-bal-qd0,par-bal-qd16,par-bal-qd32,geth]
 """
 
@@ -16,7 +19,8 @@ import json
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--json", default="target/state-scale/state-scale.json")
+    ap.add_argument("--json", nargs="+", default=["target/state-scale/state-scale.json"],
+                    help="state_scale.py's results, merged by state size (the last file wins)")
     ap.add_argument("--png", default="docs/img/state_scale.png")
     ap.add_argument("--designs", default="seq,par-ondemand,par-bal-qd0,par-bal-qd16,par-bal-qd32,geth",
                     help="the designs drawn in the Mgas/s panel, comma-separated")
@@ -25,8 +29,12 @@ def main():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    with open(args.json) as f:
-        sizes = json.load(f)["sizes"]
+    by_size = {}
+    for path in args.json:
+        with open(path) as f:
+            for s in json.load(f)["sizes"]:
+                by_size[s["entries"]] = s
+    sizes = [by_size[k] for k in sorted(by_size)]
     x = [s["entries"] for s in sizes]
     measured = {r["design"] for s in sizes for r in s["runs"]}
     designs = [d for d in args.designs.split(",") if d in measured]
