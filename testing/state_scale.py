@@ -3,8 +3,9 @@
 (page cache dropped, node caches empty) and warm, by gigagas in four designs and by geth 1.17.10.
 
 Per size (entries = accounts + slots, half each; slots over 10,000 contracts, Zipf):
-1. `gigagas-bench gen-chain --state-by-chain --mix spread` writes the chain that creates the
-   state (chain-state.rlp, fan-out and slot-writer calls) and BLOCKS blocks of the spread mix
+1. `gigagas-bench gen-chain --state-by-chain --mix spread` makes the chain that creates the
+   state (fan-out and slot-writer calls; written as chain-state.rlp only for `--geth-state
+   import`, `--mix-files-only` otherwise) and BLOCKS blocks of the spread mix
    after it (chain-blocks.rlp: transfers to existing accounts and updates of existing slots, a
    hot set of 1 % drawn half the time and a cold tail over the whole state), each block with
    its BAL; `--state-datadir` keeps gigagas's datadir at the end of the state (a checkpoint of
@@ -155,8 +156,10 @@ def install_geth():
     return os.path.join(out[-1], "geth")
 
 
-def generate(bench, size, blocks, gas, work, prune_every=0):
-    """The size's chain and gigagas's state checkpoint, made once."""
+def generate(bench, size, blocks, gas, work, prune_every=0, state_files=False):
+    """The size's chain and gigagas's state checkpoint, made once; the state part's blocks
+    (chain-state.rlp, and chain.rlp with bal.rlp) only with `state_files` (`--geth-state
+    import` reads them; a snap-synced geth does not)."""
     chain, base = os.path.join(work, "chain"), os.path.join(work, "gigagas-base")
     info = os.path.join(chain, "info.json")
     if os.path.exists(info) and os.path.isdir(base):
@@ -169,6 +172,8 @@ def generate(bench, size, blocks, gas, work, prune_every=0):
            "--blocks", str(blocks), "--mix", "spread", "--state-accounts", str(accounts),
            "--state-slots", str(size - accounts), "--state-by-chain", "--state-datadir", base,
            "--state-prune-every", str(prune_every), "--json"]
+    if not state_files:
+        cmd.append("--mix-files-only")
     print(f"[{size:,}] generating: {' '.join(cmd)}", file=sys.stderr, flush=True)
     wall, cpu, rss, out, rc = measured(cmd, os.path.join(work, "gen.log"))
     if rc != 0:
@@ -226,6 +231,9 @@ def geth_state(geth, gigagas, work, how, timeout):
     if how == "snap":
         state = geth_state_snap(geth, gigagas, work, timeout)
     else:
+        if not os.path.exists(os.path.join(chain, "chain-state.rlp")):
+            sys.exit(f"state_scale: {chain} holds no chain-state.rlp (generated for a snap-synced "
+                     f"geth): remove {work}/gen.json to generate it again")
         subprocess.run([geth, "init", "--datadir", base, os.path.join(chain, "genesis.json")],
                        check=True, capture_output=True)
         print(f"[{work}] geth importing the state's blocks", file=sys.stderr, flush=True)
@@ -528,7 +536,8 @@ def main():
         os.makedirs(work, exist_ok=True)
         device = disk_of(work)
         gen = generate(args.bench, size, args.blocks, args.gas, work,
-                       args.prune_every if size >= args.prune_from else 0)
+                       args.prune_every if size >= args.prune_from else 0,
+                       state_files=bool(geth) and args.geth_state == "import")
         entry = {"entries": size, "generation": gen,
                  "compaction": compact_state(args.gigagas, work),
                  "gigagas_bytes": du(os.path.join(work, "gigagas-base")), "runs": []}

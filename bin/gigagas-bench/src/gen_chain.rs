@@ -130,6 +130,12 @@ pub(crate) struct GenChainArgs {
     /// datadir holds one state and not every block's superseded nodes (0: never).
     #[arg(long, default_value_t = 0)]
     pub state_prune_every: u64,
+    /// Under `--state-by-chain`: write the mix's blocks (`chain-blocks.rlp`), the engine calls
+    /// and the chain's description only, not the state part's blocks (`chain-state.rlp`) nor
+    /// the whole chain with its BALs (`chain.rlp`, `bal.rlp`). A node that takes the state by
+    /// snap sync needs none of them; at 50M entries they are 5 GB held in memory to the end.
+    #[arg(long, requires = "state_by_chain")]
+    pub mix_files_only: bool,
     /// Print one JSON object (the `info.json` written) instead of the summary.
     #[arg(long)]
     pub json: bool,
@@ -1042,13 +1048,15 @@ pub(crate) fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
             seconds: block_start.elapsed().as_secs_f64(),
             requests: built.requests.clone(),
         });
-        chain.extend_from_slice(&rlp);
         let bal_rlp =
             (args.fork == Fork::Amsterdam).then(|| Bytes::from(alloy_rlp::encode(&built.bal)));
-        if let Some(bal) = &bal_rlp {
-            bals.extend_from_slice(bal);
+        if !args.mix_files_only {
+            chain.extend_from_slice(&rlp);
+            if let Some(bal) = &bal_rlp {
+                bals.extend_from_slice(bal);
+            }
         }
-        if args.state_by_chain {
+        if args.state_by_chain && !(state_block && args.mix_files_only) {
             let bal = (args.fork == Fork::Amsterdam).then(|| built.bal.clone());
             let exported = gigagas_validation::ExportedBlock::new(built.block.clone(), bal);
             let part = if state_block { &mut state_part } else { &mut mix_part };
@@ -1070,9 +1078,13 @@ pub(crate) fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
     if let Some(dir) = checkpoint {
         state_checkpoint(&mut tree, &storage, dir)?;
     }
-    write(&args.out.join("chain.rlp"), &chain)?;
+    if !args.mix_files_only {
+        write(&args.out.join("chain.rlp"), &chain)?;
+    }
     if args.state_by_chain {
-        write(&args.out.join(STATE_PART), &state_part)?;
+        if !args.mix_files_only {
+            write(&args.out.join(STATE_PART), &state_part)?;
+        }
         write(&args.out.join(MIX_PART), &mix_part)?;
         let sample =
             StatePlan::new(args.seed, args.state_accounts, args.state_slots, args.state_contracts)
@@ -1082,7 +1094,7 @@ pub(crate) fn generate(args: &GenChainArgs) -> Result<ChainInfo, String> {
             &serde_json::to_vec_pretty(&sample).map_err(|e| e.to_string())?,
         )?;
     }
-    if args.fork == Fork::Amsterdam {
+    if args.fork == Fork::Amsterdam && !args.mix_files_only {
         // The BALs beside the chain (an RLP list per block, back to back): geth's export
         // format has no place for them, newPayloadV5 needs them.
         write(&args.out.join(BAL_FILE), &bals)?;

@@ -167,6 +167,7 @@ pub(crate) fn run(args: HwArgs) -> Result<ExitCode, String> {
             hot_fraction: 1.0,
             state_datadir: None,
             state_prune_every: 0,
+            mix_files_only: false,
             data: opts.mainnet.clone(),
             json: false,
         })?;

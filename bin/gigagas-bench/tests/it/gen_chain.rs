@@ -102,28 +102,26 @@ fn the_same_seed_gives_the_same_chain() {
 fn a_state_by_chain_names_the_state_parts_head() {
     let dir = tempfile::tempdir().unwrap();
     let mix = 2;
-    let info = gen(
-        dir.path(),
-        &[
-            "--fork",
-            "amsterdam",
-            "--mix",
-            "spread",
-            "--gas",
-            "3M",
-            "--blocks",
-            &mix.to_string(),
-            "--state-by-chain",
-            "--state-accounts",
-            "300",
-            "--state-slots",
-            "300",
-            "--state-contracts",
-            "10",
-            "--state-gas",
-            "10M",
-        ],
-    );
+    let args = [
+        "--fork",
+        "amsterdam",
+        "--mix",
+        "spread",
+        "--gas",
+        "3M",
+        "--blocks",
+        "2",
+        "--state-by-chain",
+        "--state-accounts",
+        "300",
+        "--state-slots",
+        "300",
+        "--state-contracts",
+        "10",
+        "--state-gas",
+        "10M",
+    ];
+    let info = gen(dir.path(), &args);
     let blocks = info["blocks"].as_array().unwrap();
     assert!(blocks.len() > mix + 1, "the state takes blocks of its own: {}", blocks.len());
     let read = |name: &str| -> serde_json::Value {
@@ -154,4 +152,20 @@ fn a_state_by_chain_names_the_state_parts_head() {
         count += 1;
     }
     assert_eq!(count, blocks.len() - mix);
+
+    // `--mix-files-only`: the same chain, the state part's blocks and the whole chain left
+    // unwritten; the mix's blocks and the engine calls byte for byte the same.
+    let only = tempfile::tempdir().unwrap();
+    let info_only = gen(only.path(), &[&args[..], &["--mix-files-only"]].concat());
+    let hashes = |info: &serde_json::Value| -> Vec<serde_json::Value> {
+        info["blocks"].as_array().unwrap().iter().map(|b| b["hash"].clone()).collect()
+    };
+    assert_eq!(hashes(&info_only), hashes(&info));
+    for name in ["chain.rlp", "bal.rlp", "chain-state.rlp"] {
+        assert!(!only.path().join(name).exists(), "{name} written under --mix-files-only");
+    }
+    for name in ["chain-blocks.rlp", "state-newpayload.json", "newpayload.json", "genesis.json"] {
+        let file = |d: &Path| std::fs::read(d.join(name)).unwrap();
+        assert_eq!(file(only.path()), file(dir.path()), "{name}");
+    }
 }

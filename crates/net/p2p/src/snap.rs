@@ -3,17 +3,18 @@
 //!
 //! Flow: a request names a state root; it is served when the root is the state root of one
 //! of the last [`STATE_WINDOW`] + 1 canonical blocks (geth's 128 diff layers over its disk
-//! layer), and answered empty otherwise. Accounts and slots come from walking the trie of that
-//! root from the request's origin (`gigagas_trie::walk_leaves`): trie nodes are stored by
-//! hash and never rewritten, so a walk reads exactly that root's state whatever blocks commit
-//! meanwhile — the consistent view snap needs, without a snapshot of the flat state. Proofs
+//! layer), and answered empty otherwise. Accounts and slots come from the flat state where it
+//! can give that root's state (`snap_flat`: the head's, with what the BALs above the root
+//! touched read from the root's trie), else from walking the trie of that root from the
+//! request's origin (`gigagas_trie::walk_leaves`): trie nodes are stored by hash and never
+//! rewritten, so a walk reads exactly that root's state whatever blocks commit meanwhile. Proofs
 //! are the trie's own (`Trie::proof`), trie nodes are read by path
 //! (`gigagas_trie::node_at_path`), codes by hash, BALs by block hash. Sizes follow geth's
 //! accounting exactly (what each answer counts, and that the item crossing the limit is the
 //! last), so that its conformance suite's counts hold.
 
 pub use crate::snap_error::SnapServeError;
-use crate::snap_flat::{FlatStateReader, FlatStorage};
+use crate::snap_flat::{FlatState, FlatStateReader};
 use alloy_primitives::{Bytes, B256};
 use alloy_rlp::{Decodable, Encodable};
 use alloy_trie::{Nibbles, TrieAccount, EMPTY_ROOT_HASH, KECCAK_EMPTY};
@@ -72,8 +73,8 @@ fn missing_is_none<T>(r: Result<T, TrieError>) -> Result<Option<T>, SnapServeErr
 #[derive(Debug, Clone)]
 pub struct SnapServer {
     provider: Arc<dyn FullReader>,
-    /// Storage ranges from the flat state, when given one.
-    flat: Option<Arc<FlatStorage>>,
+    /// Account and storage ranges from the flat state, when given one.
+    flat: Option<Arc<FlatState>>,
 }
 
 impl SnapServer {
@@ -82,10 +83,10 @@ impl SnapServer {
         Self { provider, flat: None }
     }
 
-    /// Serves storage ranges from `flat`'s flat state where it can give the asked root's
-    /// state (`snap_flat`), walking the trie elsewhere.
+    /// Serves account and storage ranges from `flat`'s flat state where it can give the
+    /// asked root's state (`snap_flat`), walking the trie elsewhere.
     pub fn with_flat_state(mut self, flat: Arc<dyn FlatStateReader>) -> Self {
-        self.flat = Some(Arc::new(FlatStorage::new(flat, self.provider.clone())));
+        self.flat = Some(Arc::new(FlatState::new(flat, self.provider.clone())));
         self
     }
 
@@ -144,25 +145,43 @@ impl SnapServer {
     /// [`SnapServeError`] when the store fails.
     pub fn account_range(&self, req: &GetAccountRange) -> Result<AccountRange, SnapServeError> {
         let empty = AccountRange { request_id: req.request_id, accounts: vec![], proof: vec![] };
-        if !self.serves_root(&req.root)? {
-            return Ok(empty);
-        }
+        let Some(number) = self.served_block(&req.root)? else { return Ok(empty) };
         let budget = req.bytes.min(SOFT_RESPONSE_LIMIT as u64);
-        let mut accounts = Vec::new();
-        let mut size = 0u64;
-        let mut bad = false;
-        let walked = walk_leaves(req.root, &req.origin, &*self.provider, &mut |hash, value| {
-            let Some(body) = slim(value) else {
-                bad = true;
-                return false;
-            };
-            size += 32 + body.len() as u64;
-            accounts.push(AccountData { hash, body });
-            hash < req.limit && size <= budget
-        });
-        if bad || missing_is_none(walked)?.is_none() {
-            return Ok(empty);
-        }
+        let size = std::cell::Cell::new(0u64);
+        let mut more = |hash: &B256, body: &Bytes| {
+            size.set(size.get() + 32 + body.len() as u64);
+            *hash < req.limit && size.get() <= budget
+        };
+        // From the flat state when it can give this root's state: the accounts the walk would
+        // visit, up to where `more` stops.
+        let flat = match &self.flat {
+            Some(flat) => flat.accounts(number, req.root, req.origin, &mut more)?,
+            None => None,
+        };
+        let accounts = match flat {
+            Some(accounts) => {
+                accounts.into_iter().map(|(hash, body)| AccountData { hash, body }).collect()
+            }
+            None => {
+                size.set(0);
+                let mut accounts: Vec<AccountData> = Vec::new();
+                let mut bad = false;
+                let walked =
+                    walk_leaves(req.root, &req.origin, &*self.provider, &mut |hash, value| {
+                        let Some(body) = slim(value) else {
+                            bad = true;
+                            return false;
+                        };
+                        let go_on = more(&hash, &body);
+                        accounts.push(AccountData { hash, body });
+                        go_on
+                    });
+                if bad || missing_is_none(walked)?.is_none() {
+                    return Ok(empty);
+                }
+                accounts
+            }
+        };
         let mut keys = vec![req.origin];
         keys.extend(accounts.last().map(|a| a.hash));
         let Some(proof) = self.proof(req.root, &keys)? else { return Ok(empty) };

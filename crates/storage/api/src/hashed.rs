@@ -104,6 +104,20 @@ pub trait HashedStateReader {
         f: &mut dyn FnMut(B256, U256) -> bool,
     ) -> ProviderResult<Option<(u64, B256)>>;
 
+    /// Calls `f` with the accounts whose hashed address is `from` or above, in key order, each
+    /// with whether it holds any slot in the flat state (its storage root is then not the
+    /// empty trie's), until `f` answers false or the accounts end; answers the head block
+    /// (number, hash) whose state they are, read from the same view of the store as the
+    /// accounts and slots (no commit lands between them). `None` when the store has no head.
+    ///
+    /// # Errors
+    /// [`crate::ProviderError`] on a failed read or a malformed entry.
+    fn walk_hashed_accounts_at_head(
+        &self,
+        from: B256,
+        f: &mut dyn FnMut(B256, AccountRecord, bool) -> bool,
+    ) -> ProviderResult<Option<(u64, B256)>>;
+
     /// Up to `limit` accounts whose hashed address is `from` or above, in key order.
     ///
     /// # Errors

@@ -149,6 +149,59 @@ impl HashedStateReader for Storage {
         Ok(head)
     }
 
+    fn walk_hashed_accounts_at_head(
+        &self,
+        from: B256,
+        f: &mut dyn FnMut(B256, AccountRecord, bool) -> bool,
+    ) -> ProviderResult<Option<(u64, B256)>> {
+        // One snapshot for the head, the accounts and the slots: a block's commit writes them
+        // atomically.
+        let view = self.read_view();
+        let head = view.best_block()?;
+        // The accounts family's memtable is a hash table on an 8-byte prefix: a scan across
+        // prefixes needs total order.
+        let mut options = view.read_options();
+        options.set_total_order_seek(true);
+        let accounts = view.db.iterator_cf_opt(
+            view.cf(ACCOUNTS),
+            options,
+            IteratorMode::From(from.as_slice(), Direction::Forward),
+        );
+        // The slots, one iterator moved forward only: positioned at the first slot of the
+        // account walked or past it, so that it seeks again only once the walk passes the
+        // account holding that slot (few accounts hold slots).
+        let mut slots = view.db.raw_iterator_cf_opt(view.cf(STORAGE), view.read_options());
+        let mut next_holder: Option<Option<B256>> = None;
+        for item in accounts {
+            let (key, value) = item.map_err(self.db_err("iterate accounts"))?;
+            let hash = B256::try_from(&key[..]).map_err(|_| ProviderError::Corrupt {
+                table: ACCOUNTS,
+                key: alloy_primitives::hex::encode(&key),
+                reason: format!("a {}-byte key, expected 32", key.len()),
+            })?;
+            let record = decode_account(ACCOUNTS, &Address::ZERO, &value)?;
+            if next_holder.is_none_or(|holder| holder.is_some_and(|h| h < hash)) {
+                slots.seek(hashed_storage_key(&hash, &B256::ZERO));
+                slots.status().map_err(self.db_err("seek storage"))?;
+                next_holder = Some(match slots.key() {
+                    Some(key) if key.len() == 64 => Some(B256::from_slice(&key[..32])),
+                    Some(key) => {
+                        return Err(ProviderError::Corrupt {
+                            table: STORAGE,
+                            key: alloy_primitives::hex::encode(key),
+                            reason: format!("a {}-byte key, expected 64", key.len()),
+                        })
+                    }
+                    None => None,
+                });
+            }
+            if !f(hash, record, next_holder == Some(Some(hash))) {
+                break;
+            }
+        }
+        Ok(head)
+    }
+
     fn has_bytecode(&self, hash: &B256) -> ProviderResult<bool> {
         Ok(self.get(BYTECODES, hash.as_slice())?.is_some())
     }

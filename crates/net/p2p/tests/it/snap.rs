@@ -197,7 +197,21 @@ fn storage_codes_and_trie_nodes_as_geth_answers_them() {
 /// Applies a block of no transactions on the store's head whose BAL writes the contract's
 /// `slots` (slot, new value; zero removes), with the state root the store computes for it.
 fn apply_storage_block(store: &Arc<gigagas_storage::Storage>, slots: &[(u64, u64)]) -> B256 {
-    use alloy_eip7928::{AccountChanges, BlockAccessIndex, SlotChanges, StorageChange};
+    apply_block(store, &[], slots)
+}
+
+/// Applies a block of no transactions on the store's head whose BAL sets the balances of
+/// `balances` (address byte, new balance; an account not held is created) and writes the
+/// contract's `slots` (slot, new value; zero removes), with the state root the store computes
+/// for it.
+fn apply_block(
+    store: &Arc<gigagas_storage::Storage>,
+    balances: &[(u32, u64)],
+    slots: &[(u64, u64)],
+) -> B256 {
+    use alloy_eip7928::{
+        AccountChanges, BalanceChange, BlockAccessIndex, SlotChanges, StorageChange,
+    };
     use gigagas_storage_api::BlockNumReader;
     use gigagas_validation::{apply_bal_block, BalBlock, ImportError};
     let (number, parent_hash) = store.best_block().unwrap().unwrap();
@@ -215,7 +229,21 @@ fn apply_storage_block(store: &Arc<gigagas_storage::Storage>, slots: &[(u64, u64
             )
         })
         .collect();
-    let bal = vec![account];
+    let mut bal: Vec<AccountChanges> = balances
+        .iter()
+        .map(|&(i, balance)| {
+            let mut changes = AccountChanges::new(Address::left_padding_from(&i.to_be_bytes()));
+            changes.balance_changes = vec![BalanceChange {
+                block_access_index: BlockAccessIndex(0),
+                post_balance: U256::from(balance),
+            }];
+            changes
+        })
+        .collect();
+    if !slots.is_empty() {
+        bal.push(account);
+    }
+    bal.sort_by_key(|a| a.address);
     let mut header = alloy_consensus::Header {
         parent_hash,
         number: number + 1,
@@ -299,4 +327,76 @@ fn storage_ranges_from_the_flat_state_equal_the_trie_walks() {
     let five = at1.iter().find(|s| s.hash == slot(5)).unwrap();
     assert_eq!(five.body, Bytes::from(alloy_rlp::encode(U256::from(999))));
     assert!(at2.iter().any(|s| s.hash == slot(200)) && !at1.iter().any(|s| s.hash == slot(200)));
+}
+
+/// Account ranges served from the flat state at the head and at roots below it (the head's
+/// flat accounts with those the blocks above listed read from the older trie) are the trie
+/// walk's answers exactly, byte budget by byte budget and limit by limit: balances changed,
+/// accounts created above the asked root, the contract's storage root changed, at every origin.
+#[test]
+fn account_ranges_from_the_flat_state_equal_the_trie_walks() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, genesis_root) = rocks_store(dir.path());
+    let root1 = apply_block(&store, &[(3, 77), (150, 1), (1000, 5), (1001, 6)], &[(5, 999)]);
+    let root2 = apply_block(&store, &[(4, 1), (1000, 8), (2000, 9), (7, 70)], &[(61, 3)]);
+    let reader = store.clone() as Arc<dyn FullReader>;
+    let walked = SnapServer::new(reader.clone());
+    let flat = SnapServer::new(reader).with_flat_state(store.clone());
+    let mut origins: Vec<B256> =
+        (0..3000u32).map(|i| keccak256(Address::left_padding_from(&i.to_be_bytes()))).collect();
+    origins.sort();
+    origins.insert(0, B256::ZERO);
+    let limits = [B256::repeat_byte(0xff), B256::repeat_byte(0x80), B256::repeat_byte(0x10)];
+    let mut compared = 0;
+    for root in [genesis_root, root1, root2] {
+        for origin in origins.iter().step_by(97) {
+            for bytes in [1, 500, 3000, 100_000] {
+                for limit in limits {
+                    let req =
+                        GetAccountRange { request_id: 1, root, origin: *origin, limit, bytes };
+                    let (a, b) =
+                        (walked.account_range(&req).unwrap(), flat.account_range(&req).unwrap());
+                    assert_eq!(a, b, "root {root} origin {origin} bytes {bytes} limit {limit}");
+                    compared += a.accounts.len();
+                }
+            }
+        }
+    }
+    assert!(compared > 5000, "{compared} accounts compared");
+    // The states differ where the blocks wrote: account 1000 is new at root 1 and holds 8 at
+    // root 2; account 2000 is new at root 2; the contract's storage root moves.
+    let whole = |root| range(&flat, root, B256::ZERO, B256::repeat_byte(0xff), 1 << 20);
+    let find = |accounts: &[(B256, Bytes)], i: u32| {
+        let hash = keccak256(Address::left_padding_from(&i.to_be_bytes()));
+        accounts.iter().find(|(h, _)| *h == hash).map(|(_, body)| full(body))
+    };
+    let (at0, at1, at2) = (whole(genesis_root), whole(root1), whole(root2));
+    assert_eq!((at0.len(), at1.len(), at2.len()), (300, 302, 303));
+    assert!(find(&at0, 1000).is_none());
+    assert_eq!(find(&at1, 1000).unwrap().balance, U256::from(5));
+    assert_eq!(find(&at2, 1000).unwrap().balance, U256::from(8));
+    assert!(find(&at1, 2000).is_none() && find(&at2, 2000).is_some());
+    let storage_root = |accounts: &[(B256, Bytes)]| {
+        let hash = keccak256(contract());
+        full(&accounts.iter().find(|(h, _)| *h == hash).unwrap().1).storage_root
+    };
+    assert_ne!(storage_root(&at0), storage_root(&at1));
+    assert_ne!(storage_root(&at1), storage_root(&at2));
+
+    // The flat state answered: the whole range at the head read from a store opened afresh
+    // (its node cache empty) takes a few trie nodes (the proofs, the contract's account), the
+    // trie walk one a leaf.
+    drop((walked, flat, store));
+    let reads = |flat_state: bool| {
+        let store = Arc::new(gigagas_storage::Storage::open(dir.path()).unwrap());
+        let mut server = SnapServer::new(store.clone() as Arc<dyn FullReader>);
+        if flat_state {
+            server = server.with_flat_state(store.clone());
+        }
+        let before = store.trie_node_reads();
+        assert_eq!(range(&server, root2, B256::ZERO, B256::repeat_byte(0xff), 1 << 20).len(), 303);
+        store.trie_node_reads() - before
+    };
+    let (walk, flat) = (reads(false), reads(true));
+    assert!(flat * 10 < walk, "trie nodes read: {flat} from the flat state, {walk} walking");
 }
