@@ -20,6 +20,7 @@ mod downloader;
 mod scores;
 mod serve;
 pub mod snap;
+mod snap_account;
 mod snap_error;
 mod snap_flat;
 pub mod snap_sync;

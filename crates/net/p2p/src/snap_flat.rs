@@ -304,7 +304,9 @@ impl OldState<'_> {
     fn account(&mut self, hash: &B256) -> Result<OldAccount, SnapServeError> {
         Ok(match self.value(hash)? {
             None => OldAccount::Absent,
-            Some(value) => crate::snap::slim(&value).map_or(OldAccount::Unusable, OldAccount::Body),
+            Some(value) => {
+                crate::snap_account::slim(&value).map_or(OldAccount::Unusable, OldAccount::Body)
+            }
         })
     }
 
@@ -367,5 +369,5 @@ fn take(
 /// `account`'s slim RLP body (snap's encoding: the empty trie's root and the empty code's hash
 /// as empty strings).
 fn slim_account(account: &TrieAccount) -> Bytes {
-    crate::snap::slim(&alloy_rlp::encode(account)).expect("a trie account's RLP is a list")
+    crate::snap_account::slim(&alloy_rlp::encode(account)).expect("a trie account's RLP is a list")
 }
