@@ -78,24 +78,9 @@ impl HashedStateReader for Storage {
         limit: usize,
     ) -> ProviderResult<Vec<(B256, AccountRecord)>> {
         let mut out = Vec::new();
-        // The accounts family's memtable is a hash table on an 8-byte prefix: a scan across
-        // prefixes needs total order.
-        let mut options = self.read_options();
-        options.set_total_order_seek(true);
-        let iter = self.db.iterator_cf_opt(
-            self.cf(ACCOUNTS),
-            options,
-            IteratorMode::From(from.as_slice(), Direction::Forward),
-        );
-        for item in iter.take(limit) {
+        for item in self.accounts_from(&from).take(limit) {
             let (key, value) = item.map_err(self.db_err("iterate accounts"))?;
-            let hash = B256::try_from(&key[..]).map_err(|_| ProviderError::Corrupt {
-                table: ACCOUNTS,
-                key: alloy_primitives::hex::encode(&key),
-                reason: format!("a {}-byte key, expected 32", key.len()),
-            })?;
-            // The record's error names the key; the table holds no address to name.
-            out.push((hash, decode_account(ACCOUNTS, &Address::ZERO, &value)?));
+            out.push(account_entry(&key, &value)?);
         }
         Ok(out)
     }
@@ -158,15 +143,7 @@ impl HashedStateReader for Storage {
         // atomically.
         let view = self.read_view();
         let head = view.best_block()?;
-        // The accounts family's memtable is a hash table on an 8-byte prefix: a scan across
-        // prefixes needs total order.
-        let mut options = view.read_options();
-        options.set_total_order_seek(true);
-        let accounts = view.db.iterator_cf_opt(
-            view.cf(ACCOUNTS),
-            options,
-            IteratorMode::From(from.as_slice(), Direction::Forward),
-        );
+        let accounts = view.accounts_from(&from);
         // The slots, one iterator moved forward only: positioned at the first slot of the
         // account walked or past it, so that it seeks again only once the walk passes the
         // account holding that slot (few accounts hold slots).
@@ -174,26 +151,11 @@ impl HashedStateReader for Storage {
         let mut next_holder: Option<Option<B256>> = None;
         for item in accounts {
             let (key, value) = item.map_err(self.db_err("iterate accounts"))?;
-            let hash = B256::try_from(&key[..]).map_err(|_| ProviderError::Corrupt {
-                table: ACCOUNTS,
-                key: alloy_primitives::hex::encode(&key),
-                reason: format!("a {}-byte key, expected 32", key.len()),
-            })?;
-            let record = decode_account(ACCOUNTS, &Address::ZERO, &value)?;
+            let (hash, record) = account_entry(&key, &value)?;
             if next_holder.is_none_or(|holder| holder.is_some_and(|h| h < hash)) {
                 slots.seek(hashed_storage_key(&hash, &B256::ZERO));
                 slots.status().map_err(self.db_err("seek storage"))?;
-                next_holder = Some(match slots.key() {
-                    Some(key) if key.len() == 64 => Some(B256::from_slice(&key[..32])),
-                    Some(key) => {
-                        return Err(ProviderError::Corrupt {
-                            table: STORAGE,
-                            key: alloy_primitives::hex::encode(key),
-                            reason: format!("a {}-byte key, expected 64", key.len()),
-                        })
-                    }
-                    None => None,
-                });
+                next_holder = Some(slots.key().map(storage_key).transpose()?.map(|(a, _)| a));
             }
             if !f(hash, record, next_holder == Some(Some(hash))) {
                 break;
@@ -224,17 +186,51 @@ impl HashedStateReader for Storage {
     }
 }
 
+impl Storage {
+    /// The flat accounts from the hashed address `from` on, in key order. The accounts
+    /// family's memtable is a hash table on an 8-byte prefix: a scan across prefixes needs
+    /// total order.
+    fn accounts_from(&self, from: &B256) -> rocksdb::DBIteratorWithThreadMode<'_, rocksdb::DB> {
+        let mut options = self.read_options();
+        options.set_total_order_seek(true);
+        self.db.iterator_cf_opt(
+            self.cf(ACCOUNTS),
+            options,
+            IteratorMode::From(from.as_slice(), Direction::Forward),
+        )
+    }
+}
+
+/// A flat account entry: keccak256(address) → its 72-byte record.
+fn account_entry(key: &[u8], value: &[u8]) -> ProviderResult<(B256, AccountRecord)> {
+    let hash = B256::try_from(key).map_err(|_| ProviderError::Corrupt {
+        table: ACCOUNTS,
+        key: alloy_primitives::hex::encode(key),
+        reason: format!("a {}-byte key, expected 32", key.len()),
+    })?;
+    // The record's error names the key; the table holds no address to name.
+    Ok((hash, decode_account(ACCOUNTS, &Address::ZERO, value)?))
+}
+
+/// A flat storage key: keccak256(address) ‖ keccak256(slot), 64 bytes.
+fn storage_key(key: &[u8]) -> ProviderResult<(B256, B256)> {
+    if key.len() != 64 {
+        return Err(ProviderError::Corrupt {
+            table: STORAGE,
+            key: alloy_primitives::hex::encode(key),
+            reason: format!("a {}-byte key, expected 64", key.len()),
+        });
+    }
+    Ok((B256::from_slice(&key[..32]), B256::from_slice(&key[32..])))
+}
+
 /// A flat storage entry: keccak256(address) ‖ keccak256(slot) → the value's 32 bytes.
 fn storage_entry(key: &[u8], value: &[u8]) -> ProviderResult<(B256, U256)> {
-    let corrupt = |reason: String| ProviderError::Corrupt {
+    let (_, slot) = storage_key(key)?;
+    let value = U256::try_from_be_slice(value).ok_or_else(|| ProviderError::Corrupt {
         table: STORAGE,
         key: alloy_primitives::hex::encode(key),
-        reason,
-    };
-    if key.len() != 64 {
-        return Err(corrupt(format!("a {}-byte key, expected 64", key.len())));
-    }
-    let value = U256::try_from_be_slice(value)
-        .ok_or_else(|| corrupt(format!("a {}-byte value", value.len())))?;
-    Ok((B256::from_slice(&key[32..]), value))
+        reason: format!("a {}-byte value", value.len()),
+    })?;
+    Ok((slot, value))
 }
