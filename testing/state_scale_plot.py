@@ -11,6 +11,7 @@ state size, a later file's size replacing an earlier file's.
 
 Usage: testing/.venv/bin/python testing/state_scale_plot.py [--json target/state-scale/state-scale.json ...]
            [--png docs/img/state_scale.png] [--designs seq,par-ondemand,par-bal-qd0,par-bal-qd16,par-bal-qd32,geth]
+           [--title "where and when each size was measured"]
 """
 
 import argparse
@@ -24,6 +25,8 @@ def main():
     ap.add_argument("--png", default="docs/img/state_scale.png")
     ap.add_argument("--designs", default="seq,par-ondemand,par-bal-qd0,par-bal-qd16,par-bal-qd32,geth",
                     help="the designs drawn in the Mgas/s panel, comma-separated")
+    ap.add_argument("--title", help="a line above the panels (e.g. the machines the merged files "
+                    "were measured on)")
     args = ap.parse_args()
     import matplotlib
     matplotlib.use("Agg")
@@ -89,6 +92,11 @@ def main():
 
     ax = axes[1][0]
     ax.plot(x, [s["gigagas_bytes"] / 1e9 for s in sizes], marker="o", label="gigagas")
+    # States below `--prune-from` are generated without pruning their superseded trie nodes.
+    for s in sizes:
+        pruned = bool(s.get("generation", {}).get("state_prunes"))
+        ax.annotate("pruned" if pruned else "unpruned", (s["entries"], s["gigagas_bytes"] / 1e9),
+                    textcoords="offset points", xytext=(0, 6), ha="center", fontsize=7)
     gx = [s["entries"] for s in sizes if "geth_bytes" in s]
     if gx:
         ax.plot(gx, [s["geth_bytes"] / 1e9 for s in sizes if "geth_bytes" in s], marker="o",
@@ -111,6 +119,8 @@ def main():
             ax.set_xscale("log")
             ax.set_xlabel("state entries (accounts + slots)")
             ax.grid(alpha=0.3)
+    if args.title:
+        fig.suptitle(args.title, fontsize=10)
     fig.tight_layout()
     fig.savefig(args.png, dpi=110)
     print(args.png)
