@@ -95,8 +95,9 @@ def main():
     # States below `--prune-from` are generated without pruning their superseded trie nodes.
     for s in sizes:
         pruned = bool(s.get("generation", {}).get("state_prunes"))
-        ax.annotate("pruned while generating" if pruned else "unpruned", (s["entries"], s["gigagas_bytes"] / 1e9),
-                    textcoords="offset points", xytext=(0, 6), ha="center", fontsize=7)
+        ax.annotate("pruned while generating" if pruned else "unpruned",
+                    (s["entries"], s["gigagas_bytes"] / 1e9), textcoords="offset points",
+                    xytext=(0, 6), ha="center", fontsize=7)
     gx = [s["entries"] for s in sizes if "geth_bytes" in s]
     if gx:
         ax.plot(gx, [s["geth_bytes"] / 1e9 for s in sizes if "geth_bytes" in s], marker="o",
