@@ -3,8 +3,8 @@
 
 Four panels against the state's entries (log scale): Mgas/s of the chosen designs (`--designs`),
 cold and warm (geth beside); the state root's time per block and the commit's, cold and warm, for the
-BAL-hinted design measured at the most sizes; bytes on disk of gigagas's and geth's datadirs; peak RSS
-of the importing process.
+BAL-hinted design measured at the most sizes; bytes on disk of gigagas's and geth's datadirs (each
+gigagas point marked unpruned or pruned while generating); peak RSS of the importing process.
 
 Several `--json` files (e.g. one per session, each with the sizes it measured) are merged by
 state size, a later file's size replacing an earlier file's.
