@@ -105,6 +105,9 @@ pub fn prefetch_paths(
     while !frontier.is_empty() {
         stats.rounds += 1;
         stats.nodes += frontier.len();
+        // In the store's key order, so that each thread's share is one run of the key space:
+        // its multi-get's batches then read many blocks of one table file at once.
+        frontier.sort_unstable_by_key(|(hash, ..)| *hash);
         let hashes: Vec<B256> = frontier.iter().map(|(hash, ..)| *hash).collect();
         let chunk = hashes.len().div_ceil(pool.current_num_threads().max(1));
         let read: Vec<_> = pool

@@ -198,6 +198,9 @@ fn resolve_tries<'t>(
                 }
             }
         }
+        // In the store's key order (the nodes' hashes), so that each thread's share is one run
+        // of the key space ([`by_hash`]).
+        let (jobs, mut sharing, stop_jobs) = by_hash(jobs, sharing, stop_jobs);
         // On the pool: each thread's share recognised as known leaves, the rest read in one
         // batch and decoded.
         let chunk = jobs.len().div_ceil(pool.current_num_threads().max(1));
@@ -221,6 +224,28 @@ fn resolve_tries<'t>(
         stops = next;
         stats.walking += began.elapsed();
     }
+}
+
+/// A level's jobs sorted by their nodes' hashes, with each job's sharing count and the stops'
+/// job indices moved along. The store keeps trie nodes by hash and RocksDB's multi-get reads a
+/// batch 32 sorted keys at a time, each table file's blocks for those keys in one submission:
+/// a thread's share spread over the whole key space puts a few keys in each file (a few reads
+/// a submission, one wait each), one run of it many (tens of reads in flight a submission).
+fn by_hash<'a>(
+    jobs: Vec<Job<'a>>,
+    sharing: Vec<usize>,
+    stop_jobs: Vec<usize>,
+) -> (Vec<Job<'a>>, Vec<usize>, Vec<usize>) {
+    let mut order: Vec<usize> = (0..jobs.len()).collect();
+    order.sort_unstable_by_key(|&j| jobs[j].0);
+    let mut rank = vec![0; jobs.len()];
+    for (new, &old) in order.iter().enumerate() {
+        rank[old] = new;
+    }
+    let mut jobs: Vec<Option<Job<'a>>> = jobs.into_iter().map(Some).collect();
+    let sorted = order.iter().map(|&old| jobs[old].take().expect("each job moved once")).collect();
+    let sharing = order.iter().map(|&old| sharing[old]).collect();
+    (sorted, sharing, stop_jobs.into_iter().map(|j| rank[j]).collect())
 }
 
 /// Routes `keys[range]` (sorted, sharing their first `depth` nibbles) through `node` and the
@@ -509,6 +534,22 @@ mod tests {
             }
         }
         updates
+    }
+
+    #[test]
+    fn a_levels_jobs_go_to_the_pool_in_hash_order_with_their_stops() {
+        let mut rng = StdRng::seed_from_u64(7);
+        let hashes: Vec<B256> = (0..50).map(|_| B256::from(rng.random::<[u8; 32]>())).collect();
+        let jobs: Vec<Job<'_>> = hashes.iter().map(|h| (*h, Vec::new())).collect();
+        let sharing: Vec<usize> = (0..hashes.len()).map(|j| 1 + j % 3).collect();
+        // Stops in path order, several on one job.
+        let stop_jobs: Vec<usize> = (0..200).map(|_| rng.random_range(0..hashes.len())).collect();
+        let (sorted, shares, stops) = by_hash(jobs, sharing.clone(), stop_jobs.clone());
+        assert!(sorted.windows(2).all(|w| w[0].0 < w[1].0));
+        for (before, after) in stop_jobs.iter().zip(&stops) {
+            assert_eq!(sorted[*after].0, hashes[*before]);
+            assert_eq!(shares[*after], sharing[*before]);
+        }
     }
 
     fn pool() -> rayon::ThreadPool {
