@@ -147,7 +147,10 @@ impl HashedStateReader for Storage {
         // The slots, one iterator moved forward only: positioned at the first slot of the
         // account walked or past it, so that it seeks again only once the walk passes the
         // account holding that slot (few accounts hold slots).
-        let mut slots = view.db.raw_iterator_cf_opt(view.cf(STORAGE), view.read_options());
+        // Across accounts: total order, past the family's account prefix.
+        let mut options = view.read_options();
+        options.set_total_order_seek(true);
+        let mut slots = view.db.raw_iterator_cf_opt(view.cf(STORAGE), options);
         let mut next_holder: Option<Option<B256>> = None;
         for item in accounts {
             let (key, value) = item.map_err(self.db_err("iterate accounts"))?;

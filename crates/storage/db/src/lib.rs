@@ -376,6 +376,9 @@ const POINT_LOOKUP_FAMILIES: [&str; 4] = [ACCOUNTS, STORAGE, BYTECODES, TRIE_NOD
 /// may hold many table files for a while (`family_options`).
 pub(crate) const BULK_FAMILIES: [&str; 4] = [ACCOUNTS, STORAGE, BYTECODES, TRIE_NODES];
 
+/// The storage family's prefix extractor: a slot key's account hash.
+const STORAGE_PREFIX_BYTES: usize = 32;
+
 /// The column families whose memtable is a hash table: trie nodes, flat accounts and the
 /// transaction index, all keyed by a hash or an address and never iterated.
 const HASH_MEMTABLE_FAMILIES: [&str; 3] = [TRIE_NODES, ACCOUNTS, TX_LOOKUP];
@@ -387,7 +390,7 @@ const HASH_MEMTABLE_FAMILIES: [&str; 3] = [TRIE_NODES, ACCOUNTS, TX_LOOKUP];
 /// file before the one holding the key: a state root's trie-node reads (the nodes its cache
 /// misses) and the BAL prefetch's reads of accounts and slots are such lookups. For
 /// [`HASH_MEMTABLE_FAMILIES`] a hash-table memtable; the storage family, iterated over a wiped
-/// account's slots, keeps its skip list and no prefix extractor.
+/// account's slots, keeps its skip list, with its account prefix in the filters.
 fn family_options(name: &str) -> Options {
     let mut options = Options::default();
     if POINT_LOOKUP_FAMILIES.contains(&name) {
@@ -406,6 +409,17 @@ fn family_options(name: &str) -> Options {
         // trigger (4 files).
         options.set_level_zero_slowdown_writes_trigger(256);
         options.set_level_zero_stop_writes_trigger(512);
+    }
+    if name == STORAGE {
+        // A slot's key starts with its account's hash: the table files' filters hold each
+        // account's 32-byte prefix beside the whole keys, so that a seek for an account's
+        // first slot (`Storage::has_storage`, EIP-7610's question of every BAL account
+        // without code and nonce) is answered from the filters, without a read, for the
+        // accounts that hold none (nearly all). Iterators that cross accounts ask for total
+        // order.
+        options.set_prefix_extractor(rocksdb::SliceTransform::create_fixed_prefix(
+            STORAGE_PREFIX_BYTES,
+        ));
     }
     if HASH_MEMTABLE_FAMILIES.contains(&name) {
         // Keys are hashes or addresses, read and written one by one, never iterated: the

@@ -52,6 +52,9 @@ impl Storage {
         let account = account_key(address);
         let mut options = self.read_options();
         options.set_iterate_upper_bound(storage_range_end(&account).to_vec());
+        // Within the account's prefix: a table file whose prefix filter rules the account out
+        // is skipped unread.
+        options.set_prefix_same_as_start(true);
         let mut iter = self.db.raw_iterator_cf_opt(self.cf(STORAGE), options);
         iter.seek(hashed_storage_key(&account, &B256::ZERO));
         if iter.valid() {

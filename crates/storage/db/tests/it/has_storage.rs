@@ -56,3 +56,47 @@ fn has_storage_sees_only_the_accounts_own_live_slots() {
     assert!(!store.has_storage(&a).unwrap(), "a wiped account has no storage");
     assert!(store.has_storage(&low).unwrap() && store.has_storage(&high).unwrap());
 }
+
+/// From table files, whose filters hold each account's prefix: `has_storage` and the account
+/// walk's storage flags (an iterator across accounts) still see exactly the accounts with
+/// slots, the filters ruling out the others.
+#[test]
+fn has_storage_and_the_walks_storage_flags_hold_in_table_files() {
+    use alloy_primitives::{keccak256, map::HashMap};
+    use gigagas_storage_api::HashedStateReader;
+
+    let dir = tempfile::tempdir().unwrap();
+    let store = Storage::open(dir.path()).unwrap();
+    let record = AccountRecord { nonce: 0, balance: U256::from(1), code_hash: B256::ZERO };
+    let accounts: Vec<Address> =
+        (0..600u64).map(|i| Address::left_padding_from(&(i + 1).to_be_bytes())).collect();
+    let holds = |i: usize| i % 7 == 3;
+    let slots: Vec<(Address, U256, U256)> = accounts
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| holds(*i))
+        .flat_map(|(i, a)| {
+            (0..3u64).map(move |s| (*a, U256::from(s * 1_000 + i as u64), U256::from(1)))
+        })
+        .collect();
+    let records: Vec<(Address, AccountRecord)> = accounts.iter().map(|a| (*a, record)).collect();
+    store.write_state(&records, &slots, &[]).unwrap();
+    // Flushed and merged into table files; then reopened, reading them alone.
+    store.compact();
+    drop(store);
+    let store = Storage::open(dir.path()).unwrap();
+    for (i, a) in accounts.iter().enumerate() {
+        assert_eq!(store.has_storage(a).unwrap(), holds(i), "account {i}");
+    }
+    let truth: HashMap<B256, bool> =
+        accounts.iter().enumerate().map(|(i, a)| (keccak256(a), holds(i))).collect();
+    let mut walked = 0;
+    store
+        .walk_hashed_accounts_at_head(B256::ZERO, &mut |hash, _, has| {
+            assert_eq!(has, truth[&hash], "the walk's flag of {hash}");
+            walked += 1;
+            true
+        })
+        .unwrap();
+    assert_eq!(walked, accounts.len());
+}
